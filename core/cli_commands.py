@@ -1,0 +1,5 @@
+"""The list of modules that register ``evaldesk`` commands (see ``core.cli``).
+
+Kept separate so ``core.cli`` stays importable cheaply: each command module imports its heavy
+dependencies (pandas, torch, litellm) inside its ``func``, not at import time.
+"""
