@@ -1,0 +1,998 @@
+"""Agreement statistics: correlations with human ratings and Krippendorff's alpha.
+
+Every method's agreement screen uses this module. Three kinds of result:
+
+* :func:`correlations` - Pearson r, Spearman rho and Kendall tau-b between two paired lists of
+  scores (say, a method's scores and human ratings), pooled over all pairs, each with a two-sided
+  p-value (as computed by ``scipy.stats``) and a percentile bootstrap confidence interval
+  (resampling pairs with a fixed seed, so the same inputs always give the same interval).
+* :func:`grouped_correlations` - the per-group averaged correlation (G-Eval's and InteractEval's
+  "summary-level", i.e. per-source-document averaged): the three coefficients inside each group,
+  averaged over the groups where they are defined.
+* :func:`krippendorff_alpha` - agreement among several raters (nominal, ordinal or interval
+  level), our own implementation through the coincidence matrix of Krippendorff (2011),
+  "Computing Krippendorff's Alpha-Reliability".
+
+Nothing here is silent. A missing or non-numeric value is dropped and counted. A statistic that
+cannot be computed (fewer than 3 pairs, a constant column, a single rating value) is returned as
+*undefined*: ``value is None`` plus a plain-language ``reason``, never a NaN that looks like a
+number. Every result can be turned into rows for an Excel "Agreement" sheet (:data:`ROW_COLUMNS`,
+``to_rows()``, :func:`agreement_rows`).
+
+    report = correlations(method_scores, human_scores)
+    report.spearman.value, report.spearman.p_value, report.spearman.ci_low
+    report.spearman.defined or report.spearman.reason
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import sparse
+from scipy import stats as sps
+
+__all__ = [
+    "GROUPED_LABEL",
+    "METHODS",
+    "POOLED_LABEL",
+    "ROW_COLUMNS",
+    "STATISTIC_NAMES",
+    "AlphaResult",
+    "Correlation",
+    "CorrelationReport",
+    "GroupCorrelation",
+    "GroupedCorrelationReport",
+    "Level",
+    "agreement_rows",
+    "correlations",
+    "grouped_correlations",
+    "krippendorff_alpha",
+]
+
+#: The correlation coefficients we compute, in the order the agreement screens show them
+#: (Spearman first: it is the headline of MAJ-Eval, G-Eval and InteractEval).
+METHODS: tuple[str, ...] = ("spearman", "kendall", "pearson")
+
+#: How each coefficient is named in tables and exports.
+STATISTIC_NAMES: dict[str, str] = {
+    "pearson": "Pearson r",
+    "spearman": "Spearman rho",
+    "kendall": "Kendall tau-b",
+}
+
+#: Default label of :func:`correlations` (CheckEval's code calls this "sample-level").
+POOLED_LABEL = "pooled over all texts"
+#: Default label of :func:`grouped_correlations` (G-Eval's and InteractEval's "summary-level").
+GROUPED_LABEL = "per-source-document averaged"
+
+#: The columns of every row produced by ``to_rows()`` and :func:`agreement_rows`.
+ROW_COLUMNS: tuple[str, ...] = (
+    "comparison",
+    "statistic",
+    "kind",
+    "value",
+    "p_value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "note",
+)
+
+Level = Literal["nominal", "ordinal", "interval"]
+_LEVELS = ("nominal", "ordinal", "interval")
+
+#: Fewest pairs for a pooled correlation, fewest pairs inside a group, fewest groups for a CI.
+_MIN_PAIRS = 3
+_MIN_GROUP_PAIRS = 2
+_MIN_GROUPS_FOR_CI = 3
+
+_DEFAULT_X_NAME = "the method's scores"
+_DEFAULT_Y_NAME = "the human scores"
+
+
+# --------------------------------------------------------------------------------------------
+# Result types
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """One correlation coefficient with its p-value and confidence interval.
+
+    ``value is None`` means undefined; ``reason`` then says why in plain words. ``p_value`` or the
+    CI may also be ``None`` on a defined value (an averaged correlation has no p-value; too few
+    usable bootstrap resamples give no CI): ``note`` says why.
+    """
+
+    method: str  #: "pearson", "spearman" or "kendall"
+    value: float | None
+    p_value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int  #: pairs the value is computed from
+    reason: str = ""  #: why the value is undefined ("" when defined)
+    note: str = ""  #: how the p-value and CI were obtained, or why they are missing
+
+    def __post_init__(self) -> None:
+        if self.method not in STATISTIC_NAMES:
+            raise ValueError(f"unknown correlation method {self.method!r}")
+        if self.value is None and not self.reason:
+            raise ValueError("an undefined correlation needs a reason")
+
+    @property
+    def defined(self) -> bool:
+        return self.value is not None
+
+    @property
+    def statistic(self) -> str:
+        """The coefficient's display name, e.g. "Spearman rho"."""
+        return STATISTIC_NAMES[self.method]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "statistic": self.statistic,
+            "value": self.value,
+            "p_value": self.p_value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "n": self.n,
+            "reason": self.reason,
+            "note": self.note,
+        }
+
+    def to_row(self, *, kind: str = "", comparison: str = "") -> dict[str, Any]:
+        """One export row (:data:`ROW_COLUMNS`); an undefined value has ``value`` None and the
+        reason in ``note``."""
+        if self.defined:
+            note = self.note
+        else:
+            note = f"Not computed: {self.reason}"
+        return {
+            "comparison": comparison,
+            "statistic": self.statistic,
+            "kind": kind,
+            "value": self.value,
+            "p_value": self.p_value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "n": self.n,
+            "note": note,
+        }
+
+
+@dataclass(frozen=True)
+class CorrelationReport:
+    """Pearson, Spearman and Kendall tau-b between two paired score lists, pooled over pairs."""
+
+    pearson: Correlation
+    spearman: Correlation
+    kendall: Correlation
+    n: int  #: pairs used
+    n_dropped: int  #: pairs left out because either value was missing or not a number
+    dropped_indices: tuple[int, ...]  #: 0-based positions of the dropped pairs
+    label: str = POOLED_LABEL
+    ci: float = 0.95
+    n_boot: int = 1000
+    seed: int = 0
+
+    @property
+    def correlations(self) -> tuple[Correlation, ...]:
+        """The three coefficients in display order (:data:`METHODS`)."""
+        return tuple(getattr(self, m) for m in METHODS)
+
+    def __getitem__(self, method: str) -> Correlation:
+        if method not in STATISTIC_NAMES:
+            raise KeyError(method)
+        return getattr(self, method)
+
+    def to_rows(self, comparison: str = "") -> list[dict[str, Any]]:
+        """Rows for an Excel "Agreement" sheet, one per coefficient (:data:`ROW_COLUMNS`)."""
+        rows = []
+        for corr in self.correlations:
+            row = corr.to_row(kind=self.label, comparison=comparison)
+            if self.n_dropped:
+                row["note"] = _join(row["note"], _dropped_note(self.n_dropped))
+            rows.append(row)
+        return rows
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "n": self.n,
+            "n_dropped": self.n_dropped,
+            "dropped_indices": list(self.dropped_indices),
+            "ci": self.ci,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "statistics": {c.method: c.as_dict() for c in self.correlations},
+        }
+
+
+@dataclass(frozen=True)
+class GroupCorrelation:
+    """The three coefficients inside one group (one source document), or why it was skipped."""
+
+    group: Hashable
+    n: int
+    pearson: float | None
+    spearman: float | None
+    kendall: float | None
+    reason: str = ""  #: why the group was skipped ("" when used)
+    skip_kind: str = ""  #: short category of ``reason`` used for counting, "" when used
+
+    @property
+    def used(self) -> bool:
+        return not self.reason
+
+
+@dataclass(frozen=True)
+class GroupedCorrelationReport:
+    """Per-group averaged correlations (G-Eval's "summary-level").
+
+    Each coefficient is the plain mean of the per-group coefficients over the groups used.
+    It has **no p-value**: the per-group values are neither independent draws of one test
+    statistic nor equally precise, so no single standard test applies; ``p_value`` is ``None``
+    and ``note`` says so. The CI is a percentile bootstrap over *groups* (resampling whole
+    groups with a fixed seed and averaging their coefficients), given when at least 3 groups
+    were used.
+    """
+
+    pearson: Correlation
+    spearman: Correlation
+    kendall: Correlation
+    groups: tuple[GroupCorrelation, ...]  #: every group in order of first appearance
+    n: int  #: pairs inside the groups used
+    n_total: int  #: usable pairs in all groups (used and skipped)
+    n_dropped: int  #: pairs left out: missing/non-numeric score or no group
+    dropped_indices: tuple[int, ...]
+    skip_counts: tuple[tuple[str, int], ...]  #: (reason category, number of groups)
+    label: str = GROUPED_LABEL
+    ci: float = 0.95
+    n_boot: int = 1000
+    seed: int = 0
+
+    @property
+    def correlations(self) -> tuple[Correlation, ...]:
+        return tuple(getattr(self, m) for m in METHODS)
+
+    def __getitem__(self, method: str) -> Correlation:
+        if method not in STATISTIC_NAMES:
+            raise KeyError(method)
+        return getattr(self, method)
+
+    @property
+    def used_groups(self) -> tuple[GroupCorrelation, ...]:
+        return tuple(g for g in self.groups if g.used)
+
+    @property
+    def skipped_groups(self) -> tuple[GroupCorrelation, ...]:
+        return tuple(g for g in self.groups if not g.used)
+
+    @property
+    def groups_used(self) -> int:
+        return len(self.used_groups)
+
+    @property
+    def groups_skipped(self) -> int:
+        return len(self.groups) - self.groups_used
+
+    @property
+    def skip_summary(self) -> str:
+        """E.g. "2 of 10 groups skipped: 1 because the human scores are all the same, ..."."""
+        return _skip_summary(len(self.groups), self.skip_counts)
+
+    def to_rows(self, comparison: str = "") -> list[dict[str, Any]]:
+        rows = []
+        for corr in self.correlations:
+            row = corr.to_row(kind=self.label, comparison=comparison)
+            if self.n_dropped:
+                row["note"] = _join(row["note"], _dropped_note(self.n_dropped))
+            rows.append(row)
+        return rows
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "n": self.n,
+            "n_total": self.n_total,
+            "n_dropped": self.n_dropped,
+            "dropped_indices": list(self.dropped_indices),
+            "groups_used": self.groups_used,
+            "groups_skipped": self.groups_skipped,
+            "skip_counts": dict(self.skip_counts),
+            "skip_summary": self.skip_summary,
+            "ci": self.ci,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "statistics": {c.method: c.as_dict() for c in self.correlations},
+            "groups": [
+                {
+                    "group": g.group,
+                    "n": g.n,
+                    "used": g.used,
+                    "pearson": g.pearson,
+                    "spearman": g.spearman,
+                    "kendall": g.kendall,
+                    "reason": g.reason,
+                }
+                for g in self.groups
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class AlphaResult:
+    """Krippendorff's alpha; ``value is None`` means undefined and ``reason`` says why."""
+
+    value: float | None
+    level: str  #: "nominal", "ordinal" or "interval"
+    n_units: int  #: units with at least 2 ratings (pairable), the ones used
+    n_pairable: int  #: ratings inside those units
+    n_units_dropped: int  #: units with fewer than 2 ratings (not pairable), left out
+    n_raters: int
+    reason: str = ""
+
+    @property
+    def defined(self) -> bool:
+        return self.value is not None
+
+    @property
+    def statistic(self) -> str:
+        return f"Krippendorff's alpha ({self.level})"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "statistic": self.statistic,
+            "level": self.level,
+            "value": self.value,
+            "n_units": self.n_units,
+            "n_pairable": self.n_pairable,
+            "n_units_dropped": self.n_units_dropped,
+            "n_raters": self.n_raters,
+            "reason": self.reason,
+        }
+
+    def to_rows(self, comparison: str = "") -> list[dict[str, Any]]:
+        note = (
+            f"{self.n_raters} raters; {self.n_units} units rated by at least 2 raters "
+            f"({self.n_pairable} ratings)"
+        )
+        if self.n_units_dropped:
+            note += f"; {self.n_units_dropped} units with fewer than 2 ratings left out"
+        if not self.defined:
+            note = _join(f"Not computed: {self.reason}", note)
+        return [
+            {
+                "comparison": comparison,
+                "statistic": self.statistic,
+                "kind": "agreement among raters",
+                "value": self.value,
+                "p_value": None,
+                "ci_low": None,
+                "ci_high": None,
+                "n": self.n_units,
+                "note": note,
+            }
+        ]
+
+
+def agreement_rows(
+    reports: Mapping[str, CorrelationReport | GroupedCorrelationReport | AlphaResult]
+    | Iterable[CorrelationReport | GroupedCorrelationReport | AlphaResult],
+) -> list[dict[str, Any]]:
+    """Rows for an Excel "Agreement" sheet from several results (columns :data:`ROW_COLUMNS`).
+
+    Pass a mapping to fill the ``comparison`` column with its keys, e.g.
+    ``{"Coherence: method vs experts": report, ...}``.
+    """
+    items = reports.items() if isinstance(reports, Mapping) else (("", r) for r in reports)
+    rows: list[dict[str, Any]] = []
+    for comparison, report in items:
+        rows.extend(report.to_rows(comparison))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Correlations
+# --------------------------------------------------------------------------------------------
+
+
+def correlations(
+    x: Sequence[Any] | np.ndarray,
+    y: Sequence[Any] | np.ndarray,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci: float = 0.95,
+    x_name: str = _DEFAULT_X_NAME,
+    y_name: str = _DEFAULT_Y_NAME,
+    label: str = POOLED_LABEL,
+) -> CorrelationReport:
+    """Pearson r, Spearman rho and Kendall tau-b between paired scores ``x`` and ``y``.
+
+    Pairs where either value is missing (None, NaN, empty) or not a number are dropped and
+    counted; numeric text such as ``"4"`` counts as a number. p-values are two-sided, as
+    ``scipy.stats`` computes them (Kendall: exact for small samples without ties, else the normal
+    approximation). The CI is a percentile bootstrap over pairs: ``n_boot`` resamples drawn with
+    ``numpy.random.default_rng(seed)``; a resample in which either side is constant is skipped
+    (and counted in the note); with fewer than half the resamples usable, no CI is given.
+    ``n_boot=0`` switches the bootstrap off.
+
+    ``x_name`` and ``y_name`` are plural phrases used in the plain-language reasons ("the human
+    scores are all the same (4), so no correlation can be computed").
+    """
+    _check_options(n_boot, ci)
+    xv = _numeric_vector(x, x_name)
+    yv = _numeric_vector(y, y_name)
+    if xv.shape[0] != yv.shape[0]:
+        raise ValueError(
+            f"{_sentence(x_name)} have {xv.shape[0]} values but {y_name} have {yv.shape[0]}; "
+            "they must be paired one to one."
+        )
+    keep = ~(np.isnan(xv) | np.isnan(yv))
+    dropped = tuple(int(i) for i in np.flatnonzero(~keep))
+    xv, yv = xv[keep], yv[keep]
+    n = int(xv.shape[0])
+
+    reason = _undefined_reason(xv, yv, _MIN_PAIRS, x_name, y_name)
+    if reason:
+        undefined = {
+            m: Correlation(m, None, None, None, None, n, reason=reason) for m in STATISTIC_NAMES
+        }
+        return CorrelationReport(
+            **undefined, n=n, n_dropped=len(dropped), dropped_indices=dropped,
+            label=label, ci=ci, n_boot=n_boot, seed=seed,
+        )  # fmt: skip
+
+    estimates = {
+        "pearson": sps.pearsonr(xv, yv),
+        "spearman": sps.spearmanr(xv, yv),
+        "kendall": sps.kendalltau(xv, yv),
+    }
+    boot, used = _bootstrap_pairs(xv, yv, n_boot, seed)
+    ci_note, has_ci = _pairs_ci_note(n_boot, used, ci, seed)
+    out: dict[str, Correlation] = {}
+    for method, result in estimates.items():
+        value, p_value = float(result.statistic), float(result.pvalue)
+        if not math.isfinite(value):
+            out[method] = Correlation(
+                method, None, None, None, None, n,
+                reason="the calculation gave no number for these scores",
+            )  # fmt: skip
+            continue
+        low = high = None
+        if has_ci:
+            low, high = _percentile_interval(boot[method], ci)
+        out[method] = Correlation(
+            method,
+            _clip(value),
+            p_value if math.isfinite(p_value) else None,
+            low,
+            high,
+            n,
+            note=ci_note if math.isfinite(p_value) else _join(ci_note, "no p-value available"),
+        )
+    return CorrelationReport(
+        **out, n=n, n_dropped=len(dropped), dropped_indices=dropped,
+        label=label, ci=ci, n_boot=n_boot, seed=seed,
+    )  # fmt: skip
+
+
+def grouped_correlations(
+    x: Sequence[Any] | np.ndarray,
+    y: Sequence[Any] | np.ndarray,
+    groups: Sequence[Hashable] | np.ndarray,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci: float = 0.95,
+    x_name: str = _DEFAULT_X_NAME,
+    y_name: str = _DEFAULT_Y_NAME,
+    label: str = GROUPED_LABEL,
+) -> GroupedCorrelationReport:
+    """Per-group averaged correlations (G-Eval's "summary-level", per source document).
+
+    Inside each group (e.g. all summaries of one source document) compute Pearson, Spearman and
+    Kendall tau-b; skip a group with fewer than 2 usable pairs or where either side is constant
+    (each skipped group says why); average each coefficient over the remaining groups (plain
+    mean). Pairs with a missing or non-numeric score, or without a group, are dropped and counted.
+
+    p-values: none. An average of per-group correlations has no single standard test, so
+    ``p_value`` is ``None`` and the note says so. CI: percentile bootstrap over the groups used
+    (``n_boot`` resamples of whole groups, ``numpy.random.default_rng(seed)``), when at least 3
+    groups were used.
+    """
+    _check_options(n_boot, ci)
+    xv = _numeric_vector(x, x_name)
+    yv = _numeric_vector(y, y_name)
+    keys = [k.item() if isinstance(k, np.generic) else k for k in groups]
+    if not (xv.shape[0] == yv.shape[0] == len(keys)):
+        raise ValueError(
+            f"{_sentence(x_name)} have {xv.shape[0]} values, {y_name} have {yv.shape[0]} and "
+            f"the group column has {len(keys)}; each text needs one of each."
+        )
+    has_group = np.array([not _is_missing(k) for k in keys], dtype=bool)
+    keep = ~(np.isnan(xv) | np.isnan(yv)) & has_group
+    dropped = tuple(int(i) for i in np.flatnonzero(~keep))
+
+    members: dict[Hashable, list[int]] = {}  # every group seen, even one with no usable pair
+    for i in np.flatnonzero(has_group):
+        members.setdefault(keys[i], [])
+        if keep[i]:
+            members[keys[i]].append(int(i))
+
+    per_group: list[GroupCorrelation] = []
+    for key, idx in members.items():
+        gx, gy = xv[idx], yv[idx]
+        reason = _undefined_reason(gx, gy, _MIN_GROUP_PAIRS, x_name, y_name)
+        if reason:
+            kind = _skip_kind(gx, gy, _MIN_GROUP_PAIRS, x_name, y_name)
+            per_group.append(GroupCorrelation(key, len(idx), None, None, None, reason, kind))
+            continue
+        per_group.append(
+            GroupCorrelation(
+                key,
+                len(idx),
+                pearson=_clip(_pearson_rows(gx[None, :], gy[None, :])[0]),
+                spearman=_clip(_spearman_rows(gx[None, :], gy[None, :])[0]),
+                kendall=_clip(float(sps.kendalltau(gx, gy).statistic)),
+            )
+        )
+
+    skip_counts: dict[str, int] = {}
+    for g in per_group:
+        if not g.used:
+            skip_counts[g.skip_kind] = skip_counts.get(g.skip_kind, 0) + 1
+    skip_counts_t = tuple(skip_counts.items())
+    used = [g for g in per_group if g.used]
+    n_used = sum(g.n for g in used)
+    n_total = int(keep.sum())
+    common: dict[str, Any] = {
+        "groups": tuple(per_group),
+        "n": n_used,
+        "n_total": n_total,
+        "n_dropped": len(dropped),
+        "dropped_indices": dropped,
+        "skip_counts": skip_counts_t,
+        "label": label,
+        "ci": ci,
+        "n_boot": n_boot,
+        "seed": seed,
+    }
+
+    if not used:
+        if not per_group:
+            reason = "no pairs with a group and both scores, so no correlation can be computed"
+        else:
+            reason = "no group could be used: " + _skip_summary(len(per_group), skip_counts_t)
+        undefined = {
+            m: Correlation(m, None, None, None, None, 0, reason=reason) for m in STATISTIC_NAMES
+        }
+        return GroupedCorrelationReport(**undefined, **common)
+
+    rng = np.random.default_rng(seed)
+    n_used_groups = len(used)
+    draw = None
+    if n_boot and n_used_groups >= _MIN_GROUPS_FOR_CI:
+        draw = rng.integers(0, n_used_groups, size=(n_boot, n_used_groups))
+    base_note = f"mean of {n_used_groups} per-group values"
+    if len(per_group) > n_used_groups:
+        base_note += f" ({_skip_summary(len(per_group), skip_counts_t)})"
+    base_note += "; no p-value: an average of per-group correlations has no single test"
+    if draw is not None:
+        base_note += f"; {_percent(ci)} CI: percentile bootstrap over the groups ({n_boot} resamples, seed {seed})"
+    elif n_boot:
+        base_note += (
+            f"; no CI: needs at least {_MIN_GROUPS_FOR_CI} usable groups ({n_used_groups} used)"
+        )
+    else:
+        base_note += "; no CI (bootstrap switched off)"
+
+    out: dict[str, Correlation] = {}
+    for method in STATISTIC_NAMES:
+        values = np.array([getattr(g, method) for g in used], dtype=float)
+        low = high = None
+        if draw is not None:
+            low, high = _percentile_interval(values[draw].mean(axis=1), ci)
+        out[method] = Correlation(
+            method, _clip(float(values.mean())), None, low, high, n_used, note=base_note
+        )
+    return GroupedCorrelationReport(**out, **common)
+
+
+# --------------------------------------------------------------------------------------------
+# Krippendorff's alpha
+# --------------------------------------------------------------------------------------------
+
+
+def krippendorff_alpha(data: Any, level: Level = "nominal") -> AlphaResult:
+    """Krippendorff's alpha for ``data`` laid out raters x units (rows = raters).
+
+    ``data`` is a list of lists or a 2-D array; None, NaN and empty text are missing ratings.
+    Nominal ratings may be text or numbers (``"3"`` and ``3`` are the same category); ordinal
+    and interval ratings must be numbers. Units with fewer than 2 ratings are not pairable and
+    are left out (counted in ``n_units_dropped``).
+
+    Computed through the coincidence matrix (Krippendorff 2011): ``o_ck`` sums, over units,
+    the ordered pairs of ratings (c, k) from different raters weighted by 1/(m_u - 1);
+    ``alpha = 1 - (n - 1) * sum o_ck d2_ck / sum n_c n_k d2_ck`` with d2 the squared difference
+    of the level: nominal 0/1; interval (c - k)^2; ordinal
+    ``(sum_{g=c..k} n_g - (n_c + n_k)/2)^2`` over the ranked values actually observed.
+
+    Undefined (``value is None`` with a reason) when fewer than 2 raters, fewer than 2 pairable
+    units, or when all pairable ratings are the same (no variation: expected disagreement 0).
+    """
+    if level not in _LEVELS:
+        raise ValueError(f"level must be one of {', '.join(_LEVELS)}, not {level!r}")
+    codes, categories = _code_ratings(data, level)
+    n_raters, n_units_all = codes.shape
+
+    present = codes >= 0
+    per_unit = present.sum(axis=0)
+    pairable = per_unit >= 2
+    n_units = int(pairable.sum())
+    n_pairable = int(per_unit[pairable].sum())
+
+    def undefined(reason: str) -> AlphaResult:
+        return AlphaResult(
+            None, level, n_units, n_pairable, n_units_all - n_units, n_raters, reason=reason
+        )
+
+    if n_raters < 2:
+        return undefined(f"agreement needs at least 2 raters (found {n_raters})")
+    if n_units < 2:
+        return undefined(
+            f"fewer than 2 units were rated by at least 2 raters (found {n_units}), "
+            "so agreement cannot be measured"
+        )
+
+    # Keep pairable units and re-index the categories actually used there.
+    sub = codes[:, pairable]
+    used_codes = np.unique(sub[sub >= 0])
+    if used_codes.shape[0] < 2:
+        value = categories[int(used_codes[0])]
+        return undefined(
+            f"all {n_pairable} pairable ratings are the same ({_fmt_value(value)}), "
+            "so there is no variation to measure agreement against"
+        )
+    remap = np.full(len(categories), -1, dtype=np.int64)
+    remap[used_codes] = np.arange(used_codes.shape[0])
+    unit_idx, rater_cat = [], []
+    for r in range(n_raters):
+        row = sub[r]
+        mask = row >= 0
+        unit_idx.append(np.flatnonzero(mask))
+        rater_cat.append(remap[row[mask]])
+    units = np.concatenate(unit_idx)
+    cats = np.concatenate(rater_cat)
+    n_cat = used_codes.shape[0]
+
+    # Unit-by-category counts n_uc, then o = sum_u (n_u n_u^T - diag(n_u)) / (m_u - 1).
+    # o stays sparse (only value pairs that meet in some unit), so thousands of distinct
+    # interval values cost no V x V table.
+    counts = sparse.csr_matrix((np.ones(units.shape[0]), (units, cats)), shape=(n_units, n_cat))
+    inverse = 1.0 / (np.asarray(counts.sum(axis=1)).ravel() - 1.0)
+    coincidence = (counts.T @ sparse.diags(inverse) @ counts).tocoo()
+    coincidence = (coincidence - sparse.diags(np.asarray(counts.T @ inverse).ravel())).tocoo()
+    n_c = np.asarray(coincidence.sum(axis=1)).ravel()
+    n = float(n_c.sum())
+
+    if level == "nominal":  # d2 = 1 off the diagonal, 0 on it
+        observed = n - float(coincidence.diagonal().sum())
+        expected = n * n - float((n_c * n_c).sum())
+    else:
+        if level == "interval":  # d2 = (c - k)^2
+            position = np.array([categories[int(c)] for c in used_codes], dtype=float)
+        else:  # ordinal: sum_{g=c..k} n_g - (n_c + n_k)/2 == mid_k - mid_c, mid = cum - n/2
+            position = np.cumsum(n_c) - n_c / 2.0
+        position = position - float(n_c @ position) / n  # centred: exact, no cancellation
+        gaps = position[coincidence.row] - position[coincidence.col]
+        observed = float((coincidence.data * gaps * gaps).sum())
+        # sum_ck n_c n_k (p_c - p_k)^2 = 2 (n sum_c n_c p_c^2 - (sum_c n_c p_c)^2)
+        expected = 2.0 * (n * float(n_c @ (position * position)) - float(n_c @ position) ** 2)
+    if expected <= 0.0:  # cannot happen with 2+ categories; kept as a guard
+        return undefined("there is no variation among the ratings to measure agreement against")
+    value = 1.0 - (n - 1.0) * observed / expected
+    return AlphaResult(float(value), level, n_units, n_pairable, n_units_all - n_units, n_raters)
+
+
+# --------------------------------------------------------------------------------------------
+# Internals
+# --------------------------------------------------------------------------------------------
+
+
+def _check_options(n_boot: int, ci: float) -> None:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 0:
+        raise ValueError(f"n_boot must be a whole number of resamples, 0 or more (got {n_boot!r})")
+    if not (0.0 < float(ci) < 1.0):
+        raise ValueError(f"ci must be between 0 and 1, e.g. 0.95 (got {ci!r})")
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating) and math.isnan(value):
+        return True
+    if isinstance(value, str) and not value.strip():
+        return True
+    return type(value).__name__ in ("NAType", "NaTType")  # pandas.NA, pandas.NaT
+
+
+def _as_number(value: Any) -> float:
+    """A finite float, or NaN for a missing, non-numeric or infinite value."""
+    if value is None or isinstance(value, bool | np.bool_):
+        return math.nan
+    if isinstance(value, numbers.Real):
+        result = float(value)
+    elif isinstance(value, str):
+        try:
+            result = float(value.strip())
+        except ValueError:
+            return math.nan
+    else:
+        return math.nan
+    return result if math.isfinite(result) else math.nan
+
+
+def _numeric_vector(values: Any, name: str) -> np.ndarray:
+    """Float vector with NaN for every missing, non-numeric or infinite value."""
+    if isinstance(values, str | bytes) or getattr(values, "ndim", 1) != 1:
+        raise ValueError(f"{_sentence(name)} must be a single list of values.")
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        arr = values.astype(float)
+        arr[~np.isfinite(arr)] = np.nan
+        return arr
+    items = list(values)
+    for item in items:
+        if isinstance(item, list | tuple | dict | set | np.ndarray):
+            raise ValueError(  # noqa: TRY004 - a user-facing input problem
+                f"{_sentence(name)} must be a single list of values, not a table."
+            )
+    return np.array([_as_number(v) for v in items], dtype=float).reshape(len(items))
+
+
+def _undefined_reason(x: np.ndarray, y: np.ndarray, min_n: int, x_name: str, y_name: str) -> str:
+    n = x.shape[0]
+    if n < min_n:
+        return f"fewer than {min_n} paired values (n={n})"
+    x_const = bool(np.all(x == x[0]))
+    y_const = bool(np.all(y == y[0]))
+    if x_const and y_const:
+        return (
+            f"{x_name} are all the same ({_fmt_value(x[0])}) and {y_name} are all the same "
+            f"({_fmt_value(y[0])}), so no correlation can be computed"
+        )
+    if x_const:
+        return f"{x_name} are all the same ({_fmt_value(x[0])}), so no correlation can be computed"
+    if y_const:
+        return f"{y_name} are all the same ({_fmt_value(y[0])}), so no correlation can be computed"
+    return ""
+
+
+def _skip_kind(x: np.ndarray, y: np.ndarray, min_n: int, x_name: str, y_name: str) -> str:
+    """The category of :func:`_undefined_reason` used to count skipped groups."""
+    if x.shape[0] < min_n:
+        return f"fewer than {min_n} paired values"
+    x_const = bool(np.all(x == x[0]))
+    y_const = bool(np.all(y == y[0]))
+    if x_const and y_const:
+        return f"both {x_name} and {y_name} are all the same"
+    return f"{x_name if x_const else y_name} are all the same"
+
+
+def _skip_summary(n_groups: int, skip_counts: tuple[tuple[str, int], ...]) -> str:
+    skipped = sum(c for _, c in skip_counts)
+    if not skipped:
+        return f"all {n_groups} groups used"
+    parts = []
+    for kind, count in skip_counts:
+        noun = "group" if count == 1 else "groups"
+        parts.append(f"{count} {noun} {'with' if kind.startswith('fewer') else 'where'} {kind}")
+    return f"{skipped} of {n_groups} groups skipped: {', '.join(parts)}"
+
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return f"{float(value):g}"
+    return str(value)
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:g}%"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def _dropped_note(n_dropped: int) -> str:
+    noun = "pair" if n_dropped == 1 else "pairs"
+    return f"{n_dropped} {noun} with a missing or non-numeric value left out"
+
+
+def _clip(value: float) -> float:
+    """Round-off can push a coefficient a hair past +-1."""
+    return float(min(1.0, max(-1.0, value)))
+
+
+def _pairs_ci_note(n_boot: int, used: int, ci: float, seed: int) -> tuple[str, bool]:
+    if n_boot == 0:
+        return "no CI (bootstrap switched off)", False
+    skipped = n_boot - used
+    if used * 2 < n_boot:
+        note = (
+            f"no CI: {skipped} of {n_boot} bootstrap resamples had all-equal scores on one side "
+            "(too little variation for a bootstrap)"
+        )
+        return note, False
+    note = f"{_percent(ci)} CI: percentile bootstrap over pairs ({n_boot} resamples, seed {seed})"
+    if skipped:
+        note += f"; {skipped} resamples skipped because one side was all the same"
+    return note, True
+
+
+def _percentile_interval(values: np.ndarray, ci: float) -> tuple[float, float]:
+    tail = (1.0 - ci) / 2.0
+    low, high = np.quantile(values, [tail, 1.0 - tail])
+    return _clip(float(low)), _clip(float(high))
+
+
+def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson r of each row of ``a`` with the same row of ``b`` (rows must not be constant)."""
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+
+
+def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman rho row by row: Pearson r of the average ranks (scipy's definition)."""
+    return _pearson_rows(sps.rankdata(a, axis=1), sps.rankdata(b, axis=1))
+
+
+def _kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall tau-b row by row.
+
+    tau-b = sum_ij sign(a_i - a_j) sign(b_i - b_j) / sqrt(sum_ij sign(a_i - a_j)^2 * same for b),
+    ties giving sign 0. Vectorised over pairs for short rows; scipy's O(n log n) routine per row
+    for long ones.
+    """
+    rows, n = a.shape
+    if n > 200:
+        return np.array([sps.kendalltau(a[i], b[i]).statistic for i in range(rows)])
+    out = np.empty(rows)
+    chunk = max(1, 500_000 // (n * n))
+    for start in range(0, rows, chunk):
+        sa = np.sign(a[start : start + chunk, :, None] - a[start : start + chunk, None, :])
+        sb = np.sign(b[start : start + chunk, :, None] - b[start : start + chunk, None, :])
+        num = (sa * sb).sum(axis=(1, 2))
+        den = np.sqrt(np.abs(sa).sum(axis=(1, 2)) * np.abs(sb).sum(axis=(1, 2)))
+        out[start : start + chunk] = num / den
+    return out
+
+
+def _bootstrap_pairs(
+    x: np.ndarray, y: np.ndarray, n_boot: int, seed: int
+) -> tuple[dict[str, np.ndarray], int]:
+    """Bootstrap estimates of the three coefficients over resampled pairs.
+
+    Resamples where either side is constant are skipped. Indices are drawn in chunks from one
+    generator, so results depend only on (x, y, n_boot, seed).
+    """
+    out: dict[str, list[np.ndarray]] = {m: [] for m in STATISTIC_NAMES}
+    if n_boot == 0:
+        return {m: np.empty(0) for m in STATISTIC_NAMES}, 0
+    n = x.shape[0]
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(n_boot, 1_000_000 // n))
+    done = 0
+    while done < n_boot:
+        size = min(chunk, n_boot - done)
+        idx = rng.integers(0, n, size=(size, n))
+        done += size
+        xb, yb = x[idx], y[idx]
+        ok = (xb.max(axis=1) > xb.min(axis=1)) & (yb.max(axis=1) > yb.min(axis=1))
+        xb, yb = xb[ok], yb[ok]
+        if xb.shape[0] == 0:
+            continue
+        out["pearson"].append(_pearson_rows(xb, yb))
+        out["spearman"].append(_spearman_rows(xb, yb))
+        out["kendall"].append(_kendall_rows(xb, yb))
+    result = {m: (np.concatenate(v) if v else np.empty(0)) for m, v in out.items()}
+    return result, int(result["pearson"].shape[0])
+
+
+def _code_ratings(data: Any, level: str) -> tuple[np.ndarray, list[Any]]:
+    """Raters x units integer codes (-1 = missing) and the category of each code.
+
+    For ordinal and interval data the categories are the sorted distinct numbers.
+    """
+    if isinstance(data, np.ndarray) and data.dtype.kind in "iuf":
+        if data.ndim != 2:
+            raise ValueError(_TABLE_SHAPE_MESSAGE)
+        numbers_ = data.astype(float)
+        numbers_[~np.isfinite(numbers_)] = np.nan
+        return _code_numbers(numbers_)
+
+    table = _ratings_table(data)
+    width = len(table[0])
+    parsed: list[list[Any]] = []
+    for r, row in enumerate(table):
+        out_row: list[Any] = []
+        for u, value in enumerate(row):
+            if _is_missing(value):
+                out_row.append(None)
+                continue
+            number = _as_number(value)
+            if not math.isnan(number):
+                out_row.append(number)
+            elif level == "nominal" and isinstance(value, str):
+                out_row.append(value.strip())
+            else:
+                raise ValueError(
+                    f"Rater {r + 1}, unit {u + 1}: {value!r} is not a usable rating; {level} "
+                    "alpha needs numeric ratings (leave a missing rating empty)."
+                )
+        parsed.append(out_row)
+
+    if level != "nominal" or all(v is None or isinstance(v, float) for row in parsed for v in row):
+        numbers_ = np.array(
+            [[math.nan if v is None else v for v in row] for row in parsed], dtype=float
+        ).reshape(len(parsed), width)
+        return _code_numbers(numbers_)
+    index: dict[Any, int] = {}
+    for row in parsed:
+        for value in row:
+            if value is not None and value not in index:
+                index[value] = len(index)
+    codes = np.array(
+        [[-1 if v is None else index[v] for v in row] for row in parsed], dtype=np.int64
+    ).reshape(len(parsed), width)
+    return codes, list(index)
+
+
+def _code_numbers(numbers_: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    mask = ~np.isnan(numbers_)
+    uniq = np.unique(numbers_[mask])
+    codes = np.full(numbers_.shape, -1, dtype=np.int64)
+    codes[mask] = np.searchsorted(uniq, numbers_[mask])
+    return codes, [float(v) for v in uniq]
+
+
+_TABLE_SHAPE_MESSAGE = "The ratings must be a table with one row per rater and one column per unit."
+
+
+def _ratings_table(data: Any) -> list[list[Any]]:
+    """``data`` as a rectangular list of rows (raters), checked."""
+    if hasattr(data, "shape"):  # numpy object array, pandas DataFrame
+        arr = np.asarray(data, dtype=object)
+        if arr.ndim != 2:
+            raise ValueError(_TABLE_SHAPE_MESSAGE)
+        table = [list(row) for row in arr]
+    else:
+        if isinstance(data, str | bytes) or not isinstance(data, Iterable):
+            raise ValueError(_TABLE_SHAPE_MESSAGE)
+        table = []
+        for row in data:
+            if isinstance(row, str | bytes) or not isinstance(row, Iterable):
+                raise ValueError(_TABLE_SHAPE_MESSAGE)  # noqa: TRY004 - user-facing
+            table.append(list(row))
+    if not table or not table[0]:
+        raise ValueError("The ratings table is empty: it needs one row per rater.")
+    width = len(table[0])
+    for r, row in enumerate(table):
+        if len(row) != width:
+            raise ValueError(
+                f"Rater {r + 1} has {len(row)} ratings but rater 1 has {width}; every rater "
+                "needs one cell per unit (leave the cell empty when a rating is missing)."
+            )
+    return table
