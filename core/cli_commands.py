@@ -3,3 +3,5 @@
 Kept separate so ``core.cli`` stays importable cheaply: each command module imports its heavy
 dependencies (pandas, torch, litellm) inside its ``func``, not at import time.
 """
+
+import core.project_cli  # noqa: F401
