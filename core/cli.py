@@ -44,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"EvalDesk {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _register_commands()
-    for add in COMMANDS:
+    import core.cli as registry  # the registry, even when this file runs as __main__
+
+    for add in registry.COMMANDS:
         add(subparsers)
     return parser
 
