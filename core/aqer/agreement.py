@@ -1,0 +1,54 @@
+"""Agreement of AQER (and the baselines) with expert grades, when the sheet has them.
+
+A worker's expert grade is the mean grade of their graded answers (the paper's Table 3 compares
+each worker's score with it). The answer-level row compares each answer's similarity to its SEA
+with that answer's grade. Statistics come from ``core.stats.correlations`` (Pearson, Spearman,
+Kendall with p-values and bootstrap intervals; undefined values say why).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pandas as pd
+
+__all__ = ["agreement_table"]
+
+#: Above this many pairs the answer-level comparison skips its bootstrap interval (slow).
+_BOOTSTRAP_LIMIT = 2_000
+
+
+def agreement_table(
+    worker_scores: Mapping[str, Any],
+    expert_grade: Any,
+    answer_similarity: Any = None,
+    answer_grade: Any = None,
+) -> pd.DataFrame:
+    """Rows of the ``Agreement`` sheet (columns ``core.stats.ROW_COLUMNS``).
+
+    ``worker_scores`` maps a method's name ("AQER score", "RASA skill", ...) to per-worker values
+    paired with ``expert_grade``; None entries are missing and are counted, not guessed.
+    """
+    from core import stats
+
+    reports: dict[str, Any] = {}
+    for name, values in worker_scores.items():
+        reports[f"{name} vs mean expert grade (per worker)"] = stats.correlations(
+            list(values),
+            list(expert_grade),
+            x_name=f"the {name} values",
+            y_name="the workers' mean expert grades",
+            label="per worker",
+        )
+    if answer_similarity is not None and answer_grade is not None:
+        similarity, grade = list(answer_similarity), list(answer_grade)
+        reports["AQER similarity to the SEA vs expert grade (per answer)"] = stats.correlations(
+            similarity,
+            grade,
+            n_boot=1000 if len(similarity) <= _BOOTSTRAP_LIMIT else 0,
+            x_name="the answers' similarities",
+            y_name="the answers' expert grades",
+            label="per answer",
+        )
+    rows = stats.agreement_rows(reports)
+    return pd.DataFrame(rows, columns=list(stats.ROW_COLUMNS))

@@ -1,0 +1,106 @@
+"""AQER's data types: settings, notices (warnings shown to the user) and the result.
+
+The result's tables are pandas DataFrames whose column names are part of the Excel contract in
+``AQER.md`` (the CLI and the GUI write the same workbook).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AGREEMENT_COLUMNS",
+    "AqerNotice",
+    "AqerResult",
+    "AqerSettings",
+    "CONVERGENCE_COLUMNS",
+    "LLM_ANSWER_COLUMNS",
+    "LLM_SUMMARY_COLUMNS",
+    "QUESTION_COLUMNS",
+    "RESPONSE_COLUMNS",
+    "WARNING_COLUMNS",
+    "WORKER_COLUMNS",
+]
+
+#: Columns of the ``Workers`` sheet; ``simplified_score``, ``rasa_skill``, ``f1``, ``bleu1``,
+#: ``expert_grade`` and ``is_llm`` follow when computed.
+WORKER_COLUMNS = ["worker", "score", "raw_score", "weight", "rank", "answered"]
+RESPONSE_COLUMNS = ["question", "worker", "response", "similarity"]
+QUESTION_COLUMNS = ["question", "mean_similarity", "best_response", "best_worker", "answered"]
+LLM_ANSWER_COLUMNS = ["model", "question", "response", "score", "model_mean"]
+LLM_SUMMARY_COLUMNS = ["model", "mean_score", "scored", "answered"]
+CONVERGENCE_COLUMNS = ["iteration", "rmse"]
+#: Same columns as ``core.stats.ROW_COLUMNS`` (every method's Agreement sheet looks alike).
+AGREEMENT_COLUMNS = [
+    "comparison", "statistic", "kind", "value", "p_value", "ci_low", "ci_high", "n", "note",
+]
+WARNING_COLUMNS = ["topic", "message", "question", "worker", "row"]
+
+Duplicates = Literal["first", "last", "error"]
+
+
+class AqerSettings(BaseModel):
+    """How AQER runs. Defaults are the paper's (RMSE of weights < 1e-6, at most 100 rounds)."""
+
+    max_iterations: int = Field(default=100, ge=1, le=100_000)
+    tolerance: float = Field(default=1e-6, gt=0)
+    llm_as_workers: bool = False
+    """Score LLM answers jointly with the humans, as extra workers (paper 7.4)."""
+    baselines: bool = True
+    """Also compute RASA and the pseudo-reference F1 / BLEU-1 baselines."""
+    rasa_alpha: float = Field(default=0.05, gt=0, lt=1)
+    max_reference_pairs: int = Field(default=50_000_000, ge=0)
+    """Skip the F1 / BLEU-1 baselines when they would compare more answer pairs than this."""
+
+
+class AqerNotice(BaseModel):
+    """Something the user should know about their input or the run (the ``Warnings`` sheet)."""
+
+    topic: str
+    message: str
+    question: str = ""
+    worker: str = ""
+    row: int | None = None
+    """The spreadsheet row the notice is about (1 = header row), when there is one."""
+
+
+class AqerResult(BaseModel):
+    """Everything one AQER run produced. The frames use the Excel contract's column names."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    workers: pd.DataFrame
+    responses: pd.DataFrame
+    questions: pd.DataFrame
+    llm_answers: pd.DataFrame
+    llm_summary: pd.DataFrame
+    convergence: pd.DataFrame
+    agreement: pd.DataFrame
+    warnings: list[AqerNotice] = Field(default_factory=list)
+    settings: AqerSettings = Field(default_factory=AqerSettings)
+    iterations: int = 0
+    converged: bool = False
+    discriminates: bool = True
+    """False when every worker got the same raw score (the tie guard stopped the run)."""
+    embedding_model: str = ""
+    device: str = ""
+
+    @property
+    def warning_messages(self) -> list[str]:
+        return [notice.message for notice in self.warnings]
+
+    def warnings_frame(self) -> pd.DataFrame:
+        rows = [
+            {
+                "topic": n.topic,
+                "message": n.message,
+                "question": n.question,
+                "worker": n.worker,
+                "row": n.row,
+            }
+            for n in self.warnings
+        ]
+        return pd.DataFrame(rows, columns=WARNING_COLUMNS)

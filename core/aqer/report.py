@@ -1,0 +1,133 @@
+"""AQER's workbook: the sheets and columns of the Excel contract in ``AQER.md``.
+
+Sheets: ``Workers``, ``Responses``, ``Questions``, ``LLM answers`` and ``LLM summary`` (when
+LLM answers were given), ``Convergence``, ``Agreement`` (when the sheet had expert grades),
+``Warnings`` and ``Read me``. The CLI and the GUI write the same workbook through
+:func:`write_report`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Mapping
+
+from core.aqer.model import AqerResult
+
+__all__ = ["readme_rows", "report_sheets", "write_report"]
+
+_WORKERS = (
+    "One row per worker, best first. score: the paper's grade, min-max scaled (best 1, worst 0). "
+    "raw_score: mean cosine similarity of the worker's answers with the synthetic exemplary "
+    "answers (SEA). weight: the worker's voting weight in the final SEA (weights sum to 1). "
+    "rank: 1 = best. answered: answers that count in the score. simplified_score: one pass with "
+    "equal weights (the paper's ablation). rasa_skill: RASA reliability (higher = better). "
+    "f1, bleu1: mean token F1 / BLEU-1 against the other workers' answers."
+)
+_RESPONSES = (
+    "Every answer with its cosine similarity to the SEA of its question (empty: not scored, "
+    "see Warnings)."
+)
+_QUESTIONS = (
+    "Per question: mean similarity of the answers to the SEA (lower = harder or more varied), "
+    "the answer closest to the SEA (best-response selection) and its worker, number of answers."
+)
+_LLM = (
+    "Each LLM answer scored by its cosine similarity to the SEA built from the workers' answers "
+    "(LLM answers never enter the SEA unless scored as workers). model_mean: the model's mean."
+)
+_LLM_SUMMARY = "Per LLM: mean score over its scored answers, scored and given answers."
+_CONVERGENCE = "Root mean squared change of the workers' weights after each round."
+_AGREEMENT = (
+    "Correlation of each method with the expert grades in the input: per worker (mean grade) "
+    "and per answer."
+)
+_WARNINGS = "Everything left out or worth checking, with the row of the input it concerns."
+
+
+def readme_rows(
+    result: AqerResult, inputs: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]]:
+    """The ``Read me`` sheet: what was run, on what, with which settings, and what to watch."""
+    s = result.settings
+    rows: list[tuple[str, str]] = [
+        ("Method", "AQER: scoring crowd workers and LLM answers without ground truth"),
+        (
+            "Source",
+            "Information Systems Research, doi 10.1287/isre.2023.0426 (Algorithm 1, sections "
+            "4.1-4.5)",
+        ),
+        ("Date", datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")),
+    ]
+    for key, value in (inputs or {}).items():
+        rows.append((str(key), str(value)))
+    rows += [
+        ("Embedding model", result.embedding_model or "(not recorded)"),
+        ("Device", result.device or "(not recorded)"),
+        ("Maximum rounds", str(s.max_iterations)),
+        ("Tolerance (RMSE of weights)", f"{s.tolerance:g}"),
+        (
+            "Rounds run",
+            f"{result.iterations} ("
+            + (
+                "converged"
+                if result.converged
+                else "tie: responses do not discriminate between workers"
+                if not result.discriminates
+                else "not converged"
+            )
+            + ")",
+        ),
+        ("LLM answers scored as workers", "yes" if s.llm_as_workers else "no"),
+        ("Baselines", "RASA, F1, BLEU-1" if s.baselines else "not computed"),
+        (
+            "How it works",
+            "Each answer is turned into a vector by the embedding model. The synthetic "
+            "exemplary answer (SEA) of a question is the weighted mean of the workers' vectors. "
+            "Each worker's raw score is the mean cosine similarity of their answers with the "
+            "SEAs; scores are min-max scaled across workers and become the new weights; this "
+            "repeats until the weights stop changing.",
+        ),
+        (
+            "Weight 0",
+            "The lowest-scoring worker gets score 0 and therefore weight 0 in the final round: "
+            "this is by design in the paper (min-max scaling), not an error.",
+        ),
+        (
+            "Skipped questions",
+            "A worker who left a question empty is scored on the questions they answered; "
+            "each question's SEA uses only the workers who answered it.",
+        ),
+        ("Warnings", f"{len(result.warnings)} (see the Warnings sheet)"),
+    ]
+    return rows
+
+
+def report_sheets(result: AqerResult) -> list[Any]:
+    """The workbook's sheets (``core.tables.Sheet``) in order."""
+    from core.tables import Sheet
+
+    sheets = [
+        Sheet("Workers", result.workers, description=_WORKERS),
+        Sheet("Responses", result.responses, description=_RESPONSES),
+        Sheet("Questions", result.questions, description=_QUESTIONS),
+    ]
+    if len(result.llm_answers):
+        sheets.append(Sheet("LLM answers", result.llm_answers, description=_LLM))
+        sheets.append(Sheet("LLM summary", result.llm_summary, description=_LLM_SUMMARY))
+    sheets.append(Sheet("Convergence", result.convergence, description=_CONVERGENCE))
+    if len(result.agreement):
+        sheets.append(Sheet("Agreement", result.agreement, description=_AGREEMENT))
+    sheets.append(Sheet("Warnings", result.warnings_frame(), description=_WARNINGS))
+    return sheets
+
+
+def write_report(
+    result: AqerResult, path: str | Path, inputs: Mapping[str, Any] | None = None
+) -> Path:
+    """Write the AQER workbook to ``path`` (.xlsx) and return the path."""
+    from core.tables import write_workbook
+
+    path = Path(path)
+    write_workbook(path, report_sheets(result), readme=readme_rows(result, inputs))
+    return path

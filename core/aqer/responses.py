@@ -1,0 +1,694 @@
+"""The workers' responses: from a spreadsheet (long or wide) to one checked long table.
+
+Two layouts are accepted (the wizard lets the user pick; the CLI takes ``--format``):
+
+* **long**: one row per answer with a question, a worker and a response column; optional
+  ``grade`` (an expert's grade of that answer), ``is_llm`` (yes/true/1/x marks an LLM's answer)
+  and ``model`` (the LLM's name; a filled ``model`` cell also marks the row as an LLM answer).
+  ``llm_cols`` may name columns that hold LLM answers to the row's question (one per LLM).
+* **wide**: a row per worker and a column per question (give the worker column), or a row per
+  question and a column per worker (give the question column). LLM answers are extra columns
+  in the second layout (``llm_cols``) or rows named in ``llm_workers`` in the first.
+
+The result is a :class:`PreparedResponses`: a long frame with the columns ``question``,
+``worker``, ``response``, ``is_llm``, ``model``, ``grade``, ``row`` and ``cell``, plus notices
+(empty answers, dropped duplicates, ...). Problems the user must fix raise
+:class:`AqerInputError` whose message names the file, sheet, row and column.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Literal, Sequence
+
+import pandas as pd
+
+from core.aqer.model import AqerNotice
+
+__all__ = [
+    "AqerInputError",
+    "LONG_COLUMNS",
+    "PreparedResponses",
+    "clean_responses",
+    "column_letter",
+    "long_responses",
+    "prepare_responses",
+    "read_responses",
+    "wide_responses",
+]
+
+#: Columns of the checked long frame.
+LONG_COLUMNS = ["question", "worker", "response", "is_llm", "model", "grade", "row", "cell"]
+
+#: How many notices of one kind are listed one by one before a summary line.
+MAX_LISTED = 2_000
+
+_TRUE = {"1", "true", "yes", "y", "x", "llm", "ai", "ja", "oui", "si", "sí"}
+
+Format = Literal["long", "wide"]
+Duplicates = Literal["first", "last", "error"]
+
+
+class AqerInputError(ValueError):
+    """The input cannot be used as it is; the message says where the problem is and what to do."""
+
+
+@dataclass
+class PreparedResponses:
+    """Checked answers in long form, with what the user should know about them."""
+
+    frame: pd.DataFrame
+    notices: list[AqerNotice] = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def workers(self) -> list[str]:
+        return sorted(set(self.frame.loc[~self.frame["is_llm"], "worker"]))
+
+    @property
+    def questions(self) -> list[str]:
+        return list(dict.fromkeys(self.frame["question"]))
+
+    @property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(self.frame.loc[self.frame["is_llm"], "model"]))
+
+    def describe(self) -> str:
+        humans = self.frame[~self.frame["is_llm"]]
+        text = (
+            f"{len(humans)} answers from {humans['worker'].nunique()} workers to "
+            f"{self.frame['question'].nunique()} questions"
+        )
+        if self.models:
+            text += f"; LLM answers from {', '.join(self.models)}"
+        return text
+
+
+# ----------------------------------------------------------------------------- small pieces
+
+
+def column_letter(index: int) -> str:
+    """Spreadsheet letter of the 0-based column ``index`` (0 -> A, 26 -> AA)."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def cell_text(value: Any) -> str:
+    """A cell as the text the user sees: numbers and dates keep their written form."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    if isinstance(value, (pd.Timestamp, _dt.datetime)):
+        if value is pd.NaT:
+            return ""
+        if (value.hour, value.minute, value.second, value.microsecond) == (0, 0, 0, 0):
+            return value.strftime("%Y-%m-%d")
+        return value.isoformat(sep=" ")
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    try:
+        if pd.isna(value):
+            return ""
+    except (TypeError, ValueError):
+        pass
+    return str(value)
+
+
+def _where(source: str) -> str:
+    return f" in {source}" if source else ""
+
+
+def _is_unnamed(header: Any) -> bool:
+    text = cell_text(header).strip()
+    return not text or text.lower().startswith("unnamed:")
+
+
+def _find_column(
+    frame: pd.DataFrame, wanted: str, role: str, source: str, option: str, required: bool = True
+) -> str | None:
+    """The frame's column called ``wanted`` (exact, then ignoring case and spaces)."""
+    if wanted in frame.columns:
+        return wanted
+    key = str(wanted).strip().casefold()
+    matches = [c for c in frame.columns if str(c).strip().casefold() == key]
+    if len(matches) == 1:
+        return matches[0]
+    if not required:
+        return None
+    shown = ", ".join(f"'{c}'" for c in frame.columns if not _is_unnamed(c)) or "(none)"
+    raise AqerInputError(
+        f"No column called '{wanted}' (the {role}){_where(source)}. The columns are: {shown}. "
+        f"Rename the column in the sheet, or choose the column that holds the {role} "
+        f"({option})."
+    )
+
+
+def _rows(frame: pd.DataFrame, first_row: int) -> list[int]:
+    return [first_row + i for i in range(len(frame))]
+
+
+def _truthy(value: Any) -> bool:
+    return cell_text(value).strip().casefold() in _TRUE
+
+
+def _list_rows(rows: Iterable[Any], limit: int = 12) -> str:
+    rows = [str(r) for r in rows if r is not None and not pd.isna(r)]
+    shown = ", ".join(rows[:limit])
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+
+
+def _empty_frame() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in LONG_COLUMNS})
+
+
+# ----------------------------------------------------------------------------- layouts
+
+
+def long_responses(
+    frame: pd.DataFrame,
+    *,
+    question_col: str = "question",
+    worker_col: str = "worker",
+    response_col: str = "response",
+    grade_col: str | None = None,
+    is_llm_col: str | None = None,
+    model_col: str | None = None,
+    llm_cols: Sequence[str] = (),
+    llm_workers: Sequence[str] = (),
+    source: str = "",
+    first_row: int = 2,
+) -> tuple[pd.DataFrame, list[AqerNotice]]:
+    """Read a long sheet (one row per answer) into the long frame (not yet cleaned).
+
+    ``is_llm_col`` and ``model_col`` default to columns called ``is_llm`` / ``model`` when the
+    sheet has them. ``first_row`` is the spreadsheet row of ``frame``'s first row.
+    """
+    notices: list[AqerNotice] = []
+    q = _find_column(frame, question_col, "questions", source, "--question-col")
+    w = _find_column(frame, worker_col, "worker names", source, "--worker-col")
+    r = _find_column(frame, response_col, "answers", source, "--response-col")
+    g = _find_column(frame, grade_col, "expert grades", source, "--grade-col") if grade_col else None
+    if is_llm_col:
+        flag = _find_column(frame, is_llm_col, "LLM marks", source, "the LLM column")
+    else:
+        flag = _find_column(frame, "is_llm", "", source, "", required=False)
+    if model_col:
+        mcol = _find_column(frame, model_col, "LLM names", source, "the model column")
+    else:
+        mcol = _find_column(frame, "model", "", source, "", required=False)
+    llm_found = [
+        _find_column(frame, c, f"answers of the LLM '{c}'", source, "--llm-col") for c in llm_cols
+    ]
+    letters = {c: column_letter(i) for i, c in enumerate(frame.columns)}
+    rows = _rows(frame, first_row)
+
+    questions = [cell_text(v).strip() for v in frame[q]]
+    workers = [cell_text(v).strip() for v in frame[w]]
+    responses = [cell_text(v) for v in frame[r]]
+    grades = [cell_text(v).strip() for v in frame[g]] if g is not None else [""] * len(frame)
+    models = [cell_text(v).strip() for v in frame[mcol]] if mcol is not None else [""] * len(frame)
+    flags = [_truthy(v) for v in frame[flag]] if flag is not None else [False] * len(frame)
+    named_llms = {str(x).strip() for x in llm_workers}
+
+    if all(not x for x in workers) and len(frame):
+        raise AqerInputError(
+            f"The worker column '{w}' (column {letters[w]}) is empty in every row"
+            f"{_where(source)}. Fill in who wrote each answer, or choose another worker column."
+        )
+    if all(not x for x in questions) and len(frame):
+        raise AqerInputError(
+            f"The question column '{q}' (column {letters[q]}) is empty in every row"
+            f"{_where(source)}. Fill in the question of each answer, or choose another column."
+        )
+
+    records = []
+    unnamed_rows, unasked_rows = [], []
+    for i in range(len(frame)):
+        text, question, worker = responses[i], questions[i], workers[i]
+        is_llm = flags[i] or bool(models[i]) or (worker in named_llms and worker != "")
+        model = (models[i] or worker) if is_llm else ""
+        if not question:
+            if text.strip() or worker:
+                unasked_rows.append(rows[i])
+            continue
+        if not (model if is_llm else worker):
+            if text.strip():
+                unnamed_rows.append(rows[i])
+            continue
+        records.append(
+            {
+                "question": question,
+                "worker": model if is_llm else worker,
+                "response": text,
+                "is_llm": is_llm,
+                "model": model,
+                "grade": grades[i],
+                "row": rows[i],
+                "cell": f"{letters[r]}{rows[i]}",
+            }
+        )
+    if unasked_rows:
+        notices.append(
+            AqerNotice(
+                topic="Row without a question",
+                message=(
+                    f"{len(unasked_rows)} row(s){_where(source)} have no question in column "
+                    f"{letters[q]} and were left out (rows {_list_rows(unasked_rows)}). "
+                    "Fill in the question to include them."
+                ),
+                row=unasked_rows[0],
+            )
+        )
+    if unnamed_rows:
+        notices.append(
+            AqerNotice(
+                topic="Answer without a worker",
+                message=(
+                    f"{len(unnamed_rows)} answer(s){_where(source)} have no worker name in column "
+                    f"{letters[w]} and were left out (rows {_list_rows(unnamed_rows)}). "
+                    "Fill in who wrote them to include them."
+                ),
+                row=unnamed_rows[0],
+            )
+        )
+
+    # LLM answers given as columns beside each row's question: one answer per question.
+    for column in llm_found:
+        by_question: dict[str, tuple[str, int]] = {}
+        for i in range(len(frame)):
+            question = questions[i]
+            text = cell_text(frame[column].iloc[i])
+            if not question or not text.strip():
+                continue
+            if question in by_question and by_question[question][0].strip() != text.strip():
+                first = by_question[question][1]
+                raise AqerInputError(
+                    f"The LLM column '{column}' (column {letters[column]}){_where(source)} holds "
+                    f"two different answers to the question '{question}' (rows {first} and "
+                    f"{rows[i]}). An LLM has one answer per question: keep one of them."
+                )
+            by_question.setdefault(question, (text, rows[i]))
+        for question, (text, row) in by_question.items():
+            records.append(
+                {
+                    "question": question,
+                    "worker": str(column).strip(),
+                    "response": text,
+                    "is_llm": True,
+                    "model": str(column).strip(),
+                    "grade": "",
+                    "row": row,
+                    "cell": f"{letters[column]}{row}",
+                }
+            )
+    out = pd.DataFrame.from_records(records, columns=LONG_COLUMNS) if records else _empty_frame()
+    return out, notices
+
+
+def wide_responses(
+    frame: pd.DataFrame,
+    *,
+    worker_col: str | None = None,
+    question_col: str | None = None,
+    llm_cols: Sequence[str] = (),
+    llm_workers: Sequence[str] = (),
+    source: str = "",
+    first_row: int = 2,
+) -> tuple[pd.DataFrame, list[AqerNotice]]:
+    """Read a wide sheet into the long frame (not yet cleaned).
+
+    With ``worker_col`` (or a column called "worker"): a row per worker, a column per question.
+    With ``question_col`` (or a column called "question"): a row per question, a column per
+    worker; ``llm_cols`` are the columns that hold LLM answers.
+    """
+    if worker_col is None and question_col is None:
+        if _find_column(frame, "worker", "", source, "", required=False) is not None:
+            worker_col = "worker"
+        elif _find_column(frame, "question", "", source, "", required=False) is not None:
+            question_col = "question"
+        else:
+            raise AqerInputError(
+                f"Cannot tell how the wide sheet{_where(source)} is laid out: it has neither a "
+                "'worker' nor a 'question' column. Choose the column that names the workers (a "
+                "row per worker) or the one that holds the questions (a row per question) "
+                "(--worker-col or --question-col)."
+            )
+    by_worker = worker_col is not None
+    key_col = (
+        _find_column(frame, worker_col, "worker names", source, "--worker-col")
+        if by_worker
+        else _find_column(frame, question_col, "questions", source, "--question-col")
+    )
+    if by_worker and llm_cols:
+        raise AqerInputError(
+            "In a sheet with a row per worker, an LLM's answers form a row, not a column. Name "
+            "the LLM rows as LLMs (--llm-worker NAME), or use a sheet with a row per question "
+            "and a column per worker, where LLM answers can be columns (--llm-col)."
+        )
+    llm_found = {
+        _find_column(frame, c, f"answers of the LLM '{c}'", source, "--llm-col") for c in llm_cols
+    }
+    letters = {c: column_letter(i) for i, c in enumerate(frame.columns)}
+    rows = _rows(frame, first_row)
+    keys = [cell_text(v).strip() for v in frame[key_col]]
+    what = "worker" if by_worker else "question"
+    if len(frame) and all(not k for k in keys):
+        raise AqerInputError(
+            f"The {what} column '{key_col}' (column {letters[key_col]}) is empty in every row"
+            f"{_where(source)}. Fill in the {what} of each row, or choose another column."
+        )
+
+    notices: list[AqerNotice] = []
+    value_columns = []
+    for i, column in enumerate(frame.columns):
+        if column == key_col:
+            continue
+        filled = [j for j, v in enumerate(frame[column]) if cell_text(v).strip()]
+        if _is_unnamed(column):
+            if not filled:
+                continue  # an empty spare column
+            raise AqerInputError(
+                f"Column {column_letter(i)}{_where(source)} has no header but holds answers "
+                f"(rows {_list_rows([rows[j] for j in filled])}). Type the "
+                f"{'question' if by_worker else 'worker name'} into its header cell (row "
+                f"{first_row - 1}), or delete the column."
+            )
+        value_columns.append(column)
+
+    named_llms = {str(x).strip() for x in llm_workers}
+    records = []
+    keyless = []
+    for j in range(len(frame)):
+        key = keys[j]
+        if not key:
+            if any(cell_text(frame[c].iloc[j]).strip() for c in value_columns):
+                keyless.append(rows[j])
+            continue
+        for column in value_columns:
+            header = cell_text(column).strip()
+            question, worker = (header, key) if by_worker else (key, header)
+            is_llm = (worker in named_llms) or (column in llm_found)
+            records.append(
+                {
+                    "question": question,
+                    "worker": worker,
+                    "response": cell_text(frame[column].iloc[j]),
+                    "is_llm": is_llm,
+                    "model": worker if is_llm else "",
+                    "grade": "",
+                    "row": rows[j],
+                    "cell": f"{letters[column]}{rows[j]}",
+                }
+            )
+    if keyless:
+        notices.append(
+            AqerNotice(
+                topic=f"Row without a {what}",
+                message=(
+                    f"{len(keyless)} row(s){_where(source)} hold answers but no {what} in column "
+                    f"{letters[key_col]} and were left out (rows {_list_rows(keyless)}). Fill in "
+                    f"the {what} to include them."
+                ),
+                row=keyless[0],
+            )
+        )
+    out = pd.DataFrame.from_records(records, columns=LONG_COLUMNS) if records else _empty_frame()
+    return out, notices
+
+
+# ----------------------------------------------------------------------------- checking
+
+
+def clean_responses(
+    frame: pd.DataFrame, duplicates: Duplicates = "error", source: str = ""
+) -> PreparedResponses:
+    """Check a long frame: text cells, empty answers out (as notices), duplicates resolved.
+
+    ``frame`` needs ``question``, ``worker`` and ``response``; ``is_llm``, ``model``, ``grade``,
+    ``row`` and ``cell`` are optional. Cleaning a cleaned frame changes nothing.
+    """
+    missing = [c for c in ("question", "worker", "response") if c not in frame.columns]
+    if missing:
+        raise AqerInputError(
+            f"The answers table{_where(source)} lacks the column(s) {', '.join(missing)}. It needs "
+            "one row per answer with the columns question, worker and response."
+        )
+    if duplicates not in ("first", "last", "error"):
+        raise ValueError(f"duplicates must be first, last or error, not {duplicates!r}")
+    n = len(frame)
+    out = pd.DataFrame(
+        {
+            "question": [cell_text(v).strip() for v in frame["question"]],
+            "worker": [cell_text(v).strip() for v in frame["worker"]],
+            "response": [cell_text(v) for v in frame["response"]],
+            "is_llm": (
+                [bool(v) if isinstance(v, bool) else _truthy(v) for v in frame["is_llm"]]
+                if "is_llm" in frame.columns
+                else [False] * n
+            ),
+            "model": (
+                [cell_text(v).strip() for v in frame["model"]]
+                if "model" in frame.columns
+                else [""] * n
+            ),
+            "grade": (
+                [cell_text(v).strip() for v in frame["grade"]]
+                if "grade" in frame.columns
+                else [""] * n
+            ),
+            "row": (
+                [None if cell_text(v) == "" else int(float(cell_text(v))) for v in frame["row"]]
+                if "row" in frame.columns
+                else [None] * n
+            ),
+            "cell": (
+                [cell_text(v) for v in frame["cell"]] if "cell" in frame.columns else [""] * n
+            ),
+        }
+    )
+    # A model name marks an LLM answer; an LLM answer is filed under its model's name.
+    out["is_llm"] = out["is_llm"] | (out["model"] != "")
+    llm = out["is_llm"]
+    out.loc[llm & (out["model"] == ""), "model"] = out.loc[llm & (out["model"] == ""), "worker"]
+    out.loc[llm, "worker"] = out.loc[llm, "model"]
+    out["response"] = out["response"].str.strip()
+    notices: list[AqerNotice] = []
+
+    # Rows without a question or worker cannot be placed.
+    unplaced = (out["question"] == "") | (out["worker"] == "")
+    if unplaced.any():
+        bad = out[unplaced & (out["response"] != "")]
+        if len(bad):
+            notices.append(
+                AqerNotice(
+                    topic="Answer without a question or worker",
+                    message=(
+                        f"{len(bad)} answer(s){_where(source)} have no question or no worker and "
+                        f"were left out (rows {_list_rows(bad['row'])})."
+                    ),
+                    row=_first(bad["row"]),
+                )
+            )
+        out = out[~unplaced]
+
+    # Empty and whitespace-only answers are missing answers (an "I don't know" is an answer).
+    empty = out["response"] == ""
+    for k, (_, item) in enumerate(out[empty].iterrows()):
+        if k == MAX_LISTED:
+            notices.append(
+                AqerNotice(
+                    topic="Empty answer",
+                    message=f"... and {int(empty.sum()) - MAX_LISTED} more empty answers.",
+                )
+            )
+            break
+        who = f"LLM '{item['worker']}'" if item["is_llm"] else f"worker '{item['worker']}'"
+        notices.append(
+            AqerNotice(
+                topic="Empty answer",
+                message=(
+                    f"No answer from {who} to '{_short(item['question'])}'"
+                    f"{_at(item)}: treated as a skipped question."
+                ),
+                question=item["question"],
+                worker=item["worker"],
+                row=item["row"],
+            )
+        )
+    out = out[~empty]
+
+    # One answer per (worker, question).
+    keys = ["is_llm", "worker", "question"]
+    dup = out.duplicated(keys, keep=False)
+    if dup.any():
+        groups = out[dup].groupby(keys, sort=False)
+        if duplicates == "error":
+            lines = []
+            for (is_llm, worker, question), group in list(groups)[:5]:
+                lines.append(
+                    f"'{worker}' answered '{_short(question)}' {len(group)} times (rows "
+                    f"{_list_rows(group['row'])})"
+                )
+            more = f" (and {groups.ngroups - 5} more)" if groups.ngroups > 5 else ""
+            raise AqerInputError(
+                f"Some workers answered the same question more than once{_where(source)}: "
+                + "; ".join(lines)
+                + f"{more}. Delete the extra rows, or choose which answer to keep "
+                "(--duplicates first or --duplicates last)."
+            )
+        keep = "first" if duplicates == "first" else "last"
+        dropped = out[dup & out.duplicated(keys, keep=keep)]
+        for k, (_, item) in enumerate(dropped.iterrows()):
+            if k == MAX_LISTED:
+                notices.append(
+                    AqerNotice(
+                        topic="Duplicate answer",
+                        message=f"... and {len(dropped) - MAX_LISTED} more duplicate answers.",
+                    )
+                )
+                break
+            notices.append(
+                AqerNotice(
+                    topic="Duplicate answer",
+                    message=(
+                        f"'{item['worker']}' answered '{_short(item['question'])}' more than "
+                        f"once; the {keep} answer was kept and this one{_at(item)} left out."
+                    ),
+                    question=item["question"],
+                    worker=item["worker"],
+                    row=item["row"],
+                )
+            )
+        out = out.drop_duplicates(keys, keep=keep)
+    out = out.reset_index(drop=True)
+    out["row"] = out["row"].astype("Int64")
+    return PreparedResponses(frame=out[LONG_COLUMNS], notices=notices, source=source)
+
+
+def _first(values: pd.Series) -> int | None:
+    for v in values:
+        if v is not None and not pd.isna(v):
+            return int(v)
+    return None
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _at(item: pd.Series) -> str:
+    cell, row = item.get("cell", ""), item.get("row")
+    if cell:
+        return f" (cell {cell})"
+    if row is not None and not pd.isna(row):
+        return f" (row {int(row)})"
+    return ""
+
+
+def prepare_responses(
+    frame: pd.DataFrame,
+    *,
+    format: Format = "long",
+    question_col: str | None = None,
+    worker_col: str | None = None,
+    response_col: str | None = None,
+    grade_col: str | None = None,
+    llm_cols: Sequence[str] = (),
+    llm_workers: Sequence[str] = (),
+    duplicates: Duplicates = "error",
+    source: str = "",
+    first_row: int = 2,
+) -> PreparedResponses:
+    """A sheet (already read, all cells text) in either layout -> checked long answers."""
+    if format == "long":
+        long, notices = long_responses(
+            frame,
+            question_col=question_col or "question",
+            worker_col=worker_col or "worker",
+            response_col=response_col or "response",
+            grade_col=grade_col,
+            llm_cols=llm_cols,
+            llm_workers=llm_workers,
+            source=source,
+            first_row=first_row,
+        )
+    elif format == "wide":
+        if grade_col:
+            raise AqerInputError(
+                "Expert grades need the long layout (one row per answer, with a grade column): "
+                "a wide sheet has no place for a grade beside each answer."
+            )
+        if response_col:
+            raise AqerInputError(
+                "A wide sheet has no answer column: every column except the worker (or "
+                "question) column holds answers. Leave the answer column out, or use the long "
+                "layout."
+            )
+        long, notices = wide_responses(
+            frame,
+            worker_col=worker_col,
+            question_col=question_col,
+            llm_cols=llm_cols,
+            llm_workers=llm_workers,
+            source=source,
+            first_row=first_row,
+        )
+    else:
+        raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
+    prepared = clean_responses(long, duplicates=duplicates, source=source)
+    prepared.notices[:0] = notices
+    return prepared
+
+
+def read_responses(
+    path: str | Path,
+    *,
+    sheet: str | None = None,
+    format: Format = "long",
+    question_col: str | None = None,
+    worker_col: str | None = None,
+    response_col: str | None = None,
+    grade_col: str | None = None,
+    llm_cols: Sequence[str] = (),
+    llm_workers: Sequence[str] = (),
+    duplicates: Duplicates = "error",
+) -> PreparedResponses:
+    """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them."""
+    from core import tables
+
+    path = Path(path)
+    try:
+        table = tables.read_table(path, sheet=sheet)
+    except FileNotFoundError as exc:
+        raise AqerInputError(f"The file {path} does not exist. Check the name and folder.") from exc
+    except tables.TableError as exc:
+        raise AqerInputError(str(exc)) from exc
+    source = f"{path.name}" + (f", sheet '{table.sheet}'" if getattr(table, "sheet", None) else "")
+    first_row = int(getattr(table, "header_row", 1) or 1) + 1
+    prepared = prepare_responses(
+        table.frame,
+        format=format,
+        question_col=question_col,
+        worker_col=worker_col,
+        response_col=response_col,
+        grade_col=grade_col,
+        llm_cols=llm_cols,
+        llm_workers=llm_workers,
+        duplicates=duplicates,
+        source=source,
+        first_row=first_row,
+    )
+    for issue in getattr(table, "issues", []) or []:
+        prepared.notices.insert(0, AqerNotice(topic="Reading the file", message=str(issue)))
+    return prepared

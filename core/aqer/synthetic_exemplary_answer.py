@@ -1,0 +1,131 @@
+"""The synthetic exemplary answer (SEA): the weighted mean of the workers' embeddings per question.
+
+Responses are stored sparsely: every answer is an index into a table of unique embeddings plus
+its worker and question numbers, so a sheet where workers skipped questions needs no padding and
+identical answers share one vector. Sums over workers are a sparse (question x answer) matrix
+times the embedding table, so nothing of size workers x questions x dimension is ever built.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["EmbeddedResponses", "cosine_rows", "similarity_to_sea", "synthetic_exemplary_answers"]
+
+#: Rows per block when comparing answers with their SEA (bounds temporary memory).
+_CHUNK = 32_768
+_EPS = 1e-12
+
+
+class EmbeddedResponses:
+    """N answers given by ``n_workers`` workers to ``n_questions`` questions, embedded.
+
+    ``vectors`` is a (U, d) table of unique embeddings; answer k is ``vectors[row[k]]``, given by
+    worker ``worker[k]`` to question ``question[k]``. At most one answer per (worker, question).
+    """
+
+    def __init__(
+        self,
+        vectors: np.ndarray,
+        row: np.ndarray,
+        worker: np.ndarray,
+        question: np.ndarray,
+        n_workers: int | None = None,
+        n_questions: int | None = None,
+    ) -> None:
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.row = np.asarray(row, dtype=np.int64)
+        self.worker = np.asarray(worker, dtype=np.int64)
+        self.question = np.asarray(question, dtype=np.int64)
+        if not (len(self.row) == len(self.worker) == len(self.question)):
+            raise ValueError("row, worker and question must have the same length")
+        self.n_workers = int(n_workers if n_workers is not None else self.worker.max() + 1)
+        self.n_questions = int(n_questions if n_questions is not None else self.question.max() + 1)
+        self.answered_by_worker = np.bincount(self.worker, minlength=self.n_workers)
+        self.answered_per_question = np.bincount(self.question, minlength=self.n_questions)
+        # CSR layout of the (question x unique-answer) matrix; only the values change per round.
+        order = np.argsort(self.question, kind="stable")
+        self._order = order
+        self._indices = self.row[order]
+        self._indptr = np.concatenate(([0], np.cumsum(self.answered_per_question))).astype(np.int64)
+        self._worker_sorted = self.worker[order]
+        self.norms = _row_norms(self.vectors)
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def weighted_sums(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(sum_i w_i e_ij per question as float32 (n, d), sum of w_i per question (n,))."""
+        from scipy.sparse import csr_matrix
+
+        data = np.asarray(weights, dtype=np.float32)[self._worker_sorted]
+        matrix = csr_matrix(
+            (data, self._indices, self._indptr),
+            shape=(self.n_questions, self.vectors.shape[0]),
+        )
+        sums = np.asarray(matrix @ self.vectors, dtype=np.float32)
+        totals = np.bincount(
+            self.question, weights=np.asarray(weights, dtype=np.float64)[self.worker],
+            minlength=self.n_questions,
+        )
+        return sums, totals
+
+
+def synthetic_exemplary_answers(
+    responses: EmbeddedResponses, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """SEA_j = sum_i w_i e_ij / sum_i w_i over the workers who answered question j.
+
+    Returns ``(sea, fallback)``: the (n, d) float32 SEAs and a boolean mask of questions whose
+    answering workers all had weight 0; those get the plain (unweighted) mean instead, the limit
+    of the weighted mean as the weights become equal.
+    """
+    sums, totals = responses.weighted_sums(weights)
+    fallback = totals <= 0
+    if fallback.any():
+        plain_sums, plain_totals = responses.weighted_sums(np.ones(responses.n_workers))
+        sums[fallback] = plain_sums[fallback]
+        totals = np.where(fallback, plain_totals, totals)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sea = sums / np.maximum(totals, _EPS).astype(np.float32)[:, None]
+    return sea.astype(np.float32, copy=False), fallback
+
+
+def similarity_to_sea(responses: EmbeddedResponses, sea: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every answer with its question's SEA, as float64 (N,).
+
+    A zero vector (which real models do not produce) has similarity 0 with everything.
+    """
+    sea = np.asarray(sea, dtype=np.float32)
+    sea_norms = _row_norms(sea)
+    out = np.empty(len(responses), dtype=np.float64)
+    for start in range(0, len(responses), _CHUNK):
+        stop = start + _CHUNK
+        rows = responses.row[start:stop]
+        questions = responses.question[start:stop]
+        dots = np.einsum("ij,ij->i", responses.vectors[rows], sea[questions]).astype(np.float64)
+        denominators = responses.norms[rows] * sea_norms[questions]
+        out[start:stop] = np.where(denominators > _EPS, dots / np.maximum(denominators, _EPS), 0.0)
+    return out
+
+
+def _row_norms(vectors: np.ndarray) -> np.ndarray:
+    """Euclidean length of every row, as float64, computed block by block."""
+    out = np.empty(vectors.shape[0], dtype=np.float64)
+    for start in range(0, vectors.shape[0], _CHUNK):
+        block = vectors[start : start + _CHUNK]
+        out[start : start + _CHUNK] = np.einsum("ij,ij->i", block, block)
+    return np.sqrt(out)
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity of two (k, d) arrays (0 where a row is a zero vector)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    dots = np.einsum("ij,ij->i", a, b)
+    denominators = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return np.where(denominators > _EPS, dots / np.maximum(denominators, _EPS), 0.0)

