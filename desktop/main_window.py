@@ -1,0 +1,483 @@
+"""The main window: menus, the home screen, the open project and the status bar.
+
+Wizards (later issues) add their pages with :meth:`MainWindow.show_page` and return with
+:meth:`MainWindow.show_home`; they find the open project in ``main_window.project`` (opening an
+untitled one with :meth:`MainWindow.ensure_project` when none is open), the settings in
+``main_window.settings`` and the status bar's usage read-out in ``main_window.usage``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QStackedWidget,
+    QWidget,
+)
+
+from core import paths
+from core.project import PROJECT_SUFFIX, Project, ProjectError, ProjectLocked
+from core.settings import Settings, SettingsProblem, SettingsStore
+from desktop.about import AboutDialog
+from desktop.home import HomePage
+from desktop.methods import METHODS, wizard_for
+from desktop.recent import RecentProjectsModel
+from desktop.settings_dialog import SettingsDialog
+from desktop.usage import UsageIndicator
+
+__all__ = ["APP_TITLE", "MainWindow"]
+
+APP_TITLE = "EvalDesk"
+log = logging.getLogger("evaldesk.window")
+
+#: How long a status-bar message stays (ms).
+STATUS_MS = 6000
+
+
+class MainWindow(QMainWindow):
+    """EvalDesk's one main window."""
+
+    #: The open project changed (new, opened, saved under another name, closed). Arg: Project|None
+    project_changed = Signal(object)
+
+    def __init__(self, store: SettingsStore, settings: Settings | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.settings = settings if settings is not None else store.load()
+        self.project: Project | None = None
+        self.settings_dialog: SettingsDialog | None = None
+        self.about_dialog: AboutDialog | None = None
+        self.setObjectName("mainWindow")
+        self.resize(1200, 780)
+        self.setMinimumSize(960, 640)
+
+        self.recent = RecentProjectsModel(self.settings.recent_projects, self)
+        self.recent.paths_changed.connect(self._recent_changed)
+
+        self.stack = QStackedWidget()
+        self.home = HomePage(self.recent)
+        self.home.method_requested.connect(self.start_method)
+        self.home.open_recent_requested.connect(self.open_project)
+        self.home.open_project_requested.connect(self.open_project_dialog)
+        self.home.new_project_requested.connect(self.new_project)
+        self.stack.addWidget(self.home)
+        self.setCentralWidget(self.stack)
+
+        self.usage = UsageIndicator()
+        self.project_label = QLabel()
+        self.project_label.setObjectName("hint")
+        self.statusBar().addPermanentWidget(self.project_label)
+        self.statusBar().addPermanentWidget(self.usage)
+
+        self._build_menus()
+        self._update_title()
+
+    # -- menus --------------------------------------------------------------------------------
+    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.new_action = self._action(
+            "&New project", self.new_project, QKeySequence.StandardKey.New,
+            "Start an untitled project; choose where to save it later.",
+        )
+        self.open_action = self._action(
+            "&Open project…", self.open_project_dialog, QKeySequence.StandardKey.Open,
+            "Open an EvalDesk project file (.evaldesk).",
+        )
+        self.recent_menu = QMenu("Recent &projects", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.save_action = self._action(
+            "&Save", self.save_project, QKeySequence.StandardKey.Save,
+            "EvalDesk saves every change as it happens; an untitled project asks for a name.",
+        )
+        self.save_as_action = self._action(
+            "Save &As…", self.save_project_as, QKeySequence.StandardKey.SaveAs,
+            "Save the project under a new name or in another folder.",
+        )
+        self.close_project_action = self._action(
+            "&Close project", self.close_project, None, "Close the project and go home."
+        )
+        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        file_menu.addAction(self.new_action)
+        file_menu.addAction(self.open_action)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self.save_action)
+        file_menu.addAction(self.save_as_action)
+        file_menu.addAction(self.close_project_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+
+        settings_menu = bar.addMenu("&Settings")
+        self.settings_action = self._action(
+            "&Settings…", self.open_settings, QKeySequence.StandardKey.Preferences,
+            "Language models, API keys, embeddings and your name.",
+        )
+        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        settings_menu.addAction(self.settings_action)
+
+        help_menu = bar.addMenu("&Help")
+        self.home_action = self._action(
+            "The three &methods", self.show_home, None,
+            "Back to the home screen, which explains each method.",
+        )
+        self.log_action = self._action(
+            "Open the &log folder", self.open_log_folder, None,
+            "The folder with EvalDesk's log files (useful when reporting a problem).",
+        )
+        self.about_action = self._action("&About EvalDesk", self.open_about)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        help_menu.addAction(self.home_action)
+        help_menu.addAction(self.log_action)
+        help_menu.addSeparator()
+        help_menu.addAction(self.about_action)
+
+    @Slot()
+    def _fill_recent_menu(self) -> None:
+        self.recent.refresh()
+        self.recent_menu.clear()
+        paths_ = self.recent.paths()
+        if not paths_:
+            empty = self.recent_menu.addAction("No recent projects")
+            empty.setEnabled(False)
+            return
+        for row, path in enumerate(paths_):
+            name = Path(path).name
+            if self.recent.exists(row):
+                action = self.recent_menu.addAction(name)
+                action.setToolTip(path)
+                action.triggered.connect(lambda _=False, p=path: self.open_project(p))
+            else:
+                action = self.recent_menu.addAction(f"{name} (not found)")
+                action.setEnabled(False)
+        self.recent_menu.addSeparator()
+        clear = self.recent_menu.addAction("Remove entries that were not found")
+        clear.setEnabled(not all(self.recent.exists(r) for r in range(len(paths_))))
+        clear.triggered.connect(self.recent.remove_missing)
+
+    # -- pages --------------------------------------------------------------------------------
+    def show_page(self, page: QWidget) -> None:
+        """Show a wizard page in the window (added to the stack the first time)."""
+        if self.stack.indexOf(page) < 0:
+            self.stack.addWidget(page)
+        self.stack.setCurrentWidget(page)
+
+    @Slot()
+    def show_home(self) -> None:
+        self.home.refresh()
+        self.stack.setCurrentWidget(self.home)
+
+    @Slot(str)
+    def start_method(self, key: str) -> QMessageBox | None:
+        """Open the wizard of ``key``; without one, say what it will do and what to prepare."""
+        opener = wizard_for(key)
+        if opener is not None:
+            opener(self)
+            return None
+        info = METHODS[key]
+        return self.show_message(
+            f"{info.name}: wizard coming soon",
+            f"The {info.name} wizard is coming in the next release of EvalDesk.",
+            QMessageBox.Icon.Information,
+            informative=(
+                f"What it will do: {info.what_it_does}\n\n"
+                f"What you can prepare now: {info.you_bring}\n\n{info.needs_llm}"
+            ),
+        )
+
+    # -- messages -----------------------------------------------------------------------------
+    def show_message(
+        self,
+        title: str,
+        text: str,
+        icon: QMessageBox.Icon = QMessageBox.Icon.Information,
+        informative: str = "",
+    ) -> QMessageBox:
+        """A window-modal message opened with ``open()`` (never ``exec()``); returns the box."""
+        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self)
+        if informative:
+            box.setInformativeText(informative)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.open()
+        return box
+
+    def status(self, text: str) -> None:
+        self.statusBar().showMessage(text, STATUS_MS)
+
+    # -- settings -----------------------------------------------------------------------------
+    def save_settings(self) -> bool:
+        try:
+            self.store.save(self.settings)
+        except SettingsProblem as exc:
+            log.warning("Settings not saved: %s", exc)
+            self.status(str(exc))
+            return False
+        return True
+
+    @Slot()
+    def open_settings(self) -> SettingsDialog:
+        if self.settings_dialog is not None and self.settings_dialog.isVisible():
+            self.settings_dialog.raise_()
+            self.settings_dialog.activateWindow()
+            return self.settings_dialog
+        dialog = SettingsDialog(self.settings, self.store, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.destroyed.connect(self._settings_closed)
+        self.settings_dialog = dialog
+        dialog.open()
+        return dialog
+
+    @Slot()
+    def _settings_closed(self) -> None:
+        self.settings_dialog = None
+
+    @Slot()
+    def open_about(self) -> AboutDialog:
+        dialog = AboutDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.about_dialog = dialog
+        dialog.open()
+        return dialog
+
+    @Slot()
+    def open_log_folder(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.user_log_dir())))
+
+    # -- recent projects ----------------------------------------------------------------------
+    @Slot(list)
+    def _recent_changed(self, paths_: list[str]) -> None:
+        self.settings.recent_projects = list(paths_)
+        self.save_settings()
+
+    def _remember(self, path: Path) -> None:
+        self.settings.add_recent(path)
+        self.recent.set_paths(self.settings.recent_projects)
+        self.save_settings()
+
+    # -- projects -----------------------------------------------------------------------------
+    def _set_project(self, project: Project | None) -> None:
+        if self.project is not None and self.project is not project:
+            try:
+                self.project.close()
+            except Exception:  # closing must never stop the user
+                log.exception("Closing %s failed", self.project)
+        self.project = project
+        self._update_title()
+        self.project_changed.emit(project)
+
+    def project_name(self) -> str:
+        if self.project is None:
+            return ""
+        if self.project.is_temporary:
+            return self.project.title or "Untitled project"
+        return self.project.path.stem
+
+    def _update_title(self) -> None:
+        name = self.project_name()
+        self.setWindowTitle(f"{APP_TITLE} — {name}" if name else APP_TITLE)
+        if self.project is None:
+            self.project_label.setText("No project open")
+            self.project_label.setToolTip("")
+        elif self.project.is_temporary:
+            self.project_label.setText(f"{name} (not saved under a name yet)")
+            self.project_label.setToolTip(
+                "Your work is kept safe in EvalDesk's own folder. Use File → Save As to give "
+                "the project a name and a place."
+            )
+        else:
+            self.project_label.setText(name)
+            self.project_label.setToolTip(str(self.project.path))
+
+    def ensure_project(self, method: str | None = None) -> Project:
+        """The open project, or a new untitled one (what a wizard calls when it starts)."""
+        if self.project is None:
+            self.new_project(method=method)
+        assert self.project is not None
+        return self.project
+
+    @Slot()
+    def new_project(self, method: str | None = None) -> Project | None:
+        try:
+            project = Project.create_untitled(method=method or None)
+        except ProjectError as exc:
+            self.show_message("Could not start a new project", str(exc),
+                              QMessageBox.Icon.Warning)
+            return None
+        self._set_project(project)
+        self.status("New untitled project. It is saved as you work; use Save As to name it.")
+        return project
+
+    def ask_open_path(self) -> str | None:
+        """Ask for a project file to open (tests replace this)."""
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open an EvalDesk project", self._default_folder(),
+            f"EvalDesk projects (*{PROJECT_SUFFIX});;All files (*)",
+        )
+        return path or None
+
+    def ask_save_path(self) -> str | None:
+        """Ask where to save the project (tests replace this)."""
+        suggested = str(Path(self._default_folder()) / f"{self.project_name() or 'project'}"
+                        f"{PROJECT_SUFFIX}")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save the project as", suggested, f"EvalDesk projects (*{PROJECT_SUFFIX})"
+        )
+        return path or None
+
+    def _default_folder(self) -> str:
+        if self.project is not None and not self.project.is_temporary:
+            return str(self.project.path.parent)
+        for row, recent in enumerate(self.recent.paths()):
+            if self.recent.exists(row):
+                return str(Path(recent).parent)
+        documents = Path.home() / "Documents"
+        return str(documents if documents.is_dir() else Path.home())
+
+    @Slot()
+    def open_project_dialog(self) -> bool:
+        path = self.ask_open_path()
+        return self.open_project(path) if path else False
+
+    @Slot(str)
+    def open_project(self, path: str | Path, break_lock: bool = False) -> bool:
+        """Open ``path``; on failure explain in a message box and keep the current project."""
+        target = Path(path)
+        if self.project is not None and not self.project.closed and _same(target,
+                                                                          self.project.path):
+            self.show_home()
+            self.status(f"{target.name} is already open.")
+            return True
+        if not target.exists():
+            self.recent.refresh()
+            self.show_message(
+                f"Could not open {target.name}",
+                f"The project file {target} was not found.",
+                QMessageBox.Icon.Warning,
+                informative="It may have been moved, renamed or deleted, or it is on a drive "
+                "that is not connected. Use File → Open project… to find it.",
+            )
+            return False
+        try:
+            project = Project.open(target, break_lock=break_lock)
+        except ProjectLocked as exc:
+            self._offer_break_lock(target, exc)
+            return False
+        except ProjectError as exc:
+            self.show_message(
+                f"Could not open {target.name}", _naming(str(exc), target),
+                QMessageBox.Icon.Warning,
+            )
+            return False
+        except OSError as exc:
+            self.show_message(
+                f"Could not open {target.name}",
+                f"{target} could not be read: {exc.strerror or exc}.",
+                QMessageBox.Icon.Warning,
+                informative="Check that the file is on a connected drive and that you may read "
+                "it, then try again.",
+            )
+            return False
+        self._set_project(project)
+        self._remember(project.path)
+        self.show_home()
+        self.status(f"Opened {project.path.name}.")
+        return True
+
+    def _offer_break_lock(self, target: Path, exc: ProjectLocked) -> QMessageBox:
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            f"{target.name} is in use",
+            _naming(str(exc), target),
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setInformativeText(
+            "Open it here only if you are sure nobody is using it (for example EvalDesk stopped "
+            "on another computer). Two copies of EvalDesk writing to one project can damage it."
+        )
+        anyway = box.addButton("Open anyway", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(
+            lambda button: self.open_project(target, break_lock=True) if button is anyway
+            else None
+        )
+        box.open()
+        return box
+
+    @Slot()
+    def save_project(self) -> bool:
+        if self.project is None:
+            self.status("There is no project to save. Start one from the home screen.")
+            return False
+        if self.project.is_temporary:
+            return self.save_project_as()
+        self.status("All changes are saved automatically.")
+        return True
+
+    @Slot()
+    def save_project_as(self) -> bool:
+        if self.project is None:
+            self.status("There is no project to save. Start one from the home screen.")
+            return False
+        chosen = self.ask_save_path()
+        if not chosen:
+            return False
+        target = Path(chosen)
+        if target.suffix.lower() != PROJECT_SUFFIX:
+            target = target.with_name(target.name + PROJECT_SUFFIX)
+        try:
+            self.project.save_as(target)
+        except ProjectError as exc:
+            self.show_message(f"Could not save {target.name}", _naming(str(exc), target),
+                              QMessageBox.Icon.Warning)
+            return False
+        self._remember(self.project.path)
+        self._update_title()
+        self.project_changed.emit(self.project)
+        self.status(f"Saved as {self.project.path}. From now on every change is saved there.")
+        return True
+
+    @Slot()
+    def close_project(self) -> None:
+        if self.project is None:
+            return
+        self._set_project(None)
+        self.show_home()
+        self.status("Project closed.")
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._set_project(None)
+        super().closeEvent(event)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _naming(message: str, target: Path) -> str:
+    """``message``, with the file named if it does not name it already."""
+    return message if target.name in message else f"{target}: {message}"

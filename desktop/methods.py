@@ -1,0 +1,137 @@
+"""The three evaluation methods as the home screen presents them, and the wizard registry.
+
+A method's wizard registers itself with :func:`register_wizard`; the home screen's button for that
+method then opens it. Until a wizard is registered the button says a wizard is coming and, when
+clicked, explains what the method will do and what to prepare (it never opens an empty page).
+
+    # in desktop/aqer/wizard.py (a later issue)
+    from desktop.methods import register_wizard
+
+    def open_aqer_wizard(main_window) -> None:
+        ...
+
+    register_wizard("aqer", open_aqer_wizard)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "METHODS",
+    "MethodInfo",
+    "WizardOpener",
+    "register_wizard",
+    "unregister_wizard",
+    "wizard_for",
+]
+
+#: ``open(main_window)``: shows the wizard of one method inside (or beside) the main window.
+WizardOpener = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """A method described for people who are not programmers."""
+
+    key: str
+    name: str
+    tagline: str
+    what_it_does: str
+    use_it_when: str
+    you_bring: str
+    needs_llm: str
+    paper: str
+
+
+METHODS: dict[str, MethodInfo] = {
+    info.key: info
+    for info in (
+        MethodInfo(
+            key="majeval",
+            name="MAJ-Eval",
+            tagline="Judge AI-generated content through the eyes of different stakeholders.",
+            what_it_does=(
+                "Reads research papers you choose, finds the kinds of people they describe "
+                "(for example parents, teachers, clinicians) and turns each point of view into "
+                "an AI persona that you check and edit. The personas of each group then discuss "
+                "every item and score it. You get scores per group and per quality, and a short "
+                "account of where the groups agree and disagree."
+            ),
+            use_it_when=(
+                "Quality depends on who is judging: a children's reading quiz seen by parents "
+                "and teachers, a medical summary seen by clinicians and patients."
+            ),
+            you_bring=(
+                "A one-paragraph task description, a few PDFs about the people involved, a "
+                "spreadsheet of the items to judge (human ratings optional), and a capable "
+                "language model."
+            ),
+            needs_llm="Needs a language model (many calls: a capable model gives real results).",
+            paper="Chen et al., Multi-Agent-as-Judge (MAJ-Eval)",
+        ),
+        MethodInfo(
+            key="aqer",
+            name="AQER",
+            tagline="Score people's answers, and AI answers, when there is no answer key.",
+            what_it_does=(
+                "Builds a consensus answer for every question from everyone's answers, trusting "
+                "people more when their answers agree with the consensus, and repeats until the "
+                "scores settle. Each person gets a quality score from 0 to 1; AI answers are "
+                "scored by how close they come to the consensus."
+            ),
+            use_it_when=(
+                "Several people (students, crowd workers, experts) answered the same fact-based "
+                "questions, nobody wrote model answers, and you want to rank them or check an "
+                "AI against them."
+            ),
+            you_bring=(
+                "A spreadsheet of answers (one row per answer, or one row per person and a "
+                "column per question); optionally the AI's answers to the same questions."
+            ),
+            needs_llm="Runs on this computer: no language model needed for scoring.",
+            paper="AQER (Information Systems Research)",
+        ),
+        MethodInfo(
+            key="interacteval",
+            name="InteractEval",
+            tagline="Score many texts with a Yes/No checklist built from your own judgement.",
+            what_it_does=(
+                "You and your colleagues note what you look for when rating a quality such as "
+                "coherence or relevance; AI models do the same. EvalDesk merges both into an "
+                "editable Yes/No checklist for each quality, then answers the checklist for "
+                "every text and turns the answers into a 1 to 5 score you can trace back."
+            ),
+            use_it_when=(
+                "You must score many texts (summaries, essays, answers) on a few named "
+                "qualities, consistently, and want to see why each score was given."
+            ),
+            you_bring=(
+                "A definition of each quality, four example texts with scores, your notes on "
+                "what you look for, a spreadsheet of the texts to score, and a language model."
+            ),
+            needs_llm="Needs a language model (one call per text and quality).",
+            paper="Chu, Kim & Yi, Think Together and Work Better (CHI '25)",
+        ),
+    )
+}
+
+_wizards: dict[str, WizardOpener] = {}
+
+
+def register_wizard(key: str, opener: WizardOpener) -> None:
+    """Make the home screen's button for method ``key`` call ``opener(main_window)``."""
+    if key not in METHODS:
+        raise KeyError(f"Unknown method {key!r}; known methods: {', '.join(METHODS)}")
+    _wizards[key] = opener
+
+
+def unregister_wizard(key: str) -> None:
+    _wizards.pop(key, None)
+
+
+def wizard_for(key: str) -> WizardOpener | None:
+    """The registered wizard of ``key``, or None while it has none."""
+    return _wizards.get(key)

@@ -1,0 +1,200 @@
+"""The run panel: how every long step looks while it runs (and after it ends).
+
+A progress bar, the stage and a detail line, a count ("37 of 100"), the elapsed time and a Cancel
+button. Wizards put one on their run page and hand it to :func:`desktop.runner.run_step`, which
+drives it; the panel itself knows nothing about what runs.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.runs import CancelToken, ProgressState
+
+__all__ = ["RunPanel", "RunStatus", "format_elapsed"]
+
+RunStatus = Literal["idle", "running", "stopping", "finished", "stopped", "failed"]
+
+STOPPED_TEXT = "Stopped; finished work was kept."
+
+
+def format_elapsed(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class RunPanel(QFrame):
+    """Shows one step's progress; Cancel asks the step to stop (through its CancelToken)."""
+
+    #: Emitted when the user presses Cancel (after the token was set).
+    cancel_requested = Signal()
+    #: Emitted with the final status ("finished", "stopped" or "failed").
+    ended = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("runPanel")
+        self.status: RunStatus = "idle"
+        self.state: ProgressState | None = None
+        self._token: CancelToken | None = None
+        self._clock = QElapsedTimer()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._tick)
+
+        self.title_label = QLabel("Nothing is running")
+        self.title_label.setObjectName("runTitle")
+        self.stage_label = QLabel("")
+        self.stage_label.setWordWrap(True)
+        self.detail_label = QLabel("")
+        self.detail_label.setObjectName("hint")
+        self.detail_label.setWordWrap(True)
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(False)
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+        self.count_label = QLabel("")
+        self.elapsed_label = QLabel("")
+        self.elapsed_label.setObjectName("hint")
+        self.elapsed_label.setToolTip("Time since this step started.")
+        self.message_label = QLabel("")
+        self.message_label.setWordWrap(True)
+        self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message_label.hide()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip(
+            "Stop after the current piece of work. Everything already finished is kept, and "
+            "running the step again only does what is missing."
+        )
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.request_cancel)
+
+        top = QHBoxLayout()
+        top.addWidget(self.title_label, 1)
+        top.addWidget(self.elapsed_label)
+        bar_row = QHBoxLayout()
+        bar_row.addWidget(self.bar, 1)
+        bar_row.addWidget(self.count_label)
+        bar_row.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.stage_label)
+        layout.addLayout(bar_row)
+        layout.addWidget(self.detail_label)
+        layout.addWidget(self.message_label)
+
+    # -- driven by the runner -----------------------------------------------------------------
+    def begin(self, title: str, cancel: CancelToken | None = None) -> None:
+        """A step starts: reset everything and arm Cancel (if a token is given)."""
+        self._token = cancel
+        self.status = "running"
+        self.state = None
+        self.title_label.setText(title or "Working")
+        self.stage_label.setText("Starting…")
+        self.detail_label.setText("")
+        self.count_label.setText("")
+        self.message_label.hide()
+        self.message_label.setText("")
+        self._set_message_kind("")
+        self.bar.setRange(0, 0)  # busy until the step says how much there is to do
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setEnabled(cancel is not None)
+        self._clock.start()
+        self._ticker.start()
+        self._tick()
+
+    @Slot(object)
+    def show_state(self, state: ProgressState) -> None:
+        """Show a progress snapshot (safe to call often; the runner coalesces bursts)."""
+        self.state = state
+        self.stage_label.setText(state.stage)
+        self.detail_label.setText(state.detail)
+        if state.total:
+            self.bar.setRange(0, state.total)
+            self.bar.setValue(min(state.done, state.total))
+            self.count_label.setText(f"{state.done:,} of {state.total:,}")
+        else:
+            if self.status in ("running", "stopping"):
+                self.bar.setRange(0, 0)
+            self.count_label.setText(f"{state.done:,} done" if state.done else "")
+
+    def finish(self, message: str = "") -> None:
+        if self.state is not None and self.state.total:
+            self.bar.setRange(0, self.state.total)
+            self.bar.setValue(min(self.state.total, self.state.done))
+        else:
+            self.bar.setRange(0, 1)
+            self.bar.setValue(1)
+        self._end("finished", message or f"Finished in {self._elapsed_text()}.", "ok")
+
+    def stop(self, message: str = "") -> None:
+        self._freeze_bar()
+        self._end("stopped", message or STOPPED_TEXT, "")
+
+    def fail(self, message: str) -> None:
+        self._freeze_bar()
+        self._end("failed", message, "error")
+
+    # -- user ---------------------------------------------------------------------------------
+    @Slot()
+    def request_cancel(self) -> None:
+        if self.status != "running":
+            return
+        self.status = "stopping"
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.setText("Stopping…")
+        self.stage_label.setText(
+            (self.state.stage + ": " if self.state and self.state.stage else "")
+            + "stopping after the current piece of work…"
+        )
+        if self._token is not None:
+            self._token.cancel()
+        self.cancel_requested.emit()
+
+    # -- internals ----------------------------------------------------------------------------
+    def _freeze_bar(self) -> None:
+        if self.state is not None and self.state.total:
+            self.bar.setRange(0, self.state.total)
+            self.bar.setValue(min(self.state.done, self.state.total))
+        else:
+            self.bar.setRange(0, 1)
+            self.bar.setValue(0)
+
+    def _end(self, status: RunStatus, message: str, kind: str) -> None:
+        self._ticker.stop()
+        self._tick()
+        self.status = status
+        self._token = None
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.setText("Cancel")
+        self.message_label.setText(message)
+        self._set_message_kind(kind)
+        self.message_label.show()
+        if self.state is not None and self.state.stage:
+            self.stage_label.setText(self.state.stage)
+        self.ended.emit(status)
+
+    def _set_message_kind(self, kind: str) -> None:
+        self.message_label.setObjectName({"error": "errorText", "ok": "okText"}.get(kind, "note"))
+        self.message_label.style().unpolish(self.message_label)
+        self.message_label.style().polish(self.message_label)
+
+    def _elapsed_text(self) -> str:
+        return format_elapsed(self._clock.elapsed() / 1000 if self._clock.isValid() else 0)
+
+    @Slot()
+    def _tick(self) -> None:
+        self.elapsed_label.setText(f"Elapsed {self._elapsed_text()}")

@@ -1,0 +1,89 @@
+"""The status-bar read-out of language-model usage in this session: calls, tokens, cost.
+
+``core.llm`` calls its usage listeners with the session totals (an object with ``calls``,
+``cache_hits``, ``prompt_tokens``, ``completion_tokens`` and ``cost``). Importing ``core.llm``
+may pull in heavy libraries, so the indicator does not import it at start-up: it attaches as soon
+as someone else has imported it (checked twice a second, a dictionary look-up), or when
+:meth:`UsageIndicator.attach` is called explicitly (the runner and "Test connection" do).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtWidgets import QLabel, QWidget
+
+__all__ = ["UsageIndicator", "format_usage"]
+
+log = logging.getLogger("evaldesk.usage")
+
+
+def format_usage(usage: Any) -> str:
+    """One short line for the status bar: ``LLM: 12 calls (3 cached) · 4,210 tokens · $0.0132``."""
+    calls = int(getattr(usage, "calls", 0) or 0)
+    hits = int(getattr(usage, "cache_hits", 0) or 0)
+    tokens = int(getattr(usage, "prompt_tokens", 0) or 0) + int(
+        getattr(usage, "completion_tokens", 0) or 0
+    )
+    cost = float(getattr(usage, "cost", 0.0) or 0.0)
+    cached = f" ({hits:,} from cache)" if hits else ""
+    noun = "call" if calls == 1 else "calls"
+    return f"LLM: {calls:,} {noun}{cached} · {tokens:,} tokens · ${cost:,.4f}"
+
+
+class UsageIndicator(QLabel):
+    """Shows the session's LLM usage; updated through :meth:`show_usage` (any thread)."""
+
+    _usage = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("usageIndicator")
+        self.attached = False
+        self.last_usage: Any = None
+        self.setText(format_usage(None))
+        self.setToolTip(
+            "Language-model use in this session: number of calls (answers reused from the "
+            "project's cache cost nothing), tokens sent and received, and the estimated cost "
+            "from litellm's price list (0 for models on this computer)."
+        )
+        self._usage.connect(self._apply)
+        self._watch = QTimer(self)
+        self._watch.setInterval(500)
+        self._watch.timeout.connect(self._attach_if_loaded)
+        self._watch.start()
+
+    def show_usage(self, usage: Any) -> None:
+        """Display ``usage`` (session totals). Safe to call from any thread."""
+        try:
+            self._usage.emit(usage)
+        except RuntimeError:  # the indicator is gone (app closing)
+            pass
+
+    @Slot(object)
+    def _apply(self, usage: Any) -> None:
+        self.last_usage = usage
+        self.setText(format_usage(usage))
+
+    def attach(self) -> bool:
+        """Register with ``core.llm`` (importing it). False when it is not available."""
+        if self.attached:
+            return True
+        try:
+            from core import llm
+
+            llm.add_usage_listener(self.show_usage)
+        except Exception as exc:  # not written yet, or broken: the app works without it
+            log.info("LLM usage is not shown: %s", exc)
+            return False
+        self.attached = True
+        self._watch.stop()
+        return True
+
+    @Slot()
+    def _attach_if_loaded(self) -> None:
+        if "core.llm" in sys.modules and not self.attach():
+            self._watch.stop()
