@@ -892,7 +892,7 @@ def find_evidence(document: Document, quote: str, *, min_score: float = 0.75
         if k + 1 < len(page_words):
             joined = text + " ".join(page_words[k + 1][1]) + " "
             found = joined.find(needle)
-            if found != -1 and found < len(text):
+            if found != -1 and found < len(text) - 1:  # starts on this page
                 return number, 1.0
 
     if len(target) < 4:
@@ -918,9 +918,13 @@ def find_evidence(document: Document, quote: str, *, min_score: float = 0.75
             if position < len(checked) and abs(checked[position] - start) <= 2:
                 continue
             bisect.insort(checked, start)
-            window = words[max(0, start - slack): start + len(target) + slack]
+            first = max(0, start - slack)
+            window = words[first: start + len(target) + slack]
             matcher = difflib.SequenceMatcher(None, target, window, autojunk=False)
-            matched = sum(block.size for block in matcher.get_matching_blocks())
+            blocks = [block for block in matcher.get_matching_blocks() if block.size]
+            if not blocks or first + blocks[0].b >= own:
+                continue  # the match starts on the next page: it is scored there
+            matched = sum(block.size for block in blocks)
             score = matched / len(target)
             if best is None or score > best[0] + 1e-9:
                 best = (score, number)

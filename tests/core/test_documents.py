@@ -512,3 +512,6 @@ def test_find_evidence_across_a_page_break_belongs_to_the_first_page():
         Page(number=2, text="helpful for drafting essays. Then more."),
     ])
     assert find_evidence(doc, "students said the tool was helpful for drafting") == (1, 1.0)
+    # A quote that starts at the top of page 2 is on page 2, also when paraphrased.
+    assert find_evidence(doc, "Helpful for drafting essays.") == (2, 1.0)
+    assert find_evidence(doc, "helpful for drafting their essays. then more") == (2, 0.857)
