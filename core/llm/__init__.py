@@ -1,0 +1,59 @@
+"""One gateway to every LLM (litellm): cache, concurrency, retries, JSON validation, usage.
+
+Methods use only these names::
+
+    gateway = Gateway(profile, cache=project, run_id=run_id)   # one per run
+    score = await gateway.complete_json(messages, Score, repeat=0,
+                                        template_version="aqer-score-v1", cancel=cancel)
+    text = await gateway.complete_text(messages, template_version="...", cancel=cancel)
+    gateway.usage                      # Usage of this gateway (calls, cache hits, tokens, cost)
+
+* ``Gateway(profile, *, cache=None, api_key=None, run_id=None)``: ``profile`` is a
+  ``core.settings.ModelProfile``; ``cache`` a ``core.project.Project``, a :class:`MemoryCache`
+  or None (the per-user cache file); ``api_key`` None = keyring / environment.
+* ``await gateway.complete_json(messages, Schema, *, repeat=0, template_version="",
+  cancel=None) -> Schema``: a validated pydantic object. ``messages`` is a list of
+  ``{"role", "content"}`` dicts (or one string for a single user message).
+* ``await gateway.complete_text(messages, *, repeat=0, template_version="", cancel=None) -> str``.
+* Both raise :class:`LLMFailure` (``kind``, ``message``: record it for the item, show it) or
+  ``core.runs.Cancelled`` (stop; finished calls are already cached).
+* ``repeat``: "ask N times" uses repeat=0..N-1 (distinct cache entries). ``template_version``:
+  bump it when a prompt template changes, so old answers are not reused.
+* :func:`check_connection` (``await check_connection(profile, api_key=None) ->
+  ConnectionCheck``), :func:`session_usage`, :func:`add_usage_listener` (status bar).
+* :class:`ScriptedLLM`: a scripted model for tests (``core.llm.scripted``).
+
+A re-run of a finished step makes no calls: every successful answer is in the cache, keyed by
+model, API base, messages, generation parameters, repeat index and template version.
+"""
+
+from core.llm._cache import CallRecord, MemoryCache, ProjectCache, ResponseCache, user_cache
+from core.llm._errors import LLMFailure
+from core.llm._gateway import ConnectionCheck, Gateway, check_connection
+from core.llm._usage import (
+    Usage,
+    add_usage_listener,
+    remove_usage_listener,
+    reset_session_usage,
+    session_usage,
+)
+from core.llm.scripted import ScriptedError, ScriptedLLM
+
+__all__ = [
+    "CallRecord",
+    "ConnectionCheck",
+    "Gateway",
+    "LLMFailure",
+    "MemoryCache",
+    "ProjectCache",
+    "ResponseCache",
+    "ScriptedError",
+    "ScriptedLLM",
+    "Usage",
+    "add_usage_listener",
+    "check_connection",
+    "remove_usage_listener",
+    "reset_session_usage",
+    "session_usage",
+    "user_cache",
+]

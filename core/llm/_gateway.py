@@ -1,0 +1,664 @@
+"""The gateway: every LLM call of every method goes through :class:`Gateway`.
+
+One request, step by step:
+
+1. The cache key is computed from (model, API base, messages, generation parameters, repeat index,
+   prompt-template version). A stored answer is returned without a call (a cache hit).
+2. The call waits for a slot of the profile's semaphore (``max_concurrency``); Cancel stops
+   waiting calls at once.
+3. ``litellm.acompletion`` (or litellm's ``Router`` over several API bases) sends it, with
+   ``num_retries=0``: retries are ours. 408/429/5xx/timeouts/connection errors are retried up to
+   ``profile.max_retries`` times with exponential backoff and jitter, honouring ``Retry-After``;
+   400/401/403/404 fail at once with a message that says what to fix.
+4. ``complete_json`` validates the answer against a pydantic model; if it does not fit, the model
+   is asked once more with the validation error; then :class:`LLMFailure` (``invalid_output``).
+5. The successful answer is stored (errors never are), usage is counted and listeners are told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from core.llm import _local
+from core.llm._cache import CallRecord, MemoryCache, ResponseCache, as_cache, cache_key, user_cache
+from core.llm._errors import LLMFailure, classify
+from core.llm._litellm import litellm_module
+from core.llm._usage import Usage, record
+from core.runs import Cancelled, CancelToken
+from core.settings import LOCAL_MODEL_PREFIX, ModelProfile
+
+T = TypeVar("T", bound=BaseModel)
+Messages = Sequence[dict[str, Any]] | str
+
+_ROUTER_ALIAS = "evaldesk"
+_FREE_PROVIDERS = (LOCAL_MODEL_PREFIX, "scripted/")
+
+
+# ---------------------------------------------------------------------- semaphores and cancel
+_semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, asyncio.Semaphore]]
+_semaphores = weakref.WeakKeyDictionary()
+_cancel_events: weakref.WeakKeyDictionary[CancelToken, tuple[Any, asyncio.Event]]
+_cancel_events = weakref.WeakKeyDictionary()
+
+
+def _semaphore(profile: ModelProfile) -> asyncio.Semaphore:
+    """One semaphore per profile (and event loop): gateways of the same profile share it."""
+    loop = asyncio.get_running_loop()
+    per_loop = _semaphores.setdefault(loop, {})
+    key = (profile.name, profile.model, tuple(profile.api_bases), profile.max_concurrency)
+    if key not in per_loop:
+        per_loop[key] = asyncio.Semaphore(profile.max_concurrency)
+    return per_loop[key]
+
+
+def _cancel_event(token: CancelToken) -> asyncio.Event:
+    loop = asyncio.get_running_loop()
+    entry = _cancel_events.get(token)
+    if entry is not None and entry[0] is loop:
+        return entry[1]
+    event = asyncio.Event()
+    _cancel_events[token] = (loop, event)
+
+    def fire() -> None:
+        try:
+            loop.call_soon_threadsafe(event.set)
+        except RuntimeError:  # that loop is closed
+            pass
+
+    token.on_cancel(fire)
+    return event
+
+
+async def until_cancelled(
+    awaitable: Awaitable[Any],
+    cancel: CancelToken | None,
+    on_late: Callable[[Any], None] | None = None,
+) -> Any:
+    """Await ``awaitable``, but raise :class:`Cancelled` as soon as ``cancel`` fires (the awaited
+    work is cancelled; ``on_late(result)`` undoes a result that arrived anyway)."""
+    if cancel is None:
+        return await awaitable
+    if cancel.cancelled:
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()
+        raise Cancelled()
+    event = _cancel_event(cancel)
+    task = asyncio.ensure_future(awaitable)
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        waiter.cancel()
+        raise
+    if task.done():
+        waiter.cancel()
+        return task.result()
+    task.cancel()
+    try:
+        late = await task
+    except BaseException:  # noqa: BLE001, S110 - cancelled or failed: nothing to undo
+        pass
+    else:
+        if on_late is not None:
+            on_late(late)
+    raise Cancelled()
+
+
+async def _sleep(seconds: float, cancel: CancelToken | None) -> None:
+    await until_cancelled(asyncio.sleep(seconds), cancel)
+
+
+# ------------------------------------------------------------------------------- the gateway
+@dataclass
+class _Reply:
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    latency_s: float
+    served_by: str
+
+
+#: How servers are asked for JSON: OpenAI's json_schema; llama-cpp-python's server style
+#: (json_object + schema); or not at all (the prompt and the validation must do). A server that
+#: rejects one style is asked in the next, and the working style is remembered per endpoint.
+_SCHEMA_STYLES = ("json_schema", "json_object", "none")
+_schema_style: dict[tuple[str, str], str] = {}
+
+
+class Gateway:
+    """Sends one profile's requests: cache, concurrency, retries, validation, usage.
+
+    ``cache``: a ``core.project.Project`` (calls are logged in it), any :class:`ResponseCache`, or
+    None for the per-user cache file. ``api_key``: None looks it up in the keyring (then the
+    environment). ``run_id``: the project run the calls belong to (for per-run usage).
+    """
+
+    #: Backoff before retry n (0-based): ``backoff_base_s * 2**n`` (at most ``backoff_cap_s``),
+    #: times a random factor in [0.5, 1]. Tests lower it.
+    backoff_base_s: float = 1.0
+    backoff_cap_s: float = 60.0
+    #: A ``Retry-After`` longer than this is not waited for: the call fails and says so.
+    max_retry_after_s: float = 300.0
+
+    def __init__(
+        self,
+        profile: ModelProfile,
+        *,
+        cache: Any = None,
+        api_key: str | None = None,
+        run_id: int | None = None,
+    ) -> None:
+        self.profile = profile
+        self.cache: ResponseCache = user_cache() if cache is None else as_cache(cache)
+        self.run_id = run_id
+        self.usage = Usage()
+        self._free = profile.model.startswith(_FREE_PROVIDERS)
+        if api_key is None and not self._free:
+            from core.secrets import get_api_key
+
+            api_key = get_api_key(profile.name)
+        self._api_key = api_key
+        self._router: Any = None
+        self._local_path: Path | None = None
+        self._loaded = False
+
+    # ------------------------------------------------------------------------ public calls
+    async def complete_text(
+        self,
+        messages: Messages,
+        *,
+        repeat: int = 0,
+        template_version: str = "",
+        cancel: CancelToken | None = None,
+    ) -> str:
+        """The model's text answer to ``messages`` (cached). Raises :class:`LLMFailure` or
+        :class:`core.runs.Cancelled`."""
+
+        def parse(reply: _Reply) -> tuple[str | None, str]:
+            if reply.content.strip():
+                return reply.content, ""
+            return None, "the answer was empty"
+
+        return await self._answer(messages, None, parse, repeat, template_version, cancel)
+
+    async def complete_json(
+        self,
+        messages: Messages,
+        schema: type[T],
+        *,
+        repeat: int = 0,
+        template_version: str = "",
+        cancel: CancelToken | None = None,
+    ) -> T:
+        """The model's answer as a validated ``schema`` instance (cached). The model is asked for
+        JSON matching ``schema`` (constrained decoding where the provider supports it); an answer
+        that does not fit is re-asked once with the error, then :class:`LLMFailure`
+        (``kind="invalid_output"``) is raised."""
+
+        def parse(reply: _Reply) -> tuple[T | None, str]:
+            return _validate(reply, schema)
+
+        return await self._answer(messages, schema, parse, repeat, template_version, cancel)
+
+    # ---------------------------------------------------------------------------- internals
+    async def _answer(
+        self,
+        messages: Messages,
+        schema: type[BaseModel] | None,
+        parse: Callable[[_Reply], tuple[Any, str]],
+        repeat: int,
+        template_version: str,
+        cancel: CancelToken | None,
+    ) -> Any:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        conversation = _messages(messages)
+        schema_json = _schema_of(schema) if schema is not None else None
+        await self._prepare(cancel)
+        params = self._params(schema_json)
+        key = cache_key(
+            model=self.profile.model,
+            api_base=self._endpoint_key(),
+            messages=conversation,
+            params=params,
+            repeat=repeat,
+            template_version=template_version,
+        )
+        cached = self._from_cache(key, parse)
+        if cached is not None:
+            return cached[0]
+        semaphore = _semaphore(self.profile)
+        await until_cancelled(semaphore.acquire(), cancel, on_late=lambda _: semaphore.release())
+        try:
+            cached = self._from_cache(key, parse)  # an identical request may have finished
+            if cached is not None:
+                return cached[0]
+            try:
+                await self._load(cancel)
+                reply = await self._send(conversation, params, schema_json, cancel)
+                value, problem = parse(reply)
+                asked = conversation
+                if problem and schema_json is not None:
+                    asked = [
+                        *conversation,
+                        {"role": "assistant", "content": reply.content},
+                        {"role": "user", "content": _reask(problem, schema_json)},
+                    ]
+                    first_problem = problem
+                    reply = await self._send(asked, params, schema_json, cancel)
+                    value, problem = parse(reply)
+                    if problem:
+                        raise _invalid(self.profile, first_problem, problem, reply)
+                elif problem:
+                    raise LLMFailure(
+                        "empty_reply",
+                        f"'{self.profile.model}' answered with nothing. Run again; if it keeps "
+                        "happening, try another model.",
+                    )
+            except LLMFailure:
+                record(self.usage, failure=True)
+                raise
+            self.cache.put(
+                key,
+                CallRecord(
+                    model=self.profile.model,
+                    api_base=reply.served_by,
+                    request={
+                        "messages": asked,
+                        "params": params,
+                        "repeat": repeat,
+                        "template_version": template_version,
+                    },
+                    response={
+                        "content": reply.content,
+                        "finish_reason": reply.finish_reason,
+                        "reasked": asked is not conversation,
+                    },
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                    cost=reply.cost,
+                    latency_s=reply.latency_s,
+                    run_id=self.run_id,
+                ),
+            )
+            return value
+        finally:
+            semaphore.release()
+
+    def _from_cache(self, key: str, parse: Callable[[_Reply], tuple[Any, str]]) -> tuple | None:
+        stored = self.cache.get(key)
+        if stored is None:
+            return None
+        value, problem = parse(
+            _Reply(
+                str(stored.get("content") or ""),
+                str(stored.get("finish_reason") or ""),
+                0,
+                0,
+                0.0,
+                0.0,
+                "",
+            )
+        )
+        if problem:
+            return None
+        record(self.usage, cache_hit=True)
+        return (value,)
+
+    async def _prepare(self, cancel: CancelToken | None) -> None:
+        """Find the local model's file (unpacking the bundled one on first use), off the loop."""
+        if not self.profile.is_local or self._local_path is not None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            path = await until_cancelled(
+                loop.run_in_executor(None, _local.resolve_gguf, self.profile.gguf_path), cancel
+            )
+        except _local.LocalModelError as exc:
+            record(self.usage, failure=True)
+            raise LLMFailure("local_model", str(exc)) from exc
+        self._local_path = path
+
+    async def _load(self, cancel: CancelToken | None) -> None:
+        """Load the local model once per process, in an executor (the event loop stays free)."""
+        if self._local_path is None or self._loaded:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            await until_cancelled(
+                loop.run_in_executor(
+                    None, _local.load_model, self._local_path, self.profile.context_window
+                ),
+                cancel,
+            )
+        except _local.LocalModelError as exc:
+            raise LLMFailure("local_model", str(exc)) from exc
+        self._loaded = True
+
+    def _endpoint_key(self) -> str:
+        if self._local_path is not None:
+            return f"{self._local_path}#{self._local_path.stat().st_size}"
+        return ",".join(sorted(self.profile.api_bases))
+
+    def _params(self, schema_json: dict[str, Any] | None) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "temperature": self.profile.temperature,
+            "max_tokens": self.profile.max_tokens,
+        }
+        if self.profile.seed is not None:
+            params["seed"] = self.profile.seed
+        if schema_json is not None:
+            params["schema"] = schema_json
+        return params
+
+    def _request_params(self, params: dict[str, Any], style: str) -> dict[str, Any]:
+        request = {k: v for k, v in params.items() if k != "schema"}
+        schema = params.get("schema")
+        if schema is None or style == "none":
+            return request
+        if style == "json_object":
+            request["response_format"] = {"type": "json_object", "schema": schema["schema"]}
+        else:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema["name"], "schema": schema["schema"]},
+            }
+        return request
+
+    async def _send(
+        self,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        schema_json: dict[str, Any] | None,
+        cancel: CancelToken | None,
+    ) -> _Reply:
+        """One answer from the model, with our retry policy."""
+        endpoint = (self.profile.model, self._endpoint_key())
+        attempt = 0
+        while True:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            style = _schema_style.get(endpoint, _SCHEMA_STYLES[0])
+            started = time.monotonic()
+            try:
+                response = await until_cancelled(
+                    asyncio.wait_for(
+                        self._acompletion(messages, self._request_params(params, style)),
+                        self.profile.timeout_s + 15.0,  # a safety net over litellm's own timeout
+                    ),
+                    cancel,
+                )
+            except (Cancelled, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                failure = classify(
+                    exc,
+                    model=self.profile.model,
+                    api_base=", ".join(self.profile.api_bases),
+                    profile=self.profile.name,
+                )
+                if (
+                    failure.kind == "bad_request"
+                    and schema_json is not None
+                    and style != _SCHEMA_STYLES[-1]
+                    and re.search(r"response_format|json_schema|schema", str(exc), re.IGNORECASE)
+                ):
+                    # This server does not take this way of asking for JSON: try the next one.
+                    _schema_style[endpoint] = _SCHEMA_STYLES[_SCHEMA_STYLES.index(style) + 1]
+                    continue
+                failure.attempts = attempt + 1
+                if not failure.retryable or attempt >= self.profile.max_retries:
+                    if failure.retryable and attempt:
+                        failure.message += f" (tried {attempt + 1} times)"
+                    raise failure from exc
+                delay = self._delay(attempt, failure.retry_after)
+                if delay is None:
+                    failure.message += (
+                        f" The provider asked to wait {failure.retry_after:.0f} seconds before "
+                        "trying again; run again later."
+                    )
+                    raise failure from exc
+                await _sleep(delay, cancel)
+                attempt += 1
+                continue
+            return self._reply(response, time.monotonic() - started)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float | None:
+        if retry_after is not None:
+            if retry_after > self.max_retry_after_s:
+                return None
+            return retry_after + random.uniform(0.0, 0.1 * self.backoff_base_s)
+        backoff = min(self.backoff_cap_s, self.backoff_base_s * (2**attempt))
+        return backoff * random.uniform(0.5, 1.0)
+
+    async def _acompletion(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
+        litellm = litellm_module()
+        common = dict(
+            messages=messages,
+            timeout=self.profile.timeout_s,
+            num_retries=0,
+            max_retries=0,
+            drop_params=True,
+            **request,
+        )
+        if self._local_path is not None:
+            return await litellm.acompletion(
+                model=self.profile.model, api_base=str(self._local_path), **common
+            )
+        if len(self.profile.api_bases) > 1:
+            return await self._load_balancer().acompletion(model=_ROUTER_ALIAS, **common)
+        base = self.profile.api_bases[0] if self.profile.api_bases else None
+        return await litellm.acompletion(
+            model=self.profile.model, api_base=base, api_key=self._api_key, **common
+        )
+
+    def _load_balancer(self) -> Any:
+        """litellm's Router with one deployment per API base (no retries, no cool-downs: the
+        retry policy is ours)."""
+        if self._router is None:
+            litellm = litellm_module()
+            deployments = [
+                {
+                    "model_name": _ROUTER_ALIAS,
+                    "litellm_params": {
+                        "model": self.profile.model,
+                        "api_base": base,
+                        "api_key": self._api_key,
+                        "timeout": self.profile.timeout_s,
+                        "max_retries": 0,
+                    },
+                }
+                for base in self.profile.api_bases
+            ]
+            self._router = litellm.Router(
+                model_list=deployments,
+                num_retries=0,
+                disable_cooldowns=True,
+                routing_strategy="simple-shuffle",
+            )
+        return self._router
+
+    def _reply(self, response: Any, latency_s: float) -> _Reply:
+        choice = response.choices[0]
+        content = getattr(choice.message, "content", None) or ""
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = 0.0 if self._free else _cost(response)
+        hidden = getattr(response, "_hidden_params", None) or {}
+        served_by = str(self._local_path or hidden.get("api_base") or "")
+        record(self.usage, call=(prompt_tokens, completion_tokens, cost))
+        return _Reply(
+            content=content,
+            finish_reason=str(getattr(choice, "finish_reason", "") or ""),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost,
+            latency_s=latency_s,
+            served_by=served_by,
+        )
+
+
+# ----------------------------------------------------------------------------------- helpers
+def _messages(messages: Messages) -> list[dict[str, Any]]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    out = []
+    for message in messages:
+        if message.get("role") not in ("system", "user", "assistant"):
+            raise ValueError(f"a message needs a role system/user/assistant: {message!r}")
+        out.append({"role": message["role"], "content": message.get("content") or ""})
+    return out
+
+
+def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "answer"
+    return {"name": name, "schema": schema.model_json_schema()}
+
+
+def _cost(response: Any) -> float | None:
+    """The price of one call from litellm's offline price map; None when it does not know."""
+    try:
+        cost = litellm_module().completion_cost(completion_response=response)
+    except Exception:  # noqa: BLE001 - an unknown model has no price
+        return None
+    return float(cost) if cost is not None else None
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def _json_text(content: str) -> str:
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    if not text.startswith(("{", "[")):
+        start, end = text.find("{"), text.rfind("}")
+        if start != -1 and end > start:
+            text = text[start : end + 1]
+    return text
+
+
+def _validate(reply: _Reply, schema: type[T]) -> tuple[T | None, str]:
+    text = _json_text(reply.content)
+    if not text:
+        return None, "the answer was empty"
+    try:
+        return schema.model_validate_json(text), ""
+    except ValidationError as exc:
+        problem = _explain(exc)
+    cut = reply.finish_reason == "length"
+    if cut:
+        problem = "the answer was cut off at the maximum length, so " + problem
+    return None, problem
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error.get("loc", ()))
+        if error.get("type", "").startswith("json"):
+            parts.append(f"it is not valid JSON ({error.get('msg')})")
+        elif where:
+            parts.append(f"'{where}': {error.get('msg')}")
+        else:
+            parts.append(str(error.get("msg")))
+    more = exc.error_count() - len(parts)
+    if more > 0:
+        parts.append(f"and {more} more problem(s)")
+    return "; ".join(parts)
+
+
+def _reask(problem: str, schema_json: dict[str, Any]) -> str:
+    return (
+        f"Your answer could not be used: {problem}. Answer again with only one JSON object that "
+        "follows this JSON schema exactly, and no other text:\n"
+        + json.dumps(schema_json["schema"], ensure_ascii=False)
+    )
+
+
+def _invalid(profile: ModelProfile, first: str, last: str, reply: _Reply) -> LLMFailure:
+    began = " ".join(reply.content.split())[:160]
+    message = (
+        f"The answer of '{profile.model}' did not have the expected form, also after asking again "
+        f"({last})."
+    )
+    if began:
+        message += f" It began: “{began}”."
+    if reply.finish_reason == "length":
+        message += (
+            f" It was cut off: raise 'maximum tokens' of profile '{profile.name}' "
+            "in Settings → Models."
+        )
+    if profile.is_local and not profile.gguf_path:
+        message += " The built-in model is very small; choose a larger model for real work."
+    return LLMFailure("invalid_output", message, reply=reply.content)
+
+
+# --------------------------------------------------------------------------- connection test
+class _Ping(BaseModel):
+    reply: str
+
+
+@dataclass
+class ConnectionCheck:
+    """What the Settings dialog and ``evaldesk llm test`` show."""
+
+    ok: bool
+    message: str
+    reply: str = ""
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = 0.0
+
+
+async def check_connection(profile: ModelProfile, api_key: str | None = None) -> ConnectionCheck:
+    """Send one short JSON-schema request with ``profile`` (never cached, no retries) and say
+    whether it worked, what came back, how long it took and what it cost."""
+    quick = profile.model_copy(update={"max_tokens": min(profile.max_tokens, 64), "max_retries": 0})
+    gateway = Gateway(quick, cache=MemoryCache(), api_key=api_key)
+    messages = [
+        {"role": "system", "content": "You are checking that a connection works."},
+        {"role": "user", "content": 'Reply with the JSON object {"reply": "ready"}.'},
+    ]
+    started = time.monotonic()
+    ok, reply, message = True, "", ""
+    try:
+        answer = await gateway.complete_json(messages, _Ping)
+        reply = answer.reply
+        message = f"Connected to '{profile.model}'."
+    except LLMFailure as failure:
+        if failure.kind == "invalid_output":
+            reply = failure.reply or ""
+            message = (
+                f"Connected to '{profile.model}', but its answer did not follow the requested "
+                "JSON format, even when asked again. Expect many failed items with this model."
+            )
+        else:
+            ok, message = False, failure.message
+    usage = gateway.usage
+    return ConnectionCheck(
+        ok=ok,
+        message=message,
+        reply=reply,
+        latency_s=time.monotonic() - started,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cost=usage.cost if not usage.calls_without_cost else None,
+    )

@@ -1,0 +1,28 @@
+"""litellm, imported on first use (never at app start-up) with its offline price map."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+_litellm: Any = None
+
+
+def litellm_module() -> Any:
+    """The ``litellm`` module, set up once: offline price map (litellm otherwise downloads one at
+    import), no telemetry or banners, and the built-in local model registered as a provider."""
+    global _litellm
+    if _litellm is None:
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        import litellm
+
+        from core.llm import _local
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        if not any(i.get("provider") == _local.PROVIDER for i in litellm.custom_provider_map):
+            litellm.custom_provider_map.append(
+                {"provider": _local.PROVIDER, "custom_handler": _local.local_provider()}
+            )
+        _litellm = litellm
+    return _litellm
