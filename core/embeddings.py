@@ -46,6 +46,18 @@ def _offline() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def _quiet_loading() -> None:
+    """No progress bars of the libraries on stderr (EvalDesk reports its own progress)."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except Exception:  # an older or newer transformers without these helpers
+        pass
 
 
 def bundled_model_path() -> Path:
@@ -172,6 +184,8 @@ class Encoder:
         _offline()
         try:
             from sentence_transformers import SentenceTransformer
+
+            _quiet_loading()
 
             self._model = SentenceTransformer(
                 str(self.model_path), device=self.device, local_files_only=True

@@ -537,7 +537,7 @@ def run_aqer_file(
         output_path,
         inputs={
             "Input file": str(Path(input_path).resolve()),
-            "Sheet": sheet or "(first sheet)",
+            "Read from": prepared.source,
             "Layout": format,
             "Answers": prepared.describe(),
         },

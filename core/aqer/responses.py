@@ -22,7 +22,7 @@ import datetime as _dt
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Collection, Iterable, Literal, Mapping, Sequence
 
 import pandas as pd
 
@@ -154,7 +154,15 @@ def _find_column(
 
 
 def _rows(frame: pd.DataFrame, first_row: int) -> list[int]:
+    """Spreadsheet row of each frame row: the index when it holds them (``core.tables``)."""
+    if frame.index.name == "row" and pd.api.types.is_integer_dtype(frame.index):
+        return [int(r) for r in frame.index]
     return [first_row + i for i in range(len(frame))]
+
+
+def _letters(frame: pd.DataFrame, letters: Mapping[str, str] | None) -> dict[Any, str]:
+    given = dict(letters or {})
+    return {c: given.get(c, column_letter(i)) for i, c in enumerate(frame.columns)}
 
 
 def _truthy(value: Any) -> bool:
@@ -187,11 +195,14 @@ def long_responses(
     llm_workers: Sequence[str] = (),
     source: str = "",
     first_row: int = 2,
+    letters: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, list[AqerNotice]]:
     """Read a long sheet (one row per answer) into the long frame (not yet cleaned).
 
     ``is_llm_col`` and ``model_col`` default to columns called ``is_llm`` / ``model`` when the
-    sheet has them. ``first_row`` is the spreadsheet row of ``frame``'s first row.
+    sheet has them. Row numbers come from ``frame``'s index when it is named "row" (as
+    ``core.tables.read_table`` gives it), else count from ``first_row``; ``letters`` maps
+    columns to spreadsheet letters for messages.
     """
     notices: list[AqerNotice] = []
     q = _find_column(frame, question_col, "questions", source, "--question-col")
@@ -209,7 +220,7 @@ def long_responses(
     llm_found = [
         _find_column(frame, c, f"answers of the LLM '{c}'", source, "--llm-col") for c in llm_cols
     ]
-    letters = {c: column_letter(i) for i, c in enumerate(frame.columns)}
+    letters = _letters(frame, letters)
     rows = _rows(frame, first_row)
 
     questions = [cell_text(v).strip() for v in frame[q]]
@@ -324,12 +335,15 @@ def wide_responses(
     llm_workers: Sequence[str] = (),
     source: str = "",
     first_row: int = 2,
+    letters: Mapping[str, str] | None = None,
+    unnamed: Collection[str] = (),
 ) -> tuple[pd.DataFrame, list[AqerNotice]]:
     """Read a wide sheet into the long frame (not yet cleaned).
 
     With ``worker_col`` (or a column called "worker"): a row per worker, a column per question.
     With ``question_col`` (or a column called "question"): a row per question, a column per
-    worker; ``llm_cols`` are the columns that hold LLM answers.
+    worker; ``llm_cols`` are the columns that hold LLM answers. ``unnamed`` lists columns
+    whose header cell is empty (``core.tables`` names them "Column D").
     """
     if worker_col is None and question_col is None:
         if _find_column(frame, "worker", "", source, "", required=False) is not None:
@@ -358,7 +372,7 @@ def wide_responses(
     llm_found = {
         _find_column(frame, c, f"answers of the LLM '{c}'", source, "--llm-col") for c in llm_cols
     }
-    letters = {c: column_letter(i) for i, c in enumerate(frame.columns)}
+    letters = _letters(frame, letters)
     rows = _rows(frame, first_row)
     keys = [cell_text(v).strip() for v in frame[key_col]]
     what = "worker" if by_worker else "question"
@@ -370,18 +384,18 @@ def wide_responses(
 
     notices: list[AqerNotice] = []
     value_columns = []
-    for i, column in enumerate(frame.columns):
+    for column in frame.columns:
         if column == key_col:
             continue
         filled = [j for j, v in enumerate(frame[column]) if cell_text(v).strip()]
-        if _is_unnamed(column):
+        if _is_unnamed(column) or column in unnamed:
             if not filled:
                 continue  # an empty spare column
             raise AqerInputError(
-                f"Column {column_letter(i)}{_where(source)} has no header but holds answers "
+                f"Column {letters[column]}{_where(source)} has no header but holds answers "
                 f"(rows {_list_rows([rows[j] for j in filled])}). Type the "
-                f"{'question' if by_worker else 'worker name'} into its header cell (row "
-                f"{first_row - 1}), or delete the column."
+                f"{'question' if by_worker else 'worker name'} into its header cell "
+                f"{letters[column]}{first_row - 1}, or delete the column."
             )
         value_columns.append(column)
 
@@ -609,8 +623,14 @@ def prepare_responses(
     duplicates: Duplicates = "error",
     source: str = "",
     first_row: int = 2,
+    letters: Mapping[str, str] | None = None,
+    unnamed: Collection[str] = (),
 ) -> PreparedResponses:
-    """A sheet (already read, all cells text) in either layout -> checked long answers."""
+    """A sheet (already read, all cells text) in either layout -> checked long answers.
+
+    ``letters`` (column -> spreadsheet letter) and ``unnamed`` (columns whose header cell is
+    empty) come from ``core.tables.TableRead``; they make messages point at the right cells.
+    """
     if format == "long":
         long, notices = long_responses(
             frame,
@@ -622,6 +642,7 @@ def prepare_responses(
             llm_workers=llm_workers,
             source=source,
             first_row=first_row,
+            letters=letters,
         )
     elif format == "wide":
         if grade_col:
@@ -643,6 +664,8 @@ def prepare_responses(
             llm_workers=llm_workers,
             source=source,
             first_row=first_row,
+            letters=letters,
+            unnamed=unnamed,
         )
     else:
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
@@ -668,14 +691,21 @@ def read_responses(
     from core import tables
 
     path = Path(path)
+    if not path.exists():
+        raise AqerInputError(f"The file {path} does not exist. Check the name and folder.")
     try:
         table = tables.read_table(path, sheet=sheet)
-    except FileNotFoundError as exc:
-        raise AqerInputError(f"The file {path} does not exist. Check the name and folder.") from exc
     except tables.TableError as exc:
         raise AqerInputError(str(exc)) from exc
-    source = f"{path.name}" + (f", sheet '{table.sheet}'" if getattr(table, "sheet", None) else "")
-    first_row = int(getattr(table, "header_row", 1) or 1) + 1
+    errors = [issue for issue in table.issues if issue.severity == "error"]
+    if errors:
+        raise AqerInputError(
+            "The answers cannot be used as they are:\n"
+            + "\n".join(f"- {issue.message}" for issue in errors)
+        )
+    source = table.where()
+    letters = dict(table.letters)
+    unnamed = {name for name, letter in letters.items() if name == f"Column {letter}"}
     prepared = prepare_responses(
         table.frame,
         format=format,
@@ -687,8 +717,14 @@ def read_responses(
         llm_workers=llm_workers,
         duplicates=duplicates,
         source=source,
-        first_row=first_row,
+        first_row=(table.header_row or 1) + 1,
+        letters=letters,
+        unnamed=unnamed,
     )
-    for issue in getattr(table, "issues", []) or []:
-        prepared.notices.insert(0, AqerNotice(topic="Reading the file", message=str(issue)))
+    reading = [
+        AqerNotice(topic="Reading the file", message=issue.message, row=issue.row)
+        for issue in table.issues
+        if issue.severity != "error"
+    ]
+    prepared.notices[:0] = reading
     return prepared
