@@ -5,4 +5,5 @@ dependencies (pandas, torch, litellm) inside its ``func``, not at import time.
 """
 
 import core.project_cli  # noqa: F401
+import core.llm._cli  # noqa: F401
 import core.aqer._cli  # noqa: F401

@@ -82,6 +82,9 @@ class ScriptedLLM:
         self.delay_s = delay_s
         self.tokens_per_word = tokens_per_word
         self.requests: list[ScriptedRequest] = []
+        #: Requests being answered now, and the most at once (to check concurrency limits).
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._turns: dict[Any, int] = {}
         self._lock = threading.Lock()
         _register(self)
@@ -236,9 +239,14 @@ def _make_provider() -> Any:
             copied = json.loads(json.dumps(list(messages), default=str))
             params = {k: v for k, v in optional_params.items() if k != "max_retries"}
             script.requests.append(ScriptedRequest(model, copied, params, api_base))
-            if script.delay_s:
-                await asyncio.sleep(script.delay_s)
-            reply = script.choose(copied)
+            script.in_flight += 1
+            script.max_in_flight = max(script.max_in_flight, script.in_flight)
+            try:
+                if script.delay_s:
+                    await asyncio.sleep(script.delay_s)
+                reply = script.choose(copied)
+            finally:
+                script.in_flight -= 1
             if isinstance(reply, ScriptedError):
                 raise_scripted(reply, model)
             if isinstance(reply, BaseException):
