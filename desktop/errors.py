@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from core import __version__, paths
 
@@ -303,26 +304,16 @@ class ErrorReporter(QObject):
     @Slot(str, str)
     def _show(self, summary: str, details: str) -> None:
         self.reports.append((summary, details))
-        try:
-            if self.dialog is not None and self.dialog.isVisible():
-                self.dialog.add_problem(summary, details)
-                self.dialog.raise_()
-                return
-        except RuntimeError:  # the dialog was closed and deleted
-            pass
+        dialog = self.dialog
+        if dialog is not None and isValid(dialog) and dialog.isVisible():
+            dialog.add_problem(summary, details)
+            dialog.raise_()
+            return
         parent = self.parent_widget
-        try:
-            if parent is not None and not parent.isVisible():
-                parent = None
-        except RuntimeError:
+        if parent is not None and not (isValid(parent) and parent.isVisible()):
             parent = None
         self.dialog = ErrorDialog(summary, details, self.log_path, parent)
-        self.dialog.destroyed.connect(self._forget_dialog)
         self.dialog.show()
-
-    @Slot()
-    def _forget_dialog(self) -> None:
-        self.dialog = None
 
 
 def spawn(coro: Coroutine[Any, Any, Any], where: str = "") -> asyncio.Task:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QWidget,
 )
+from shiboken6 import isValid
 
 from core import paths
 from core.project import PROJECT_SUFFIX, Project, ProjectError, ProjectLocked
@@ -236,20 +237,19 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def open_settings(self) -> SettingsDialog:
-        if self.settings_dialog is not None and self.settings_dialog.isVisible():
+        if (
+            self.settings_dialog is not None
+            and isValid(self.settings_dialog)
+            and self.settings_dialog.isVisible()
+        ):
             self.settings_dialog.raise_()
             self.settings_dialog.activateWindow()
             return self.settings_dialog
         dialog = SettingsDialog(self.settings, self.store, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.destroyed.connect(self._settings_closed)
         self.settings_dialog = dialog
         dialog.open()
         return dialog
-
-    @Slot()
-    def _settings_closed(self) -> None:
-        self.settings_dialog = None
 
     @Slot()
     def open_about(self) -> AboutDialog:

@@ -1,0 +1,73 @@
+"""GUI test set-up: a running qasync loop on pytest-qt's QApplication, and a main window."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+
+@pytest.fixture
+def qloop(qapp):
+    """A qasync loop marked as running on the Qt event loop that pytest-qt spins.
+
+    ``qtbot.waitUntil`` / ``qtbot.wait`` process Qt events, which run the loop's callbacks, so
+    tasks started with ``desktop.errors.spawn`` make progress while the test waits.
+    """
+    import qasync
+
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    yield loop
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    qapp.processEvents()
+    # Not loop.stop(): it calls QApplication.exit(), which leaves Qt's "quit now" flag set and
+    # makes every later nested event loop (qtbot.wait) return at once.
+    loop._QEventLoop__is_running = False
+    loop.close()
+    asyncio.events._set_running_loop(None)
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture(autouse=True)
+def _quick_device_detection(monkeypatch):
+    """Opening Settings must not import torch in GUI tests (a test may override this)."""
+    from desktop.settings_dialog import SettingsDialog
+
+    monkeypatch.setattr(SettingsDialog, "detect_devices", staticmethod(lambda: ["cpu"]))
+
+
+@pytest.fixture
+def store():
+    from core.settings import SettingsStore
+
+    return SettingsStore()
+
+
+@pytest.fixture
+def window(qtbot, qloop, store):
+    from desktop.main_window import MainWindow
+
+    win = MainWindow(store)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    if win.project is not None:
+        win.project.close()
+
+
+def visible_message_boxes(parent=None):
+    """The QMessageBoxes currently shown (optionally children of ``parent``)."""
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]
+    if parent is not None:
+        boxes += parent.findChildren(QMessageBox)
+    seen, result = set(), []
+    for box in boxes:
+        if id(box) not in seen and box.isVisible():
+            seen.add(id(box))
+            result.append(box)
+    return result
