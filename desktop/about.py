@@ -7,11 +7,11 @@ what we declare and what we found.
 
 from __future__ import annotations
 
-import importlib.metadata as metadata
 import importlib.util
 import platform
 import re
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from core import __version__, paths
 
-__all__ = ["AboutDialog", "COMPONENTS", "Component", "LicencesModel", "found_licence"]
+__all__ = ["COMPONENTS", "AboutDialog", "Component", "LicencesModel", "found_licence"]
 
 GEMMA_TERMS_URL = "https://ai.google.dev/gemma/terms"
 

@@ -17,16 +17,16 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import qasync  # noqa: E402
-from PySide6.QtCore import QTimer  # noqa: E402
-from PySide6.QtGui import QIcon  # noqa: E402
-from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QMessageBox
 
-from core import __version__, paths  # noqa: E402
-from core.settings import SettingsStore  # noqa: E402
-from desktop.errors import ErrorReporter, setup_logging  # noqa: E402
-from desktop.main_window import MainWindow  # noqa: E402
-from desktop.runner import cancel_all  # noqa: E402
+from core import __version__, paths
+from core.settings import SettingsStore
+from desktop.errors import ErrorReporter, setup_logging
+from desktop.main_window import MainWindow
+from desktop.runner import cancel_all
 
 __all__ = ["AppSession", "run", "start"]
 
