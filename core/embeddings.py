@@ -146,9 +146,7 @@ def resolve_device(requested: str = "auto") -> str:
     """Turn "auto" into the best available device (cuda > mps > cpu); check an explicit one."""
     wanted = (requested or "auto").strip().lower()
     if wanted not in _DEVICES:
-        raise EmbeddingError(
-            f"Unknown device '{requested}'. Use one of: {', '.join(_DEVICES)}."
-        )
+        raise EmbeddingError(f"Unknown device '{requested}'. Use one of: {', '.join(_DEVICES)}.")
     devices = available_devices()
     if wanted == "auto":
         for device in ("cuda", "mps"):
@@ -177,9 +175,7 @@ class Encoder:
     ) -> None:
         self.device = resolve_device(device)
         self.model_path = check_model_folder(model_path) if model_path else bundled_model_path()
-        self.model_name = (
-            BUNDLED_MODEL_NAME if not model_path else Path(self.model_path).name
-        )
+        self.model_name = BUNDLED_MODEL_NAME if not model_path else Path(self.model_path).name
         self.batch_size = max(1, int(batch_size))
         _offline()
         try:
@@ -207,8 +203,11 @@ class Encoder:
 
     @property
     def dimension(self) -> int:
-        getter = getattr(self._model, "get_sentence_embedding_dimension", None)
-        return int(getter()) if getter else int(self(["x"]).shape[1])
+        for name in ("get_embedding_dimension", "get_sentence_embedding_dimension"):
+            getter = getattr(self._model, name, None)
+            if getter is not None:
+                return int(getter())
+        return int(self._model.encode(["x"], convert_to_numpy=True).shape[1])
 
     def describe(self) -> str:
         """One line for a report: model, device and length limit."""

@@ -88,8 +88,7 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         "--duplicates",
         choices=("first", "last", "error"),
         default="error",
-        help="when a worker answered a question twice: keep the first, the last, or stop "
-        "(default)",
+        help="when a worker answered a question twice: keep the first, the last, or stop (default)",
     )
     parser.add_argument("--max-iterations", type=_positive_int, default=100, metavar="N")
     parser.add_argument("--tolerance", type=_positive_float, default=1e-6, metavar="T")
@@ -104,6 +103,7 @@ def run_aqer_command(args: argparse.Namespace) -> int:
     from core.aqer.responses import AqerInputError
     from core.embeddings import EmbeddingError
     from core.runs import Cancelled, CancelToken, Progress
+    from core.tables import TableError
 
     output = Path(args.output)
     if output.suffix.lower() != ".xlsx":
@@ -113,9 +113,13 @@ def run_aqer_command(args: argparse.Namespace) -> int:
         )
         return 2
     if not Path(args.input).exists():
-        raise cli.UserError(f"The input file {args.input} does not exist. Check the name and folder.")
+        raise cli.UserError(
+            f"The input file {args.input} does not exist. Check the name and folder."
+        )
     if not output.parent.exists():
-        raise cli.UserError(f"The folder {output.parent} does not exist. Create it or choose another.")
+        raise cli.UserError(
+            f"The folder {output.parent} does not exist. Create it or choose another."
+        )
     model_path, device = args.embedding_model, args.device
     if model_path is None or device is None:
         from core.settings import SettingsStore
@@ -148,7 +152,7 @@ def run_aqer_command(args: argparse.Namespace) -> int:
             progress=Progress(cli.stderr_progress),
             cancel=CancelToken(),
         )
-    except (AqerInputError, EmbeddingError) as exc:
+    except (AqerInputError, EmbeddingError, TableError) as exc:
         raise cli.UserError(str(exc)) from exc
     except Cancelled as exc:
         raise cli.UserError(str(exc)) from exc
@@ -159,9 +163,10 @@ def run_aqer_command(args: argparse.Namespace) -> int:
         ) from exc
     scored = result.workers["score"].notna()
     best = result.workers[scored].iloc[0] if scored.any() else None
+    n_questions = int(result.questions["mean_similarity"].notna().sum())
     lines = [
         f"Wrote {output}",
-        f"  {int(scored.sum())} workers scored on {int(result.questions['mean_similarity'].notna().sum())} "
+        f"  {int(scored.sum())} workers scored on {n_questions} "
         f"questions in {result.iterations} round(s)"
         + ("" if result.converged else " (not converged)" if result.discriminates else " (tie)"),
     ]

@@ -23,7 +23,9 @@ def score_llm_answers(vectors: np.ndarray, question: np.ndarray, sea: np.ndarray
     scores = np.full(len(question), np.nan)
     has_sea = question >= 0
     if has_sea.any():
-        scores[has_sea] = cosine_rows(np.asarray(vectors)[has_sea], np.asarray(sea)[question[has_sea]])
+        scores[has_sea] = cosine_rows(
+            np.asarray(vectors)[has_sea], np.asarray(sea)[question[has_sea]]
+        )
     return scores
 
 

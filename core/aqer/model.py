@@ -35,7 +35,15 @@ LLM_SUMMARY_COLUMNS = ["model", "mean_score", "scored", "answered"]
 CONVERGENCE_COLUMNS = ["iteration", "rmse"]
 #: Same columns as ``core.stats.ROW_COLUMNS`` (every method's Agreement sheet looks alike).
 AGREEMENT_COLUMNS = [
-    "comparison", "statistic", "kind", "value", "p_value", "ci_low", "ci_high", "n", "note",
+    "comparison",
+    "statistic",
+    "kind",
+    "value",
+    "p_value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "note",
 ]
 WARNING_COLUMNS = ["topic", "message", "question", "worker", "row"]
 

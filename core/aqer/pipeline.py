@@ -29,7 +29,6 @@ from core.aqer.model import (
     LLM_SUMMARY_COLUMNS,
     QUESTION_COLUMNS,
     RESPONSE_COLUMNS,
-    WORKER_COLUMNS,
     AqerNotice,
     AqerResult,
     AqerSettings,
@@ -111,7 +110,9 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _none_if_nan(values: Any) -> list[Any]:
-    return [None if v is None or (isinstance(v, float) and not np.isfinite(v)) else v for v in values]
+    return [
+        None if v is None or (isinstance(v, float) and not np.isfinite(v)) else v for v in values
+    ]
 
 
 def aqer(
@@ -287,8 +288,8 @@ def aqer(
                 topic="Not converged",
                 message=(
                     f"The weights still changed after {outcome.iterations} rounds (last change "
-                    f"{outcome.trace[-1][1]:.2e}, tolerance {settings.tolerance:g}). The scores are "
-                    "those of the last round; allow more rounds to let them settle."
+                    f"{outcome.trace[-1][1]:.2e}, tolerance {settings.tolerance:g}). The scores "
+                    "are those of the last round; allow more rounds to let them settle."
                 ),
             )
         )
@@ -407,16 +408,16 @@ def aqer(
         responses_out["is_llm"] = people["is_llm"].to_numpy()
 
     best = best_responses(q_idx, outcome.similarity, len(scored_questions))
-    mean_similarity = np.bincount(q_idx, weights=outcome.similarity, minlength=len(scored_questions))
+    mean_similarity = np.bincount(
+        q_idx, weights=outcome.similarity, minlength=len(scored_questions)
+    )
     mean_similarity = mean_similarity / np.maximum(embedded.answered_per_question, 1)
     answered = people.groupby("question", sort=False)["worker"].count()
     question_rows = []
     for question in asked:
         j = question_index.get(question)
         if j is None:
-            question_rows.append(
-                {"question": question, "answered": int(answered[question])}
-            )
+            question_rows.append({"question": question, "answered": int(answered[question])})
             continue
         k = best[j]
         question_rows.append(
@@ -468,9 +469,7 @@ def aqer(
 
     return AqerResult(
         workers=workers,
-        responses=responses_out[
-            RESPONSE_COLUMNS + (["is_llm"] if settings.llm_as_workers else [])
-        ],
+        responses=responses_out[RESPONSE_COLUMNS + (["is_llm"] if settings.llm_as_workers else [])],
         questions=questions,
         llm_answers=llm_answers,
         llm_summary=llm_summary,

@@ -86,7 +86,9 @@ def _question_scores(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         present = (counts >= k).astype(np.float32)
         overlap += present @ present.T
     denominator = lengths[:, None] + lengths[None, :]
-    f1_pairs = np.divide(2 * overlap, denominator, out=np.zeros_like(overlap), where=denominator > 0)
+    f1_pairs = np.divide(
+        2 * overlap, denominator, out=np.zeros_like(overlap), where=denominator > 0
+    )
     np.fill_diagonal(f1_pairs, -np.inf)
     f1 = f1_pairs.max(axis=1)
 

@@ -36,9 +36,9 @@ def _squared_distances(responses: EmbeddedResponses, aggregate: np.ndarray) -> n
     per_answer = np.empty(len(responses), dtype=np.float64)
     for start in range(0, len(responses), _CHUNK):
         stop = start + _CHUNK
-        diff = responses.vectors[responses.row[start:stop]] - aggregate[
-            responses.question[start:stop]
-        ]
+        diff = (
+            responses.vectors[responses.row[start:stop]] - aggregate[responses.question[start:stop]]
+        )
         per_answer[start:stop] = np.einsum("ij,ij->i", diff, diff)
     return np.bincount(responses.worker, weights=per_answer, minlength=responses.n_workers)
 

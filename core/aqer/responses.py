@@ -153,6 +153,36 @@ def _find_column(
     )
 
 
+def _require_columns(
+    frame: pd.DataFrame, wanted: Sequence[tuple[str, str, str]], source: str
+) -> None:
+    """Raise one message naming every (column, role, option) the frame lacks."""
+    import difflib
+
+    missing = [
+        (name, role, option)
+        for name, role, option in wanted
+        if _find_column(frame, name, role, source, option, required=False) is None
+    ]
+    if not missing:
+        return
+    columns = [str(c) for c in frame.columns if not _is_unnamed(c)]
+    parts = []
+    for name, role, option in missing:
+        close = difflib.get_close_matches(str(name).casefold(), [c.casefold() for c in columns], 1)
+        hint = ""
+        if close:
+            match = next(c for c in columns if c.casefold() == close[0])
+            hint = f"; is it '{match}'?"
+        parts.append(f"'{name}' (the {role}, {option}){hint}")
+    shown = ", ".join(f"'{c}'" for c in columns) or "(none)"
+    raise AqerInputError(
+        f"Missing column{'s' if len(parts) > 1 else ''}{_where(source)}: {'; '.join(parts)}. "
+        f"The columns are: {shown}. Rename the columns in the sheet, or choose the column that "
+        "holds each of these (in the wizard, or with the option shown)."
+    )
+
+
 def _rows(frame: pd.DataFrame, first_row: int) -> list[int]:
     """Spreadsheet row of each frame row: the index when it holds them (``core.tables``)."""
     if frame.index.name == "row" and pd.api.types.is_integer_dtype(frame.index):
@@ -205,10 +235,24 @@ def long_responses(
     columns to spreadsheet letters for messages.
     """
     notices: list[AqerNotice] = []
+    _require_columns(
+        frame,
+        [
+            (question_col, "questions", "--question-col"),
+            (worker_col, "worker names", "--worker-col"),
+            (response_col, "answers", "--response-col"),
+            *([(grade_col, "expert grades", "--grade-col")] if grade_col else []),
+        ],
+        source,
+    )
     q = _find_column(frame, question_col, "questions", source, "--question-col")
     w = _find_column(frame, worker_col, "worker names", source, "--worker-col")
     r = _find_column(frame, response_col, "answers", source, "--response-col")
-    g = _find_column(frame, grade_col, "expert grades", source, "--grade-col") if grade_col else None
+    g = (
+        _find_column(frame, grade_col, "expert grades", source, "--grade-col")
+        if grade_col
+        else None
+    )
     if is_llm_col:
         flag = _find_column(frame, is_llm_col, "LLM marks", source, "the LLM column")
     else:

@@ -69,7 +69,8 @@ class EmbeddedResponses:
         )
         sums = np.asarray(matrix @ self.vectors, dtype=np.float32)
         totals = np.bincount(
-            self.question, weights=np.asarray(weights, dtype=np.float64)[self.worker],
+            self.question,
+            weights=np.asarray(weights, dtype=np.float64)[self.worker],
             minlength=self.n_questions,
         )
         return sums, totals

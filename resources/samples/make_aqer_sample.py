@@ -169,16 +169,28 @@ def write_template(path: Path = HERE / "aqer_template.xlsx") -> Path:
     guide.append(["step", "what to do"])
     for row in [
         ("1", "Choose one layout: 'Long' (a row per answer) or 'Wide' (a row per question)."),
-        ("2", "Long: one row per answer. question = the question's text (the same text for "
-              "every answer to it); worker = who answered (a name or code); response = the "
-              "answer as written. Leave response empty if the person skipped the question."),
-        ("3", "Long, optional: grade = an expert's grade of the answer (numbers), to see how "
-              "well AQER agrees with it; is_llm = yes for an LLM's answer (worker = the LLM's "
-              "name)."),
-        ("4", "Wide: one row per question, one column per person (the header is the person's "
-              "name). Columns with LLM answers are named in the wizard (or with --llm-col)."),
-        ("5", "Each person should answer the same questions; at least 2 people and 2 "
-              "questions are needed. Delete the sheet you do not use."),
+        (
+            "2",
+            "Long: one row per answer. question = the question's text (the same text for "
+            "every answer to it); worker = who answered (a name or code); response = the "
+            "answer as written. Leave response empty if the person skipped the question.",
+        ),
+        (
+            "3",
+            "Long, optional: grade = an expert's grade of the answer (numbers), to see how "
+            "well AQER agrees with it; is_llm = yes for an LLM's answer (worker = the LLM's "
+            "name).",
+        ),
+        (
+            "4",
+            "Wide: one row per question, one column per person (the header is the person's "
+            "name). Columns with LLM answers are named in the wizard (or with --llm-col).",
+        ),
+        (
+            "5",
+            "Each person should answer the same questions; at least 2 people and 2 "
+            "questions are needed. Delete the sheet you do not use.",
+        ),
     ]:
         guide.append(list(row))
     _style(guide, {"A": 8, "B": 100})

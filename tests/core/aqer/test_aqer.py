@@ -25,7 +25,8 @@ def crowd(n_good: int = 5, outlier: bool = True, skip: dict | None = None) -> pd
     extras = ["", " indeed", " for sure", " I believe", " as far as I know", " yes"]
     for w in range(n_good):
         answers[f"good{w}"] = {
-            q: right + extras[(w + k) % len(extras)] for k, (q, (right, _)) in enumerate(FACTS.items())
+            q: right + extras[(w + k) % len(extras)]
+            for k, (q, (right, _)) in enumerate(FACTS.items())
         }
     if outlier:
         answers["outlier"] = {q: wrong for q, (_, wrong) in FACTS.items()}
