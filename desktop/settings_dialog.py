@@ -701,15 +701,16 @@ def run_connection_test(
 ) -> asyncio.Task | None:
     """Start a connection test; the outcome appears in ``result_label``. Never raises."""
 
+    button.setEnabled(False)
+    button.setText("Testing…")
+    result_label.setObjectName("hint")
+    result_label.setText(
+        f"Sending one short request to {profile.model}. This can take up to "
+        f"{profile.timeout_s:.0f} seconds (local models load first)."
+    )
+    _repolish(result_label)
+
     async def _go() -> None:
-        button.setEnabled(False)
-        button.setText("Testing…")
-        result_label.setObjectName("hint")
-        result_label.setText(
-            f"Sending one short request to {profile.model}. This can take up to "
-            f"{profile.timeout_s:.0f} seconds (local models load first)."
-        )
-        _repolish(result_label)
         ok = False
         try:
             ok, message = await check_profile(profile, api_key)
@@ -737,6 +738,8 @@ def run_connection_test(
         return spawn(_go(), where="the connection test")
     except RuntimeError as exc:  # no event loop (should not happen in the app)
         result_label.setText(f"Could not test: {exc}")
+        button.setEnabled(True)
+        button.setText("Test connection")
         return None
 
 
