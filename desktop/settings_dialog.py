@@ -261,7 +261,10 @@ async def check_profile(profile: ModelProfile, api_key: str | None) -> tuple[boo
         reply = (check.reply or "").strip().replace("\n", " ")
         if len(reply) > 120:
             reply = reply[:117] + "…"
-        cost = f"${check.cost:.4f}" if check.cost else "no cost"
+        if check.cost is None:
+            cost = "price unknown"
+        else:
+            cost = f"${check.cost:.4f}" if check.cost else "no cost"
         return True, (
             f"It works. The model answered in {check.latency_s:.1f} s: “{reply}” "
             f"({check.prompt_tokens} tokens sent, {check.completion_tokens} received, {cost})."

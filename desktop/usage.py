@@ -22,16 +22,28 @@ log = logging.getLogger("evaldesk.usage")
 
 
 def format_usage(usage: Any) -> str:
-    """One short line for the status bar: ``LLM: 12 calls (3 cached) · 4,210 tokens · $0.0132``."""
+    """One short line for the status bar: ``LLM: 12 calls (3 from cache) · 4,210 tokens · $0.0132``.
+
+    Calls whose price litellm does not know are counted, not priced as free; failed calls are
+    mentioned.
+    """
     calls = int(getattr(usage, "calls", 0) or 0)
     hits = int(getattr(usage, "cache_hits", 0) or 0)
+    failures = int(getattr(usage, "failures", 0) or 0)
+    unpriced = int(getattr(usage, "calls_without_cost", 0) or 0)
     tokens = int(getattr(usage, "prompt_tokens", 0) or 0) + int(
         getattr(usage, "completion_tokens", 0) or 0
     )
     cost = float(getattr(usage, "cost", 0.0) or 0.0)
-    cached = f" ({hits:,} from cache)" if hits else ""
+    extras = [f"{hits:,} from cache"] if hits else []
+    if failures:
+        extras.append(f"{failures:,} failed")
     noun = "call" if calls == 1 else "calls"
-    return f"LLM: {calls:,} {noun}{cached} · {tokens:,} tokens · ${cost:,.4f}"
+    text = f"LLM: {calls:,} {noun}" + (f" ({', '.join(extras)})" if extras else "")
+    text += f" · {tokens:,} tokens · ${cost:,.4f}"
+    if unpriced:
+        text += f" + {unpriced:,} of unknown price"
+    return text
 
 
 class UsageIndicator(QLabel):
@@ -76,6 +88,9 @@ class UsageIndicator(QLabel):
             from core import llm
 
             llm.add_usage_listener(self.show_usage)
+            current = getattr(llm, "session_usage", None)
+            if current is not None:
+                self.show_usage(current())
         except Exception as exc:  # not written yet, or broken: the app works without it
             log.info("LLM usage is not shown: %s", exc)
             return False

@@ -26,6 +26,9 @@ def test_format_usage():
     text = format_usage(Usage(1234, 34, 40_000, 2_100, 0.01234))
     assert text == "LLM: 1,234 calls (34 from cache) · 42,100 tokens · $0.0123"
     assert format_usage(Usage(calls=1)).startswith("LLM: 1 call ")
+    full = types.SimpleNamespace(calls=5, cache_hits=0, failures=2, prompt_tokens=10,
+                                 completion_tokens=0, cost=0.0, calls_without_cost=3)
+    assert format_usage(full) == "LLM: 5 calls (2 failed) · 10 tokens · $0.0000 + 3 of unknown price"
 
 
 def test_usage_from_another_thread_reaches_the_status_bar(qtbot, window):
@@ -41,6 +44,7 @@ def test_indicator_attaches_once_core_llm_is_imported(qtbot, monkeypatch):
     listeners = []
     module = types.ModuleType("core.llm")
     module.add_usage_listener = listeners.append
+    module.session_usage = lambda: Usage(calls=2)
     monkeypatch.delitem(sys.modules, "core.llm", raising=False)
     indicator = UsageIndicator()
     qtbot.addWidget(indicator)
@@ -49,6 +53,7 @@ def test_indicator_attaches_once_core_llm_is_imported(qtbot, monkeypatch):
     monkeypatch.setitem(sys.modules, "core.llm", module)
     qtbot.waitUntil(lambda: indicator.attached, timeout=3000)
     assert listeners == [indicator.show_usage]
+    qtbot.waitUntil(lambda: indicator.text().startswith("LLM: 2 calls"))  # totals so far
     listeners[0](Usage(calls=7, prompt_tokens=5, completion_tokens=5))
     qtbot.waitUntil(lambda: indicator.text().startswith("LLM: 7 calls"))
 
