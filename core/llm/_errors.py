@@ -140,6 +140,13 @@ def classify(exc: BaseException, *, model: str, api_base: str, profile: str) -> 
         or "connection error" in said.lower()
         or (isinstance(exc, (ConnectionError, OSError)) and status is None)
     )
+    if "missing credentials" in said.lower() or "api_key client option" in said.lower():
+        return LLMFailure(
+            "auth",
+            f"No API key is set for profile '{profile}'. Enter it in Settings → Models, or set "
+            "the provider's environment variable (for example OPENAI_API_KEY).",
+            status=status,
+        )
     if status in (401, 403) or "AuthenticationError" in names or "PermissionDeniedError" in names:
         return LLMFailure(
             "auth",

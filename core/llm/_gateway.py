@@ -171,10 +171,25 @@ class Gateway:
             from core.secrets import get_api_key
 
             api_key = get_api_key(profile.name)
-        self._api_key = api_key
+        self._api_key = api_key or self._keyless_placeholder()
         self._router: Any = None
         self._local_path: Path | None = None
         self._loaded = False
+
+    def _keyless_placeholder(self) -> str | None:
+        """A self-hosted server (vLLM, llama.cpp, LM Studio...) often needs no key, but the
+        OpenAI client refuses to send without one: give it a harmless placeholder, unless the
+        provider's own environment variable holds a key."""
+        if self._free or not self.profile.api_bases:
+            return None
+        try:
+            found = litellm_module().validate_environment(self.profile.model)
+        except Exception:  # noqa: BLE001 - unknown provider: let litellm decide
+            return None
+        missing = found.get("missing_keys") or []
+        if any(name.endswith(("_API_KEY", "_TOKEN", "_KEY")) for name in missing):
+            return "no-key"
+        return None
 
     # ------------------------------------------------------------------------ public calls
     async def complete_text(

@@ -88,6 +88,8 @@ class LoadedModel:
     llama: Any
     fold_system: bool
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Checked after every token of the running generation; True stops it.
+    should_stop: Any = None
 
 
 _models: dict[str, LoadedModel] = {}
@@ -141,8 +143,49 @@ def load_model(path: str | Path, n_ctx: int = DEFAULT_CONTEXT) -> LoadedModel:
             llama.chat_format = "gemma"
             fold_system = True
         loaded = LoadedModel(key, n_ctx, llama, fold_system)
+        _add_stop_check(loaded)
         _models[key] = loaded
         return loaded
+
+
+def _add_stop_check(loaded: LoadedModel) -> None:
+    """Let a running generation be stopped between tokens. ``create_chat_completion`` does not
+    take stopping criteria, but the chat handler passes them to ``create_completion``: wrap that
+    on this instance so our check is added to whatever the chat format asks for."""
+    from llama_cpp import StoppingCriteriaList
+
+    original = loaded.llama.create_completion
+    turn_ends = _turn_end_tokens(loaded.llama)
+
+    def create_completion(*args: Any, stopping_criteria: Any = None, **kwargs: Any) -> Any:
+        def stop(input_ids: Any, _logits: Any) -> bool:
+            if len(input_ids) and int(input_ids[-1]) in turn_ends:
+                return True
+            check = loaded.should_stop
+            return bool(check is not None and check())
+
+        criteria = StoppingCriteriaList([stop, *(stopping_criteria or [])])
+        return original(*args, stopping_criteria=criteria, **kwargs)
+
+    loaded.llama.create_completion = create_completion
+
+
+#: Special tokens that end a chat turn. Some GGUF files (the bundled Gemma among them) do not mark
+#: theirs as end-of-generation, so the model would write the next turn too.
+_TURN_END_MARKERS = (b"<end_of_turn>", b"<|im_end|>", b"<|eot_id|>", b"<|end|>")
+
+
+def _turn_end_tokens(llama: Any) -> frozenset[int]:
+    ids = set()
+    for marker in _TURN_END_MARKERS:
+        try:
+            special = llama.tokenize(marker, add_bos=False, special=True)
+            plain = llama.tokenize(marker, add_bos=False, special=False)
+        except Exception:  # noqa: BLE001, S112 - a tokenizer that cannot: no extra stop
+            continue
+        if len(special) == 1 and len(plain) > 1:  # a real special token of this vocabulary
+            ids.add(int(special[0]))
+    return frozenset(ids)
 
 
 def unload_all() -> None:
@@ -186,12 +229,8 @@ def generate(
     """One chat completion (blocking). Stops at the next token when ``abort`` is set or the
     deadline passes."""
 
-    def watch(_input_ids: Any, logits: Any) -> Any:
-        if abort.is_set():
-            raise _Aborted()
-        if deadline is not None and time.monotonic() > deadline:
-            raise TimeoutError()
-        return logits
+    def should_stop() -> bool:
+        return abort.is_set() or (deadline is not None and time.monotonic() > deadline)
 
     if loaded.fold_system:
         messages = _fold_system(messages)
@@ -199,7 +238,6 @@ def generate(
         "messages": messages,
         "temperature": float(params.get("temperature") or 0.0),
         "max_tokens": params.get("max_tokens"),
-        "logits_processor": [watch],
     }
     if params.get("seed") is not None:
         kwargs["seed"] = int(params["seed"])
@@ -211,7 +249,16 @@ def generate(
     with loaded.lock:
         if abort.is_set():
             raise _Aborted()
-        return loaded.llama.create_chat_completion(**kwargs)
+        loaded.should_stop = should_stop
+        try:
+            result = loaded.llama.create_chat_completion(**kwargs)
+        finally:
+            loaded.should_stop = None
+    if abort.is_set():
+        raise _Aborted()
+    if deadline is not None and time.monotonic() > deadline:
+        raise TimeoutError()
+    return result
 
 
 def _loop_lock(path: str) -> asyncio.Lock:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.llm import ScriptedLLM, reset_session_usage
-from core.llm import _gateway, _local
+from core.llm import ScriptedLLM, _gateway, _local, reset_session_usage
 from core.llm._cache import close_user_caches
 
 _names = itertools.count()

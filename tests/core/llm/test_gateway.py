@@ -37,14 +37,14 @@ def ask(text: str = "Rate the answer: Paris is in France.") -> list[dict[str, st
 
 # ------------------------------------------------------------------------------ the cache key
 def test_cache_key_changes_with_every_part():
-    base = dict(
-        model="openai/gpt-4o-mini",
-        api_base="",
-        messages=ask(),
-        params={"temperature": 0.0, "max_tokens": 100, "seed": 0},
-        repeat=0,
-        template_version="v1",
-    )
+    base = {
+        "model": "openai/gpt-4o-mini",
+        "api_base": "",
+        "messages": ask(),
+        "params": {"temperature": 0.0, "max_tokens": 100, "seed": 0},
+        "repeat": 0,
+        "template_version": "v1",
+    }
     key = cache_key(**base)
     assert key == cache_key(**dict(base))  # stable
     variants = [

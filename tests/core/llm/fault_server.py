@@ -1,0 +1,129 @@
+"""A tiny OpenAI-compatible server on 127.0.0.1 that misbehaves on demand (tests and benchmarks).
+
+Each behaviour lives under its own path prefix, ``http://127.0.0.1:<port>/<mode>/v1``:
+
+* ``ok``: answers ``{"score": 4, "reason": "fine"}`` after ``latency_s``
+* ``flaky429``: the first request of each prompt gets 429 with ``Retry-After: 1``, then ok
+* ``down``: always 500
+* ``hang``: sleeps ``hang_s`` before answering (past a short client timeout)
+* ``badjson``: answers text that is not JSON
+* ``auth``: 401 "Incorrect API key"; ``missing``: 404 model not found
+* ``oldstyle``: rejects ``response_format`` of type ``json_schema`` with 422 (as
+  llama-cpp-python's server does) but takes ``json_object`` with a schema
+
+``hits[mode]`` counts requests per mode; ``requests`` keeps (mode, headers, body).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections import Counter
+from typing import Any
+
+from aiohttp import web
+
+GOOD = {"score": 4, "reason": "fine"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def completion(body: dict[str, Any], content: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1,
+        "model": body.get("model", "test"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
+
+
+class FaultServer:
+    def __init__(self, latency_s: float = 0.0, hang_s: float = 3.0) -> None:
+        self.latency_s = latency_s
+        self.hang_s = hang_s
+        self.hits: Counter[str] = Counter()
+        self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        self._seen_429: set[str] = set()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def base(self, mode: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{mode}/v1"
+
+    async def start(self) -> FaultServer:
+        app = web.Application()
+        app.router.add_post("/{mode}/v1/chat/completions", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        self.port = free_port()
+        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        mode = request.match_info["mode"]
+        body = await request.json()
+        self.hits[mode] += 1
+        self.requests.append((mode, dict(request.headers), body))
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        if mode == "ok":
+            return web.json_response(completion(body, json.dumps(GOOD)))
+        if mode == "flaky429":
+            prompt = json.dumps(body["messages"])
+            if prompt not in self._seen_429:
+                self._seen_429.add(prompt)
+                return web.json_response(
+                    {"error": {"message": "Rate limit reached", "type": "rate_limit"}},
+                    status=429,
+                    headers={"Retry-After": "1"},
+                )
+            return web.json_response(completion(body, json.dumps(GOOD)))
+        if mode == "down":
+            return web.json_response({"error": {"message": "upstream exploded"}}, status=500)
+        if mode == "hang":
+            await asyncio.sleep(self.hang_s)
+            return web.json_response(completion(body, json.dumps(GOOD)))
+        if mode == "badjson":
+            return web.json_response(completion(body, "Sure! The score is four out of five."))
+        if mode == "auth":
+            return web.json_response(
+                {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}},
+                status=401,
+            )
+        if mode == "missing":
+            return web.json_response(
+                {"error": {"message": "The model `nope` does not exist"}}, status=404
+            )
+        if mode == "oldstyle":
+            fmt = body.get("response_format") or {}
+            if fmt.get("type") not in (None, "text", "json_object"):
+                return web.json_response(
+                    {
+                        "detail": [
+                            {
+                                "loc": ["body", "response_format", "type"],
+                                "msg": "Input should be 'text' or 'json_object'",
+                            }
+                        ]
+                    },
+                    status=422,
+                )
+            return web.json_response(completion(body, json.dumps(GOOD)))
+        return web.json_response({"error": {"message": f"unknown mode {mode}"}}, status=404)

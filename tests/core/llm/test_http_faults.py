@@ -1,0 +1,180 @@
+"""The real HTTP path (litellm's OpenAI-compatible client) against a local misbehaving server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import BaseModel
+
+from core.llm import Gateway, LLMFailure, MemoryCache, check_connection
+from core.runs import Cancelled, CancelToken
+from core.secrets import set_api_key
+from core.settings import ModelProfile
+from tests.core.llm.fault_server import FaultServer
+
+
+class Score(BaseModel):
+    score: int
+    reason: str
+
+
+@pytest.fixture
+async def server():
+    running = await FaultServer().start()
+    yield running
+    await running.stop()
+
+
+def profile(server: FaultServer, mode: str, **overrides) -> ModelProfile:
+    values = {
+        "name": f"Test server {mode}",
+        "model": "openai/test-model",
+        "api_bases": [server.base(mode)],
+        "timeout_s": 5,
+        "max_retries": 3,
+    }
+    values.update(overrides)
+    return ModelProfile(**values)
+
+
+def ask(i: int = 0) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Rate answer {i} from 1 to 5 as JSON."}]
+
+
+async def test_ok_through_http_sends_schema_and_key_and_caches(server):
+    set_api_key("Test server ok", "sk-from-keyring")
+    cache = MemoryCache()
+    gateway = Gateway(profile(server, "ok"), cache=cache)
+    assert await gateway.complete_json(ask(), Score) == Score(score=4, reason="fine")
+    _, headers, body = server.requests[0]
+    assert headers["Authorization"] == "Bearer sk-from-keyring"
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["temperature"] == 0 and body["seed"] == 0
+    assert (gateway.usage.prompt_tokens, gateway.usage.completion_tokens) == (11, 7)
+    assert gateway.usage.calls_without_cost == 1  # nobody knows this model's price
+    record = next(iter(cache.records.values()))
+    assert record.api_base == server.base("ok")
+    assert record.cost is None
+    await Gateway(profile(server, "ok"), cache=cache).complete_json(ask(), Score)
+    assert server.hits["ok"] == 1
+
+
+async def test_429_with_retry_after_then_success(server, waits):
+    cache = MemoryCache()
+    result = await Gateway(profile(server, "flaky429"), cache=cache).complete_json(ask(), Score)
+    assert result.score == 4
+    assert server.hits["flaky429"] == 2
+    assert len(waits) == 1 and waits[0] >= 1.0  # the server's Retry-After
+    assert len(cache) == 1
+
+
+async def test_500_beyond_the_retry_cap(server, waits):
+    cache = MemoryCache()
+    gateway = Gateway(profile(server, "down", max_retries=3), cache=cache)
+    with pytest.raises(LLMFailure) as caught:
+        await gateway.complete_json(ask(), Score)
+    assert caught.value.kind == "server"
+    assert "upstream exploded" in caught.value.message
+    assert "tried 4 times" in caught.value.message
+    assert server.hits["down"] == 4 and len(waits) == 3
+    assert len(cache) == 0
+
+
+async def test_a_hang_past_the_timeout(server, waits):
+    cache = MemoryCache()
+    gateway = Gateway(profile(server, "hang", timeout_s=0.3, max_retries=1), cache=cache)
+    with pytest.raises(LLMFailure) as caught:
+        await gateway.complete_json(ask(), Score)
+    assert caught.value.kind == "timeout"
+    assert "did not answer in time" in caught.value.message
+    assert server.hits["hang"] == 2
+    assert len(cache) == 0
+
+
+async def test_invalid_json_content_is_reasked_then_fails(server):
+    cache = MemoryCache()
+    with pytest.raises(LLMFailure) as caught:
+        await Gateway(profile(server, "badjson"), cache=cache).complete_json(ask(), Score)
+    assert caught.value.kind == "invalid_output"
+    assert "score is four" in caught.value.message
+    assert server.hits["badjson"] == 2
+    reask = server.requests[1][2]["messages"]
+    assert reask[-1]["role"] == "user" and "not valid JSON" in reask[-1]["content"]
+    assert len(cache) == 0
+
+
+async def test_401_fails_at_once_and_names_the_key(server, waits):
+    check = await check_connection(profile(server, "auth"), api_key="sk-wrong")
+    assert not check.ok
+    assert "API key" in check.message and "Test server auth" in check.message
+    assert server.hits["auth"] == 1 and waits == []
+
+
+async def test_404_fails_at_once_and_names_model_and_url(server, waits):
+    with pytest.raises(LLMFailure) as caught:
+        await Gateway(profile(server, "missing"), cache=MemoryCache()).complete_text(ask())
+    assert caught.value.kind == "not_found"
+    assert "openai/test-model" in caught.value.message
+    assert server.base("missing") in caught.value.message
+    assert server.hits["missing"] == 1 and waits == []
+
+
+async def test_connection_refused_is_retried_then_explained(waits):
+    from tests.core.llm.fault_server import free_port
+
+    base = f"http://127.0.0.1:{free_port()}/v1"  # nobody listens there
+    gateway = Gateway(
+        ModelProfile(name="Nobody", model="openai/x", api_bases=[base], max_retries=2),
+        cache=MemoryCache(),
+    )
+    with pytest.raises(LLMFailure) as caught:
+        await gateway.complete_text(ask())
+    assert caught.value.kind == "connection"
+    assert "Could not reach" in caught.value.message and base in caught.value.message
+    assert len(waits) == 2
+
+
+async def test_a_server_without_json_schema_gets_json_object_with_the_schema(server):
+    result = await Gateway(profile(server, "oldstyle"), cache=MemoryCache()).complete_json(
+        ask(), Score
+    )
+    assert result.score == 4
+    styles = [body["response_format"]["type"] for _, _, body in server.requests]
+    assert styles == ["json_schema", "json_object"]
+    assert "properties" in server.requests[1][2]["response_format"]["schema"]
+    # remembered: the next request goes straight to the style that works
+    await Gateway(profile(server, "oldstyle"), cache=MemoryCache()).complete_json(ask(1), Score)
+    assert server.requests[2][2]["response_format"]["type"] == "json_object"
+
+
+async def test_cancel_in_the_middle_of_50_queued_calls(server):
+    server.latency_s = 0.03
+    cancel = CancelToken()
+    cache = MemoryCache()
+    slow = profile(server, "ok", max_concurrency=4)
+    gateway = Gateway(slow, cache=cache)
+
+    async def cancel_after(n: int) -> None:
+        while len(cache) < n:
+            await asyncio.sleep(0.005)
+        cancel.cancel()
+
+    watcher = asyncio.ensure_future(cancel_after(12))
+    results = await asyncio.gather(
+        *[gateway.complete_json(ask(i), Score, cancel=cancel) for i in range(50)],
+        return_exceptions=True,
+    )
+    await watcher
+    done = sum(isinstance(r, Score) for r in results)
+    assert all(isinstance(r, (Score, Cancelled)) for r in results)
+    assert 12 <= done < 50
+    assert len(cache) == done  # every finished call is kept
+    sent = server.hits["ok"]
+    assert sent <= done + 4  # at most the calls in flight were abandoned; the queue never went
+
+    rerun = Gateway(slow, cache=cache)
+    again = await asyncio.gather(*[rerun.complete_json(ask(i), Score) for i in range(50)])
+    assert all(isinstance(r, Score) for r in again)
+    assert server.hits["ok"] - sent == 50 - done  # only the missing ones
+    assert rerun.usage.cache_hits == done
