@@ -205,6 +205,12 @@ def _list_rows(rows: Iterable[Any], limit: int = 12) -> str:
     return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 
 
+def _rows_note(rows: Iterable[Any]) -> str:
+    """ " (rows 2, 3)" when the rows are known, else ""."""
+    shown = _list_rows(rows)
+    return f" (rows {shown})" if shown else ""
+
+
 def _empty_frame() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object) for c in LONG_COLUMNS})
 
@@ -552,7 +558,7 @@ def clean_responses(
                     topic="Answer without a question or worker",
                     message=(
                         f"{len(bad)} answer(s){_where(source)} have no question or no worker and "
-                        f"were left out (rows {_list_rows(bad['row'])})."
+                        f"were left out{_rows_note(bad['row'])}."
                     ),
                     row=_first(bad["row"]),
                 )
@@ -594,8 +600,8 @@ def clean_responses(
             lines = []
             for (is_llm, worker, question), group in list(groups)[:5]:
                 lines.append(
-                    f"'{worker}' answered '{_short(question)}' {len(group)} times (rows "
-                    f"{_list_rows(group['row'])})"
+                    f"'{worker}' answered '{_short(question)}' {len(group)} times"
+                    f"{_rows_note(group['row'])}"
                 )
             more = f" (and {groups.ngroups - 5} more)" if groups.ngroups > 5 else ""
             raise AqerInputError(

@@ -1,0 +1,143 @@
+"""AQER on the Mohler et al. (2011) semi-synthetic protocol of the paper's Table 2.
+
+Per question, the 20 best-graded answers (by ``score_avg``, descending; ties broken at random in
+each repetition) go two by two to 10 quality groups; inside a group the 2 answers go to its 2
+pseudo-responders at random. A pseudo-responder's true grade is the mean ``score_avg`` of its
+answers. 25 repetitions with different seeds; mean and sd of Pearson r and Spearman rho between
+each method's worker scores and the true grades. Every unique answer is embedded once (bundled
+all-MiniLM-L6-v2 on the CPU) and reused across repetitions.
+
+The paper (stsb-roberta-large): AQER 0.964, RASA (Li & Fukumoto) 0.927, F1 0.893, BLEU-1 0.87.
+
+    .venv/bin/python tests/benchmarks/bench_aqer_mohler.py [--repetitions 25] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from scipy import stats  # noqa: E402
+
+SHARED = Path(
+    os.environ.get("EVALDESK_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
+)
+GROUPS, PER_GROUP = 10, 2
+
+METHODS = {
+    "AQER": "score",
+    "Simplified AQER": "simplified_score",
+    "RASA": "rasa_skill",
+    "F1 (pseudo-reference)": "f1",
+    "BLEU-1 (pseudo-reference)": "bleu1",
+}
+
+
+class LookupEncoder:
+    """Returns precomputed vectors (each unique answer embedded once for all repetitions)."""
+
+    def __init__(self, vectors: dict[str, np.ndarray], name: str, device: str) -> None:
+        self.vectors, self.model_name, self.device = vectors, name, device
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.vectors[t] for t in texts])
+
+
+def semi_synthetic(data: pd.DataFrame, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.Series]:
+    """One repetition: long answers of 20 pseudo-responders and their true grades."""
+    rows = []
+    for qid, group in data.groupby("id", sort=False):
+        shuffled = group.sample(frac=1.0, random_state=int(rng.integers(2**31)))
+        ranked = shuffled.sort_values("score_avg", ascending=False, kind="stable").head(
+            GROUPS * PER_GROUP
+        )
+        for g in range(GROUPS):
+            members = [f"g{g + 1:02d}-{k + 1}" for k in range(PER_GROUP)]
+            rng.shuffle(members)
+            block = ranked.iloc[g * PER_GROUP : (g + 1) * PER_GROUP]
+            for member, (_, answer) in zip(members, block.iterrows()):
+                rows.append((qid, member, answer["student_answer"], answer["score_avg"]))
+    long = pd.DataFrame(rows, columns=["question", "worker", "response", "true"])
+    truth = long.groupby("worker")["true"].mean()
+    return long[["question", "worker", "response"]], truth
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repetitions", type=int, default=25)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--embedding-model", default="")
+    args = parser.parse_args()
+
+    from core.aqer import aqer
+    from core.embeddings import Encoder
+
+    data = pd.read_csv(SHARED / "mohler2011" / "mohler_dataset_edited.csv", dtype={"id": str})
+    data["student_answer"] = data["student_answer"].fillna("").astype(str).str.strip()
+    data = data[data["student_answer"] != ""]
+    encoder = Encoder(args.embedding_model, device=args.device)
+    texts = list(dict.fromkeys(data["student_answer"]))
+    t0 = time.perf_counter()
+    vectors = encoder(texts)
+    embed_s = time.perf_counter() - t0
+    lookup = LookupEncoder(dict(zip(texts, vectors)), encoder.model_name, encoder.device)
+
+    results: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
+    iterations = []
+    t0 = time.perf_counter()
+    for rep in range(args.repetitions):
+        rng = np.random.default_rng(1000 + rep)
+        long, truth = semi_synthetic(data, rng)
+        result = aqer(long, lookup)
+        iterations.append(result.iterations)
+        workers = result.workers.set_index("worker")
+        true = truth.reindex(workers.index).to_numpy()
+        for method, column in METHODS.items():
+            values = workers[column].astype(float).to_numpy()
+            results[method].append(
+                (stats.pearsonr(values, true).statistic, stats.spearmanr(values, true).statistic)
+            )
+    run_s = time.perf_counter() - t0
+
+    print(f"# AQER on Mohler 2011 semi-synthetic (Table 2 protocol: {GROUPS} groups x {PER_GROUP})")
+    print(
+        f"model: {encoder.describe()}; {len(texts)} unique answers embedded in {embed_s:.1f} s; "
+        f"{args.repetitions} repetitions in {run_s:.1f} s; AQER rounds per run "
+        f"{min(iterations)}-{max(iterations)}"
+    )
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
+    print()
+    print(f"| method | Pearson r (mean ± sd) | Spearman rho (mean ± sd) |")
+    print("|---|---|---|")
+    for method, values in results.items():
+        arr = np.array(values)
+        print(
+            f"| {method} | {arr[:, 0].mean():.3f} ± {arr[:, 0].std(ddof=1):.3f} | "
+            f"{arr[:, 1].mean():.3f} ± {arr[:, 1].std(ddof=1):.3f} |"
+        )
+    aqer_r = np.array(results["AQER"])[:, 0]
+    for other in ("RASA", "Simplified AQER"):
+        diff = aqer_r - np.array(results[other])[:, 0]
+        wins = int((diff > 0).sum())
+        print(
+            f"\nAQER - {other}: mean Pearson difference {diff.mean():+.4f} "
+            f"(AQER higher in {wins}/{len(diff)} repetitions)",
+            end="",
+        )
+    print()
+
+
+if __name__ == "__main__":
+    main()
