@@ -119,7 +119,7 @@ def main() -> None:
         f"Python {platform.python_version()}"
     )
     print()
-    print(f"| method | Pearson r (mean ± sd) | Spearman rho (mean ± sd) |")
+    print("| method | Pearson r (mean ± sd) | Spearman rho (mean ± sd) |")
     print("|---|---|---|")
     for method, values in results.items():
         arr = np.array(values)
