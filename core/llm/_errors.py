@@ -131,7 +131,7 @@ def classify(exc: BaseException, *, model: str, api_base: str, profile: str) -> 
     if "Timeout" in names or isinstance(exc, TimeoutError) or status == 408:
         return LLMFailure(
             "timeout",
-            f"'{model}'{where} did not answer in time. If the server is just slow, raise the "
+            f"The model '{model}'{where} did not answer in time. If the server is just slow, raise the "
             f"timeout of profile '{profile}' in Settings → Models; otherwise check the server.",
             status=status,
         )

@@ -427,12 +427,13 @@ class Gateway:
                     profile=self.profile.name,
                 )
                 if (
-                    failure.kind == "bad_request"
+                    failure.kind in ("bad_request", "server")
                     and schema_json is not None
                     and style != _SCHEMA_STYLES[-1]
-                    and re.search(r"response_format|json_schema|schema", str(exc), re.IGNORECASE)
+                    and re.search(r"response_format|json_schema", str(exc), re.IGNORECASE)
                 ):
-                    # This server does not take this way of asking for JSON: try the next one.
+                    # This server does not take this way of asking for JSON (llama-cpp-python's
+                    # server even answers 500): try the next way, without counting a retry.
                     _schema_style[endpoint] = _SCHEMA_STYLES[_SCHEMA_STYLES.index(style) + 1]
                     continue
                 failure.attempts = attempt + 1
