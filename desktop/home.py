@@ -62,7 +62,8 @@ class MethodCard(QFrame):
         self.button.clicked.connect(lambda: self.start_requested.emit(self.info.key))
 
         layout = QVBoxLayout(self)
-        layout.setSpacing(8)
+        layout.setContentsMargins(18, 16, 18, 16)
+        layout.setSpacing(10)
         layout.addWidget(title)
         layout.addWidget(tagline)
         layout.addWidget(self.what)
@@ -75,7 +76,11 @@ class MethodCard(QFrame):
 
     def refresh(self) -> None:
         """Label the button by whether a wizard is registered for this method."""
-        if wizard_for(self.info.key) is not None:
+        ready = wizard_for(self.info.key) is not None
+        self.button.setObjectName("primaryButton" if ready else "comingButton")
+        self.button.style().unpolish(self.button)
+        self.button.style().polish(self.button)
+        if ready:
             self.button.setText(f"Start {self.info.name}")
             self.button.setToolTip(f"Open the {self.info.name} wizard.")
         else:
@@ -162,13 +167,14 @@ class HomePage(QWidget):
         layout.setSpacing(12)
         layout.addWidget(title)
         layout.addWidget(intro)
-        layout.addLayout(cards_row, 1)
-        layout.addSpacing(6)
+        layout.addLayout(cards_row)
+        layout.addSpacing(10)
         layout.addWidget(recent_title)
         layout.addWidget(recent_hint)
         layout.addWidget(self.recent_view)
         layout.addWidget(self.empty_label)
         layout.addLayout(buttons)
+        layout.addStretch(1)
 
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)

@@ -149,7 +149,7 @@ def _key_state(name: str) -> bool:
 
 def _runs_on(profile: ModelProfile) -> str:
     if profile.is_local:
-        file = Path(profile.gguf_path).name if profile.gguf_path else "bundled Gemma 3 270M"
+        file = Path(profile.gguf_path).name if profile.gguf_path else "bundled model"
         return f"This computer ({file})"
     if profile.api_bases:
         extra = f" (+{len(profile.api_bases) - 1} more)" if len(profile.api_bases) > 1 else ""
@@ -295,7 +295,7 @@ class ProfileDialog(QDialog):
         self._key_action: str = "new"
         self._test_task: asyncio.Task | None = None
         self.setWindowTitle("Edit model profile" if profile else "Add a model profile")
-        self.setMinimumWidth(620)
+        self.setMinimumWidth(660)
 
         intro = QLabel(
             "A profile says which language model EvalDesk talks to and how. You can keep "
@@ -341,13 +341,16 @@ class ProfileDialog(QDialog):
 
         self.key_status = QLabel()
         self.key_status.setWordWrap(True)
+        self.key_status.setObjectName("hint")
         self.key_edit = QLineEdit()
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.key_edit.setPlaceholderText("Paste the API key (leave empty if the server needs none)")
+        self.key_edit.setPlaceholderText("Paste the API key here")
         self.key_edit.setToolTip(
             "Kept in your system's password store (Keychain, Credential Manager, Secret "
             "Service), never in a file. It is shown as dots."
         )
+        self.key_stored_label = QLabel("●●●●●●●●  stored")
+        self.key_stored_label.setToolTip("The key itself is never shown.")
         self.replace_key_button = QPushButton("Replace key")
         self.replace_key_button.clicked.connect(self._replace_key)
         self.remove_key_button = QPushButton("Remove key")
@@ -356,18 +359,23 @@ class ProfileDialog(QDialog):
         self.keep_key_button.clicked.connect(self._keep_key)
         key_buttons = QHBoxLayout()
         key_buttons.addWidget(self.key_edit, 1)
+        key_buttons.addWidget(self.key_stored_label, 1)
         key_buttons.addWidget(self.replace_key_button)
         key_buttons.addWidget(self.remove_key_button)
         key_buttons.addWidget(self.keep_key_button)
         key_box = QVBoxLayout()
-        key_box.addWidget(self.key_status)
+        key_box.setSpacing(2)
         key_box.addLayout(key_buttons)
+        key_box.addWidget(self.key_status)
 
         self.service_box = QWidget()
         service_form = QFormLayout(self.service_box)
         service_form.setContentsMargins(22, 0, 0, 0)
-        service_form.addRow("Model:", self.model_edit)
-        service_form.addRow("", model_hint)
+        model_column = QVBoxLayout()
+        model_column.setSpacing(2)
+        model_column.addWidget(self.model_edit)
+        model_column.addWidget(model_hint)
+        service_form.addRow("Model:", model_column)
         service_form.addRow("API base URL(s):", self.bases_edit)
         service_form.addRow("API key:", key_box)
 
@@ -431,6 +439,11 @@ class ProfileDialog(QDialog):
             "How much text the model can read at once (in tokens). Long documents are split "
             "to fit."
         )
+        for spin in (self.temperature_spin, self.seed_spin, self.max_tokens_spin,
+                     self.concurrency_spin, self.timeout_spin, self.retries_spin,
+                     self.context_spin):
+            spin.setMinimumWidth(130)
+            spin.setMaximumWidth(170)
         gen = QGroupBox("How it answers")
         gen_form = QFormLayout(gen)
         left = QFormLayout()
@@ -446,6 +459,7 @@ class ProfileDialog(QDialog):
         columns.addLayout(left)
         columns.addSpacing(18)
         columns.addLayout(right)
+        columns.addStretch(1)
         gen_form.addRow(columns)
 
         self.error_label = QLabel()
@@ -481,10 +495,12 @@ class ProfileDialog(QDialog):
         layout.addWidget(gen)
         layout.addLayout(test_row)
         layout.addWidget(self.error_label)
+        layout.addStretch(1)
         layout.addWidget(self.buttons)
 
         self.service_radio.toggled.connect(self._update_mode)
         self._load(profile, local)
+        self.resize(720, self.sizeHint().height())
 
     # -- loading ------------------------------------------------------------------------------
     def _load(self, profile: ModelProfile | None, local: bool | None) -> None:
@@ -517,22 +533,19 @@ class ProfileDialog(QDialog):
     def _update_key_widgets(self) -> None:
         action = self._key_action
         if action == "keep":
-            self.key_status.setText(
-                "A key is stored for this profile in your system's password store. "
-                "It stays hidden."
-            )
+            self.key_status.setText("A key is stored for this profile. It stays hidden.")
         elif action == "replace":
-            self.key_status.setText(
-                "Type the new key. It replaces the stored one when you press OK."
-            )
+            self.key_status.setText("Type the new key; it replaces the stored one when you "
+                                    "press OK.")
         elif action == "remove":
             self.key_status.setText("The stored key will be removed when you press OK.")
         else:
             self.key_status.setText(
-                "No key is stored. Hosted providers need one; servers on your own network "
-                "usually do not."
+                "Hosted providers need a key; servers on your own network usually do not."
             )
         self.key_edit.setVisible(action in ("new", "replace"))
+        self.key_stored_label.setVisible(action in ("keep", "remove"))
+        self.key_stored_label.setEnabled(action == "keep")
         self.replace_key_button.setVisible(action == "keep")
         self.remove_key_button.setVisible(action == "keep")
         self.keep_key_button.setVisible(action in ("replace", "remove"))
@@ -781,7 +794,7 @@ class SettingsDialog(QDialog):
         self._detect_task: asyncio.Task | None = None
         self._test_task: asyncio.Task | None = None
         self.setWindowTitle("EvalDesk settings")
-        self.resize(900, 640)
+        self.resize(960, 660)
 
         intro = QLabel(
             "Settings apply to every project on this computer and are saved as you change them. "
@@ -838,13 +851,13 @@ class SettingsDialog(QDialog):
         self.profiles_view.setAlternatingRowColors(True)
         self.profiles_view.setWordWrap(False)
         header = self.profiles_view.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
-        self.profiles_view.setColumnWidth(1, 190)
-        self.profiles_view.setColumnWidth(2, 210)
+        self.profiles_view.setColumnWidth(0, 300)
+        self.profiles_view.setColumnWidth(1, 230)
         self.profiles_view.doubleClicked.connect(lambda _i: self.edit_profile())
         self.profiles_view.selectionModel().selectionChanged.connect(self._update_buttons)
         self.profiles_model.modelReset.connect(self._update_buttons)
