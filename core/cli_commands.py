@@ -7,3 +7,4 @@ dependencies (pandas, torch, litellm) inside its ``func``, not at import time.
 import core.project_cli  # noqa: F401
 import core.llm._cli  # noqa: F401
 import core.aqer._cli  # noqa: F401
+import core.interacteval._cli  # noqa: F401

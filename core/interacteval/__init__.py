@@ -1,0 +1,115 @@
+"""InteractEval (Chu, Kim & Yi, CHI '25): checklists from human and LLM think-aloud, then
+checklist scoring. See ``/work/shared/specs/INTERACTEVAL.md`` and ``model.py``.
+
+The wizard drives the stages one at a time; each takes the previous (possibly edited) result:
+
+    ta = await think_aloud(dimension, samples, {"GPT-4o": gw1, "Llama": gw2})
+    attributes = ta.merged(parse_notes(typed_text, "Anna"))
+    components = await extract_components(dimension, attributes, builder)
+    clusters = await cluster_attributes(dimension, components, attributes, builder)
+    keys = await generate_key_questions(dimension, clusters, builder)
+    subs = await generate_sub_questions(dimension, keys, builder)
+    checklist = await validate_questions(dimension, subs, builder)
+    run = await score_texts([checklist], items, gateway, project=project)
+"""
+
+from core.interacteval.agreement import DimensionAgreement, agreement, agreement_rows
+from core.interacteval.attribute_clustering import cluster_attributes
+from core.interacteval.checklist_scoring import (
+    checklist_score,
+    legacy_count,
+    parse_answer,
+    score_text,
+)
+from core.interacteval.component_extraction import MAX_COMPONENTS, extract_components
+from core.interacteval.key_questions import generate_key_questions
+from core.interacteval.model import (
+    Attribute,
+    AttributeCluster,
+    AttributeClusters,
+    Checklist,
+    ChecklistItem,
+    Dimension,
+    JsonLLM,
+    KeyQuestion,
+    QuestionAnswer,
+    ScoredSample,
+    ScoringSettings,
+    StageError,
+    StageFailure,
+    SubQuestionGroup,
+    TextItem,
+    TextScore,
+    ThinkAloudResult,
+)
+from core.interacteval.pipeline import (
+    ChecklistBuild,
+    ScoringRun,
+    build_checklist,
+    load_checklists,
+    open_scoring_run,
+    save_checklist,
+    score_texts,
+)
+from core.interacteval.report import (
+    ChecklistRead,
+    read_checklists,
+    write_checklists,
+    write_results,
+)
+from core.interacteval.samples import SamplesRead, read_samples, suggest_samples
+from core.interacteval.sub_questions import generate_sub_questions
+from core.interacteval.think_aloud import NotesRead, parse_notes, read_notes, think_aloud
+from core.interacteval.validation import checklist_from_sub_questions, validate_questions
+
+__all__ = [
+    "MAX_COMPONENTS",
+    "Attribute",
+    "AttributeCluster",
+    "AttributeClusters",
+    "Checklist",
+    "ChecklistBuild",
+    "ChecklistItem",
+    "ChecklistRead",
+    "Dimension",
+    "DimensionAgreement",
+    "JsonLLM",
+    "KeyQuestion",
+    "NotesRead",
+    "QuestionAnswer",
+    "SamplesRead",
+    "ScoredSample",
+    "ScoringRun",
+    "ScoringSettings",
+    "StageError",
+    "StageFailure",
+    "SubQuestionGroup",
+    "TextItem",
+    "TextScore",
+    "ThinkAloudResult",
+    "agreement",
+    "agreement_rows",
+    "build_checklist",
+    "checklist_from_sub_questions",
+    "checklist_score",
+    "cluster_attributes",
+    "extract_components",
+    "generate_key_questions",
+    "generate_sub_questions",
+    "legacy_count",
+    "load_checklists",
+    "open_scoring_run",
+    "parse_answer",
+    "parse_notes",
+    "read_checklists",
+    "read_notes",
+    "read_samples",
+    "save_checklist",
+    "score_text",
+    "score_texts",
+    "suggest_samples",
+    "think_aloud",
+    "validate_questions",
+    "write_checklists",
+    "write_results",
+]

@@ -1,0 +1,489 @@
+"""``evaldesk checklist build`` and ``evaldesk checklist score`` (InteractEval, headless).
+
+Same code path as the wizard. Heavy libraries (pandas, litellm) are imported inside the
+handlers, so ``evaldesk --version`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.cli import COMMANDS, UserError, stderr_progress
+
+#: Exit code when the results were written but some texts failed (shown as failed in the file).
+EXIT_SOME_FAILED = 3
+
+_EPILOG_SCORE = (
+    "Exit codes: 0 every text was scored; 1 a problem you can fix (the message says what); "
+    "2 bad arguments; 3 the results were written but some texts failed (they are marked failed "
+    "in the Scores sheet, with the reason); 130 stopped (with --project, finished texts are kept "
+    "and a new run with the same settings resumes)."
+)
+
+
+def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "checklist",
+        help="InteractEval: build a Yes/No checklist from think-aloud, score texts with it",
+        description="InteractEval (Chu, Kim & Yi, CHI 2025): turn think-aloud notes of people "
+        "and models into a Yes/No checklist per dimension, then score texts with it.",
+    )
+    actions = parser.add_subparsers(dest="checklist_action", metavar="ACTION", required=True)
+
+    build = actions.add_parser(
+        "build",
+        help="build the checklist of one dimension",
+        description="Build the checklist of one dimension: models think aloud over 4 rated "
+        "samples (suggested from the samples sheet to span the score range), people's notes are "
+        "added, then components, attribute groups, key questions, sub-questions and a review. "
+        "The result is an Excel file you can edit and pass to 'checklist score'.",
+        epilog="Exit codes: 0 written; 1 a problem you can fix; 2 bad arguments; 130 stopped.",
+    )
+    build.add_argument("--dimension", required=True, metavar="NAME",
+                       help="the dimension, e.g. Coherence")
+    build.add_argument("--definition-file", required=True, metavar="DEF.txt",
+                       help="a text file with the definition (rubric) of the dimension")
+    build.add_argument("--samples", required=True, metavar="SAMPLES.xlsx",
+                       help="rated samples: columns source, text, score, optional dimension")
+    build.add_argument("--notes", action="append", default=[], metavar="FILE",
+                       help="people's think-aloud notes: a text file (one attribute per line, "
+                       "the file name is the author) or a sheet with author and attribute "
+                       "columns; repeat for several files")
+    build.add_argument("--profile", action="append", default=[], metavar="NAME",
+                       help="a model profile from Settings that thinks aloud; repeat for several "
+                       "models (the paper used four). The first one also builds the checklist.")
+    build.add_argument("--model", action="append", default=[], metavar="STRING",
+                       help="an ad-hoc model (litellm model string) that thinks aloud, like "
+                       "--profile")
+    build.add_argument("--builder-profile", metavar="NAME",
+                       help="the profile that builds the checklist (default: the first model)")
+    build.add_argument("--no-think-aloud", action="store_true",
+                       help="use only the people's notes (no model think-aloud)")
+    build.add_argument("--no-validation", action="store_true",
+                       help="skip the final review step (the sub-questions are the checklist)")
+    build.add_argument("--merge", action="store_true",
+                       help="keep the other dimensions already in the output file")
+    build.add_argument("--project", metavar="FILE.evaldesk",
+                       help="keep every model answer in this project file (a re-run asks again "
+                       "only what is missing)")
+    build.add_argument("-o", "--output", required=True, metavar="checklist.xlsx")
+    build.set_defaults(func=run_build)
+
+    score = actions.add_parser(
+        "score",
+        help="score texts with a checklist file",
+        description="Score every text on every dimension of a checklist file: a model answers "
+        "each question yes or no; score = 1 + 4 × yes / answered. With human scores, the "
+        "agreement (per source document averaged, pooled, per system) is added.",
+        epilog=_EPILOG_SCORE,
+    )
+    score.add_argument("--checklist", required=True, metavar="checklist.xlsx")
+    score.add_argument("--items", required=True, metavar="ITEMS.xlsx",
+                       help="the texts to score (xlsx, xls or csv)")
+    score.add_argument("--sheet", metavar="NAME", help="the sheet of ITEMS (default: the first)")
+    score.add_argument("--text-col", metavar="C", help="column with the texts (default: text)")
+    score.add_argument("--source-col", metavar="C",
+                       help="column with the article or input each text is about (default: "
+                       "source, if present)")
+    score.add_argument("--source-id-col", metavar="C",
+                       help="column naming the source document (default: doc_id / source_id if "
+                       "present, else texts with the same source text are grouped)")
+    score.add_argument("--id-col", metavar="C", help="column with a text id (default: id, if "
+                       "present, else the row number)")
+    score.add_argument("--system-col", metavar="C",
+                       help="column with the system that wrote each text (default: system)")
+    score.add_argument("--human-col", action="append", default=[], metavar="C",
+                       help="column with human scores; 'DIMENSION=C' when the checklist has "
+                       "several dimensions; repeat per dimension (default: columns named like "
+                       "a dimension)")
+    score.add_argument("--dimension", action="append", default=[], metavar="NAME",
+                       help="score only this dimension of the checklist file (repeatable)")
+    which = score.add_mutually_exclusive_group()
+    which.add_argument("--profile", metavar="NAME", help="the model profile (default: the "
+                       "default profile in Settings)")
+    which.add_argument("--model", metavar="STRING", help="an ad-hoc litellm model string")
+    score.add_argument("--per-question", action="store_true",
+                       help="ask one question per call instead of the whole checklist")
+    score.add_argument("--legacy-count", action="store_true",
+                       help="count the substring 'Yes' in the reply like the authors' code "
+                       "(replication only; miscounts lowercase answers)")
+    score.add_argument("--max-unanswered", type=float, default=0.2, metavar="SHARE",
+                       help="a text with more than this share of unanswered questions fails "
+                       "(default 0.2)")
+    score.add_argument("--project", metavar="FILE.evaldesk",
+                       help="commit every scored text to this project file; a re-run with the "
+                       "same settings resumes and makes no repeat calls")
+    score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
+    score.set_defaults(func=run_score)
+
+
+# ----------------------------------------------------------------------------- shared parts
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _profiles(names: list[str], models: list[str]) -> list[Any]:
+    """Profiles from Settings by name, ad-hoc ones from model strings, or the default one."""
+    from core.settings import ModelProfile, SettingsStore
+
+    store = SettingsStore()
+    settings = store.load()
+    if store.problem:
+        _say(f"evaldesk: note: {store.problem}")
+    out = []
+    for name in names:
+        try:
+            out.append(settings.profile(name))
+        except KeyError:
+            known = ", ".join(f"'{p.name}'" for p in settings.profiles) or "none"
+            raise UserError(
+                f"There is no model profile called '{name}'. Profiles: {known}. Add it in "
+                "Settings → Models, or use --model with a model string."
+            ) from None
+    for model in models:
+        model = model.strip()
+        if not model:
+            raise UserError("--model needs a model string, e.g. openai/gpt-4o-mini.")
+        out.append(ModelProfile(name=model, model=model))
+    if not out:
+        try:
+            out.append(settings.profile())
+        except KeyError as exc:
+            raise UserError(str(exc.args[0])) from None
+    return out
+
+
+def _open_project(path: str | None):
+    if not path:
+        return None
+    from core.project import Project, ProjectError
+
+    try:
+        if Path(path).exists():
+            return Project.open(path)
+        return Project.create(path, method="interacteval")
+    except ProjectError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _gateway(profile: Any, project: Any, run_id: int | None = None) -> Any:
+    from core.llm import Gateway
+
+    try:
+        return Gateway(profile, cache=project, run_id=run_id)
+    except Exception as exc:  # keyring trouble: say it plainly
+        raise UserError(f"Model profile '{profile.name}' cannot be used: {exc}") from None
+
+
+def _progress():
+    from core.runs import Progress
+
+    return Progress(stderr_progress)
+
+
+def _read_text_file(path: str, what: str) -> str:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f'The {what} "{path}" cannot be read ({exc.strerror}).') from None
+    for encoding in ("utf-8-sig", "cp1252", "latin-1"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return raw.decode("latin-1")
+
+
+# ---------------------------------------------------------------------------------- build
+def run_build(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from core.interacteval import (
+        Dimension,
+        StageError,
+        build_checklist,
+        read_checklists,
+        read_notes,
+        read_samples,
+        suggest_samples,
+        write_checklists,
+    )
+    from core.tables import TableError
+
+    name = args.dimension.strip()
+    if not name:
+        raise UserError("--dimension needs a name, e.g. Coherence.")
+    definition = " ".join(_read_text_file(args.definition_file, "definition file").split())
+    if not definition:
+        _say(f'evaldesk: note: the definition file "{args.definition_file}" is empty.')
+    dimension = Dimension(name=name, definition=definition)
+
+    samples_read = read_samples(args.samples, dimension=name)
+    for problem in samples_read.problems:
+        _say(f"evaldesk: note: {problem}")
+    if samples_read.errors:
+        raise UserError("\n".join(samples_read.errors))
+    samples = suggest_samples(samples_read.samples, dimension=name)
+    if not samples:
+        raise UserError(f"{Path(args.samples).name} has no sample for {name}.")
+    _say(f"Samples shown in the think-aloud ({len(samples)} of {len(samples_read.samples)}): "
+         + ", ".join(f"row {s.row} (score {s.score:g})" for s in samples))
+
+    notes = []
+    for notes_path in args.notes:
+        got = read_notes(notes_path)
+        for problem in got.problems:
+            _say(f"evaldesk: note: {problem}")
+        if got.errors:
+            raise UserError("\n".join(got.errors))
+        authors = sorted({a.source for a in got.attributes})
+        _say(f"{len(got.attributes)} notes from {', '.join(authors)} ({Path(notes_path).name})")
+        notes.extend(got.attributes)
+
+    if args.no_think_aloud and not notes:
+        raise UserError("--no-think-aloud needs people's notes: add --notes FILE.")
+    profiles = _profiles(args.profile, args.model)
+    builder_profile = profiles[0]
+    if args.builder_profile:
+        builder_profile = _profiles([args.builder_profile], [])[0]
+
+    existing = []
+    output = Path(args.output)
+    if args.merge and output.exists():
+        old = read_checklists(output)
+        if old.errors:
+            raise UserError("--merge: the output file cannot be read:\n" + "\n".join(old.errors))
+        existing = [c for c in old.checklists if c.dimension.casefold() != name.casefold()]
+
+    project = _open_project(args.project)
+    try:
+        assessors = {} if args.no_think_aloud else {
+            p.name: _gateway(p, project) for p in profiles
+        }
+        builder = assessors.get(builder_profile.name) or _gateway(builder_profile, project)
+        try:
+            build = asyncio.run(build_checklist(
+                dimension, samples, assessors=assessors, builder=builder, notes=notes,
+                validate=not args.no_validation, progress=_progress(),
+            ))
+        except StageError as exc:
+            raise UserError(exc.message) from None
+        for failure in build.think_aloud.failures:
+            _say(f"evaldesk: note: think-aloud by {failure.who} failed: {failure.message}")
+        if project is not None:
+            from core.interacteval import save_checklist
+
+            save_checklist(project, build.checklist)
+    finally:
+        if project is not None:
+            project.close()
+
+    readme = [
+        ("Dimension", f"{name}: {definition}"),
+        ("Think-aloud models", ", ".join(assessors) or "(none: people's notes only)"),
+        ("Checklist built by", builder_profile.model),
+        ("Samples", f"{Path(args.samples).name}, rows "
+         + ", ".join(str(s.row) for s in samples)),
+    ]
+    try:
+        write_checklists(output, [*existing, build.checklist], builds=[build], readme=readme)
+    except TableError as exc:
+        raise UserError(exc.message) from None
+    checklist = build.checklist
+    _say(f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
+         f"components, from {len(build.attributes)} attributes. Written to {output}.")
+    for remark in checklist.remarks:
+        _say(f"evaldesk: note: {remark}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- score
+def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
+    """Read the texts to score (with human scores) from the items sheet."""
+    import math
+
+    from core.interacteval import TextItem
+    from core.tables import TableError, guess_mapping, map_columns, read_table
+
+    try:
+        read = read_table(args.items, args.sheet)
+    except TableError as exc:
+        raise UserError(exc.message) from None
+    columns = list(read.frame.columns)
+    guessed = guess_mapping(columns, {
+        "text": ["summary", "answer", "essay", "output", "system output", "response"],
+        "source_id": ["doc id", "document id", "source id", "article id"],
+        "id": ["text id", "item id", "row id"],
+        "system": ["system id", "model", "generator"],
+        "source": ["article", "document", "input", "source text"],
+    })
+    mapping: dict[str, str | None] = {
+        "text": args.text_col or guessed["text"],
+        "source": args.source_col or guessed["source"],
+        "source_id": args.source_id_col or guessed["source_id"],
+        "id": args.id_col or guessed["id"],
+        "system": args.system_col or guessed["system"],
+    }
+    human_cols: dict[str, str] = {}
+    for spec in args.human_col:
+        if "=" in spec:
+            dim, col = (part.strip() for part in spec.split("=", 1))
+            match = [d for d in dimensions if d.casefold() == dim.casefold()]
+            if not match:
+                raise UserError(f"--human-col {spec}: the checklist has no dimension '{dim}' "
+                                f"(it has {', '.join(dimensions)}).")
+            human_cols[match[0]] = col
+        elif len(dimensions) == 1:
+            human_cols[dimensions[0]] = spec.strip()
+        else:
+            raise UserError(f"--human-col {spec}: the checklist has several dimensions; write "
+                            "DIMENSION=COLUMN, e.g. --human-col Coherence=coh_mean.")
+    if not args.human_col:
+        for dim in dimensions:
+            col = next((c for c in columns if str(c).strip().casefold() == dim.casefold()), None)
+            if col is not None:
+                human_cols[dim] = col
+                _say(f'Human scores for {dim}: column "{col}" (its name matches the dimension).')
+    for dim, col in human_cols.items():
+        mapping[f"human:{dim}"] = col
+    mapped = map_columns(read, mapping, required=["text"])
+    for issue in mapped.warnings:
+        _say(f"evaldesk: note: {issue.message}")
+    if mapped.errors:
+        raise UserError("\n".join(i.message for i in mapped.errors))
+    frame = mapped.frame
+    items: list[TextItem] = []
+    seen_ids: dict[str, int] = {}
+    source_ids: dict[str, str] = {}
+    problems: list[str] = []
+    for row in mapped.rows:
+        text = frame.at[row, "text"]
+        if not text.strip():
+            _say(f"evaldesk: note: {mapped.where(row, 'text')}: no text; the row is skipped.")
+            continue
+        text_id = frame.at[row, "id"].strip() if "id" in frame else ""
+        text_id = text_id or f"row {row}"
+        if text_id in seen_ids:
+            problems.append(f"{mapped.where(row, 'id')}: the id “{text_id}” is also in row "
+                            f"{seen_ids[text_id]}; every text needs its own id.")
+            continue
+        seen_ids[text_id] = row
+        source = frame.at[row, "source"] if "source" in frame else ""
+        source_id = frame.at[row, "source_id"].strip() if "source_id" in frame else ""
+        if not source_id and source.strip():
+            source_id = source_ids.setdefault(source.strip(), f"source {len(source_ids) + 1}")
+        human: dict[str, float] = {}
+        for dim in human_cols:
+            raw = frame.at[row, f"human:{dim}"].strip()
+            if not raw:
+                continue
+            try:
+                value = float(raw.replace(",", "."))
+            except ValueError:
+                value = math.nan
+            if math.isfinite(value):
+                human[dim] = value
+            else:
+                _say(f"evaldesk: note: {mapped.where(row, f'human:{dim}')}: “{raw}” is not a "
+                     "number; this text has no human score for " + dim + ".")
+        items.append(TextItem(
+            id=text_id, text=text, source=source, source_id=source_id,
+            system=frame.at[row, "system"].strip() if "system" in frame else "",
+            human=human, row=row,
+        ))
+    if problems:
+        raise UserError("\n".join(problems))
+    if not items:
+        raise UserError(f"{read.describe()} has no texts to score.")
+    return items
+
+
+def run_score(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from core.interacteval import (
+        ScoringSettings,
+        agreement,
+        open_scoring_run,
+        read_checklists,
+        score_texts,
+        write_results,
+    )
+    from core.tables import TableError
+
+    got = read_checklists(args.checklist)
+    for problem in got.problems:
+        _say(f"evaldesk: note: {problem}")
+    if got.errors:
+        raise UserError("The checklist file cannot be used:\n"
+                        + "\n".join(f"- {e}" for e in got.errors))
+    checklists = got.checklists
+    if args.dimension:
+        wanted = {d.casefold() for d in args.dimension}
+        unknown = wanted - {c.dimension.casefold() for c in checklists}
+        if unknown:
+            raise UserError(f"The checklist file has no dimension {', '.join(sorted(unknown))} "
+                            f"(it has {', '.join(c.dimension for c in checklists)}).")
+        checklists = [c for c in checklists if c.dimension.casefold() in wanted]
+    if not 0 <= args.max_unanswered <= 1:
+        raise UserError("--max-unanswered must be a share between 0 and 1, e.g. 0.2.")
+    items = _items(args, [c.dimension for c in checklists])
+    settings = ScoringSettings(
+        mode="per_question" if args.per_question else "checklist",
+        counting="legacy" if args.legacy_count else "answers",
+        max_unanswered_share=args.max_unanswered,
+    )
+    profile = _profiles([args.profile] if args.profile else [],
+                        [args.model] if args.model else [])[0]
+    project = _open_project(args.project)
+    try:
+        run_id = None
+        if project is not None:
+            run_id = open_scoring_run(project, checklists, settings, profile.model)
+        gateway = _gateway(profile, project, run_id)
+        _say(f"Scoring {len(items)} texts on {', '.join(c.dimension for c in checklists)} "
+             f"with {profile.model}.")
+        run = asyncio.run(score_texts(
+            checklists, items, gateway, settings=settings, model=profile.model,
+            project=project, run_id=run_id, progress=_progress(),
+        ))
+    finally:
+        if project is not None:
+            project.close()
+    results = agreement(run.scores)
+    usage = gateway.usage
+    readme = [
+        ("Checklist file", str(args.checklist)),
+        ("Texts file", str(args.items)),
+        ("Model calls", f"{usage.calls} calls, {usage.cache_hits} answers from the cache, "
+         f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out"),
+    ]
+    try:
+        write_results(args.output, run, agreement=results, readme=readme)
+    except TableError as exc:
+        raise UserError(exc.message) from None
+    for checklist in checklists:
+        mine = [s for s in run.scores if s.dimension == checklist.dimension]
+        ok = [s.score for s in mine if s.status == "ok" and s.score is not None]
+        line = f"{checklist.dimension}: {len(ok)} of {len(mine)} texts scored"
+        if ok:
+            line += f", mean {sum(ok) / len(ok):.2f}"
+        _say(line)
+    for result in results:
+        if result.per_document is not None and result.per_document.spearman.defined:
+            report = result.per_document
+            _say(f"{result.dimension}: Spearman rho with human scores, per source document "
+                 f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
+                 f"{len(report.groups)} documents used)")
+    _say(f"Results written to {args.output}.")
+    if run.failed:
+        _say(f"evaldesk: {len(run.failed)} text(s) failed; they are marked failed in the "
+             "Scores sheet with the reason.")
+        return EXIT_SOME_FAILED
+    return 0
+
+
+COMMANDS.append(add_checklist_parser)

@@ -1,0 +1,107 @@
+"""Small pieces the InteractEval stages share: one LLM call with a plain failure message,
+numbered lists for prompts, and matching the component names a model gives back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from core.interacteval import _prompts
+from core.interacteval.model import Attribute, JsonLLM, StageError
+from core.llm import LLMFailure
+from core.runs import CancelToken, Progress
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def progress_or_silent(progress: Progress | None) -> Progress:
+    return progress if progress is not None else Progress()
+
+
+async def ask(
+    llm: JsonLLM,
+    template: str,
+    schema: type[T],
+    values: Mapping[str, Any],
+    *,
+    stage: str,
+    dimension: str,
+    cancel: CancelToken | None,
+    repeat: int = 0,
+) -> T:
+    """One structured call with a prompt template; an LLM failure becomes :class:`StageError`
+    whose message names the step and the dimension (``core.runs.Cancelled`` passes through)."""
+    prompt = _prompts.load(template)
+    try:
+        return await llm.complete_json(
+            prompt.messages(**values),
+            schema,
+            repeat=repeat,
+            template_version=prompt.template_version,
+            cancel=cancel,
+        )
+    except LLMFailure as failure:
+        raise StageError(
+            f"{stage} for {dimension} did not work: {failure.message}",
+            stage=stage,
+            dimension=dimension,
+        ) from failure
+
+
+def numbered(lines: Sequence[str], prefix: str = "") -> str:
+    """``1. first`` / ``2. second`` (with ``prefix`` before each number)."""
+    return "\n".join(f"{prefix}{i}. {' '.join(str(line).split())}" for i, line in enumerate(lines, 1))
+
+
+def attribute_lines(attributes: Sequence[Attribute]) -> str:
+    """Attributes as a bullet list for prompts (the sources are not shown to the model)."""
+    return "\n".join(f"- {' '.join(a.text.split())}" for a in attributes)
+
+
+def fold(text: str) -> str:
+    return " ".join(str(text).casefold().split()).strip(" .:;-\"'")
+
+
+def align(given: Sequence[str], expected: Sequence[str]) -> list[int | None]:
+    """For each entry of a model's reply, the index of the component it belongs to.
+
+    Names are matched ignoring case, spacing and surrounding punctuation (a name matches at most
+    one component). When no name matches at all and the reply has exactly one entry per
+    component, the order decides (the prompts ask for the given order). Unmatched: None."""
+    folded = [fold(e) for e in expected]
+    out: list[int | None] = []
+    used: set[int] = set()
+    for name in given:
+        target = fold(name)
+        hit = next((i for i, f in enumerate(folded) if f == target and i not in used), None)
+        if hit is None and target:
+            hit = next(
+                (i for i, f in enumerate(folded) if i not in used and f and (f in target or target in f)),
+                None,
+            )
+        if hit is not None:
+            used.add(hit)
+        out.append(hit)
+    if all(i is None for i in out) and len(given) == len(expected):
+        return list(range(len(expected)))
+    # the rest by position, where the position is still free
+    for pos, hit in enumerate(out):
+        if hit is None and len(given) == len(expected) and pos not in used:
+            out[pos] = pos
+            used.add(pos)
+    return out
+
+
+def unique_attributes(attributes: Sequence[Attribute]) -> list[Attribute]:
+    """Attributes in order, without exact repeats (same text and source)."""
+    seen: set[tuple[str, str]] = set()
+    out: list[Attribute] = []
+    for attribute in attributes:
+        key = (" ".join(attribute.text.split()), attribute.source)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(attribute)
+    return out

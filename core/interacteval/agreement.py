@@ -1,0 +1,159 @@
+"""Agreement of checklist scores with human scores, per dimension, each kind clearly labelled.
+
+* **per-source-document averaged** (G-Eval's and InteractEval's "summary-level"; the paper's
+  Eq. 2): inside each source document, Spearman / Kendall tau-b / Pearson between the checklist
+  scores and the human scores of its texts; documents whose scores are constant on either side
+  are skipped (and counted); the mean over the rest. ``core.stats.grouped_correlations``.
+* **pooled over all texts** (CheckEval's code calls it "sample-level").
+* **per system**: the mean score of each generating system, correlated over systems (when the
+  texts have a system).
+
+Only texts that were scored and have a human score take part; failed texts are counted in the
+note, never given a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.interacteval.model import TextScore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core import stats
+
+#: The labels of ``core.stats`` (repeated so that importing this module stays cheap: numpy and
+#: scipy load on the first computation). A test checks they agree.
+GROUPED_LABEL = "per-source-document averaged"
+POOLED_LABEL = "pooled over all texts"
+
+__all__ = ["GROUPED_LABEL", "PER_SYSTEM_LABEL", "POOLED_LABEL", "DimensionAgreement", "agreement", "agreement_rows"]
+
+PER_SYSTEM_LABEL = "per system (mean score of each system)"
+_X = "the checklist scores"
+_Y = "the human scores"
+
+
+@dataclass
+class DimensionAgreement:
+    """The three kinds of correlation for one dimension. A kind that could not be computed at
+    all (no source ids, no systems) is None and ``missing`` says why."""
+
+    dimension: str
+    per_document: stats.GroupedCorrelationReport | None
+    pooled: stats.CorrelationReport
+    per_system: stats.CorrelationReport | None
+    texts: int  #: texts of this dimension
+    used: int  #: scored texts with a human score
+    failed: int  #: texts that failed (no checklist score)
+    without_human: int  #: scored texts without a human score
+    missing: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def comparison(self) -> str:
+        return f"{self.dimension}: checklist scores vs human scores"
+
+    def note(self) -> str:
+        parts = [f"{self.used} of {self.texts} texts used"]
+        if self.failed:
+            parts.append(f"{self.failed} failed (no score) and left out")
+        if self.without_human:
+            parts.append(f"{self.without_human} without a human score left out")
+        return "; ".join(parts)
+
+
+def agreement(
+    scores: Sequence[TextScore], *, n_boot: int = 1000, seed: int = 0
+) -> list[DimensionAgreement]:
+    """One :class:`DimensionAgreement` per dimension that has at least one human score, in
+    the order the dimensions first appear."""
+    from core import stats
+
+    dimensions: list[str] = []
+    for score in scores:
+        if score.dimension not in dimensions:
+            dimensions.append(score.dimension)
+    out = []
+    for dimension in dimensions:
+        mine = [s for s in scores if s.dimension == dimension]
+        if all(s.human is None for s in mine):
+            continue
+        usable = [s for s in mine if s.status == "ok" and s.score is not None
+                  and s.human is not None]
+        x = [s.score for s in usable]
+        y = [s.human for s in usable]
+        missing: dict[str, str] = {}
+        per_document = None
+        if any(s.source_id for s in usable):
+            per_document = stats.grouped_correlations(
+                x, y, [s.source_id or None for s in usable], n_boot=n_boot, seed=seed,
+                x_name=_X, y_name=_Y,
+            )
+        else:
+            missing[GROUPED_LABEL] = "the texts have no source, so they cannot be grouped"
+        pooled = stats.correlations(x, y, n_boot=n_boot, seed=seed, x_name=_X, y_name=_Y)
+        per_system = None
+        systems: dict[str, list[TextScore]] = {}
+        for s in usable:
+            if s.system:
+                systems.setdefault(s.system, []).append(s)
+        if systems:
+            names = list(systems)
+            mean_x = [sum(t.score for t in systems[n]) / len(systems[n]) for n in names]  # type: ignore[misc]
+            mean_y = [sum(t.human for t in systems[n]) / len(systems[n]) for n in names]  # type: ignore[misc]
+            per_system = stats.correlations(
+                mean_x, mean_y, n_boot=n_boot, seed=seed, label=PER_SYSTEM_LABEL,
+                x_name="the systems' mean checklist scores", y_name="the systems' mean human scores",
+            )
+        else:
+            missing[PER_SYSTEM_LABEL] = "the texts have no system column"
+        out.append(DimensionAgreement(
+            dimension=dimension,
+            per_document=per_document,
+            pooled=pooled,
+            per_system=per_system,
+            texts=len(mine),
+            used=len(usable),
+            failed=sum(1 for s in mine if s.status != "ok"),
+            without_human=sum(1 for s in mine if s.status == "ok" and s.human is None),
+            missing=missing,
+        ))
+    return out
+
+
+def agreement_rows(results: Sequence[DimensionAgreement]) -> list[dict[str, Any]]:
+    """Rows for the ``Agreement`` sheet (columns ``core.stats.ROW_COLUMNS``): per dimension the
+    per-document averaged, pooled and per-system correlations; a kind that could not be computed
+    gets one row saying why. Every note says how many texts were used and left out."""
+    from core import stats
+
+    rows: list[dict[str, Any]] = []
+    for result in results:
+        comparison = result.comparison
+        extra = result.note()
+        for label, report in (
+            (stats.GROUPED_LABEL, result.per_document),
+            (stats.POOLED_LABEL, result.pooled),
+            (PER_SYSTEM_LABEL, result.per_system),
+        ):
+            if report is None:
+                rows.append({
+                    "comparison": comparison, "statistic": "", "kind": label, "value": None,
+                    "p_value": None, "ci_low": None, "ci_high": None, "n": 0,
+                    "note": f"Not computed: {result.missing.get(label, 'not available')}.",
+                })
+                continue
+            for row in report.to_rows(comparison):
+                if isinstance(report, stats.GroupedCorrelationReport):
+                    row["note"] = _join(
+                        f"{report.groups_used} of {len(report.groups)} source documents used",
+                        row["note"],
+                    )
+                row["note"] = _join(row["note"], extra)
+                rows.append(row)
+    return rows
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p.strip().rstrip(".") for p in parts if p and p.strip())

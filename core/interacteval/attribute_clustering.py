@@ -1,0 +1,102 @@
+"""Stage 2.2: attribute clustering (paper section 3.4.2).
+
+A model puts each attribute under the component it fits best and may leave out attributes that
+are redundant or confusing. Attributes are numbered in the prompt and the model answers with
+numbers, so every attribute keeps its source exactly. Left-out attributes are kept in
+``AttributeClusters.left_out`` for the user to see and put back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from core.interacteval._common import align, ask, numbered, progress_or_silent
+from core.interacteval.model import (
+    Attribute,
+    AttributeCluster,
+    AttributeClusters,
+    Dimension,
+    JsonLLM,
+    StageError,
+)
+from core.runs import CancelToken, Progress
+
+__all__ = ["cluster_attributes"]
+
+STAGE = "Attribute clustering"
+
+
+class ClusterReply(BaseModel):
+    component: str
+    notes: list[int] = Field(default_factory=list)
+
+
+class Clusters(BaseModel):
+    """The model's reply: note numbers (1-based) per component."""
+
+    clusters: list[ClusterReply] = Field(min_length=1)
+
+
+async def cluster_attributes(
+    dimension: Dimension,
+    components: Sequence[str],
+    attributes: Sequence[Attribute],
+    llm: JsonLLM,
+    *,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> AttributeClusters:
+    """Group ``attributes`` under ``components`` (one cluster per component, in order, possibly
+    empty). An attribute the model places twice stays under the first component. Raises
+    :class:`StageError`."""
+    components = [c for c in (" ".join(str(c).split()) for c in components) if c]
+    if not components:
+        raise StageError(f"{STAGE} for {dimension.name} needs at least one component.",
+                         stage=STAGE, dimension=dimension.name)
+    if not attributes:
+        raise StageError(f"{STAGE} for {dimension.name} needs think-aloud attributes.",
+                         stage=STAGE, dimension=dimension.name)
+    progress = progress_or_silent(progress)
+    progress.start(f"Grouping the attributes of {dimension.name}", total=1)
+    reply = await ask(
+        llm, "attribute_clustering", Clusters,
+        {
+            "dimension": dimension.name,
+            "components": numbered(components),
+            "n_components": len(components),
+            "attributes": numbered([a.text for a in attributes]),
+        },
+        stage=STAGE, dimension=dimension.name, cancel=cancel,
+    )
+    result = AttributeClusters(clusters=[AttributeCluster(component=c) for c in components])
+    placed: set[int] = set()
+    positions = align([c.component for c in reply.clusters], components)
+    for entry, index in zip(reply.clusters, positions):
+        if index is None:
+            result.remarks.append(
+                f"The model named a component that is not in the list (“{entry.component}”); "
+                "its notes were not placed."
+            )
+            continue
+        for number in entry.notes:
+            if not 1 <= number <= len(attributes):
+                result.remarks.append(
+                    f"The model referred to note {number}, but there are only {len(attributes)} "
+                    "notes; it was ignored."
+                )
+                continue
+            if number - 1 in placed:
+                continue
+            placed.add(number - 1)
+            result.clusters[index].attributes.append(attributes[number - 1])
+    result.left_out = [a for i, a in enumerate(attributes) if i not in placed]
+    if not placed:
+        raise StageError(
+            f"{STAGE} for {dimension.name}: the model placed no attribute under any component. "
+            "Run the step again, try another model, or group them yourself.",
+            stage=STAGE, dimension=dimension.name,
+        )
+    progress.advance(1, f"{len(placed)} of {len(attributes)} attributes placed")
+    return result

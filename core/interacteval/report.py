@@ -1,0 +1,439 @@
+"""InteractEval's Excel files: the checklist file (share, edit outside the app, read back) and
+the results workbook of a scoring run.
+
+Checklist file (:func:`write_checklists` / :func:`read_checklists`):
+
+* ``Checklist``: ``dimension``, ``component``, ``key_question``, ``question``,
+  ``source_attributes`` (one attribute per line, ``[model: GPT-4] text`` or
+  ``[person: Anna] text``), ``edited_by`` (whoever changes a question puts their name here);
+* ``Dimensions``: ``dimension``, ``definition`` (used in the scoring prompt);
+* ``Attributes``: every think-aloud attribute with its source and the component it was grouped
+  under (written by ``checklist build``; not needed for reading back);
+* ``Read me``.
+
+Results workbook (:func:`write_results`): ``Scores``, ``Answers``, ``Checklists``,
+``Attributes``, ``Agreement``, ``Read me``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.interacteval.model import (
+    ANSWER_COLUMNS,
+    CHECKLIST_COLUMNS,
+    SCORE_COLUMNS,
+    Attribute,
+    Checklist,
+    ChecklistItem,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.interacteval.agreement import DimensionAgreement
+    from core.interacteval.pipeline import ChecklistBuild, ScoringRun
+    from core.tables import ExportReport
+
+__all__ = [
+    "ATTRIBUTE_COLUMNS",
+    "ChecklistRead",
+    "format_attributes",
+    "parse_attributes",
+    "read_checklists",
+    "write_checklists",
+    "write_results",
+]
+
+CHECKLIST_SHEET = "Checklist"
+DIMENSIONS_SHEET = "Dimensions"
+ATTRIBUTES_SHEET = "Attributes"
+ATTRIBUTE_COLUMNS = ["dimension", "attribute", "source", "source_kind", "component"]
+LEFT_OUT = "(left out when grouping)"
+
+_TAG = re.compile(r"^\[(model|person|unknown)\s*:\s*([^\]]*)\]\s*(.*)$", re.IGNORECASE)
+_EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r])")
+
+
+def format_attributes(attributes: Sequence[Attribute]) -> str:
+    """One attribute per line, tagged with its source."""
+    return "\n".join(a.label() for a in attributes)
+
+
+def parse_attributes(text: str) -> list[Attribute]:
+    """The inverse of :func:`format_attributes`; an untagged line becomes an attribute of
+    unknown source (someone typed it in by hand)."""
+    out = []
+    for line in str(text).splitlines():
+        line = _EXPORT_QUOTE.sub("", line.strip()).lstrip("-•* ").strip()
+        if not line:
+            continue
+        match = _TAG.match(line)
+        if match and match.group(3).strip():
+            kind = match.group(1).lower()
+            out.append(Attribute(text=match.group(3).strip(), source=match.group(2).strip(),
+                                 source_kind=kind))  # type: ignore[arg-type]
+        else:
+            out.append(Attribute(text=line, source="", source_kind="unknown"))
+    return out
+
+
+def _checklist_frame(checklists: Sequence[Checklist]):
+    import pandas as pd
+
+    rows = [
+        {
+            "dimension": c.dimension,
+            "component": item.component,
+            "key_question": item.key_question,
+            "question": item.question,
+            "source_attributes": format_attributes(item.source_attributes),
+            "edited_by": item.edited_by,
+        }
+        for c in checklists
+        for item in c.items
+    ]
+    return pd.DataFrame(rows, columns=CHECKLIST_COLUMNS)
+
+
+def _dimensions_frame(checklists: Sequence[Checklist]):
+    import pandas as pd
+
+    return pd.DataFrame([{"dimension": c.dimension, "definition": c.definition}
+                         for c in checklists], columns=["dimension", "definition"])
+
+
+def _attributes_frame(checklists: Sequence[Checklist], builds: Sequence[ChecklistBuild] = ()):
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    built = {b.checklist.dimension for b in builds}
+    for build in builds:
+        where: dict[int, str] = {}
+        for cluster in build.clusters.clusters:
+            for attribute in cluster.attributes:
+                where.setdefault(id(attribute), cluster.component)
+        for attribute in build.attributes:
+            rows.append({"dimension": build.dimension.name, "attribute": attribute.text,
+                         "source": attribute.source, "source_kind": attribute.source_kind,
+                         "component": where.get(id(attribute), LEFT_OUT)})
+    for checklist in checklists:
+        if checklist.dimension in built:
+            continue
+        seen: set[tuple[str, str]] = set()
+        for item in checklist.items:
+            for attribute in item.source_attributes:
+                key = (attribute.text, attribute.source)
+                if key in seen:
+                    continue
+                seen.add(key)
+                rows.append({"dimension": checklist.dimension, "attribute": attribute.text,
+                             "source": attribute.source, "source_kind": attribute.source_kind,
+                             "component": item.component})
+    return pd.DataFrame(rows, columns=ATTRIBUTE_COLUMNS)
+
+
+def _sheet_specs(checklists: Sequence[Checklist], builds: Sequence[ChecklistBuild] = ()):
+    from core.tables import Sheet
+
+    return [
+        Sheet(CHECKLIST_SHEET, _checklist_frame(checklists),
+              "One row per checklist question. Edit, add or delete rows; put your name in "
+              "edited_by when you change a question.",
+              widths={"dimension": 14, "component": 24, "key_question": 40, "question": 60,
+                      "source_attributes": 70, "edited_by": 14}),
+        Sheet(DIMENSIONS_SHEET, _dimensions_frame(checklists),
+              "The definition of each dimension, used in the scoring prompt.",
+              widths={"dimension": 16, "definition": 100}),
+        Sheet(ATTRIBUTES_SHEET, _attributes_frame(checklists, builds),
+              "The think-aloud attributes, who gave them and the component they were grouped "
+              "under.", widths={"dimension": 14, "attribute": 90, "source": 20,
+                               "source_kind": 12, "component": 26}),
+    ]
+
+
+def write_checklists(
+    path: str | os.PathLike[str],
+    checklists: Sequence[Checklist],
+    *,
+    builds: Sequence[ChecklistBuild] = (),
+    readme: Sequence[tuple[str, str]] = (),
+) -> ExportReport:
+    """Write a checklist file (see the module docstring). ``builds`` adds the full attribute
+    list (with left-out attributes) and the construction notes to the Read me."""
+    from core.tables import write_workbook
+
+    info: list[tuple[str, str]] = [
+        ("What this is", "InteractEval checklists: Yes/No questions per dimension built from "
+         "think-aloud attributes of people and models (Chu, Kim & Yi, CHI 2025)."),
+        ("How to edit", "Change questions on the Checklist sheet (keep the column names), put "
+         "your name in edited_by, save, and load the file again in EvalDesk or with "
+         "'evaldesk checklist score --checklist FILE'."),
+        ("Written", datetime.now().strftime("%Y-%m-%d %H:%M")),
+        *readme,
+    ]
+    for build in builds:
+        name = build.dimension.name
+        info.append((f"{name}: attributes",
+                     f"{len(build.attributes)} ({len(build.think_aloud.attributes)} from models, "
+                     f"{len(build.notes)} from people)"))
+        info.append((f"{name}: components", "; ".join(build.components)))
+        if not build.validated:
+            info.append((f"{name}: validation", "skipped: the sub-questions are the checklist"))
+        for failure in build.think_aloud.failures:
+            info.append((f"{name}: think-aloud failed", f"{failure.who}: {failure.message}"))
+        for remark in [*build.clusters.remarks, *build.checklist.remarks]:
+            info.append((f"{name}: note", remark))
+        for group in build.sub_questions:
+            if group.note:
+                info.append((f"{name}: note", f"{group.component}: {group.note}"))
+    return write_workbook(path, _sheet_specs(checklists, builds), info)
+
+
+# ------------------------------------------------------------------------------ reading back
+@dataclass
+class ChecklistRead:
+    """Checklists read from a file. ``errors`` (plain sentences naming sheet, row and column)
+    stop the file from being used; ``problems`` are warnings."""
+
+    checklists: list[Checklist] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and bool(self.checklists)
+
+
+def _unquote(text: str) -> str:
+    return _EXPORT_QUOTE.sub("", text.strip())
+
+
+def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
+    """Read a checklist file written by :func:`write_checklists` (and perhaps edited in Excel).
+
+    The ``Checklist`` sheet is required (for a workbook with one sheet, that sheet), with at
+    least the columns ``dimension`` and ``question``. A row with a question but no dimension,
+    or with a dimension but no question, is an error naming its row and column. Repeated
+    questions within a dimension and dimensions without a definition are warnings."""
+    from core.tables import TableError, list_sheets, map_columns, read_table
+
+    path = Path(path)
+    result = ChecklistRead()
+    try:
+        sheets = list_sheets(path)
+    except TableError as exc:
+        result.errors.append(exc.message)
+        return result
+    folded = {s.casefold(): s for s in sheets}
+    sheet = folded.get(CHECKLIST_SHEET.casefold())
+    if sheet is None:
+        if len(sheets) == 1:
+            sheet = sheets[0]
+        else:
+            result.errors.append(
+                f'{path.name} has no sheet called "{CHECKLIST_SHEET}" (its sheets: '
+                + ", ".join(f'"{s}"' for s in sheets) + "). Rename the sheet that holds the "
+                "questions to Checklist."
+            )
+            return result
+    try:
+        read = read_table(path, sheet)
+    except TableError as exc:
+        result.errors.append(exc.message)
+        return result
+    columns = {str(c).strip().casefold().replace(" ", "_"): c for c in read.frame.columns}
+    mapping = {role: columns.get(role) for role in CHECKLIST_COLUMNS}
+    mapped = map_columns(read, mapping, required=["dimension", "question"])
+    result.errors += [i.message for i in mapped.errors]
+    result.problems += [i.message for i in mapped.warnings]
+    if mapped.errors:
+        return result
+    frame = mapped.frame
+    order: list[str] = []
+    by_dimension: dict[str, Checklist] = {}
+    for row in mapped.rows:
+        cells = {role: _unquote(frame.at[row, role]) if role in frame else ""
+                 for role in CHECKLIST_COLUMNS}
+        dimension, question = cells["dimension"], " ".join(cells["question"].split())
+        if not dimension and not question:
+            if any(cells.values()):
+                result.problems.append(
+                    f"{mapped.where(row)}: the row has no dimension and no question; skipped.")
+            continue
+        if not dimension:
+            result.errors.append(
+                f"{mapped.where(row, 'dimension')}: the question has no dimension. Write the "
+                "dimension it belongs to (e.g. Coherence).")
+            continue
+        if not question:
+            result.errors.append(
+                f"{mapped.where(row, 'question')}: there is no question in this row. Write the "
+                "question or delete the row.")
+            continue
+        key = dimension.casefold()
+        if key not in by_dimension:
+            by_dimension[key] = Checklist(dimension=dimension)
+            order.append(key)
+        checklist = by_dimension[key]
+        if question.casefold() in {q.casefold() for q in checklist.questions}:
+            result.problems.append(
+                f"{mapped.where(row, 'question')}: the same question appears twice for "
+                f"{dimension}; both are asked.")
+        checklist.items.append(ChecklistItem(
+            component=cells["component"],
+            key_question=cells["key_question"],
+            question=question,
+            source_attributes=parse_attributes(cells["source_attributes"]),
+            edited_by=cells["edited_by"],
+        ))
+    definitions = _read_definitions(path, sheets, result)
+    for key in order:
+        checklist = by_dimension[key]
+        definition = definitions.get(key, "")
+        if not definition:
+            result.problems.append(
+                f'{path.name}: no definition for {checklist.dimension} (sheet "{DIMENSIONS_SHEET}"'
+                "); the scoring prompt will only name the dimension.")
+        checklist.definition = definition
+        result.checklists.append(checklist)
+    if not result.checklists and not result.errors:
+        result.errors.append(f'{read.describe()} holds no questions.')
+    return result
+
+
+def _read_definitions(path: Path, sheets: list[str], result: ChecklistRead) -> dict[str, str]:
+    from core.tables import TableError, read_table
+
+    sheet = {s.casefold(): s for s in sheets}.get(DIMENSIONS_SHEET.casefold())
+    if sheet is None:
+        return {}
+    try:
+        read = read_table(path, sheet)
+    except TableError as exc:
+        result.problems.append(exc.message)
+        return {}
+    columns = {str(c).strip().casefold(): c for c in read.frame.columns}
+    if "dimension" not in columns or "definition" not in columns:
+        result.problems.append(
+            f'{read.describe()}: needs the columns "dimension" and "definition"; the definitions '
+            "were not read.")
+        return {}
+    out = {}
+    for row in read.rows:
+        name = read.frame.at[row, columns["dimension"]].strip()
+        if name:
+            out[name.casefold()] = _unquote(read.frame.at[row, columns["definition"]])
+    return out
+
+
+# ------------------------------------------------------------------------------- results
+def _scores_frame(run: ScoringRun):
+    import pandas as pd
+
+    has_human = any(s.human is not None for s in run.scores)
+    legacy = run.settings.counting == "legacy"
+    columns = list(SCORE_COLUMNS)
+    if has_human:
+        columns.append("human_score")
+    if legacy:
+        columns.append("legacy_score")
+    rows = []
+    for s in run.scores:
+        row = {
+            "text_id": s.text_id, "source_id": s.source_id, "system": s.system,
+            "dimension": s.dimension, "status": s.status,
+            "score": s.score if s.status == "ok" else None,
+            "answered": s.answered, "questions": s.questions,
+            "unanswered": ", ".join(f"q{n}" for n in s.unanswered),
+            "note": s.note,
+        }
+        if has_human:
+            row["human_score"] = s.human
+        if legacy:
+            row["legacy_score"] = s.legacy_score if s.status == "ok" else None
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _answers_frame(run: ScoringRun):
+    import pandas as pd
+
+    rows = [
+        {"text_id": s.text_id, "dimension": s.dimension, "question_no": f"q{a.number}",
+         "question": a.question, "answer": a.answer or "(unanswered)", "raw_answer": a.raw}
+        for s in run.scores
+        for a in s.answers
+    ]
+    return pd.DataFrame(rows, columns=ANSWER_COLUMNS)
+
+
+def write_results(
+    path: str | os.PathLike[str],
+    run: ScoringRun,
+    *,
+    agreement: Sequence[DimensionAgreement] = (),
+    readme: Sequence[tuple[str, str]] = (),
+) -> ExportReport:
+    """Write the results workbook of a scoring run."""
+    import pandas as pd
+
+    from core import stats
+    from core.interacteval.agreement import agreement_rows
+    from core.tables import Sheet, write_workbook
+
+    checklists = run.checklists
+    agreement_frame = pd.DataFrame(agreement_rows(agreement), columns=list(stats.ROW_COLUMNS))
+    settings = run.settings
+    counting = (
+        "legacy count: 1 + 4 × (number of “Yes” substrings in the reply) / questions, as in the "
+        "authors' code (replication only)"
+        if settings.counting == "legacy"
+        else "1 + 4 × yes / answered questions (paper Eq. 1 over the answered questions)"
+    )
+    edited = [f"{c.dimension}: “{i.question}” by {i.edited_by}" for c in checklists
+              for i in c.items if i.edited_by]
+    info: list[tuple[str, str]] = [
+        ("What was run", "InteractEval checklist scoring (Chu, Kim & Yi, CHI 2025): a model "
+         "answers each checklist question about each text with yes or no."),
+        ("Model", run.model or "(not named)"),
+        ("Asked", "the whole checklist in one call per text and dimension"
+         if settings.mode == "checklist" else "one question per call"),
+        ("Score", counting),
+        ("Reading answers", "yes/no in any case and with surrounding spaces; an answer starting "
+         "with yes or no followed by an explanation counts as that word; JSON true/false count "
+         "as yes/no; anything else is unanswered (listed in the unanswered column and on the "
+         "Answers sheet), never counted as no."),
+        ("Unanswered questions", f"a text with more than {settings.max_unanswered_share:.0%} "
+         "of its questions unanswered, or none answered, is marked failed and has no score"),
+        ("Texts", f"{len({s.text_id for s in run.scores})} texts × {len(checklists)} "
+         f"dimension(s): {len(run.scored)} scored, {len(run.failed)} failed"),
+        ("Date", datetime.now().strftime("%Y-%m-%d %H:%M")),
+    ]
+    if run.reused:
+        info.append(("Resumed", f"{run.reused} scores were kept from an earlier, identical run"))
+    if edited:
+        info.append(("Questions edited by people", "; ".join(edited)))
+    info += list(readme)
+    sheets = [
+        Sheet("Scores", _scores_frame(run), "One row per text and dimension; failed texts have "
+              "no score and say why in the note.",
+              number_formats={"score": "0.000", "human_score": "0.000", "legacy_score": "0.000"},
+              widths={"note": 60}),
+        Sheet("Answers", _answers_frame(run), "Every answer the model gave, per question.",
+              widths={"question": 70, "raw_answer": 20}),
+        Sheet("Checklists", _checklist_frame(checklists), "The checklists used.",
+              widths={"question": 60, "source_attributes": 70, "key_question": 40}),
+        Sheet("Attributes", _attributes_frame(checklists).drop(columns=["component"]), "The think-aloud attributes behind the questions, with "
+              "who gave them.", widths={"attribute": 90}),
+        Sheet("Agreement", agreement_frame, "Correlation of the checklist scores with the human "
+              "scores, per dimension; each row says which kind (per source document averaged, "
+              "pooled, per system) and how many texts and documents were used.",
+              number_formats={"value": "0.000", "p_value": "0.0000", "ci_low": "0.000",
+                              "ci_high": "0.000"}, widths={"note": 80, "comparison": 40}),
+    ]
+    return write_workbook(path, sheets, info)

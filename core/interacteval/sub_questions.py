@@ -1,0 +1,96 @@
+"""Stage 2.4: sub-questions (paper section 3.4.3, second half).
+
+Each key question is broken into several precise Yes/No sub-questions: "Yes" is the good
+answer, little room for personal judgement, little overlap, and flaws asked about as "does the
+text avoid ...". The sub-questions (after validation) are what the checklist asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+
+from core.interacteval._common import align, ask, fold, progress_or_silent
+from core.interacteval.model import Dimension, JsonLLM, KeyQuestion, StageError, SubQuestionGroup
+from core.runs import CancelToken, Progress
+
+__all__ = ["generate_sub_questions"]
+
+STAGE = "Sub-questions"
+
+
+class SubQuestionReply(BaseModel):
+    component: str
+    sub_questions: list[str] = Field(default_factory=list)
+
+
+@lru_cache(maxsize=None)
+def _reply_schema(n: int) -> type[BaseModel]:
+    class SubQuestions(BaseModel):
+        groups: list[SubQuestionReply] = Field(min_length=n, max_length=n)
+
+    return SubQuestions
+
+
+def _format(key_questions: Sequence[KeyQuestion]) -> str:
+    return "\n".join(
+        f"{i}. Component: {k.component}\n   Key question: {k.question}"
+        for i, k in enumerate(key_questions, 1)
+    )
+
+
+async def generate_sub_questions(
+    dimension: Dimension,
+    key_questions: Sequence[KeyQuestion],
+    llm: JsonLLM,
+    *,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> list[SubQuestionGroup]:
+    """Sub-questions under each key question, in order (exact repeats removed). A key question
+    for which the model gave no sub-question keeps the key question itself as its only
+    sub-question, so no component silently disappears. Raises :class:`StageError`."""
+    key_questions = [k for k in key_questions if k.question.strip()]
+    if not key_questions:
+        raise StageError(f"{STAGE} for {dimension.name} needs at least one key question.",
+                         stage=STAGE, dimension=dimension.name)
+    progress = progress_or_silent(progress)
+    progress.start(f"Writing sub-questions for {dimension.name}", total=1)
+    reply = await ask(
+        llm, "sub_questions", _reply_schema(len(key_questions)),
+        {
+            "dimension": dimension.name,
+            "definition": dimension.definition.strip() or "(no definition given)",
+            "key_questions": _format(key_questions),
+            "n_components": len(key_questions),
+        },
+        stage=STAGE, dimension=dimension.name, cancel=cancel,
+    )
+    entries = reply.groups  # type: ignore[attr-defined]
+    found: list[list[str]] = [[] for _ in key_questions]
+    components = [k.component for k in key_questions]
+    for entry, index in zip(entries, align([e.component for e in entries], components)):
+        if index is None:
+            continue
+        for text in entry.sub_questions:
+            cleaned = " ".join(str(text).split())
+            if cleaned and fold(cleaned) not in {fold(q) for q in found[index]}:
+                found[index].append(cleaned)
+    groups = []
+    for key, subs in zip(key_questions, found):
+        groups.append(
+            SubQuestionGroup(
+                component=key.component,
+                key_question=key.question,
+                sub_questions=subs or [key.question],
+                attributes=list(key.attributes),
+                note="" if subs else (
+                    "The model gave no sub-question here, so the key question is used as the "
+                    "only question. Edit it or add sub-questions."
+                ),
+            )
+        )
+    progress.advance(1, f"{sum(len(g.sub_questions) for g in groups)} sub-questions")
+    return groups

@@ -1,0 +1,140 @@
+"""Stage 2.5: question validation (paper section 3.4.4), giving the final checklist.
+
+A model reviews all sub-questions: it merges questions that ask about nearly the same thing,
+drops irrelevant ones and rewords problematic ones. Draft questions are numbered ("2.3" =
+component 2, sub-question 3) and the model says which drafts each final question comes from, so
+every final question keeps its component and its source attributes.
+
+:func:`checklist_from_sub_questions` turns the sub-questions into a checklist without this step
+(the user may skip it, or validate by hand).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from core.interacteval._common import ask, fold, progress_or_silent, unique_attributes
+from core.interacteval.model import (
+    Checklist,
+    ChecklistItem,
+    Dimension,
+    JsonLLM,
+    StageError,
+    SubQuestionGroup,
+)
+from core.runs import CancelToken, Progress
+
+__all__ = ["checklist_from_sub_questions", "validate_questions"]
+
+STAGE = "Question validation"
+UNASSIGNED = "(no component)"
+
+
+class ValidatedQuestion(BaseModel):
+    question: str = Field(min_length=1)
+    based_on: list[str] = Field(default_factory=list)
+
+
+class ValidatedQuestions(BaseModel):
+    questions: list[ValidatedQuestion] = Field(min_length=1)
+
+
+def checklist_from_sub_questions(
+    dimension: Dimension, groups: Sequence[SubQuestionGroup]
+) -> Checklist:
+    """The sub-questions as a checklist, unvalidated (one item per sub-question)."""
+    items = [
+        ChecklistItem(component=g.component, key_question=g.key_question, question=q,
+                      source_attributes=list(g.attributes))
+        for g in groups
+        for q in g.sub_questions
+        if q.strip()
+    ]
+    return Checklist(dimension=dimension.name, definition=dimension.definition, items=items)
+
+
+def _drafts(groups: Sequence[SubQuestionGroup]) -> dict[str, tuple[int, str]]:
+    """'2.3' -> (group index, question text)."""
+    return {
+        f"{gi}.{qi}": (gi - 1, q)
+        for gi, g in enumerate(groups, 1)
+        for qi, q in enumerate(g.sub_questions, 1)
+    }
+
+
+def _format(groups: Sequence[SubQuestionGroup]) -> str:
+    lines = []
+    for gi, group in enumerate(groups, 1):
+        for qi, question in enumerate(group.sub_questions, 1):
+            lines.append(f"[{gi}.{qi}] ({group.component}) {' '.join(question.split())}")
+    return "\n".join(lines)
+
+
+def _reference(text: str) -> str:
+    return str(text).strip().strip("[]()").strip().rstrip(".")
+
+
+async def validate_questions(
+    dimension: Dimension,
+    groups: Sequence[SubQuestionGroup],
+    llm: JsonLLM,
+    *,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> Checklist:
+    """The validated checklist. Each final question takes the component and key question of
+    the first draft it is based on, and the attributes of all of them; a question traced to no
+    draft goes under "(no component)" with a remark. Items are grouped by component in the
+    components' order. Raises :class:`StageError`."""
+    groups = [g for g in groups if any(q.strip() for q in g.sub_questions)]
+    if not groups:
+        raise StageError(f"{STAGE} for {dimension.name} needs sub-questions.",
+                         stage=STAGE, dimension=dimension.name)
+    progress = progress_or_silent(progress)
+    progress.start(f"Reviewing the questions of {dimension.name}", total=1)
+    reply = await ask(
+        llm, "validation", ValidatedQuestions,
+        {
+            "dimension": dimension.name,
+            "definition": dimension.definition.strip() or "(no definition given)",
+            "questions": _format(groups),
+        },
+        stage=STAGE, dimension=dimension.name, cancel=cancel,
+    )
+    drafts = _drafts(groups)
+    by_text = {fold(q): gi for gi, q in drafts.values()}
+    checklist = Checklist(dimension=dimension.name, definition=dimension.definition)
+    placed: list[tuple[int, ChecklistItem]] = []
+    seen: set[str] = set()
+    for entry in reply.questions:
+        question = " ".join(entry.question.split())
+        if not question or fold(question) in seen:
+            continue
+        seen.add(fold(question))
+        sources = [drafts[r][0] for r in map(_reference, entry.based_on) if r in drafts]
+        if not sources and fold(question) in by_text:
+            sources = [by_text[fold(question)]]
+        if not sources:
+            checklist.remarks.append(
+                f"“{question}” could not be traced to a draft question, so it has no "
+                "component. Move it under one in the checklist editor or delete it."
+            )
+            placed.append((len(groups), ChecklistItem(component=UNASSIGNED, question=question)))
+            continue
+        first = groups[sources[0]]
+        attributes = unique_attributes([a for gi in dict.fromkeys(sources) for a in groups[gi].attributes])
+        placed.append((sources[0], ChecklistItem(
+            component=first.component, key_question=first.key_question, question=question,
+            source_attributes=attributes,
+        )))
+    placed.sort(key=lambda pair: pair[0])  # stable: the model's order inside a component
+    checklist.items = [item for _, item in placed]
+    dropped = [g.component for gi, g in enumerate(groups) if gi not in {p for p, _ in placed}]
+    for component in dropped:
+        checklist.remarks.append(
+            f"No question of the component “{component}” was kept by the review."
+        )
+    progress.advance(1, f"{len(checklist.items)} questions")
+    return checklist
