@@ -151,7 +151,7 @@ _Index = QModelIndex | QPersistentModelIndex
 class LicencesModel(QAbstractTableModel):
     """Component, role, licence, installed version, what the package metadata says."""
 
-    HEADERS = ("Component", "Used for", "Licence", "Version", "Checked in the installed package")
+    HEADERS = ("Component", "Used for", "Licence", "Version", "Installed package says")
 
     def __init__(self, components: tuple[Component, ...] = COMPONENTS, parent=None) -> None:
         super().__init__(parent)
@@ -195,7 +195,7 @@ class AboutDialog(QDialog):
         from PySide6.QtCore import qVersion
 
         self.setWindowTitle("About EvalDesk")
-        self.resize(880, 560)
+        self.resize(980, 600)
         title = QLabel(f"EvalDesk {__version__}")
         title.setObjectName("pageTitle")
         text = QLabel(

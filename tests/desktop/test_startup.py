@@ -36,3 +36,49 @@ def test_showing_the_main_window_imports_no_heavy_library(tmp_path):
     assert report["visible"] is True
     assert report["title"].startswith("EvalDesk")
     assert report["heavy"] == [], f"imported at start-up: {report['heavy']}"
+
+
+RUN_AND_CLOSE = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv[:1])
+from desktop.app import run
+QTimer.singleShot(300, app.closeAllWindows)
+print("run returned", run(), flush=True)
+"""
+
+
+def test_run_returns_when_the_window_closes(tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", EVALDESK_HOME=str(tmp_path / "home"))
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", RUN_AND_CLOSE], cwd=root, env=env, capture_output=True,
+        text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "run returned 0" in result.stdout
+    log = (tmp_path / "home" / "logs" / "evaldesk.log").read_text(encoding="utf-8")
+    assert "EvalDesk 0" in log and "starting" in log and "EvalDesk closed" in log
+
+
+def test_a_damaged_settings_file_is_explained_at_start(qtbot, evaldesk_home):
+    import asyncio
+
+    from core.settings import settings_path
+    from desktop import app as app_module
+    from tests.desktop.conftest import visible_message_boxes
+
+    settings_path().write_text("{ not json", encoding="utf-8")
+    session = app_module.start()
+    try:
+        qtbot.addWidget(session.window)
+        qtbot.waitUntil(lambda: bool(visible_message_boxes(session.window)))
+        box = visible_message_boxes(session.window)[0]
+        assert "could not be read" in box.text() and "default settings" in box.text()
+        box.close()
+    finally:
+        session.reporter.uninstall()
+        session.window.close()
+        session.loop.close()
+        asyncio.set_event_loop(None)
