@@ -59,15 +59,23 @@ def window(qtbot, qloop, store):
 
 
 def visible_message_boxes(parent=None):
-    """The QMessageBoxes currently shown (optionally children of ``parent``)."""
+    """The QMessageBoxes currently shown (only those inside ``parent`` when it is given)."""
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]
     if parent is not None:
-        boxes += parent.findChildren(QMessageBox)
-    seen, result = set(), []
-    for box in boxes:
-        if id(box) not in seen and box.isVisible():
-            seen.add(id(box))
-            result.append(box)
-    return result
+        boxes = parent.findChildren(QMessageBox)
+    else:
+        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]
+    return [box for box in boxes if box.isVisible()]
+
+
+@pytest.fixture(autouse=True)
+def _close_leftover_windows(qapp):
+    """Close message boxes and dialogs a test left open, so the next test starts clean."""
+    yield
+    from PySide6.QtWidgets import QDialog
+
+    for widget in qapp.topLevelWidgets():
+        if isinstance(widget, QDialog) and widget.isVisible():
+            widget.close()
+    qapp.processEvents()
