@@ -548,6 +548,10 @@ def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
 
 def _cost(response: Any) -> float | None:
     """The price of one call from litellm's offline price map; None when it does not know."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    known = hidden.get("response_cost")
+    if isinstance(known, (int, float)) and not isinstance(known, bool):
+        return float(known)
     try:
         cost = litellm_module().completion_cost(completion_response=response)
     except Exception:  # noqa: BLE001 - an unknown model has no price

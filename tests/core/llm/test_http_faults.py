@@ -60,6 +60,19 @@ async def test_ok_through_http_sends_schema_and_key_and_caches(server):
     assert server.hits["ok"] == 1
 
 
+async def test_cost_of_a_priced_model_comes_from_the_offline_price_map(server):
+    from core.llm import session_usage
+    from core.llm._litellm import litellm_module
+
+    gateway = Gateway(profile(server, "ok", model="openai/gpt-4o-mini"), cache=MemoryCache())
+    await gateway.complete_json(ask(), Score)
+    prices = litellm_module().model_cost["gpt-4o-mini"]
+    expected = 11 * prices["input_cost_per_token"] + 7 * prices["output_cost_per_token"]
+    assert gateway.usage.cost == pytest.approx(expected)
+    assert gateway.usage.calls_without_cost == 0
+    assert session_usage().cost == pytest.approx(expected)
+
+
 async def test_429_with_retry_after_then_success(server, waits):
     cache = MemoryCache()
     result = await Gateway(profile(server, "flaky429"), cache=cache).complete_json(ask(), Score)
