@@ -18,7 +18,7 @@ from core.runs import CancelToken
 
 __all__ = ["RasaOutcome", "rasa_skills"]
 
-_CHUNK = 32_768
+_CHUNK = 4_096
 #: Smallest total distance (a worker identical to the aggregate would get infinite skill).
 _MIN_DISTANCE = 1e-5
 
@@ -33,14 +33,13 @@ class RasaOutcome:
 
 def _squared_distances(responses: EmbeddedResponses, aggregate: np.ndarray) -> np.ndarray:
     """Per worker, the sum over their answers of ||e - ê||^2."""
+    vectors, questions = responses.sorted_vectors, responses.question_sorted
     per_answer = np.empty(len(responses), dtype=np.float64)
     for start in range(0, len(responses), _CHUNK):
         stop = start + _CHUNK
-        diff = (
-            responses.vectors[responses.row[start:stop]] - aggregate[responses.question[start:stop]]
-        )
+        diff = vectors[start:stop] - aggregate[questions[start:stop]]
         per_answer[start:stop] = np.einsum("ij,ij->i", diff, diff)
-    return np.bincount(responses.worker, weights=per_answer, minlength=responses.n_workers)
+    return np.bincount(responses.worker_sorted, weights=per_answer, minlength=responses.n_workers)
 
 
 def rasa_skills(

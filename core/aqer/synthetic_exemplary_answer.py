@@ -12,16 +12,18 @@ import numpy as np
 
 __all__ = ["EmbeddedResponses", "cosine_rows", "similarity_to_sea", "synthetic_exemplary_answers"]
 
-#: Rows per block when comparing answers with their SEA (bounds temporary memory).
-_CHUNK = 32_768
+#: Rows per block when comparing answers with their SEA (small enough to stay in cache).
+_CHUNK = 4_096
 _EPS = 1e-12
 
 
 class EmbeddedResponses:
     """N answers given by ``n_workers`` workers to ``n_questions`` questions, embedded.
 
-    ``vectors`` is a (U, d) table of unique embeddings; answer k is ``vectors[row[k]]``, given by
-    worker ``worker[k]`` to question ``question[k]``. At most one answer per (worker, question).
+    Answer k is ``vectors[row[k]]``, given by worker ``worker[k]`` to question ``question[k]``;
+    at most one answer per (worker, question). The vectors are kept once, in question order
+    (``sorted_vectors``), so every sum over a question's answers and every comparison with its
+    SEA reads memory in sequence; results are returned in the original answer order.
     """
 
     def __init__(
@@ -33,7 +35,6 @@ class EmbeddedResponses:
         n_workers: int | None = None,
         n_questions: int | None = None,
     ) -> None:
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.row = np.asarray(row, dtype=np.int64)
         self.worker = np.asarray(worker, dtype=np.int64)
         self.question = np.asarray(question, dtype=np.int64)
@@ -43,34 +44,56 @@ class EmbeddedResponses:
         self.n_questions = int(n_questions if n_questions is not None else self.question.max() + 1)
         self.answered_by_worker = np.bincount(self.worker, minlength=self.n_workers)
         self.answered_per_question = np.bincount(self.question, minlength=self.n_questions)
-        # CSR layout of the (question x unique-answer) matrix; only the values change per round.
         order = np.argsort(self.question, kind="stable")
-        self._order = order
-        self._indices = self.row[order]
-        self._indptr = np.concatenate(([0], np.cumsum(self.answered_per_question))).astype(np.int64)
-        self._worker_sorted = self.worker[order]
-        self.norms = _row_norms(self.vectors)
+        self.order = order
+        self.worker_sorted = self.worker[order]
+        self.question_sorted = self.question[order]
+        self.indptr = np.concatenate(([0], np.cumsum(self.answered_per_question))).astype(np.int64)
+        source_rows = self.row[order]
+        vectors = np.asarray(vectors)
+        n = len(source_rows)
+        if len(vectors) >= n and np.array_equal(source_rows, np.arange(n)):
+            self.sorted_vectors = np.ascontiguousarray(vectors[:n], dtype=np.float32)
+        else:
+            self.sorted_vectors = np.empty((n, vectors.shape[1]), dtype=np.float32)
+            for start in range(0, n, _CHUNK):
+                self.sorted_vectors[start : start + _CHUNK] = vectors[
+                    source_rows[start : start + _CHUNK]
+                ]
+        self.sorted_norms = _row_norms(self.sorted_vectors)
 
     def __len__(self) -> int:
         return len(self.row)
 
     @property
     def dimension(self) -> int:
-        return int(self.vectors.shape[1])
+        return int(self.sorted_vectors.shape[1])
+
+    def answer_vectors(self) -> np.ndarray:
+        """The vectors in the original answer order (a copy; for checks and benchmarks)."""
+        out = np.empty_like(self.sorted_vectors)
+        out[self.order] = self.sorted_vectors
+        return out
+
+    def unsort(self, values_sorted: np.ndarray) -> np.ndarray:
+        """Per-answer values in question order -> the original answer order."""
+        out = np.empty_like(values_sorted)
+        out[self.order] = values_sorted
+        return out
 
     def weighted_sums(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(sum_i w_i e_ij per question as float32 (n, d), sum of w_i per question (n,))."""
         from scipy.sparse import csr_matrix
 
-        data = np.asarray(weights, dtype=np.float32)[self._worker_sorted]
+        n = len(self.worker_sorted)
+        data = np.asarray(weights, dtype=np.float32)[self.worker_sorted]
         matrix = csr_matrix(
-            (data, self._indices, self._indptr),
-            shape=(self.n_questions, self.vectors.shape[0]),
+            (data, np.arange(n, dtype=np.int64), self.indptr), shape=(self.n_questions, n)
         )
-        sums = np.asarray(matrix @ self.vectors, dtype=np.float32)
+        sums = np.asarray(matrix @ self.sorted_vectors, dtype=np.float32)
         totals = np.bincount(
-            self.question,
-            weights=np.asarray(weights, dtype=np.float64)[self.worker],
+            self.question_sorted,
+            weights=np.asarray(weights, dtype=np.float64)[self.worker_sorted],
             minlength=self.n_questions,
         )
         return sums, totals
@@ -103,15 +126,15 @@ def similarity_to_sea(responses: EmbeddedResponses, sea: np.ndarray) -> np.ndarr
     """
     sea = np.asarray(sea, dtype=np.float32)
     sea_norms = _row_norms(sea)
+    vectors, questions = responses.sorted_vectors, responses.question_sorted
     out = np.empty(len(responses), dtype=np.float64)
     for start in range(0, len(responses), _CHUNK):
         stop = start + _CHUNK
-        rows = responses.row[start:stop]
-        questions = responses.question[start:stop]
-        dots = np.einsum("ij,ij->i", responses.vectors[rows], sea[questions]).astype(np.float64)
-        denominators = responses.norms[rows] * sea_norms[questions]
+        q = questions[start:stop]
+        dots = np.einsum("ij,ij->i", vectors[start:stop], sea[q])
+        denominators = responses.sorted_norms[start:stop] * sea_norms[q]
         out[start:stop] = np.where(denominators > _EPS, dots / np.maximum(denominators, _EPS), 0.0)
-    return out
+    return responses.unsort(out)
 
 
 def _row_norms(vectors: np.ndarray) -> np.ndarray:
