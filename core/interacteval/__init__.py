@@ -13,7 +13,7 @@ The wizard drives the stages one at a time; each takes the previous (possibly ed
     run = await score_texts([checklist], items, gateway, project=project)
 """
 
-from core.interacteval.agreement import DimensionAgreement, agreement, agreement_rows
+from core.interacteval.agreement import DimensionAgreement, agreement_rows, human_agreement
 from core.interacteval.attribute_clustering import cluster_attributes
 from core.interacteval.checklist_scoring import (
     checklist_score,
@@ -87,7 +87,6 @@ __all__ = [
     "TextItem",
     "TextScore",
     "ThinkAloudResult",
-    "agreement",
     "agreement_rows",
     "build_checklist",
     "checklist_from_sub_questions",
@@ -96,6 +95,7 @@ __all__ = [
     "extract_components",
     "generate_key_questions",
     "generate_sub_questions",
+    "human_agreement",
     "legacy_count",
     "load_checklists",
     "open_scoring_run",

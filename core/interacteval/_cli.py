@@ -172,10 +172,7 @@ def _open_project(path: str | None):
 def _gateway(profile: Any, project: Any, run_id: int | None = None) -> Any:
     from core.llm import Gateway
 
-    try:
-        return Gateway(profile, cache=project, run_id=run_id)
-    except Exception as exc:  # keyring trouble: say it plainly
-        raise UserError(f"Model profile '{profile.name}' cannot be used: {exc}") from None
+    return Gateway(profile, cache=project, run_id=run_id)
 
 
 def _progress():
@@ -406,7 +403,7 @@ def run_score(args: argparse.Namespace) -> int:
 
     from core.interacteval import (
         ScoringSettings,
-        agreement,
+        human_agreement,
         open_scoring_run,
         read_checklists,
         score_texts,
@@ -453,13 +450,14 @@ def run_score(args: argparse.Namespace) -> int:
     finally:
         if project is not None:
             project.close()
-    results = agreement(run.scores)
+    results = human_agreement(run.scores)
     usage = gateway.usage
     readme = [
         ("Checklist file", str(args.checklist)),
         ("Texts file", str(args.items)),
-        ("Model calls", f"{usage.calls} calls, {usage.cache_hits} answers from the cache, "
-         f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out"),
+        ("Model calls", (
+            f"{usage.calls} calls, {usage.cache_hits} answers from the cache, "
+            f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out")),
     ]
     try:
         write_results(args.output, run, agreement=results, readme=readme)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ def template_path(name: str) -> Path:
     return paths.resources_dir().joinpath(*FOLDER, f"{name}.txt")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> PromptTemplate:
     """Read and parse one template (cached for the process)."""
     path = template_path(name)

@@ -28,7 +28,14 @@ if TYPE_CHECKING:  # pragma: no cover
 GROUPED_LABEL = "per-source-document averaged"
 POOLED_LABEL = "pooled over all texts"
 
-__all__ = ["GROUPED_LABEL", "PER_SYSTEM_LABEL", "POOLED_LABEL", "DimensionAgreement", "agreement", "agreement_rows"]
+__all__ = [
+    "GROUPED_LABEL",
+    "PER_SYSTEM_LABEL",
+    "POOLED_LABEL",
+    "DimensionAgreement",
+    "agreement_rows",
+    "human_agreement",
+]
 
 PER_SYSTEM_LABEL = "per system (mean score of each system)"
 _X = "the checklist scores"
@@ -63,7 +70,7 @@ class DimensionAgreement:
         return "; ".join(parts)
 
 
-def agreement(
+def human_agreement(
     scores: Sequence[TextScore], *, n_boot: int = 1000, seed: int = 0
 ) -> list[DimensionAgreement]:
     """One :class:`DimensionAgreement` per dimension that has at least one human score, in

@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -107,7 +107,7 @@ def _key(number: int) -> str:
     return f"q{number}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def answers_schema(n_questions: int) -> type[BaseModel]:
     """The reply schema for a checklist of ``n_questions``: keys ``q1`` .. ``qN`` with "yes" or
     "no" as far as the model is told (constrained decoding follows this), but any value and any

@@ -8,7 +8,7 @@ plain list of names the user may edit (rename, delete, add) before attributes ar
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 
 from pydantic import BaseModel, Field
 
@@ -23,7 +23,7 @@ STAGE = "Component extraction"
 MAX_COMPONENTS = 5
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reply_schema(max_components: int) -> type[BaseModel]:
     class Components(BaseModel):
         components: list[str] = Field(min_length=1, max_length=max_components)

@@ -7,7 +7,7 @@ the checklist; they are not asked when scoring.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from pydantic import BaseModel, Field
 
@@ -25,7 +25,7 @@ class KeyQuestionReply(BaseModel):
     question: str = Field(min_length=1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reply_schema(n: int) -> type[BaseModel]:
     class KeyQuestions(BaseModel):
         key_questions: list[KeyQuestionReply] = Field(min_length=n, max_length=n)

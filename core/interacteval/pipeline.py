@@ -39,7 +39,7 @@ from core.interacteval.model import (
 from core.interacteval.sub_questions import generate_sub_questions
 from core.interacteval.think_aloud import think_aloud
 from core.interacteval.validation import checklist_from_sub_questions, validate_questions
-from core.runs import CancelToken, Cancelled, Progress
+from core.runs import Cancelled, CancelToken, Progress
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project

@@ -168,19 +168,21 @@ def write_checklists(
     from core.tables import write_workbook
 
     info: list[tuple[str, str]] = [
-        ("What this is", "InteractEval checklists: Yes/No questions per dimension built from "
-         "think-aloud attributes of people and models (Chu, Kim & Yi, CHI 2025)."),
-        ("How to edit", "Change questions on the Checklist sheet (keep the column names), put "
-         "your name in edited_by, save, and load the file again in EvalDesk or with "
-         "'evaldesk checklist score --checklist FILE'."),
+        ("What this is", (
+            "InteractEval checklists: Yes/No questions per dimension built from think-aloud "
+            "attributes of people and models (Chu, Kim & Yi, CHI 2025).")),
+        ("How to edit", (
+            "Change questions on the Checklist sheet (keep the column names), put your name in "
+            "edited_by, save, and load the file again in EvalDesk or with "
+            "'evaldesk checklist score --checklist FILE'.")),
         ("Written", datetime.now().strftime("%Y-%m-%d %H:%M")),
         *readme,
     ]
     for build in builds:
         name = build.dimension.name
-        info.append((f"{name}: attributes",
-                     f"{len(build.attributes)} ({len(build.think_aloud.attributes)} from models, "
-                     f"{len(build.notes)} from people)"))
+        counts = (f"{len(build.attributes)} ({len(build.think_aloud.attributes)} from models, "
+                  f"{len(build.notes)} from people)")
+        info.append((f"{name}: attributes", counts))
         info.append((f"{name}: components", "; ".join(build.components)))
         if not build.validated:
             info.append((f"{name}: validation", "skipped: the sub-questions are the checklist"))
@@ -398,20 +400,24 @@ def write_results(
     edited = [f"{c.dimension}: “{i.question}” by {i.edited_by}" for c in checklists
               for i in c.items if i.edited_by]
     info: list[tuple[str, str]] = [
-        ("What was run", "InteractEval checklist scoring (Chu, Kim & Yi, CHI 2025): a model "
-         "answers each checklist question about each text with yes or no."),
+        ("What was run", (
+            "InteractEval checklist scoring (Chu, Kim & Yi, CHI 2025): a model answers each "
+            "checklist question about each text with yes or no.")),
         ("Model", run.model or "(not named)"),
         ("Asked", "the whole checklist in one call per text and dimension"
          if settings.mode == "checklist" else "one question per call"),
         ("Score", counting),
-        ("Reading answers", "yes/no in any case and with surrounding spaces; an answer starting "
-         "with yes or no followed by an explanation counts as that word; JSON true/false count "
-         "as yes/no; anything else is unanswered (listed in the unanswered column and on the "
-         "Answers sheet), never counted as no."),
-        ("Unanswered questions", f"a text with more than {settings.max_unanswered_share:.0%} "
-         "of its questions unanswered, or none answered, is marked failed and has no score"),
-        ("Texts", f"{len({s.text_id for s in run.scores})} texts × {len(checklists)} "
-         f"dimension(s): {len(run.scored)} scored, {len(run.failed)} failed"),
+        ("Reading answers", (
+            "yes/no in any case and with surrounding spaces; an answer starting with yes or no "
+            "followed by an explanation counts as that word; JSON true/false count as yes/no; "
+            "anything else is unanswered (listed in the unanswered column and on the Answers "
+            "sheet), never counted as no.")),
+        ("Unanswered questions", (
+            f"a text with more than {settings.max_unanswered_share:.0%} of its questions "
+            "unanswered, or none answered, is marked failed and has no score")),
+        ("Texts", (
+            f"{len({s.text_id for s in run.scores})} texts × {len(checklists)} dimension(s): "
+            f"{len(run.scored)} scored, {len(run.failed)} failed")),
         ("Date", datetime.now().strftime("%Y-%m-%d %H:%M")),
     ]
     if run.reused:

@@ -8,7 +8,7 @@ text avoid ...". The sub-questions (after validation) are what the checklist ask
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 
 from pydantic import BaseModel, Field
 
@@ -26,7 +26,7 @@ class SubQuestionReply(BaseModel):
     sub_questions: list[str] = Field(default_factory=list)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reply_schema(n: int) -> type[BaseModel]:
     class SubQuestions(BaseModel):
         groups: list[SubQuestionReply] = Field(min_length=n, max_length=n)

@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from core.interacteval import Attribute, Dimension, ScoredSample
 from core.llm import LLMFailure

@@ -1,0 +1,125 @@
+"""Checklist files (write, read back, validation messages) and the results workbook."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.interacteval import (
+    Attribute,
+    Checklist,
+    ChecklistItem,
+    ScoringSettings,
+    TextScore,
+    human_agreement,
+    read_checklists,
+    write_checklists,
+    write_results,
+)
+from core.interacteval.model import ANSWER_COLUMNS, CHECKLIST_COLUMNS, QuestionAnswer
+from core.interacteval.pipeline import ScoringRun
+
+
+@pytest.fixture
+def checklists() -> list[Checklist]:
+    gpt = Attribute(text="Ideas follow logically.", source="GPT-4", source_kind="model")
+    anna = Attribute(text="=No abrupt jumps", source="Anna", source_kind="person")
+    return [
+        Checklist(dimension="Coherence", definition="How the sentences hang together.", items=[
+            ChecklistItem(component="Logical flow", key_question="Logical?",
+                          question="Does each sentence follow?", source_attributes=[gpt, anna]),
+            ChecklistItem(component="Logical flow", key_question="Logical?",
+                          question="-Are links clear?", edited_by="Ben"),
+        ]),
+        Checklist(dimension="Fluency", definition="Grammar and readability.", items=[
+            ChecklistItem(component="Grammar", question="Is it grammatical?")]),
+    ]
+
+
+def test_checklist_round_trip(tmp_path, checklists):
+    path = tmp_path / "checklist.xlsx"
+    report = write_checklists(path, checklists)
+    assert {"Checklist", "Dimensions", "Attributes", "Read me"} <= set(report.sheets)
+    frame = pd.read_excel(path, sheet_name="Checklist", dtype=str)
+    assert list(frame.columns) == CHECKLIST_COLUMNS
+    got = read_checklists(path)
+    assert got.errors == [] and got.problems == []
+    assert got.checklists == checklists  # questions, components, attributes, sources, editors
+
+
+def test_checklist_read_names_row_and_column(tmp_path):
+    path = tmp_path / "edited.xlsx"
+    with pd.ExcelWriter(path) as writer:
+        pd.DataFrame({
+            "dimension": ["Coherence", "", "Coherence", "Coherence", "Fluency"],
+            "component": ["A", "A", "B", "B", "C"],
+            "question": ["Q1?", "Q2?", "", "q1?", "F1?"],
+        }).to_excel(writer, sheet_name="Checklist", index=False)
+        pd.DataFrame({"dimension": ["Coherence"], "definition": ["Hangs together."]}).to_excel(
+            writer, sheet_name="Dimensions", index=False)
+    got = read_checklists(path)
+    assert len(got.errors) == 2
+    assert "row 3" in got.errors[0] and "dimension" in got.errors[0]
+    assert "row 4" in got.errors[1] and "question" in got.errors[1]
+    assert any("row 5" in p and "twice" in p for p in got.problems)
+    assert any("no definition for Fluency" in p for p in got.problems)
+    assert [c.dimension for c in got.checklists] == ["Coherence", "Fluency"]
+    assert got.checklists[0].definition == "Hangs together."
+
+
+def test_checklist_read_without_checklist_sheet(tmp_path):
+    path = tmp_path / "other.xlsx"
+    with pd.ExcelWriter(path) as writer:
+        pd.DataFrame({"a": [1]}).to_excel(writer, sheet_name="One", index=False)
+        pd.DataFrame({"a": [1]}).to_excel(writer, sheet_name="Two", index=False)
+    got = read_checklists(path)
+    assert got.errors and '"Checklist"' in got.errors[0] and '"One"' in got.errors[0]
+
+
+def test_checklist_read_missing_question_column(tmp_path):
+    path = tmp_path / "one.xlsx"
+    pd.DataFrame({"dimension": ["Coherence"], "questions text": ["Q?"]}).to_excel(
+        path, sheet_name="Checklist", index=False)
+    got = read_checklists(path)
+    assert got.errors and any("question" in e for e in got.errors)
+
+
+def test_results_workbook(tmp_path, checklists):
+    coherence = checklists[0]
+    scores = []
+    for i, (pred, human, doc) in enumerate([(5.0, 4.0, "d1"), (3.0, 2.0, "d1"), (1.0, 1.0, "d1"),
+                                            (3.0, 5.0, "d2"), (5.0, 4.0, "d2")]):
+        scores.append(TextScore(
+            text_id=f"t{i}", dimension="Coherence", status="ok", score=pred, human=human,
+            source_id=doc, system=f"M{i % 2}", questions=2, answered=2, yes=1,
+            answers=[QuestionAnswer(number=1, question=coherence.questions[0], answer="yes",
+                                    raw="Yes"),
+                     QuestionAnswer(number=2, question=coherence.questions[1], raw="maybe")],
+            unanswered=[2]))
+    scores.append(TextScore(text_id="t9", dimension="Coherence", status="failed",
+                            note="The server had an error.", source_id="d2", human=3.0))
+    run = ScoringRun(scores=scores, settings=ScoringSettings(), model="scripted/x",
+                     checklists=[coherence])
+    path = tmp_path / "results.xlsx"
+    write_results(path, run, agreement=human_agreement(scores, n_boot=0))
+    sheets = pd.read_excel(path, sheet_name=None, dtype=str)
+    assert {"Scores", "Answers", "Checklists", "Attributes", "Agreement", "Read me"} <= set(sheets)
+    scores_sheet = sheets["Scores"]
+    assert list(scores_sheet.columns)[:9] == ["text_id", "source_id", "system", "dimension",
+                                              "status", "score", "answered", "questions",
+                                              "unanswered"]
+    failed = scores_sheet[scores_sheet.text_id == "t9"].iloc[0]
+    assert failed.status == "failed" and pd.isna(failed.score)  # no default score
+    assert "server" in failed.note
+    assert scores_sheet.iloc[0].unanswered == "q2"
+    answers = sheets["Answers"]
+    assert list(answers.columns) == ANSWER_COLUMNS
+    assert list(answers.answer[:2]) == ["yes", "(unanswered)"]
+    assert list(answers.raw_answer[:2]) == ["Yes", "maybe"]
+    attributes = sheets["Attributes"]
+    assert set(attributes.source) == {"GPT-4", "Anna"}
+    assert "'=No abrupt jumps" in set(attributes.attribute)  # formula-safe
+    agreement = sheets["Agreement"]
+    assert "per-source-document averaged" in set(agreement.kind)
+    readme = sheets["Read me"].to_string()
+    assert "scripted/x" in readme and "Ben" in readme
