@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox
 
@@ -9,6 +10,12 @@ from desktop import methods
 from desktop.home import COMING_SOON
 from desktop.recent import ExistsRole, PathRole, RecentProjectsModel
 from tests.desktop.conftest import visible_message_boxes
+
+
+@pytest.fixture
+def no_wizards(monkeypatch):
+    """Hide wizards registered by the method packages: these tests are about the shell."""
+    monkeypatch.setattr(methods, "_wizards", {})
 
 
 def _texts(widget) -> str:
@@ -30,7 +37,8 @@ def test_title_and_three_method_cards(window):
     assert "checklist" in _texts(window.home.cards["interacteval"])
 
 
-def test_without_a_wizard_the_button_explains_what_is_coming(qtbot, window):
+def test_without_a_wizard_the_button_explains_what_is_coming(qtbot, no_wizards, window):
+    window.home.refresh()
     card = window.home.cards["majeval"]
     assert card.button.text() == COMING_SOON
     pages_before = window.stack.count()
@@ -49,25 +57,21 @@ def test_without_a_wizard_the_button_explains_what_is_coming(qtbot, window):
     box.close()
 
 
-def test_a_registered_wizard_is_opened(qtbot, window):
+def test_a_registered_wizard_is_opened(qtbot, no_wizards, window):
     opened = []
     methods.register_wizard("aqer", opened.append)
-    try:
-        window.home.refresh()
-        card = window.home.cards["aqer"]
-        assert card.button.text() == "Start AQER"
-        qtbot.mouseClick(card.button, Qt.MouseButton.LeftButton)
-        assert opened == [window]
-        assert not visible_message_boxes(window)
-    finally:
-        methods.unregister_wizard("aqer")
+    window.home.refresh()
+    card = window.home.cards["aqer"]
+    assert card.button.text() == "Start AQER"
+    qtbot.mouseClick(card.button, Qt.MouseButton.LeftButton)
+    assert opened == [window]
+    assert not visible_message_boxes(window)
+    methods.unregister_wizard("aqer")
     window.home.refresh()
     assert window.home.cards["aqer"].button.text() == COMING_SOON
 
 
 def test_register_unknown_method_is_refused():
-    import pytest
-
     with pytest.raises(KeyError):
         methods.register_wizard("geval", lambda w: None)
 
@@ -116,7 +120,7 @@ def test_missing_recent_project_is_shown_and_removable(qtbot, window, tmp_path, 
     assert home.empty_label.isVisibleTo(window)
 
 
-def test_coming_soon_message_is_not_modal_exec(qtbot, window, monkeypatch):
+def test_coming_soon_message_is_not_modal_exec(qtbot, no_wizards, window, monkeypatch):
     """The message is opened with open(); QMessageBox.exec must never be called."""
 
     def forbidden(*args, **kwargs):
