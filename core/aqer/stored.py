@@ -50,11 +50,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ANSWERS_INPUT_KIND",
+    "SETUP_KIND",
     "AnswersCheck",
     "AqerSetup",
     "CachedEncoder",
     "EncoderFactory",
-    "SETUP_KIND",
     "StoredResult",
     "answers_file",
     "check_answers",
@@ -64,6 +64,7 @@ __all__ = [
     "export_result",
     "load_result",
     "load_setup",
+    "open_answers",
     "read_answers",
     "result_from_payload",
     "result_to_payload",
@@ -280,6 +281,45 @@ def read_answers(
     return sheets, read
 
 
+@dataclass
+class OpenedAnswers:
+    """The answers file as :func:`open_answers` found it."""
+
+    setup: AqerSetup
+    sheets: list[str]
+    read: TableRead
+    note: str = ""
+
+
+def open_answers(
+    project: Project,
+    setup: AqerSetup,
+    path: str | Path | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> OpenedAnswers:
+    """Read the answers of ``setup`` (or a newly chosen ``path``), keeping a copy in the project.
+
+    A file that changed since it was last read is copied again (so results are recomputed); a
+    file that is gone is read from the project's copy. Returns the updated setup (not saved).
+    """
+    note = ""
+    if path is not None:
+        setup = store_answers_file(project, setup, path)
+    elif setup.path and Path(setup.path).is_file():
+        _, digest = _hash_file(Path(setup.path))
+        if digest != setup.content_hash:
+            setup = store_answers_file(project, setup, setup.path)
+            note = (
+                f"{Path(setup.path).name} changed since it was last read; EvalDesk read the new "
+                "version (results will be computed again)."
+            )
+    file, gone = answers_file(project, setup)
+    sheets, read = read_answers(file, setup.sheet, progress, cancel)
+    setup = setup.model_copy(update={"sheet": read.sheet})
+    return OpenedAnswers(setup, sheets, read, note or gone)
+
+
 # ----------------------------------------------------------------------------- checking
 
 
@@ -355,6 +395,27 @@ def check_answers(read: TableRead, setup: AqerSetup) -> AnswersCheck:
                     read.sheet,
                 )
             )
+    by_column: dict[str, list[str]] = {}
+    for role, column in roles.items():
+        if column:
+            by_column.setdefault(column, []).append(role)
+    for column, chosen in by_column.items():
+        if len(chosen) > 1 and column in read.frame.columns:
+            issues = [i for i in issues if not (i.severity == "warning"
+                                                and i.column_name == column)]
+            issues.append(
+                tables.TableIssue(
+                    "error",
+                    f"{read.where(column=column)} is chosen for both the "
+                    + " and the ".join(chosen)
+                    + ". Each needs its own column: choose another one for the "
+                    + chosen[-1] + ".",
+                    read.sheet,
+                    None,
+                    read.column_label(column),
+                    column,
+                )
+            )
     check = AnswersCheck(issues=issues)
     if not check.ok:
         return check
@@ -386,7 +447,21 @@ def check_answers(read: TableRead, setup: AqerSetup) -> AnswersCheck:
         )
     check.needs_duplicate_choice = setup.duplicates == "error" and check.duplicates > 0
     humans = prepared.frame[~prepared.frame["is_llm"]]
+    if setup.settings.llm_as_workers:
+        humans = prepared.frame
     n_workers, n_questions = humans["worker"].nunique(), humans["question"].nunique()
+    shared = humans.groupby("question")["worker"].nunique()
+    shared = shared[shared >= 2]
+    if n_workers >= 2 and n_questions >= 2 and len(shared) < 2:
+        check.issues.append(
+            tables.TableIssue(
+                "error",
+                f"{read.where()}: AQER needs at least 2 questions that at least 2 workers "
+                f"answered, and finds {len(shared)}. Workers must answer the same questions: "
+                "check that the question and worker columns are the right ones.",
+                read.sheet,
+            )
+        )
     if n_workers < 2 or n_questions < 2:
         check.issues.append(
             tables.TableIssue(
@@ -662,7 +737,7 @@ def run_setup(
     if progress is not None:
         progress.start("Reading answers")
     path, note = answers_file(project, setup)
-    data, digest = _hash_file(path)
+    _data, digest = _hash_file(path)
     if digest != setup.content_hash:
         raise ValueError(
             f"The answers file {path} changed since its columns were checked. Go back to the "

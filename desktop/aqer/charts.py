@@ -1,0 +1,153 @@
+"""AQER's charts: matplotlib figures on a QtAgg canvas, imported only when first drawn.
+
+Each ``draw_*`` function fills a matplotlib ``Figure`` from plain lists, so they can be checked
+without a window; :class:`Chart` is the widget that holds one figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+
+__all__ = [
+    "Chart",
+    "draw_convergence",
+    "draw_distribution",
+    "draw_llm_comparison",
+    "draw_scores",
+]
+
+ACCENT = "#2563a8"
+MUTED = "#9aa5b1"
+LLM_COLOUR = "#d97706"
+INK = "#1f2933"
+
+
+class Chart(QWidget):
+    """A matplotlib figure in the window; the canvas is made on the first :meth:`draw`."""
+
+    def __init__(self, minimum_height: int = 240, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.canvas: Any = None
+        self.figure: Any = None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self.setMinimumHeight(minimum_height)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def draw(self, paint: Callable[[Any], None]) -> None:
+        """Clear the figure and call ``paint(figure)``, then redraw."""
+        if self.canvas is None:
+            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+            from matplotlib.figure import Figure
+
+            self.figure = Figure(figsize=(5, 3), dpi=100, layout="constrained")
+            self.figure.patch.set_facecolor("#ffffff")
+            self.canvas = FigureCanvasQTAgg(self.figure)
+            self.canvas.setSizePolicy(
+                QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding
+            )
+            self._layout.addWidget(self.canvas)
+        self.figure.clear()
+        paint(self.figure)
+        self.canvas.draw_idle()
+
+
+def _style(ax: Any) -> None:
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+    ax.tick_params(labelsize=9, colors=INK)
+    ax.title.set_fontsize(10)
+    ax.xaxis.label.set_fontsize(9)
+    ax.yaxis.label.set_fontsize(9)
+
+
+def _short(text: str, limit: int = 22) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def draw_scores(figure: Any, names: Sequence[str], scores: Sequence[float]) -> None:
+    """Horizontal bars: each worker's score (0-1), best at the top."""
+    ax = figure.add_subplot(1, 1, 1)
+    pairs = sorted(zip(names, scores), key=lambda p: p[1])
+    if len(pairs) > 40:  # the best and worst 20 keep the chart readable
+        pairs = pairs[:20] + pairs[-20:]
+        ax.set_title("Score per worker (the 20 lowest and 20 highest)", loc="left")
+    else:
+        ax.set_title("Score per worker (1 = closest to the consensus)", loc="left")
+    labels = [_short(n) for n, _ in pairs]
+    values = [s for _, s in pairs]
+    bars = ax.barh(range(len(values)), values, color=ACCENT, height=0.7)
+    ax.set_yticks(range(len(values)), labels)
+    ax.set_xlim(0, 1.12)
+    ax.set_xlabel("AQER score")
+    if len(values) <= 30:
+        for bar, value in zip(bars, values):
+            ax.text(bar.get_width() + 0.01, bar.get_y() + bar.get_height() / 2, f"{value:.2f}",
+                    va="center", fontsize=8, color=INK)
+    _style(ax)
+
+
+def draw_distribution(figure: Any, scores: Sequence[float]) -> None:
+    """Histogram of the workers' scores."""
+    ax = figure.add_subplot(1, 1, 1)
+    bins = max(5, min(20, len(scores) // 3 or 5))
+    ax.hist(list(scores), bins=bins, range=(0, 1), color=ACCENT, edgecolor="white")
+    ax.set_title("How the scores are spread", loc="left")
+    ax.set_xlabel("AQER score")
+    ax.set_ylabel("Workers")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    _style(ax)
+
+
+def draw_convergence(
+    figure: Any, iterations: Sequence[int], rmse: Sequence[float], tolerance: float
+) -> None:
+    """The change of the weights per round (log scale) and the stopping threshold."""
+    ax = figure.add_subplot(1, 1, 1)
+    points = [(i, r) for i, r in zip(iterations, rmse) if r is not None and r > 0]
+    if points:
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=4,
+                color=ACCENT, label="change of the weights (RMSE)")
+        ax.set_yscale("log")
+    ax.axhline(tolerance, color=LLM_COLOUR, linestyle="--", linewidth=1,
+               label=f"stop below {tolerance:g}")
+    ax.set_xlabel("Round")
+    ax.set_ylabel("Change of the weights")
+    ax.set_title("How quickly the weights settled", loc="left")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=8, frameon=False)
+    _style(ax)
+
+
+def draw_llm_comparison(
+    figure: Any,
+    workers: Sequence[tuple[str, float]],
+    models: Sequence[tuple[str, float]],
+) -> None:
+    """Every worker's mean similarity to the consensus (grey) beside each AI's (orange)."""
+    ax = figure.add_subplot(1, 1, 1)
+    items = [(name, value, False) for name, value in workers if value is not None]
+    items += [(name, value, True) for name, value in models if value is not None]
+    items.sort(key=lambda item: item[1])
+    if len(items) > 45:
+        keep = [it for it in items if it[2]]
+        people = [it for it in items if not it[2]]
+        step = max(1, len(people) // 30)
+        items = sorted(keep + people[::step], key=lambda item: item[1])
+    labels = [("AI: " if is_llm else "") + _short(name) for name, _, is_llm in items]
+    values = [value for _, value, _ in items]
+    colours = [LLM_COLOUR if is_llm else MUTED for _, _, is_llm in items]
+    ax.barh(range(len(values)), values, color=colours, height=0.7)
+    ax.set_yticks(range(len(values)), labels)
+    for tick, (_, _, is_llm) in zip(ax.get_yticklabels(), items):
+        if is_llm:
+            tick.set_fontweight("bold")
+    low = min(values) if values else 0.0
+    ax.set_xlim(max(0.0, low - 0.1), 1.0)
+    ax.set_xlabel("Mean similarity to the consensus answer (cosine)")
+    ax.set_title("AI answers (orange) among the workers (grey)", loc="left")
+    _style(ax)

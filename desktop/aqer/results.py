@@ -1,0 +1,518 @@
+"""AQER's results page: workers, questions, AI answers, convergence, agreement and warnings.
+
+Only shows a :class:`core.aqer.stored.StoredResult`; exporting is asked for with
+:attr:`ResultsView.export_requested` (the wizard runs the export through the runner).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.aqer.charts import (
+    Chart,
+    draw_convergence,
+    draw_distribution,
+    draw_llm_comparison,
+    draw_scores,
+)
+from desktop.aqer.models import SORT_ROLE, Column, FrameModel
+from desktop.run_panel import RunPanel
+
+__all__ = ["ResultsView", "table_view"]
+
+WORKER_COLUMNS = [
+    Column("rank", "Rank", "int", "1 = closest to the consensus.", "not scored"),
+    Column("worker", "Worker"),
+    Column("score", "Score", "score",
+           "AQER's grade, 0 to 1: the best worker gets 1, the weakest 0.", "not scored"),
+    Column("raw_score", "Mean similarity", "score",
+           "Mean cosine similarity of the worker's answers with the consensus answers.",
+           "not scored"),
+    Column("weight", "Weight", "number",
+           "The worker's say in the final consensus (all weights add up to 1).", "not scored"),
+    Column("answered", "Answers", "int", "Answers that count in the score."),
+    Column("simplified_score", "One-pass score", "score",
+           "Simplified AQER: one pass with equal weights (the paper's ablation).", "not scored"),
+    Column("rasa_skill", "RASA skill", "number",
+           "The RASA baseline's reliability estimate (higher = better).", "not computed"),
+    Column("f1", "F1", "score", "Mean token F1 against the other workers' answers.",
+           "not computed"),
+    Column("bleu1", "BLEU-1", "score", "Mean BLEU-1 against the other workers' answers.",
+           "not computed"),
+    Column("expert_grade", "Expert grade", "number",
+           "Mean of the grades given in the input (for comparison only).", "no grade"),
+    Column("is_llm", "AI", "bool", "Scored as an extra worker."),
+]
+QUESTION_COLUMNS = [
+    Column("question", "Question"),
+    Column("mean_similarity", "Mean similarity", "score",
+           "How close the answers are to the consensus on average: low = a harder or more "
+           "open question.", "not scored"),
+    Column("answered", "Answers", "int"),
+    Column("best_worker", "Best answer by", "text",
+           "The worker whose answer is closest to the consensus.", "—"),
+    Column("best_response", "Best answer", "text",
+           "The answer closest to the consensus (best-response selection).", "—"),
+]
+ANSWER_COLUMNS = [
+    Column("worker", "Worker"),
+    Column("similarity", "Similarity", "score",
+           "Cosine similarity of this answer with the question's consensus answer.",
+           "not scored"),
+    Column("response", "Answer"),
+]
+LLM_SUMMARY_COLUMNS = [
+    Column("model", "AI model"),
+    Column("mean_score", "Mean score", "score",
+           "Mean similarity of the model's answers with the workers' consensus.", "not scored"),
+    Column("scored", "Scored", "int"),
+    Column("answered", "Answered", "int"),
+]
+WARNING_COLUMNS = [
+    Column("topic", "Topic"),
+    Column("message", "What happened"),
+    Column("row", "Row", "int", "", ""),
+]
+AGREEMENT_COLUMNS = [
+    Column("comparison", "Comparison"),
+    Column("statistic", "Statistic"),
+    Column("value", "Value", "number", "", "undefined"),
+    Column("ci_low", "95% CI low", "number", "", "—"),
+    Column("ci_high", "95% CI high", "number", "", "—"),
+    Column("p_value", "p", "number", "", "—"),
+    Column("n", "n", "int", "", "—"),
+    Column("note", "Note"),
+]
+
+
+def table_view(model: Any, sortable: bool = True, stretch: int | None = None) -> QTableView:
+    """A read-only table over ``model``; sorted through a proxy when ``sortable``."""
+    view = QTableView()
+    if sortable:
+        proxy = QSortFilterProxyModel(view)
+        proxy.setSourceModel(model)
+        proxy.setSortRole(SORT_ROLE)
+        view.setModel(proxy)
+        view.setSortingEnabled(True)
+    else:
+        view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.verticalHeader().setVisible(False)
+    header = view.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setStretchLastSection(stretch is None)
+    header.setHighlightSections(False)
+    return view
+
+
+def _hint(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setObjectName("hint")
+    label.setWordWrap(True)
+    return label
+
+
+def _fit_columns(view: QTableView, stretch: int | None = None, max_width: int = 260) -> None:
+    view.resizeColumnsToContents()
+    header = view.horizontalHeader()
+    for i in range(header.count()):
+        if header.sectionSize(i) > max_width:
+            header.resizeSection(i, max_width)
+    if stretch is not None and 0 <= stretch < header.count():
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+
+
+class ResultsView(QWidget):
+    """The results of one AQER run, in tabs."""
+
+    export_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.stored: Any = None
+
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_button = QPushButton("Export to Excel…")
+        self.export_button.setObjectName("primaryButton")
+        self.export_button.setToolTip(
+            "Save every table below in one Excel workbook (the same workbook as the "
+            "'evaldesk aqer' command), with a Read me sheet on how it was computed."
+        )
+        self.export_button.clicked.connect(self.export_requested)
+        self.export_panel = RunPanel()
+        self.export_panel.hide()
+        self.export_message = QLabel()
+        self.export_message.setObjectName("okText")
+        self.export_message.setWordWrap(True)
+        self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_message.hide()
+
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(False)
+        self.tabs.addTab(self._workers_tab(), "Workers")
+        self.tabs.addTab(self._questions_tab(), "Questions")
+        self.llm_tab = self._llm_tab()
+        self.tabs.addTab(self.llm_tab, "AI answers")
+        self.tabs.addTab(self._convergence_tab(), "Convergence")
+        self.agreement_tab = self._agreement_tab()
+        self.tabs.addTab(self.agreement_tab, "Agreement with grades")
+        self.warnings_tab = self._warnings_tab()
+        self.tabs.addTab(self.warnings_tab, "Warnings")
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self._drawn: set[int] = set()
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.export_panel)
+        layout.addWidget(self.export_message)
+        layout.addWidget(self.tabs, 1)
+
+    # -- tabs ---------------------------------------------------------------------------------
+    def _workers_tab(self) -> QWidget:
+        self.workers_model = FrameModel(WORKER_COLUMNS, self)
+        self.workers_view = table_view(self.workers_model)
+        self.score_chart = Chart(220)
+        self.distribution_chart = Chart(180)
+        charts = QSplitter(Qt.Orientation.Vertical)
+        charts.addWidget(self.score_chart)
+        charts.addWidget(self.distribution_chart)
+        charts.setStretchFactor(0, 3)
+        charts.setStretchFactor(1, 2)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.workers_view)
+        split.addWidget(charts)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([640, 440])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(_hint(
+            "One row per worker, best first. Click a column title to sort by it. The score is "
+            "0 to 1 (best 1, weakest 0); the baselines RASA, F1 and BLEU-1 are other ways of "
+            "judging the same answers, for comparison."
+        ))
+        layout.addWidget(split, 1)
+        return page
+
+    def _questions_tab(self) -> QWidget:
+        self.questions_model = FrameModel(QUESTION_COLUMNS, self)
+        self.questions_view = table_view(self.questions_model)
+        self.questions_view.selectionModel().selectionChanged.connect(self._question_selected)
+        self.question_title = QLabel("Choose a question above to see every answer to it.")
+        self.question_title.setObjectName("sectionTitle")
+        self.question_title.setWordWrap(True)
+        self.best_label = QLabel()
+        self.best_label.setObjectName("noteBox")
+        self.best_label.setWordWrap(True)
+        self.best_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.best_label.hide()
+        self.answers_model = FrameModel(ANSWER_COLUMNS, self)
+        self.answers_view = table_view(self.answers_model)
+        self.answers_view.setWordWrap(True)
+        detail = QWidget()
+        d = QVBoxLayout(detail)
+        d.setContentsMargins(0, 6, 0, 0)
+        d.addWidget(self.question_title)
+        d.addWidget(self.best_label)
+        d.addWidget(self.answers_view, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.questions_view)
+        split.addWidget(detail)
+        split.setSizes([220, 320])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(_hint(
+            "Per question: how close the answers came to the consensus (a low mean similarity "
+            "means a harder or more open question) and the answer closest to the consensus. "
+            "Choose a question to see every answer with its similarity."
+        ))
+        layout.addWidget(split, 1)
+        return page
+
+    def _llm_tab(self) -> QWidget:
+        self.llm_summary_model = FrameModel(LLM_SUMMARY_COLUMNS, self)
+        self.llm_summary_view = table_view(self.llm_summary_model)
+        self.llm_questions_model = FrameModel([Column("question", "Question")], self)
+        self.llm_questions_view = table_view(self.llm_questions_model)
+        self.llm_chart = Chart(260)
+        self.llm_empty = QLabel(
+            "There are no AI answers in this input. To compare an AI with the workers, add its "
+            "answers: in a sheet with a row per answer, mark its rows in a column called "
+            "“is_llm” (or name the model in a column called “model”), or give each AI a column "
+            "beside the question; in a sheet with a column per worker, tick the AI's column "
+            "on the Columns page."
+        )
+        self.llm_empty.setObjectName("noteBox")
+        self.llm_empty.setWordWrap(True)
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(QLabel("<b>Mean score per AI model</b>"))
+        lv.addWidget(self.llm_summary_view, 1)
+        lv.addWidget(QLabel("<b>Score per question</b>"))
+        lv.addWidget(self.llm_questions_view, 2)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(self.llm_chart)
+        split.setSizes([600, 480])
+        self.llm_content = split
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(_hint(
+            "Each AI answer is compared with the consensus built from the workers only (the "
+            "AI never shapes it), by cosine similarity: the same measure as a worker's mean "
+            "similarity, so the chart shows where each AI stands among the workers."
+        ))
+        layout.addWidget(self.llm_empty)
+        layout.addWidget(split, 1)
+        return page
+
+    def _convergence_tab(self) -> QWidget:
+        self.convergence_text = QLabel()
+        self.convergence_text.setWordWrap(True)
+        self.convergence_chart = Chart(260)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(_hint(
+            "AQER repeats two steps: build a consensus answer per question from the workers' "
+            "answers (weighted by their scores), then score every worker against it. It stops "
+            "when the weights hardly change any more."
+        ))
+        layout.addWidget(self.convergence_text)
+        layout.addWidget(self.convergence_chart, 1)
+        return page
+
+    def _agreement_tab(self) -> QWidget:
+        self.agreement_model = FrameModel(AGREEMENT_COLUMNS, self)
+        self.agreement_view = table_view(self.agreement_model)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(_hint(
+            "How well each method's scores agree with the expert grades in your sheet: per "
+            "worker (their mean grade) and per answer. 'undefined' means the statistic cannot "
+            "be computed (for example every grade is the same, or fewer than 3 values)."
+        ))
+        layout.addWidget(self.agreement_view, 1)
+        return page
+
+    def _warnings_tab(self) -> QWidget:
+        self.warnings_model = FrameModel(WARNING_COLUMNS, self)
+        self.warnings_view = table_view(self.warnings_model, stretch=1)
+        self.warnings_view.setWordWrap(True)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(_hint(
+            "Everything that was left out or is worth checking, with the row of your sheet it "
+            "concerns. None of these stopped the run."
+        ))
+        layout.addWidget(self.warnings_view, 1)
+        return page
+
+    # -- filling ------------------------------------------------------------------------------
+    def set_result(self, stored: Any) -> None:
+        """Show ``stored`` (a :class:`core.aqer.stored.StoredResult`)."""
+        self.stored = stored
+        result = stored.result
+        self._drawn.clear()
+        self.export_message.hide()
+        self.export_panel.hide()
+
+        workers = result.workers
+        scored = workers[workers["score"].notna()] if "score" in workers else workers.iloc[:0]
+        n_questions = int(result.questions["mean_similarity"].notna().sum())
+        if not result.discriminates:
+            how = "the answers do not discriminate between workers (every worker tied)"
+        elif result.converged:
+            how = f"the scores settled after {result.iterations} round(s)"
+        else:
+            how = f"the scores had not fully settled after {result.iterations} round(s)"
+        best = ""
+        if len(scored):
+            top = scored.sort_values("score", ascending=False).iloc[0]
+            best = f" Closest to the consensus: <b>{top['worker']}</b> ({top['score']:.2f})."
+        llm = ""
+        if len(result.llm_summary):
+            parts = [
+                f"{row['model']} {row['mean_score']:.2f}" if row["mean_score"] == row["mean_score"]
+                and row["mean_score"] is not None else f"{row['model']} not scored"
+                for _, row in result.llm_summary.iterrows()
+            ]
+            llm = f" AI answers (mean similarity): {', '.join(parts)}."
+        warn = (
+            f" <span style='color:#8a5a00'>{len(result.warnings)} warning(s): see the "
+            "Warnings tab.</span>"
+            if result.warnings
+            else ""
+        )
+        model = result.embedding_model or "the embedding model"
+        self.summary.setText(
+            f"<b>{len(scored)} workers</b> scored on <b>{n_questions} questions</b> with "
+            f"{model}; {how}.{best}{llm}{warn}"
+        )
+
+        self.workers_model.set_frame(workers)
+        self.workers_view.sortByColumn(
+            self.workers_model.column_of("score"), Qt.SortOrder.DescendingOrder
+        )
+        _fit_columns(self.workers_view)
+
+        self.questions_model.set_frame(result.questions)
+        _fit_columns(self.questions_view, stretch=self.questions_model.column_of("best_response"),
+                     max_width=420)
+        self.answers_model.set_rows([])
+        self.best_label.hide()
+        if self.questions_model.rowCount():
+            self.questions_view.selectRow(0)
+
+        self._fill_llm(result)
+        self.convergence_text.setText(self._convergence_words(result))
+        self.agreement_model.set_frame(result.agreement)
+        _fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"))
+        self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
+        self.warnings_model.set_frame(result.warnings_frame())
+        _fit_columns(self.warnings_view, stretch=1, max_width=300)
+        self.warnings_view.resizeRowsToContents()
+        self.tabs.setTabText(self.tabs.indexOf(self.warnings_tab),
+                             f"Warnings ({len(result.warnings)})")
+        self._tab_changed(self.tabs.currentIndex())
+
+    def _fill_llm(self, result: Any) -> None:
+        has_llm = len(result.llm_answers) > 0
+        self.llm_empty.setVisible(not has_llm)
+        self.llm_content.setVisible(has_llm)
+        self.llm_summary_model.set_frame(result.llm_summary)
+        _fit_columns(self.llm_summary_view)
+        models = list(dict.fromkeys(result.llm_answers["model"])) if has_llm else []
+        columns = [
+            Column("question", "Question"),
+            Column("workers", "Workers' mean", "score",
+                   "The workers' mean similarity to the consensus on this question.",
+                   "not scored"),
+        ] + [Column(f"model:{m}", m, "score", f"Similarity of {m}'s answer to the consensus.",
+                    "not scored") for m in models]
+        self.llm_questions_model.columns = columns
+        scores: dict[tuple[str, str], Any] = {}
+        for _, row in result.llm_answers.iterrows():
+            scores[(row["model"], row["question"])] = row["score"]
+        rows = []
+        for _, q in result.questions.iterrows():
+            if not any((m, q["question"]) in scores for m in models):
+                continue
+            rows.append([q["question"], q["mean_similarity"]]
+                        + [scores.get((m, q["question"])) for m in models])
+        self.llm_questions_model.set_rows(rows)
+        _fit_columns(self.llm_questions_view, max_width=360)
+
+    @staticmethod
+    def _convergence_words(result: Any) -> str:
+        s = result.settings
+        if not result.discriminates:
+            return ("Every worker got the same similarity to the consensus, so the answers do not "
+                    "tell the workers apart; AQER stopped and gave everyone the same score.")
+        if result.converged:
+            return (f"The weights settled after {result.iterations} round(s): their change fell "
+                    f"below {s.tolerance:g} (the limit was {s.max_iterations} rounds).")
+        return (f"The weights still changed after {result.iterations} round(s) (the limit). The "
+                "scores are those of the last round; allow more rounds on the Embedding model "
+                "page to let them settle.")
+
+    # -- lazy charts --------------------------------------------------------------------------
+    @Slot(int)
+    def _tab_changed(self, index: int) -> None:
+        """Draw a tab's charts the first time it is shown (matplotlib is imported then)."""
+        if self.stored is None or index in self._drawn:
+            return
+        self._drawn.add(index)
+        result = self.stored.result
+        widget = self.tabs.widget(index)
+        if widget is self.tabs.widget(0):
+            scored = result.workers[result.workers["score"].notna()]
+            names, scores = scored["worker"].tolist(), scored["score"].astype(float).tolist()
+            self.score_chart.draw(lambda fig: draw_scores(fig, names, scores))
+            self.distribution_chart.draw(lambda fig: draw_distribution(fig, scores))
+        elif widget is self.llm_tab and len(result.llm_summary):
+            scored = result.workers[result.workers["raw_score"].notna()]
+            people = list(zip(scored["worker"], scored["raw_score"].astype(float)))
+            models = [
+                (row["model"], float(row["mean_score"]))
+                for _, row in result.llm_summary.iterrows()
+                if row["mean_score"] is not None and row["mean_score"] == row["mean_score"]
+            ]
+            self.llm_chart.draw(lambda fig: draw_llm_comparison(fig, people, models))
+        elif widget is self.tabs.widget(3):
+            trace = result.convergence
+            its, rmse = trace["iteration"].astype(int).tolist(), trace["rmse"].tolist()
+            tol = result.settings.tolerance
+            self.convergence_chart.draw(lambda fig: draw_convergence(fig, its, rmse, tol))
+
+    # -- the question view --------------------------------------------------------------------
+    @Slot(QItemSelection, QItemSelection)
+    def _question_selected(self, *_args: Any) -> None:
+        rows = self.questions_view.selectionModel().selectedRows()
+        if not rows or self.stored is None:
+            return
+        proxy = self.questions_view.model()
+        source_row = proxy.mapToSource(rows[0]).row()
+        self.show_question(self.questions_model.value(source_row, "question"))
+
+    def show_question(self, question: str) -> None:
+        """Show every answer to ``question`` with its similarity, closest first."""
+        result = self.stored.result
+        self.question_title.setText(question)
+        row = result.questions[result.questions["question"] == question]
+        best = row.iloc[0] if len(row) else None
+        if best is not None and isinstance(best["best_response"], str):
+            self.best_label.setText(
+                f"<b>Answer closest to the consensus</b> (by {best['best_worker']}, mean "
+                f"similarity of all answers {best['mean_similarity']:.3f}):<br>"
+                f"{_escape(best['best_response'])}"
+            )
+        else:
+            self.best_label.setText(
+                "<b>Not scored:</b> fewer than 2 workers answered this question, so there is no "
+                "consensus to compare with."
+            )
+        self.best_label.show()
+        answers = result.responses[result.responses["question"] == question]
+        self.answers_model.set_frame(answers)
+        self.answers_view.sortByColumn(self.answers_model.column_of("similarity"),
+                                       Qt.SortOrder.DescendingOrder)
+        _fit_columns(self.answers_view, stretch=self.answers_model.column_of("response"))
+        self.answers_view.resizeRowsToContents()
+
+    def show_export(self, path: str) -> None:
+        self.export_message.setText(f"Saved the workbook as {path}")
+        self.export_message.show()
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(str(text)).replace("\n", "<br>")
+

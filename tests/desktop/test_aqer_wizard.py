@@ -1,0 +1,418 @@
+"""The AQER wizard end to end (pytest-qt, offscreen) with a tiny deterministic encoder."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from core.aqer.stored import load_setup, sample_path
+from desktop.aqer import open_aqer_wizard
+
+SHEETS = ["Workers", "Responses", "Questions", "LLM answers", "LLM summary", "Convergence",
+          "Agreement", "Warnings", "Read me"]
+
+
+class TinyEncoder:
+    """Bag of hashed words: deterministic, instant, and similar answers get similar vectors."""
+
+    model_name = "tiny-test-encoder"
+    device = "cpu"
+
+    def __init__(self, gate: threading.Event | None = None) -> None:
+        self.calls: list[int] = []
+        self.made = 0
+        self.gate = gate
+        self.entered = threading.Event()
+
+    def factory(self, model_path: str, device: str) -> TinyEncoder:
+        self.made += 1
+        return self
+
+    def __call__(self, texts):
+        self.entered.set()
+        if self.gate is not None:
+            assert self.gate.wait(10), "the test never released the encoder"
+        self.calls.append(len(texts))
+        out = np.zeros((len(texts), 32), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 32] += 1.0
+            out[i, 0] += 0.2
+        return out
+
+
+@pytest.fixture
+def tiny():
+    return TinyEncoder()
+
+
+def wait_read(qtbot, wiz):
+    qtbot.waitUntil(lambda: wiz.read is not None and not wiz.reading, timeout=15_000)
+
+
+def wait_check(qtbot, wiz):
+    qtbot.waitUntil(lambda: wiz.check is not None and not wiz.checking, timeout=15_000)
+
+
+def click(qtbot, button):
+    assert button.isEnabled(), button.text()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def proxy_column(view, model, key):
+    proxy = view.model()
+    col = model.column_of(key)
+    return [proxy.index(r, col).data(Qt.ItemDataRole.DisplayRole)
+            for r in range(proxy.rowCount())]
+
+
+def to_results(qtbot, wiz):
+    """From a loaded file to the results page, pressing the wizard's buttons."""
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "columns"
+    wait_check(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "model"
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "run"
+    click(qtbot, wiz.run_button)
+    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+
+
+def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
+    import pandas as pd
+
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    assert window.stack.currentWidget() is wiz and wiz.page == "file"
+    assert window.project is not None and wiz.project is window.project
+    assert not wiz.next_button.isEnabled()  # nothing chosen yet
+    click(qtbot, wiz.sample_button)
+    wait_read(qtbot, wiz)
+    assert [wiz.sheet_combo.itemText(i) for i in range(wiz.sheet_combo.count())] == [
+        "Long", "Wide"]
+    assert wiz.long_radio.isChecked()
+    to_results(qtbot, wiz)
+
+    # the mapping was guessed and saved in the project as soon as it was chosen
+    saved = load_setup(window.project)
+    assert (saved.question_col, saved.worker_col, saved.response_col, saved.grade_col) == (
+        "question", "worker", "response", "grade")
+    assert saved.path == str(sample_path())
+
+    res = wiz.results
+    # workers table: every person, sorted by score (best first)
+    scores = [float(s) for s in proxy_column(res.workers_view, res.workers_model, "score")]
+    assert len(scores) == 8 and scores == sorted(scores, reverse=True)
+    assert scores[0] == pytest.approx(1.0) and scores[-1] == pytest.approx(0.0)
+    ranks = proxy_column(res.workers_view, res.workers_model, "rank")
+    assert ranks[0] == "1"
+    assert res.score_chart.canvas is not None  # the charts were drawn
+    assert "8 workers" in res.summary.text()
+
+    # the question view: every answer to the chosen question with its similarity, best first
+    question = "What is the largest planet in our solar system?"
+    res.show_question(question)
+    assert res.answers_model.rowCount() == 8
+    sims = [float(s) for s in proxy_column(res.answers_view, res.answers_model, "similarity")]
+    assert sims == sorted(sims, reverse=True)
+    assert "closest to the consensus" in res.best_label.text()
+    assert res.questions_model.rowCount() == 6
+
+    # LLM comparison: per model mean and per question
+    assert res.llm_summary_model.rowCount() == 2
+    models = {res.llm_summary_model.value(r, "model") for r in range(2)}
+    assert models == {"LLM A", "LLM B"}
+    assert res.llm_questions_model.rowCount() == 6
+    assert res.llm_questions_model.columnCount() == 4  # question, workers' mean, LLM A, LLM B
+    res.tabs.setCurrentWidget(res.llm_tab)
+    assert res.llm_chart.canvas is not None
+    res.tabs.setCurrentIndex(3)
+    assert res.convergence_chart.canvas is not None
+    assert res.tabs.isTabVisible(res.tabs.indexOf(res.agreement_tab))  # grades were mapped
+    assert res.tabs.tabText(res.tabs.indexOf(res.warnings_tab)).startswith("Warnings (")
+
+    # export: the CLI's workbook, read back with pandas
+    out = tmp_path / "results"
+    task = wiz.export(out)
+    qtbot.waitUntil(task.done, timeout=20_000)
+    written = tmp_path / "results.xlsx"
+    assert written.is_file()
+    book = pd.ExcelFile(written)
+    assert book.sheet_names == SHEETS
+    workers = pd.read_excel(written, sheet_name="Workers")
+    assert list(workers.columns[:6]) == ["worker", "score", "raw_score", "weight", "rank",
+                                         "answered"]
+    assert len(workers) == 8
+    assert str(written) in res.export_message.text()
+
+
+def test_bad_mapping_blocks_next_with_a_message(qtbot, window, tiny):
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    assert wiz.check.ok and wiz.next_button.isEnabled()
+
+    wiz.response_combo.setCurrentIndex(0)  # "(choose a column)"
+    wait_check(qtbot, wiz)
+    assert not wiz.check.ok
+    assert not wiz.next_button.isEnabled()
+    assert "Must fix" in wiz.nav_message.text()
+    messages = [wiz.issues_model.issue(r).message for r in range(wiz.issues_model.rowCount())]
+    assert any('"answers"' in m and "Long" in m for m in messages), messages
+    assert wiz.issues_model.index(0, 0).data() == "Must fix"
+    wiz.go_next()
+    assert wiz.page == "columns"
+    assert load_setup(window.project).response_col is None  # the choice was saved
+
+    # the same column for questions and workers
+    wiz.response_combo.setCurrentIndex(wiz.response_combo.findData("response"))
+    wiz.worker_combo.setCurrentIndex(wiz.worker_combo.findData("question"))
+    wait_check(qtbot, wiz)
+    assert not wiz.check.ok
+    text = " ".join(i.message for i in wiz.check.errors)
+    assert 'column A ("question") is chosen for both the questions and the worker names' in text
+
+    # workers who share no question: the grade column as worker names
+    wiz.worker_combo.setCurrentIndex(wiz.worker_combo.findData("response"))
+    wait_check(qtbot, wiz)
+    assert not wiz.check.ok
+
+    wiz.worker_combo.setCurrentIndex(wiz.worker_combo.findData("worker"))
+    wait_check(qtbot, wiz)
+    assert wiz.check.ok and wiz.next_button.isEnabled()
+
+
+def _write_duplicates(path: Path) -> Path:
+    import pandas as pd
+
+    rows = []
+    answers = {"Ann": ["Paris", "Four", "Blue"], "Bo": ["Paris, France", "4", "Blue sky"],
+               "Cy": ["Lyon", "Five", "Green"]}
+    questions = ["Capital of France?", "2 + 2?", "Colour of the sky?"]
+    for worker, texts in answers.items():
+        for q, t in zip(questions, texts):
+            rows.append({"Question": q, "Student": worker, "Answer": t})
+    rows.append({"Question": "2 + 2?", "Student": "Cy", "Answer": "Four, I mean"})
+    pd.DataFrame(rows).to_excel(path, index=False, sheet_name="Answers")
+    return path
+
+
+def test_duplicate_rows_ask_which_to_keep(qtbot, window, tiny, tmp_path):
+    path = _write_duplicates(tmp_path / "dups.xlsx")
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.ask_file_path = lambda: str(path)
+    click(qtbot, wiz.choose_button)
+    wait_read(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    assert (wiz.setup.question_col, wiz.setup.worker_col, wiz.setup.response_col) == (
+        "Question", "Student", "Answer")
+    assert wiz.check.needs_duplicate_choice and wiz.check.duplicates == 1
+    assert "repeat" in wiz.summary_label.text()
+
+    # Cancel: nothing changes, the wizard stays on the columns page
+    click(qtbot, wiz.next_button)
+    box = wiz.duplicate_box
+    assert box is not None and box.isVisible()
+    assert "Cy" in box.informativeText()
+    box.button(box.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: not box.isVisible(), timeout=5_000)
+    assert wiz.page == "columns" and wiz.setup.duplicates == "error"
+
+    # Keep the last answer: saved, checked again, and on to the next page
+    click(qtbot, wiz.next_button)
+    wiz.keep_last_button.click()
+    qtbot.waitUntil(lambda: wiz.page == "model", timeout=10_000)
+    assert load_setup(window.project).duplicates == "last"
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.run_button)
+    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+    responses = wiz.results.stored.result.responses
+    kept = responses[(responses["worker"] == "Cy") & (responses["question"] == "2 + 2?")]
+    assert kept["response"].tolist() == ["Four, I mean"]
+
+
+def test_cancel_midway_keeps_the_wizard_usable_and_a_rerun_completes(qtbot, window, tmp_path):
+    gate = threading.Event()
+    slow = TinyEncoder(gate=gate)
+    wiz = open_aqer_wizard(window, encoder_factory=slow.factory)
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.next_button)
+    ended = []
+    wiz.run_ended.connect(ended.append)
+    click(qtbot, wiz.run_button)
+    qtbot.waitUntil(slow.entered.is_set, timeout=10_000)
+    qtbot.waitUntil(lambda: wiz.run_panel.cancel_button.isEnabled(), timeout=5_000)
+    assert not wiz.back_button.isEnabled()  # no leaving the page mid-run
+    click(qtbot, wiz.run_panel.cancel_button)
+    gate.set()
+    qtbot.waitUntil(lambda: ended == ["stopped"], timeout=15_000)
+    assert wiz.page == "run"
+    assert wiz.run_panel.status == "stopped"
+    assert wiz.run_button.isEnabled() and wiz.back_button.isEnabled()
+    assert not wiz.next_button.isEnabled()  # no result yet
+    runs = window.project.list_runs("aqer", "score")
+    assert [r.status for r in runs] == ["cancelled"]
+
+    click(qtbot, wiz.run_button)
+    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+    assert ended == ["stopped", "finished"]
+    # the embeddings finished before the cancel were kept: the re-run embedded nothing new
+    assert sum(slow.calls) == 57
+    assert wiz.results.workers_model.rowCount() == 8
+
+
+def test_reopen_shows_results_without_recomputing(qtbot, window, tiny, tmp_path):
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    to_results(qtbot, wiz)
+    best = wiz.results.workers_model.value(0, "worker")
+    window.ask_save_path = lambda: str(tmp_path / "mine.evaldesk")
+    assert window.save_project_as()
+    window.close_project()
+    assert window.project is None
+
+    fresh = TinyEncoder()
+    assert window.open_project(tmp_path / "mine.evaldesk")
+    runs_before = len(window.project.list_runs())
+    again = open_aqer_wizard(window, encoder_factory=fresh.factory)
+    assert again is not wiz
+    assert again.page == "results"
+    assert again.results.workers_model.rowCount() == 8
+    assert again.results.workers_model.value(0, "worker") == best
+    assert fresh.made == 0 and fresh.calls == []
+    assert len(window.project.list_runs()) == runs_before
+    # going back shows the saved choices (the file is read again, not recomputed)
+    again.go_back()
+    assert again.page == "run"
+    assert again.next_button.isEnabled() and again.next_button.text() == "Show results"
+    assert again.existing_label.isVisible()
+
+
+def test_changing_a_setting_recomputes_without_embedding_again(qtbot, window, tiny):
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    to_results(qtbot, wiz)
+    assert tiny.made == 1 and sum(tiny.calls) == 57
+    first = wiz.results.stored.run_id
+
+    wiz.go_back()
+    wiz.go_back()
+    assert wiz.page == "model"
+    wiz.rounds_spin.setValue(3)
+    assert load_setup(window.project).settings.max_iterations == 3  # saved at once
+    click(qtbot, wiz.next_button)
+    assert not wiz.next_button.isEnabled()  # no result for these settings yet
+    click(qtbot, wiz.run_button)
+    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+    assert wiz.results.stored.run_id != first
+    assert wiz.results.stored.result.iterations <= 3
+    assert tiny.made == 1 and sum(tiny.calls) == 57  # nothing embedded again
+    assert wiz.results.stored.embedded == 0
+
+    # back to the old setting: the stored result comes back without a run
+    wiz.go_back()
+    wiz.go_back()
+    wiz.rounds_spin.setValue(100)
+    click(qtbot, wiz.next_button)
+    assert wiz.next_button.isEnabled()
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "results" and wiz.results.stored.run_id == first
+
+
+def test_wide_sheet_with_ai_columns(qtbot, window, tiny):
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    wiz.sheet_combo.setCurrentIndex(wiz.sheet_combo.findText("Wide"))
+    wait_read(qtbot, wiz)
+    wiz.wide_radio.setChecked(True)
+    assert wiz.setup.format == "wide" and wiz.setup.sheet == "Wide"
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    assert wiz.setup.wide_rows == "question" and wiz.setup.question_col == "question"
+    # without ticking the AI columns, "LLM A" and "LLM B" count as people
+    assert "10 workers" in wiz.check.prepared.describe()
+    for i in range(wiz.llm_list.count()):
+        item = wiz.llm_list.item(i)
+        if item.text().startswith("LLM"):
+            item.setCheckState(Qt.CheckState.Checked)
+    wait_check(qtbot, wiz)
+    assert wiz.setup.llm_cols == ["LLM A", "LLM B"]
+    assert "8 workers" in wiz.check.prepared.describe()
+    assert wiz.preview_model.role_of(9) == "AI answers"
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.run_button)
+    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+    assert wiz.results.llm_summary_model.rowCount() == 2
+    assert not wiz.results.tabs.isTabVisible(wiz.results.tabs.indexOf(wiz.results.agreement_tab))
+
+
+def test_template_download_and_home_button(qtbot, window, tiny, tmp_path):
+    import pandas as pd
+
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.ask_template_path = lambda: str(tmp_path / "template")
+    click(qtbot, wiz.template_button)
+    qtbot.waitUntil(lambda: (tmp_path / "template.xlsx").is_file(), timeout=10_000)
+    assert "Long" in pd.ExcelFile(tmp_path / "template.xlsx").sheet_names
+    click(qtbot, wiz.home_button)
+    assert window.stack.currentWidget() is window.home
+    assert window.start_method("aqer") is None  # the registered wizard opens again
+    assert window.stack.currentWidget() is wiz
+
+
+def test_unreadable_file_is_explained(qtbot, window, tiny, tmp_path):
+    bad = tmp_path / "notes.xlsx"
+    bad.write_text("this is not a workbook")
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.choose_file(bad)
+    qtbot.waitUntil(lambda: not wiz.reading, timeout=10_000)
+    assert wiz.read is None and not wiz.next_button.isEnabled()
+    assert wiz.file_panel.status == "failed"
+    assert "notes.xlsx" in wiz.file_panel.message_label.text()
+
+
+def test_startup_does_not_import_heavy_libraries():
+    code = (
+        "import sys, desktop.app\n"
+        "from desktop.methods import wizard_for\n"
+        "assert wizard_for('aqer') is not None\n"
+        "print(sorted(m for m in ('pandas', 'numpy', 'matplotlib', 'torch', "
+        "'sentence_transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_real_minilm_on_the_sample(qtbot, window):
+    wiz = open_aqer_wizard(window)  # the default: the bundled all-MiniLM-L6-v2
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    to_results(qtbot, wiz)
+    result = wiz.results.stored.result
+    assert result.embedding_model == "all-MiniLM-L6-v2"
+    assert result.workers["score"].notna().sum() == 8
+    assert len(result.llm_summary) == 2
+    # Emma gave three wrong answers out of six: she must not be among the best three
+    top = result.workers.sort_values("score", ascending=False)["worker"].tolist()[:3]
+    assert "Emma" not in top
