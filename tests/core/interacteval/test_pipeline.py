@@ -18,7 +18,7 @@ from core.interacteval import (
     score_texts,
 )
 from core.interacteval.pipeline import RESULT_KIND
-from core.runs import CancelToken, Cancelled, Progress
+from core.runs import Cancelled, CancelToken, Progress
 
 from .conftest import FakeLLM, failure
 

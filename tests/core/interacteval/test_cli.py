@@ -1,0 +1,168 @@
+"""``evaldesk checklist build`` and ``evaldesk checklist score`` end to end with a scripted
+model (``--model scripted/<name>``), in process."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.cli import main
+
+from .test_pipeline import BUILD_REPLIES
+
+
+@pytest.fixture
+def scripted_model():
+    from core.llm import ScriptedLLM
+
+    def reply(messages):
+        prompt = "\n".join(m["content"] for m in messages)  # a re-ask adds messages
+        for key, value in BUILD_REPLIES.items():
+            if key in prompt:
+                return value
+        if "The questions:" in prompt:
+            if "BROKEN" in prompt:
+                return "no idea"
+            good = "good summary" in prompt
+            return {"q1": "yes", "q2": "Yes" if good else "no", "q3": "YES" if good else "no"}
+        raise AssertionError(prompt[:200])
+
+    llm = ScriptedLLM(reply, name="ie-cli")
+    yield llm
+    llm.close()
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    (tmp_path / "def.txt").write_text("Coherence - the collective quality of all sentences.\n",
+                                      encoding="utf-8")
+    pd.DataFrame({
+        "source": [f"Article {i}" for i in range(6)],
+        "text": [f"Sample summary {i}" for i in range(6)],
+        "score": ["1", "1.5", "2.33", "3", "4", "5"],
+    }).to_excel(tmp_path / "samples.xlsx", index=False)
+    (tmp_path / "anna.txt").write_text("- Check the flow\n- Check pronouns\n", encoding="utf-8")
+    rows = []
+    for doc in ("d1", "d2"):
+        for system, quality, human in (("M1", "good summary", 4.5), ("M2", "weak text", 2.0),
+                                       ("M3", "good summary too", 4.0)):
+            rows.append({"doc_id": doc, "system_id": system, "source": f"Article {doc}",
+                         "summary": f"A {quality} of {doc}.", "Coherence": str(human)})
+    pd.DataFrame(rows).to_excel(tmp_path / "items.xlsx", index=False)
+    return tmp_path
+
+
+def test_build_then_score(inputs, scripted_model, capsys):
+    checklist = inputs / "checklist.xlsx"
+    code = main(["checklist", "build", "--dimension", "Coherence",
+                 "--definition-file", str(inputs / "def.txt"),
+                 "--samples", str(inputs / "samples.xlsx"),
+                 "--notes", str(inputs / "anna.txt"),
+                 "--model", "scripted/ie-cli", "-o", str(checklist)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "4 of 6" in err  # four samples suggested from six
+    assert "2 notes from anna" in err
+    sheet = pd.read_excel(checklist, sheet_name="Checklist", dtype=str)
+    assert list(sheet.question) == ["Does each sentence follow from the last?",
+                                    "Are transitions between ideas clear?",
+                                    "Is there a clear beginning and end?"]
+    attributes = pd.read_excel(checklist, sheet_name="Attributes", dtype=str)
+    assert set(attributes.source) == {"scripted/ie-cli", "anna"}
+    # the think-aloud showed the samples with scores 1, 2.33, 4 and 5 (rows 2, 4, 6, 7)
+    think_aloud = scripted_model.prompts[0]
+    assert "Sample summary 0" in think_aloud and "Sample summary 5" in think_aloud
+    assert "Sample summary 1" not in think_aloud
+
+    results = inputs / "results.xlsx"
+    code = main(["checklist", "score", "--checklist", str(checklist),
+                 "--items", str(inputs / "items.xlsx"), "--model", "scripted/ie-cli",
+                 "-o", str(results)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert 'column "Coherence"' in err  # human scores found by the dimension's name
+    assert "6 of 6 texts scored" in err
+    scores = pd.read_excel(results, sheet_name="Scores")
+    assert list(scores.score) == [5.0, 1 + 4 / 3, 5.0] * 2
+    assert list(scores.source_id) == ["d1"] * 3 + ["d2"] * 3
+    assert list(scores.system) == ["M1", "M2", "M3"] * 2
+    assert list(scores.human_score) == [4.5, 2.0, 4.0] * 2
+    agreement = pd.read_excel(results, sheet_name="Agreement")
+    assert "per-source-document averaged" in set(agreement.kind)
+    answers = pd.read_excel(results, sheet_name="Answers")
+    assert len(answers) == 18
+
+
+def test_score_with_failed_items_exits_3(inputs, scripted_model, capsys):
+    from core.interacteval import Checklist, ChecklistItem, write_checklists
+
+    checklist = inputs / "c.xlsx"
+    write_checklists(checklist, [Checklist(dimension="Coherence", definition="d", items=[
+        ChecklistItem(question=q) for q in ("A?", "B?", "C?")])])
+    items = inputs / "few.csv"
+    pd.DataFrame({"id": ["a", "b"], "text": ["A good summary.", "BROKEN"]}).to_csv(items,
+                                                                                  index=False)
+    results = inputs / "r.xlsx"
+    code = main(["checklist", "score", "--checklist", str(checklist), "--items", str(items),
+                 "--model", "scripted/ie-cli", "-o", str(results)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "1 text(s) failed" in err
+    scores = pd.read_excel(results, sheet_name="Scores")
+    failed = scores[scores.text_id == "b"].iloc[0]
+    assert failed.status == "failed" and pd.isna(failed.score)
+
+
+def test_score_with_project_resumes_without_calls(inputs, scripted_model, capsys):
+    from core.interacteval import Checklist, ChecklistItem, write_checklists
+
+    checklist = inputs / "c.xlsx"
+    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
+        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
+        ChecklistItem(question="C?")])])
+    args = ["checklist", "score", "--checklist", str(checklist), "--items",
+            str(inputs / "items.xlsx"), "--text-col", "summary", "--model", "scripted/ie-cli",
+            "--project", str(inputs / "p.evaldesk"), "-o", str(inputs / "r.xlsx")]
+    assert main(args) == 0
+    calls = scripted_model.calls
+    assert calls == 6
+    assert main(args) == 0
+    assert scripted_model.calls == calls
+    assert "6 scores were kept" in pd.read_excel(inputs / "r.xlsx", sheet_name="Read me"
+                                                 ).to_string()
+
+
+def test_score_names_a_missing_column(inputs, scripted_model, capsys):
+    checklist = inputs / "c.xlsx"
+    from core.interacteval import Checklist, ChecklistItem, write_checklists
+
+    write_checklists(checklist, [Checklist(dimension="Coherence",
+                                           items=[ChecklistItem(question="A?")])])
+    code = main(["checklist", "score", "--checklist", str(checklist), "--items",
+                 str(inputs / "items.xlsx"), "--text-col", "summry", "--model",
+                 "scripted/ie-cli", "-o", str(inputs / "r.xlsx")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert '"summry"' in err and '"summary"' in err  # suggests the close match
+
+
+def test_human_col_needs_dimension_with_several(inputs, scripted_model, capsys):
+    from core.interacteval import Checklist, ChecklistItem, write_checklists
+
+    checklist = inputs / "c.xlsx"
+    write_checklists(checklist, [
+        Checklist(dimension="Coherence", items=[ChecklistItem(question="A?")]),
+        Checklist(dimension="Fluency", items=[ChecklistItem(question="B?")])])
+    code = main(["checklist", "score", "--checklist", str(checklist), "--items",
+                 str(inputs / "items.xlsx"), "--human-col", "Coherence", "--model",
+                 "scripted/ie-cli", "-o", str(inputs / "r.xlsx")])
+    assert code == 1
+    assert "DIMENSION=COLUMN" in capsys.readouterr().err
+
+
+def test_unknown_profile(inputs, capsys):
+    code = main(["checklist", "build", "--dimension", "Coherence", "--definition-file",
+                 str(inputs / "def.txt"), "--samples", str(inputs / "samples.xlsx"),
+                 "--profile", "Nope", "-o", str(inputs / "c.xlsx")])
+    assert code == 1
+    assert "no model profile called 'Nope'" in capsys.readouterr().err
