@@ -506,12 +506,14 @@ class CachedEncoder:
         cancel: CancelToken | None = None,
         model_name: str = "",
         device: str = "",
+        progress: Progress | None = None,
     ) -> None:
         self.project = project
         self.model_key = model_key
         self._make = make
         self._inner: Any = None
         self._cancel = cancel
+        self._progress = progress
         self._cache: dict[str, tuple[np.ndarray, bool]] | None = None
         self._run_id: int | None = None
         self.model_name = model_name
@@ -561,7 +563,11 @@ class CachedEncoder:
 
     def _encoder(self) -> Any:
         if self._inner is None:
+            if self._progress is not None:
+                self._progress.note(f"Loading the embedding model {self.model_name}…")
             self._inner = self._make()
+            if self._progress is not None:
+                self._progress.note(self.describe())
             self.model_name = str(getattr(self._inner, "model_name", "") or self.model_name)
             self.device = str(getattr(self._inner, "device", "") or self.device)
             limit = getattr(self._inner, "max_seq_length", None)
@@ -603,7 +609,7 @@ class CachedEncoder:
 
     def describe(self) -> str:
         if self._inner is None:
-            return f"{self.model_name or self.model_key} (answers already embedded)"
+            return self.model_name or self.model_key
         describe = getattr(self._inner, "describe", None)
         return describe() if callable(describe) else self.model_name
 
@@ -760,6 +766,7 @@ def run_setup(
             model_name=(Path(setup.embedding_model).name if setup.embedding_model
                         else model_key.removeprefix("built-in ")),
             device=setup.device,
+            progress=progress,
         )
         result = aqer(prepared, encoder, settings=setup.settings, progress=progress,
                       cancel=cancel)

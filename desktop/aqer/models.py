@@ -39,6 +39,7 @@ ROLE_COLOURS = {
     "answers": "#fef3c7",
     "expert grades": "#f3e8ff",
     "AI answers": "#ffe4e6",
+    "AI marks": "#ffe4e6",
 }
 
 _Index = QModelIndex | QPersistentModelIndex

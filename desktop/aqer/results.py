@@ -108,6 +108,9 @@ def table_view(model: Any, sortable: bool = True, stretch: int | None = None) ->
         proxy.setSortRole(SORT_ROLE)
         view.setModel(proxy)
         view.setSortingEnabled(True)
+        # no sort until the user (or the page) asks for one: rows keep the input's order
+        view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        proxy.sort(-1)
     else:
         view.setModel(model)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -274,9 +277,10 @@ class ResultsView(QWidget):
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addWidget(QLabel("<b>Mean score per AI model</b>"))
-        lv.addWidget(self.llm_summary_view, 1)
-        lv.addWidget(QLabel("<b>Score per question</b>"))
-        lv.addWidget(self.llm_questions_view, 2)
+        lv.addWidget(self.llm_summary_view)
+        lv.addWidget(QLabel("<b>Score per question</b> (similarity of each answer to the "
+                            "consensus)"))
+        lv.addWidget(self.llm_questions_view, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
         split.addWidget(self.llm_chart)
@@ -407,7 +411,12 @@ class ResultsView(QWidget):
         self.llm_empty.setVisible(not has_llm)
         self.llm_content.setVisible(has_llm)
         self.llm_summary_model.set_frame(result.llm_summary)
+        self.llm_summary_view.horizontalHeader().setStretchLastSection(False)
         _fit_columns(self.llm_summary_view)
+        self.llm_summary_view.setMaximumHeight(
+            self.llm_summary_view.horizontalHeader().height()
+            + self.llm_summary_view.verticalHeader().defaultSectionSize()
+            * max(2, min(6, len(result.llm_summary))) + 4)
         models = list(dict.fromkeys(result.llm_answers["model"])) if has_llm else []
         columns = [
             Column("question", "Question"),
@@ -427,7 +436,8 @@ class ResultsView(QWidget):
             rows.append([q["question"], q["mean_similarity"]]
                         + [scores.get((m, q["question"])) for m in models])
         self.llm_questions_model.set_rows(rows)
-        _fit_columns(self.llm_questions_view, max_width=360)
+        self.llm_questions_view.horizontalHeader().setStretchLastSection(False)
+        _fit_columns(self.llm_questions_view, stretch=0)
 
     @staticmethod
     def _convergence_words(result: Any) -> str:

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QRadioButton,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QStackedWidget,
@@ -82,6 +83,9 @@ SYNONYMS = {
     "response": ["response", "answer", "answers", "reply", "text", "answer text"],
     "grade": ["grade", "expert grade", "score", "mark", "rating", "score avg"],
 }
+
+#: Columns of a long sheet that mark AI answers by themselves (read by core.aqer.responses).
+AI_MARKS = {"is_llm", "model"}
 
 TOLERANCES = [(1e-4, "0.0001 (quicker, a little less exact)"),
               (1e-6, "0.000001 (the paper's setting)"),
@@ -186,6 +190,10 @@ class AqerWizard(QWidget):
         nav.addWidget(self.back_button)
         nav.addWidget(self.next_button)
 
+        self.setStyleSheet(
+            "QPushButton#primaryButton:disabled { background: #a9c0dc; border-color: #a9c0dc;"
+            " color: #f5f7fa; }"
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 12, 18, 12)
         layout.addLayout(steps)
@@ -248,6 +256,7 @@ class AqerWizard(QWidget):
         self.long_radio.toggled.connect(self._format_chosen)
         layout_box = QGroupBox("Sheet and layout")
         form = QFormLayout(layout_box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         form.addRow("Sheet:", self.sheet_combo)
         layout_col = QVBoxLayout()
         layout_col.addWidget(self.long_radio)
@@ -310,13 +319,14 @@ class AqerWizard(QWidget):
         wf.addRow("Each row holds:", self.rows_combo)
         wf.addRow(self.key_label, self.key_combo)
 
-        roles_box = QGroupBox("Which column holds what")
+        roles_box = QGroupBox("Columns")
         rb = QVBoxLayout(roles_box)
         rb.addWidget(self.long_form)
         rb.addWidget(self.wide_form)
-        rb.addStretch(1)
+        roles_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
         self.llm_list = QListWidget()
+        self.llm_list.setMaximumHeight(96)
         self.llm_list.setToolTip("Tick what holds an AI's answers.")
         self.llm_list.itemChanged.connect(self._llm_ticked)
         self.llm_hint = _hint("")
@@ -324,6 +334,7 @@ class AqerWizard(QWidget):
         lb = QVBoxLayout(llm_box)
         lb.addWidget(self.llm_hint)
         lb.addWidget(self.llm_list, 1)
+        llm_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
         top = QHBoxLayout()
         top.addWidget(roles_box, 3)
@@ -473,8 +484,9 @@ class AqerWizard(QWidget):
         self.existing_label.hide()
         self.run_panel = RunPanel()
         row = QHBoxLayout()
-        row.addWidget(self.run_button)
+        row.addWidget(self.run_button, 0)
         row.addWidget(self.existing_label, 1)
+        row.addStretch(0)
         summary_box = QGroupBox("What will be scored")
         sb = QVBoxLayout(summary_box)
         sb.addWidget(self.run_summary)
@@ -555,6 +567,7 @@ class AqerWizard(QWidget):
             enabled = not self.model_error.text()
         elif key == "run":
             enabled = self._current_result() is not None and not busy
+            self.next_button.setVisible(enabled)
             self.next_button.setText("Show results")
         if key != "run":
             self.next_button.setText("Next")
@@ -860,7 +873,8 @@ class AqerWizard(QWidget):
         self.llm_list.clear()
         if s.format == "long":
             used = {s.question_col, s.worker_col, s.response_col, s.grade_col}
-            options = [str(c) for c in self.read.frame.columns if c not in used]
+            options = [str(c) for c in self.read.frame.columns
+                       if c not in used and str(c).strip().casefold() not in AI_MARKS]
             chosen = set(s.llm_cols)
             self.llm_hint.setText(
                 "Rows marked in a column called “is_llm” (yes/no) or naming a model in a "
@@ -878,6 +892,10 @@ class AqerWizard(QWidget):
             options = list(dict.fromkeys(names))
             chosen = set(s.llm_workers)
             self.llm_hint.setText("Tick the rows that hold an AI's answers (not a person's):")
+        self.llm_list.setVisible(bool(options))
+        if not options:
+            self.llm_hint.setText(self.llm_hint.text().split(" If an AI")[0]
+                                  + " No other column could hold AI answers.")
         for option in options:
             item = QListWidgetItem(option)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
@@ -895,6 +913,10 @@ class AqerWizard(QWidget):
                     roles[col] = role
             for col in s.llm_cols:
                 roles[col] = "AI answers"
+            if self.read is not None:
+                for col in self.read.frame.columns:
+                    if str(col).strip().casefold() in AI_MARKS and col not in roles:
+                        roles[str(col)] = "AI marks"
         else:
             key = s.question_col if s.wide_rows == "question" else s.worker_col
             if key:
@@ -1124,14 +1146,15 @@ class AqerWizard(QWidget):
         answers = (self.check.prepared.describe() if self.check is not None
                    and self.check.prepared is not None else "the answers")
         model = s.embedding_model or "the built-in all-MiniLM-L6-v2"
-        device = dict(DEVICES).get(s.device, s.device)
+        device = {"auto": "automatic choice", "cpu": "the processor (CPU)",
+                  "cuda": "the NVIDIA graphics card", "mps": "the Apple graphics"}[s.device]
         layout = "a row per answer" if s.format == "long" else f"a row per {s.wide_rows}"
         dup = {"first": "; repeated answers: the first counts",
                "last": "; repeated answers: the last counts"}.get(s.duplicates, "")
         self.run_summary.setText(
             f"<b>{answers}</b><br>"
             f"from {s.file_name}, sheet “{s.sheet}” ({layout}{dup})<br>"
-            f"Embedding model: {model}, on {device.split(' (')[0].lower()}<br>"
+            f"Embedding model: {model}, running on {device}<br>"
             f"At most {s.settings.max_iterations} rounds, stop below a change of "
             f"{s.settings.tolerance:g}; baselines "
             f"{'on' if s.settings.baselines else 'off'}; AI answers "
@@ -1157,6 +1180,7 @@ class AqerWizard(QWidget):
             return None
         self.running = True
         self.run_button.setEnabled(False)
+        self.run_button.setText("Scoring…")
         self.existing_label.hide()
         self._update_nav()
         step = partial(run_setup, self.project, self.setup, self.encoder_factory)
@@ -1166,6 +1190,7 @@ class AqerWizard(QWidget):
     def _run_done(self, outcome: RunOutcome) -> None:
         self.running = False
         self.run_button.setEnabled(True)
+        self.run_button.setText("Score the answers")
         if outcome.finished:
             stored: StoredResult = outcome.result
             self.stored, self._stored_fingerprint = stored, self.setup.fingerprint()
