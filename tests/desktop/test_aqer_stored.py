@@ -1,0 +1,88 @@
+"""What the AQER wizard keeps in the project (core.aqer.stored): file copies, cache, results."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from core.aqer.stored import (
+    AqerSetup,
+    load_result,
+    load_setup,
+    open_answers,
+    run_setup,
+    sample_path,
+    save_setup,
+)
+from core.project import Project
+from tests.desktop.test_aqer_wizard import TinyEncoder
+
+
+@pytest.fixture
+def project():
+    with Project.create_untitled(method="aqer") as p:
+        yield p
+
+
+def _ready(project, path) -> AqerSetup:
+    opened = open_answers(project, AqerSetup(), path)
+    setup = opened.setup.model_copy(update={
+        "question_col": "question", "worker_col": "worker", "response_col": "response"})
+    save_setup(project, setup)
+    return setup
+
+
+def test_changed_file_is_read_again_and_recomputed(project, tmp_path):
+    import openpyxl
+
+    path = tmp_path / "answers.xlsx"
+    shutil.copyfile(sample_path(), path)
+    setup = _ready(project, path)
+    tiny = TinyEncoder()
+    first = run_setup(project, setup, tiny.factory)
+    assert load_result(project, setup).run_id == first.run_id
+
+    book = openpyxl.load_workbook(path)
+    book["Long"]["C3"] = "There are eight continents."  # Ana changes her answer
+    book.save(path)
+    opened = open_answers(project, load_setup(project))
+    assert "changed since it was last read" in opened.note
+    assert opened.setup.content_hash != setup.content_hash
+    assert load_result(project, opened.setup) is None  # the old result does not apply
+    second = run_setup(project, opened.setup, tiny.factory)
+    assert second.embedded == 1  # only the changed answer was embedded
+    answers = second.result.responses
+    assert "There are eight continents." in answers["response"].tolist()
+
+
+def test_a_moved_file_is_read_from_the_project_copy(project, tmp_path):
+    path = tmp_path / "answers.xlsx"
+    shutil.copyfile(sample_path(), path)
+    setup = _ready(project, path)
+    path.unlink()
+    opened = open_answers(project, setup)
+    assert "copy saved in the project" in opened.note
+    assert len(opened.read.frame) == 60
+    stored = run_setup(project, opened.setup, TinyEncoder().factory)
+    assert stored.inputs["Note"].startswith("The file")
+
+
+def test_embeddings_are_cached_per_model(project, tmp_path):
+    setup = _ready(project, sample_path())
+    tiny = TinyEncoder()
+    run_setup(project, setup, tiny.factory)
+    assert tiny.made == 1
+    other = setup.model_copy(update={"embedding_model": str(tmp_path / "other-model")})
+    run_setup(project, other, tiny.factory)
+    assert tiny.made == 2 and sum(tiny.calls) == 2 * 57  # another model: embedded again
+    again = setup.model_copy(update={"settings": setup.settings.model_copy(
+        update={"baselines": False})})
+    stored = run_setup(project, again, tiny.factory)
+    assert tiny.made == 2 and stored.embedded == 0
+    assert "rasa_skill" not in stored.result.workers.columns
+
+
+def test_a_damaged_setup_falls_back_to_defaults(project):
+    project.put_artefact("aqer_setup", "current", {"format": "sideways"}, origin="human")
+    assert load_setup(project) == AqerSetup()
