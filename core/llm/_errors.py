@@ -8,6 +8,7 @@ and what to do). Methods record it per item; a failed item is shown as failed, n
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from typing import Any, Literal
 
@@ -121,6 +122,15 @@ def classify(exc: BaseException, *, model: str, api_base: str, profile: str) -> 
     where = f" at {api_base}" if api_base else ""
     where_settings = f"Check the profile '{profile}' in Settings → Models."
 
+    if "RouterRateLimitError" in names:  # every server of the profile is cooling down
+        wait = re.search(r"try again in (\d+(?:\.\d+)?) seconds", said, re.IGNORECASE)
+        return LLMFailure(
+            "connection",
+            f"None of the servers of profile '{profile}' ({api_base}) can take calls right now: "
+            "each failed or refused recently. Check that they are running, or wait and run "
+            "again; finished items are kept.",
+            retry_after=float(wait.group(1)) if wait else None,
+        )
     if "ContextWindowExceededError" in names or "exceed context window" in said.lower():
         return LLMFailure(
             "too_long",

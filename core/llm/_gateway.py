@@ -137,6 +137,24 @@ class _Reply:
 #: rejects one style is asked in the next, and the working style is remembered per endpoint.
 _SCHEMA_STYLES = ("json_schema", "json_object", "none")
 _schema_style: dict[tuple[str, str], str] = {}
+#: Endpoints known to take the current style. Until then their JSON requests go one at a time,
+#: so a burst of parallel calls does not all fail the same way.
+_schema_confirmed: set[tuple[str, str]] = set()
+_probe_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, asyncio.Lock]]
+_probe_locks = weakref.WeakKeyDictionary()
+
+
+def _probe_lock(endpoint: tuple[str, str]) -> asyncio.Lock:
+    per_loop = _probe_locks.setdefault(asyncio.get_running_loop(), {})
+    return per_loop.setdefault(endpoint, asyncio.Lock())
+
+
+def _rejects_json_format(failure: LLMFailure, exc: BaseException) -> bool:
+    """A server that does not take this way of asking for JSON (llama-cpp-python's server even
+    answers 500 to OpenAI's json_schema)."""
+    return failure.kind in ("bad_request", "server") and bool(
+        re.search(r"response_format|json_schema", str(exc), re.IGNORECASE)
+    )
 
 
 class Gateway:
@@ -407,35 +425,13 @@ class Gateway:
         while True:
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            style = _schema_style.get(endpoint, _SCHEMA_STYLES[0])
             started = time.monotonic()
             try:
-                response = await until_cancelled(
-                    asyncio.wait_for(
-                        self._acompletion(messages, self._request_params(params, style)),
-                        self.profile.timeout_s + 15.0,  # a safety net over litellm's own timeout
-                    ),
-                    cancel,
-                )
+                response = await self._call_once(messages, params, schema_json, endpoint, cancel)
             except (Cancelled, asyncio.CancelledError):
                 raise
             except Exception as exc:
-                failure = classify(
-                    exc,
-                    model=self.profile.model,
-                    api_base=", ".join(self.profile.api_bases),
-                    profile=self.profile.name,
-                )
-                if (
-                    failure.kind in ("bad_request", "server")
-                    and schema_json is not None
-                    and style != _SCHEMA_STYLES[-1]
-                    and re.search(r"response_format|json_schema", str(exc), re.IGNORECASE)
-                ):
-                    # This server does not take this way of asking for JSON (llama-cpp-python's
-                    # server even answers 500): try the next way, without counting a retry.
-                    _schema_style[endpoint] = _SCHEMA_STYLES[_SCHEMA_STYLES.index(style) + 1]
-                    continue
+                failure = self._classify(exc)
                 failure.attempts = attempt + 1
                 if not failure.retryable or attempt >= self.profile.max_retries:
                     if failure.retryable and attempt:
@@ -452,6 +448,57 @@ class Gateway:
                 attempt += 1
                 continue
             return self._reply(response, time.monotonic() - started)
+
+    async def _call_once(
+        self,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        schema_json: dict[str, Any] | None,
+        endpoint: tuple[str, str],
+        cancel: CancelToken | None,
+    ) -> Any:
+        """One request (no retries). Finds out, once per endpoint, how it takes JSON schemas:
+        a rejected style is replaced by the next one at once, without counting a retry."""
+        lock = None
+        if schema_json is not None and endpoint not in _schema_confirmed:
+            lock = _probe_lock(endpoint)
+            await until_cancelled(lock.acquire(), cancel, on_late=lambda _: lock.release())
+        try:
+            while True:
+                style = _schema_style.get(endpoint, _SCHEMA_STYLES[0])
+                try:
+                    response = await until_cancelled(
+                        asyncio.wait_for(
+                            self._acompletion(messages, self._request_params(params, style)),
+                            self.profile.timeout_s + 15.0,  # a safety net over litellm's timeout
+                        ),
+                        cancel,
+                    )
+                except (Cancelled, asyncio.CancelledError):
+                    raise
+                except Exception as exc:
+                    if (
+                        schema_json is not None
+                        and style != _SCHEMA_STYLES[-1]
+                        and _rejects_json_format(self._classify(exc), exc)
+                    ):
+                        _schema_style[endpoint] = _SCHEMA_STYLES[_SCHEMA_STYLES.index(style) + 1]
+                        continue
+                    raise
+                if schema_json is not None:
+                    _schema_confirmed.add(endpoint)
+                return response
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _classify(self, exc: BaseException) -> LLMFailure:
+        return classify(
+            exc,
+            model=self.profile.model,
+            api_base=", ".join(self.profile.api_bases),
+            profile=self.profile.name,
+        )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float | None:
         if retry_after is not None:
@@ -483,8 +530,9 @@ class Gateway:
         )
 
     def _load_balancer(self) -> Any:
-        """litellm's Router with one deployment per API base (no retries, no cool-downs: the
-        retry policy is ours)."""
+        """litellm's Router with one deployment per API base. Retries are ours (``num_retries=0``);
+        litellm's cool-downs stay on, so a server that keeps failing is left alone for a while
+        and the others take its calls."""
         if self._router is None:
             litellm = litellm_module()
             deployments = [
@@ -503,7 +551,6 @@ class Gateway:
             self._router = litellm.Router(
                 model_list=deployments,
                 num_retries=0,
-                disable_cooldowns=True,
                 routing_strategy="simple-shuffle",
             )
         return self._router

@@ -314,7 +314,7 @@ async def test_cancel_stops_queued_calls_and_keeps_finished_ones(scripted):
     finished = [r for r in results if isinstance(r, Score)]
     stopped = [r for r in results if isinstance(r, Cancelled)]
     assert len(finished) + len(stopped) == 30
-    assert 5 <= len(finished) <= 6
+    assert 6 <= len(finished) <= 8  # the sixth, and at most the one other call in flight
     assert llm.calls <= 8  # the queued ones never went out
     assert len(cache) == len(finished)
 

@@ -191,3 +191,37 @@ async def test_cancel_in_the_middle_of_50_queued_calls(server):
     assert all(isinstance(r, Score) for r in again)
     assert server.hits["ok"] - sent == 50 - done  # only the missing ones
     assert rerun.usage.cache_hits == done
+
+
+async def test_several_api_bases_spread_calls_and_skip_a_dead_server(server, waits):
+    from tests.core.llm.fault_server import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    spread = ModelProfile(
+        name="Two servers",
+        model="openai/test-model",
+        api_bases=[server.base("ok"), dead],
+        max_concurrency=4,
+        max_retries=4,
+    )
+    cache = MemoryCache()
+    gateway = Gateway(spread, cache=cache)
+    results = await asyncio.gather(*[gateway.complete_json(ask(i), Score) for i in range(20)])
+    assert all(isinstance(r, Score) for r in results)
+    assert server.hits["ok"] == 20
+    assert {r.api_base for r in cache.records.values()} == {server.base("ok")}
+
+
+async def test_several_api_bases_all_dead_say_so(waits):
+    from tests.core.llm.fault_server import free_port
+
+    bases = [f"http://127.0.0.1:{free_port()}/v1" for _ in range(2)]
+    gateway = Gateway(
+        ModelProfile(name="Cluster", model="openai/x", api_bases=bases, max_retries=3),
+        cache=MemoryCache(),
+    )
+    with pytest.raises(LLMFailure) as caught:
+        await gateway.complete_text(ask())
+    assert caught.value.kind == "connection"
+    assert "Cluster" in caught.value.message or "Could not reach" in caught.value.message
+    assert len(waits) == 3

@@ -126,15 +126,13 @@ async def test_two_servers_behind_the_router_both_serve(servers):
         name="Two local servers",
         model=f"openai/{ALIAS}",
         api_bases=[s.base for s in servers],
-        max_tokens=32,
+        max_tokens=4,  # short answers: this is about spreading calls, JSON is tested above
         max_concurrency=4,
     )
     cache = MemoryCache()
     gateway = Gateway(profile, cache=cache)
-    answers = await asyncio.gather(
-        *[gateway.complete_json(question(i), Capital) for i in range(14)]
-    )
-    assert all(isinstance(a, Capital) for a in answers)
+    answers = await asyncio.gather(*[gateway.complete_text(question(i)) for i in range(14)])
+    assert all(a.strip() for a in answers)
     served = [s.chat_requests() - b for s, b in zip(servers, before, strict=True)]
     assert all(n >= 1 for n in served), served
     assert sum(served) >= 14
