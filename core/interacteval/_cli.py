@@ -313,10 +313,14 @@ def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
     guessed = guess_mapping(columns, {
         "text": ["summary", "answer", "essay", "output", "system output", "response"],
         "source_id": ["doc id", "document id", "source id", "article id"],
-        "id": ["text id", "item id", "row id"],
         "system": ["system id", "model", "generator"],
         "source": ["article", "document", "input", "source text"],
     })
+    # the id only by its exact name: "system_id" or "model_id" are not text ids
+    id_names = {"id", "textid", "itemid", "rowid"}
+    guessed["id"] = next(
+        (c for c in columns if str(c).casefold().replace("_", "").replace(" ", "") in id_names
+         and c not in guessed.values()), None)
     mapping: dict[str, str | None] = {
         "text": args.text_col or guessed["text"],
         "source": args.source_col or guessed["source"],

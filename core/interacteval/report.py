@@ -113,14 +113,14 @@ def _attributes_frame(checklists: Sequence[Checklist], builds: Sequence[Checklis
     rows: list[dict[str, Any]] = []
     built = {b.checklist.dimension for b in builds}
     for build in builds:
-        where: dict[int, str] = {}
+        where: dict[tuple[str, str], str] = {}
         for cluster in build.clusters.clusters:
             for attribute in cluster.attributes:
-                where.setdefault(id(attribute), cluster.component)
+                where.setdefault((attribute.text, attribute.source), cluster.component)
         for attribute in build.attributes:
             rows.append({"dimension": build.dimension.name, "attribute": attribute.text,
                          "source": attribute.source, "source_kind": attribute.source_kind,
-                         "component": where.get(id(attribute), LEFT_OUT)})
+                         "component": where.get((attribute.text, attribute.source), LEFT_OUT)})
     for checklist in checklists:
         if checklist.dimension in built:
             continue
@@ -232,7 +232,8 @@ def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
         result.errors.append(exc.message)
         return result
     folded = {s.casefold(): s for s in sheets}
-    sheet = folded.get(CHECKLIST_SHEET.casefold())
+    # "Checklists" is the sheet of a results workbook: it can be read back too
+    sheet = folded.get(CHECKLIST_SHEET.casefold()) or folded.get("checklists")
     if sheet is None:
         if len(sheets) == 1:
             sheet = sheets[0]
@@ -420,6 +421,9 @@ def write_results(
             f"{len(run.scored)} scored, {len(run.failed)} failed")),
         ("Date", datetime.now().strftime("%Y-%m-%d %H:%M")),
     ]
+    for checklist in checklists:
+        info.append((f"Definition of {checklist.dimension}",
+                     checklist.definition or "(none given)"))
     if run.reused:
         info.append(("Resumed", f"{run.reused} scores were kept from an earlier, identical run"))
     if edited:

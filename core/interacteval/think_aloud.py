@@ -192,7 +192,7 @@ def _read_notes_sheet(path: Path, default_author: str) -> NotesRead:
         return result
     frame = mapped.frame
     for row, attribute_text in zip(mapped.rows, frame["attribute"]):
-        who = str(frame["author"][row]).strip() if "author" in frame else ""
+        who = frame.at[row, "author"].strip() if "author" in frame else ""
         text = _clean(attribute_text)
         if not text:
             if who:

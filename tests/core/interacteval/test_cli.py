@@ -166,3 +166,22 @@ def test_unknown_profile(inputs, capsys):
                  "--profile", "Nope", "-o", str(inputs / "c.xlsx")])
     assert code == 1
     assert "no model profile called 'Nope'" in capsys.readouterr().err
+
+
+def test_an_id_like_column_is_not_taken_as_text_id(inputs, scripted_model, capsys):
+    from core.interacteval import Checklist, ChecklistItem, write_checklists
+
+    checklist = inputs / "c.xlsx"
+    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
+        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
+        ChecklistItem(question="C?")])])
+    items = inputs / "models.csv"
+    pd.DataFrame({"model_id": ["gpt", "gpt"], "text": ["A good summary.", "A weak one."]}
+                 ).to_csv(items, index=False)
+    results = inputs / "r.xlsx"
+    code = main(["checklist", "score", "--checklist", str(checklist), "--items", str(items),
+                 "--model", "scripted/ie-cli", "-o", str(results)])
+    assert code == 0, capsys.readouterr().err
+    scores = pd.read_excel(results, sheet_name="Scores", dtype=str)
+    assert list(scores.text_id) == ["row 2", "row 3"]
+    assert list(scores.system) == ["gpt", "gpt"]

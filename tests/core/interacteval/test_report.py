@@ -123,3 +123,14 @@ def test_results_workbook(tmp_path, checklists):
     assert "per-source-document averaged" in set(agreement.kind)
     readme = sheets["Read me"].to_string()
     assert "scripted/x" in readme and "Ben" in readme
+
+
+def test_results_workbook_reads_back_as_a_checklist_file(tmp_path, checklists):
+    coherence = checklists[0]
+    run = ScoringRun(scores=[], settings=ScoringSettings(), checklists=[coherence])
+    path = tmp_path / "results.xlsx"
+    write_results(path, run)
+    got = read_checklists(path)
+    assert not got.errors
+    assert got.checklists[0].questions == coherence.questions
+    assert got.checklists[0].items[0].source_attributes == coherence.items[0].source_attributes
