@@ -220,3 +220,44 @@ async def test_checklist_artefact_round_trip(tmp_path, checklist):
         (loaded,) = load_checklists(project)
         assert loaded.items[1].question == "Is it well organised?"
         assert project.get_artefact("interacteval.checklist", "Coherence").edited
+
+
+async def test_cancel_and_resume_through_the_gateway(tmp_path, scripted, checklist):
+    """The real path: gateway with the project as cache, one call at a time, Cancel pressed
+    after two texts are scored. The resumed run asks only for the texts not yet scored."""
+    from core.interacteval import open_scoring_run
+    from core.llm import Gateway
+    from core.project import Project
+
+    llm = scripted(lambda messages: _reply_by_text(messages, None), delay_s=0.02)
+    profile = llm.profile(max_concurrency=1)
+    items = _items(5)
+    settings = ScoringSettings()
+    cancel = CancelToken()
+
+    def listener(state):
+        if state.done >= 2:
+            cancel.cancel()
+
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        run_id = open_scoring_run(project, [checklist], settings, profile.model)
+        gateway = Gateway(profile, cache=project, run_id=run_id)
+        with pytest.raises(Cancelled):
+            await score_texts([checklist], items, gateway, settings=settings,
+                              model=profile.model, project=project, run_id=run_id,
+                              progress=Progress(listener), cancel=cancel)
+        finished = {r.payload["text_id"] for r in project.get_results(run_id, RESULT_KIND)}
+        assert len(finished) == 2
+        before = llm.calls
+
+        run_id = open_scoring_run(project, [checklist], settings, profile.model)
+        gateway = Gateway(profile, cache=project, run_id=run_id)
+        result = await score_texts([checklist], items, gateway, settings=settings,
+                                   model=profile.model, project=project, run_id=run_id)
+    assert result.reused == 2
+    assert all(s.status == "ok" for s in result.scores)
+    asked = [p.split("Text number ")[1].split(".")[0] for p in llm.prompts]
+    for text_id in finished:  # a text scored before the cancel was never asked again
+        assert asked.count(text_id.removeprefix("t")) == 1
+    assert llm.calls - before <= 3  # the three missing texts (one may have been in flight)
+    assert gateway.usage.calls == llm.calls - before
