@@ -67,30 +67,38 @@ def fold(text: str) -> str:
 def align(given: Sequence[str], expected: Sequence[str]) -> list[int | None]:
     """For each entry of a model's reply, the index of the component it belongs to.
 
-    Names are matched ignoring case, spacing and surrounding punctuation (a name matches at most
-    one component). When no name matches at all and the reply has exactly one entry per
-    component, the order decides (the prompts ask for the given order). Unmatched: None."""
+    Exact names (ignoring case, spacing and surrounding punctuation) are matched first, then a
+    name contained in the other ("flow" / "logical flow"); each component is taken once. When
+    the reply has exactly one entry per component, entries whose name fits no component take
+    the components still free, in order (the prompts ask for the given order); an entry that
+    repeats a name already taken stays unmatched. Unmatched: None."""
     folded = [fold(e) for e in expected]
-    out: list[int | None] = []
+    targets = [fold(name) for name in given]
+    out: list[int | None] = [None] * len(given)
     used: set[int] = set()
-    for name in given:
-        target = fold(name)
+    for pos, target in enumerate(targets):  # exact names first, for every entry
         hit = next((i for i, f in enumerate(folded) if f == target and i not in used), None)
-        if hit is None and target:
-            hit = next(
-                (i for i, f in enumerate(folded) if i not in used and f and (f in target or target in f)),
-                None,
-            )
         if hit is not None:
+            out[pos] = hit
             used.add(hit)
-        out.append(hit)
-    if all(i is None for i in out) and len(given) == len(expected):
-        return list(range(len(expected)))
-    # the rest by position, where the position is still free
-    for pos, hit in enumerate(out):
-        if hit is None and len(given) == len(expected) and pos not in used:
-            out[pos] = pos
-            used.add(pos)
+    for pos, target in enumerate(targets):  # then a name inside the other
+        if out[pos] is not None or not target:
+            continue
+        hit = next(
+            (i for i, f in enumerate(folded)
+             if i not in used and f and (f in target or target in f)),
+            None,
+        )
+        if hit is not None:
+            out[pos] = hit
+            used.add(hit)
+    if len(given) == len(expected):
+        # entries whose name fits no component at all take the free ones, in order; an entry
+        # repeating a name already taken stays unmatched (guessing would be wrong)
+        free = iter(i for i in range(len(expected)) if i not in used)
+        for pos, target in enumerate(targets):
+            if out[pos] is None and target not in folded:
+                out[pos] = next(free, None)
     return out
 
 

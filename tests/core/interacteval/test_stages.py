@@ -281,3 +281,22 @@ def test_attribute_label_round_trip():
              Attribute(text="Clear links", source="Anna", source_kind="person"),
              Attribute(text="Typed by hand")]
     assert parse_attributes(format_attributes(attrs)) == attrs
+
+
+@pytest.mark.parametrize("given, expected, out", [
+    (["b", "A"], ["A", "B"], [1, 0]),
+    (["flow of ideas", "Flow"], ["Logical flow", "Flow"], [0, 1]),  # exact names win
+    (["x", "y"], ["A", "B"], [0, 1]),  # nothing matches: by position
+    (["A", "zzz", "B"], ["A", "B"], [0, None, 1]),
+    (["B", "zzz"], ["A", "B"], [1, 0]),  # the free component
+])
+def test_align_component_names(given, expected, out):
+    from core.interacteval._common import align
+
+    assert align(given, expected) == out
+
+
+def test_align_leaves_a_repeated_name_unmatched():
+    from core.interacteval._common import align
+
+    assert align(["B", "B"], ["A", "B"]) == [1, None]
