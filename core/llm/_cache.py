@@ -1,7 +1,8 @@
 """The response cache, which is also the audit log of every LLM call.
 
 A cache is anything with ``get(key) -> dict | None`` and ``put(key, record)``
-(:class:`ResponseCache`). Three kinds:
+(:class:`ResponseCache`); the gateway calls them in an executor thread unless the cache says
+``slow_io = False`` (a dict needs no thread). Three kinds:
 
 * :class:`ProjectCache` stores calls in the open project file (``core.project.Project``): the
   normal case; a re-run of a finished step then makes no calls.
@@ -84,6 +85,8 @@ class ResponseCache(Protocol):
 class MemoryCache:
     """A cache in a dict (tests, throw-away calls). ``records`` keeps every stored call."""
 
+    slow_io = False
+
     def __init__(self) -> None:
         self.records: dict[str, CallRecord] = {}
         self._lock = threading.Lock()
@@ -102,7 +105,10 @@ class MemoryCache:
 
 
 class ProjectCache:
-    """Stores calls in a project file: ``project.llm_cache_get`` / ``llm_cache_put``."""
+    """Stores calls in a project file: ``project.llm_cache_get`` / ``llm_cache_put``. The
+    gateway calls it from an executor thread (``slow_io``); the project is thread-safe."""
+
+    slow_io = True
 
     def __init__(self, project: Any) -> None:
         self.project = project
@@ -115,6 +121,12 @@ class ProjectCache:
         if not isinstance(response, dict) or "content" not in response:
             return None  # written by something else: not an answer we can reuse
         return response
+
+    def put_many(self, items: list[tuple[str, CallRecord]]) -> None:
+        """Store several calls in one transaction (one disk flush)."""
+        with self.project.transaction():
+            for key, record in items:
+                self.put(key, record)
 
     def put(self, key: str, record: CallRecord) -> None:
         self.project.llm_cache_put(

@@ -121,6 +121,40 @@ async def _sleep(seconds: float, cancel: CancelToken | None) -> None:
 
 
 # ------------------------------------------------------------------------------- the gateway
+class _GroupCommit:
+    """Writes of calls that finish together go to the file in one transaction (one disk flush),
+    in an executor thread. Each ``put`` returns once its call is on disk."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+        self.pending: list[tuple[str, CallRecord, asyncio.Future]] = []
+        self.flushing: asyncio.Future | None = None
+
+    async def put(self, key: str, record: CallRecord) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.pending.append((key, record, done))
+        if self.flushing is None or self.flushing.done():
+            self.flushing = asyncio.ensure_future(self._flush())
+        await asyncio.shield(done)  # a cancelled caller does not cancel the write
+
+    async def _flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.pending:
+            batch, self.pending = self.pending, []
+            try:
+                await loop.run_in_executor(
+                    None, self.cache.put_many, [(key, record) for key, record, _ in batch]
+                )
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
+                for _, _, done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+            else:
+                for _, _, done in batch:
+                    if not done.done():
+                        done.set_result(None)
+
+
 @dataclass
 class _Reply:
     content: str
@@ -193,6 +227,7 @@ class Gateway:
         self._router: Any = None
         self._local_path: Path | None = None
         self._loaded = False
+        self._writer = _GroupCommit(self.cache) if hasattr(self.cache, "put_many") else None
 
     def _keyless_placeholder(self) -> str | None:
         """A self-hosted server (vLLM, llama.cpp, LM Studio...) often needs no key, but the
@@ -271,13 +306,13 @@ class Gateway:
             repeat=repeat,
             template_version=template_version,
         )
-        cached = self._from_cache(key, parse)
+        cached = await self._from_cache(key, parse)
         if cached is not None:
             return cached[0]
         semaphore = _semaphore(self.profile)
         await until_cancelled(semaphore.acquire(), cancel, on_late=lambda _: semaphore.release())
         try:
-            cached = self._from_cache(key, parse)  # an identical request may have finished
+            cached = await self._from_cache(key, parse)  # an identical request may have finished
             if cached is not None:
                 return cached[0]
             try:
@@ -305,7 +340,7 @@ class Gateway:
             except LLMFailure:
                 record(self.usage, failure=True)
                 raise
-            self.cache.put(
+            await self._store(
                 key,
                 CallRecord(
                     model=self.profile.model,
@@ -332,8 +367,23 @@ class Gateway:
         finally:
             semaphore.release()
 
-    def _from_cache(self, key: str, parse: Callable[[_Reply], tuple[Any, str]]) -> tuple | None:
-        stored = self.cache.get(key)
+    async def _store(self, key: str, record: CallRecord) -> None:
+        if self._writer is not None:
+            await self._writer.put(key, record)
+        else:
+            await self._io(self.cache.put, key, record)
+
+    async def _io(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Run a cache read or write: in an executor for a file (a commit waits for the disk),
+        so the event loop, and the window drawn by it, never waits."""
+        if not getattr(self.cache, "slow_io", True):
+            return function(*args)
+        return await asyncio.get_running_loop().run_in_executor(None, function, *args)
+
+    async def _from_cache(
+        self, key: str, parse: Callable[[_Reply], tuple[Any, str]]
+    ) -> tuple | None:
+        stored = await self._io(self.cache.get, key)
         if stored is None:
             return None
         value, problem = parse(
