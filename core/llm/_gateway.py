@@ -18,6 +18,7 @@ One request, step by step:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import re
@@ -646,8 +647,14 @@ def _messages(messages: Messages) -> list[dict[str, Any]]:
 
 
 def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """The name and JSON schema sent for ``schema`` (a fresh copy: providers may edit it)."""
+    return json.loads(_schema_text(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_text(schema: type[BaseModel]) -> str:
     name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "answer"
-    return {"name": name, "schema": schema.model_json_schema()}
+    return json.dumps({"name": name, "schema": schema.model_json_schema()})
 
 
 def _cost(response: Any) -> float | None:
@@ -656,11 +663,19 @@ def _cost(response: Any) -> float | None:
     known = hidden.get("response_cost")
     if isinstance(known, (int, float)) and not isinstance(known, bool):
         return float(known)
+    model = str(getattr(response, "model", "") or "")
+    if model in _unpriced:
+        return None
     try:
         cost = litellm_module().completion_cost(completion_response=response)
     except Exception:  # noqa: BLE001 - an unknown model has no price
+        _unpriced.add(model)
         return None
     return float(cost) if cost is not None else None
+
+
+#: Models litellm's price map does not know (asking again each call costs time).
+_unpriced: set[str] = set()
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
