@@ -20,6 +20,9 @@ def litellm_module() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
+        # httpx, not litellm's aiohttp transport: measurably less CPU per call here (see
+        # tests/benchmarks/bench_llm_gateway.py) and no unclosed-session warnings at exit.
+        litellm.disable_aiohttp_transport = True
         if not any(i.get("provider") == _local.PROVIDER for i in litellm.custom_provider_map):
             litellm.custom_provider_map.append(
                 {"provider": _local.PROVIDER, "custom_handler": _local.local_provider()}

@@ -94,8 +94,9 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
         warm = Gateway(profile, cache=MemoryCache())
         await asyncio.gather(*[warm.complete_json(ask(-i - 1), Score) for i in range(20)])
 
-        # litellm alone, same concurrency: what the library costs before our gateway
+        # litellm alone, same requests and concurrency: what the library costs without us
         semaphore = asyncio.Semaphore(args.concurrency)
+        schema = {"name": "Score", "schema": Score.model_json_schema()}
 
         async def raw(i: int) -> None:
             async with semaphore:
@@ -106,6 +107,11 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
                     messages=ask(10_000 + i),
                     num_retries=0,
                     max_retries=0,
+                    temperature=0.0,
+                    seed=0,
+                    max_tokens=1024,
+                    drop_params=True,
+                    response_format={"type": "json_schema", "json_schema": schema},
                 )
 
         started = time.perf_counter()
