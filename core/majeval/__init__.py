@@ -1,0 +1,135 @@
+"""MAJ-Eval (Chen et al., "Multi-Agent-as-Judge"): stakeholder personas from documents,
+in-group debates, aggregated scores. See ``/work/shared/specs/MAJEVAL.md`` and ``model.py``.
+
+The wizard drives the stages one at a time; each takes the previous (possibly edited) result:
+
+    doc = load_document(path)                                   # core.documents, in an executor
+    found = await extract_perspectives(doc, task, gateway, context_window=..., answer_tokens=...)
+    groups = await group_stakeholders(found.stakeholders + ..., task, gateway)
+    built = await construct_personas(groups, task, gateway)     # built.personas: editable
+    run = await evaluate(built.personas, items, task, gateway, dimensions=..., settings=...,
+                         project=project)
+    write_results(path, run, alphas=within_group_alpha(run), humans=human_agreement(run))
+"""
+
+from core.majeval.aggregation import Synthesis, aggregate, combine_groups, group_means
+from core.majeval.agreement import (
+    GroupAlpha,
+    HumanAgreement,
+    agreement_rows,
+    human_agreement,
+    within_group_alpha,
+)
+from core.majeval.debate import (
+    NO_MORE_COMMENTS,
+    Coordinator,
+    agent_identity,
+    evaluate_individually,
+    free_debate,
+    is_challenged,
+)
+from core.majeval.model import (
+    DEFAULT_DIMENSION,
+    AgentEvaluation,
+    AgentResult,
+    DebateSettings,
+    DebateTurn,
+    Dimension,
+    GroupResult,
+    Item,
+    ItemResult,
+    JsonLLM,
+    Persona,
+    Perspective,
+    Scale,
+    StageError,
+    StageFailure,
+    Stakeholder,
+    StakeholderGroup,
+)
+from core.majeval.persona_construction import (
+    PersonaConstruction,
+    construct_personas,
+    simple_role,
+)
+from core.majeval.personas_io import (
+    PERSONA_COLUMNS,
+    PersonasRead,
+    read_personas,
+    write_personas,
+)
+from core.majeval.perspective_extraction import PerspectiveExtraction, extract_perspectives
+from core.majeval.pipeline import (
+    EvaluationRun,
+    PersonaCreation,
+    create_personas,
+    edit_persona,
+    evaluate,
+    evaluate_group,
+    groups_of,
+    load_groups,
+    load_personas,
+    open_evaluation_run,
+    save_groups,
+    save_personas,
+)
+from core.majeval.report import write_results
+from core.majeval.stakeholder_grouping import group_stakeholders
+
+__all__ = [
+    "DEFAULT_DIMENSION",
+    "NO_MORE_COMMENTS",
+    "PERSONA_COLUMNS",
+    "AgentEvaluation",
+    "AgentResult",
+    "Coordinator",
+    "DebateSettings",
+    "DebateTurn",
+    "Dimension",
+    "EvaluationRun",
+    "GroupAlpha",
+    "GroupResult",
+    "HumanAgreement",
+    "Item",
+    "ItemResult",
+    "JsonLLM",
+    "Persona",
+    "PersonaConstruction",
+    "PersonaCreation",
+    "PersonasRead",
+    "Perspective",
+    "PerspectiveExtraction",
+    "Scale",
+    "StageError",
+    "StageFailure",
+    "Stakeholder",
+    "StakeholderGroup",
+    "Synthesis",
+    "agent_identity",
+    "aggregate",
+    "agreement_rows",
+    "combine_groups",
+    "construct_personas",
+    "create_personas",
+    "edit_persona",
+    "evaluate",
+    "evaluate_group",
+    "evaluate_individually",
+    "extract_perspectives",
+    "free_debate",
+    "group_means",
+    "group_stakeholders",
+    "groups_of",
+    "human_agreement",
+    "is_challenged",
+    "load_groups",
+    "load_personas",
+    "open_evaluation_run",
+    "read_personas",
+    "save_groups",
+    "save_personas",
+    "simple_role",
+    "within_group_alpha",
+    "write_personas",
+    "write_results",
+]

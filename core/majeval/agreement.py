@@ -1,0 +1,158 @@
+"""Agreement: among the agents of each group (Krippendorff's alpha, ordinal, before and after
+the debate, as the paper's Table 3) and with human ratings when the items carry them
+(Spearman, Kendall tau-b and Pearson with n and p, via :mod:`core.stats`; the paper reports
+Spearman's absolute value).
+
+Which of our dimensions is compared with which human one (ours): a human dimension is compared
+with our dimension of the same name (ignoring case); when none has its name, with every one of
+our dimensions (e.g. one "Overall quality" against each human facet). Each group's mean is
+compared, and the overall score (mean over groups), both before and after the debate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.majeval.model import Dimension, Item, ItemResult
+from core.majeval.pipeline import EvaluationRun, groups_of
+from core.stats import AlphaResult, CorrelationReport, correlations, krippendorff_alpha
+
+__all__ = [
+    "AGREEMENT_COLUMNS",
+    "ALL_GROUPS",
+    "GroupAlpha",
+    "HumanAgreement",
+    "agreement_rows",
+    "human_agreement",
+    "within_group_alpha",
+]
+
+ALL_GROUPS = "All groups (overall score)"
+BEFORE, AFTER = "before debate", "after debate"
+AGREEMENT_COLUMNS = ["comparison", "group", "stage", "dimension", "human_dimension",
+                     "statistic", "kind", "value", "p_value", "ci_low", "ci_high", "n", "note"]
+
+
+@dataclass(frozen=True)
+class GroupAlpha:
+    """Krippendorff's alpha (ordinal) among a group's agents over the items, on one dimension,
+    on the phase 1 scores (``before``) and the final scores (``after``)."""
+
+    group: str
+    dimension: str
+    before: AlphaResult
+    after: AlphaResult
+
+
+@dataclass(frozen=True)
+class HumanAgreement:
+    """Correlations of one group's (or the overall) scores with one human dimension."""
+
+    group: str
+    stage: str  #: "before debate" or "after debate"
+    dimension: str
+    human_dimension: str
+    report: CorrelationReport
+
+
+def within_group_alpha(run: EvaluationRun) -> list[GroupAlpha]:
+    """Alpha per group and dimension; raters = the group's agents, units = the items. A failed
+    agent's score is missing (not a number we made up)."""
+    out = []
+    for group, personas in groups_of(run.personas).items():
+        results = [g for item in run.items for g in item.groups if g.group == group]
+        for dim in run.dimensions:
+            before, after = [], []
+            for persona in personas:
+                row_before, row_after = [], []
+                for g in results:
+                    agent = next((a for a in g.agents if a.persona_id == persona.id), None)
+                    initial = agent.initial.scores.get(dim.name) if agent and agent.initial \
+                        else None
+                    final = agent.final.get(dim.name) if agent and agent.status == "ok" \
+                        and agent.final else None
+                    row_before.append(initial)
+                    row_after.append(final)
+                before.append(row_before)
+                after.append(row_after)
+            out.append(GroupAlpha(group, dim.name, krippendorff_alpha(before, "ordinal"),
+                                  krippendorff_alpha(after, "ordinal")))
+    return out
+
+
+def _human_dimensions(items: Sequence[Item]) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        for name in item.human:
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def _pairs(human: str, dimensions: Sequence[Dimension]) -> list[str]:
+    same = [d.name for d in dimensions if d.name.casefold() == human.casefold()]
+    return same or [d.name for d in dimensions]
+
+
+def _overall_before(result: ItemResult, dim: str) -> float | None:
+    if result.status == "failed":
+        return None
+    values = [g.initial_mean.get(dim) for g in result.groups]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)  # type: ignore[arg-type]
+
+
+def human_agreement(run: EvaluationRun, *, n_boot: int = 1000, seed: int = 0
+                    ) -> list[HumanAgreement]:
+    """Correlations with human ratings; empty when no item carries any."""
+    items = run.item_inputs
+    humans = _human_dimensions(items)
+    if not humans:
+        return []
+    results = {r.item_id: r for r in run.items}
+    groups = list(groups_of(run.personas))
+    out = []
+    for human in humans:
+        y = [item.human.get(human) for item in items]
+        for dim in _pairs(human, run.dimensions):
+            for group in [*groups, ALL_GROUPS]:
+                for stage in (BEFORE, AFTER):
+                    x: list[Any] = []
+                    for item in items:
+                        result = results[item.id]
+                        if group == ALL_GROUPS:
+                            x.append(result.overall.get(dim) if stage == AFTER
+                                     else _overall_before(result, dim))
+                            continue
+                        g = next((g for g in result.groups if g.group == group), None)
+                        if g is None or g.status == "failed":
+                            x.append(None)
+                        else:
+                            means = g.final_mean if stage == AFTER else g.initial_mean
+                            x.append(means.get(dim))
+                    who = "the overall scores" if group == ALL_GROUPS else \
+                        f"the scores of {group}"
+                    report = correlations(x, y, n_boot=n_boot, seed=seed, x_name=who,
+                                          y_name=f"the human ratings of {human}")
+                    out.append(HumanAgreement(group, stage, dim, human, report))
+    return out
+
+
+def agreement_rows(alphas: Sequence[GroupAlpha] = (),
+                   humans: Sequence[HumanAgreement] = ()) -> list[dict[str, Any]]:
+    """Rows of the ``Agreement`` sheet (columns :data:`AGREEMENT_COLUMNS`)."""
+    rows: list[dict[str, Any]] = []
+    for a in alphas:
+        for stage, result in ((BEFORE, a.before), (AFTER, a.after)):
+            for row in result.to_rows(f"{a.group}: agents' {a.dimension} scores, {stage}"):
+                rows.append({**row, "group": a.group, "stage": stage, "dimension": a.dimension,
+                             "human_dimension": ""})
+    for h in humans:
+        label = f"{h.group}: {h.dimension} ({h.stage}) vs human {h.human_dimension}"
+        for row in h.report.to_rows(label):
+            rows.append({**row, "group": h.group, "stage": h.stage, "dimension": h.dimension,
+                         "human_dimension": h.human_dimension})
+    return [{c: row.get(c) for c in AGREEMENT_COLUMNS} for row in rows]

@@ -1,0 +1,433 @@
+"""Stage 3, phases 1 and 2: individual evaluations, then the in-group free debate
+(paper 3.2, Tables 14-16), for one stakeholder group and one item.
+
+Phase 1 (:func:`evaluate_individually`): every agent judges alone, concurrently: a score per
+dimension and a rationale.
+
+Phase 2 (:func:`free_debate`): a deterministic coordinator (ours; the paper's moderator is not
+specified) picks who speaks next, one turn at a time:
+
+* ``d[a]`` = sum over dimensions of ``|score[a] - median of the other agents' scores|``
+  (current scores; agents that failed take no part);
+* the next speaker is the active agent with the largest
+  ``(challenged, d[a] > 0, d[a], -turns spoken, -position in the roster)``;
+* **challenged** means the last message was written by another agent and names this agent:
+  its full name, or any part of the name of at least 3 letters that is not a title (Dr, Ms,
+  Mr, Mrs, Miss, Prof), as a whole word, ignoring case. So "I disagree with Lee" challenges
+  "Ms Amy Lee";
+* an agent that answers NO MORE COMMENTS (``no_more_comments`` true, or a message that starts
+  with those words) gives its final scores and leaves the active list;
+* the debate stops early once every agent has spoken at least once and nobody disagrees
+  (every ``d`` is 0); the agents still active keep their current scores ("consensus");
+* the turn cap is ``rounds x number of agents``; at the cap every agent still active is asked
+  once for its final evaluation ("cap"), concurrently.
+
+Every turn is logged with the coordinator's reason, a readable sentence. A failed call marks
+that agent failed (it leaves the debate; the others go on); it never gets a made-up score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+
+from core.llm import LLMFailure
+from core.majeval import _prompts
+from core.majeval.model import (
+    AgentEvaluation,
+    AgentResult,
+    DebateSettings,
+    DebateTurn,
+    Dimension,
+    GroupResult,
+    Item,
+    JsonLLM,
+    Persona,
+    Scale,
+    debate_reply_schema,
+    evaluation_schema,
+    scores_of,
+)
+from core.majeval.persona_construction import simple_role
+from core.runs import CancelToken
+
+__all__ = [
+    "NO_MORE_COMMENTS",
+    "Coordinator",
+    "agent_identity",
+    "evaluate_individually",
+    "free_debate",
+    "is_challenged",
+]
+
+NO_MORE_COMMENTS = "NO MORE COMMENTS"
+_TITLES = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame"}
+
+
+# ----------------------------------------------------------------------------- coordinator
+def _name_patterns(name: str) -> list[re.Pattern[str]]:
+    words = [w for w in re.findall(r"[\w'-]+", name) if w]
+    parts = [w for w in words if len(w) >= 3 and w.casefold().rstrip(".") not in _TITLES]
+    options = [" ".join(words), *parts] if words else []
+    return [re.compile(rf"(?<!\w){re.escape(o)}(?!\w)", re.IGNORECASE) for o in options if o]
+
+
+def is_challenged(message: str, name: str) -> bool:
+    """True when ``message`` names the agent called ``name`` (see the module docstring)."""
+    return any(p.search(message or "") for p in _name_patterns(name))
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}" if value == int(value) else f"{value:.1f}"
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+class Coordinator:
+    """Chooses who speaks next (the rule is in the module docstring). Pure logic, no model:
+    feed it each turn with :meth:`record` and ask :meth:`next_turn` for the next speaker."""
+
+    def __init__(
+        self,
+        agents: Sequence[tuple[str, str]],
+        dimensions: Sequence[str],
+        scores: Mapping[str, Mapping[str, int]],
+        rounds: int,
+    ) -> None:
+        self.names = {agent_id: name for agent_id, name in agents}
+        self.dimensions = list(dimensions)
+        self.roster = [agent_id for agent_id, _ in agents if agent_id in scores]
+        self.scores = {a: dict(scores[a]) for a in self.roster}
+        self.active = list(self.roster)
+        self.spoken = {a: 0 for a in self.roster}
+        self.cap = max(0, rounds) * len(self.roster)
+        self.rounds = rounds
+        self.turns = 0
+        self.last_speaker: str | None = None
+        self.last_message = ""
+        self.stop_reason = ""
+        #: "done" (nobody active), "consensus" or "cap"; "" while the debate goes on.
+        self.stopped_by = ""
+
+    def differences(self, agent: str) -> list[tuple[str, int, float]]:
+        """(dimension, the agent's score, the median of the others) where they differ."""
+        others = [a for a in self.roster if a != agent]
+        out = []
+        if not others:
+            return out
+        for dim in self.dimensions:
+            median = float(statistics.median(self.scores[a][dim] for a in others))
+            own = self.scores[agent][dim]
+            if own != median:
+                out.append((dim, own, median))
+        return out
+
+    def disagreement(self, agent: str) -> float:
+        """``d[a]``: sum over dimensions of |own score - median of the others|."""
+        return sum(abs(own - median) for _, own, median in self.differences(agent))
+
+    def challenged(self, agent: str) -> bool:
+        return (self.last_speaker is not None and self.last_speaker != agent
+                and is_challenged(self.last_message, self.names[agent]))
+
+    def _key(self, agent: str) -> tuple:
+        d = self.disagreement(agent)
+        return (self.challenged(agent), d > 0, d, -self.spoken[agent],
+                -self.roster.index(agent))
+
+    def next_turn(self) -> tuple[str, str] | None:
+        """The next speaker and the reason, or None when the debate is over (then
+        ``stop_reason`` says why)."""
+        if not self.active:
+            self.stop_reason = "every agent gave its final evaluation"
+            self.stopped_by = "done"
+            return None
+        everyone_spoke = all(self.spoken[a] > 0 for a in self.roster)
+        if everyone_spoke and all(self.disagreement(a) == 0 for a in self.roster):
+            self.stop_reason = "every agent has spoken and nobody disagrees any more"
+            self.stopped_by = "consensus"
+            return None
+        if self.turns >= self.cap:
+            self.stop_reason = (f"the turn limit was reached ({self.cap} turns = {self.rounds} "
+                                f"rounds x {len(self.roster)} agents)")
+            self.stopped_by = "cap"
+            return None
+        chosen = max(self.active, key=self._key)
+        return chosen, self.reason(chosen)
+
+    def reason(self, agent: str) -> str:
+        """Why ``agent`` speaks now, as a sentence a person can read."""
+        name = self.names[agent]
+        parts = []
+        if self.challenged(agent):
+            parts.append(f"{self.names[self.last_speaker or '']} addressed {name} in the last "
+                         "message")
+        diffs = self.differences(agent)
+        d = self.disagreement(agent)
+        if diffs:
+            detail = ", ".join(f"{dim}: {own} vs median {_fmt(median)}"
+                               for dim, own, median in diffs)
+            most = all(d >= self.disagreement(a) for a in self.active)
+            parts.append(f"{name}'s scores differ {'most ' if most else ''}from the others "
+                         f"({detail})")
+        elif any(self.disagreement(a) > 0 for a in self.roster):
+            parts.append(f"{name} agrees with the others' median")
+        else:
+            parts.append("nobody disagrees")
+        key = self._key(agent)
+        tied = [a for a in self.active if a != agent and self._key(a)[:3] == key[:3]]
+        spoken = self.spoken[agent]
+        if tied and any(self.spoken[a] > spoken for a in tied):
+            parts.append(f"{name} has spoken least ({_times(spoken) if spoken else 'not yet'})")
+        elif spoken == 0:
+            parts.append(f"{name} has not spoken yet")
+        else:
+            parts.append(f"{name} has spoken {_times(spoken)}")
+        if tied and all(self.spoken[a] == spoken for a in tied):
+            parts.append("first in the list among equals")
+        text = "; ".join(parts)
+        return text[0].upper() + text[1:] + "."
+
+    def record(self, agent: str, message: str, scores: Mapping[str, int] | None, *,
+               finished: bool = False, failed: bool = False) -> None:
+        """One turn happened. ``failed``: the agent leaves the debate (its scores no longer
+        count); ``finished``: it said NO MORE COMMENTS (its scores stay)."""
+        self.turns += 1
+        if failed:
+            self.roster.remove(agent)
+            self.scores.pop(agent, None)
+            self.spoken.pop(agent, None)
+            if agent in self.active:
+                self.active.remove(agent)
+            self.cap = self.rounds * max(1, len(self.roster)) if self.roster else 0
+            return
+        self.spoken[agent] += 1
+        if scores is not None:
+            self.scores[agent] = dict(scores)
+        self.last_speaker, self.last_message = agent, message
+        if finished and agent in self.active:
+            self.active.remove(agent)
+
+
+# --------------------------------------------------------------------------------- prompts
+def agent_identity(persona: Persona, *, simple: bool = False) -> str:
+    """The opening of the agent's instructions: who it is (Table 14), or one sentence in the
+    simple-role ablation."""
+    if simple:
+        return simple_role(persona)
+    lines = [f"You are {persona.name}."]
+    for label, value in (("About you", persona.demographics),
+                         ("Your perspective", persona.perspective),
+                         ("Your specialty", persona.specialty),
+                         ("Your psychological traits", persona.psychological_traits),
+                         ("Your social relationships", persona.social_relationships)):
+        if value.strip():
+            lines.append(f"{label}: {value.strip()}")
+    return "\n".join(lines)
+
+
+def _example_scores(dimensions: Sequence[Dimension], scale: Scale) -> str:
+    mid = (scale.minimum + scale.maximum) // 2
+    return "{" + ", ".join(f'"{d.name}": {mid}' for d in dimensions) + "}"
+
+
+def evaluation_format(dimensions: Sequence[Dimension], scale: Scale) -> str:
+    return ('{"rationale": "your reasons, at most four sentences", "scores": '
+            + _example_scores(dimensions, scale) + "}")
+
+
+def debate_format(dimensions: Sequence[Dimension], scale: Scale) -> str:
+    return ('{"message": "what you say to the group", "no_more_comments": false, "scores": '
+            + _example_scores(dimensions, scale) + "}")
+
+
+def _score_text(scores: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in scores.items())
+
+
+def _system(persona: Persona, item: Item, task: str, dimensions: Sequence[Dimension],
+            scale: Scale, simple: bool) -> str:
+    return _prompts.load("agent").fill(
+        "system", identity=agent_identity(persona, simple=simple), task=task,
+        content=item.content, context=item.context.strip() or "(none given)",
+        dimensions="\n".join(f"- {d.name}: {d.definition}" if d.definition else f"- {d.name}"
+                             for d in dimensions),
+        scale=scale.describe(), format=evaluation_format(dimensions, scale))
+
+
+def _initial_text(agents: Sequence[AgentResult]) -> str:
+    lines = []
+    for a in agents:
+        if a.initial is not None:
+            lines.append(f"- {a.agent}: {_score_text(a.initial.scores)}. {a.initial.rationale}")
+    return "\n".join(lines) or "(none)"
+
+
+def _discussion_text(turns: Sequence[DebateTurn]) -> str:
+    lines = []
+    for t in turns:
+        if t.error or t.kind != "debate":
+            continue
+        scores = f" [scores now: {_score_text(t.scores)}]" if t.scores else ""
+        lines.append(f"Turn {t.turn}, {t.speaker}: {t.message}{scores}")
+    return "\n".join(lines) or "(nobody has spoken yet)"
+
+
+async def _call(llm: JsonLLM, system: str, template: str, schema: type, values: dict,
+                cancel: CancelToken | None):
+    prompt = _prompts.load(template)
+    messages = [{"role": "system", "content": system},
+                {"role": "user", "content": prompt.fill("user", **values)}]
+    version = _prompts.load("agent").template_version + "+" + prompt.template_version
+    return await llm.complete_json(messages, schema, template_version=version, cancel=cancel)
+
+
+# ---------------------------------------------------------------------------------- phase 1
+async def evaluate_individually(
+    personas: Sequence[Persona],
+    item: Item,
+    task: str,
+    dimensions: Sequence[Dimension],
+    scale: Scale,
+    llm: JsonLLM,
+    *,
+    simple_roles: bool = False,
+    cancel: CancelToken | None = None,
+) -> list[AgentResult]:
+    """Phase 1: every agent's own evaluation, concurrently, in roster order. A failed call
+    gives an :class:`AgentResult` with status "failed" and the reason."""
+    schema = evaluation_schema(dimensions, scale)
+
+    async def one(persona: Persona) -> AgentResult:
+        system = _system(persona, item, task, dimensions, scale, simple_roles)
+        try:
+            reply = await _call(llm, system, "phase1", schema,
+                                {"format": evaluation_format(dimensions, scale)}, cancel)
+        except LLMFailure as failure:
+            return AgentResult(persona_id=persona.id, agent=persona.name, status="failed",
+                               error=f"{persona.name}'s first evaluation failed: "
+                                     f"{failure.message}")
+        evaluation = AgentEvaluation(persona_id=persona.id, agent=persona.name,
+                                     scores=scores_of(reply),
+                                     rationale=" ".join(reply.rationale.split()))
+        return AgentResult(persona_id=persona.id, agent=persona.name, initial=evaluation)
+
+    return list(await asyncio.gather(*(one(p) for p in personas)))
+
+
+# ---------------------------------------------------------------------------------- phase 2
+def _says_no_more(message: str) -> bool:
+    return message.strip().upper().startswith(NO_MORE_COMMENTS)
+
+
+async def free_debate(
+    personas: Sequence[Persona],
+    item: Item,
+    task: str,
+    dimensions: Sequence[Dimension],
+    scale: Scale,
+    llm: JsonLLM,
+    agents: Sequence[AgentResult],
+    *,
+    settings: DebateSettings | None = None,
+    cancel: CancelToken | None = None,
+) -> GroupResult:
+    """Phase 2 on top of the phase 1 ``agents``: the coordinated debate, then final
+    evaluations at the cap. Returns the group's result without means or feedback (phase 3,
+    :func:`core.majeval.aggregation.aggregate`, adds them). With ``settings.no_debate`` the
+    phase 1 scores are final."""
+    settings = settings or DebateSettings()
+    by_id = {p.id: p for p in personas}
+    results = {a.persona_id: a.model_copy(deep=True) for a in agents}
+    group = personas[0].group if personas else ""
+    out = GroupResult(item_id=item.id, group=group)
+    ok = [a for a in agents if a.initial is not None]
+    if settings.no_debate:
+        for a in ok:
+            r = results[a.persona_id]
+            r.final, r.final_rationale, r.finalised_by = dict(a.initial.scores), \
+                a.initial.rationale, "no debate"
+        out.agents = [results[a.persona_id] for a in agents]
+        out.stop_reason = "no debate (the phase 1 scores are final)"
+        return out
+
+    dims = [d.name for d in dimensions]
+    coordinator = Coordinator([(a.persona_id, a.agent) for a in agents], dims,
+                              {a.persona_id: a.initial.scores for a in ok}, settings.rounds)
+    systems = {a.persona_id: _system(by_id[a.persona_id], item, task, dimensions, scale,
+                                     settings.simple_roles) for a in ok}
+    schema = debate_reply_schema(dimensions, scale)
+    turns: list[DebateTurn] = []
+    while (chosen := coordinator.next_turn()) is not None:
+        agent_id, reason = chosen
+        r = results[agent_id]
+        try:
+            reply = await _call(llm, systems[agent_id], "debate_turn", schema, {
+                "name": r.agent, "initial_evaluations": _initial_text(agents),
+                "discussion": _discussion_text(turns),
+                "format": debate_format(dimensions, scale)}, cancel)
+        except LLMFailure as failure:
+            error = f"{r.agent}'s turn {len(turns) + 1} of the debate failed: {failure.message}"
+            turns.append(DebateTurn(turn=len(turns) + 1, speaker=r.agent, persona_id=agent_id,
+                                    reason=reason, error=error))
+            r.status, r.error, r.final, r.finalised_by = "failed", error, None, "failed"
+            coordinator.record(agent_id, "", None, failed=True)
+            continue
+        message = " ".join(reply.message.split())
+        finished = bool(reply.no_more_comments) or _says_no_more(message)
+        scores = scores_of(reply)
+        turns.append(DebateTurn(turn=len(turns) + 1, speaker=r.agent, persona_id=agent_id,
+                                reason=reason, message=message, scores=scores,
+                                finalised=finished))
+        coordinator.record(agent_id, message, scores, finished=finished)
+        if finished:
+            r.final, r.final_rationale, r.finalised_by = scores, message, "no more comments"
+
+    out.stop_reason = coordinator.stop_reason
+    remaining = list(coordinator.active)
+    if remaining and coordinator.stopped_by == "cap":
+        final_schema = evaluation_schema(dimensions, scale)
+        values = {"initial_evaluations": _initial_text(agents),
+                  "discussion": _discussion_text(turns),
+                  "format": evaluation_format(dimensions, scale)}
+        replies = await asyncio.gather(*(
+            _final(llm, systems[a], final_schema, values, cancel) for a in remaining))
+        for agent_id, reply in zip(remaining, replies):
+            r = results[agent_id]
+            reason = (f"The turn limit was reached; {r.agent} gives a final evaluation.")
+            if isinstance(reply, LLMFailure):
+                error = f"{r.agent}'s final evaluation failed: {reply.message}"
+                turns.append(DebateTurn(turn=len(turns) + 1, speaker=r.agent,
+                                        persona_id=agent_id, reason=reason, kind="final",
+                                        error=error))
+                r.status, r.error, r.final, r.finalised_by = "failed", error, None, "failed"
+                continue
+            scores = scores_of(reply)
+            rationale = " ".join(reply.rationale.split())
+            turns.append(DebateTurn(turn=len(turns) + 1, speaker=r.agent, persona_id=agent_id,
+                                    reason=reason, message=rationale, scores=scores,
+                                    finalised=True, kind="final"))
+            r.final, r.final_rationale, r.finalised_by = scores, rationale, "cap"
+    else:
+        for agent_id in remaining:  # stopped early: current scores are final
+            r = results[agent_id]
+            r.final = dict(coordinator.scores[agent_id])
+            spoke = [t for t in turns if t.persona_id == agent_id and not t.error]
+            r.final_rationale = spoke[-1].message if spoke else (
+                r.initial.rationale if r.initial else "")
+            r.finalised_by = "consensus"
+    out.agents = [results[a.persona_id] for a in agents]
+    out.turns = turns
+    return out
+
+
+async def _final(llm: JsonLLM, system: str, schema: type, values: dict,
+                 cancel: CancelToken | None):
+    try:
+        return await _call(llm, system, "final_evaluation", schema, values, cancel)
+    except LLMFailure as failure:
+        return failure

@@ -1,0 +1,335 @@
+"""MAJ-Eval's data types: inputs, the output of every stage, and the debate results.
+
+The stages of the paper (Chen et al., sections 3.1-3.2) each take the previous stage's output,
+so a person can check and edit every result before the next one runs:
+
+    documents -> perspectives (per document, with evidence, document and page)
+              -> stakeholder groups (consolidated perspectives pointing back to the originals)
+              -> personas (five attributes each, one per distinct perspective)
+              -> per item and group: phase 1 evaluations -> debate turns -> final evaluations
+              -> group result (mean computed by us + aggregator's synthesis) -> item result
+
+Scores are whole numbers on the run's scale (default 1-5 Likert). A failed call marks its agent,
+group or item ``failed`` with a plain message; no score is ever filled in for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from core.runs import CancelToken
+
+__all__ = [
+    "DEFAULT_DIMENSION",
+    "FINALISED_BY",
+    "PERSONA_ATTRIBUTES",
+    "AgentEvaluation",
+    "AgentResult",
+    "DebateSettings",
+    "DebateTurn",
+    "Dimension",
+    "GroupResult",
+    "Item",
+    "ItemResult",
+    "JsonLLM",
+    "Perspective",
+    "Persona",
+    "Scale",
+    "StageError",
+    "StageFailure",
+    "Stakeholder",
+    "StakeholderGroup",
+    "debate_reply_schema",
+    "evaluation_schema",
+    "personas_fingerprint",
+]
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+#: The five persona attributes of the paper (section 3.1, step 2), as field names.
+PERSONA_ATTRIBUTES = ("demographics", "perspective", "specialty", "psychological_traits",
+                      "social_relationships")
+
+#: How an agent's final evaluation came about (``AgentResult.finalised_by``):
+#: "no more comments" (it said so), "cap" (asked at the turn cap), "consensus" (the debate
+#: stopped early because nobody disagreed; its current scores are final), "no debate" (the
+#: no-debate option: phase 1 scores are final), "failed" (no final evaluation).
+FINALISED_BY = ("no more comments", "cap", "consensus", "no debate", "failed")
+FinalisedBy = Literal["no more comments", "cap", "consensus", "no debate", "failed"]
+
+
+class JsonLLM(Protocol):
+    """What a stage needs from a model: ``core.llm.Gateway`` has it, and so can a test fake.
+    Raises ``core.llm.LLMFailure`` when no usable answer came (after one re-ask) and
+    ``core.runs.Cancelled`` on cancel."""
+
+    async def complete_json(
+        self,
+        messages: Sequence[dict[str, Any]],
+        schema: type[SchemaT],
+        *,
+        repeat: int = 0,
+        template_version: str = "",
+        cancel: CancelToken | None = None,
+    ) -> SchemaT: ...
+
+
+class StageError(Exception):
+    """A stage could not produce a result at all; ``str()`` is a plain message naming it."""
+
+    def __init__(self, message: str, *, stage: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.stage = stage
+
+
+class StageFailure(BaseModel):
+    """Something that failed inside a stage without stopping it (one chunk, one group)."""
+
+    stage: str
+    where: str  #: "Chan2023.pdf, pages 3-4", "group Teachers", ...
+    kind: str = ""
+    message: str
+
+
+# ------------------------------------------------------------------------------------ inputs
+class Dimension(BaseModel):
+    """A quality dimension the agents score (name + definition shown in the prompt)."""
+
+    name: str = Field(min_length=1)
+    definition: str = ""
+
+
+#: The default when the user gives no dimensions (MAJEVAL.md).
+DEFAULT_DIMENSION = Dimension(
+    name="Overall quality",
+    definition="How good and how appropriate the content is for the task, all things considered.",
+)
+
+
+class Scale(BaseModel):
+    """A whole-number rating scale; ``labels`` name some points (default: 5-point Likert)."""
+
+    minimum: int = 1
+    maximum: int = 5
+    labels: dict[int, str] = Field(default_factory=lambda: {
+        1: "very poor", 2: "poor", 3: "acceptable", 4: "good", 5: "excellent"})
+
+    def describe(self) -> str:
+        named = ", ".join(f"{k} = {v}" for k, v in sorted(self.labels.items())
+                          if self.minimum <= k <= self.maximum)
+        text = f"a whole number from {self.minimum} to {self.maximum}"
+        return f"{text} ({named})" if named else text
+
+
+class Item(BaseModel):
+    """One piece of content to evaluate, with its context (story section, source text, target
+    summary). ``human`` holds human ratings by human dimension name; ``row`` the sheet row."""
+
+    id: str
+    content: str
+    context: str = ""
+    human: dict[str, float] = Field(default_factory=dict)
+    row: int | None = None
+
+    def fingerprint(self) -> str:
+        return _digest([self.content, self.context])
+
+
+# ------------------------------------------------------------------------- persona creation
+class Perspective(BaseModel):
+    """One perspective of a stakeholder on the task, with the evidence quoted from a document.
+    ``page`` is where the quote was found (None: not found word for word or nearly, so
+    ``chunk_pages`` tells which pages the model read); ``match`` is the share of the quote's
+    words found in order on that page (1.0 = word for word)."""
+
+    id: str
+    stakeholder: str
+    perspective: str
+    evidence: str = ""
+    document: str = ""
+    page: int | None = None
+    match: float | None = None
+    chunk_pages: list[int] = Field(default_factory=list)
+
+
+class Stakeholder(BaseModel):
+    """A stakeholder named in one document, with its perspectives (stage 1 output)."""
+
+    name: str
+    characteristics: str = ""
+    document: str = ""
+    perspectives: list[Perspective] = Field(default_factory=list)
+
+
+class StakeholderGroup(BaseModel):
+    """Stakeholders of similar kind (stage 2, step 1). ``perspectives`` are the consolidated
+    distinct perspectives of the group: each is one of the originals (nothing invented), and
+    ``merged`` maps its id to the ids of the originals that say the same thing."""
+
+    name: str
+    description: str = ""
+    stakeholders: list[str] = Field(default_factory=list)
+    perspectives: list[Perspective] = Field(default_factory=list)
+    merged: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class Persona(BaseModel):
+    """A stakeholder persona: an agent of one group. The five attributes are one or two
+    sentences each; ``perspective_id``/``evidence``/``document``/``page`` trace it back to a
+    sentence in a document. ``origin`` says where it came from, ``edited`` whether a person
+    changed it."""
+
+    id: str
+    group: str
+    name: str
+    demographics: str = ""
+    perspective: str = ""
+    specialty: str = ""
+    psychological_traits: str = ""
+    social_relationships: str = ""
+    perspective_id: str = ""
+    evidence: str = ""
+    document: str = ""
+    page: int | None = None
+    origin: Literal["generated", "human", "imported"] = "generated"
+    edited: bool = False
+
+    def fingerprint(self) -> str:
+        """What the agent is told (edits change it, so a debate with edited personas reruns)."""
+        return _digest([self.group, self.name, *(getattr(self, a) for a in PERSONA_ATTRIBUTES)])
+
+
+def personas_fingerprint(personas: Sequence[Persona]) -> str:
+    return _digest([p.fingerprint() for p in personas])
+
+
+# ----------------------------------------------------------------------------------- debate
+class DebateSettings(BaseModel):
+    """Run options. ``rounds``: the turn cap is ``rounds`` x number of agents of a group.
+    ``no_debate`` and ``simple_roles`` are the paper's ablations (5.4, A.3)."""
+
+    rounds: int = Field(default=3, ge=1, le=20)
+    no_debate: bool = False
+    simple_roles: bool = False
+
+
+class AgentEvaluation(BaseModel):
+    """One agent's scores by dimension with its rationale (phase 1, or a final evaluation)."""
+
+    persona_id: str
+    agent: str
+    scores: dict[str, int]
+    rationale: str = ""
+
+
+class DebateTurn(BaseModel):
+    """One turn of phase 2 (``kind`` "debate") or a final evaluation asked at the cap
+    (``kind`` "final"). ``reason`` is the coordinator's sentence on why this agent spoke;
+    ``scores`` the agent's scores after the turn; ``finalised`` True when the agent said NO
+    MORE COMMENTS (or gave its final evaluation at the cap). A failed turn has ``error``."""
+
+    turn: int
+    speaker: str
+    persona_id: str
+    reason: str
+    message: str = ""
+    scores: dict[str, int] | None = None
+    finalised: bool = False
+    kind: Literal["debate", "final"] = "debate"
+    error: str = ""
+
+
+class AgentResult(BaseModel):
+    """One agent in one debate: its phase 1 evaluation and final scores (None when failed)."""
+
+    persona_id: str
+    agent: str
+    initial: AgentEvaluation | None = None
+    final: dict[str, int] | None = None
+    final_rationale: str = ""
+    finalised_by: FinalisedBy = "failed"
+    status: Literal["ok", "failed"] = "ok"
+    error: str = ""
+
+
+class GroupResult(BaseModel):
+    """One stakeholder group on one item. ``initial_mean``/``final_mean``: per dimension, the
+    mean over the agents that have scores (computed by us, never by the model). ``status``
+    "ok"; "partial" (an agent or the synthesis failed, the mean is over the others and
+    ``error`` says what failed); "failed" (no agent gave scores: no mean)."""
+
+    item_id: str
+    group: str
+    status: Literal["ok", "partial", "failed"] = "ok"
+    error: str = ""
+    agents: list[AgentResult] = Field(default_factory=list)
+    turns: list[DebateTurn] = Field(default_factory=list)
+    stop_reason: str = ""
+    initial_mean: dict[str, float] = Field(default_factory=dict)
+    final_mean: dict[str, float] = Field(default_factory=dict)
+    feedback: str = ""
+    feedback_error: str = ""
+
+
+class ItemResult(BaseModel):
+    """One item: every group's result and, per dimension, the mean of the groups' final means.
+    ``status`` "failed" when a group failed (no overall score then: a mean without that group
+    would mean something else); "partial" when a group was partial."""
+
+    item_id: str
+    status: Literal["ok", "partial", "failed"] = "ok"
+    error: str = ""
+    overall: dict[str, float] = Field(default_factory=dict)
+    groups: list[GroupResult] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------- reply schemas (JSON)
+@cache
+def _scores_model(names: tuple[str, ...], minimum: int, maximum: int) -> type[BaseModel]:
+    fields: dict[str, Any] = {
+        f"d{i}": (int, Field(alias=name, ge=minimum, le=maximum)) for i, name in enumerate(names)
+    }
+    return create_model(  # type: ignore[call-overload]
+        "Scores", __config__=ConfigDict(populate_by_name=True), **fields)
+
+
+@cache
+def _evaluation_model(names: tuple[str, ...], minimum: int, maximum: int) -> type[BaseModel]:
+    scores = _scores_model(names, minimum, maximum)
+    return create_model("Evaluation", rationale=(str, ...), scores=(scores, ...))
+
+
+@cache
+def _debate_model(names: tuple[str, ...], minimum: int, maximum: int) -> type[BaseModel]:
+    scores = _scores_model(names, minimum, maximum)
+    return create_model("DebateReply", message=(str, ...), no_more_comments=(bool, ...),
+                        scores=(scores, ...))
+
+
+def evaluation_schema(dimensions: Sequence[Dimension], scale: Scale) -> type[BaseModel]:
+    """The reply of phase 1 and of a final evaluation: ``{"rationale": "...", "scores":
+    {"<dimension>": n, ...}}`` with every dimension required and n on the scale."""
+    return _evaluation_model(tuple(d.name for d in dimensions), scale.minimum, scale.maximum)
+
+
+def debate_reply_schema(dimensions: Sequence[Dimension], scale: Scale) -> type[BaseModel]:
+    """The reply of a debate turn: ``{"message": "...", "no_more_comments": false, "scores":
+    {...}}`` (the agent's current scores, changed or not)."""
+    return _debate_model(tuple(d.name for d in dimensions), scale.minimum, scale.maximum)
+
+
+def scores_of(reply: BaseModel) -> dict[str, int]:
+    """The scores of an evaluation or debate reply, keyed by dimension name."""
+    return dict(reply.scores.model_dump(by_alias=True))  # type: ignore[attr-defined]
+
+
+def _digest(values: Any) -> str:
+    text = json.dumps(values, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

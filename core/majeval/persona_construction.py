@@ -1,0 +1,163 @@
+"""Stage 2, step 2: one persona per distinct perspective of each group (paper 3.1, Table 13),
+and the "simple role" personas of the paper's ablation (A.3).
+
+One call per group (groups concurrently): the model writes a person with the five attributes
+for every numbered perspective. A perspective the reply left out is asked for again alone
+(one more call); if that fails too it is listed in ``failures`` and has no persona. Every
+persona keeps its perspective's evidence, document and page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from core.llm import LLMFailure
+from core.majeval import _prompts
+from core.majeval.model import (
+    JsonLLM,
+    Persona,
+    Perspective,
+    StageFailure,
+    StakeholderGroup,
+)
+from core.runs import CancelToken, Progress
+
+__all__ = ["PersonaConstruction", "construct_personas", "persona_id", "simple_role"]
+
+STAGE = "Persona construction"
+TEMPLATE = "persona_construction"
+
+
+class _Written(BaseModel):
+    perspective_no: int
+    name: str
+    demographics: str = ""
+    perspective: str = ""
+    specialty: str = ""
+    psychological_traits: str = ""
+    social_relationships: str = ""
+
+
+class PersonaReply(BaseModel):
+    personas: list[_Written] = Field(default_factory=list)
+
+
+@dataclass
+class PersonaConstruction:
+    """Stage 2 step 2: the personas in group order, and what failed."""
+
+    personas: list[Persona] = field(default_factory=list)
+    failures: list[StageFailure] = field(default_factory=list)
+
+
+def persona_id(group: str, perspective_id: str, name: str = "") -> str:
+    """A stable id for a persona (the project key of its artefact)."""
+    text = "\x1f".join([group.casefold(), perspective_id, name.casefold()])
+    return "a" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def simple_role(persona: Persona) -> str:
+    """The paper's "simple role" ablation: one sentence instead of the five attributes (ours:
+    the persona's name is kept so agents stay distinguishable in the debate)."""
+    return f"You are {persona.name}, one of the {persona.group}."
+
+
+def _clean(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _listing(perspectives: Sequence[Perspective]) -> str:
+    return "\n".join(f"{i}. {p.perspective}" for i, p in enumerate(perspectives, 1))
+
+
+async def construct_personas(
+    groups: Sequence[StakeholderGroup],
+    task: str,
+    llm: JsonLLM,
+    *,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> PersonaConstruction:
+    """Personas for every consolidated perspective of every group."""
+    progress = progress or Progress()
+    progress.start("Writing personas", total=len(groups))
+
+    async def ask(group: StakeholderGroup, perspectives: Sequence[Perspective]) -> PersonaReply:
+        return await _prompts.ask(llm, TEMPLATE, PersonaReply, {
+            "task": task, "group": group.name,
+            "description": group.description or "",
+            "perspectives": _listing(perspectives)}, cancel=cancel)
+
+    async def one(group: StakeholderGroup) -> tuple[list[Persona], list[StageFailure]]:
+        wanted = list(group.perspectives)
+        written: dict[int, _Written] = {}
+        failures: list[StageFailure] = []
+        try:
+            reply = await ask(group, wanted)
+            for w in reply.personas:
+                if 1 <= w.perspective_no <= len(wanted) and w.name.strip():
+                    written.setdefault(w.perspective_no - 1, w)
+        except LLMFailure as failure:
+            if len(wanted) == 1:  # asking alone would be the same request
+                failures.append(StageFailure(stage=STAGE, where=f"group {group.name}",
+                                             kind=failure.kind, message=failure.message))
+                written = {}
+                wanted_alone: list[int] = []
+            else:
+                wanted_alone = list(range(len(wanted)))
+        else:
+            wanted_alone = [i for i in range(len(wanted)) if i not in written]
+        for i in wanted_alone:  # left out (or the whole call failed): ask alone
+            p = wanted[i]
+            try:
+                alone = await ask(group, [p])
+            except LLMFailure as failure:
+                failures.append(StageFailure(
+                    stage=STAGE, where=f"group {group.name}, perspective “{p.perspective}”",
+                    kind=failure.kind, message=failure.message))
+                continue
+            usable = [w for w in alone.personas if w.name.strip()]
+            if usable:
+                written[i] = usable[0]
+            else:
+                failures.append(StageFailure(
+                    stage=STAGE, where=f"group {group.name}, perspective “{p.perspective}”",
+                    message="The model wrote no persona for this perspective."))
+        personas = []
+        for i, p in enumerate(wanted):
+            w = written.get(i)
+            if w is None:
+                continue
+            personas.append(Persona(
+                id=persona_id(group.name, p.id, w.name), group=group.name, name=_clean(w.name),
+                demographics=_clean(w.demographics), perspective=_clean(w.perspective),
+                specialty=_clean(w.specialty),
+                psychological_traits=_clean(w.psychological_traits),
+                social_relationships=_clean(w.social_relationships),
+                perspective_id=p.id, evidence=p.evidence, document=p.document, page=p.page))
+        progress.advance(1, f"{group.name}: {len(personas)} personas")
+        return personas, failures
+
+    outcomes = await asyncio.gather(*(one(g) for g in groups))
+    result = PersonaConstruction()
+    for personas, failures in outcomes:
+        result.personas.extend(_distinct_names(personas))
+        result.failures.extend(failures)
+    return result
+
+
+def _distinct_names(personas: list[Persona]) -> list[Persona]:
+    """Two personas of one group with the same name get " (2)" appended: agents are named in
+    the debate, so names must differ."""
+    seen: dict[str, int] = {}
+    out = []
+    for p in personas:
+        key = p.name.casefold()
+        seen[key] = seen.get(key, 0) + 1
+        out.append(p if seen[key] == 1 else p.model_copy(update={"name": f"{p.name} ({seen[key]})"}))
+    return out

@@ -1,0 +1,173 @@
+"""Stage 1: stakeholders and their perspectives from documents (paper 3.1 step 1, Table 12).
+
+A document (a :class:`core.documents.Document` the user has checked) is cut at paragraph
+boundaries into chunks that fit the model's context (context window minus the prompt and the
+answer allowance, ours). Per chunk the model lists the stakeholders named in it, with a
+characteristics line and perspectives on the task, each with a quote as evidence. Chunks of one
+document are merged by normalised stakeholder name; every quote is located on its page with
+:func:`core.documents.find_evidence`, so a persona can be traced back to a sentence in a PDF.
+A chunk whose call fails is listed in ``failures``; the other chunks still count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from core.documents import Document, chunk_pages, estimate_tokens, find_evidence
+from core.llm import LLMFailure
+from core.majeval import _prompts
+from core.majeval.model import JsonLLM, Perspective, StageFailure, Stakeholder
+from core.runs import CancelToken, Progress
+
+__all__ = ["PerspectiveExtraction", "chunk_budget", "extract_perspectives", "normalise_name"]
+
+STAGE = "Perspective extraction"
+TEMPLATE = "perspective_extraction"
+#: Smallest room for document text in one chunk; below it the model's context is too small.
+MIN_CHUNK_TOKENS = 300
+#: Share of the budget a chunk may fill (the rest is margin for tokenizer differences).
+CHUNK_FILL = 0.9
+
+
+class _FoundPerspective(BaseModel):
+    perspective: str
+    evidence: str = ""
+
+
+class _FoundStakeholder(BaseModel):
+    name: str
+    characteristics: str = ""
+    perspectives: list[_FoundPerspective] = Field(default_factory=list)
+
+
+class StakeholderList(BaseModel):
+    """The model's reply for one chunk."""
+
+    stakeholders: list[_FoundStakeholder] = Field(default_factory=list)
+
+
+@dataclass
+class PerspectiveExtraction:
+    """Stage 1 for one document: its stakeholders (merged over chunks) and what failed."""
+
+    document: str
+    stakeholders: list[Stakeholder] = field(default_factory=list)
+    failures: list[StageFailure] = field(default_factory=list)
+    chunks: int = 0
+
+    @property
+    def perspectives(self) -> list[Perspective]:
+        return [p for s in self.stakeholders for p in s.perspectives]
+
+
+def chunk_budget(context_window: int, answer_tokens: int, task: str) -> int:
+    """Tokens left for document text: the context window minus the prompt (with the task) and
+    the answer allowance, times :data:`CHUNK_FILL`. Raises ValueError when too small."""
+    prompt = _prompts.load(TEMPLATE)
+    empty = prompt.fill("system", task=task) + prompt.fill(
+        "user", document="x" * 40, pages="pages 100-200", text="")
+    budget = int((context_window - estimate_tokens(empty) - answer_tokens) * CHUNK_FILL)
+    if budget < MIN_CHUNK_TOKENS:
+        raise ValueError(
+            f"The model's context window ({context_window} tokens) leaves too little room for "
+            f"the document after the instructions and an answer of {answer_tokens} tokens. "
+            "Choose a model with a larger context window or lower 'maximum tokens'.")
+    return budget
+
+
+_ARTICLE = re.compile(r"^(the|a|an|all|some|many)\s+")
+
+
+def normalise_name(name: str) -> str:
+    """``"The Parents"`` -> ``"parents"``: case, spacing, punctuation and a leading article
+    ignored (how stakeholders of one document are merged over chunks)."""
+    text = " ".join(re.sub(r"[^\w\s'-]", " ", str(name).casefold()).split())
+    return _ARTICLE.sub("", text).strip()
+
+
+def _pages_text(pages: Sequence[int]) -> str:
+    if not pages:
+        return "no pages"
+    if len(pages) == 1:
+        return f"page {pages[0]}"
+    return f"pages {pages[0]}-{pages[-1]}"
+
+
+def _perspective_id(document: str, stakeholder: str, text: str) -> str:
+    digest = hashlib.sha256("\x1f".join([document, normalise_name(stakeholder), text])
+                            .encode("utf-8")).hexdigest()
+    return "p" + digest[:10]
+
+
+async def extract_perspectives(
+    document: Document,
+    task: str,
+    llm: JsonLLM,
+    *,
+    context_window: int = 8192,
+    answer_tokens: int = 1024,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> PerspectiveExtraction:
+    """Stakeholders and perspectives of one document, chunk by chunk (chunks concurrently,
+    bounded by the model's own concurrency limit). ``context_window`` and ``answer_tokens`` come
+    from the model profile (``context_window``, ``max_tokens``)."""
+    progress = progress or Progress()
+    budget = chunk_budget(context_window, answer_tokens, task)
+    chunks = chunk_pages(document.pages, max_tokens=budget)
+    result = PerspectiveExtraction(document=document.name, chunks=len(chunks))
+    progress.start(f"Reading {document.name} for stakeholders", total=len(chunks))
+
+    async def one(chunk) -> StakeholderList | None:
+        where = f"{document.name}, {_pages_text(chunk.pages)}"
+        try:
+            reply = await _prompts.ask(llm, TEMPLATE, StakeholderList, {
+                "task": task, "document": document.name, "pages": _pages_text(chunk.pages),
+                "text": chunk.text}, cancel=cancel)
+        except LLMFailure as failure:
+            result.failures.append(StageFailure(stage=STAGE, where=where, kind=failure.kind,
+                                                message=failure.message))
+            progress.advance(1, f"{where}: failed")
+            return None
+        progress.advance(1, f"{where}: {len(reply.stakeholders)} stakeholders")
+        return reply
+
+    replies = await asyncio.gather(*(one(chunk) for chunk in chunks))
+    merged: dict[str, Stakeholder] = {}
+    for chunk, reply in zip(chunks, replies):
+        if reply is None:
+            continue
+        for found in reply.stakeholders:
+            key = normalise_name(found.name)
+            if not key:
+                continue
+            holder = merged.get(key)
+            if holder is None:
+                holder = merged[key] = Stakeholder(
+                    name=" ".join(found.name.split()), document=document.name,
+                    characteristics=" ".join(found.characteristics.split()))
+            elif not holder.characteristics and found.characteristics.strip():
+                holder.characteristics = " ".join(found.characteristics.split())
+            known = {normalise_name(p.perspective) for p in holder.perspectives}
+            for item in found.perspectives:
+                text = " ".join(item.perspective.split())
+                if not text or normalise_name(text) in known:
+                    continue
+                known.add(normalise_name(text))
+                quote = " ".join(item.evidence.split())
+                located = find_evidence(document, quote) if quote else None
+                holder.perspectives.append(Perspective(
+                    id=_perspective_id(document.name, holder.name, text),
+                    stakeholder=holder.name, perspective=text, evidence=quote,
+                    document=document.name,
+                    page=located[0] if located else None,
+                    match=located[1] if located else None,
+                    chunk_pages=list(chunk.pages)))
+    result.stakeholders = [s for s in merged.values() if s.perspectives]
+    return result

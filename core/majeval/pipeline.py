@@ -1,0 +1,363 @@
+"""MAJ-Eval end to end: personas from documents (stages 1-2), then the debates (stage 3).
+
+The wizard runs the stages one at a time (each a coroutine in its own module; each result can
+be edited before the next); :func:`create_personas` and :func:`evaluate` run them in a row for
+the CLI and tests.
+
+:func:`evaluate` runs one unit of work per (item, stakeholder group): phase 1 of all agents
+concurrently, the debate turn by turn, then phase 3. Units run concurrently (at most
+``max_units`` at a time, so early items finish early and are committed), and every model call
+is bounded by the gateway's own concurrency limit. With a project, each finished unit is
+committed at once, so a cancelled or crashed run resumes where it stopped: finished units are
+read back, unfinished ones replay their calls from the LLM cache (the project) and only the
+missing calls reach the model. A unit with any failure is stored as failed (with its partial
+result) and tried again on the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.majeval.aggregation import aggregate, combine_groups
+from core.majeval.debate import evaluate_individually, free_debate
+from core.majeval.model import (
+    DEFAULT_DIMENSION,
+    DebateSettings,
+    Dimension,
+    GroupResult,
+    Item,
+    ItemResult,
+    JsonLLM,
+    Persona,
+    Scale,
+    StageError,
+    StageFailure,
+    StakeholderGroup,
+    personas_fingerprint,
+)
+from core.majeval.persona_construction import construct_personas
+from core.majeval.perspective_extraction import PerspectiveExtraction, extract_perspectives
+from core.majeval.stakeholder_grouping import group_stakeholders
+from core.runs import Cancelled, CancelToken, Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.documents import Document
+    from core.project import Project
+
+__all__ = [
+    "DOCUMENT_ARTEFACT",
+    "GROUPS_ARTEFACT",
+    "METHOD",
+    "PERSONA_ARTEFACT",
+    "PERSPECTIVES_ARTEFACT",
+    "RESULT_KIND",
+    "EvaluationRun",
+    "PersonaCreation",
+    "create_personas",
+    "edit_persona",
+    "evaluate",
+    "evaluate_group",
+    "groups_of",
+    "load_groups",
+    "load_personas",
+    "open_evaluation_run",
+    "save_groups",
+    "save_personas",
+    "unit_key",
+]
+
+METHOD = "majeval"
+STEP_DEBATE = "debate"
+RESULT_KIND = "group_result"
+DOCUMENT_ARTEFACT = "majeval.document"
+PERSPECTIVES_ARTEFACT = "majeval.perspectives"
+GROUPS_ARTEFACT = "majeval.groups"
+PERSONA_ARTEFACT = "majeval.persona"
+
+
+# ------------------------------------------------------------------------- persona creation
+@dataclass
+class PersonaCreation:
+    """Stages 1-2: perspectives per document, groups, personas, and what failed on the way."""
+
+    extractions: list[PerspectiveExtraction]
+    groups: list[StakeholderGroup]
+    personas: list[Persona]
+    failures: list[StageFailure] = field(default_factory=list)
+
+
+async def create_personas(
+    documents: Sequence[Document],
+    task: str,
+    llm: JsonLLM,
+    *,
+    context_window: int | None = None,
+    answer_tokens: int | None = None,
+    project: Project | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> PersonaCreation:
+    """Perspective extraction for every document (concurrently), stakeholder grouping, persona
+    construction. ``context_window``/``answer_tokens`` default to the gateway's profile. With
+    ``project``, the documents, perspectives, groups and personas are stored as artefacts
+    (the LLM answers are in its cache, so a re-run makes no calls). Raises
+    :class:`StageError` when no persona could be made."""
+    progress = progress or Progress()
+    profile = getattr(llm, "profile", None)
+    window = context_window or getattr(profile, "context_window", 8192)
+    answer = answer_tokens or getattr(profile, "max_tokens", 1024)
+    extractions = list(await asyncio.gather(*(
+        extract_perspectives(doc, task, llm, context_window=window, answer_tokens=answer,
+                             progress=progress, cancel=cancel) for doc in documents)))
+    failures = [f for e in extractions for f in e.failures]
+    stakeholders = [s for e in extractions for s in e.stakeholders]
+    if not stakeholders:
+        why = "; ".join(f"{f.where}: {f.message}" for f in failures[:3])
+        raise StageError("No stakeholder perspectives relevant to the task were found in the "
+                         "documents." + (f" Failed parts: {why}" if why else " Check that the "
+                         "documents talk about the people the task concerns."),
+                         stage="Perspective extraction")
+    groups = await group_stakeholders(stakeholders, task, llm, progress=progress, cancel=cancel)
+    built = await construct_personas(groups, task, llm, progress=progress, cancel=cancel)
+    failures += built.failures
+    if not built.personas:
+        why = "; ".join(f"{f.where}: {f.message}" for f in built.failures[:3])
+        raise StageError(f"No persona could be written. {why}".strip(),
+                         stage="Persona construction")
+    if project is not None:
+        with project.transaction():
+            for doc in documents:
+                project.put_artefact(DOCUMENT_ARTEFACT, doc.name, doc.to_dict())
+            for e in extractions:
+                project.put_artefact(PERSPECTIVES_ARTEFACT, e.document,
+                                     [s.model_dump(mode="json") for s in e.stakeholders])
+            save_groups(project, groups)
+            save_personas(project, built.personas)
+    return PersonaCreation(extractions, groups, built.personas, failures)
+
+
+def save_groups(project: Project, groups: Sequence[StakeholderGroup], *,
+                origin: str = "generated") -> None:
+    project.put_artefact(GROUPS_ARTEFACT, "groups",
+                         [g.model_dump(mode="json") for g in groups], origin=origin)  # type: ignore[arg-type]
+
+
+def load_groups(project: Project) -> list[StakeholderGroup]:
+    found = project.get_artefact(GROUPS_ARTEFACT, "groups")
+    return [StakeholderGroup.model_validate(g) for g in (found.payload if found else [])]
+
+
+def save_personas(project: Project, personas: Sequence[Persona], *,
+                  origin: str = "generated") -> None:
+    """Store each persona as an artefact (key = persona id). A person's later change goes
+    through :func:`edit_persona`, which records who and when."""
+    with project.transaction():
+        for p in personas:
+            project.put_artefact(PERSONA_ARTEFACT, p.id, p.model_dump(mode="json"),
+                                 origin=origin)  # type: ignore[arg-type]
+
+
+def load_personas(project: Project) -> list[Persona]:
+    """The stored personas in the order first stored; ``edited``/``origin`` from the project."""
+    out = []
+    for artefact in project.list_artefacts(PERSONA_ARTEFACT):
+        persona = Persona.model_validate(artefact.payload)
+        out.append(persona.model_copy(update={"edited": artefact.edited or persona.edited,
+                                              "origin": artefact.origin}))
+    return out
+
+
+def edit_persona(project: Project, persona: Persona, field_name: str, new: Any,
+                 who: str) -> Persona:
+    """A person changes one field of a stored persona (``"specialty"``, ``"group"``, ...);
+    the edit is logged with who and when. Returns the updated persona."""
+    artefact = project.record_edit((PERSONA_ARTEFACT, persona.id), field_name,
+                                   getattr(persona, field_name), new, who)
+    return Persona.model_validate(artefact.payload).model_copy(update={"edited": True})
+
+
+def groups_of(personas: Sequence[Persona]) -> dict[str, list[Persona]]:
+    """Personas by group, groups in order of first appearance."""
+    out: dict[str, list[Persona]] = {}
+    for p in personas:
+        out.setdefault(p.group, []).append(p)
+    return out
+
+
+# ------------------------------------------------------------------------------ evaluation
+@dataclass
+class EvaluationRun:
+    """The results of :func:`evaluate`: one :class:`ItemResult` per item, in item order."""
+
+    items: list[ItemResult]
+    personas: list[Persona]
+    dimensions: list[Dimension]
+    scale: Scale
+    settings: DebateSettings
+    task: str
+    model: str = ""
+    run_id: int | None = None
+    reused: int = 0
+    item_inputs: list[Item] = field(default_factory=list)
+
+    @property
+    def groups(self) -> list[GroupResult]:
+        return [g for item in self.items for g in item.groups]
+
+    @property
+    def failed_units(self) -> list[GroupResult]:
+        return [g for g in self.groups if g.status != "ok"]
+
+
+def unit_key(item: Item, group: str, personas: Sequence[Persona]) -> str:
+    """The project key of one (item, group) debate: ids plus fingerprints of the content and
+    of the group's personas, so an edited item or persona is debated again."""
+    return json.dumps([item.id, group, item.fingerprint(), personas_fingerprint(personas)],
+                      ensure_ascii=False)
+
+
+def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
+                  settings: DebateSettings, model: str) -> dict[str, Any]:
+    return {
+        "task": task,
+        "dimensions": [d.model_dump(mode="json") for d in dimensions],
+        "scale": scale.model_dump(mode="json"),
+        "debate": settings.model_dump(mode="json"),
+        "model": model,
+    }
+
+
+def open_evaluation_run(project: Project, task: str, dimensions: Sequence[Dimension],
+                        scale: Scale, settings: DebateSettings, model: str) -> int:
+    """Start (or, with identical settings, reopen) the project run :func:`evaluate` commits to.
+    Call it first when the gateway should log its calls under this run."""
+    return project.start_run(METHOD, STEP_DEBATE,
+                             _run_settings(task, dimensions, scale, settings, model), resume=True)
+
+
+async def evaluate_group(
+    personas: Sequence[Persona],
+    item: Item,
+    task: str,
+    dimensions: Sequence[Dimension],
+    scale: Scale,
+    llm: JsonLLM,
+    *,
+    settings: DebateSettings | None = None,
+    cancel: CancelToken | None = None,
+) -> GroupResult:
+    """Phases 1-3 for one group (its ``personas``) and one item."""
+    settings = settings or DebateSettings()
+    agents = await evaluate_individually(personas, item, task, dimensions, scale, llm,
+                                         simple_roles=settings.simple_roles, cancel=cancel)
+    debated = await free_debate(personas, item, task, dimensions, scale, llm, agents,
+                                settings=settings, cancel=cancel)
+    return await aggregate(debated, item, task, dimensions, llm, cancel=cancel)
+
+
+async def evaluate(
+    personas: Sequence[Persona],
+    items: Sequence[Item],
+    task: str,
+    llm: JsonLLM,
+    *,
+    dimensions: Sequence[Dimension] | None = None,
+    scale: Scale | None = None,
+    settings: DebateSettings | None = None,
+    model: str = "",
+    project: Project | None = None,
+    run_id: int | None = None,
+    max_units: int | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> EvaluationRun:
+    """Every item debated by every stakeholder group (see the module docstring).
+
+    ``max_units``: (item, group) units in flight at once (default: twice the gateway's
+    concurrency, at least 4). On cancel the unfinished units stop, the run is marked cancelled
+    and :class:`core.runs.Cancelled` is raised; what finished is kept."""
+    dimensions = list(dimensions or [DEFAULT_DIMENSION])
+    scale = scale or Scale()
+    settings = settings or DebateSettings()
+    progress = progress or Progress()
+    if not personas:
+        raise ValueError("There are no personas: create or import them first.")
+    if not items:
+        raise ValueError("There are no items to evaluate.")
+    ids = [item.id for item in items]
+    if len(set(ids)) != len(ids):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise ValueError("Each item needs its own id; repeated: " + ", ".join(repeated))
+    names = [d.name for d in dimensions]
+    if len(set(names)) != len(names):
+        raise ValueError("Each dimension needs its own name.")
+    by_group = groups_of(personas)
+    units = [(item, group) for item in items for group in by_group]
+    if max_units is None:
+        concurrency = getattr(getattr(llm, "profile", None), "max_concurrency", 4)
+        max_units = max(4, 2 * int(concurrency))
+
+    done: dict[str, GroupResult] = {}
+    if project is not None:
+        if run_id is None:
+            run_id = open_evaluation_run(project, task, dimensions, scale, settings, model)
+        for stored in project.get_results(run_id, RESULT_KIND, status="ok"):
+            done[stored.key] = GroupResult.model_validate(stored.payload)
+    keys = {(item.id, group): unit_key(item, group, by_group[group]) for item, group in units}
+    reused = sum(1 for key in keys.values() if key in done)
+    progress.start("Debating in stakeholder groups", total=len(units))
+    if reused:
+        progress.advance(reused, f"{reused} debates already finished in an earlier run")
+
+    gate = asyncio.Semaphore(max(1, max_units))
+
+    async def one(item: Item, group: str) -> GroupResult:
+        async with gate:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            result = await evaluate_group(by_group[group], item, task, dimensions, scale, llm,
+                                          settings=settings, cancel=cancel)
+        if project is not None and run_id is not None:
+            payload = result.model_dump(mode="json")
+            if result.status == "ok":
+                project.put_result(run_id, RESULT_KIND, keys[(item.id, group)], payload)
+            else:
+                project.put_result(run_id, RESULT_KIND, keys[(item.id, group)], payload,
+                                   status="failed", error=result.error or "The debate failed.")
+        turns = sum(1 for t in result.turns if t.kind == "debate")
+        progress.advance(1, f"item {item.id}, {group}: "
+                            + ("failed" if result.status == "failed" else f"{turns} turns"))
+        return result
+
+    todo = [(item, group) for item, group in units if keys[(item.id, group)] not in done]
+    tasks = [asyncio.ensure_future(one(item, group)) for item, group in todo]
+    try:
+        if tasks:
+            await asyncio.gather(*tasks)
+    except BaseException as exc:
+        for task_ in tasks:
+            task_.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if project is not None and run_id is not None:
+            if isinstance(exc, (Cancelled, asyncio.CancelledError)):
+                project.finish_run(run_id, "cancelled", "Stopped; finished debates were kept.")
+            else:
+                project.finish_run(run_id, "failed", "Stopped by an unexpected error.")
+        raise
+    fresh = {keys[(item.id, group)]: t.result() for (item, group), t in zip(todo, tasks)}
+    results: list[ItemResult] = []
+    for item in items:
+        groups = [fresh.get(keys[(item.id, g)]) or done[keys[(item.id, g)]] for g in by_group]
+        results.append(combine_groups(item.id, groups, dimensions))
+    run = EvaluationRun(items=results, personas=list(personas), dimensions=dimensions,
+                        scale=scale, settings=settings, task=task, model=model, run_id=run_id,
+                        reused=reused, item_inputs=list(items))
+    if project is not None and run_id is not None:
+        failed = len(run.failed_units)
+        project.finish_run(run_id, "finished",
+                           f"{len(units) - failed} debates finished, {failed} with failures")
+    return run

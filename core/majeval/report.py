@@ -1,0 +1,199 @@
+"""The results workbook of a MAJ-Eval run.
+
+Sheets (exact names and first columns; ``status``/``note`` columns follow where a value can be
+missing, so a failed one says why instead of showing a number):
+
+* ``Items``: ``item``, ``status``, one column per dimension (the overall score: mean of the
+  groups' final means), ``note``;
+* ``Group scores``: ``item``, ``group``, ``dimension``, ``initial_mean``, ``final_mean``,
+  ``status``, ``note``;
+* ``Agent scores``: ``item``, ``group``, ``agent``, ``dimension``, ``initial``, ``final``,
+  ``finalised_by`` ("no more comments", "cap", "consensus", "no debate", "failed"),
+  ``status``, ``note``;
+* ``Feedback``: ``item``, ``group``, ``text`` (the aggregator's synthesis);
+* ``Transcripts``: ``item``, ``group``, ``turn``, ``speaker``, ``reason chosen``,
+  ``message``, ``scores``; a message longer than :data:`PART_CHARS` is split over several rows
+  marked "(part 2 of 3)";
+* ``Personas`` (the Personas sheet, importable again), ``Evidence`` (each persona's
+  perspective, quote, document, page), ``Agreement`` (Krippendorff's alpha within groups before
+  and after the debate, and correlations with human ratings when the items have them),
+  ``Read me``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from core.majeval.agreement import AGREEMENT_COLUMNS, GroupAlpha, HumanAgreement, agreement_rows
+from core.majeval.personas_io import PERSONA_COLUMNS, persona_rows
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.majeval.pipeline import EvaluationRun
+    from core.tables import ExportReport
+
+__all__ = ["PART_CHARS", "SHEETS", "transcript_rows", "write_results"]
+
+#: Longest message piece in one Transcripts cell (a longer message continues on the next row).
+PART_CHARS = 8000
+SHEETS = ["Items", "Group scores", "Agent scores", "Feedback", "Transcripts", "Personas",
+          "Evidence", "Agreement"]
+GROUP_COLUMNS = ["item", "group", "dimension", "initial_mean", "final_mean", "status", "note"]
+AGENT_COLUMNS = ["item", "group", "agent", "dimension", "initial", "final", "finalised_by",
+                 "status", "note"]
+FEEDBACK_COLUMNS = ["item", "group", "text"]
+TRANSCRIPT_COLUMNS = ["item", "group", "turn", "speaker", "reason chosen", "message", "scores"]
+EVIDENCE_COLUMNS = ["group", "persona", "perspective", "evidence", "document", "page", "found"]
+
+
+def _split(text: str, limit: int = PART_CHARS) -> list[str]:
+    """Pieces of at most ``limit`` characters, cut at a paragraph, sentence or word end."""
+    pieces = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n"), window.rfind(". ") + 1, window.rfind(" "))
+        if cut < limit // 2:
+            cut = limit
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    pieces.append(rest)
+    return pieces
+
+
+def transcript_rows(run: EvaluationRun) -> list[dict[str, Any]]:
+    rows = []
+    for item in run.items:
+        for g in item.groups:
+            for a in g.agents:  # phase 1 first, as turn 0
+                if a.initial is not None:
+                    rows.append((item.item_id, g.group, 0, a.agent,
+                                 "Phase 1: everyone evaluates alone.", a.initial.rationale,
+                                 a.initial.scores))
+                elif a.error:
+                    rows.append((item.item_id, g.group, 0, a.agent,
+                                 "Phase 1: everyone evaluates alone.", f"FAILED: {a.error}",
+                                 None))
+            for t in g.turns:
+                message = f"FAILED: {t.error}" if t.error else t.message
+                if t.kind == "final" and not t.error:
+                    message = f"Final evaluation: {message}"
+                rows.append((item.item_id, g.group, t.turn, t.speaker, t.reason, message,
+                             t.scores))
+            if g.stop_reason:
+                rows.append((item.item_id, g.group, None, "(coordinator)",
+                             f"The debate ended: {g.stop_reason}.", "", None))
+    out = []
+    for item_id, group, turn, speaker, reason, message, scores in rows:
+        score_text = ", ".join(f"{k}: {v}" for k, v in scores.items()) if scores else ""
+        parts = _split(message or "")
+        for k, part in enumerate(parts, 1):
+            if len(parts) > 1:
+                part = f"(part {k} of {len(parts)}) {part}"
+            out.append({"item": item_id, "group": group, "turn": turn, "speaker": speaker,
+                        "reason chosen": reason if k == 1 else "(continued)", "message": part,
+                        "scores": score_text if k == len(parts) else ""})
+    return out
+
+
+def write_results(
+    path: str | os.PathLike[str],
+    run: EvaluationRun,
+    *,
+    alphas: Sequence[GroupAlpha] = (),
+    humans: Sequence[HumanAgreement] = (),
+    readme: Sequence[tuple[str, str]] = (),
+) -> ExportReport:
+    """Write the results workbook (see the module docstring). ``alphas``/``humans`` come from
+    :func:`core.majeval.agreement.within_group_alpha` / ``human_agreement``."""
+    import pandas as pd
+
+    from core.tables import Sheet, write_workbook
+
+    dims = [d.name for d in run.dimensions]
+    items = []
+    for r in run.items:
+        row: dict[str, Any] = {"item": r.item_id, "status": r.status}
+        for d in dims:
+            row[d] = r.overall.get(d)
+        row["note"] = r.error
+        items.append(row)
+    groups, agents, feedback = [], [], []
+    for r in run.items:
+        for g in r.groups:
+            for d in dims:
+                groups.append({"item": r.item_id, "group": g.group, "dimension": d,
+                               "initial_mean": g.initial_mean.get(d),
+                               "final_mean": g.final_mean.get(d), "status": g.status,
+                               "note": g.error})
+            for a in g.agents:
+                for d in dims:
+                    agents.append({
+                        "item": r.item_id, "group": g.group, "agent": a.agent, "dimension": d,
+                        "initial": a.initial.scores.get(d) if a.initial else None,
+                        "final": a.final.get(d) if a.final and a.status == "ok" else None,
+                        "finalised_by": a.finalised_by, "status": a.status, "note": a.error})
+            feedback.append({"item": r.item_id, "group": g.group,
+                             "text": g.feedback or (f"FAILED: {g.feedback_error}"
+                                                    if g.feedback_error else
+                                                    f"FAILED: {g.error}")})
+    evidence = [{"group": p.group, "persona": p.name, "perspective": p.perspective,
+                 "evidence": p.evidence, "document": p.document, "page": p.page,
+                 "found": "yes" if p.page is not None else
+                 ("not found in the document" if p.evidence else "no evidence given")}
+                for p in run.personas]
+    agreement = agreement_rows(alphas, humans)
+    frame = pd.DataFrame
+    score_format = {c: "0.00" for c in ["initial_mean", "final_mean", *dims]}
+    sheets = [
+        Sheet("Items", frame(items, columns=["item", "status", *dims, "note"]),
+              "overall score per dimension: the mean of the groups' final means",
+              number_formats=score_format),
+        Sheet("Group scores", frame(groups, columns=GROUP_COLUMNS),
+              "each group's mean before (phase 1) and after the debate, computed by EvalDesk",
+              number_formats=score_format),
+        Sheet("Agent scores", frame(agents, columns=AGENT_COLUMNS),
+              "every agent's phase 1 and final score, and how the final one came about"),
+        Sheet("Feedback", frame(feedback, columns=FEEDBACK_COLUMNS),
+              "the aggregator's synthesis per item and group", widths={"text": 100}),
+        Sheet("Transcripts", frame(transcript_rows(run), columns=TRANSCRIPT_COLUMNS),
+              "every debate turn with the coordinator's reason; long messages continue on the "
+              "next rows, marked (part k of n)",
+              widths={"reason chosen": 50, "message": 90, "scores": 30}),
+        Sheet("Personas", frame(persona_rows(run.personas), columns=PERSONA_COLUMNS),
+              "the personas used (this sheet can be imported again)"),
+        Sheet("Evidence", frame(evidence, columns=EVIDENCE_COLUMNS),
+              "where each persona's perspective comes from"),
+    ]
+    if agreement:
+        sheets.append(Sheet("Agreement", frame(agreement, columns=AGREEMENT_COLUMNS),
+                            "Krippendorff's alpha (ordinal) among each group's agents, before "
+                            "and after the debate; correlations with human ratings",
+                            number_formats={"value": "0.000", "p_value": "0.0000",
+                                            "ci_low": "0.000", "ci_high": "0.000"}))
+    s = run.settings
+    info = [
+        ("Method", "MAJ-Eval (Chen et al.): stakeholder personas debate in groups"),
+        ("Task", run.task),
+        ("Model", run.model or "(not recorded)"),
+        ("Dimensions", "; ".join(f"{d.name}: {d.definition}" if d.definition else d.name
+                                 for d in run.dimensions)),
+        ("Scale", run.scale.describe()),
+        ("Debate", "no debate (phase 1 scores only)" if s.no_debate else
+         f"up to {s.rounds} rounds (turn limit = rounds x agents of the group)"),
+        ("Personas", "simple roles (one sentence each; ablation)" if s.simple_roles else
+         "full personas (five attributes)"),
+        ("Coordinator", "next speaker = the active agent named in the last message, else the "
+         "one whose scores differ most from the others' median, then who has spoken least, "
+         "then list order; stops when everyone has spoken and nobody disagrees"),
+        ("Failures", f"{len(run.failed_units)} of {len(run.groups)} debates had a failure; "
+         "failed values are empty with the reason in 'note', never a default score"),
+        ("Written", datetime.now().strftime("%Y-%m-%d %H:%M")),
+        *readme,
+    ]
+    edited = [f"{p.name} ({p.group})" for p in run.personas if p.edited]
+    if edited:
+        info.append(("Personas changed by a person", "; ".join(edited)))
+    return write_workbook(path, sheets, info)

@@ -1,0 +1,136 @@
+"""Stage 2, step 1: stakeholder groups (paper 3.1: semantic grouping by an LLM).
+
+One call sees every perspective of every document, numbered, with its stakeholder, and returns
+groups of similar stakeholders; inside a group, perspectives that say the same thing are listed
+together. The reply only points at numbers, so nothing is invented: each consolidated
+perspective is the first original of its set and keeps the others' ids in ``merged``.
+
+Our repairs of an imperfect reply (a small model makes them): a number used twice counts where
+it first appears; unknown numbers are ignored; a forgotten perspective joins the group of its
+stakeholder, or a new group named after the stakeholder; groups left empty are dropped; groups
+with the same name are joined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from core.llm import LLMFailure
+from core.majeval import _prompts
+from core.majeval.model import JsonLLM, Perspective, StageError, Stakeholder, StakeholderGroup
+from core.majeval.perspective_extraction import normalise_name
+from core.runs import CancelToken, Progress
+
+__all__ = ["group_stakeholders", "numbered_perspectives"]
+
+STAGE = "Stakeholder grouping"
+TEMPLATE = "stakeholder_grouping"
+
+
+class _Group(BaseModel):
+    name: str
+    description: str = ""
+    stakeholders: list[str] = Field(default_factory=list)
+    perspectives: list[list[int]] = Field(default_factory=list)
+
+
+class GroupingReply(BaseModel):
+    groups: list[_Group] = Field(default_factory=list)
+
+
+def numbered_perspectives(stakeholders: Sequence[Stakeholder]) -> list[Perspective]:
+    """Every perspective in prompt order (number = position + 1); repeated ids only once."""
+    seen: set[str] = set()
+    out = []
+    for holder in stakeholders:
+        for p in holder.perspectives:
+            if p.id not in seen:
+                seen.add(p.id)
+                out.append(p)
+    return out
+
+
+def _listing(stakeholders: Sequence[Stakeholder], perspectives: Sequence[Perspective]) -> str:
+    about = {normalise_name(s.name): s.characteristics for s in stakeholders}
+    lines = []
+    for i, p in enumerate(perspectives, 1):
+        who = p.stakeholder
+        extra = about.get(normalise_name(who), "")
+        lines.append(f"{i}. [{who}{': ' + extra if extra else ''}] {p.perspective}")
+    return "\n".join(lines)
+
+
+async def group_stakeholders(
+    stakeholders: Sequence[Stakeholder],
+    task: str,
+    llm: JsonLLM,
+    *,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> list[StakeholderGroup]:
+    """Group the stakeholders of all documents and merge repeated perspectives inside each
+    group. Raises :class:`StageError` when the call fails or there is nothing to group."""
+    progress = progress or Progress()
+    perspectives = numbered_perspectives(stakeholders)
+    if not perspectives:
+        raise StageError("No stakeholder perspectives were found in the documents, so there is "
+                         "nothing to group. Check the documents and the task description.",
+                         stage=STAGE)
+    progress.start("Grouping stakeholders", total=1)
+    try:
+        reply = await _prompts.ask(llm, TEMPLATE, GroupingReply, {
+            "task": task, "stakeholders": _listing(stakeholders, perspectives)}, cancel=cancel)
+    except LLMFailure as failure:
+        raise StageError(f"Grouping the stakeholders did not work: {failure.message}",
+                         stage=STAGE) from failure
+    progress.advance(1)
+    return _build_groups(reply, perspectives)
+
+
+def _build_groups(reply: GroupingReply, perspectives: Sequence[Perspective]
+                  ) -> list[StakeholderGroup]:
+    used: set[int] = set()
+    groups: dict[str, StakeholderGroup] = {}
+    order: list[str] = []
+
+    def group_named(name: str, description: str = "") -> StakeholderGroup:
+        key = normalise_name(name) or name
+        if key not in groups:
+            groups[key] = StakeholderGroup(name=" ".join(name.split()), description=description)
+            order.append(key)
+        elif description and not groups[key].description:
+            groups[key].description = description
+        return groups[key]
+
+    def add(group: StakeholderGroup, numbers: list[int]) -> None:
+        fresh = [n for n in numbers if 1 <= n <= len(perspectives) and n not in used]
+        fresh = list(dict.fromkeys(fresh))
+        if not fresh:
+            return
+        used.update(fresh)
+        first = perspectives[fresh[0] - 1]
+        group.perspectives.append(first)
+        group.merged[first.id] = [perspectives[n - 1].id for n in fresh]
+        for n in fresh:
+            who = perspectives[n - 1].stakeholder
+            if normalise_name(who) not in {normalise_name(s) for s in group.stakeholders}:
+                group.stakeholders.append(who)
+
+    home: dict[str, StakeholderGroup] = {}  # normalised stakeholder -> its group
+    for proposed in reply.groups:
+        if not proposed.name.strip():
+            continue
+        group = group_named(proposed.name, " ".join(proposed.description.split()))
+        for name in proposed.stakeholders:
+            home.setdefault(normalise_name(name), group)
+        for numbers in proposed.perspectives:
+            add(group, numbers)
+    for n, p in enumerate(perspectives, 1):  # forgotten perspectives
+        if n in used:
+            continue
+        group = home.get(normalise_name(p.stakeholder)) or group_named(p.stakeholder)
+        home.setdefault(normalise_name(p.stakeholder), group)
+        add(group, [n])
+    return [groups[key] for key in order if groups[key].perspectives]

@@ -1,0 +1,280 @@
+"""The coordinator (pure) and the debate through the gateway with a scripted panel."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.majeval import (
+    DEFAULT_DIMENSION,
+    Coordinator,
+    DebateSettings,
+    Dimension,
+    Scale,
+    aggregate,
+    evaluate_individually,
+    free_debate,
+    is_challenged,
+)
+
+from .conftest import SYNTHESIS, evaluation, kind, persona, speaker, turn
+
+Q = "Overall quality"
+AGENTS = [("a", "Ms Amy Lee"), ("b", "Mr Bo Chen"), ("c", "Dr Cara Diaz")]
+
+
+def coordinator(scores, rounds=3, agents=AGENTS, dims=(Q,)):
+    return Coordinator(agents, list(dims), {a: dict(zip(dims, s if isinstance(s, tuple) else (s,)))
+                                            for a, s in scores.items()}, rounds)
+
+
+# ------------------------------------------------------------------------------ coordinator
+def test_the_agent_furthest_from_the_median_speaks_first_with_a_readable_reason():
+    c = coordinator({"a": 2, "b": 4, "c": 4})
+    agent, reason = c.next_turn()
+    assert agent == "a"
+    assert reason == ("Ms Amy Lee's scores differ most from the others (Overall quality: 2 vs "
+                      "median 4); Ms Amy Lee has not spoken yet.")
+
+
+def test_disagreement_sums_over_dimensions_against_the_median_of_the_others():
+    c = coordinator({"a": (1, 5), "b": (3, 3), "c": (4, 4)}, dims=("Clarity", "Fit"))
+    assert c.disagreement("a") == abs(1 - 3.5) + abs(5 - 3.5)  # 3.0
+    assert c.disagreement("b") == abs(3 - 2.5) + abs(3 - 4.5)  # 2.0
+    assert c.disagreement("c") == abs(4 - 2) + abs(4 - 4)      # 2.0
+    assert c.next_turn()[0] == "a"
+
+
+def test_a_challenged_agent_answers_next_even_without_disagreement():
+    c = coordinator({"a": 4, "b": 4, "c": 1})
+    assert c.next_turn()[0] == "c"
+    c.record("c", "I disagree with Lee: the answer is wrong.", {Q: 1})
+    agent, reason = c.next_turn()
+    assert agent == "a"  # named in the last message, although c still differs most
+    assert reason.startswith("Dr Cara Diaz addressed Ms Amy Lee in the last message")
+
+
+def test_ties_go_to_who_spoke_least_then_to_roster_order():
+    c = coordinator({"a": 3, "b": 3, "c": 3})
+    agent, reason = c.next_turn()
+    assert agent == "a" and "Nobody disagrees" in reason and "first in the list" in reason
+    c.record("a", "Fine.", {Q: 3})
+    assert c.next_turn()[0] == "b"  # a has spoken, b and c not: b is earlier
+    c.record("b", "Fine.", {Q: 3})
+    agent, reason = c.next_turn()
+    assert agent == "c" and "has spoken least" in reason
+
+
+def test_early_stop_once_everyone_spoke_and_nobody_disagrees():
+    c = coordinator({"a": 3, "b": 3, "c": 3})
+    for a in ("a", "b", "c"):
+        assert c.next_turn()[0] == a
+        c.record(a, "I agree.", {Q: 3})
+    assert c.next_turn() is None
+    assert c.stopped_by == "consensus" and "nobody disagrees" in c.stop_reason
+
+
+def test_no_more_comments_removes_an_agent_and_the_cap_stops_the_debate():
+    c = coordinator({"a": 1, "b": 5, "c": 3}, rounds=1)
+    assert c.cap == 3
+    first = c.next_turn()[0]
+    c.record(first, "NO MORE COMMENTS", {Q: 1 if first == "a" else 5}, finished=True)
+    assert first not in c.active
+    seen = [first]
+    while (nxt := c.next_turn()) is not None:
+        assert nxt[0] != first
+        c.record(nxt[0], "Still disagree.", c.scores[nxt[0]])
+        seen.append(nxt[0])
+    assert len(seen) == 3 and c.stopped_by == "cap" and "turn limit" in c.stop_reason
+
+
+@pytest.mark.parametrize(("message", "name", "expected"), [
+    ("I disagree with Lee here.", "Ms Amy Lee", True),
+    ("amy, you missed the point", "Ms Amy Lee", True),
+    ("Ms Amy Lee is right", "Ms Amy Lee", True),
+    ("Mr Chen said so", "Ms Amy Lee", False),
+    ("Ms. Smith and Dr. Jones", "Ms Amy Lee", False),
+    ("Leeway is needed", "Ms Amy Lee", False),  # whole words only
+])
+def test_challenged_means_named_by_a_whole_word(message, name, expected):
+    assert is_challenged(message, name) is expected
+
+
+# ------------------------------------------------------------------ debate through a model
+PANEL = [persona("Teachers", "Ms Amy Lee"), persona("Teachers", "Mr Bo Chen"),
+         persona("Teachers", "Dr Cara Diaz")]
+
+
+def item():
+    from core.majeval import Item
+
+    return Item(id="q1", content="Q: Why is the sky blue? A: Because of the sea.",
+                context="A story.")
+
+
+async def run_group(gateway, settings=None):
+    agents = await evaluate_individually(PANEL, item(), "Judge QA pairs.", [DEFAULT_DIMENSION],
+                                         Scale(), gateway)
+    return await free_debate(PANEL, item(), "Judge QA pairs.", [DEFAULT_DIMENSION], Scale(),
+                             gateway, agents, settings=settings or DebateSettings())
+
+
+async def test_no_more_comments_finalises_and_the_others_debate_on(scripted):
+    said = {}
+
+    def reply(messages):
+        who, what = speaker(messages), kind(messages)
+        if what == "phase1":
+            return evaluation({"Ms Amy Lee": 4, "Mr Bo Chen": 4, "Dr Cara Diaz": 1}[who])
+        if what == "turn":
+            said[who] = said.get(who, 0) + 1
+            if who == "Dr Cara Diaz":
+                return turn("NO MORE COMMENTS", 2, done=False)  # said in words only
+            if who == "Ms Amy Lee":
+                if said[who] == 1:
+                    return turn("Diaz is too harsh; I keep 4.", 4)
+                return turn("NO MORE COMMENTS", 4, done=True)
+            return turn("I agree with Lee.", 4, done=True)
+        raise AssertionError(what)
+
+    llm, gateway = scripted(reply)
+    result = await run_group(gateway)
+    speakers = [t.speaker for t in result.turns]
+    assert speakers[0] == "Dr Cara Diaz"  # furthest from the median
+    assert result.turns[0].finalised and result.turns[0].scores == {Q: 2}
+    by_name = {a.agent: a for a in result.agents}
+    assert by_name["Dr Cara Diaz"].finalised_by == "no more comments"
+    assert by_name["Dr Cara Diaz"].final == {Q: 2}
+    assert said["Dr Cara Diaz"] == 1  # never asked again
+    assert by_name["Mr Bo Chen"].finalised_by == "no more comments"
+    assert all(a.status == "ok" for a in result.agents)
+    assert speakers == ["Dr Cara Diaz", "Ms Amy Lee", "Mr Bo Chen", "Ms Amy Lee"]
+    assert result.stop_reason == "every agent gave its final evaluation"
+
+
+async def test_turn_cap_then_each_remaining_agent_gives_a_final_evaluation(scripted):
+    def reply(messages):
+        who, what = speaker(messages), kind(messages)
+        score = {"Ms Amy Lee": 5, "Mr Bo Chen": 3, "Dr Cara Diaz": 1}[who]
+        if what == "phase1":
+            return evaluation(score)
+        if what == "turn":
+            return turn(f"{who} keeps {score}.", score)
+        if what == "final":
+            return evaluation(score, "final word")
+        raise AssertionError(what)
+
+    llm, gateway = scripted(reply)
+    result = await run_group(gateway, DebateSettings(rounds=2))
+    debate = [t for t in result.turns if t.kind == "debate"]
+    finals = [t for t in result.turns if t.kind == "final"]
+    assert len(debate) == 2 * 3  # the cap: rounds x agents
+    assert sorted(t.speaker for t in finals) == sorted(p.name for p in PANEL)
+    assert all(a.finalised_by == "cap" for a in result.agents)
+    assert "turn limit" in result.stop_reason
+    assert sum(kind(r.messages) == "final" for r in llm.requests) == 3
+    # the debaters with the same d alternate by who spoke least: Lee and Diaz, then Chen
+    assert [t.speaker for t in debate][:2] == ["Ms Amy Lee", "Dr Cara Diaz"]
+
+
+async def test_a_malformed_reply_and_a_failed_reask_mark_the_agent_failed(scripted):
+    def reply(messages):
+        who, what = speaker(messages), kind(messages)
+        if what == "phase1":
+            if who == "Mr Bo Chen":
+                return "I would give it a four, I think."  # not JSON, also when asked again
+            return evaluation(4 if who == "Ms Amy Lee" else 2)
+        if what == "turn":
+            return turn("NO MORE COMMENTS", 4 if who == "Ms Amy Lee" else 2, done=True)
+        if what == "aggregate":
+            return SYNTHESIS
+        raise AssertionError(what)
+
+    llm, gateway = scripted(reply)
+    result = await run_group(gateway)
+    chen = next(a for a in result.agents if a.agent == "Mr Bo Chen")
+    assert chen.status == "failed" and chen.initial is None and chen.final is None
+    assert "did not have the expected form" in chen.error
+    asked = [r for r in llm.requests if speaker(r.messages) == "Mr Bo Chen"]
+    assert len(asked) == 2  # the answer, then one re-ask with the error
+    assert all(t.speaker != "Mr Bo Chen" for t in result.turns)  # left out of the debate
+    final = await aggregate(result, item(), "Judge QA pairs.", [DEFAULT_DIMENSION], gateway)
+    assert final.status == "partial" and "Mean of 2 of 3 agents" in final.error
+    assert final.final_mean == {Q: 3.0}  # (4 + 2) / 2: nothing made up for Chen
+
+
+async def test_a_failed_turn_removes_the_agent_and_the_debate_continues(scripted):
+    from core.llm import ScriptedError
+
+    def reply(messages):
+        who, what = speaker(messages), kind(messages)
+        score = {"Ms Amy Lee": 5, "Mr Bo Chen": 3, "Dr Cara Diaz": 3}[who]
+        if what == "phase1":
+            return evaluation(score)
+        if what == "turn":
+            if who == "Ms Amy Lee":
+                return ScriptedError(500, "server exploded")
+            return turn("NO MORE COMMENTS", score, done=True)
+        raise AssertionError(what)
+
+    llm, gateway = scripted(reply)
+    result = await run_group(gateway)
+    assert result.turns[0].speaker == "Ms Amy Lee" and result.turns[0].error
+    lee = next(a for a in result.agents if a.agent == "Ms Amy Lee")
+    assert lee.status == "failed" and lee.final is None and lee.finalised_by == "failed"
+    assert {a.agent for a in result.agents if a.status == "ok"} == {"Mr Bo Chen", "Dr Cara Diaz"}
+
+
+async def test_aggregator_gets_our_mean_and_cannot_change_it(scripted):
+    def reply(messages):
+        who, what = speaker(messages), kind(messages)
+        if what == "phase1":
+            return evaluation({"Ms Amy Lee": 5, "Mr Bo Chen": 4, "Dr Cara Diaz": 1}[who])
+        if what == "turn":
+            return turn("NO MORE COMMENTS", {"Ms Amy Lee": 5, "Mr Bo Chen": 4,
+                                             "Dr Cara Diaz": 2}[who], done=True)
+        if what == "aggregate":
+            return {**SYNTHESIS, "overall": "The average is 5."}  # the model's arithmetic
+        raise AssertionError(what)
+
+    llm, gateway = scripted(reply)
+    result = await aggregate(await run_group(gateway), item(), "Judge QA pairs.",
+                             [DEFAULT_DIMENSION], gateway)
+    assert result.initial_mean == {Q: pytest.approx(10 / 3)}
+    assert result.final_mean == {Q: pytest.approx(11 / 3)}
+    prompt = next(r.prompt for r in llm.requests if kind(r.messages) == "aggregate")
+    assert "Overall quality 3.67" in prompt
+    assert result.feedback.startswith("Agreement: They agree it is clear.")
+    assert result.status == "ok"
+
+
+async def test_no_debate_keeps_phase_one_scores_and_simple_roles_use_one_sentence(scripted):
+    def reply(messages):
+        assert kind(messages) == "phase1"
+        assert "Your specialty" not in messages[0]["content"]  # simple role: no attributes
+        return evaluation({"Ms Amy Lee": 5, "Mr Bo Chen": 4, "Dr Cara Diaz": 1}[speaker(messages)])
+
+    llm, gateway = scripted(reply)
+    agents = await evaluate_individually(PANEL, item(), "t", [DEFAULT_DIMENSION], Scale(),
+                                         gateway, simple_roles=True)
+    result = await free_debate(PANEL, item(), "t", [DEFAULT_DIMENSION], Scale(), gateway,
+                               agents, settings=DebateSettings(no_debate=True))
+    assert not result.turns and all(a.finalised_by == "no debate" for a in result.agents)
+    assert [a.final for a in result.agents] == [{Q: 5}, {Q: 4}, {Q: 1}]
+    assert "You are Ms Amy Lee, one of the Teachers." in llm.requests[0].messages[0]["content"]
+
+
+async def test_several_dimensions_and_scale_are_enforced(scripted):
+    dims = [Dimension(name="Grammar"), Dimension(name="Fit", definition="Fits the story.")]
+
+    def reply(messages):
+        if kind(messages) == "phase1":
+            if speaker(messages) == "Dr Cara Diaz":
+                return {"rationale": "x", "scores": {"Grammar": 9, "Fit": 2}}  # off the scale
+            return {"rationale": "x", "scores": {"Grammar": 4, "Fit": 3}}
+        raise AssertionError
+
+    llm, gateway = scripted(reply)
+    agents = await evaluate_individually(PANEL, item(), "t", dims, Scale(), gateway)
+    assert agents[0].initial.scores == {"Grammar": 4, "Fit": 3}
+    assert agents[2].status == "failed" and "less than or equal to 5" in agents[2].error
+    assert "- Fit: Fits the story." in llm.requests[0].messages[0]["content"]
