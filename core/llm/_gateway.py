@@ -224,7 +224,8 @@ class Gateway:
             from core.secrets import get_api_key
 
             api_key = get_api_key(profile.name)
-        self._api_key = api_key or self._keyless_placeholder()
+        self._api_key = api_key
+        self._ready = False
         self._router: Any = None
         self._local_path: Path | None = None
         self._loaded = False
@@ -317,7 +318,7 @@ class Gateway:
             if cached is not None:
                 return cached[0]
             try:
-                await self._load(cancel)
+                await self._get_ready(cancel)
                 reply = await self._send(conversation, params, schema_json, cancel)
                 value, problem = parse(reply)
                 asked = conversation
@@ -416,6 +417,18 @@ class Gateway:
             record(self.usage, failure=True)
             raise LLMFailure("local_model", str(exc)) from exc
         self._local_path = path
+
+    async def _get_ready(self, cancel: CancelToken | None) -> None:
+        """Before the first call: import litellm and load the local model, both in an executor
+        (they take seconds; the event loop, and the window it draws, must not wait)."""
+        if self._ready:
+            return
+        loop = asyncio.get_running_loop()
+        await until_cancelled(loop.run_in_executor(None, litellm_module), cancel)
+        if self._api_key is None:
+            self._api_key = self._keyless_placeholder()
+        await self._load(cancel)
+        self._ready = True
 
     async def _load(self, cancel: CancelToken | None) -> None:
         """Load the local model once per process, in an executor (the event loop stays free)."""
