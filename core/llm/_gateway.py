@@ -328,15 +328,14 @@ class Gateway:
                         {"role": "assistant", "content": reply.content},
                         {"role": "user", "content": _reask(problem, schema_json)},
                     ]
-                    first_problem = problem
                     reply = await self._send(asked, params, schema_json, cancel)
                     value, problem = parse(reply)
                     if problem:
-                        raise _invalid(self.profile, first_problem, problem, reply)
+                        raise _invalid(self.profile, problem, reply)
                 elif problem:
                     raise LLMFailure(
                         "empty_reply",
-                        f"'{self.profile.model}' answered with nothing. Run again; if it keeps "
+                        f"The model '{self.profile.model}' answered with nothing. Run again; if it keeps "
                         "happening, try another model.",
                     )
             except LLMFailure:
@@ -744,11 +743,11 @@ def _reask(problem: str, schema_json: dict[str, Any]) -> str:
     )
 
 
-def _invalid(profile: ModelProfile, first: str, last: str, reply: _Reply) -> LLMFailure:
+def _invalid(profile: ModelProfile, problem: str, reply: _Reply) -> LLMFailure:
     began = " ".join(reply.content.split())[:160]
     message = (
         f"The answer of '{profile.model}' did not have the expected form, also after asking again "
-        f"({last})."
+        f"({problem})."
     )
     if began:
         message += f" It began: “{began}”."
