@@ -7,6 +7,7 @@ what we declare and what we found.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import platform
 import re
@@ -36,7 +37,8 @@ from PySide6.QtWidgets import (
 
 from core import __version__, paths
 
-__all__ = ["COMPONENTS", "AboutDialog", "Component", "LicencesModel", "found_licence"]
+__all__ = ["COMPONENTS", "AboutDialog", "Component", "LicencesModel", "device_text",
+           "found_licence"]
 
 GEMMA_TERMS_URL = "https://ai.google.dev/gemma/terms"
 
@@ -145,6 +147,21 @@ def found_licence(component: Component) -> tuple[str, str]:
     return version, "; ".join(parts) if parts else "not stated"
 
 
+_DEVICE_NAMES = {"cpu": "the processor (CPU)", "cuda": "an NVIDIA GPU (CUDA)",
+                 "mps": "an Apple GPU (MPS)"}
+
+
+def device_text(devices: list[str], chosen: str = "auto") -> str:
+    """One line for Help → About: where the embedding model runs, given the detected devices."""
+    best = next((d for d in ("cuda", "mps", "cpu") if d in devices), "cpu")
+    used = best if chosen == "auto" or chosen not in devices else chosen
+    found = ", ".join(_DEVICE_NAMES.get(d, d) for d in devices) or "the processor (CPU)"
+    text = f"Embeddings run on {_DEVICE_NAMES.get(used, used)}. Found on this computer: {found}."
+    if chosen not in ("auto", used):
+        text += f" ({_DEVICE_NAMES.get(chosen, chosen)} was chosen in Settings but is not here.)"
+    return text
+
+
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -207,6 +224,12 @@ class AboutDialog(QDialog):
         )
         text.setWordWrap(True)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.device_label = QLabel("Embeddings run on: detecting…")
+        self.device_label.setWordWrap(True)
+        self.device_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._detect_task: asyncio.Task | None = None
+        settings = getattr(parent, "settings", None)
+        self._chosen_device = settings.embedding.device if settings is not None else "auto"
         licences_intro = QLabel(
             "EvalDesk includes these models and libraries. Each is used under its own licence; "
             "the last column shows what the installed copy says about itself."
@@ -246,8 +269,30 @@ class AboutDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(text)
+        layout.addWidget(self.device_label)
         layout.addWidget(licences_intro)
         layout.addWidget(self.table, 1)
         layout.addWidget(gemma)
         layout.addWidget(self.terms_button)
         layout.addWidget(buttons)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._detect_task is None:
+            from desktop.errors import spawn
+
+            self._detect_task = spawn(self._detect_device(), "detecting the embedding device")
+
+    async def _detect_device(self) -> None:
+        # The same detection as Settings → Embeddings (it imports torch: off the GUI thread).
+        from shiboken6 import isValid
+
+        from desktop.settings_dialog import SettingsDialog
+
+        try:
+            devices = await asyncio.get_running_loop().run_in_executor(
+                None, SettingsDialog.detect_devices)
+        except Exception:  # torch broken: the processor is what the app will use
+            devices = ["cpu"]
+        if isValid(self):
+            self.device_label.setText(device_text(devices, self._chosen_device))

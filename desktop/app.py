@@ -86,6 +86,10 @@ def start(project_path: str | os.PathLike[str] | None = None,
     if project_path:
         target = str(project_path)
         QTimer.singleShot(0, lambda: window.open_project(target))
+    elif not store.problem:
+        from desktop.first_run import show_first_run_if_needed
+
+        QTimer.singleShot(0, lambda: show_first_run_if_needed(window))
     return AppSession(app, loop, window, reporter, log_path)
 
 

@@ -11,6 +11,11 @@ clicked, explains what the method will do and what to prepare (it never opens an
         ...
 
     register_wizard("aqer", open_aqer_wizard)
+
+A method may also register a sample project with :func:`register_sample`; the first-run welcome
+(``desktop.first_run``) then offers "Try with sample data" for it:
+
+    register_sample("aqer", open_aqer_sample)   # open_aqer_sample(main_window)
 """
 
 from __future__ import annotations
@@ -22,14 +27,20 @@ from typing import Any
 __all__ = [
     "METHODS",
     "MethodInfo",
+    "SampleOpener",
     "WizardOpener",
+    "register_sample",
     "register_wizard",
+    "sample_for",
+    "unregister_sample",
     "unregister_wizard",
     "wizard_for",
 ]
 
 #: ``open(main_window)``: shows the wizard of one method inside (or beside) the main window.
 WizardOpener = Callable[[Any], Any]
+#: ``open(main_window)``: opens the method's wizard with its sample data loaded.
+SampleOpener = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -135,3 +146,22 @@ def unregister_wizard(key: str) -> None:
 def wizard_for(key: str) -> WizardOpener | None:
     """The registered wizard of ``key``, or None while it has none."""
     return _wizards.get(key)
+
+
+_samples: dict[str, SampleOpener] = {}
+
+
+def register_sample(key: str, opener: SampleOpener) -> None:
+    """Offer a sample project for method ``key``: ``opener(main_window)`` opens it."""
+    if key not in METHODS:
+        raise KeyError(f"Unknown method {key!r}; known methods: {', '.join(METHODS)}")
+    _samples[key] = opener
+
+
+def unregister_sample(key: str) -> None:
+    _samples.pop(key, None)
+
+
+def sample_for(key: str) -> SampleOpener | None:
+    """The registered sample opener of ``key``, or None while it has none."""
+    return _samples.get(key)
