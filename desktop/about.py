@@ -292,7 +292,7 @@ class AboutDialog(QDialog):
         try:
             devices = await asyncio.get_running_loop().run_in_executor(
                 None, SettingsDialog.detect_devices)
-        except Exception:  # torch broken: the processor is what the app will use
+        except Exception:  # noqa: BLE001  (torch broken: the processor is what the app uses)
             devices = ["cpu"]
         if isValid(self):
             self.device_label.setText(device_text(devices, self._chosen_device))

@@ -137,8 +137,9 @@ def test_the_app_shows_the_welcome_on_a_fresh_start_only(qtbot, evaldesk_home):
         try:
             qtbot.addWidget(session.window)
             if expect:
-                qtbot.waitUntil(lambda: isinstance(
-                    getattr(session.window, "first_run_dialog", None), FirstRunDialog))
+                win = session.window
+                qtbot.waitUntil(lambda w=win: isinstance(
+                    getattr(w, "first_run_dialog", None), FirstRunDialog))
                 session.window.first_run_dialog.reject()
             else:
                 qtbot.wait(50)
