@@ -24,7 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("EVALDESK_HOME", tempfile.mkdtemp(prefix="evaldesk-bench-"))
+#: A throw-away EvalDesk home (the unpacked model goes there), removed at the end.
+_HOME = None if "EVALDESK_HOME" in os.environ else tempfile.mkdtemp(prefix="evaldesk-bench-")
+if _HOME:
+    os.environ["EVALDESK_HOME"] = _HOME
 
 from pydantic import BaseModel
 
@@ -178,7 +181,7 @@ async def local(rows: list[tuple[str, str]]) -> None:
     from core.settings import bundled_profile
 
     started = time.perf_counter()
-    path = bundled_gguf_path()
+    bundled_gguf_path()
     rows.append(("Bundled GGUF unpack (first use)", f"{time.perf_counter() - started:.2f} s"))
     profile = bundled_profile().model_copy(update={"max_tokens": 128})
     gateway = Gateway(profile, cache=MemoryCache())
@@ -203,7 +206,6 @@ async def local(rows: list[tuple[str, str]]) -> None:
         rows.append(
             (f"Bundled model tokens/s, {label}", f"{tokens / seconds:.1f} ({tokens} tokens)")
         )
-    rows.append(("  model file", str(path)))
 
 
 def main() -> int:
@@ -218,9 +220,15 @@ def main() -> int:
         serve(args.serve, args.latency)
         return 0
     rows: list[tuple[str, str]] = [("CPU cores", str(os.cpu_count()))]
-    asyncio.run(remote(args, rows))
-    if not args.skip_local:
-        asyncio.run(local(rows))
+    try:
+        asyncio.run(remote(args, rows))
+        if not args.skip_local:
+            asyncio.run(local(rows))
+    finally:
+        if _HOME:
+            import shutil
+
+            shutil.rmtree(_HOME, ignore_errors=True)
     width = max(len(name) for name, _ in rows)
     print(f"{'LLM gateway benchmark'.ljust(width)}  value")
     print("-" * (width + 40))
