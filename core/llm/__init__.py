@@ -23,6 +23,11 @@ Methods use only these names::
   ConnectionCheck``), :func:`session_usage`, :func:`add_usage_listener` (status bar).
 * :class:`ScriptedLLM`: a scripted model for tests (``core.llm.scripted``).
 
+``profile.max_concurrency`` bounds the calls of a profile in flight (all its API bases together;
+gateways of the same profile share the limit). Several ``api_bases`` are load-balanced with
+litellm's Router. Errors are retried up to ``profile.max_retries`` times (408/429/5xx/timeouts/
+connection errors only, honouring Retry-After); 400/401/403/404 fail at once.
+
 A re-run of a finished step makes no calls: every successful answer is in the cache, keyed by
 model, API base, messages, generation parameters, repeat index and template version.
 """
