@@ -8,3 +8,4 @@ import core.project_cli  # noqa: F401
 import core.llm._cli  # noqa: F401
 import core.aqer._cli  # noqa: F401
 import core.interacteval._cli  # noqa: F401
+import core.majeval._cli  # noqa: F401

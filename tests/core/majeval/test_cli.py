@@ -1,0 +1,148 @@
+"""``evaldesk majeval personas`` then ``evaldesk majeval run`` with a scripted model, in
+process, and the files they write read back with pandas."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.cli import main
+
+from .conftest import SYNTHESIS, evaluation, item_of, kind, speaker, turn
+
+DOC = """Parents and shared reading
+
+Many parents read with their children at bedtime. Parents told us that questions should be fun and short. One mother said that long questions make her child lose interest.
+
+Teachers in preschools use stories every day. Teachers want questions that connect the story with the real world. A teacher explained that children learn new words when a question links the story to their own lives.
+"""
+
+EXTRACT = {"stakeholders": [
+    {"name": "Parents", "characteristics": "Read with their children at home.",
+     "perspectives": [
+         {"perspective": "Questions should be fun and short.",
+          "evidence": "Parents told us that questions should be fun and short."},
+         {"perspective": "Long questions lose the child's interest.",
+          "evidence": "One mother said that long questions make her child lose interest."}]},
+    {"name": "preschool teachers", "characteristics": "Use stories in class.",
+     "perspectives": [
+         {"perspective": "Questions should link the story to the real world.",
+          "evidence": "Teachers want questions that connect the story with the real world."}]}]}
+GROUPS = {"groups": [
+    {"name": "Parents", "description": "Parents of young children.",
+     "stakeholders": ["Parents"], "perspectives": [[1], [2]]},
+    {"name": "Teachers", "description": "Preschool teachers.",
+     "stakeholders": ["preschool teachers"], "perspectives": [[3]]}]}
+
+
+def persona_reply(messages):
+    text = messages[-1]["content"]
+    if "Stakeholder group: Parents" in text:
+        return {"personas": [
+            {"perspective_no": 1, "name": "Dana Ray", "demographics": "A mother of two.",
+             "perspective": "I want fun, short questions.", "specialty": "Bedtime stories.",
+             "psychological_traits": "Cheerful.", "social_relationships": "Talks to teachers."},
+            {"perspective_no": 2, "name": "Eli Stone", "demographics": "A father.",
+             "perspective": "Long questions bore my son.", "specialty": "Football coach.",
+             "psychological_traits": "Impatient.", "social_relationships": "Other dads."}]}
+    return {"personas": [
+        {"perspective_no": 1, "name": "Ms Amy Lee", "demographics": "A preschool teacher.",
+         "perspective": "Link stories to life.", "specialty": "Early literacy.",
+         "psychological_traits": "Calm.", "social_relationships": "Works with parents."}]}
+
+
+def reply(messages):
+    what = kind(messages)
+    if what == "extract":
+        return EXTRACT
+    if what == "group":
+        return GROUPS
+    if what == "persona":
+        return persona_reply(messages)
+    if what == "aggregate":
+        return SYNTHESIS
+    good = "fox" in item_of(messages)
+    if "BROKEN" in item_of(messages) and speaker(messages) == "Eli Stone":
+        return "not JSON"
+    if what == "phase1":
+        return evaluation(5 if good else 2)
+    if what == "turn":
+        return turn("NO MORE COMMENTS", 5 if good else 2, done=True)
+    raise AssertionError(what)
+
+
+@pytest.fixture
+def model():
+    from core.llm import ScriptedLLM
+
+    llm = ScriptedLLM(reply, name="majeval-cli")
+    yield llm
+    llm.close()
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    (tmp_path / "study.txt").write_text(DOC, encoding="utf-8")
+    (tmp_path / "task.txt").write_text("Judge QA pairs for reading stories with children "
+                                       "aged 3 to 6.\n", encoding="utf-8")
+    pd.DataFrame({
+        "id": ["q1", "q2", "q3"],
+        "qa pair": ["Q: What does a fox eat? A: Mice.", "Q: Why? A: Because.",
+                    "Q: What colour is a fox? A: Red."],
+        "story": ["A fox story.", "A sky story.", "Another fox story."],
+        "expert": ["5", "2", "4"],
+    }).to_excel(tmp_path / "items.xlsx", index=False)
+    return tmp_path
+
+
+def test_personas_then_run(inputs, model, capsys):
+    personas = inputs / "personas.xlsx"
+    code = main(["majeval", "personas", str(inputs / "study.txt"), "--task-file",
+                 str(inputs / "task.txt"), "--model", model.model, "-o", str(personas)])
+    assert code == 0, capsys.readouterr().err
+    sheet = pd.read_excel(personas, sheet_name="Personas", dtype=str, keep_default_na=False)
+    assert sheet.group.tolist() == ["Parents", "Parents", "Teachers"]
+    assert sheet.name.tolist() == ["Dana Ray", "Eli Stone", "Ms Amy Lee"]
+    assert sheet.evidence.iloc[0] == "Parents told us that questions should be fun and short."
+    assert sheet.document.iloc[0] == "study.txt" and sheet.page.iloc[0] == "1"
+
+    results = inputs / "results.xlsx"
+    code = main(["majeval", "run", "--personas", str(personas), "--items",
+                 str(inputs / "items.xlsx"), "--task-file", str(inputs / "task.txt"),
+                 "--human-col", "expert", "--model", model.model, "--no-bootstrap",
+                 "-o", str(results)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "3 items x 2 stakeholder groups (3 agents)" in err
+    sheets = pd.read_excel(results, sheet_name=None)
+    assert sheets["Items"]["Overall quality"].tolist() == [5.0, 2.0, 5.0]
+    agreement = sheets["Agreement"]
+    overall = agreement[(agreement.group == "All groups (overall score)")
+                         & (agreement.stage == "after debate")
+                         & (agreement.statistic == "Spearman rho")]
+    assert overall.human_dimension.tolist() == ["expert"] and overall.n.tolist() == [3]
+    assert overall.value.iloc[0] == pytest.approx(0.866, abs=1e-3)
+
+
+def test_failed_debates_give_exit_code_3_and_bad_personas_exit_1(inputs, model, capsys):
+    pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
+                  "perspective": ["Fun questions.", "Short questions."]}).to_excel(
+        inputs / "p.xlsx", index=False, sheet_name="Personas")
+    pd.DataFrame({"content": ["Q: BROKEN? A: yes."]}).to_excel(inputs / "one.xlsx",
+                                                              index=False)
+    code = main(["majeval", "run", "--personas", str(inputs / "p.xlsx"), "--items",
+                 str(inputs / "one.xlsx"), "--task-file", str(inputs / "task.txt"),
+                 "--model", model.model, "-o", str(inputs / "r.xlsx")])
+    assert code == 3
+    agents = pd.read_excel(inputs / "r.xlsx", sheet_name="Agent scores")
+    eli = agents[agents.agent == "Eli Stone"].iloc[0]
+    assert eli.status == "failed" and pd.isna(eli.final) and "expected form" in eli.note
+
+    pd.DataFrame({"group": ["Parents"], "name": [""], "perspective": ["x"]}).to_excel(
+        inputs / "bad.xlsx", index=False, sheet_name="Personas")
+    code = main(["majeval", "run", "--personas", str(inputs / "bad.xlsx"), "--items",
+                 str(inputs / "one.xlsx"), "--task-file", str(inputs / "task.txt"),
+                 "--model", model.model, "-o", str(inputs / "r2.xlsx")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert 'bad.xlsx, sheet "Personas", row 2, column B ("name"): name is empty' in err
