@@ -42,7 +42,11 @@ class EmbeddingError(Exception):
 
 
 def _offline() -> None:
-    """Make sure no library reaches for the network while loading a model."""
+    """Make sure no library reaches for the network while loading a model, and that torch's
+    worker threads sleep rather than spin while waiting: on a busy 2-core laptop spinning
+    threads made embedding 3-4 times slower (measured). Takes effect only if torch is not yet
+    imported; the user's own ``OMP_WAIT_POLICY`` wins."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -124,6 +128,7 @@ def check_model_folder(path: str | Path) -> Path:
 def available_devices() -> list[str]:
     """Devices this computer can embed on, always starting with "cpu" (e.g. ["cpu", "cuda"])."""
     devices = ["cpu"]
+    _offline()
     try:
         import torch
     except Exception:  # torch missing or broken: the CPU is all we can promise
