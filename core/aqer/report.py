@@ -98,8 +98,13 @@ def readme_rows(
             "A worker who left a question empty is scored on the questions they answered; "
             "each question's SEA uses only the workers who answered it.",
         ),
-        ("Warnings", f"{len(result.warnings)} (see the Warnings sheet)"),
+        ("Warnings", f"{len(result.warnings)} (all of them are on the Warnings sheet)"),
     ]
+    shown = 10
+    for k, notice in enumerate(result.warnings[:shown], start=1):
+        rows.append((f"Warning {k}", notice.message))
+    if len(result.warnings) > shown:
+        rows.append(("More warnings", f"{len(result.warnings) - shown} more on the Warnings sheet"))
     return rows
 
 
