@@ -106,6 +106,7 @@ def test_sample_end_to_end_sheets_and_columns_follow_the_contract(tmp_path, caps
     assert "Farid" in set(book["Warnings"]["worker"])
     readme = book["Read me"].astype(str).to_string()
     assert "hashed-bag-of-words" in readme and "Tolerance" in readme
+    assert "Weight 0" in readme and "Warning 1" in readme
 
 
 def test_sample_wide_sheet_gives_the_same_scores(tmp_path):
