@@ -1,0 +1,301 @@
+"""InteractEval's results page: scores per text with every answer, the spread of the scores per
+dimension, and the agreement with human scores (each kind of correlation clearly labelled).
+
+Only shows a :class:`core.interacteval.ScoringRun` (and its agreement); exporting is asked for
+with :attr:`ResultsView.export_requested` / :attr:`ResultsView.export_checklists_requested`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.aqer.charts import ACCENT, Chart
+from desktop.aqer.models import VALUE_ROLE, Column, FrameModel
+from desktop.aqer.results import table_view
+from desktop.run_panel import RunPanel
+
+__all__ = ["AGREEMENT_COLUMNS", "ANSWER_COLUMNS", "ResultsView", "draw_distributions"]
+
+ANSWER_COLUMNS = [
+    Column("dimension", "Dimension"),
+    Column("number", "No.", "int"),
+    Column("question", "Question"),
+    Column("answer", "Answer", "text", "yes / no as read from the model's reply.",
+           "unanswered"),
+    Column("raw", "The model wrote", "text", "", "(nothing)"),
+]
+AGREEMENT_COLUMNS = [
+    Column("dimension", "Dimension"),
+    Column("kind", "Kind of correlation", "text",
+           "per-source-document averaged: inside each source document, then the mean over "
+           "documents (G-Eval's and InteractEval's “summary-level”); pooled: over all texts at "
+           "once; per system: over the mean score of each system."),
+    Column("statistic", "Statistic"),
+    Column("value", "Value", "number", "", "undefined"),
+    Column("ci_low", "95% CI low", "number", "", "—"),
+    Column("ci_high", "95% CI high", "number", "", "—"),
+    Column("p_value", "p", "number", "", "—"),
+    Column("n", "n", "int", "Texts (or systems, or documents) used.", "—"),
+    Column("note", "Groups used / skipped, texts left out"),
+]
+
+
+def _fit_columns(view: Any, stretch: int | None = None, max_width: int = 260) -> None:
+    from PySide6.QtWidgets import QHeaderView
+
+    view.resizeColumnsToContents()
+    header = view.horizontalHeader()
+    for i in range(header.count()):
+        if header.sectionSize(i) > max_width:
+            header.resizeSection(i, max_width)
+    if stretch is not None and 0 <= stretch < header.count():
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+
+
+def draw_distributions(figure: Any, scores: dict[str, Sequence[float]]) -> None:
+    """One histogram of checklist scores (1 to 5) per dimension, side by side."""
+    n = max(1, len(scores))
+    for i, (dimension, values) in enumerate(scores.items(), 1):
+        ax = figure.add_subplot(1, n, i)
+        ax.hist(list(values), bins=8, range=(1, 5), color=ACCENT, edgecolor="white")
+        ax.set_title(dimension, loc="left", fontsize=10)
+        ax.set_xlabel("Checklist score (1 to 5)")
+        if i == 1:
+            ax.set_ylabel("Texts")
+        ax.set_xlim(1, 5)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+
+
+class ResultsView(QWidget):
+    """The results of one scoring run, in tabs."""
+
+    export_requested = Signal()
+    export_checklists_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.run: Any = None
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_button = QPushButton("Export results to Excel…")
+        self.export_button.setObjectName("primaryButton")
+        self.export_button.setToolTip("Scores, every answer, the checklists, the attributes and "
+                                      "the agreement in one workbook, with a Read me sheet.")
+        self.export_button.clicked.connect(self.export_requested)
+        self.export_checklists_button = QPushButton("Export checklists…")
+        self.export_checklists_button.clicked.connect(self.export_checklists_requested)
+        self.export_panel = RunPanel()
+        self.export_panel.hide()
+        self.export_message = QLabel()
+        self.export_message.setObjectName("okText")
+        self.export_message.setWordWrap(True)
+        self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_message.hide()
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.export_button)
+        buttons.addWidget(self.export_checklists_button)
+        buttons.addStretch(1)
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addLayout(buttons)
+
+        # scores per text, and the answers of the selected text
+        self.scores_model = FrameModel([Column("text_id", "Text")])
+        self.scores_view = table_view(self.scores_model)
+        self.answers_model = FrameModel(ANSWER_COLUMNS)
+        self.answers_view = table_view(self.answers_model, sortable=False)
+        self.answers_title = QLabel("<b>Answers</b> (select a text above)")
+        answers = QWidget()
+        av = QVBoxLayout(answers)
+        av.setContentsMargins(0, 0, 0, 0)
+        av.addWidget(self.answers_title)
+        av.addWidget(self.answers_view, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.scores_view)
+        split.addWidget(answers)
+        split.setSizes([260, 240])
+        scores_tab = QWidget()
+        sv = QVBoxLayout(scores_tab)
+        sv.addWidget(QLabel("One row per text: its checklist score on each dimension "
+                            "(1 + 4 × yes / answered questions). A failed text says why."))
+        sv.addWidget(split, 1)
+
+        self.chart = Chart(minimum_height=260)
+        self.spread_label = QLabel()
+        self.spread_label.setWordWrap(True)
+        chart_tab = QWidget()
+        cv = QVBoxLayout(chart_tab)
+        cv.addWidget(self.spread_label)
+        cv.addWidget(self.chart, 1)
+
+        self.agreement_model = FrameModel(AGREEMENT_COLUMNS)
+        self.agreement_view = table_view(self.agreement_model, sortable=False)
+        self.agreement_view.setWordWrap(True)
+        self.agreement_label = QLabel()
+        self.agreement_label.setWordWrap(True)
+        self.agreement_panel = RunPanel()
+        self.agreement_panel.hide()
+        agreement_tab = QWidget()
+        gv = QVBoxLayout(agreement_tab)
+        gv.addWidget(self.agreement_label)
+        gv.addWidget(self.agreement_panel)
+        gv.addWidget(self.agreement_view, 1)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(scores_tab, "Scores and answers")
+        self.tabs.addTab(chart_tab, "Distribution")
+        self.tabs.addTab(agreement_tab, "Agreement with human scores")
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self._drawn = False
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.export_panel)
+        layout.addWidget(self.export_message)
+        layout.addWidget(self.tabs, 1)
+
+    # -- filling --------------------------------------------------------------------------------
+    def set_run(self, run: Any) -> None:
+        """Show a :class:`core.interacteval.ScoringRun`."""
+        self.run = run
+        self._drawn = False
+        self.export_message.hide()
+        dimensions = [c.dimension for c in run.checklists]
+        texts: list[str] = []
+        by_text: dict[str, dict[str, Any]] = {}
+        for s in run.scores:
+            if s.text_id not in by_text:
+                texts.append(s.text_id)
+                by_text[s.text_id] = {"text_id": s.text_id, "system": s.system,
+                                      "source_id": s.source_id, "notes": []}
+            row = by_text[s.text_id]
+            row[f"score:{s.dimension}"] = s.score if s.status == "ok" else None
+            if s.human is not None:
+                row[f"human:{s.dimension}"] = s.human
+            if s.status != "ok" or s.note:
+                row["notes"].append(f"{s.dimension}: {'FAILED: ' if s.status != 'ok' else ''}"
+                                    f"{s.note}")
+        columns = [Column("text_id", "Text"), Column("system", "System", "text", "", "—"),
+                   Column("source_id", "Source", "text", "", "—")]
+        has_human = any(s.human is not None for s in run.scores)
+        for d in dimensions:
+            columns.append(Column(f"score:{d}", f"{d} score", "score",
+                                  f"Checklist score on {d}, 1 to 5.", "failed"))
+            if has_human:
+                columns.append(Column(f"human:{d}", f"{d} (human)", "number",
+                                      f"The human score on {d} from the texts sheet.", "—"))
+        columns.append(Column("notes", "Notes", "text", "", ""))
+        self.scores_model = FrameModel(columns, self)
+        rows = []
+        for t in texts:
+            row = by_text[t]
+            rows.append([("; ".join(row["notes"]) or None) if c.key == "notes"
+                         else row.get(c.key) for c in columns])
+        self.scores_model.set_rows(rows)
+        proxy = self.scores_view.model()
+        proxy.setSourceModel(self.scores_model)
+        _fit_columns(self.scores_view, stretch=len(columns) - 1)
+        self.scores_view.selectionModel().currentRowChanged.connect(self._text_selected)
+        self.answers_model.set_rows([])
+        self.answers_title.setText("<b>Answers</b> (select a text above)")
+
+        failed = len(run.failed)
+        spread = []
+        for d in dimensions:
+            ok = [s.score for s in run.scores if s.dimension == d and s.status == "ok"]
+            if ok:
+                spread.append(f"{d}: {len(ok)} scored, mean {sum(ok) / len(ok):.2f}, "
+                              f"{min(ok):.2f} to {max(ok):.2f}")
+            else:
+                spread.append(f"{d}: no text scored")
+        self.spread_label.setText("How the checklist scores are spread. " + "; ".join(spread)
+                                  + ".")
+        self.summary.setText(
+            f"<b>{len(texts)} texts</b> scored on <b>{', '.join(dimensions)}</b> with "
+            f"{run.model or 'the chosen model'}: {len(run.scored)} scores"
+            + (f", <span style='color:#b42318'><b>{failed} failed</b></span> (see Notes)"
+               if failed else ", none failed")
+            + ". Select a text to see every answer behind its score.")
+        self.agreement_model.set_rows([])
+        if not has_human:
+            self.agreement_label.setText("The texts have no human scores, so there is no "
+                                         "agreement to compute.")
+        else:
+            self.agreement_label.setText("Computing the agreement…")
+        if self.tabs.currentIndex() == 1:
+            self._draw()
+
+    def set_agreement(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Rows of ``core.interacteval.agreement_rows`` (the comparison names the dimension)."""
+        out = []
+        for r in rows:
+            dimension = str(r.get("comparison", "")).split(":")[0]
+            out.append([dimension, r.get("kind"), r.get("statistic"), r.get("value"),
+                        r.get("ci_low"), r.get("ci_high"), r.get("p_value"), r.get("n"),
+                        r.get("note")])
+        self.agreement_model.set_rows(out)
+        _fit_columns(self.agreement_view, stretch=8, max_width=240)
+        self.agreement_view.resizeRowsToContents()
+        if rows:
+            self.agreement_label.setText(
+                "How well the checklist scores follow the human scores. Three kinds, as the "
+                "literature uses them: <b>per-source-document averaged</b> (correlation inside "
+                "each source document, then the mean; documents whose scores are all equal are "
+                "skipped and counted), <b>pooled over all texts</b>, and <b>per system</b> (the "
+                "mean score of each system). “undefined” means it cannot be computed (too few "
+                "texts, or constant scores).")
+            self.agreement_label.setTextFormat(Qt.TextFormat.RichText)
+
+    @Slot()
+    def _text_selected(self, *_args: Any) -> None:
+        index = self.scores_view.currentIndex()
+        if not index.isValid() or self.run is None:
+            return
+        proxy = self.scores_view.model()
+        text_id = proxy.index(index.row(), 0).data(VALUE_ROLE)
+        rows = []
+        for s in self.run.scores:
+            if s.text_id != text_id:
+                continue
+            if not s.answers:
+                rows.append([s.dimension, None, f"(no answers: {s.note})", None, None])
+            for a in s.answers:
+                rows.append([s.dimension, a.number, a.question, a.answer, a.raw or None])
+        self.answers_model.set_rows(rows)
+        _fit_columns(self.answers_view, stretch=2, max_width=420)
+        self.answers_title.setText(f"<b>Answers for {text_id}</b>")
+
+    @Slot(int)
+    def _tab_changed(self, index: int) -> None:
+        if index == 1 and not self._drawn:
+            self._draw()
+
+    def _draw(self) -> None:
+        if self.run is None:
+            return
+        scores = {c.dimension: [s.score for s in self.run.scores
+                                if s.dimension == c.dimension and s.status == "ok"]
+                  for c in self.run.checklists}
+        self.chart.draw(lambda figure: draw_distributions(figure, scores))
+        self._drawn = True
+
+    def show_export(self, path: str) -> None:
+        self.export_message.setText(f"Saved: {path}")
+        self.export_message.show()

@@ -1,0 +1,237 @@
+"""The InteractEval wizard end to end on the sample set (pytest-qt, offscreen), with a scripted
+model through the real gateway (core.llm.ScriptedLLM)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from core.interacteval import load_checklists
+from core.interacteval.stored import STAGE_KIND, get_stage, load_state
+from desktop.interacteval import open_interacteval_wizard
+from tests.desktop.interacteval_support import USER, click, scripted_reply, wait_step
+
+RESULT_SHEETS = ["Scores", "Answers", "Checklists", "Attributes", "Agreement", "Read me"]
+
+
+@pytest.fixture
+def scripted(window):
+    from core.llm import ScriptedLLM
+
+    llm = ScriptedLLM(scripted_reply, name="ie-wizard")
+    window.settings.user_name = USER
+    window.settings.upsert_profile(llm.profile(name="Scripted A"))
+    window.settings.upsert_profile(llm.profile(name="Scripted B"))
+    window.settings.default_profile = "Scripted A"
+    yield llm
+    llm.close()
+
+
+def load_sample(qtbot, wiz):
+    click(qtbot, wiz.sample_button)
+    qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=20_000)
+
+
+def build_all(qtbot, wiz):
+    click(qtbot, wiz.run_rest_button)
+    assert wait_step(qtbot, wiz, "build") == "finished", wiz.build_panel.message_label.text()
+
+
+def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
+    import pandas as pd
+
+    wiz = open_interacteval_wizard(window)
+    assert window.stack.currentWidget() is wiz and wiz.page == "dimensions"
+    assert not wiz.next_button.isEnabled()  # no dimension yet
+    load_sample(qtbot, wiz)
+    project = window.project
+    assert [d.name for d in wiz.state.dimensions] == ["Clarity", "Accuracy"]
+    assert wiz.dimensions_model.rowCount() == 2
+
+    # -- samples: 4 suggested per dimension, spread over the score range; the user changes one
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "samples" and wiz.dim_combo.currentText() == "Clarity"
+    chosen = wiz.state.chosen_samples("Clarity")
+    assert len(chosen) == 4
+    assert min(s.score for s in chosen) == 1 and max(s.score for s in chosen) == 5
+    model = wiz.samples_model
+    unticked = next(r for r in range(model.rowCount())
+                    if model.index(r, 0).data(Qt.ItemDataRole.CheckStateRole)
+                    == Qt.CheckState.Unchecked)
+    model.setData(model.index(unticked, 0), Qt.CheckState.Checked.value,
+                  Qt.ItemDataRole.CheckStateRole)
+    assert len(load_state(project).chosen["Clarity"]) == 5  # stored at once
+
+    # -- think-aloud: two model profiles and typed notes; every attribute shows its source
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "think_aloud"
+    items = [wiz.assessor_list.item(i) for i in range(wiz.assessor_list.count())]
+    next(i for i in items if i.data(Qt.ItemDataRole.UserRole) == "Scripted B").setCheckState(
+        Qt.CheckState.Checked)
+    assert load_state(project).assessors == ["Scripted A", "Scripted B"]
+    click(qtbot, wiz.think_button)
+    assert wait_step(qtbot, wiz, "think_aloud") == "finished"
+    wiz.author_edit.setText("Anna")
+    wiz.notes_edit.setPlainText("- Each example fits the question.\n\nNo jargon at all.")
+    click(qtbot, wiz.add_notes_button)
+    rows = wiz.attributes_model.rows()
+    whose = [(r["who"], r["kind"]) for r in rows]
+    assert ("Scripted A", "model") in whose and ("Scripted B", "model") in whose
+    assert ("Ms Okafor", "person") in whose and ("Anna", "person") in whose
+    assert [r["text"] for r in rows if r["who"] == "Anna"] == [
+        "Each example fits the question.", "No jargon at all."]
+    prompts_before = len(scripted.prompts)
+    assert any("Sunlight is made of many colours" in p for p in scripted.prompts)  # samples
+
+    # -- build: components, then an edit that the next step receives
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "build"
+    click(qtbot, wiz.build_run_buttons["components"])
+    assert wait_step(qtbot, wiz, "build") == "finished"
+    assert wiz.components_edit.toPlainText() == "Plain words\nOrder of ideas"
+    wiz.components_edit.setPlainText("Everyday words EDITED\nOrder of ideas\nExamples")
+    wiz.flush_edits()
+    stored = get_stage(project, "Clarity", "components")
+    assert stored.value == ["Everyday words EDITED", "Order of ideas", "Examples"]
+    assert stored.edited and stored.edited_by == USER
+    edits = project.list_edits((STAGE_KIND, "Clarity/components"))
+    assert edits[-1].who == USER
+    wiz.show_build_step("clusters")
+    click(qtbot, wiz.build_run_buttons["clusters"])
+    assert wait_step(qtbot, wiz, "build") == "finished"
+    clustering = [p for p in scripted.prompts[prompts_before:] if "Sort the notes" in p]
+    assert clustering and "Everyday words EDITED" in clustering[-1]
+    clusters = get_stage(project, "Clarity", "clusters").value
+    assert [c.component for c in clusters.clusters] == [
+        "Everyday words EDITED", "Order of ideas", "Examples"]
+    # edit a key question after its step, before sub-questions run
+    wiz.show_build_step("key_questions")
+    click(qtbot, wiz.build_run_buttons["key_questions"])
+    assert wait_step(qtbot, wiz, "build") == "finished"
+    wiz.keys_model.setData(wiz.keys_model.index(0, 1), "Are all words ones a child knows?")
+    build_all(qtbot, wiz)  # sub-questions and review
+    subs_prompt = [p for p in scripted.prompts if "write two to five sub-questions" in p][-1]
+    assert "Are all words ones a child knows?" in subs_prompt
+    checklist = next(c for c in load_checklists(project) if c.dimension == "Clarity")
+    assert len(checklist.items) == 6 and checklist.items[0].component == "Everyday words EDITED"
+    assert "✓" in wiz.build_list.item(4).text()
+
+    # -- checklist editor: edit, move between components; marked as the user's
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "checklist"
+    tree = wiz.editor.model
+    assert [g.name for g in tree.groups] == ["Everyday words EDITED", "Order of ideas",
+                                             "Examples"]
+    tree.setData(tree.question_index(0, 0), "Does the answer use only everyday words?")
+    tree.move_question(2, 1, 0, 0)
+    saved = next(c for c in load_checklists(project) if c.dimension == "Clarity")
+    assert saved.items[0].question.startswith("Does the text avoid poor Examples")
+    assert saved.items[0].component == "Everyday words EDITED"
+    assert saved.items[0].edited_by == USER and saved.items[1].edited_by == USER
+
+    # -- the second dimension: built from the teachers' notes only (no think-aloud)
+    wiz.dim_combo.setCurrentText("Accuracy")
+    wiz.show_page("build")
+    build_all(qtbot, wiz)
+    assert {c.dimension for c in load_checklists(project)} == {"Clarity", "Accuracy"}
+
+    # -- score: the sample texts were chosen with the sample set; columns are guessed
+    wiz.show_page("score")
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    columns = wiz.state.texts.columns
+    assert (columns["text"], columns["id"], columns["system"], columns["source"],
+            columns["source_id"]) == ("answer", "id", "system", "question", "question_id")
+    assert wiz.state.texts.human == {"Clarity": "Clarity", "Accuracy": "Accuracy"}
+    assert len(wiz.opened_texts.read.items) == 12
+    calls_before = scripted.calls
+    click(qtbot, wiz.score_button)
+    assert wait_step(qtbot, wiz, "score") == "finished"
+    assert scripted.calls - calls_before == 24  # 12 texts x 2 dimensions, one call each
+    assert wiz.page == "results"
+    qtbot.waitUntil(lambda: bool(wiz.agreement), timeout=30_000)
+
+    res = wiz.results
+    assert res.scores_model.rowCount() == 12
+    assert "12 texts" in res.summary.text()
+    res.scores_view.selectRow(0)
+    assert res.answers_model.rowCount() == 6 + len(load_checklists(project)[1].items)
+    kinds = {res.agreement_model.value(r, "kind") for r in range(res.agreement_model.rowCount())}
+    assert {"per-source-document averaged", "pooled over all texts"} <= kinds
+    assert any(str(k).startswith("per system") for k in kinds)
+    # the scripted model follows the human scores, so the pooled correlation is high
+    pooled = [res.agreement_model.value(r, "value") for r in range(res.agreement_model.rowCount())
+              if res.agreement_model.value(r, "kind") == "pooled over all texts"
+              and res.agreement_model.value(r, "statistic") == "Spearman rho"]
+    assert pooled and all(v > 0.8 for v in pooled)
+
+    # -- export: the results workbook and the checklist file, read back with pandas
+    out = tmp_path / "results.xlsx"
+    wiz.export_results(out)
+    assert wait_step(qtbot, wiz, "export") == "finished"
+    book = pd.read_excel(out, sheet_name=None)
+    assert list(book) == RESULT_SHEETS
+    scores = book["Scores"]
+    assert len(scores) == 24 and set(scores["status"]) == {"ok"}
+    assert set(scores["dimension"]) == {"Clarity", "Accuracy"}
+    assert "human_score" in scores.columns
+    edited = book["Checklists"].dropna(subset=["edited_by"])
+    assert set(edited["edited_by"]) == {USER}
+    lists = tmp_path / "checklists.xlsx"
+    wiz.export_checklists(lists)
+    assert wait_step(qtbot, wiz, "export") == "finished"
+    sheets = pd.read_excel(lists, sheet_name=None)
+    assert "Checklist" in sheets and len(sheets["Checklist"]) == sum(
+        len(c.items) for c in load_checklists(project))
+
+
+def test_reopening_the_project_shows_the_results_without_new_calls(qtbot, window, scripted,
+                                                                   tmp_path):
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    for name in ("Clarity", "Accuracy"):
+        wiz.dim_combo.setCurrentText(name)
+        wiz.show_page("build")
+        build_all(qtbot, wiz)
+    wiz.show_page("score")
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    click(qtbot, wiz.score_button)
+    assert wait_step(qtbot, wiz, "score") == "finished"
+    first = [(s.text_id, s.dimension, s.score) for s in wiz.run.scores]
+    path = tmp_path / "ie.evaldesk"
+    window.ask_save_path = lambda: str(path)
+    assert window.save_project_as()
+    window.close_project()
+
+    calls = scripted.calls
+    assert window.open_project(path)
+    again = open_interacteval_wizard(window)
+    assert again is not wiz and again.page == "results"
+    assert [(s.text_id, s.dimension, s.score) for s in again.run.scores] == first
+    assert again.results.scores_model.rowCount() == 12
+    assert scripted.calls == calls  # nothing was asked again
+    # every earlier page still holds what was done
+    again.show_page("think_aloud")
+    assert any(r["who"] == "Mr Lindqvist" for r in again.attributes_model.rows())
+    again.show_page("score")
+    qtbot.waitUntil(lambda: again.opened_texts is not None and not again.busy, timeout=20_000)
+    assert again.next_button.text() == "Show results" and again.next_button.isEnabled()
+
+
+def test_a_failed_step_is_shown_and_nothing_is_stored(qtbot, window, scripted):
+    from core.llm import ScriptedLLM
+
+    broken = ScriptedLLM(lambda messages: "not json at all", name="ie-broken")
+    try:
+        window.settings.upsert_profile(broken.profile(name="Broken", max_retries=0))
+        wiz = open_interacteval_wizard(window)
+        load_sample(qtbot, wiz)
+        wiz.state.builder = "Broken"
+        wiz.show_page("build")
+        click(qtbot, wiz.build_run_buttons["components"])
+        assert wait_step(qtbot, wiz, "build") == "failed"
+        message = wiz.build_panel.message_label.text()
+        assert "Component extraction for Clarity did not work" in message
+        assert get_stage(window.project, "Clarity", "components") is None
+        assert "Not run yet" in wiz.build_status["components"].text()
+    finally:
+        broken.close()
