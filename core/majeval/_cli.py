@@ -204,9 +204,9 @@ def run_personas(args: argparse.Namespace) -> int:
     usage = gateway.usage
     readme = [("Documents", ", ".join(d.name for d in documents)), ("Task", task),
               ("Model", profile.model),
-              ("Model calls", f"{usage.calls} calls, {usage.cache_hits} from the cache, "
+              ("Model calls", (f"{usage.calls} calls, {usage.cache_hits} from the cache, "
                               f"{usage.prompt_tokens:,} tokens in, "
-                              f"{usage.completion_tokens:,} out")]
+                              f"{usage.completion_tokens:,} out"))]
     try:
         write_personas(args.output, made.personas, readme=readme)
     except TableError as exc:
@@ -388,9 +388,9 @@ def run_debates(args: argparse.Namespace) -> int:
     humans = human_agreement(run, n_boot=0 if args.no_bootstrap else 1000)
     usage = gateway.usage
     readme = [("Personas file", str(args.personas)), ("Items file", str(args.items)),
-              ("Model calls", f"{usage.calls} calls, {usage.cache_hits} from the cache, "
+              ("Model calls", (f"{usage.calls} calls, {usage.cache_hits} from the cache, "
                               f"{usage.prompt_tokens:,} tokens in, "
-                              f"{usage.completion_tokens:,} out")]
+                              f"{usage.completion_tokens:,} out"))]
     try:
         write_results(args.output, run, alphas=alphas, humans=humans, readme=readme)
     except TableError as exc:

@@ -57,7 +57,7 @@ class PersonaConstruction:
 
 def persona_id(group: str, perspective_id: str, name: str = "") -> str:
     """A stable id for a persona (the project key of its artefact)."""
-    text = "\x1f".join([group.casefold(), perspective_id, name.casefold()])
+    text = f"{group.casefold()}\x1f{perspective_id}\x1f{name.casefold()}"
     return "a" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 

@@ -24,8 +24,14 @@ from core.tables import TableError, TableIssue, list_sheets, map_columns, read_t
 if TYPE_CHECKING:  # pragma: no cover
     from core.tables import ExportReport
 
-__all__ = ["PERSONA_COLUMNS", "PERSONAS_SHEET", "PersonasRead", "persona_rows", "read_personas",
-           "write_personas"]
+__all__ = [
+    "PERSONAS_SHEET",
+    "PERSONA_COLUMNS",
+    "PersonasRead",
+    "persona_rows",
+    "read_personas",
+    "write_personas",
+]
 
 PERSONAS_SHEET = "Personas"
 PERSONA_COLUMNS = ["group", "name", "demographics", "perspective", "specialty",
@@ -72,11 +78,11 @@ def write_personas(path: str | os.PathLike[str], personas: Sequence[Persona], *,
     edited = [f"{p.name} ({p.group})" for p in personas if p.edited]
     notes = [
         *readme,
-        ("Personas", f"{len(personas)} personas in {len({p.group for p in personas})} "
-                     "stakeholder groups."),
-        ("How to edit", "Change any cell, add rows (one per persona) or delete rows, then import "
+        ("Personas", (f"{len(personas)} personas in {len({p.group for p in personas})} "
+                     "stakeholder groups.")),
+        ("How to edit", ("Change any cell, add rows (one per persona) or delete rows, then import "
                         "the file again. group, name and perspective must be filled in; page is "
-                        "empty or a page number. Personas of one group debate together."),
+                        "empty or a page number. Personas of one group debate together.")),
     ]
     if edited:
         notes.append(("Changed by a person", "; ".join(edited)))

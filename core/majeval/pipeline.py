@@ -152,11 +152,15 @@ def load_groups(project: Project) -> list[StakeholderGroup]:
 
 
 def save_personas(project: Project, personas: Sequence[Persona], *,
-                  origin: str = "generated") -> None:
-    """Store each persona as an artefact (key = persona id). A person's later change goes
-    through :func:`edit_persona`, which records who and when."""
+                  origin: str = "generated", overwrite_edits: bool = False) -> None:
+    """Store each persona as an artefact (key = persona id). A persona a person has edited is
+    kept as it is unless ``overwrite_edits``. A person's change goes through
+    :func:`edit_persona`, which records who and when."""
     with project.transaction():
         for p in personas:
+            stored = project.get_artefact(PERSONA_ARTEFACT, p.id)
+            if stored is not None and stored.edited and not overwrite_edits:
+                continue
             project.put_artefact(PERSONA_ARTEFACT, p.id, p.model_dump(mode="json"),
                                  origin=origin)  # type: ignore[arg-type]
 
@@ -277,8 +281,9 @@ async def evaluate(
 ) -> EvaluationRun:
     """Every item debated by every stakeholder group (see the module docstring).
 
-    ``max_units``: (item, group) units in flight at once (default: twice the gateway's
-    concurrency, at least 4). On cancel the unfinished units stop, the run is marked cancelled
+    ``max_units``: (item, group) units in flight at once (default: four times the gateway's
+    concurrency, at least 8: a debate has one call out at a time, so fewer leaves slots idle;
+    the benchmark measured 1.6 x the ideal wall time at twice, 1.1 x at four times). On cancel the unfinished units stop, the run is marked cancelled
     and :class:`core.runs.Cancelled` is raised; what finished is kept."""
     dimensions = list(dimensions or [DEFAULT_DIMENSION])
     scale = scale or Scale()
@@ -299,7 +304,7 @@ async def evaluate(
     units = [(item, group) for item in items for group in by_group]
     if max_units is None:
         concurrency = getattr(getattr(llm, "profile", None), "max_concurrency", 4)
-        max_units = max(4, 2 * int(concurrency))
+        max_units = max(8, 4 * int(concurrency))
 
     done: dict[str, GroupResult] = {}
     if project is not None:

@@ -185,11 +185,11 @@ def write_results(
          f"up to {s.rounds} rounds (turn limit = rounds x agents of the group)"),
         ("Personas", "simple roles (one sentence each; ablation)" if s.simple_roles else
          "full personas (five attributes)"),
-        ("Coordinator", "next speaker = the active agent named in the last message, else the "
+        ("Coordinator", ("next speaker = the active agent named in the last message, else the "
          "one whose scores differ most from the others' median, then who has spoken least, "
-         "then list order; stops when everyone has spoken and nobody disagrees"),
-        ("Failures", f"{len(run.failed_units)} of {len(run.groups)} debates had a failure; "
-         "failed values are empty with the reason in 'note', never a default score"),
+         "then list order; stops when everyone has spoken and nobody disagrees")),
+        ("Failures", (f"{len(run.failed_units)} of {len(run.groups)} debates had a failure; "
+         "failed values are empty with the reason in 'note', never a default score")),
         ("Written", datetime.now().strftime("%Y-%m-%d %H:%M")),
         *readme,
     ]

@@ -39,9 +39,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("EVALDESK_HOME", tempfile.mkdtemp(prefix="evaldesk-bench-"))
 
-WORDS = ("the question links the story to daily life but the answer is short and a child of four "
-         "may need help with the word because the story uses it only once so I would keep my "
-         "score").split()
+WORDS = ["the", "question", "links", "the", "story", "to", "daily", "life", "but", "the", "answer", "is", "short", "and", "a", "child", "of", "four", "may", "need", "help", "with", "the", "word", "because", "the", "story", "uses", "it", "only", "once", "so", "I", "would", "keep", "my", "score"]
 
 
 def _tokens(text: str) -> int:
@@ -183,7 +181,8 @@ async def bench(args: argparse.Namespace) -> None:
         started = time.perf_counter()
         run = await evaluate(personas, items, "Judge QA pairs for shared story reading with "
                              "children aged 3 to 6.", recorder,
-                             settings=DebateSettings(rounds=args.rounds))
+                             settings=DebateSettings(rounds=args.rounds),
+                             max_units=args.max_units)
         wall = time.perf_counter() - started
     finally:
         process.kill()
@@ -214,22 +213,23 @@ async def bench(args: argparse.Namespace) -> None:
     phase1 = [p for n, p, _ in recorder.calls if n == "Evaluation"]
 
     rows = [
-        ("workload", f"{args.items} items x {args.groups} groups x {args.agents} agents, rounds "
-                     f"{args.rounds}, concurrency {args.concurrency}, latency {args.latency}s"),
+        ("workload", (f"{args.items} items x {args.groups} groups x {args.agents} agents, rounds "
+                     f"{args.rounds}, concurrency {args.concurrency}, latency {args.latency}s, "
+                     f"debates in flight {args.max_units or 4 * args.concurrency}")),
         ("debates (units)", f"{len(units)}; failed {len(run.failed_units)}"),
         ("model calls", f"{usage.calls} ({per_unit_calls:.1f} per group per item)"),
-        ("debate turns per debate", f"mean {statistics.mean(turns):.1f}, max {max(turns)} "
-                                    f"(cap {args.rounds * args.agents})"),
+        ("debate turns per debate", (f"mean {statistics.mean(turns):.1f}, max {max(turns)} "
+                                    f"(cap {args.rounds * args.agents})")),
         ("finalised by", ", ".join(f"{k}: {v}" for k, v in sorted(stops.items()))),
         ("wall time", f"{wall:.2f} s"),
-        ("ideal (critical path)", f"{critical:.2f} s = {max(depth)} sequential calls x "
-                                  f"{args.latency}s"),
-        ("ideal (throughput)", f"{throughput:.2f} s = {usage.calls} calls x {args.latency}s / "
-                               f"{args.concurrency}"),
+        ("ideal (critical path)", (f"{critical:.2f} s = {max(depth)} sequential calls x "
+                                  f"{args.latency}s")),
+        ("ideal (throughput)", (f"{throughput:.2f} s = {usage.calls} calls x {args.latency}s / "
+                               f"{args.concurrency}")),
         ("wall / ideal", f"{wall / ideal:.2f}"),
-        ("tokens per group per item", f"{per_unit_prompt:,.0f} prompt + "
+        ("tokens per group per item", (f"{per_unit_prompt:,.0f} prompt + "
                                       f"{per_unit_completion:,.0f} completion = "
-                                      f"{per_unit_prompt + per_unit_completion:,.0f}"),
+                                      f"{per_unit_prompt + per_unit_completion:,.0f}")),
         ("phase 1 prompt", f"{statistics.mean(phase1):,.0f} tokens per agent"),
     ]
     width = max(len(k) for k, _ in rows)
@@ -254,6 +254,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--max-units", type=int, default=None,
+                        help="debates in flight at once (default: 4 x concurrency)")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:

@@ -16,10 +16,10 @@ _names = itertools.count()
 
 
 def persona(group: str, name: str, **kw: Any) -> Persona:
-    values = dict(demographics=f"{name} is 40 and works in a school.",
-                  perspective=f"{name} cares about age-appropriate questions.",
-                  specialty="Reading with children.", psychological_traits="Patient.",
-                  social_relationships="Works with parents.")
+    values = {"demographics": f"{name} is 40 and works in a school.",
+                  "perspective": f"{name} cares about age-appropriate questions.",
+                  "specialty": "Reading with children.", "psychological_traits": "Patient.",
+                  "social_relationships": "Works with parents."}
     values.update(kw)
     return Persona(id=f"{group}/{name}", group=group, name=name, **values)
 

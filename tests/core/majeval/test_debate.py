@@ -136,7 +136,7 @@ async def test_no_more_comments_finalises_and_the_others_debate_on(scripted):
             return turn("I agree with Lee.", 4, done=True)
         raise AssertionError(what)
 
-    llm, gateway = scripted(reply)
+    _llm, gateway = scripted(reply)
     result = await run_group(gateway)
     speakers = [t.speaker for t in result.turns]
     assert speakers[0] == "Dr Cara Diaz"  # furthest from the median
@@ -216,7 +216,7 @@ async def test_a_failed_turn_removes_the_agent_and_the_debate_continues(scripted
             return turn("NO MORE COMMENTS", score, done=True)
         raise AssertionError(what)
 
-    llm, gateway = scripted(reply)
+    _llm, gateway = scripted(reply)
     result = await run_group(gateway)
     assert result.turns[0].speaker == "Ms Amy Lee" and result.turns[0].error
     lee = next(a for a in result.agents if a.agent == "Ms Amy Lee")

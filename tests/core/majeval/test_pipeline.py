@@ -134,7 +134,7 @@ async def test_a_failed_agent_is_retried_on_resume(scripted, items, tmp_path):
 async def test_alpha_within_groups_rises_when_the_debate_brings_agreement(scripted, items):
     from core.stats import krippendorff_alpha
 
-    llm, gateway = scripted(panel)
+    _llm, gateway = scripted(panel)
     run = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway)
     alphas = {a.group: a for a in within_group_alpha(run)}
     teachers = alphas["Teachers"]
@@ -188,7 +188,7 @@ async def test_long_messages_are_split_visibly_and_failures_are_marked(scripted,
             return "no JSON"
         return panel(messages)
 
-    llm, gateway = scripted(chatty)
+    _llm, gateway = scripted(chatty)
     run = await evaluate(PERSONAS, items[:1] + items[1:], "Judge QA pairs.", gateway)
     path = tmp_path / "results.xlsx"
     write_results(path, run)

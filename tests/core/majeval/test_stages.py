@@ -1,0 +1,164 @@
+"""Stages 1-2 through the gateway with a scripted model: perspectives with evidence pages,
+grouping (with repairs), personas (missing ones asked alone), and the project artefacts."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.documents import Document, Page
+from core.majeval import (
+    StageError,
+    Stakeholder,
+    construct_personas,
+    create_personas,
+    edit_persona,
+    extract_perspectives,
+    group_stakeholders,
+    load_personas,
+)
+from core.majeval.perspective_extraction import chunk_budget, normalise_name
+
+from .conftest import kind
+
+PAGES = [
+    ("Parents read with their children at bedtime.\n\nParents told us that questions should be "
+    "fun and short."),
+    "Teachers want questions that connect the story with the real world.\n\n" + "Filler. " * 300,
+    "The parents also said that pictures help children answer.",
+]
+DOC = Document(path="study.pdf", name="study.pdf", kind="pdf",
+               pages=[Page(number=i, text=t) for i, t in enumerate(PAGES, 1)])
+
+
+def extraction_reply(messages):
+    text = messages[-1]["content"]
+    found = []
+    if "fun and short" in text:
+        found.append({"name": "Parents", "characteristics": "Read at home.", "perspectives": [
+            {"perspective": "Questions should be fun and short.",
+             "evidence": "Parents told us that questions should be fun and short."}]})
+    if "real world" in text:
+        found.append({"name": "teachers", "characteristics": "", "perspectives": [
+            {"perspective": "Link the story to the real world.",
+             "evidence": "Teachers want questions that connect the story to real life."}]})
+    if "pictures help" in text:
+        found.append({"name": "The parents", "characteristics": "", "perspectives": [
+            {"perspective": "Pictures help children answer.",
+             "evidence": "A sentence that is nowhere in the document at all, really."},
+            {"perspective": "questions should be fun and short", "evidence": ""}]})
+    return {"stakeholders": found}
+
+
+async def test_perspectives_are_merged_over_chunks_and_traced_to_pages(scripted):
+    llm, gateway = scripted(extraction_reply)
+    found = await extract_perspectives(DOC, "Judge QA pairs.", gateway, context_window=1500,
+                                       answer_tokens=200)
+    assert found.chunks >= 2 and llm.calls == found.chunks
+    assert [s.name for s in found.stakeholders] == ["Parents", "teachers"]
+    parents = found.stakeholders[0]
+    assert [p.perspective for p in parents.perspectives] == [
+        "Questions should be fun and short.", "Pictures help children answer."]
+    first, second = parents.perspectives
+    assert (first.document, first.page, first.match) == ("study.pdf", 1, 1.0)
+    assert second.page is None and second.match is None and second.chunk_pages  # not found
+    teacher = found.stakeholders[1].perspectives[0]
+    assert teacher.page == 2 and 0.75 <= teacher.match < 1.0  # lightly paraphrased quote
+
+
+def test_chunk_budget_leaves_room_for_prompt_and_answer():
+    assert chunk_budget(8192, 1024, "A task.") < 8192 - 1024
+    with pytest.raises(ValueError, match="context window"):
+        chunk_budget(900, 512, "A task.")
+    assert normalise_name("The  Parents!") == "parents"
+
+
+def holders():
+    from core.majeval import Perspective
+
+    def p(i, who, text):
+        return Perspective(id=f"p{i}", stakeholder=who, perspective=text, document="d.pdf")
+
+    return [Stakeholder(name="AI developers", perspectives=[p(1, "AI developers", "Robust."),
+                                                            p(2, "AI developers", "Fast.")]),
+            Stakeholder(name="EdTech developers", perspectives=[p(3, "EdTech developers",
+                                                                  "Robust too.")]),
+            Stakeholder(name="parents", perspectives=[p(4, "parents", "Fun.")])]
+
+
+async def test_grouping_points_back_to_originals_and_repairs_the_reply(scripted):
+    reply = {"groups": [
+        {"name": "System developers", "description": "Build the tools.",
+         "stakeholders": ["AI developers", "EdTech developers"],
+         "perspectives": [[1, 3], [3], [9]]},  # 3 used twice, 9 unknown, 2 forgotten
+        {"name": "system developers", "stakeholders": [], "perspectives": []}]}
+    llm, gateway = scripted(lambda m: reply)
+    groups = await group_stakeholders(holders(), "Judge tools.", gateway)
+    assert [g.name for g in groups] == ["System developers", "parents"]
+    dev = groups[0]
+    assert [p.id for p in dev.perspectives] == ["p1", "p2"]
+    assert dev.merged == {"p1": ["p1", "p3"], "p2": ["p2"]}
+    assert dev.stakeholders == ["AI developers", "EdTech developers"]
+    assert "1. [AI developers] Robust." in llm.prompts[0]
+
+
+async def test_personas_left_out_are_asked_for_alone(scripted):
+    from core.majeval.stakeholder_grouping import GroupingReply, _build_groups
+
+    groups = _build_groups(GroupingReply.model_validate({"groups": [
+        {"name": "Developers", "perspectives": [[1], [2], [3]]}]}), [
+            p for s in holders() for p in s.perspectives][:3])
+
+    def reply(messages):
+        text = messages[-1]["content"]
+        if "3. Robust too." in text:  # the group call forgets perspective 2
+            return {"personas": [
+                {"perspective_no": 1, "name": "Ana", "demographics": "d", "perspective": "p",
+                 "specialty": "s", "psychological_traits": "t", "social_relationships": "r"},
+                {"perspective_no": 3, "name": "Ana", "demographics": "d", "perspective": "p",
+                 "specialty": "s", "psychological_traits": "t", "social_relationships": "r"}]}
+        assert "1. Fast." in text
+        return {"personas": [{"perspective_no": 1, "name": "Ben"}]}
+
+    llm, gateway = scripted(reply)
+    built = await construct_personas(groups, "Judge tools.", gateway)
+    assert [p.name for p in built.personas] == ["Ana", "Ben", "Ana (2)"]
+    assert [p.perspective_id for p in built.personas] == ["p1", "p2", "p3"]
+    assert llm.calls == 2 and not built.failures
+
+
+async def test_create_personas_stores_artefacts_and_edits_keep_who(scripted, tmp_path):
+    from core.project import Project
+
+    def reply(messages):
+        what = kind(messages)
+        if what == "extract":
+            return extraction_reply(messages)
+        if what == "group":
+            return {"groups": [{"name": "Parents", "stakeholders": ["Parents"],
+                                "perspectives": [[1], [2]]},
+                               {"name": "Teachers", "perspectives": [[3]]}]}
+        return {"personas": [{"perspective_no": 1, "name": "Someone", "perspective": "x"}]}
+
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        llm, gateway = scripted(reply, cache=project, context_window=1500, max_tokens=200)
+        made = await create_personas([DOC], "Judge QA pairs.", gateway, project=project)
+        assert [p.group for p in made.personas] == ["Parents", "Parents", "Teachers"]
+        stored = load_personas(project)
+        assert [p.id for p in stored] == [p.id for p in made.personas]
+        assert stored[0].evidence == "Parents told us that questions should be fun and short."
+        changed = edit_persona(project, stored[0], "specialty", "Speech therapy.", "Anna")
+        assert changed.specialty == "Speech therapy." and changed.edited
+        again = load_personas(project)[0]
+        assert again.edited and again.specialty == "Speech therapy."
+        assert project.list_edits(kind="majeval.persona")[0].who == "Anna"
+        calls = llm.calls
+        await create_personas([DOC], "Judge QA pairs.", gateway, project=project)
+        assert llm.calls == calls  # every answer came from the project
+        assert load_personas(project)[0].specialty == "Speech therapy."  # edit not overwritten
+
+
+async def test_no_perspective_found_is_a_plain_stage_error(scripted):
+    _llm, gateway = scripted(lambda m: {"stakeholders": []})
+    with pytest.raises(StageError, match="No stakeholder perspectives"):
+        await create_personas([DOC], "Judge QA pairs.", gateway, context_window=8192,
+                              answer_tokens=200)
