@@ -358,7 +358,9 @@ def memory(args: argparse.Namespace) -> None:
         runs += [(1_000_000, False), (1_000_000, True)]
     for n_answers, whole in runs:
         mem = measure_memory(n_answers, whole)
-        what = "aqer(): tables, RASA, F1/BLEU-1" if whole else "AQER iterations"
+        what = (
+            "aqer(): tables, RASA, F1/BLEU-1 (skipped > 50M pairs)" if whole else "AQER iterations"
+        )
         print(
             f"| {n_answers:,} | {what} | {mem['seconds']:.1f} | {mem['peak'] / 2**20:,.0f} MiB "
             f"| {mem['rss'] / 2**20:,.0f} MiB | {mem['embeddings'] / 2**20:,.0f} MiB |"
