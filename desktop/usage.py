@@ -9,6 +9,7 @@ as someone else has imported it (checked twice a second, a dictionary look-up), 
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from typing import Any
@@ -85,8 +86,7 @@ class UsageIndicator(QLabel):
         if self.attached:
             return True
         try:
-            from core import llm
-
+            llm = importlib.import_module("core.llm")  # sys.modules' entry, not a stale attribute
             llm.add_usage_listener(self.show_usage)
             current = getattr(llm, "session_usage", None)
             if current is not None:
