@@ -235,3 +235,53 @@ def test_a_failed_step_is_shown_and_nothing_is_stored(qtbot, window, scripted):
         assert "Not run yet" in wiz.build_status["components"].text()
     finally:
         broken.close()
+
+
+class GatedLLM:
+    """A fake model (the engine's JsonLLM protocol) that answers ``open`` calls at once and
+    then waits until the test lets it go (or the step is cancelled)."""
+
+    def __init__(self, open_calls: int) -> None:
+        self.open_calls = open_calls
+        self.asked: list[str] = []
+
+    async def complete_json(self, messages, schema, *, repeat=0, template_version="",
+                            cancel=None):
+        import asyncio
+
+        text = messages[-1]["content"]
+        while len(self.asked) >= self.open_calls:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            await asyncio.sleep(0.01)
+        self.asked.append(text)
+        return schema.model_validate({k: "yes" for k in schema.model_fields})
+
+
+def test_cancel_mid_scoring_then_resume_without_repeating(qtbot, window, scripted):
+    from core.interacteval import Checklist, ChecklistItem, save_checklist
+
+    fake = GatedLLM(open_calls=5)
+    wiz = open_interacteval_wizard(window, llm_factory=lambda profile, project, run_id: fake)
+    load_sample(qtbot, wiz)
+    for name in ("Clarity", "Accuracy"):
+        save_checklist(window.project, Checklist(dimension=name, items=[
+            ChecklistItem(component="A", question=f"Is the {name.lower()} fine?"),
+            ChecklistItem(component="A", question="Is it short?")]))
+    wiz.show_page("score")
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    click(qtbot, wiz.score_button)
+    qtbot.waitUntil(lambda: len(fake.asked) == 5, timeout=10_000)
+    qtbot.wait(50)
+    click(qtbot, wiz.score_panel.cancel_button)
+    assert wait_step(qtbot, wiz, "score") == "stopped"
+    assert wiz.page == "score" and "kept" in wiz.score_panel.message_label.text()
+    first = list(fake.asked)
+    assert len(first) == 5
+
+    fake.open_calls = 10_000  # resume: only the 19 texts not done yet are asked
+    click(qtbot, wiz.score_button)
+    assert wait_step(qtbot, wiz, "score") == "finished"
+    assert len(fake.asked) == 24
+    assert len(set(fake.asked)) == 24  # no text was asked twice
+    assert wiz.page == "results" and len(wiz.run.scores) == 24 and wiz.run.reused == 5
