@@ -9,6 +9,7 @@ message says what to do), 2 on bad arguments, 130 when interrupted.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Callable, Sequence
 
@@ -36,29 +37,40 @@ def stderr_progress(state: ProgressState) -> None:
     sys.stderr.flush()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; only ``command``'s module is imported (all of them when None)."""
+    import core.cli as registry  # the registry, even when this file runs as __main__
+    from core.cli_commands import COMMAND_MODULES
+
     parser = argparse.ArgumentParser(
         prog="evaldesk",
         description="EvalDesk: evaluate AI-generated text. Run without a command to open the app.",
     )
     parser.add_argument("--version", action="version", version=f"EvalDesk {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _register_commands()
-    import core.cli as registry  # the registry, even when this file runs as __main__
-
-    for add in registry.COMMANDS:
-        add(subparsers)
+    for name, (module, help_line) in COMMAND_MODULES.items():
+        if command is not None and name != command:
+            subparsers.add_parser(name, help=help_line)
+            continue
+        before = len(registry.COMMANDS)
+        importlib.import_module(module)
+        added = registry.COMMANDS[before:] or [
+            add for add in registry.COMMANDS if getattr(add, "__module__", "") == module
+        ]
+        for add in added:
+            add(subparsers)
     return parser
 
 
-def _register_commands() -> None:
-    """Import the modules that define commands (they append to ``COMMANDS``)."""
-    import core.cli_commands  # noqa: F401
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (the first argument that is not an option)."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_in(arguments) or "")
+    args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
