@@ -3,7 +3,8 @@
 Each command is a function ``add_<name>_parser(subparsers)`` registering a sub-parser whose
 ``func(args) -> int`` does the work through the same ``core`` code the app uses. Progress goes to
 stderr, results to files or stdout; exit code 0 on success, 1 on a user-fixable problem (the
-message says what to do), 2 on bad arguments, 130 when interrupted.
+message says what to do), 2 on bad arguments, 3 when results were written but some items failed,
+130 when interrupted.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from typing import Callable, Sequence
 
 from core import __version__
 from core.runs import ProgressState
+
+#: Exit code when results were written but some items failed (they are marked failed in the file).
+EXIT_SOME_FAILED = 3
 
 #: Functions that each add one command's sub-parser. Method packages append theirs here.
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []

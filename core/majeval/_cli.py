@@ -11,10 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli import COMMANDS, UserError, stderr_progress
-
-#: Exit code when the results were written but some debates had failures (marked in the file).
-EXIT_SOME_FAILED = 3
+from core.cli import COMMANDS, EXIT_SOME_FAILED, UserError, stderr_progress
 
 _EPILOG_RUN = (
     "Exit codes: 0 every debate finished; 1 a problem you can fix (the message says what); "
