@@ -29,6 +29,7 @@ from core.project import PROJECT_SUFFIX, Project, ProjectError, ProjectLocked
 from core.settings import Settings, SettingsProblem, SettingsStore
 from desktop import aqer as _aqer  # noqa: F401  (registers the AQER wizard; cheap)
 from desktop import interacteval as _interacteval  # noqa: F401  (registers its wizard; cheap)
+from desktop import majeval as _majeval  # noqa: F401  (registers the MAJ-Eval wizard; cheap)
 from desktop.about import AboutDialog
 from desktop.home import HomePage
 from desktop.methods import METHODS, wizard_for

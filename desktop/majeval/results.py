@@ -1,0 +1,514 @@
+"""The results page of the MAJ-Eval wizard: scores, feedback and debate transcripts,
+before/after the debate, agreement (alpha within groups, correlations with human ratings and a
+heat map drawn with matplotlib, imported only when first drawn)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.majeval.models import Col, RowsModel
+from desktop.run_panel import RunPanel
+
+__all__ = ["HeatMap", "ResultsView", "table_view"]
+
+ALL_GROUPS = "All groups (overall score)"
+
+
+def table_view(model: Any, stretch: int | None = None) -> QTableView:
+    view = QTableView()
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(True)
+    view.verticalHeader().setVisible(False)
+    header = view.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    if stretch is not None:
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    else:
+        header.setStretchLastSection(True)
+    return view
+
+
+def _mean_text(value: float | None) -> str | float:
+    return "" if value is None else round(float(value), 2)
+
+
+class HeatMap(QWidget):
+    """A matplotlib heat map (|Spearman| of each group with each human dimension)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.canvas: Any = None
+        self.figure: Any = None
+        self.values: list[list[float | None]] = []
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self.setMinimumHeight(220)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def draw(self, rows: list[str], columns: list[str], values: list[list[float | None]],
+             title: str) -> None:
+        if self.canvas is None:
+            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+            from matplotlib.figure import Figure
+
+            self.figure = Figure(figsize=(5, 3), dpi=100, layout="constrained")
+            self.canvas = FigureCanvasQTAgg(self.figure)
+            self._layout.addWidget(self.canvas)
+        self.values = values
+        self.figure.clear()
+        ax = self.figure.add_subplot(1, 1, 1)
+        import numpy as np
+
+        grid = np.array([[np.nan if v is None else v for v in row] for row in values],
+                        dtype=float)
+        image = ax.imshow(grid, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+        ax.set_xticks(range(len(columns)), labels=columns, fontsize=9)
+        ax.set_yticks(range(len(rows)), labels=rows, fontsize=9)
+        for r, row in enumerate(values):
+            for c, v in enumerate(row):
+                text = "n/a" if v is None else f"{v:.2f}"
+                colour = "white" if v is not None and v > 0.6 else "#1f2933"
+                ax.text(c, r, text, ha="center", va="center", fontsize=9, color=colour)
+        ax.set_title(title, fontsize=10, loc="left")
+        self.figure.colorbar(image, ax=ax, shrink=0.8)
+        self.canvas.draw_idle()
+
+
+class ResultsView(QWidget):
+    """Shows an :class:`core.majeval.EvaluationRun` (and its agreement statistics)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.run: Any = None
+        self.alphas: list[Any] = []
+        self.humans: list[Any] = []
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.export_button = QPushButton("Export to Excel…")
+        self.export_button.setObjectName("primaryButton")
+        self.export_button.setToolTip("Save every score, feedback, transcript, the personas and "
+                                      "the agreement statistics as one workbook.")
+        self.export_message = QLabel()
+        self.export_message.setObjectName("okText")
+        self.export_message.setWordWrap(True)
+        self.export_message.hide()
+        self.export_panel = RunPanel()
+        self.export_panel.hide()
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._scores_tab(), "Scores")
+        self.tabs.addTab(self._debate_tab(), "Feedback and debate")
+        self.tabs.addTab(self._change_tab(), "Before and after the debate")
+        self.tabs.addTab(self._agreement_tab(), "Agreement")
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.export_message)
+        layout.addWidget(self.export_panel)
+
+    # ------------------------------------------------------------------------------- tabs
+    def _scores_tab(self) -> QWidget:
+        self.scores_model = RowsModel([])
+        self.scores_view = table_view(self.scores_model)
+        self.scores_view.doubleClicked.connect(self._open_item)
+        hint = QLabel("Each group's score is the mean of its personas' final scores (computed by "
+                      "EvalDesk, not the model); “Overall” is the mean over the groups. A failed "
+                      "debate shows as failed, never as a score. Double-click an item to read "
+                      "its feedback and debate.")
+        hint.setObjectName("hint")
+        hint.setWordWrap(True)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(hint)
+        layout.addWidget(self.scores_view, 1)
+        return page
+
+    def _debate_tab(self) -> QWidget:
+        self.item_combo = QComboBox()
+        self.item_combo.setMinimumWidth(120)
+        self.item_combo.currentIndexChanged.connect(self._show_item)
+        self.group_combo = QComboBox()
+        self.group_combo.setMinimumWidth(160)
+        self.group_combo.currentIndexChanged.connect(self._show_group)
+        pick = QHBoxLayout()
+        pick.addWidget(QLabel("Item:"))
+        pick.addWidget(self.item_combo)
+        pick.addSpacing(16)
+        pick.addWidget(QLabel("Group:"))
+        pick.addWidget(self.group_combo)
+        pick.addStretch(1)
+        self.item_text = QPlainTextEdit()
+        self.item_text.setReadOnly(True)
+        self.item_text.setMaximumHeight(70)
+        self.feedback = QTextBrowser()
+        self.feedback.setMinimumHeight(90)
+        self.transcript_model = RowsModel([
+            Col("turn", "Turn", "0 = phase 1, everyone alone"),
+            Col("speaker", "Who spoke"),
+            Col("reason", "Why the coordinator chose them"),
+            Col("message", "What they said"),
+            Col("scores", "Scores after the turn"),
+        ])
+        self.transcript_view = table_view(self.transcript_model, stretch=3)
+        self.transcript_view.horizontalHeader().setSectionResizeMode(
+            2, QHeaderView.ResizeMode.Interactive)
+        self.transcript_view.setColumnWidth(2, 240)
+        self.transcript_view.horizontalHeader().setSectionResizeMode(
+            3, QHeaderView.ResizeMode.Stretch)
+        self.transcript_view.verticalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents)
+        lower = QSplitter(Qt.Orientation.Vertical)
+        box = QWidget()
+        bl = QVBoxLayout(box)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(QLabel("<b>The group's feedback</b> (the aggregator's summary)"))
+        bl.addWidget(self.feedback)
+        lower.addWidget(box)
+        tbox = QWidget()
+        tl = QVBoxLayout(tbox)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(QLabel("<b>Transcript</b>: phase 1 (everyone alone), then the debate"))
+        tl.addWidget(self.transcript_view)
+        lower.addWidget(tbox)
+        lower.setSizes([150, 400])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addLayout(pick)
+        layout.addWidget(self.item_text)
+        layout.addWidget(lower, 1)
+        return page
+
+    def _change_tab(self) -> QWidget:
+        self.change_model = RowsModel([
+            Col("group", "Group"), Col("dimension", "Dimension"),
+            Col("before", "Mean before (phase 1)", digits=2),
+            Col("after", "Mean after the debate", digits=2),
+            Col("change", "Change", digits=2),
+            Col("moved", "Items whose score changed"),
+            Col("turns", "Debate turns (mean)", digits=1),
+        ])
+        self.change_view = table_view(self.change_model)
+        self.change_items_model = RowsModel([])
+        self.change_items_view = table_view(self.change_items_model)
+        hint = QLabel("How the debate moved the scores: each group's mean over the items before "
+                      "the discussion (phase 1, everyone alone) and after it.")
+        hint.setObjectName("hint")
+        hint.setWordWrap(True)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(hint)
+        layout.addWidget(self.change_view, 1)
+        layout.addWidget(QLabel("<b>Per item</b> (before → after)"))
+        layout.addWidget(self.change_items_view, 2)
+        return page
+
+    def _agreement_tab(self) -> QWidget:
+        self.alpha_model = RowsModel([
+            Col("group", "Group"), Col("dimension", "Dimension"),
+            Col("before", "Alpha before the debate", digits=2),
+            Col("after", "Alpha after the debate", digits=2),
+            Col("note", "Note"),
+        ])
+        self.alpha_view = table_view(self.alpha_model)
+        self.human_model = RowsModel([
+            Col("group", "Group"), Col("dimension", "Our dimension"),
+            Col("human", "Human rating"), Col("spearman", "|Spearman|", digits=2),
+            Col("p", "p-value", digits=3), Col("kendall", "Kendall tau-b", digits=2),
+            Col("pearson", "Pearson", digits=2), Col("n", "n"), Col("note", "Note"),
+        ])
+        self.human_view = table_view(self.human_model)
+        self.heatmap = HeatMap()
+        self.no_humans = QLabel("The items have no human ratings, so there is nothing to compare "
+                                "with. Choose the rating columns on the Items page to see "
+                                "agreement with people.")
+        self.no_humans.setObjectName("hint")
+        self.no_humans.setWordWrap(True)
+        hint = QLabel("Krippendorff's alpha (ordinal) says how much the personas of a group agree "
+                      "with each other over the items (1 = fully, 0 = no better than chance); "
+                      "“undefined” when there are too few items or no variation.")
+        hint.setObjectName("hint")
+        hint.setWordWrap(True)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(hint)
+        ll.addWidget(self.alpha_view, 1)
+        ll.addWidget(QLabel("<b>Agreement with human ratings</b> (after the debate)"))
+        ll.addWidget(self.human_view, 1)
+        ll.addWidget(self.no_humans)
+        splitter = QSplitter()
+        splitter.addWidget(left)
+        splitter.addWidget(self.heatmap)
+        splitter.setSizes([560, 420])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(splitter, 1)
+        return page
+
+    # ------------------------------------------------------------------------------ filling
+    def set_run(self, run: Any, alphas: list[Any] | None = None,
+                humans: list[Any] | None = None) -> None:
+        self.run = run
+        self.alphas = list(alphas or [])
+        self.humans = list(humans or [])
+        self.export_message.hide()
+        groups = list(dict.fromkeys(g.group for item in run.items for g in item.groups))
+        dims = [d.name for d in run.dimensions]
+        failed = len(run.failed_units)
+        n_units = len(run.groups)
+        self.summary.setText(
+            f"<b>{len(run.items)} items</b> judged by <b>{len(groups)} stakeholder groups</b> "
+            f"({len(run.personas)} personas) with {run.model or 'the model'}. "
+            + (f"<span style='color:#b42318'><b>{failed} of {n_units} debates failed</b></span>"
+               " (shown as failed; run again to retry them)." if failed else
+               "Every debate finished."))
+        self._fill_scores(groups, dims)
+        self._fill_change(groups, dims)
+        self._fill_agreement()
+        self.item_combo.blockSignals(True)
+        self.item_combo.clear()
+        for r in run.items:
+            self.item_combo.addItem(r.item_id)
+        self.item_combo.blockSignals(False)
+        self.group_combo.blockSignals(True)
+        self.group_combo.clear()
+        self.group_combo.addItems(groups)
+        self.group_combo.blockSignals(False)
+        self._show_item()
+
+    def _fill_scores(self, groups: list[str], dims: list[str]) -> None:
+        many = len(dims) > 1
+        columns = [Col("item", "Item"), Col("status", "Status")]
+        for g in groups:
+            for d in dims:
+                columns.append(Col(f"{g}|{d}", f"{g} · {d}" if many else g,
+                                   f"{g}: mean of its personas' final {d} scores", digits=2,
+                                   missing="failed"))
+        for d in dims:
+            columns.append(Col(f"overall|{d}", f"Overall · {d}" if many else "Overall",
+                               "mean of the groups' scores", digits=2, missing="failed"))
+        columns.append(Col("note", "Note", missing=""))
+        inputs = {i.id: i for i in self.run.item_inputs}
+        columns.insert(1, Col("content", "Content"))
+        rows = []
+        for r in self.run.items:
+            row: dict[str, Any] = {"item": r.item_id, "status": r.status, "note": r.error,
+                                   "content": _short(inputs[r.item_id].content, 60)
+                                   if r.item_id in inputs else ""}
+            for g in r.groups:
+                for d in dims:
+                    value = g.final_mean.get(d)
+                    row[f"{g.group}|{d}"] = None if g.status == "failed" or value is None \
+                        else float(value)
+            for d in dims:
+                value = r.overall.get(d)
+                row[f"overall|{d}"] = None if value is None else float(value)
+            rows.append(row)
+        self.scores_model.set_rows(rows, columns)
+        self.scores_view.resizeColumnsToContents()
+        self.scores_view.setColumnWidth(1, 360)
+
+    def _fill_change(self, groups: list[str], dims: list[str]) -> None:
+        rows, per_item = [], []
+        for g in groups:
+            for d in dims:
+                units = [gr for r in self.run.items for gr in r.groups
+                         if gr.group == g and gr.status != "failed"]
+                before = [u.initial_mean[d] for u in units if d in u.initial_mean]
+                after = [u.final_mean[d] for u in units if d in u.final_mean]
+                mb = sum(before) / len(before) if before else None
+                ma = sum(after) / len(after) if after else None
+                moved = sum(1 for u in units if d in u.initial_mean and d in u.final_mean
+                            and abs(u.initial_mean[d] - u.final_mean[d]) > 1e-9)
+                turns = [sum(1 for t in u.turns if t.kind == "debate") for u in units]
+                rows.append({"group": g, "dimension": d, "before": mb, "after": ma,
+                             "change": (ma - mb) if mb is not None and ma is not None else None,
+                             "moved": f"{moved} of {len(units)}",
+                             "turns": sum(turns) / len(turns) if turns else None})
+        columns = [Col("item", "Item")]
+        for g in groups:
+            for d in dims:
+                columns.append(Col(f"{g}|{d}", f"{g} · {d}" if len(dims) > 1 else g,
+                                   missing="failed"))
+        for r in self.run.items:
+            row: dict[str, Any] = {"item": r.item_id}
+            for gr in r.groups:
+                for d in dims:
+                    if gr.status == "failed" or d not in gr.final_mean:
+                        row[f"{gr.group}|{d}"] = None
+                    else:
+                        row[f"{gr.group}|{d}"] = (f"{gr.initial_mean.get(d, 0):.2f} → "
+                                                  f"{gr.final_mean[d]:.2f}")
+            per_item.append(row)
+        self.change_model.set_rows(rows)
+        self.change_items_model.set_rows(per_item, columns)
+
+    def _fill_agreement(self) -> None:
+        rows = []
+        for a in self.alphas:
+            rows.append({"group": a.group, "dimension": a.dimension,
+                         "before": a.before.value, "after": a.after.value,
+                         "note": "; ".join(sorted({x.reason for x in (a.before, a.after)
+                                                   if x.reason})),
+                         "status": ""})
+        for row in rows:
+            if row["before"] is None:
+                row["before"] = "undefined"
+            if row["after"] is None:
+                row["after"] = "undefined"
+        self.alpha_model.set_rows(rows)
+        after = [h for h in self.humans if h.stage == "after debate"]
+        human_rows = []
+        for h in after:
+            rep = h.report
+            sp = rep.spearman
+            human_rows.append({
+                "group": h.group, "dimension": h.dimension, "human": h.human_dimension,
+                "spearman": abs(sp.value) if sp.value is not None else "undefined",
+                "p": sp.p_value, "kendall": rep.kendall.value, "pearson": rep.pearson.value,
+                "n": rep.n, "note": sp.reason or ""})
+        self.human_model.set_rows(human_rows)
+        has = bool(after)
+        self.human_view.setVisible(has)
+        self.heatmap.setVisible(has)
+        self.no_humans.setVisible(not has)
+        if has:
+            groups = list(dict.fromkeys(h.group for h in after))
+            pairs = list(dict.fromkeys((h.dimension, h.human_dimension) for h in after))
+            many = len({d for d, _ in pairs}) > 1
+            labels = [f"{d} vs {hd}" if many else hd for d, hd in pairs]
+            values = []
+            for g in groups:
+                line = []
+                for d, hd in pairs:
+                    h = next((x for x in after if x.group == g and x.dimension == d
+                              and x.human_dimension == hd), None)
+                    v = h.report.spearman.value if h is not None else None
+                    line.append(abs(v) if v is not None else None)
+                values.append(line)
+            names = ["All groups" if g == ALL_GROUPS else g for g in groups]
+            self.heatmap.draw(names, labels, values,
+                              "|Spearman| with human ratings, after the debate")
+
+    # ------------------------------------------------------------------------ item details
+    @Slot()
+    def _open_item(self, index: Any) -> None:
+        self.item_combo.setCurrentIndex(index.row())
+        self.tabs.setCurrentIndex(1)
+
+    def show_item(self, item_id: str, group: str | None = None) -> None:
+        self.item_combo.setCurrentIndex(max(0, self.item_combo.findText(item_id)))
+        if group is not None:
+            self.group_combo.setCurrentIndex(max(0, self.group_combo.findText(group)))
+        self.tabs.setCurrentIndex(1)
+
+    def _current_group_result(self) -> Any:
+        if self.run is None or not self.run.items:
+            return None
+        r = self.run.items[max(0, self.item_combo.currentIndex())]
+        return next((g for g in r.groups if g.group == self.group_combo.currentText()), None)
+
+    @Slot()
+    def _show_item(self, *_args: Any) -> None:
+        if self.run is None or not self.run.items:
+            return
+        r = self.run.items[max(0, self.item_combo.currentIndex())]
+        inputs = {i.id: i for i in self.run.item_inputs}
+        item = inputs.get(r.item_id)
+        text = item.content if item else ""
+        if item is not None and item.context:
+            text += f"\n\nContext: {item.context}"
+        self.item_text.setPlainText(text)
+        self._show_group()
+
+    @Slot()
+    def _show_group(self, *_args: Any) -> None:
+        g = self._current_group_result()
+        if g is None:
+            self.feedback.setHtml("")
+            self.transcript_model.set_rows([])
+            return
+        import html
+
+        dims = [d.name for d in self.run.dimensions]
+        scores = ", ".join(
+            f"{d}: {g.initial_mean[d]:.2f} → {g.final_mean[d]:.2f}" for d in dims
+            if d in g.initial_mean and d in g.final_mean)
+        parts = []
+        if g.status == "failed":
+            parts.append(f"<p style='color:#b42318'><b>This debate failed:</b> "
+                         f"{html.escape(g.error)}</p>")
+        elif g.status == "partial":
+            parts.append(f"<p style='color:#8a5a00'><b>Partly failed:</b> "
+                         f"{html.escape(g.error)}</p>")
+        if scores:
+            parts.append(f"<p><b>Scores (before → after the debate):</b> {html.escape(scores)}"
+                         + (f"<br><i>The debate ended: {html.escape(g.stop_reason)}.</i>"
+                            if g.stop_reason else "") + "</p>")
+        if g.feedback:
+            body = html.escape(g.feedback).replace("\n", "<br>")
+            parts.append(f"<p>{body}</p>")
+        elif g.feedback_error:
+            parts.append(f"<p style='color:#b42318'>No feedback: "
+                         f"{html.escape(g.feedback_error)}</p>")
+        self.feedback.setHtml("".join(parts))
+        rows = []
+        for a in g.agents:
+            if a.initial is not None:
+                rows.append({"turn": 0, "speaker": a.agent,
+                             "reason": "Phase 1: everyone evaluates alone.",
+                             "message": a.initial.rationale, "scores": _scores(a.initial.scores)})
+            else:
+                rows.append({"turn": 0, "speaker": a.agent, "status": "failed",
+                             "reason": "Phase 1: everyone evaluates alone.",
+                             "message": f"FAILED: {a.error}", "scores": ""})
+        for t in g.turns:
+            message = f"FAILED: {t.error}" if t.error else t.message
+            if t.kind == "final" and not t.error:
+                message = f"Final evaluation: {message}"
+            rows.append({"turn": t.turn, "speaker": t.speaker, "reason": t.reason,
+                         "message": message, "scores": _scores(t.scores),
+                         "status": "failed" if t.error else ""})
+        self.transcript_model.set_rows(rows)
+        self.transcript_view.resizeRowsToContents()
+
+    def show_export(self, path: str) -> None:
+        self.export_message.setText(f"Saved {path}")
+        self.export_message.show()
+
+
+def _scores(scores: dict[str, int] | None) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in scores.items()) if scores else ""
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,213 @@
+"""The MAJ-Eval wizard end to end on the sample set (pytest-qt, offscreen), with a scripted
+model through the real gateway (core.llm.ScriptedLLM)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.majeval import load_personas
+from core.majeval.stored import load_state
+from desktop.majeval import open_majeval_wizard
+from tests.desktop.majeval_support import TRUE, USER, click, kind, panel, wait_step
+
+RESULT_SHEETS = ["Items", "Group scores", "Agent scores", "Feedback", "Transcripts",
+                 "Personas", "Evidence", "Agreement", "Read me"]
+
+
+@pytest.fixture
+def scripted(window):
+    from core.llm import ScriptedLLM
+
+    llm = ScriptedLLM(panel, name="mj-wizard")
+    window.settings.user_name = USER
+    window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
+    window.settings.default_profile = "Scripted"
+    yield llm
+    llm.close()
+
+
+def to_personas(qtbot, wiz):
+    """Sample set loaded, personas made (the wizard is left on the Personas page)."""
+    click(qtbot, wiz.sample_button)
+    assert wait_step(qtbot, wiz, "sample") == "finished", wiz.sample_panel.message_label.text()
+    wiz.show_page("extraction")
+    click(qtbot, wiz.extract_button)
+    assert wait_step(qtbot, wiz, "extraction") == "finished", \
+        wiz.extract_panel.message_label.text()
+    assert wiz.page == "personas"
+
+
+def run_all(qtbot, wiz):
+    wiz.show_page("run")
+    click(qtbot, wiz.run_button)
+    assert wait_step(qtbot, wiz, "run") == "finished", wiz.run_panel.message_label.text()
+    assert wait_step(qtbot, wiz, "results") == "finished"
+
+
+def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
+    import pandas as pd
+
+    wiz = open_majeval_wizard(window)
+    assert window.stack.currentWidget() is wiz and wiz.page == "task"
+    assert not wiz.next_button.isEnabled()  # no task yet
+    click(qtbot, wiz.template_buttons["Medical evidence summaries"])
+    wiz._save_task()
+    assert "medical studies" in load_state(window.project).task
+
+    # -- the sample set: task, two documents, the items
+    click(qtbot, wiz.sample_button)
+    assert wait_step(qtbot, wiz, "sample") == "finished"
+    project = window.project
+    state = load_state(project)
+    assert state.task.startswith("Judge question-and-answer pairs")
+    assert state.documents == ["parents_views.md", "teachers_views.md"]
+    assert len(state.item_list) == 6
+
+    # -- documents: correct a page's text; stored with who
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "documents"
+    wiz.doc_list.setCurrentRow(1)
+    wiz.page_list.setCurrentRow(0)
+    original = wiz.page_edit.toPlainText()
+    assert "Thirty-two teachers" in original
+    wiz.page_edit.setPlainText(original.replace("Thirty-two teachers",
+                                                "Thirty-two CORRECTED teachers"))
+    wiz.save_page_text()
+    edits = project.list_edits(("majeval.document", "teachers_views.md"))
+    assert edits and edits[-1].who == USER and edits[-1].field == "pages.0"
+    assert wiz.docs[1].pages[0].edited
+    assert "corrected" in wiz.page_list.item(0).text()
+
+    # -- extraction: live progress, then the persona editor with everything found
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "extraction"
+    click(qtbot, wiz.extract_button)
+    assert wait_step(qtbot, wiz, "extraction") == "finished"
+    extraction = [r for r in scripted.requests if kind(r.messages) == "extract"]
+    assert len(extraction) == 2
+    assert any("Thirty-two CORRECTED teachers" in r.prompt for r in extraction)  # the correction
+    assert "calls" in wiz.extract_usage.text() and "tokens" in wiz.extract_usage.text()
+    assert wiz.page == "personas"
+    editor = wiz.editor
+    assert editor.groups() == ["Parents and carers", "Teachers"]
+    assert len(editor.personas) == 7
+    assert all(p.page is not None for p in editor.personas)  # every quote found on its page
+
+    # -- items: columns guessed, human ratings found
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "items"
+    setup = load_state(project).items
+    assert setup.columns == {"content": "qa_pair", "context": "story_section", "id": "id"}
+    assert setup.human == ["teacher_rating"]
+    assert wiz.items_model.rowCount() == 6
+    assert [d.name for d in load_state(project).dimensions] == ["Overall quality"]
+
+    # -- run: options stored, then every debate
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "run"
+    wiz.rounds_spin.setValue(2)
+    assert load_state(project).settings.rounds == 2
+    click(qtbot, wiz.run_button)
+    assert wait_step(qtbot, wiz, "run") == "finished"
+    assert wait_step(qtbot, wiz, "results") == "finished"
+    assert wiz.page == "results"
+    statuses = {r["status"] for r in wiz.units_model.rows()}
+    assert statuses == {"finished"} and wiz.units_model.rowCount() == 12
+
+    # -- results: scores per group and overall, transcript with the coordinator's reasons
+    view = wiz.results
+    rows = view.scores_model.rows()
+    assert [r["item"] for r in rows] == ["q1", "q2", "q3", "q4", "q5", "q6"]
+    truths = list(TRUE.values())
+    assert [r["overall|Overall quality"] for r in rows] == [float(t) for t in truths]
+    assert rows[0]["Teachers|Overall quality"] == float(truths[0])
+    view.show_item("q3", "Teachers")
+    transcript = view.transcript_model.rows()
+    assert [r["turn"] for r in transcript][:3] == [0, 0, 0]
+    debate = [r for r in transcript if r["turn"] != 0]
+    assert debate and all(r["reason"] for r in debate)
+    assert "agree" in view.feedback.toPlainText()
+    assert view.human_model.rowCount() > 0  # teacher ratings: agreement shown
+    assert view.heatmap.values and view.heatmap.values[0]
+    assert view.alpha_model.rowCount() == 2
+
+    # -- export: the engine's workbook, read back
+    target = tmp_path / "results.xlsx"
+    wiz.export(target)
+    assert wait_step(qtbot, wiz, "export") == "finished"
+    book = pd.read_excel(target, sheet_name=None)
+    assert list(book) == RESULT_SHEETS
+    assert len(book["Items"]) == 6
+    readme = " ".join(book["Read me"].astype(str).fillna("").values.ravel())
+    assert "Document corrections" in readme and USER in readme
+
+
+def test_cancel_mid_run_then_resume_repeats_no_finished_debate(qtbot, window, tmp_path):
+    from core.llm import ScriptedLLM
+
+    seen: list[str] = []
+    wiz_ref: list = []
+
+    def stopping(messages):
+        if kind(messages) == "aggregate":
+            seen.append("a")
+            if len(seen) == 3:  # Cancel pressed while the third group summary comes in
+                wiz_ref[0].run_panel.request_cancel()
+        return panel(messages)
+
+    llm = ScriptedLLM(stopping, name="mj-cancel")
+    try:
+        window.settings.user_name = USER
+        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0,
+                                                   max_concurrency=1))
+        window.settings.default_profile = "Scripted"
+        wiz = open_majeval_wizard(window)
+        wiz_ref.append(wiz)
+        to_personas(qtbot, wiz)
+        wiz.show_page("run")
+        before = llm.calls
+        click(qtbot, wiz.run_button)
+        assert wait_step(qtbot, wiz, "run") == "stopped"
+        finished = [r for r in wiz.units_model.rows() if r["status"] == "finished"]
+        assert 1 <= len(finished) < 12
+        assert "already finished" in wiz.run_summary.text()
+        first = [json.dumps(r.messages) for r in llm.requests[before:]]
+
+        middle = llm.calls
+        click(qtbot, wiz.run_button)
+        assert wait_step(qtbot, wiz, "run") == "finished"
+        again = [json.dumps(r.messages) for r in llm.requests[middle:]]
+        assert not set(first) & set(again)  # nothing asked twice
+        personas = {p.name: p.group for p in load_personas(window.project)}
+        items = {i.id: i.content for i in load_state(window.project).item_list}
+        for unit in finished:
+            for r in llm.requests[middle:]:
+                system = r.messages[0]["content"]
+                named = next((n for n in personas if system.startswith(f"You are {n}.")), None)
+                assert not (items[unit["item"]] in system and named is not None
+                            and personas[named] == unit["group"])
+        assert {r["status"] for r in wiz.units_model.rows()} == {"finished"}
+    finally:
+        llm.close()
+
+
+def test_reopened_project_shows_results_without_new_calls(qtbot, window, scripted, tmp_path):
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    run_all(qtbot, wiz)
+    path = tmp_path / "study.evaldesk"
+    window.ask_save_path = lambda: str(path)
+    assert window.save_project_as()
+    calls = scripted.calls
+    window.close_project()
+    assert window.open_project(path)
+    wiz2 = open_majeval_wizard(window)
+    assert wiz2 is not wiz
+    qtbot.waitUntil(lambda: wiz2.page == "results", timeout=20_000)
+    assert wiz2.results.scores_model.rowCount() == 6
+    assert wiz2.task_edit.toPlainText().startswith("Judge question-and-answer pairs")
+    assert len(wiz2.docs) == 2 and len(wiz2.editor.personas) == 7
+    assert load_state(window.project).settings.rounds == 3
+    assert scripted.calls == calls  # shown from the project, nothing recomputed
