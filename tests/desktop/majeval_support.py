@@ -18,20 +18,20 @@ FOUND = {
     "parents_views.md": {
         "parents": [
             ("Questions should feel like a conversation, not a test.",
-             "One mother said that a question should feel like a conversation and not like a "
-             "spelling test at school."),
+             ("One mother said that a question should feel like a conversation and not like a "
+             "spelling test at school.")),
             ("Answers must be correct and simple so they can be read aloud.",
-             "Many parents asked that the answers be correct and simple, because they often "
-             "read the suggested answer aloud to check what their child said."),
+             ("Many parents asked that the answers be correct and simple, because they often "
+             "read the suggested answer aloud to check what their child said.")),
             ("Questions should connect the story to the child's own feelings.",
-             "Parents said such questions help children name their feelings, which they see as "
-             "important at this age."),
+             ("Parents said such questions help children name their feelings, which they see as "
+             "important at this age.")),
         ],
         "grandparents": [
             ("A wrong answer confuses carers who cannot check it.",
-             "A grandmother who cares for two children after school said she does not have time "
+             ("A grandmother who cares for two children after school said she does not have time "
              "to look up whether an answer is right, so a wrong answer would confuse both her "
-             "and the children."),
+             "and the children.")),
         ],
     },
     "teachers_views.md": {
@@ -39,13 +39,13 @@ FOUND = {
             ("Questions should move from what happened to why it happened.",
              "Teachers said that good questions move from the literal to the inferential."),
             ("Every question must be answerable from the section read.",
-             "Teachers wanted every question to be answerable from the story section that was "
-             "read."),
+             ("Teachers wanted every question to be answerable from the story section that was "
+             "read.")),
         ],
         "special-education teachers": [
             ("Avoid sarcasm and figurative language.",
-             "A special-education teacher asked that questions avoid sarcasm and figurative "
-             "language that some children take literally."),
+             ("A special-education teacher asked that questions avoid sarcasm and figurative "
+             "language that some children take literally.")),
         ],
     },
 }
