@@ -48,8 +48,18 @@ AGREEMENT_COLUMNS = [
     Column("ci_high", "95% CI high", "number", "", "—"),
     Column("p_value", "p", "number", "", "—"),
     Column("n", "n", "int", "Texts (or systems, or documents) used.", "—"),
-    Column("note", "Groups used / skipped, texts left out"),
+    Column("used", "Used / skipped", "text",
+           "How many source documents and texts took part (the full notes are in the export's "
+           "Agreement sheet)."),
 ]
+
+
+def _short_note(note: str) -> str:
+    """The parts of an agreement note that say what was used or left out."""
+    keep = [p.strip() for p in str(note or "").split(";")
+            if "resample" not in p
+            and any(w in p for w in ("used", "left out", "skipped", "Not computed"))]
+    return "; ".join(keep)
 
 
 def _fit_columns(view: Any, stretch: int | None = None, max_width: int = 260) -> None:
@@ -146,7 +156,6 @@ class ResultsView(QWidget):
 
         self.agreement_model = FrameModel(AGREEMENT_COLUMNS)
         self.agreement_view = table_view(self.agreement_model, sortable=False)
-        self.agreement_view.setWordWrap(True)
         self.agreement_label = QLabel()
         self.agreement_label.setWordWrap(True)
         self.agreement_panel = RunPanel()
@@ -249,10 +258,9 @@ class ResultsView(QWidget):
             dimension = str(r.get("comparison", "")).split(":")[0]
             out.append([dimension, r.get("kind"), r.get("statistic"), r.get("value"),
                         r.get("ci_low"), r.get("ci_high"), r.get("p_value"), r.get("n"),
-                        r.get("note")])
+                        _short_note(r.get("note", "")) or None])
         self.agreement_model.set_rows(out)
-        _fit_columns(self.agreement_view, stretch=8, max_width=240)
-        self.agreement_view.resizeRowsToContents()
+        _fit_columns(self.agreement_view, stretch=8, max_width=300)
         if rows:
             self.agreement_label.setText(
                 "How well the checklist scores follow the human scores. Three kinds, as the "

@@ -169,6 +169,7 @@ class InteractEvalWizard(QWidget):
         self.agreement: list[Any] = []
         self._filling = False
         self._tasks: set[Any] = set()
+        self._samples_problems: list[str] = []
         self._retired = False
         signal = getattr(main_window, "project_changed", None)
         if signal is not None:
@@ -545,9 +546,7 @@ class InteractEvalWizard(QWidget):
             self.state.chosen[d.name] = [i for i, s in enumerate(samples)
                                          if s.dimension == d.name and any(s is p for p in picked)]
         self._save()
-        self.samples_label.setText(f"{len(samples)} rated samples from {path.name}"
-                                   + (f" ({len(problems)} rows skipped: {problems[0]})"
-                                      if problems else "."))
+        self._samples_problems = problems
         self._fill_samples()
 
     @Slot()
@@ -567,10 +566,11 @@ class InteractEvalWizard(QWidget):
         mine = [(i, s) for i, s in enumerate(self.state.samples) if s.dimension == name]
         self.samples_model.set_samples(mine, self.state.chosen.get(name, []))
         self.samples_view.resizeRowsToContents()
-        if self.state.samples_file and not self.samples_label.text().startswith(
-                f"{len(self.state.samples)}"):
-            self.samples_label.setText(f"{len(self.state.samples)} rated samples from "
-                                       f"{self.state.samples_file}.")
+        if self.state.samples_file:
+            problems = self._samples_problems
+            self.samples_label.setText(
+                f"{len(mine)} rated samples for {name} from {self.state.samples_file}"
+                + (f" ({len(problems)} rows skipped: {problems[0]})" if problems else "."))
         self._count_samples()
 
     def _count_samples(self) -> None:
@@ -588,6 +588,7 @@ class InteractEvalWizard(QWidget):
     def _think_aloud_page(self) -> QWidget:
         self.assessor_list = QListWidget()
         self.assessor_list.setMaximumHeight(110)
+        self.assessor_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.assessor_list.setToolTip("Tick the model profiles (from Settings) that think "
                                       "aloud. The paper used four different models.")
         self.assessor_list.itemChanged.connect(self._assessors_ticked)
@@ -696,7 +697,8 @@ class InteractEvalWizard(QWidget):
                 self.state.assessors = [default if default in names else names[0]]
             self.assessor_list.clear()
             for p in profiles:
-                item = QListWidgetItem(f"{p.name}  ({p.model})")
+                item = QListWidgetItem(p.name)
+                item.setToolTip(f"Model: {p.model}")
                 item.setData(Qt.ItemDataRole.UserRole, p.name)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(Qt.CheckState.Checked if p.name in self.state.assessors

@@ -207,11 +207,11 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
         ("Tokens per text, all 4 dimensions",
          f"{(usage.prompt_tokens + usage.completion_tokens) / usage.calls * len(lists):,.0f}"),
         ("Re-run, same run resumed (scores from the project)",
-         f"{again.usage.calls} calls, {again.usage.cache_hits} cache hits, "
-         f"{resume_wall * 1000:.0f} ms"),
+         (f"{again.usage.calls} calls, {again.usage.cache_hits} cache hits, "
+         f"{resume_wall * 1000:.0f} ms")),
         ("Re-run, new scoring, answers from the LLM cache",
-         f"{cached.usage.calls} calls, {cached.usage.cache_hits:,} cache hits, "
-         f"{cache_wall:.1f} s"),
+         (f"{cached.usage.calls} calls, {cached.usage.cache_hits:,} cache hits, "
+         f"{cache_wall:.1f} s")),
         ("Project file size", f"{size_mb:.1f} MB"),
     ]
     return rows

@@ -1,0 +1,121 @@
+"""Screenshots of the InteractEval wizard on the sample set (for the README and the docs).
+
+    EVALDESK_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1400x900x24" \\
+        .venv/bin/python -m desktop.interacteval._screenshots resources/screenshots
+
+Runs the real app window with a scripted model (no network; the replies only show the layout,
+they say nothing about quality) and saves ``interacteval-<page>.png``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+
+async def _wait(condition, timeout: float = 120.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise TimeoutError("the wizard did not get there in time")
+        await asyncio.sleep(0.05)
+
+
+async def _step(wiz, what: str) -> str:
+    done: list[str] = []
+    wiz.step_ended.connect(lambda name, status: done.append(status) if name == what else None)
+    await _wait(lambda: bool(done))
+    return done[0]
+
+
+async def _shoot(session, folder: Path) -> None:
+    from core.llm import ScriptedLLM
+    from desktop.interacteval import open_interacteval_wizard
+    from tests.desktop.interacteval_support import scripted_reply
+
+    window = session.window
+    window.resize(1280, 820)
+    llm = ScriptedLLM(scripted_reply, name="screenshots", delay_s=0.05)
+    window.settings.user_name = "Ms Okafor"
+    window.settings.upsert_profile(llm.profile(name="GPT-4o mini (example)"))
+    window.settings.upsert_profile(llm.profile(name="Llama 3.1 8B (example)"))
+    window.settings.default_profile = "GPT-4o mini (example)"
+    await asyncio.sleep(0.3)
+
+    def grab(name: str) -> None:
+        session.app.processEvents()
+        path = folder / f"interacteval-{name}.png"
+        window.grab().save(str(path))
+        print(path, path.stat().st_size // 1024, "KB")
+
+    wiz = open_interacteval_wizard(window)
+    wiz.load_sample_set()
+    await _wait(lambda: bool(wiz.state.samples) and not wiz.busy)
+    await asyncio.sleep(0.2)
+    grab("dimensions")
+    wiz.go_next()
+    await asyncio.sleep(0.3)
+    grab("samples")
+    wiz.go_next()
+    items = [wiz.assessor_list.item(i) for i in range(wiz.assessor_list.count())]
+    for item in items:
+        if "example" in item.text():
+            item.setCheckState(item.checkState().Checked)
+    wiz.run_think_aloud()
+    await _step(wiz, "think_aloud")
+    wiz.author_edit.setText("Ms Okafor")
+    await asyncio.sleep(0.3)
+    grab("think-aloud")
+    wiz.go_next()
+    wiz.run_remaining()
+    await _step(wiz, "build")
+    wiz.show_build_step("sub_questions")
+    await asyncio.sleep(0.3)
+    grab("build")
+    wiz.go_next()
+    wiz.editor.model.set_question(0, 0, "Does the answer use only words a ten-year-old knows?")
+    wiz.editor.select(0, 0)
+    await asyncio.sleep(0.3)
+    grab("checklist")
+    wiz.dim_combo.setCurrentText("Accuracy")
+    wiz.show_page("build")
+    wiz.run_remaining()
+    await _step(wiz, "build")
+    wiz.show_page("score")
+    await _wait(lambda: wiz.opened_texts is not None and not wiz.busy)
+    await asyncio.sleep(0.3)
+    grab("score")
+    wiz.start_scoring()
+    await _step(wiz, "score")
+    await _wait(lambda: bool(wiz.agreement))
+    wiz.results.scores_view.selectRow(1)
+    await asyncio.sleep(0.4)
+    grab("results")
+    wiz.results.tabs.setCurrentIndex(1)
+    await asyncio.sleep(0.8)
+    grab("results-distribution")
+    wiz.results.tabs.setCurrentIndex(2)
+    await asyncio.sleep(0.4)
+    grab("results-agreement")
+    llm.close()
+
+
+def main(argv: list[str]) -> int:
+    from desktop.app import start
+
+    root = Path(__file__).resolve().parents[2]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    folder = Path(argv[0] if argv else "resources/screenshots").resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    session = start()
+    with session.loop:
+        session.loop.run_until_complete(_shoot(session, folder))
+    session.window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
