@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.setup-done
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench dist deb smoke clean
 
 # Set up once (and again whenever pyproject.toml changes).
 $(STAMP): pyproject.toml
@@ -30,6 +30,19 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+# The one-folder app in dist/EvalDesk/ (PyInstaller, build.spec; ~10 min on 2 cores).
+dist: $(STAMP)
+	$(PY) -c "import PyInstaller" 2>/dev/null || $(PY) -m pip install --quiet --quiet -e ".[build]"
+	$(PY) -m PyInstaller --noconfirm --log-level WARN build.spec
+
+# Linux installer: dist/evaldesk_<version>_<arch>.deb around dist/EvalDesk/.
+deb: dist
+	installers/linux/build_deb.sh
+
+# Checks the built app without Python: --version, headless AQER vs source, the window under Xvfb.
+smoke: $(STAMP)
+	$(PY) installers/smoke_test.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache
