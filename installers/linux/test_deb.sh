@@ -15,6 +15,11 @@ echo "== installing $DEB ($(du -h "$DEB" | cut -f1))"
 $SUDO dpkg -i "$DEB"
 test -x /usr/bin/evaldesk
 grep -q "MimeType=application/x-evaldesk-project" /usr/share/applications/evaldesk.desktop
+if [ -f /usr/share/mime/globs2 ]; then
+    grep -q "application/x-evaldesk-project:\*.evaldesk" /usr/share/mime/globs2 \
+        || { echo "[FAIL] .evaldesk is not a registered file type" >&2; exit 1; }
+    echo "[ok] .evaldesk files are EvalDesk projects (shared-mime-info)"
+fi
 echo "== /usr/bin/evaldesk --version: $(env -i PATH=/usr/bin:/bin HOME=/tmp /usr/bin/evaldesk --version)"
 OUTDIR=$(mktemp -d)
 if env -i PATH=/usr/bin:/bin HOME="$OUTDIR" /usr/bin/evaldesk aqer resources/samples/aqer_sample.xlsx \
