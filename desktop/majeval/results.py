@@ -241,7 +241,7 @@ class ResultsView(QWidget):
         self.human_model = RowsModel([
             Col("group", "Group"), Col("dimension", "Our dimension"),
             Col("human", "Human rating"), Col("spearman", "|Spearman|", digits=2),
-            Col("p", "p-value", digits=3), Col("kendall", "Kendall tau-b", digits=2),
+            Col("p", "p-value"), Col("kendall", "Kendall tau-b", digits=2),
             Col("pearson", "Pearson", digits=2), Col("n", "n"), Col("note", "Note"),
         ])
         self.human_view = table_view(self.human_model)
@@ -267,7 +267,7 @@ class ResultsView(QWidget):
         splitter = QSplitter()
         splitter.addWidget(left)
         splitter.addWidget(self.heatmap)
-        splitter.setSizes([560, 420])
+        splitter.setSizes([640, 380])
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(splitter, 1)
@@ -393,7 +393,7 @@ class ResultsView(QWidget):
             human_rows.append({
                 "group": h.group, "dimension": h.dimension, "human": h.human_dimension,
                 "spearman": abs(sp.value) if sp.value is not None else "undefined",
-                "p": sp.p_value, "kendall": rep.kendall.value, "pearson": rep.pearson.value,
+                "p": _p_text(sp.p_value), "kendall": rep.kendall.value, "pearson": rep.pearson.value,
                 "n": rep.n, "note": sp.reason or ""})
         self.human_model.set_rows(human_rows)
         has = bool(after)
@@ -415,8 +415,7 @@ class ResultsView(QWidget):
                     line.append(abs(v) if v is not None else None)
                 values.append(line)
             names = ["All groups" if g == ALL_GROUPS else g for g in groups]
-            self.heatmap.draw(names, labels, values,
-                              "|Spearman| with human ratings, after the debate")
+            self.heatmap.draw(names, labels, values, "|Spearman| with people's ratings")
 
     # ------------------------------------------------------------------------ item details
     @Slot()
@@ -507,6 +506,12 @@ class ResultsView(QWidget):
 
 def _scores(scores: dict[str, int] | None) -> str:
     return ", ".join(f"{k}: {v}" for k, v in scores.items()) if scores else ""
+
+
+def _p_text(p: float | None) -> str | float | None:
+    if p is None:
+        return None
+    return "< 0.001" if p < 0.001 else round(float(p), 3)
 
 
 def _short(text: str, limit: int) -> str:

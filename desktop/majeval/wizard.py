@@ -105,6 +105,7 @@ class MajEvalWizard(QWidget):
         self.active_llm: Any = None
         self._filling = False
         self._current_page_number: int | None = None
+        self._current_doc_name: str | None = None
         self._task_timer = QTimer(self)
         self._task_timer.setSingleShot(True)
         self._task_timer.setInterval(500)
@@ -160,6 +161,9 @@ class MajEvalWizard(QWidget):
         nav.addWidget(self.back_button)
         nav.addWidget(self.next_button)
 
+        self.setStyleSheet(
+            "QPushButton#primaryButton:disabled { background: #a9c0dc; border-color: #a9c0dc;"
+            " color: #f5f7fa; }")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 10, 18, 10)
         layout.addLayout(steps)
@@ -456,15 +460,19 @@ class MajEvalWizard(QWidget):
         self.doc_list.clear()
         for doc in self.docs:
             edited = sum(1 for p in doc.pages if p.edited)
-            text = f"{doc.name}  ({len(doc.pages)} pages" + (
+            pages = f"{len(doc.pages)} page" + ("s" if len(doc.pages) != 1 else "")
+            text = f"{doc.name}  ({pages}" + (
                 f", {edited} corrected)" if edited else ")")
             self.doc_list.addItem(text)
         self._filling = False
         if self.docs:
             self.doc_list.setCurrentRow(max(0, min(select, len(self.docs) - 1)))
         else:
+            self._current_page_number = self._current_doc_name = None
+            self._filling = True
             self.page_list.clear()
             self.page_edit.setPlainText("")
+            self._filling = False
             self.doc_warnings.hide()
         self.remove_doc_button.setEnabled(bool(self.docs))
 
@@ -503,10 +511,11 @@ class MajEvalWizard(QWidget):
         self.page_edit.setPlainText(page.text)
         self._filling = False
         self._current_page_number = page.number
+        self._current_doc_name = doc.name
         self._show_page_state(page)
 
-    def _show_page_state(self, page: Any) -> None:
-        doc = self.current_document()
+    def _show_page_state(self, page: Any, doc: Any = None) -> None:
+        doc = doc or self.current_document()
         edits = [e for e in self.project.list_edits(("majeval.document", doc.name))
                  if e.field == f"pages.{doc.pages.index(page)}"] if doc is not None else []
         if page.edited:
@@ -523,10 +532,11 @@ class MajEvalWizard(QWidget):
 
     @Slot()
     def save_page_text(self) -> None:
-        """Store the text typed into the page editor (a person's correction)."""
+        """Store the text typed into the page editor (a person's correction) on the page it
+        was typed for (not whatever document or page is selected now)."""
         self._page_timer.stop()
-        doc = self.current_document()
-        number = self._current_page_number
+        number, name = self._current_page_number, self._current_doc_name
+        doc = next((d for d in self.docs if d.name == name), None)
         if doc is None or number is None:
             return
         try:
@@ -537,16 +547,17 @@ class MajEvalWizard(QWidget):
         if text == page.text:
             return
         updated = st.edit_page(self.project, doc.name, number, text, self.who())
-        self.docs[self.docs.index(doc)] = updated
+        position = self.docs.index(doc)
+        self.docs[position] = updated
         self._filling = True
-        row = self.doc_list.currentRow()
         edited = sum(1 for p in updated.pages if p.edited)
-        self.doc_list.item(row).setText(f"{updated.name}  ({len(updated.pages)} pages, "
-                                        f"{edited} corrected)")
-        page_row = [p.number for p in updated.pages].index(number)
-        self.page_list.item(page_row).setText(f"Page {number}  ✎ corrected")
+        pages = f"{len(updated.pages)} page" + ("s" if len(updated.pages) != 1 else "")
+        self.doc_list.item(position).setText(f"{updated.name}  ({pages}, {edited} corrected)")
+        if self.current_document() is updated:
+            page_row = [p.number for p in updated.pages].index(number)
+            self.page_list.item(page_row).setText(f"Page {number}  ✎ corrected")
         self._filling = False
-        self._show_page_state(updated.page(number))
+        self._show_page_state(updated.page(number), updated)
 
     @Slot()
     def remove_current_document(self) -> None:
@@ -829,6 +840,7 @@ class MajEvalWizard(QWidget):
                  "human": ", ".join(f"{k}: {v:g}" for k, v in i.human.items())}
                 for i in self.state.item_list]
         self.items_model.set_rows(rows)
+        self.items_view.resizeRowsToContents()
         read = self.opened_items.read if self.opened_items is not None else None
         messages = (read.errors + read.problems) if read is not None else []
         self.items_problems.setText("\n".join(messages[:8]))
@@ -923,6 +935,7 @@ class MajEvalWizard(QWidget):
         self.run_profile = self._profile_combo()
         options = QGroupBox("Options")
         form = QFormLayout(options)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         form.addRow("Model:", self.run_profile)
         form.addRow("Debate rounds at most:", self.rounds_spin)
         form.addRow("", self.no_debate_check)
@@ -1162,6 +1175,10 @@ class MajEvalWizard(QWidget):
                                    and self._profile() is not None)
         self.extract_button.setEnabled(not self.busy and bool(self.docs)
                                        and self._profile() is not None)
+        if self.busy == "run":
+            self.run_button.setText("Debating…")
+        elif self.busy == "extraction":
+            self.extract_button.setText("Working…")
         if self._profile() is None:
             self.nav_message.setText("Add a language model in Settings → Models first.")
 

@@ -90,9 +90,9 @@ def _dimensions(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def _truth(messages: list[dict[str, Any]]) -> int:
-    system = messages[0]["content"]
+    text = "\n".join(str(m.get("content") or "") for m in messages)
     for start, score in TRUE.items():
-        if start in system:
+        if start in text:
             return score
     return 3
 
@@ -101,8 +101,9 @@ def _scores(messages: list[dict[str, Any]], score: int) -> dict[str, int]:
     return {d: score for d in _dimensions(messages)}
 
 
-def panel(messages: list[dict[str, Any]]) -> Any:
-    """The scripted model: one rule per MAJ-Eval prompt."""
+def panel(messages: list[dict[str, Any]], stubborn: frozenset[str] = frozenset()) -> Any:
+    """The scripted model: one rule per MAJ-Eval prompt. Personas named in ``stubborn`` keep
+    their first score in the debate (so group means and agreement are not all perfect)."""
     what = kind(messages)
     user = str(messages[-1].get("content") or "")
     if what == "extract":
@@ -137,20 +138,30 @@ def panel(messages: list[dict[str, Any]]) -> Any:
             for n, text in numbers]}
     truth = _truth(messages)
     who = speaker(messages)
+    offset = (sum(map(ord, who)) % 3) - 1  # -1, 0 or +1: they disagree at first
+    first = min(5, max(1, truth + offset))
     if what == "phase1":
-        offset = (sum(map(ord, who)) % 3) - 1  # -1, 0 or +1: they disagree at first
-        score = min(5, max(1, truth + offset))
-        return {"rationale": f"{who}: first view, {score}.", "scores": _scores(messages, score)}
+        return {"rationale": f"{who}: first view, {first}.", "scores": _scores(messages, first)}
     if what == "turn":
+        if who in stubborn and first != truth:
+            return {"message": f"I still see it differently: {first}, because the wording "
+                               "would lose a young child.", "no_more_comments": False,
+                    "scores": _scores(messages, first)}
         return {"message": f"NO MORE COMMENTS. {who} agrees on {truth}.",
                 "no_more_comments": True, "scores": _scores(messages, truth)}
     if what == "final":
-        return {"rationale": f"{who}: final {truth}.", "scores": _scores(messages, truth)}
+        final = first if who in stubborn else truth
+        return {"rationale": f"{who}: final {final}.", "scores": _scores(messages, final)}
     if what == "aggregate":
         return {"agreement": "They agree the question suits the story.",
                 "disagreement": "One persona first found the wording too hard.",
                 "overall": f"Overall the group settles on {truth}."}
     raise AssertionError("unexpected prompt: " + user[:300])
+
+
+def demo_panel(messages: list[dict[str, Any]]) -> Any:
+    """The panel with two personas who hold on to their first view (for screenshots)."""
+    return panel(messages, frozenset({"Tom Becker", "Mr David Osei", "Aisha Khan"}))
 
 
 def click(qtbot, button) -> None:

@@ -14,6 +14,17 @@ from tests.desktop.majeval_support import USER, panel, wait_step
 from tests.desktop.test_majeval_wizard import run_all, to_personas
 
 
+@pytest.fixture(autouse=True)
+def _collect_on_the_gui_thread(qapp):
+    """Free this test's Qt wrappers caught in reference cycles (matplotlib canvases, models)
+    here, on the GUI thread, rather than in a later test's worker thread."""
+    yield
+    import gc
+
+    qapp.processEvents()
+    gc.collect()
+
+
 @pytest.fixture
 def scripted(window):
     from core.llm import ScriptedLLM

@@ -1,0 +1,103 @@
+"""Screenshots of the MAJ-Eval wizard on the sample set (for the README and the docs).
+
+    EVALDESK_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1400x900x24" \
+        python -m desktop.majeval._screenshots resources/screenshots
+
+Runs the real app window with a scripted model (the test panel of
+``tests/desktop/majeval_support.py``, so run it from the repository) and saves
+``majeval-<page>.png``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+
+async def _wait(condition, timeout: float = 120.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise TimeoutError("the wizard did not get there in time")
+        await asyncio.sleep(0.05)
+
+
+async def _shoot(session, folder: Path) -> None:
+    from core.llm import ScriptedLLM
+    from desktop.majeval import open_majeval_wizard
+    from tests.desktop.majeval_support import demo_panel
+
+    window = session.window
+    window.resize(1280, 860)
+    llm = ScriptedLLM(demo_panel, name="screenshots", delay_s=1.0, tokens_per_word=1.3)
+    window.settings.user_name = "Dr. Ana Silva"
+    window.settings.upsert_profile(llm.profile(name="Demo model (scripted)", max_concurrency=2))
+    window.settings.default_profile = "Demo model (scripted)"
+    await asyncio.sleep(0.3)
+
+    def grab(name: str, widget=None) -> None:
+        session.app.processEvents()
+        path = folder / f"majeval-{name}.png"
+        (widget or window).grab().save(str(path))
+        print(path, path.stat().st_size // 1024, "KB")
+
+    wiz = open_majeval_wizard(window)
+    wiz.load_sample()
+    await _wait(lambda: not wiz.busy and len(wiz.docs) == 2)
+    await asyncio.sleep(0.3)
+    grab("task")
+    wiz.show_page("documents")
+    wiz.doc_list.setCurrentRow(0)
+    await asyncio.sleep(0.3)
+    grab("documents")
+    wiz.show_page("extraction")
+    wiz.start_extraction()
+    await asyncio.sleep(2.5)  # the second document is being read
+    grab("extraction")
+    llm.delay_s = 0.25
+    await _wait(lambda: wiz.page == "personas")
+    editor = wiz.editor
+    target = next(p for p in editor.personas if p.page is not None and "mother" in p.evidence)
+    editor.tree.setCurrentIndex(editor.model.persona_index(target.id))
+    await asyncio.sleep(0.3)
+    grab("personas")
+    dialog = editor.show_evidence()
+    await asyncio.sleep(0.4)
+    grab("evidence", dialog)
+    dialog.close()
+    wiz.show_page("items")
+    await asyncio.sleep(0.3)
+    grab("items")
+    wiz.show_page("run")
+    wiz.start_run()
+    await _wait(lambda: wiz.run_panel.state is not None and wiz.run_panel.state.done >= 4)
+    await asyncio.sleep(0.8)
+    grab("run")
+    await _wait(lambda: wiz.page == "results", timeout=300)
+    await asyncio.sleep(0.5)
+    grab("results-scores")
+    wiz.results.show_item("q1", "Teachers")
+    await asyncio.sleep(0.4)
+    grab("results-transcript")
+    wiz.results.tabs.setCurrentIndex(3)
+    await asyncio.sleep(0.8)
+    grab("results-agreement")
+    llm.close()
+
+
+def main(argv: list[str]) -> int:
+    from desktop.app import start
+
+    folder = Path(argv[0] if argv else "resources/screenshots").resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    session = start()
+    with session.loop:
+        session.loop.run_until_complete(_shoot(session, folder))
+    session.window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
