@@ -795,6 +795,29 @@ class MajEvalWizard(QWidget):
 
         return self._start("items", self.items_panel, step, f"Reading {source.name}", done)
 
+    def _reopen_items(self) -> Any:
+        """Read the stored items file again (executor) to offer its sheets and columns."""
+        setup = self.state.items
+        self.items_panel.show()
+
+        def step(progress, cancel):
+            progress.start(f"Reading {setup.file_name}", total=1)
+            path = st.items_file(self.project, setup)
+            if path is None:
+                raise FileNotFoundError(f"The items file {setup.file_name} is neither where it "
+                                        "was nor in the project; choose it again.")
+            opened = st.open_items(path, setup)
+            progress.advance(1)
+            return opened
+
+        def done(outcome: RunOutcome) -> None:
+            if outcome.finished:
+                self.items_panel.hide()
+                self.opened_items = outcome.result
+                self._fill_items_page()
+
+        return self._start("items", self.items_panel, step, f"Reading {setup.file_name}", done)
+
     def _items_opened(self, opened: st.OpenedItems) -> None:
         self.opened_items = opened
         self.state.items = opened.setup
@@ -1108,11 +1131,7 @@ class MajEvalWizard(QWidget):
         self._fill_documents()
         self._fill_profiles()
         self._fill_extraction()
-        if self.state.items.input_id is not None:
-            path = st.items_file(self.project, self.state.items)
-            if path is not None:
-                self.opened_items = st.open_items(path, self.state.items)
-        self._fill_items_page()
+        self._fill_items_page()  # the file itself is read when the Items page is shown
         self._fill_run_page()
         run = st.load_run(self.project, self.state)
         page = self.state.page if self.state.page in PAGES else "task"
@@ -1138,6 +1157,9 @@ class MajEvalWizard(QWidget):
             self._fill_run_page()
         if key == "extraction":
             self._fill_extraction()
+        if key == "items" and self.opened_items is None and self.state.items.input_id \
+                is not None and not self.busy:
+            self._reopen_items()
         if self.state.page != key:
             self.state.page = key
             self._save()

@@ -91,6 +91,18 @@ def test_move_edit_undo_save_reopen(qtbot, window, scripted, tmp_path):
     editor.undo()  # undo the rename
     assert set(editor.groups()) == {"Parents and carers", "Teachers"}
 
+    # split: a persona moved to a new group name starts that group; merge it back
+    aisha = next(p for p in editor.personas if p.name == "Aisha Khan")
+    select(editor, aisha.id)
+    editor.group_combo.setEditText("Feelings-first parents")
+    editor.group_combo.lineEdit().returnPressed.emit()
+    assert editor.persona(aisha.id).group == "Feelings-first parents"
+    assert "Feelings-first parents" in editor.groups()
+    assert [p.id for p in editor.model.members["Feelings-first parents"]] == [aisha.id]
+    editor.merge_groups("Feelings-first parents", "Parents and carers")
+    assert editor.persona(aisha.id).group == "Parents and carers"
+    assert "Feelings-first parents" not in editor.groups()
+
     edits = project.list_edits(kind="majeval.persona")
     assert edits and {e.who for e in edits} == {USER}
 
@@ -108,7 +120,8 @@ def test_move_edit_undo_save_reopen(qtbot, window, scripted, tmp_path):
     assert not again.name.endswith(" Jr")
     stored = {p.id: p for p in load_personas(window.project)}
     assert stored[grandma.id].edited
-    untouched = [p for k, p in stored.items() if p.group == "Parents and carers"]
+    untouched = [p for k, p in stored.items() if p.group == "Parents and carers"
+                 and p.id != aisha.id]
     assert untouched and all(not p.edited for p in untouched)  # only what was changed
     select(wiz2.editor, grandma.id)
     assert USER in wiz2.editor.status_label.text()

@@ -228,3 +228,32 @@ def test_reopened_project_shows_results_without_new_calls(qtbot, window, scripte
     assert len(wiz2.docs) == 2 and len(wiz2.editor.personas) == 7
     assert load_state(window.project).settings.rounds == 3
     assert scripted.calls == calls  # shown from the project, nothing recomputed
+    wiz2.show_page("items")  # the items file is read again only now, in the executor
+    qtbot.waitUntil(lambda: wiz2.opened_items is not None, timeout=20_000)
+    assert wiz2.column_combos["content"].currentText() == "qa_pair"
+    assert wiz2.items_model.rowCount() == 6
+
+
+def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window, scripted,
+                                                                   tmp_path):
+    body = "\n\n".join(f"Paragraph {i}. Parents said reading time matters. " * 12
+                        for i in range(1, 13))
+    doc = tmp_path / "long_study.md"
+    doc.write_text(f"# A study\n\n{body}\n\n## References\n\nSmith, J. (2020). A paper.\n",
+                   encoding="utf-8")
+    wiz = open_majeval_wizard(window)
+    wiz.show_page("documents")
+    wiz.max_pages_spin.setValue(1)
+    assert load_state(window.project).max_pages == 1
+    wiz.add_documents([doc])
+    assert wait_step(qtbot, wiz, "documents") == "finished"
+    assert wiz.docs == [] and wiz.doc_errors.isVisibleTo(wiz)
+    assert "the limit is 1" in wiz.doc_errors.text() and "long_study.md" in wiz.doc_errors.text()
+    wiz.max_pages_spin.setValue(50)
+    wiz.add_documents([doc])
+    assert wait_step(qtbot, wiz, "documents") == "finished"
+    assert [d.name for d in wiz.docs] == ["long_study.md"] and len(wiz.docs[0].pages) > 1
+    assert not wiz.doc_errors.isVisibleTo(wiz)
+    assert wiz.doc_warnings.isVisibleTo(wiz) and "reference" in wiz.doc_warnings.text().lower()
+    wiz.remove_current_document()
+    assert wiz.docs == [] and load_state(window.project).documents == []
