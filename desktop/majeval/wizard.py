@@ -626,9 +626,6 @@ class MajEvalWizard(QWidget):
                            usage_label=self.extract_usage)
 
     def _extraction_done(self, outcome: RunOutcome) -> None:
-        if outcome.error is not None and outcome.status == "failed":
-            message = getattr(outcome.error, "message", "") or str(outcome.error)
-            self.extract_panel.fail(message)
         self.state = st.load_state(self.project)
         self.editor.reload()
         self._fill_extraction()

@@ -257,3 +257,23 @@ def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window,
     assert wiz.doc_warnings.isVisibleTo(wiz) and "reference" in wiz.doc_warnings.text().lower()
     wiz.remove_current_document()
     assert wiz.docs == [] and load_state(window.project).documents == []
+
+
+def test_extraction_that_finds_nobody_fails_with_a_plain_message(qtbot, window):
+    from core.llm import ScriptedLLM
+
+    llm = ScriptedLLM(lambda messages: {"stakeholders": []}, name="mj-nobody")
+    try:
+        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
+        window.settings.default_profile = "Scripted"
+        wiz = open_majeval_wizard(window)
+        click(qtbot, wiz.sample_button)
+        assert wait_step(qtbot, wiz, "sample") == "finished"
+        wiz.show_page("extraction")
+        click(qtbot, wiz.extract_button)
+        assert wait_step(qtbot, wiz, "extraction") == "failed"
+        assert "No stakeholder perspectives" in wiz.extract_panel.message_label.text()
+        assert wiz.page == "extraction" and not wiz.next_button.isEnabled()
+        assert wiz.editor.personas == []
+    finally:
+        llm.close()
