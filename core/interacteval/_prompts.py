@@ -8,16 +8,15 @@ the wording changes, so cached answers to the old wording are not reused.
 
 from __future__ import annotations
 
-import re
 import string
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from core import paths
+from core import prompts
 
-FOLDER = ("prompts", "interacteval")
+METHOD = "interacteval"
 
 
 @dataclass(frozen=True)
@@ -46,39 +45,18 @@ class PromptTemplate:
 
 
 def template_path(name: str) -> Path:
-    return paths.resources_dir().joinpath(*FOLDER, f"{name}.txt")
+    return prompts.template_path(METHOD, name)
 
 
 @cache
 def load(name: str) -> PromptTemplate:
     """Read and parse one template (cached for the process)."""
-    path = template_path(name)
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FileNotFoundError(
-            f"The prompt template {path} is missing ({exc.strerror}). Reinstall EvalDesk."
-        ) from exc
+    path, raw = prompts.read_template(METHOD, name)
     return parse(name, raw, path)
 
 
-_SECTION = re.compile(r"^\[(system|user)\]\s*$", re.MULTILINE)
-
-
 def parse(name: str, raw: str, path: Path | str = "") -> PromptTemplate:
-    lines = raw.splitlines()
-    version = ""
-    head_end = 0
-    for i, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped.startswith("[") and _SECTION.match(stripped):
-            head_end = i
-            break
-        if stripped.startswith("version:"):
-            version = stripped.split(":", 1)[1].strip()
-    body = "\n".join(lines[head_end:])
-    parts = _SECTION.split(body)
-    sections = {parts[i]: parts[i + 1].strip("\n") for i in range(1, len(parts) - 1, 2)}
+    version, sections = prompts.split_template(raw)
     if not version or "system" not in sections or "user" not in sections:
         raise ValueError(
             f"The prompt template {path or name} needs a 'version:' line and [system] and [user] "

@@ -8,17 +8,15 @@ cache key: change the version whenever the wording changes, so old answers are n
 
 from __future__ import annotations
 
-import re
 import string
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from core import paths
+from core import prompts
 
-FOLDER = ("prompts", "majeval")
-_SECTION = re.compile(r"^\[(system|user)\]\s*$", re.MULTILINE)
+METHOD = "majeval"
 
 
 @dataclass(frozen=True)
@@ -52,35 +50,18 @@ class PromptTemplate:
 
 
 def template_path(name: str) -> Path:
-    return paths.resources_dir().joinpath(*FOLDER, f"{name}.txt")
+    return prompts.template_path(METHOD, name)
 
 
 @cache
 def load(name: str) -> PromptTemplate:
     """Read and parse one template (cached for the process)."""
-    path = template_path(name)
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FileNotFoundError(
-            f"The prompt template {path} is missing ({exc.strerror}). Reinstall EvalDesk."
-        ) from exc
+    path, raw = prompts.read_template(METHOD, name)
     return parse(name, raw, path)
 
 
 def parse(name: str, raw: str, path: Path | str = "") -> PromptTemplate:
-    version = ""
-    lines = raw.splitlines()
-    start = len(lines)
-    for i, line in enumerate(lines):
-        stripped = line.strip()
-        if _SECTION.match(stripped):
-            start = i
-            break
-        if stripped.startswith("version:"):
-            version = stripped.split(":", 1)[1].strip()
-    parts = _SECTION.split("\n".join(lines[start:]))
-    sections = {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+    version, sections = prompts.split_template(raw)
     if not version or not sections:
         raise ValueError(f"The prompt template {path or name} needs a 'version:' line and a "
                          "[system] or [user] section.")
