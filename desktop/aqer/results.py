@@ -31,6 +31,7 @@ from desktop.aqer.charts import (
 )
 from desktop.aqer.models import SORT_ROLE, Column, FrameModel
 from desktop.run_panel import RunPanel
+from desktop.widgets import fit_columns, hint_label
 
 __all__ = ["ResultsView", "table_view"]
 
@@ -126,23 +127,6 @@ def table_view(model: Any, sortable: bool = True, stretch: int | None = None) ->
     return view
 
 
-def _hint(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
-
-
-def _fit_columns(view: QTableView, stretch: int | None = None, max_width: int = 260) -> None:
-    view.resizeColumnsToContents()
-    header = view.horizontalHeader()
-    for i in range(header.count()):
-        if header.sectionSize(i) > max_width:
-            header.resizeSection(i, max_width)
-    if stretch is not None and 0 <= stretch < header.count():
-        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-
-
 class ResultsView(QWidget):
     """The results of one AQER run, in tabs."""
 
@@ -215,7 +199,7 @@ class ResultsView(QWidget):
         split.setSizes([640, 440])
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_hint(
+        layout.addWidget(hint_label(
             "One row per worker, best first. Click a column title to sort by it. The score is "
             "0 to 1 (best 1, weakest 0); the baselines RASA, F1 and BLEU-1 are other ways of "
             "judging the same answers, for comparison."
@@ -250,7 +234,7 @@ class ResultsView(QWidget):
         split.setSizes([220, 320])
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_hint(
+        layout.addWidget(hint_label(
             "Per question: how close the answers came to the consensus (a low mean similarity "
             "means a harder or more open question) and the answer closest to the consensus. "
             "Choose a question to see every answer with its similarity."
@@ -288,7 +272,7 @@ class ResultsView(QWidget):
         self.llm_content = split
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_hint(
+        layout.addWidget(hint_label(
             "Each AI answer is compared with the consensus built from the workers only (the "
             "AI never shapes it), by cosine similarity: the same measure as a worker's mean "
             "similarity, so the chart shows where each AI stands among the workers."
@@ -303,7 +287,7 @@ class ResultsView(QWidget):
         self.convergence_chart = Chart(260)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_hint(
+        layout.addWidget(hint_label(
             "AQER repeats two steps: build a consensus answer per question from the workers' "
             "answers (weighted by their scores), then score every worker against it. It stops "
             "when the weights hardly change any more."
@@ -317,7 +301,7 @@ class ResultsView(QWidget):
         self.agreement_view = table_view(self.agreement_model)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_hint(
+        layout.addWidget(hint_label(
             "How well each method's scores agree with the expert grades in your sheet: per "
             "worker (their mean grade) and per answer. 'undefined' means the statistic cannot "
             "be computed (for example every grade is the same, or fewer than 3 values)."
@@ -331,7 +315,7 @@ class ResultsView(QWidget):
         self.warnings_view.setWordWrap(True)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_hint(
+        layout.addWidget(hint_label(
             "Everything that was left out or is worth checking, with the row of your sheet it "
             "concerns. None of these stopped the run."
         ))
@@ -384,10 +368,10 @@ class ResultsView(QWidget):
         self.workers_view.sortByColumn(
             self.workers_model.column_of("score"), Qt.SortOrder.DescendingOrder
         )
-        _fit_columns(self.workers_view)
+        fit_columns(self.workers_view)
 
         self.questions_model.set_frame(result.questions)
-        _fit_columns(self.questions_view, stretch=self.questions_model.column_of("best_response"),
+        fit_columns(self.questions_view, stretch=self.questions_model.column_of("best_response"),
                      max_width=420)
         self.answers_model.set_rows([])
         self.best_label.hide()
@@ -397,10 +381,10 @@ class ResultsView(QWidget):
         self._fill_llm(result)
         self.convergence_text.setText(self._convergence_words(result))
         self.agreement_model.set_frame(result.agreement)
-        _fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"))
+        fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"))
         self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
         self.warnings_model.set_frame(result.warnings_frame())
-        _fit_columns(self.warnings_view, stretch=1, max_width=300)
+        fit_columns(self.warnings_view, stretch=1, max_width=300)
         self.warnings_view.resizeRowsToContents()
         self.tabs.setTabText(self.tabs.indexOf(self.warnings_tab),
                              f"Warnings ({len(result.warnings)})")
@@ -412,7 +396,7 @@ class ResultsView(QWidget):
         self.llm_content.setVisible(has_llm)
         self.llm_summary_model.set_frame(result.llm_summary)
         self.llm_summary_view.horizontalHeader().setStretchLastSection(False)
-        _fit_columns(self.llm_summary_view)
+        fit_columns(self.llm_summary_view)
         self.llm_summary_view.setMaximumHeight(
             self.llm_summary_view.horizontalHeader().height()
             + self.llm_summary_view.verticalHeader().defaultSectionSize()
@@ -437,7 +421,7 @@ class ResultsView(QWidget):
                         + [scores.get((m, q["question"])) for m in models])
         self.llm_questions_model.set_rows(rows)
         self.llm_questions_view.horizontalHeader().setStretchLastSection(False)
-        _fit_columns(self.llm_questions_view, stretch=0)
+        fit_columns(self.llm_questions_view, stretch=0)
 
     @staticmethod
     def _convergence_words(result: Any) -> str:
@@ -513,7 +497,7 @@ class ResultsView(QWidget):
         self.answers_model.set_frame(answers)
         self.answers_view.sortByColumn(self.answers_model.column_of("similarity"),
                                        Qt.SortOrder.DescendingOrder)
-        _fit_columns(self.answers_view, stretch=self.answers_model.column_of("response"))
+        fit_columns(self.answers_view, stretch=self.answers_model.column_of("response"))
         self.answers_view.resizeRowsToContents()
 
     def show_export(self, path: str) -> None:

@@ -61,6 +61,14 @@ from desktop.aqer.results import ResultsView, table_view
 from desktop.errors import spawn
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
+from desktop.widgets import (
+    frame_layout,
+    hint_label,
+    intro_label,
+    navigation,
+    step_labels,
+    title_label,
+)
 
 __all__ = ["PAGES", "AqerWizard", "open_wizard"]
 
@@ -97,27 +105,6 @@ DEVICES = [("auto", "Automatic (a graphics card when there is one)"),
            ("mps", "Apple graphics (MPS)")]
 
 
-def _intro(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("intro")
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.RichText)
-    return label
-
-
-def _title(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("pageTitle")
-    return label
-
-
-def _hint(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
-
-
 class AqerWizard(QWidget):
     """The AQER wizard page shown in the main window."""
 
@@ -152,14 +139,7 @@ class AqerWizard(QWidget):
         self._check_timer.setInterval(150)
         self._check_timer.timeout.connect(self._start_check)
 
-        self.step_labels: dict[str, QLabel] = {}
-        steps = QHBoxLayout()
-        steps.setSpacing(18)
-        for i, key in enumerate(PAGES, 1):
-            label = QLabel(f"{i}. {PAGE_TITLES[key]}")
-            self.step_labels[key] = label
-            steps.addWidget(label)
-        steps.addStretch(1)
+        steps, self.step_labels = step_labels(PAGES, PAGE_TITLES)
 
         self.stack = QStackedWidget()
         self.pages: dict[str, QWidget] = {
@@ -172,33 +152,10 @@ class AqerWizard(QWidget):
         for page in self.pages.values():
             self.stack.addWidget(page)
 
-        self.home_button = QPushButton("← Home")
-        self.home_button.setToolTip("Back to the home screen. Everything you chose is kept in "
-                                    "the project; open AQER again to carry on.")
-        self.home_button.clicked.connect(self._go_home)
-        self.back_button = QPushButton("Back")
-        self.back_button.clicked.connect(self.go_back)
-        self.next_button = QPushButton("Next")
-        self.next_button.setObjectName("primaryButton")
-        self.next_button.clicked.connect(self.go_next)
-        self.nav_message = QLabel()
-        self.nav_message.setObjectName("errorText")
-        self.nav_message.setWordWrap(True)
-        nav = QHBoxLayout()
-        nav.addWidget(self.home_button)
-        nav.addWidget(self.nav_message, 1)
-        nav.addWidget(self.back_button)
-        nav.addWidget(self.next_button)
-
-        self.setStyleSheet(
-            "QPushButton#primaryButton:disabled { background: #a9c0dc; border-color: #a9c0dc;"
-            " color: #f5f7fa; }"
-        )
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 12, 18, 12)
-        layout.addLayout(steps)
-        layout.addWidget(self.stack, 1)
-        layout.addLayout(nav)
+        nav = navigation(self, "Back to the home screen. Everything you chose is kept in the "
+                               "project; open AQER again to carry on.", self._go_home,
+                         message_name="errorText")
+        frame_layout(self, steps, self.stack, nav, margin=12)
         self._restore_choices()
         self.show_page("file")
 
@@ -260,10 +217,10 @@ class AqerWizard(QWidget):
         form.addRow("Sheet:", self.sheet_combo)
         layout_col = QVBoxLayout()
         layout_col.addWidget(self.long_radio)
-        layout_col.addWidget(_hint(
+        layout_col.addWidget(hint_label(
             "For example:  question | worker | response  (and optionally grade, is_llm)"))
         layout_col.addWidget(self.wide_radio)
-        layout_col.addWidget(_hint(
+        layout_col.addWidget(hint_label(
             "For example:  question | Ana | Ben | Chloe | LLM A  — one answer in each cell"))
         form.addRow("Layout:", layout_col)
 
@@ -272,8 +229,8 @@ class AqerWizard(QWidget):
 
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("AQER: score answers without an answer key"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("AQER: score answers without an answer key"))
+        layout.addWidget(intro_label(
             "Choose the spreadsheet with your people's answers. Everyone should have answered "
             "the same questions; AI answers to those questions may be in the same sheet. "
             "EvalDesk keeps a copy of the file in the project, so the results can always be "
@@ -329,7 +286,7 @@ class AqerWizard(QWidget):
         self.llm_list.setMaximumHeight(96)
         self.llm_list.setToolTip("Tick what holds an AI's answers.")
         self.llm_list.itemChanged.connect(self._llm_ticked)
-        self.llm_hint = _hint("")
+        self.llm_hint = hint_label("")
         llm_box = QGroupBox("AI answers (optional)")
         lb = QVBoxLayout(llm_box)
         lb.addWidget(self.llm_hint)
@@ -383,8 +340,8 @@ class AqerWizard(QWidget):
 
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Which column holds what"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Which column holds what"))
+        layout.addWidget(intro_label(
             "Tell EvalDesk which column holds the questions, the people's names and their "
             "answers. The preview shows the first rows of the sheet with each chosen column "
             "coloured. Below it, EvalDesk checks the whole sheet: problems marked "
@@ -428,7 +385,7 @@ class AqerWizard(QWidget):
         device_row = QFormLayout()
         device_row.addRow("Run it on:", self.device_combo)
         mb.addLayout(device_row)
-        mb.addWidget(_hint(
+        mb.addWidget(hint_label(
             "The paper used a larger model (stsb-roberta-large); a larger model usually judges "
             "meaning better but is slower. Embeddings are kept in the project per model, so "
             "changing the settings below never embeds the same answers twice."))
@@ -458,8 +415,8 @@ class AqerWizard(QWidget):
 
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Embedding model and settings"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Embedding model and settings"))
+        layout.addWidget(intro_label(
             "AQER compares answers by meaning: an embedding model turns every answer into a "
             "list of numbers, and answers with similar meaning get similar numbers. Everything "
             "runs on this computer; nothing is sent anywhere. The defaults are the paper's and "
@@ -492,8 +449,8 @@ class AqerWizard(QWidget):
         sb.addWidget(self.run_summary)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Score the answers"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Score the answers"))
+        layout.addWidget(intro_label(
             "EvalDesk now embeds every answer, builds a consensus answer per question, and "
             "repeats scoring and re-weighting until the scores settle. You can Cancel at any "
             "time: embedded answers are kept in the project, so running again continues where "
@@ -510,8 +467,8 @@ class AqerWizard(QWidget):
         self.results.export_requested.connect(self._ask_and_export)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Results"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Results"))
+        layout.addWidget(intro_label(
             "Each worker's score says how close their answers came to the consensus of "
             "everyone, with more trusted workers counting more. Check the Warnings tab for "
             "answers that were left out. Export saves every table in one Excel workbook."

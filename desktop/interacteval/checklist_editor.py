@@ -31,15 +31,9 @@ from PySide6.QtWidgets import (
 from core.interacteval.model import Checklist
 from core.interacteval.stored import edit_checklist
 from desktop.interacteval.models import ChecklistModel
+from desktop.widgets import hint_label
 
 __all__ = ["ChecklistEditor"]
-
-
-def _hint(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
 
 
 class ChecklistEditor(QWidget):
@@ -119,7 +113,7 @@ class ChecklistEditor(QWidget):
         row2 = QHBoxLayout()
         row2.addWidget(self.import_button)
         row2.addWidget(self.export_button)
-        self.status_label = _hint("")
+        self.status_label = hint_label("")
         row2.addWidget(self.status_label, 1)
 
         self.origin_title = QLabel("<b>Where the selected question comes from</b>")

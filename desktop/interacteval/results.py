@@ -25,6 +25,7 @@ from desktop.aqer.charts import ACCENT, Chart
 from desktop.aqer.models import VALUE_ROLE, Column, FrameModel
 from desktop.aqer.results import table_view
 from desktop.run_panel import RunPanel
+from desktop.widgets import fit_columns
 
 __all__ = ["AGREEMENT_COLUMNS", "ANSWER_COLUMNS", "ResultsView", "draw_distributions"]
 
@@ -60,18 +61,6 @@ def _short_note(note: str) -> str:
             if "resample" not in p
             and any(w in p for w in ("used", "left out", "skipped", "Not computed"))]
     return "; ".join(keep)
-
-
-def _fit_columns(view: Any, stretch: int | None = None, max_width: int = 260) -> None:
-    from PySide6.QtWidgets import QHeaderView
-
-    view.resizeColumnsToContents()
-    header = view.horizontalHeader()
-    for i in range(header.count()):
-        if header.sectionSize(i) > max_width:
-            header.resizeSection(i, max_width)
-    if stretch is not None and 0 <= stretch < header.count():
-        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
 
 
 def draw_distributions(figure: Any, scores: dict[str, Sequence[float]]) -> None:
@@ -220,7 +209,7 @@ class ResultsView(QWidget):
         self.scores_model.set_rows(rows)
         proxy = self.scores_view.model()
         proxy.setSourceModel(self.scores_model)
-        _fit_columns(self.scores_view, stretch=len(columns) - 1)
+        fit_columns(self.scores_view, stretch=len(columns) - 1)
         self.scores_view.selectionModel().currentRowChanged.connect(self._text_selected)
         self.answers_model.set_rows([])
         self.answers_title.setText("<b>Answers</b> (select a text above)")
@@ -260,7 +249,7 @@ class ResultsView(QWidget):
                         r.get("ci_low"), r.get("ci_high"), r.get("p_value"), r.get("n"),
                         _short_note(r.get("note", "")) or None])
         self.agreement_model.set_rows(out)
-        _fit_columns(self.agreement_view, stretch=8, max_width=300)
+        fit_columns(self.agreement_view, stretch=8, max_width=300)
         if rows:
             self.agreement_label.setText(
                 "How well the checklist scores follow the human scores. Three kinds, as the "
@@ -287,7 +276,7 @@ class ResultsView(QWidget):
             for a in s.answers:
                 rows.append([s.dimension, a.number, a.question, a.answer, a.raw or None])
         self.answers_model.set_rows(rows)
-        _fit_columns(self.answers_view, stretch=2, max_width=420)
+        fit_columns(self.answers_view, stretch=2, max_width=420)
         self.answers_title.setText(f"<b>Answers for {text_id}</b>")
 
     @Slot(int)

@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QStyledItemDelegate,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -51,6 +50,15 @@ from desktop.interacteval.models import RowColumn, RowsModel, SamplesModel
 from desktop.interacteval.results import ResultsView
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
+from desktop.widgets import (
+    frame_layout,
+    hint_label,
+    intro_label,
+    navigation,
+    row_table,
+    step_buttons,
+    title_label,
+)
 
 __all__ = ["BUILD_STEPS", "PAGES", "InteractEvalWizard", "open_wizard"]
 
@@ -88,44 +96,6 @@ BUILD_STEPS = [
      "The result is the checklist, which you can edit on the next page.")),
 ]
 LEFT_OUT = "(left out)"
-
-
-def _intro(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("intro")
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.RichText)
-    return label
-
-
-def _title(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("pageTitle")
-    return label
-
-
-def _hint(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
-
-
-def _table(model: Any, stretch: int | None = None) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(True)
-    view.verticalHeader().setVisible(False)
-    header = view.horizontalHeader()
-    header.setHighlightSections(False)
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    if stretch is not None:
-        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-    else:
-        header.setStretchLastSection(True)
-    return view
 
 
 class ChoiceDelegate(QStyledItemDelegate):
@@ -179,17 +149,7 @@ class InteractEvalWizard(QWidget):
         self._components_timer.setInterval(400)
         self._components_timer.timeout.connect(self._save_components)
 
-        self.step_buttons: dict[str, QPushButton] = {}
-        steps = QHBoxLayout()
-        steps.setSpacing(4)
-        for i, key in enumerate(PAGES, 1):
-            button = QPushButton(f"{i}. {PAGE_TITLES[key]}")
-            button.setFlat(True)
-            button.setCursor(Qt.CursorShape.PointingHandCursor)
-            button.clicked.connect(partial(self.show_page, key))
-            self.step_buttons[key] = button
-            steps.addWidget(button)
-        steps.addStretch(1)
+        steps, self.step_buttons = step_buttons(PAGES, PAGE_TITLES, self.show_page)
         self.dim_label = QLabel("Dimension:")
         self.dim_combo = QComboBox()
         self.dim_combo.setMinimumWidth(180)
@@ -212,33 +172,9 @@ class InteractEvalWizard(QWidget):
         for page in self.pages.values():
             self.stack.addWidget(page)
 
-        self.home_button = QPushButton("← Home")
-        self.home_button.setToolTip("Back to the home screen. Everything is kept in the "
-                                    "project; open InteractEval again to carry on.")
-        self.home_button.clicked.connect(self.main_window.show_home)
-        self.back_button = QPushButton("Back")
-        self.back_button.clicked.connect(self.go_back)
-        self.next_button = QPushButton("Next")
-        self.next_button.setObjectName("primaryButton")
-        self.next_button.clicked.connect(self.go_next)
-        self.nav_message = QLabel()
-        self.nav_message.setObjectName("hint")
-        self.nav_message.setWordWrap(True)
-        nav = QHBoxLayout()
-        nav.addWidget(self.home_button)
-        nav.addWidget(self.nav_message, 1)
-        nav.addWidget(self.back_button)
-        nav.addWidget(self.next_button)
-
-        self.setStyleSheet(
-            "QPushButton#primaryButton:disabled { background: #a9c0dc; border-color: #a9c0dc;"
-            " color: #f5f7fa; }"
-        )
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 10, 18, 10)
-        layout.addLayout(steps)
-        layout.addWidget(self.stack, 1)
-        layout.addLayout(nav)
+        nav = navigation(self, "Back to the home screen. Everything is kept in the project; "
+                               "open InteractEval again to carry on.", self.main_window.show_home)
+        frame_layout(self, steps, self.stack, nav)
 
     # ================================================================== helpers
     @property
@@ -313,7 +249,7 @@ class InteractEvalWizard(QWidget):
                       "Used in every prompt: say what the dimension means in plain words."),
         ], self)
         self.dimensions_model.edited.connect(self._dimension_edited)
-        self.dimensions_view = _table(self.dimensions_model, stretch=1)
+        self.dimensions_view = row_table(self.dimensions_model, stretch=1)
         self.dimensions_view.setEditTriggers(QAbstractItemView.EditTrigger.AllEditTriggers)
         self.add_dimension_button = QPushButton("Add dimension")
         self.add_dimension_button.clicked.connect(self.add_dimension)
@@ -336,8 +272,8 @@ class InteractEvalWizard(QWidget):
         buttons.addStretch(1)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("InteractEval: what should a good text do?"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("InteractEval: what should a good text do?"))
+        layout.addWidget(intro_label(
             "List the qualities (<b>dimensions</b>) you want to score, each with a definition in "
             "plain words, for example “Coherence: the sentences follow on from one another”. "
             "EvalDesk will build a Yes/No checklist for each dimension from your own notes and "
@@ -346,7 +282,7 @@ class InteractEvalWizard(QWidget):
             "template, or try the sample set."))
         layout.addLayout(buttons)
         layout.addWidget(self.dimensions_view, 1)
-        layout.addWidget(_hint("Renaming a dimension later starts its checklist afresh (the "
+        layout.addWidget(hint_label("Renaming a dimension later starts its checklist afresh (the "
                                "notes and samples move with it)."))
         return page
 
@@ -474,10 +410,10 @@ class InteractEvalWizard(QWidget):
         self.suggest_button.setToolTip("Pick 4 samples whose scores spread from the lowest to "
                                        "the highest.")
         self.suggest_button.clicked.connect(self.suggest_again)
-        self.samples_label = _hint("No samples yet.")
+        self.samples_label = hint_label("No samples yet.")
         self.samples_model = SamplesModel(self)
         self.samples_model.chosen_changed.connect(self._samples_ticked)
-        self.samples_view = _table(self.samples_model, stretch=3)
+        self.samples_view = row_table(self.samples_model, stretch=3)
         self.samples_view.horizontalHeader().setSectionResizeMode(
             2, QHeaderView.ResizeMode.Interactive)
         self.samples_view.setColumnWidth(2, 220)
@@ -490,8 +426,8 @@ class InteractEvalWizard(QWidget):
         top.addWidget(self.samples_label, 1)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Sample texts the assessors look at"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Sample texts the assessors look at"))
+        layout.addWidget(intro_label(
             "Before thinking aloud, each AI assessor reads the definition and a few texts that "
             "people have already scored. The paper used <b>4 per dimension</b>, spread over the "
             "score range. Import a scored sheet: EvalDesk suggests 4 for the dimension chosen "
@@ -641,7 +577,7 @@ class InteractEvalWizard(QWidget):
         nrow.addWidget(self.import_notes_button)
         nrow.addStretch(1)
         nb.addLayout(nrow)
-        self.notes_message = _hint()
+        self.notes_message = hint_label()
         nb.addWidget(self.notes_message)
 
         self.attributes_model = RowsModel([
@@ -649,7 +585,7 @@ class InteractEvalWizard(QWidget):
             RowColumn("who", "Whose"),
             RowColumn("kind", "From"),
         ], self)
-        self.attributes_view = _table(self.attributes_model, stretch=0)
+        self.attributes_view = row_table(self.attributes_model, stretch=0)
         self.attributes_view.setSelectionMode(
             QAbstractItemView.SelectionMode.ExtendedSelection)
         self.attributes_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -677,8 +613,8 @@ class InteractEvalWizard(QWidget):
         split.setSizes([430, 650])
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Think aloud: what matters when rating?"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Think aloud: what matters when rating?"))
+        layout.addWidget(intro_label(
             "AI models and people each say what they keep in mind when rating the dimension. "
             "The paper found that people are better at inner qualities (coherence, fluency) and "
             "models at matching the source (consistency, relevance), and that <b>both together "
@@ -872,7 +808,7 @@ class InteractEvalWizard(QWidget):
                       "Double-click to put the attribute under another component."),
         ], self)
         self.clusters_model.edited.connect(self._clusters_edited)
-        self.clusters_view = _table(self.clusters_model, stretch=0)
+        self.clusters_view = row_table(self.clusters_model, stretch=0)
         self.clusters_view.setItemDelegateForColumn(
             2, ChoiceDelegate(self.clusters_model, "component", self.clusters_view))
 
@@ -881,14 +817,14 @@ class InteractEvalWizard(QWidget):
             RowColumn("question", "Key question", True),
         ], self)
         self.keys_model.edited.connect(self._keys_edited)
-        self.keys_view = _table(self.keys_model, stretch=1)
+        self.keys_view = row_table(self.keys_model, stretch=1)
 
         self.subs_model = RowsModel([
             RowColumn("component", "Component"),
             RowColumn("question", "Sub-question", True),
         ], self)
         self.subs_model.edited.connect(self._subs_edited)
-        self.subs_view = _table(self.subs_model, stretch=1)
+        self.subs_view = row_table(self.subs_model, stretch=1)
 
         self.validate_check = QCheckBox("Let the model review the questions (the paper's "
                                         "validation step)")
@@ -923,7 +859,7 @@ class InteractEvalWizard(QWidget):
             row.addStretch(1)
             row.addWidget(run)
             pv.addLayout(row)
-            pv.addWidget(_hint(what))
+            pv.addWidget(hint_label(what))
             pv.addWidget(status)
             pv.addWidget(editors[key], 1)
             self.build_stack.addWidget(page)
@@ -944,11 +880,11 @@ class InteractEvalWizard(QWidget):
         body = QHBoxLayout()
         body.addWidget(left)
         body.addWidget(self.build_stack, 1)
-        self.build_note = _hint()
+        self.build_note = hint_label()
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Build the checklist, step by step"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Build the checklist, step by step"))
+        layout.addWidget(intro_label(
             "The model turns the attributes into a checklist in five steps. Each result is "
             "shown here and <b>you can change it before the next step runs</b>: the next step "
             "reads your version. A step whose input changed since it ran is marked “out of "
@@ -1233,11 +1169,11 @@ class InteractEvalWizard(QWidget):
         self.editor.import_requested.connect(self._ask_import_checklists)
         self.editor.export_requested.connect(self._ask_export_checklists)
         self.editor.saved.connect(lambda _c: self._update_nav())
-        self.checklist_message = _hint()
+        self.checklist_message = hint_label()
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Check and edit the checklist"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Check and edit the checklist"))
+        layout.addWidget(intro_label(
             "These Yes/No questions will be asked about every text; “Yes” is always the good "
             "answer. Components are headings (their key question is not asked). Double-click "
             "a question to change it, drag it to reorder or to move it under another "
@@ -1404,8 +1340,8 @@ class InteractEvalWizard(QWidget):
         run_row.addStretch(1)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Score the texts"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Score the texts"))
+        layout.addWidget(intro_label(
             "Choose the spreadsheet with the texts to score and say which column holds what. "
             "The model answers every checklist question about every text; the score is "
             "1 + 4 × (yes answers / answered questions), from 1 to 5. Each scored text is "
@@ -1629,8 +1565,8 @@ class InteractEvalWizard(QWidget):
         self.results.export_checklists_requested.connect(self._ask_export_checklists)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Results"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Results"))
+        layout.addWidget(intro_label(
             "Every text's score on every dimension, and every Yes/No answer behind it: select "
             "a text to see them. The Distribution tab shows how the scores spread; the "
             "Agreement tab compares them with the human scores, if the texts had any. Export "

@@ -8,7 +8,6 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
+from desktop.widgets import row_table
 
 __all__ = ["HeatMap", "ResultsView", "table_view"]
 
@@ -33,21 +33,8 @@ ALL_GROUPS = "All groups (overall score)"
 
 
 def table_view(model: Any, stretch: int | None = None) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(True)
-    view.verticalHeader().setVisible(False)
-    header = view.horizontalHeader()
-    header.setHighlightSections(False)
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    if stretch is not None:
-        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-    else:
-        header.setStretchLastSection(True)
-    return view
+    """A table of whole rows, one selected at a time (see :func:`desktop.widgets.row_table`)."""
+    return row_table(model, stretch, single_selection=True)
 
 
 def _mean_text(value: float | None) -> str | float:

@@ -42,6 +42,14 @@ from desktop.majeval.results import ResultsView, table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
 from desktop.usage import format_usage
+from desktop.widgets import (
+    frame_layout,
+    hint_label,
+    intro_label,
+    navigation,
+    step_buttons,
+    title_label,
+)
 
 __all__ = ["PAGES", "MajEvalWizard", "open_wizard"]
 
@@ -57,27 +65,6 @@ PAGE_TITLES = {
     "run": "Run",
     "results": "Results",
 }
-
-
-def _intro(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("intro")
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.RichText)
-    return label
-
-
-def _title(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("pageTitle")
-    return label
-
-
-def _hint(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
 
 
 class MajEvalWizard(QWidget):
@@ -118,17 +105,7 @@ class MajEvalWizard(QWidget):
         self._usage_timer.setInterval(400)
         self._usage_timer.timeout.connect(self._show_usage)
 
-        self.step_buttons: dict[str, QPushButton] = {}
-        steps = QHBoxLayout()
-        steps.setSpacing(4)
-        for i, key in enumerate(PAGES, 1):
-            button = QPushButton(f"{i}. {PAGE_TITLES[key]}")
-            button.setFlat(True)
-            button.setCursor(Qt.CursorShape.PointingHandCursor)
-            button.clicked.connect(partial(self.show_page, key))
-            self.step_buttons[key] = button
-            steps.addWidget(button)
-        steps.addStretch(1)
+        steps, self.step_buttons = step_buttons(PAGES, PAGE_TITLES, self.show_page)
 
         self.stack = QStackedWidget()
         self.pages: dict[str, QWidget] = {
@@ -143,32 +120,9 @@ class MajEvalWizard(QWidget):
         for page in self.pages.values():
             self.stack.addWidget(page)
 
-        self.home_button = QPushButton("← Home")
-        self.home_button.setToolTip("Back to the home screen. Everything is kept in the project; "
-                                    "open MAJ-Eval again to carry on.")
-        self.home_button.clicked.connect(self._go_home)
-        self.back_button = QPushButton("Back")
-        self.back_button.clicked.connect(self.go_back)
-        self.next_button = QPushButton("Next")
-        self.next_button.setObjectName("primaryButton")
-        self.next_button.clicked.connect(self.go_next)
-        self.nav_message = QLabel()
-        self.nav_message.setObjectName("hint")
-        self.nav_message.setWordWrap(True)
-        nav = QHBoxLayout()
-        nav.addWidget(self.home_button)
-        nav.addWidget(self.nav_message, 1)
-        nav.addWidget(self.back_button)
-        nav.addWidget(self.next_button)
-
-        self.setStyleSheet(
-            "QPushButton#primaryButton:disabled { background: #a9c0dc; border-color: #a9c0dc;"
-            " color: #f5f7fa; }")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 10, 18, 10)
-        layout.addLayout(steps)
-        layout.addWidget(self.stack, 1)
-        layout.addLayout(nav)
+        nav = navigation(self, "Back to the home screen. Everything is kept in the project; "
+                               "open MAJ-Eval again to carry on.", self._go_home)
+        frame_layout(self, steps, self.stack, nav)
         self._restore()
 
     # ====================================================================== helpers
@@ -280,8 +234,9 @@ class MajEvalWizard(QWidget):
         self.sample_panel.hide()
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("MAJ-Eval: judge AI-generated content through stakeholders' eyes"))
-        layout.addWidget(_intro(
+        layout.addWidget(
+            title_label("MAJ-Eval: judge AI-generated content through stakeholders' eyes"))
+        layout.addWidget(intro_label(
             "Describe in one paragraph what is being judged and for whom. The paragraph is "
             "given to the model when it reads your documents, when it writes the personas, and "
             "to every persona when it judges an item, so say what the content is, who it is "
@@ -356,7 +311,7 @@ class MajEvalWizard(QWidget):
         self.page_edit.setToolTip("Correct the text if the extraction went wrong (joined words, "
                                   "a table read as a jumble). Changes are saved as you type.")
         self.page_edit.textChanged.connect(self._page_typed)
-        self.page_state = _hint()
+        self.page_state = hint_label()
         self.doc_warnings = QLabel()
         self.doc_warnings.setObjectName("noteBox")
         self.doc_warnings.setWordWrap(True)
@@ -385,8 +340,8 @@ class MajEvalWizard(QWidget):
         splitter.setSizes([260, 740])
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Documents about the stakeholders"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Documents about the stakeholders"))
+        layout.addWidget(intro_label(
             "Add the research papers or reports that describe the people who care about this "
             "content (parents, teachers, clinicians, patients…). EvalDesk reads the text of "
             "each page and leaves out the reference list. Check the text of each page on the "
@@ -581,7 +536,7 @@ class MajEvalWizard(QWidget):
         self.extract_summary.setWordWrap(True)
         self.extract_summary.setTextFormat(Qt.TextFormat.RichText)
         self.extract_panel = RunPanel()
-        self.extract_usage = _hint()
+        self.extract_usage = hint_label()
         self.extract_usage.hide()
         self.failures_list = QListWidget()
         self.failures_list.setMaximumHeight(120)
@@ -593,8 +548,8 @@ class MajEvalWizard(QWidget):
         row.addWidget(self.extract_button)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Find the stakeholders and write personas"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Find the stakeholders and write personas"))
+        layout.addWidget(intro_label(
             "The model reads each document in parts and lists the kinds of people it mentions "
             "and what they care about, each with a sentence from the text as evidence. It then "
             "puts similar stakeholders into groups (for example “parents” and “caregivers”) and "
@@ -656,8 +611,8 @@ class MajEvalWizard(QWidget):
         self.editor.changed.connect(self._personas_changed)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Check and edit the personas"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Check and edit the personas"))
+        layout.addWidget(intro_label(
             "Each persona stands for one point of view found in your documents; the personas "
             "of a group discuss every item together. Change any text, drag a persona onto "
             "another group, rename or merge groups, add or delete personas. Each persona's "
@@ -676,7 +631,7 @@ class MajEvalWizard(QWidget):
         self.items_button = QPushButton("Choose the items file…")
         self.items_button.setObjectName("primaryButton")
         self.items_button.clicked.connect(self._ask_items)
-        self.items_label = _hint("No file chosen yet.")
+        self.items_label = hint_label("No file chosen yet.")
         self.sheet_combo = QComboBox()
         self.sheet_combo.setMinimumWidth(160)
         self.sheet_combo.currentIndexChanged.connect(self._items_choice_changed)
@@ -747,8 +702,8 @@ class MajEvalWizard(QWidget):
         top.addWidget(dims_box, 3)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Items to judge"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Items to judge"))
+        layout.addWidget(intro_label(
             "Choose the spreadsheet with the AI-generated content, one item per row, and say "
             "which column holds the content, which its context (the story section, the source "
             "text) and, if you have them, people's ratings. Then name what the personas should "
@@ -967,7 +922,7 @@ class MajEvalWizard(QWidget):
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(self.start_run)
         self.run_panel = RunPanel()
-        self.run_usage = _hint()
+        self.run_usage = hint_label()
         self.run_usage.hide()
         self.units_model = RowsModel([Col("item", "Item"), Col("group", "Group"),
                                       Col("status", "Status"), Col("note", "Note", missing="")])
@@ -980,8 +935,8 @@ class MajEvalWizard(QWidget):
         row.addWidget(self.run_button, 0, Qt.AlignmentFlag.AlignTop)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Run the debates"))
-        layout.addWidget(_intro(
+        layout.addWidget(title_label("Run the debates"))
+        layout.addWidget(intro_label(
             "For every item, the personas of each group first judge it alone, then discuss it: "
             "a coordinator lets the persona who disagrees most speak next, until nobody "
             "disagrees or the rounds are used up. A neutral summary of each group's views and "
@@ -1057,14 +1012,14 @@ class MajEvalWizard(QWidget):
     def _results_page(self) -> QWidget:
         self.results = ResultsView()
         self.results.export_button.clicked.connect(self._ask_export)
-        self.results_intro = _intro(
+        self.results_intro = intro_label(
             "The scores of each stakeholder group per item, the groups' written feedback and "
             "the full debate (who spoke, and why the coordinator chose them), how the debate "
             "changed the scores, and how well the personas agree with each other and with "
             "people's ratings. Export writes all of it to one Excel workbook.")
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(_title("Results"))
+        layout.addWidget(title_label("Results"))
         layout.addWidget(self.results_intro)
         layout.addWidget(self.results, 1)
         return page

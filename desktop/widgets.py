@@ -1,0 +1,179 @@
+"""Small widget pieces shared by the method wizards (AQER, MAJ-Eval, InteractEval).
+
+* labels styled by the application style sheet through their object names: :func:`intro_label`
+  (``intro``), :func:`title_label` (``pageTitle``), :func:`hint_label` (``hint``);
+* :func:`row_table`: a table view of whole rows whose columns fit their contents;
+  :func:`fit_columns` sizes the columns of a view once its rows are in;
+* the wizard frame: :func:`step_buttons` / :func:`step_labels` (the numbered steps along the
+  top), :func:`navigation` (Home, a message, Back and Next along the bottom) and
+  :func:`frame_layout` (steps, the stack of pages and the navigation, one above the other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLayout,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+__all__ = [
+    "PRIMARY_DISABLED_STYLE",
+    "fit_columns",
+    "frame_layout",
+    "hint_label",
+    "intro_label",
+    "navigation",
+    "row_table",
+    "step_buttons",
+    "step_labels",
+    "title_label",
+]
+
+#: A disabled primary button (Next) looks disabled, not just pale blue.
+PRIMARY_DISABLED_STYLE = (
+    "QPushButton#primaryButton:disabled { background: #a9c0dc; border-color: #a9c0dc;"
+    " color: #f5f7fa; }"
+)
+
+
+def intro_label(text: str) -> QLabel:
+    """The wrapped rich-text paragraph that opens a page."""
+    label = QLabel(text)
+    label.setObjectName("intro")
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    return label
+
+
+def title_label(text: str) -> QLabel:
+    """A page or section title."""
+    label = QLabel(text)
+    label.setObjectName("pageTitle")
+    return label
+
+
+def hint_label(text: str = "") -> QLabel:
+    """A wrapped, quieter line of explanation."""
+    label = QLabel(text)
+    label.setObjectName("hint")
+    label.setWordWrap(True)
+    return label
+
+
+def row_table(model: Any, stretch: int | None = None,
+              single_selection: bool = False) -> QTableView:
+    """A table over ``model`` selecting whole rows, columns sized to their contents; column
+    ``stretch`` (or else the last one) takes the spare width."""
+    view = QTableView()
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    if single_selection:
+        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(True)
+    view.verticalHeader().setVisible(False)
+    header = view.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    if stretch is not None:
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    else:
+        header.setStretchLastSection(True)
+    return view
+
+
+def fit_columns(view: QTableView, stretch: int | None = None, max_width: int = 260) -> None:
+    """Size the columns to their contents, none wider than ``max_width``; column ``stretch``
+    takes the spare width."""
+    view.resizeColumnsToContents()
+    header = view.horizontalHeader()
+    for i in range(header.count()):
+        if header.sectionSize(i) > max_width:
+            header.resizeSection(i, max_width)
+    if stretch is not None and 0 <= stretch < header.count():
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+
+
+def step_buttons(pages: Sequence[str], titles: Mapping[str, str],
+                 show_page: Callable[[str], Any]) -> tuple[QHBoxLayout, dict[str, QPushButton]]:
+    """Flat, clickable "1. Title" buttons, one per page key; a click calls ``show_page(key)``.
+    Returns the row (ending in a stretch) and the buttons by page key."""
+    buttons: dict[str, QPushButton] = {}
+    row = QHBoxLayout()
+    row.setSpacing(4)
+    for i, key in enumerate(pages, 1):
+        button = QPushButton(f"{i}. {titles[key]}")
+        button.setFlat(True)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.clicked.connect(partial(show_page, key))
+        buttons[key] = button
+        row.addWidget(button)
+    row.addStretch(1)
+    return row, buttons
+
+
+def step_labels(pages: Sequence[str],
+                titles: Mapping[str, str]) -> tuple[QHBoxLayout, dict[str, QLabel]]:
+    """Plain "1. Title" labels, one per page key. Returns the row (ending in a stretch) and the
+    labels by page key."""
+    labels: dict[str, QLabel] = {}
+    row = QHBoxLayout()
+    row.setSpacing(18)
+    for i, key in enumerate(pages, 1):
+        label = QLabel(f"{i}. {titles[key]}")
+        labels[key] = label
+        row.addWidget(label)
+    row.addStretch(1)
+    return row, labels
+
+
+def navigation(wizard: Any, home_tip: str, on_home: Callable[[], Any],
+               message_name: str = "hint") -> QHBoxLayout:
+    """Home, a message, Back and Next along the bottom of ``wizard``.
+
+    Sets ``wizard.home_button`` (tool tip ``home_tip``, calls ``on_home``),
+    ``wizard.nav_message`` (object name ``message_name``), ``wizard.back_button`` (calls
+    ``wizard.go_back``) and ``wizard.next_button`` (the primary button, calls
+    ``wizard.go_next``); returns the row holding them."""
+    wizard.home_button = QPushButton("← Home")
+    wizard.home_button.setToolTip(home_tip)
+    wizard.home_button.clicked.connect(on_home)
+    wizard.back_button = QPushButton("Back")
+    wizard.back_button.clicked.connect(wizard.go_back)
+    wizard.next_button = QPushButton("Next")
+    wizard.next_button.setObjectName("primaryButton")
+    wizard.next_button.clicked.connect(wizard.go_next)
+    wizard.nav_message = QLabel()
+    wizard.nav_message.setObjectName(message_name)
+    wizard.nav_message.setWordWrap(True)
+    row = QHBoxLayout()
+    row.addWidget(wizard.home_button)
+    row.addWidget(wizard.nav_message, 1)
+    row.addWidget(wizard.back_button)
+    row.addWidget(wizard.next_button)
+    return row
+
+
+def frame_layout(wizard: QWidget, steps: QLayout, stack: QWidget, nav: QLayout,
+                 margin: int = 10) -> QVBoxLayout:
+    """Lay out ``wizard``: the steps, the stack of pages (taking the spare height) and the
+    navigation; a disabled primary button is styled by :data:`PRIMARY_DISABLED_STYLE`."""
+    wizard.setStyleSheet(PRIMARY_DISABLED_STYLE)
+    layout = QVBoxLayout(wizard)
+    layout.setContentsMargins(18, margin, 18, margin)
+    layout.addLayout(steps)
+    layout.addWidget(stack, 1)
+    layout.addLayout(nav)
+    return layout
