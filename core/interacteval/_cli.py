@@ -7,11 +7,20 @@ handlers, so ``evaldesk --version`` stays fast.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli import COMMANDS, EXIT_SOME_FAILED, UserError, stderr_progress
+from core.cli import COMMANDS, EXIT_SOME_FAILED, UserError
+from core.method_cli import (
+    adhoc_profile,
+    cli_progress,
+    load_settings,
+    open_project,
+    profile_names,
+    project_gateway,
+    read_text_file,
+    say,
+)
 
 _EPILOG_SCORE = (
     "Exit codes: 0 every text was scored; 1 a problem you can fix (the message says what); "
@@ -118,77 +127,27 @@ def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 # ----------------------------------------------------------------------------- shared parts
-def _say(text: str) -> None:
-    print(text, file=sys.stderr)
-
-
 def _profiles(names: list[str], models: list[str]) -> list[Any]:
     """Profiles from Settings by name, ad-hoc ones from model strings, or the default one."""
-    from core.settings import ModelProfile, SettingsStore
-
-    store = SettingsStore()
-    settings = store.load()
-    if store.problem:
-        _say(f"evaldesk: note: {store.problem}")
+    settings = load_settings()
     out = []
     for name in names:
         try:
             out.append(settings.profile(name))
         except KeyError:
-            known = ", ".join(f"'{p.name}'" for p in settings.profiles) or "none"
             raise UserError(
-                f"There is no model profile called '{name}'. Profiles: {known}. Add it in "
-                "Settings → Models, or use --model with a model string."
+                f"There is no model profile called '{name}'. Profiles: "
+                f"{profile_names(settings)}. Add it in Settings → Models, or use --model with a "
+                "model string."
             ) from None
     for model in models:
-        model = model.strip()
-        if not model:
-            raise UserError("--model needs a model string, e.g. openai/gpt-4o-mini.")
-        out.append(ModelProfile(name=model, model=model))
+        out.append(adhoc_profile(model))
     if not out:
         try:
             out.append(settings.profile())
         except KeyError as exc:
             raise UserError(str(exc.args[0])) from None
     return out
-
-
-def _open_project(path: str | None):
-    if not path:
-        return None
-    from core.project import Project, ProjectError
-
-    try:
-        if Path(path).exists():
-            return Project.open(path)
-        return Project.create(path, method="interacteval")
-    except ProjectError as exc:
-        raise UserError(str(exc)) from None
-
-
-def _gateway(profile: Any, project: Any, run_id: int | None = None) -> Any:
-    from core.llm import Gateway
-
-    return Gateway(profile, cache=project, run_id=run_id)
-
-
-def _progress():
-    from core.runs import Progress
-
-    return Progress(stderr_progress)
-
-
-def _read_text_file(path: str, what: str) -> str:
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f'The {what} "{path}" cannot be read ({exc.strerror}).') from None
-    for encoding in ("utf-8-sig", "cp1252", "latin-1"):
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    return raw.decode("latin-1")
 
 
 # ---------------------------------------------------------------------------------- build
@@ -210,31 +169,31 @@ def run_build(args: argparse.Namespace) -> int:
     name = args.dimension.strip()
     if not name:
         raise UserError("--dimension needs a name, e.g. Coherence.")
-    definition = " ".join(_read_text_file(args.definition_file, "definition file").split())
+    definition = " ".join(read_text_file(args.definition_file, "definition file").split())
     if not definition:
-        _say(f'evaldesk: note: the definition file "{args.definition_file}" is empty.')
+        say(f'evaldesk: note: the definition file "{args.definition_file}" is empty.')
     dimension = Dimension(name=name, definition=definition)
 
     samples_read = read_samples(args.samples, dimension=name)
     for problem in samples_read.problems:
-        _say(f"evaldesk: note: {problem}")
+        say(f"evaldesk: note: {problem}")
     if samples_read.errors:
         raise UserError("\n".join(samples_read.errors))
     samples = suggest_samples(samples_read.samples, dimension=name)
     if not samples:
         raise UserError(f"{Path(args.samples).name} has no sample for {name}.")
-    _say(f"Samples shown in the think-aloud ({len(samples)} of {len(samples_read.samples)}): "
-         + ", ".join(f"row {s.row} (score {s.score:g})" for s in samples))
+    say(f"Samples shown in the think-aloud ({len(samples)} of {len(samples_read.samples)}): "
+        + ", ".join(f"row {s.row} (score {s.score:g})" for s in samples))
 
     notes = []
     for notes_path in args.notes:
         got = read_notes(notes_path)
         for problem in got.problems:
-            _say(f"evaldesk: note: {problem}")
+            say(f"evaldesk: note: {problem}")
         if got.errors:
             raise UserError("\n".join(got.errors))
         authors = sorted({a.source for a in got.attributes})
-        _say(f"{len(got.attributes)} notes from {', '.join(authors)} ({Path(notes_path).name})")
+        say(f"{len(got.attributes)} notes from {', '.join(authors)} ({Path(notes_path).name})")
         notes.extend(got.attributes)
 
     if args.no_think_aloud and not notes:
@@ -252,21 +211,21 @@ def run_build(args: argparse.Namespace) -> int:
             raise UserError("--merge: the output file cannot be read:\n" + "\n".join(old.errors))
         existing = [c for c in old.checklists if c.dimension.casefold() != name.casefold()]
 
-    project = _open_project(args.project)
+    project = open_project(args.project, "interacteval")
     try:
         assessors = {} if args.no_think_aloud else {
-            p.name: _gateway(p, project) for p in profiles
+            p.name: project_gateway(p, project) for p in profiles
         }
-        builder = assessors.get(builder_profile.name) or _gateway(builder_profile, project)
+        builder = assessors.get(builder_profile.name) or project_gateway(builder_profile, project)
         try:
             build = asyncio.run(build_checklist(
                 dimension, samples, assessors=assessors, builder=builder, notes=notes,
-                validate=not args.no_validation, progress=_progress(),
+                validate=not args.no_validation, progress=cli_progress(),
             ))
         except StageError as exc:
             raise UserError(exc.message) from None
         for failure in build.think_aloud.failures:
-            _say(f"evaldesk: note: think-aloud by {failure.who} failed: {failure.message}")
+            say(f"evaldesk: note: think-aloud by {failure.who} failed: {failure.message}")
         if project is not None:
             from core.interacteval import save_checklist
 
@@ -287,10 +246,10 @@ def run_build(args: argparse.Namespace) -> int:
     except TableError as exc:
         raise UserError(exc.message) from None
     checklist = build.checklist
-    _say(f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
-         f"components, from {len(build.attributes)} attributes. Written to {output}.")
+    say(f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
+        f"components, from {len(build.attributes)} attributes. Written to {output}.")
     for remark in checklist.remarks:
-        _say(f"evaldesk: note: {remark}")
+        say(f"evaldesk: note: {remark}")
     return 0
 
 
@@ -344,12 +303,12 @@ def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
             col = next((c for c in columns if str(c).strip().casefold() == dim.casefold()), None)
             if col is not None:
                 human_cols[dim] = col
-                _say(f'Human scores for {dim}: column "{col}" (its name matches the dimension).')
+                say(f'Human scores for {dim}: column "{col}" (its name matches the dimension).')
     for dim, col in human_cols.items():
         mapping[f"human:{dim}"] = col
     mapped = map_columns(read, mapping, required=["text"])
     for issue in mapped.warnings:
-        _say(f"evaldesk: note: {issue.message}")
+        say(f"evaldesk: note: {issue.message}")
     if mapped.errors:
         raise UserError("\n".join(i.message for i in mapped.errors))
     frame = mapped.frame
@@ -360,7 +319,7 @@ def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
     for row in mapped.rows:
         text = frame.at[row, "text"]
         if not text.strip():
-            _say(f"evaldesk: note: {mapped.where(row, 'text')}: no text; the row is skipped.")
+            say(f"evaldesk: note: {mapped.where(row, 'text')}: no text; the row is skipped.")
             continue
         text_id = frame.at[row, "id"].strip() if "id" in frame else ""
         text_id = text_id or f"row {row}"
@@ -385,8 +344,8 @@ def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
             if math.isfinite(value):
                 human[dim] = value
             else:
-                _say(f"evaldesk: note: {mapped.where(row, f'human:{dim}')}: “{raw}” is not a "
-                     "number; this text has no human score for " + dim + ".")
+                say(f"evaldesk: note: {mapped.where(row, f'human:{dim}')}: “{raw}” is not a "
+                    "number; this text has no human score for " + dim + ".")
         items.append(TextItem(
             id=text_id, text=text, source=source, source_id=source_id,
             system=frame.at[row, "system"].strip() if "system" in frame else "",
@@ -414,7 +373,7 @@ def run_score(args: argparse.Namespace) -> int:
 
     got = read_checklists(args.checklist)
     for problem in got.problems:
-        _say(f"evaldesk: note: {problem}")
+        say(f"evaldesk: note: {problem}")
     if got.errors:
         raise UserError("The checklist file cannot be used:\n"
                         + "\n".join(f"- {e}" for e in got.errors))
@@ -436,17 +395,17 @@ def run_score(args: argparse.Namespace) -> int:
     )
     profile = _profiles([args.profile] if args.profile else [],
                         [args.model] if args.model else [])[0]
-    project = _open_project(args.project)
+    project = open_project(args.project, "interacteval")
     try:
         run_id = None
         if project is not None:
             run_id = open_scoring_run(project, checklists, settings, profile.model)
-        gateway = _gateway(profile, project, run_id)
-        _say(f"Scoring {len(items)} texts on {', '.join(c.dimension for c in checklists)} "
-             f"with {profile.model}.")
+        gateway = project_gateway(profile, project, run_id)
+        say(f"Scoring {len(items)} texts on {', '.join(c.dimension for c in checklists)} "
+            f"with {profile.model}.")
         run = asyncio.run(score_texts(
             checklists, items, gateway, settings=settings, model=profile.model,
-            project=project, run_id=run_id, progress=_progress(),
+            project=project, run_id=run_id, progress=cli_progress(),
         ))
     finally:
         if project is not None:
@@ -470,17 +429,17 @@ def run_score(args: argparse.Namespace) -> int:
         line = f"{checklist.dimension}: {len(ok)} of {len(mine)} texts scored"
         if ok:
             line += f", mean {sum(ok) / len(ok):.2f}"
-        _say(line)
+        say(line)
     for result in results:
         if result.per_document is not None and result.per_document.spearman.defined:
             report = result.per_document
-            _say(f"{result.dimension}: Spearman rho with human scores, per source document "
-                 f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
-                 f"{len(report.groups)} documents used)")
-    _say(f"Results written to {args.output}.")
+            say(f"{result.dimension}: Spearman rho with human scores, per source document "
+                f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
+                f"{len(report.groups)} documents used)")
+    say(f"Results written to {args.output}.")
     if run.failed:
-        _say(f"evaldesk: {len(run.failed)} text(s) failed; they are marked failed in the "
-             "Scores sheet with the reason.")
+        say(f"evaldesk: {len(run.failed)} text(s) failed; they are marked failed in the "
+            "Scores sheet with the reason.")
         return EXIT_SOME_FAILED
     return 0
 

@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from core.cli import COMMANDS, UserError
+from core.method_cli import load_settings, profile_names
 
 
 def add_llm_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -56,7 +57,7 @@ def run_llm_test(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from core.llm import check_connection
-    from core.settings import ModelProfile, SettingsStore
+    from core.settings import ModelProfile
 
     try:
         if args.model:
@@ -64,15 +65,13 @@ def run_llm_test(args: argparse.Namespace) -> int:
                 name="command line", model=args.model, api_bases=args.api_base, max_concurrency=1
             )
         else:
-            store = SettingsStore()
-            settings = store.load()
-            if store.problem:
-                print(f"evaldesk: note: {store.problem}", file=sys.stderr)
+            settings = load_settings()
             try:
                 profile = settings.profile(args.profile)
             except KeyError as exc:
-                names = ", ".join(f"'{p.name}'" for p in settings.profiles) or "none"
-                raise UserError(f"{exc.args[0]} The profiles are: {names}.") from None
+                raise UserError(
+                    f"{exc.args[0]} The profiles are: {profile_names(settings)}."
+                ) from None
             if args.api_base:
                 profile = profile.model_copy(update={"api_bases": args.api_base})
         if args.timeout:

@@ -7,11 +7,19 @@ handlers, so ``evaldesk --version`` stays fast.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-from core.cli import COMMANDS, EXIT_SOME_FAILED, UserError, stderr_progress
+from core.cli import COMMANDS, EXIT_SOME_FAILED, UserError
+from core.method_cli import (
+    adhoc_profile,
+    cli_progress,
+    load_settings,
+    open_project,
+    profile_names,
+    project_gateway,
+    read_text_file,
+    say,
+)
 
 _EPILOG_RUN = (
     "Exit codes: 0 every debate finished; 1 a problem you can fix (the message says what); "
@@ -99,69 +107,25 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 
 
 # ----------------------------------------------------------------------------- shared parts
-def _say(text: str) -> None:
-    print(text, file=sys.stderr)
-
-
 def _profile(args: argparse.Namespace) -> Any:
-    from core.settings import ModelProfile, SettingsStore
-
     if args.model:
-        model = args.model.strip()
-        if not model:
-            raise UserError("--model needs a model string, e.g. openai/gpt-4o-mini.")
-        return ModelProfile(name=model, model=model)
-    store = SettingsStore()
-    settings = store.load()
-    if store.problem:
-        _say(f"evaldesk: note: {store.problem}")
+        return adhoc_profile(args.model)
+    settings = load_settings()
     try:
         return settings.profile(args.profile)
     except KeyError:
-        known = ", ".join(f"'{p.name}'" for p in settings.profiles) or "none"
         raise UserError(
             f"There is no model profile called '{args.profile or settings.default_profile}'. "
-            f"Profiles: {known}. Add it in Settings → Models, or use --model.") from None
-
-
-def _open_project(path: str | None) -> Any:
-    if not path:
-        return None
-    from core.project import Project, ProjectError
-
-    try:
-        if Path(path).exists():
-            return Project.open(path)
-        return Project.create(path, method="majeval")
-    except ProjectError as exc:
-        raise UserError(str(exc)) from None
-
-
-def _read_text_file(path: str, what: str) -> str:
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f'The {what} "{path}" cannot be read ({exc.strerror}).') from None
-    for encoding in ("utf-8-sig", "cp1252"):
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    return raw.decode("latin-1")
+            f"Profiles: {profile_names(settings)}. Add it in Settings → Models, or use --model."
+        ) from None
 
 
 def _task(path: str) -> str:
-    task = " ".join(_read_text_file(path, "task file").split())
+    task = " ".join(read_text_file(path, "task file").split())
     if not task:
         raise UserError(f'The task file "{path}" is empty. Write one paragraph: what is '
                         "evaluated, and for whom.")
     return task
-
-
-def _progress() -> Any:
-    from core.runs import Progress
-
-    return Progress(stderr_progress)
 
 
 # ------------------------------------------------------------------------------- personas
@@ -169,7 +133,6 @@ def run_personas(args: argparse.Namespace) -> int:
     import asyncio
 
     from core.documents import DocumentError, load_document
-    from core.llm import Gateway
     from core.majeval import StageError, create_personas, write_personas
     from core.tables import TableError
 
@@ -177,26 +140,26 @@ def run_personas(args: argparse.Namespace) -> int:
     documents = []
     for path in args.documents:
         try:
-            doc = load_document(path, progress=_progress())
+            doc = load_document(path, progress=cli_progress())
         except DocumentError as exc:
             raise UserError(str(exc)) from None
         for warning in doc.warnings:
-            _say(f"evaldesk: note: {doc.name}: {warning}")
+            say(f"evaldesk: note: {doc.name}: {warning}")
         documents.append(doc)
     profile = _profile(args)
-    project = _open_project(args.project)
+    project = open_project(args.project, "majeval")
     try:
-        gateway = Gateway(profile, cache=project)
+        gateway = project_gateway(profile, project)
         try:
             made = asyncio.run(create_personas(documents, task, gateway, project=project,
-                                               progress=_progress()))
+                                               progress=cli_progress()))
         except (StageError, ValueError) as exc:
             raise UserError(str(exc)) from None
     finally:
         if project is not None:
             project.close()
     for failure in made.failures:
-        _say(f"evaldesk: note: {failure.stage} failed for {failure.where}: {failure.message}")
+        say(f"evaldesk: note: {failure.stage} failed for {failure.where}: {failure.message}")
     found = sum(len(e.perspectives) for e in made.extractions)
     usage = gateway.usage
     readme = [("Documents", ", ".join(d.name for d in documents)), ("Task", task),
@@ -208,8 +171,8 @@ def run_personas(args: argparse.Namespace) -> int:
         write_personas(args.output, made.personas, readme=readme)
     except TableError as exc:
         raise UserError(exc.message) from None
-    _say(f"{found} perspectives from {len(documents)} documents, {len(made.groups)} groups, "
-         f"{len(made.personas)} personas. Written to {args.output}.")
+    say(f"{found} perspectives from {len(documents)} documents, {len(made.groups)} groups, "
+        f"{len(made.personas)} personas. Written to {args.output}.")
     return 0
 
 
@@ -290,7 +253,7 @@ def _items(args: argparse.Namespace) -> list[Any]:
         mapping[f"human:{name}"] = col
     mapped = map_columns(read, mapping, required=["content"])
     for issue in mapped.warnings:
-        _say(f"evaldesk: note: {issue.message}")
+        say(f"evaldesk: note: {issue.message}")
     if mapped.errors:
         raise UserError("\n".join(i.message for i in mapped.errors))
     frame = mapped.frame
@@ -298,7 +261,7 @@ def _items(args: argparse.Namespace) -> list[Any]:
     for row in mapped.rows:
         content = frame.at[row, "content"]
         if not content.strip():
-            _say(f"evaldesk: note: {mapped.where(row, 'content')}: empty; the row is skipped.")
+            say(f"evaldesk: note: {mapped.where(row, 'content')}: empty; the row is skipped.")
             continue
         item_id = (frame.at[row, "id"].strip() if "id" in frame else "") or f"row {row}"
         if item_id in seen:
@@ -318,8 +281,8 @@ def _items(args: argparse.Namespace) -> list[Any]:
             if math.isfinite(value):
                 human[name] = value
             else:
-                _say(f"evaldesk: note: {mapped.where(row, f'human:{name}')}: “{raw}” is not a "
-                     f"number; this item has no human rating for {name}.")
+                say(f"evaldesk: note: {mapped.where(row, f'human:{name}')}: “{raw}” is not a "
+                    f"number; this item has no human rating for {name}.")
         items.append(Item(id=item_id, content=content,
                           context=frame.at[row, "context"] if "context" in frame else "",
                           human=human, row=row))
@@ -333,7 +296,6 @@ def _items(args: argparse.Namespace) -> list[Any]:
 def run_debates(args: argparse.Namespace) -> int:
     import asyncio
 
-    from core.llm import Gateway
     from core.majeval import (
         DebateSettings,
         evaluate,
@@ -353,7 +315,7 @@ def run_debates(args: argparse.Namespace) -> int:
     except TableError as exc:
         raise UserError(exc.message) from None
     for issue in got.warnings:
-        _say(f"evaldesk: note: {issue.message}")
+        say(f"evaldesk: note: {issue.message}")
     if got.errors:
         raise UserError("The personas file cannot be used:\n"
                         + "\n".join(f"- {e.message}" for e in got.errors))
@@ -362,20 +324,20 @@ def run_debates(args: argparse.Namespace) -> int:
     settings = DebateSettings(rounds=args.rounds, no_debate=args.no_debate,
                               simple_roles=args.simple_roles)
     profile = _profile(args)
-    project = _open_project(args.project)
+    project = open_project(args.project, "majeval")
     try:
         run_id = None
         if project is not None:
             run_id = open_evaluation_run(project, task, dimensions, scale, settings,
                                          profile.model)
-        gateway = Gateway(profile, cache=project, run_id=run_id)
-        _say(f"{len(items)} items x {len(got.groups)} stakeholder groups "
-             f"({len(got.personas)} agents) with {profile.model}.")
+        gateway = project_gateway(profile, project, run_id)
+        say(f"{len(items)} items x {len(got.groups)} stakeholder groups "
+            f"({len(got.personas)} agents) with {profile.model}.")
         try:
             run = asyncio.run(evaluate(got.personas, items, task, gateway,
                                        dimensions=dimensions, scale=scale, settings=settings,
                                        model=profile.model, project=project, run_id=run_id,
-                                       progress=_progress()))
+                                       progress=cli_progress()))
         except ValueError as exc:
             raise UserError(str(exc)) from None
     finally:
@@ -397,16 +359,16 @@ def run_debates(args: argparse.Namespace) -> int:
         line = f"{dim.name}: {len(values)} of {len(run.items)} items scored"
         if values:
             line += f", mean {sum(values) / len(values):.2f}"
-        _say(line)
+        say(line)
     for h in humans:
         if h.group.startswith("All groups") and h.stage == "after debate" \
                 and h.report.spearman.defined:
-            _say(f"Spearman rho, overall {h.dimension} vs human {h.human_dimension}: "
-                 f"{h.report.spearman.value:.3f} (n = {h.report.n})")
-    _say(f"Results written to {args.output}.")
+            say(f"Spearman rho, overall {h.dimension} vs human {h.human_dimension}: "
+                f"{h.report.spearman.value:.3f} (n = {h.report.n})")
+    say(f"Results written to {args.output}.")
     if run.failed_units:
-        _say(f"evaldesk: {len(run.failed_units)} debate(s) had failures; they are marked in the "
-             "workbook with the reason.")
+        say(f"evaldesk: {len(run.failed_units)} debate(s) had failures; they are marked in the "
+            "workbook with the reason.")
         return EXIT_SOME_FAILED
     return 0
 
