@@ -12,14 +12,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-
-async def _wait(condition, timeout: float = 120.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not condition():
-        if loop.time() > end:
-            raise TimeoutError("the wizard did not get there in time")
-        await asyncio.sleep(0.05)
+from desktop._wizard_shots import grabber, run_shots, wait_until
 
 
 async def _shoot(session, folder: Path) -> None:
@@ -29,19 +22,15 @@ async def _shoot(session, folder: Path) -> None:
     window.resize(1280, 820)
     await asyncio.sleep(0.3)
 
-    def grab(name: str) -> None:
-        session.app.processEvents()
-        path = folder / f"aqer-{name}.png"
-        window.grab().save(str(path))
-        print(path, path.stat().st_size // 1024, "KB")
+    grab = grabber(session, folder, "aqer")
 
     wiz = open_aqer_wizard(window)
     wiz.load_sample()
-    await _wait(lambda: wiz.read is not None and not wiz.reading)
+    await wait_until(lambda: wiz.read is not None and not wiz.reading)
     await asyncio.sleep(0.2)
     grab("file")
     wiz.go_next()
-    await _wait(lambda: wiz.check is not None and not wiz.checking)
+    await wait_until(lambda: wiz.check is not None and not wiz.checking)
     await asyncio.sleep(0.2)
     grab("mapping")
     wiz.go_next()
@@ -49,10 +38,10 @@ async def _shoot(session, folder: Path) -> None:
     grab("model")
     wiz.go_next()
     wiz.start_run()
-    await _wait(lambda: wiz.run_panel.state is not None and wiz.run_panel.state.total)
+    await wait_until(lambda: wiz.run_panel.state is not None and wiz.run_panel.state.total)
     await asyncio.sleep(0.05)
     grab("run")
-    await _wait(lambda: wiz.page == "results")
+    await wait_until(lambda: wiz.page == "results")
     await asyncio.sleep(0.5)
     tabs = wiz.results.tabs
     for index, name in ((0, "results-workers"), (1, "results-questions"), (2, "results-llm"),
@@ -65,15 +54,7 @@ async def _shoot(session, folder: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from desktop.app import start
-
-    folder = Path(argv[0] if argv else "resources/screenshots").resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    session = start()
-    with session.loop:
-        session.loop.run_until_complete(_shoot(session, folder))
-    session.window.close()
-    return 0
+    return run_shots(_shoot, argv)
 
 
 if __name__ == "__main__":

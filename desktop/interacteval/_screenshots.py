@@ -13,20 +13,13 @@ import asyncio
 import sys
 from pathlib import Path
 
-
-async def _wait(condition, timeout: float = 120.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not condition():
-        if loop.time() > end:
-            raise TimeoutError("the wizard did not get there in time")
-        await asyncio.sleep(0.05)
+from desktop._wizard_shots import grabber, run_shots, wait_until
 
 
 async def _step(wiz, what: str) -> str:
     done: list[str] = []
     wiz.step_ended.connect(lambda name, status: done.append(status) if name == what else None)
-    await _wait(lambda: bool(done))
+    await wait_until(lambda: bool(done))
     return done[0]
 
 
@@ -44,15 +37,11 @@ async def _shoot(session, folder: Path) -> None:
     window.settings.default_profile = "GPT-4o mini (example)"
     await asyncio.sleep(0.3)
 
-    def grab(name: str) -> None:
-        session.app.processEvents()
-        path = folder / f"interacteval-{name}.png"
-        window.grab().save(str(path))
-        print(path, path.stat().st_size // 1024, "KB")
+    grab = grabber(session, folder, "interacteval")
 
     wiz = open_interacteval_wizard(window)
     wiz.load_sample_set()
-    await _wait(lambda: bool(wiz.state.samples) and not wiz.busy)
+    await wait_until(lambda: bool(wiz.state.samples) and not wiz.busy)
     await asyncio.sleep(0.2)
     grab("dimensions")
     wiz.go_next()
@@ -84,12 +73,12 @@ async def _shoot(session, folder: Path) -> None:
     wiz.run_remaining()
     await _step(wiz, "build")
     wiz.show_page("score")
-    await _wait(lambda: wiz.opened_texts is not None and not wiz.busy)
+    await wait_until(lambda: wiz.opened_texts is not None and not wiz.busy)
     await asyncio.sleep(0.3)
     grab("score")
     wiz.start_scoring()
     await _step(wiz, "score")
-    await _wait(lambda: bool(wiz.agreement))
+    await wait_until(lambda: bool(wiz.agreement))
     wiz.results.scores_view.selectRow(1)
     await asyncio.sleep(0.4)
     grab("results")
@@ -103,18 +92,7 @@ async def _shoot(session, folder: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from desktop.app import start
-
-    root = Path(__file__).resolve().parents[2]
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    folder = Path(argv[0] if argv else "resources/screenshots").resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    session = start()
-    with session.loop:
-        session.loop.run_until_complete(_shoot(session, folder))
-    session.window.close()
-    return 0
+    return run_shots(_shoot, argv, repo_on_path=True)
 
 
 if __name__ == "__main__":

@@ -14,14 +14,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-
-async def _wait(condition, timeout: float = 120.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not condition():
-        if loop.time() > end:
-            raise TimeoutError("the wizard did not get there in time")
-        await asyncio.sleep(0.05)
+from desktop._wizard_shots import grabber, run_shots, wait_until
 
 
 async def _shoot(session, folder: Path) -> None:
@@ -37,15 +30,11 @@ async def _shoot(session, folder: Path) -> None:
     window.settings.default_profile = "Demo model (scripted)"
     await asyncio.sleep(0.3)
 
-    def grab(name: str, widget=None) -> None:
-        session.app.processEvents()
-        path = folder / f"majeval-{name}.png"
-        (widget or window).grab().save(str(path))
-        print(path, path.stat().st_size // 1024, "KB")
+    grab = grabber(session, folder, "majeval")
 
     wiz = open_majeval_wizard(window)
     wiz.load_sample()
-    await _wait(lambda: not wiz.busy and len(wiz.docs) == 2)
+    await wait_until(lambda: not wiz.busy and len(wiz.docs) == 2)
     await asyncio.sleep(0.3)
     grab("task")
     wiz.show_page("documents")
@@ -57,7 +46,7 @@ async def _shoot(session, folder: Path) -> None:
     await asyncio.sleep(2.5)  # the second document is being read
     grab("extraction")
     llm.delay_s = 0.25
-    await _wait(lambda: wiz.page == "personas")
+    await wait_until(lambda: wiz.page == "personas")
     editor = wiz.editor
     target = next(p for p in editor.personas if p.page is not None and "mother" in p.evidence)
     editor.tree.setCurrentIndex(editor.model.persona_index(target.id))
@@ -72,10 +61,10 @@ async def _shoot(session, folder: Path) -> None:
     grab("items")
     wiz.show_page("run")
     wiz.start_run()
-    await _wait(lambda: wiz.run_panel.state is not None and wiz.run_panel.state.done >= 4)
+    await wait_until(lambda: wiz.run_panel.state is not None and wiz.run_panel.state.done >= 4)
     await asyncio.sleep(0.8)
     grab("run")
-    await _wait(lambda: wiz.page == "results", timeout=300)
+    await wait_until(lambda: wiz.page == "results", timeout=300)
     await asyncio.sleep(0.5)
     grab("results-scores")
     wiz.results.show_item("q1", "Teachers")
@@ -88,15 +77,7 @@ async def _shoot(session, folder: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from desktop.app import start
-
-    folder = Path(argv[0] if argv else "resources/screenshots").resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    session = start()
-    with session.loop:
-        session.loop.run_until_complete(_shoot(session, folder))
-    session.window.close()
-    return 0
+    return run_shots(_shoot, argv)
 
 
 if __name__ == "__main__":
