@@ -31,7 +31,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
-# The one-folder app in dist/EvalDesk/ (PyInstaller, build.spec; ~10 min on 2 cores).
+# The one-folder app in dist/EvalDesk/ (PyInstaller, build.spec; 4-7 min on 2 cores).
 dist: $(STAMP)
 	$(PY) -c "import PyInstaller" 2>/dev/null || $(PY) -m pip install --quiet --quiet -e ".[build]"
 	$(PY) -m PyInstaller --noconfirm --log-level WARN build.spec
