@@ -725,6 +725,26 @@ class Project:
             ).fetchone()
         return _input(row) if row else None
 
+    def input_file(self, input_id: int | None, chosen: str | os.PathLike[str] = "",
+                   name: str = "input", *, temp_prefix: str = "evaldesk-input-") -> Path | None:
+        """A file input as a file to read: the one the user ``chosen`` while its content is
+        still the stored copy's, else the stored copy written to a new temporary folder as
+        ``name``; without a stored copy, ``chosen`` if it exists; None when there is neither."""
+        if input_id is not None:
+            stored = self.get_input(input_id)
+            if stored is not None:
+                original = Path(chosen) if chosen else None
+                if (original is not None and original.is_file() and hashlib.sha256(
+                        original.read_bytes()).hexdigest() == stored.content_hash):
+                    return original
+                folder = Path(tempfile.mkdtemp(prefix=temp_prefix))
+                copy = folder / name
+                copy.write_bytes(stored.payload)
+                return copy
+        if chosen and Path(chosen).is_file():
+            return Path(chosen)
+        return None
+
     def list_inputs(self, kind: str | None = None) -> list[ProjectInput]:
         """Inputs in the order they were added (all kinds when ``kind`` is None)."""
         sql = "SELECT id, kind, name, content_hash, payload, created_at FROM inputs"

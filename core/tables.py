@@ -67,7 +67,9 @@ __all__ = [
     "TableError",
     "TableIssue",
     "TableRead",
+    "cell_number",
     "guess_mapping",
+    "guess_named_column",
     "list_sheets",
     "map_columns",
     "preview",
@@ -1412,6 +1414,35 @@ def guess_mapping(
                 used.add(hit)
                 break
     return chosen
+
+
+def guess_named_column(
+    columns: Sequence[str], names: Iterable[str], taken: Iterable[Any] = ()
+) -> str | None:
+    """The first column whose name, with case, spaces and underscores ignored, is one of
+    ``names`` (written in lower case without spaces or underscores, e.g. ``"itemid"``) and
+    that is not in ``taken`` (columns already chosen for other roles); None if there is none.
+    Unlike :func:`guess_mapping`, only whole names count: "system_id" is not an "id"."""
+    wanted = set(names)
+    used = list(taken)
+    return next(
+        (c for c in columns
+         if str(c).casefold().replace("_", "").replace(" ", "") in wanted and c not in used),
+        None,
+    )
+
+
+def cell_number(text: Any) -> float | None:
+    """A cell's text as a number (a decimal comma is accepted); None when it is empty, not a
+    number, infinite or NaN."""
+    text = str(text).strip().replace(",", ".")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from core.aqer.responses import (
 )
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses
 from core.runs import CancelToken, Progress
+from core.tables import cell_number
 
 __all__ = ["aqer", "embed_texts", "run_aqer_file"]
 
@@ -91,17 +92,6 @@ def embed_texts(
 def _describe(encoder: Any) -> str:
     describe = getattr(encoder, "describe", None)
     return describe() if callable(describe) else ""
-
-
-def _parse_grade(text: str) -> float | None:
-    text = str(text).strip().replace(",", ".")
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if np.isfinite(value) else None
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -434,7 +424,7 @@ def aqer(
 
     # --- agreement with expert grades ---------------------------------------------------------
     agreement = pd.DataFrame(columns=AGREEMENT_COLUMNS)
-    grades = people["grade"].map(_parse_grade)
+    grades = people["grade"].map(cell_number)
     bad = people[(people["grade"] != "") & grades.isna()]
     if len(bad):
         notices.append(

@@ -256,10 +256,15 @@ def run_build(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------- score
 def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
     """Read the texts to score (with human scores) from the items sheet."""
-    import math
-
     from core.interacteval import TextItem
-    from core.tables import TableError, guess_mapping, map_columns, read_table
+    from core.tables import (
+        TableError,
+        cell_number,
+        guess_mapping,
+        guess_named_column,
+        map_columns,
+        read_table,
+    )
 
     try:
         read = read_table(args.items, args.sheet)
@@ -273,10 +278,8 @@ def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
         "source": ["article", "document", "input", "source text"],
     })
     # the id only by its exact name: "system_id" or "model_id" are not text ids
-    id_names = {"id", "textid", "itemid", "rowid"}
-    guessed["id"] = next(
-        (c for c in columns if str(c).casefold().replace("_", "").replace(" ", "") in id_names
-         and c not in guessed.values()), None)
+    guessed["id"] = guess_named_column(columns, {"id", "textid", "itemid", "rowid"},
+                                       guessed.values())
     mapping: dict[str, str | None] = {
         "text": args.text_col or guessed["text"],
         "source": args.source_col or guessed["source"],
@@ -337,11 +340,8 @@ def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
             raw = frame.at[row, f"human:{dim}"].strip()
             if not raw:
                 continue
-            try:
-                value = float(raw.replace(",", "."))
-            except ValueError:
-                value = math.nan
-            if math.isfinite(value):
+            value = cell_number(raw)
+            if value is not None:
                 human[dim] = value
             else:
                 say(f"evaldesk: note: {mapped.where(row, f'human:{dim}')}: “{raw}” is not a "

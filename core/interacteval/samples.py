@@ -81,7 +81,7 @@ def read_samples(
     "answer", "essay", "output"), ``source`` ("article", "document", "input", "prompt"),
     ``score`` (or a column named like ``dimension``), ``dimension`` (optional). A row whose
     score is not a number is skipped and named in ``problems``."""
-    from core.tables import TableError, guess_mapping, map_columns, read_table
+    from core.tables import TableError, cell_number, guess_mapping, map_columns, read_table
 
     try:
         read = read_table(Path(path), sheet)
@@ -114,11 +114,8 @@ def read_samples(
         if not text.strip():
             continue
         raw = frame.at[row, "score"].strip()
-        try:
-            score = float(raw.replace(",", ".")) if raw else math.nan
-        except ValueError:
-            score = math.nan
-        if not math.isfinite(score):
+        score = cell_number(raw)
+        if score is None:
             what = "has no score" if not raw else f"has a score that is not a number (“{raw}”)"
             result.problems.append(f"{mapped.where(row, 'score')}: the sample {what}; skipped.")
             continue

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -365,7 +363,7 @@ def guess_text_columns(columns: Sequence[str], dimensions: Sequence[str]) -> tup
     dict[str, str | None], dict[str, str | None]
 ]:
     """Suggest the columns of a texts sheet: (role -> column, dimension -> human score column)."""
-    from core.tables import guess_mapping
+    from core.tables import guess_mapping, guess_named_column
 
     guessed = guess_mapping(list(columns), {
         "text": ["summary", "answer", "essay", "output", "system output", "response"],
@@ -373,10 +371,8 @@ def guess_text_columns(columns: Sequence[str], dimensions: Sequence[str]) -> tup
         "system": ["system id", "model", "generator", "bot"],
         "source": ["article", "document", "input", "source text", "question", "prompt"],
     })
-    id_names = {"id", "textid", "itemid", "rowid"}
-    guessed["id"] = next(
-        (c for c in columns if str(c).casefold().replace("_", "").replace(" ", "") in id_names
-         and c not in guessed.values()), None)
+    guessed["id"] = guess_named_column(columns, {"id", "textid", "itemid", "rowid"},
+                                       guessed.values())
     roles = {role: guessed.get(role) for role in TEXT_ROLES}
     human = {d: next((c for c in columns if str(c).strip().casefold() == d.casefold()), None)
              for d in dimensions}
@@ -396,7 +392,7 @@ class TextsRead:
 
 def read_texts(path: str | Path, setup: TextsSetup) -> TextsRead:
     """Read the texts to score with the chosen columns (every cell as text)."""
-    from core.tables import TableError, map_columns, read_table
+    from core.tables import TableError, cell_number, map_columns, read_table
 
     try:
         read = read_table(Path(path), setup.sheet)
@@ -435,11 +431,8 @@ def read_texts(path: str | Path, setup: TextsSetup) -> TextsRead:
             raw = frame.at[row, f"human:{dim}"].strip()
             if not raw:
                 continue
-            try:
-                value = float(raw.replace(",", "."))
-            except ValueError:
-                value = math.nan
-            if math.isfinite(value):
+            value = cell_number(raw)
+            if value is not None:
                 human[dim] = value
             else:
                 result.problems.append(
@@ -466,20 +459,8 @@ def store_texts_file(project: Project, setup: TextsSetup, path: str | Path) -> T
 
 def texts_file(project: Project, setup: TextsSetup) -> Path | None:
     """The texts file: where it was chosen, or the project's copy when it moved or changed."""
-    if setup.input_id is not None:
-        stored = project.get_input(setup.input_id)
-        if stored is not None:
-            original = Path(setup.path) if setup.path else None
-            if (original is not None and original.is_file() and hashlib.sha256(
-                    original.read_bytes()).hexdigest() == stored.content_hash):
-                return original
-            folder = Path(tempfile.mkdtemp(prefix="evaldesk-texts-"))
-            copy = folder / (setup.file_name or "texts.xlsx")
-            copy.write_bytes(stored.payload)
-            return copy
-    if setup.path and Path(setup.path).is_file():
-        return Path(setup.path)
-    return None
+    return project.input_file(setup.input_id, setup.path, setup.file_name or "texts.xlsx",
+                              temp_prefix="evaldesk-texts-")
 
 
 # -------------------------------------------------------------------------------- results

@@ -224,10 +224,15 @@ def _dimensions(path: str | None) -> tuple[list[Any], Any]:
 
 
 def _items(args: argparse.Namespace) -> list[Any]:
-    import math
-
     from core.majeval import Item
-    from core.tables import TableError, guess_mapping, map_columns, read_table
+    from core.tables import (
+        TableError,
+        cell_number,
+        guess_mapping,
+        guess_named_column,
+        map_columns,
+        read_table,
+    )
 
     try:
         read = read_table(args.items, args.sheet)
@@ -237,9 +242,8 @@ def _items(args: argparse.Namespace) -> list[Any]:
     guessed = guess_mapping(columns, {
         "content": ["answer", "summary", "output", "generated", "qa pair", "response", "text"],
         "context": ["story", "source", "section text", "target", "input", "article"]})
-    id_names = {"id", "itemid", "item", "rowid"}
-    guessed_id = next((c for c in columns if str(c).casefold().replace("_", "").replace(" ", "")
-                       in id_names and c not in guessed.values()), None)
+    guessed_id = guess_named_column(columns, {"id", "itemid", "item", "rowid"},
+                                    guessed.values())
     mapping: dict[str, str | None] = {
         "content": args.content_col or guessed["content"],
         "context": args.context_col or guessed["context"],
@@ -274,11 +278,8 @@ def _items(args: argparse.Namespace) -> list[Any]:
             raw = frame.at[row, f"human:{name}"].strip()
             if not raw:
                 continue
-            try:
-                value = float(raw.replace(",", "."))
-            except ValueError:
-                value = math.nan
-            if math.isfinite(value):
+            value = cell_number(raw)
+            if value is not None:
                 human[name] = value
             else:
                 say(f"evaldesk: note: {mapped.where(row, f'human:{name}')}: “{raw}” is not a "

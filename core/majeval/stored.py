@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -446,7 +444,7 @@ def replace_personas(project: Project, personas: Sequence[Persona], who: str) ->
 # ---------------------------------------------------------------------------------- items
 def guess_item_columns(columns: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
     """Suggest the columns of an items sheet: (role -> column, human rating columns)."""
-    from core.tables import guess_mapping
+    from core.tables import guess_mapping, guess_named_column
 
     guessed = guess_mapping(list(columns), {
         "content": ["qa pair", "qa", "answer", "summary", "output", "generated", "response",
@@ -454,9 +452,8 @@ def guess_item_columns(columns: Sequence[str]) -> tuple[dict[str, str | None], l
         "context": ["story section", "story", "source", "section", "target", "input",
                     "article", "passage"],
     })
-    id_names = {"id", "itemid", "item", "rowid"}
-    guessed["id"] = next((c for c in columns if str(c).casefold().replace("_", "")
-                          .replace(" ", "") in id_names and c not in guessed.values()), None)
+    guessed["id"] = guess_named_column(columns, {"id", "itemid", "item", "rowid"},
+                                       guessed.values())
     human = [c for c in columns if re.search(r"rating|score|grade|human|expert", str(c),
                                              re.IGNORECASE) and c not in guessed.values()]
     return {r: guessed.get(r) for r in ITEM_ROLES}, human
@@ -475,7 +472,7 @@ class ItemsRead:
 
 def read_items(path: str | Path, setup: ItemsSetup) -> ItemsRead:
     """Read the items with the chosen columns (every cell as text)."""
-    from core.tables import TableError, map_columns, read_table
+    from core.tables import TableError, cell_number, map_columns, read_table
 
     try:
         read = read_table(Path(path), setup.sheet)
@@ -507,11 +504,8 @@ def read_items(path: str | Path, setup: ItemsSetup) -> ItemsRead:
             raw = frame.at[row, f"human:{col}"].strip()
             if not raw:
                 continue
-            try:
-                value = float(raw.replace(",", "."))
-            except ValueError:
-                value = math.nan
-            if math.isfinite(value):
+            value = cell_number(raw)
+            if value is not None:
                 human[col] = value
             else:
                 result.problems.append(
@@ -567,20 +561,8 @@ def store_items_file(project: Project, setup: ItemsSetup, path: str | Path) -> I
 
 def items_file(project: Project, setup: ItemsSetup) -> Path | None:
     """The items file: where it was chosen, or the project's copy when it moved or changed."""
-    if setup.input_id is not None:
-        stored = project.get_input(setup.input_id)
-        if stored is not None:
-            original = Path(setup.path) if setup.path else None
-            if (original is not None and original.is_file() and hashlib.sha256(
-                    original.read_bytes()).hexdigest() == stored.content_hash):
-                return original
-            folder = Path(tempfile.mkdtemp(prefix="evaldesk-items-"))
-            copy = folder / (setup.file_name or "items.xlsx")
-            copy.write_bytes(stored.payload)
-            return copy
-    if setup.path and Path(setup.path).is_file():
-        return Path(setup.path)
-    return None
+    return project.input_file(setup.input_id, setup.path, setup.file_name or "items.xlsx",
+                              temp_prefix="evaldesk-items-")
 
 
 # ----------------------------------------------------------------------------- the debates
