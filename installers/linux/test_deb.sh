@@ -10,7 +10,7 @@ PY=${PY:-.venv/bin/python}
 if dpkg-query -W -f='${Status}' evaldesk 2>/dev/null | grep -q "install ok installed"; then
     echo "evaldesk is already installed on this machine: not touching it" >&2; exit 1
 fi
-trap '$SUDO dpkg -r evaldesk >/dev/null 2>&1 || true' EXIT
+trap '$SUDO dpkg -P evaldesk >/dev/null 2>&1 || true' EXIT
 echo "== installing $DEB ($(du -h "$DEB" | cut -f1))"
 $SUDO dpkg -i "$DEB"
 test -x /usr/bin/evaldesk
@@ -33,4 +33,5 @@ echo "== removing"
 $SUDO dpkg -r evaldesk
 trap - EXIT
 if [ -e /opt/evaldesk ] || [ -e /usr/bin/evaldesk ]; then echo "[FAIL] files left after dpkg -r" >&2; exit 1; fi
+$SUDO dpkg -P evaldesk >/dev/null  # forget the package entirely (dpkg -r keeps its record)
 echo "[ok] installed, started and removed cleanly"
