@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.methods import register_wizard
+from desktop.methods import register_sample, register_wizard
 
-__all__ = ["open_interacteval_wizard"]
+__all__ = ["open_interacteval_sample", "open_interacteval_wizard"]
 
 
 def open_interacteval_wizard(main_window: Any, llm_factory: Any = None) -> Any:
@@ -26,4 +26,12 @@ def open_interacteval_wizard(main_window: Any, llm_factory: Any = None) -> Any:
     return open_wizard(main_window, llm_factory=llm_factory)
 
 
+def open_interacteval_sample(main_window: Any, llm_factory: Any = None) -> Any:
+    """Open the InteractEval wizard with the sample set shipped with EvalDesk loaded."""
+    wizard = open_interacteval_wizard(main_window, llm_factory=llm_factory)
+    wizard.load_sample_set()
+    return wizard
+
+
 register_wizard("interacteval", open_interacteval_wizard)
+register_sample("interacteval", open_interacteval_sample)

@@ -37,6 +37,14 @@ def test_aqer_registers_its_sample():
     assert methods.sample_for("aqer") is desktop.aqer.open_aqer_sample
 
 
+def test_every_method_registers_its_sample():
+    import desktop.interacteval
+    import desktop.majeval
+
+    assert methods.sample_for("majeval") is desktop.majeval.open_majeval_sample
+    assert methods.sample_for("interacteval") is desktop.interacteval.open_interacteval_sample
+
+
 def test_shown_only_while_the_first_run_is_not_done(qtbot, window):
     assert window.settings.first_run_done is False
     dialog = show_first_run_if_needed(window)
@@ -163,3 +171,11 @@ def test_about_shows_the_detected_device(qtbot, window, monkeypatch):
     assert "was chosen in Settings but is not here" in device_text(["cpu"], "mps")
     assert device_text(["cpu", "cuda"], "cpu").startswith("Embeddings run on the processor")
     dialog.close()
+
+
+def test_interacteval_sample_opens_the_wizard_with_the_sample_set(qtbot, window):
+    import desktop.interacteval
+
+    wizard = desktop.interacteval.open_interacteval_sample(window)
+    assert [d.name for d in wizard.state.dimensions] == ["Clarity", "Accuracy"]
+    qtbot.waitUntil(lambda: bool(wizard.state.samples), timeout=10_000)  # imported in the background
