@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.runs import CancelToken
+from core.llm import JsonLLM
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -45,8 +45,6 @@ __all__ = [
     "ThinkAloudResult",
 ]
 
-SchemaT = TypeVar("SchemaT", bound=BaseModel)
-
 #: Columns of the ``Checklist`` sheet (the checklist file and the results workbook).
 CHECKLIST_COLUMNS = ["dimension", "component", "key_question", "question", "source_attributes",
                      "edited_by"]
@@ -56,24 +54,6 @@ SCORE_COLUMNS = ["text_id", "source_id", "system", "dimension", "status", "score
                  "questions", "unanswered", "note"]
 #: Columns of the ``Answers`` sheet.
 ANSWER_COLUMNS = ["text_id", "dimension", "question_no", "question", "answer", "raw_answer"]
-
-
-class JsonLLM(Protocol):
-    """What a stage needs from a model: ``core.llm.Gateway`` has it, and so can a test fake.
-
-    Returns a validated ``schema`` instance; raises ``core.llm.LLMFailure`` when the model gave
-    no usable answer (after asking again once) and ``core.runs.Cancelled`` on cancel.
-    """
-
-    async def complete_json(
-        self,
-        messages: Sequence[dict[str, Any]],
-        schema: type[SchemaT],
-        *,
-        repeat: int = 0,
-        template_version: str = "",
-        cancel: CancelToken | None = None,
-    ) -> SchemaT: ...
 
 
 class StageError(Exception):

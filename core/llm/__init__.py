@@ -34,7 +34,7 @@ model, API base, messages, generation parameters, repeat index and template vers
 
 from core.llm._cache import CallRecord, MemoryCache, ProjectCache, ResponseCache, user_cache
 from core.llm._errors import LLMFailure
-from core.llm._gateway import ConnectionCheck, Gateway, check_connection
+from core.llm._gateway import ConnectionCheck, Gateway, JsonLLM, check_connection
 from core.llm._usage import (
     Usage,
     add_usage_listener,
@@ -48,6 +48,7 @@ __all__ = [
     "CallRecord",
     "ConnectionCheck",
     "Gateway",
+    "JsonLLM",
     "LLMFailure",
     "MemoryCache",
     "ProjectCache",

@@ -27,7 +27,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -190,6 +190,24 @@ def _rejects_json_format(failure: LLMFailure, exc: BaseException) -> bool:
     return failure.kind in ("bad_request", "server") and bool(
         re.search(r"response_format|json_schema", str(exc), re.IGNORECASE)
     )
+
+
+class JsonLLM(Protocol):
+    """What a method's stage needs from a model: :class:`Gateway` has it, and so can a test fake.
+
+    Returns a validated ``schema`` instance; raises :class:`LLMFailure` when the model gave no
+    usable answer (after asking again once) and ``core.runs.Cancelled`` on cancel.
+    """
+
+    async def complete_json(
+        self,
+        messages: Sequence[dict[str, Any]],
+        schema: type[T],
+        *,
+        repeat: int = 0,
+        template_version: str = "",
+        cancel: CancelToken | None = None,
+    ) -> T: ...
 
 
 class Gateway:

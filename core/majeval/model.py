@@ -19,11 +19,11 @@ import hashlib
 import json
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from core.runs import CancelToken
+from core.llm import JsonLLM
 
 __all__ = [
     "DEFAULT_DIMENSION",
@@ -50,8 +50,6 @@ __all__ = [
     "personas_fingerprint",
 ]
 
-SchemaT = TypeVar("SchemaT", bound=BaseModel)
-
 #: The five persona attributes of the paper (section 3.1, step 2), as field names.
 PERSONA_ATTRIBUTES = ("demographics", "perspective", "specialty", "psychological_traits",
                       "social_relationships")
@@ -62,22 +60,6 @@ PERSONA_ATTRIBUTES = ("demographics", "perspective", "specialty", "psychological
 #: no-debate option: phase 1 scores are final), "failed" (no final evaluation).
 FINALISED_BY = ("no more comments", "cap", "consensus", "no debate", "failed")
 FinalisedBy = Literal["no more comments", "cap", "consensus", "no debate", "failed"]
-
-
-class JsonLLM(Protocol):
-    """What a stage needs from a model: ``core.llm.Gateway`` has it, and so can a test fake.
-    Raises ``core.llm.LLMFailure`` when no usable answer came (after one re-ask) and
-    ``core.runs.Cancelled`` on cancel."""
-
-    async def complete_json(
-        self,
-        messages: Sequence[dict[str, Any]],
-        schema: type[SchemaT],
-        *,
-        repeat: int = 0,
-        template_version: str = "",
-        cancel: CancelToken | None = None,
-    ) -> SchemaT: ...
 
 
 class StageError(Exception):
