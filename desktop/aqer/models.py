@@ -17,6 +17,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QApplication, QStyle
 
+from desktop.columns_model import ColumnsModel
+
 __all__ = [
     "ROLE_COLOURS",
     "SORT_ROLE",
@@ -80,13 +82,10 @@ class Column:
     """What an empty cell says (e.g. "not scored"): never a made-up number."""
 
 
-class FrameModel(QAbstractTableModel):
+class FrameModel(ColumnsModel):
     """A result table (workers, questions, answers, LLM scores, warnings)."""
 
-    def __init__(self, columns: Sequence[Column], parent=None) -> None:
-        super().__init__(parent)
-        self.columns = list(columns)
-        self._rows: list[list[Any]] = []
+    _rows: list[list[Any]]
 
     # -- filling --------------------------------------------------------------------------------
     def set_frame(self, frame: Any) -> None:
@@ -114,39 +113,7 @@ class FrameModel(QAbstractTableModel):
                 return self._rows[row][i]
         raise KeyError(key)
 
-    def column_of(self, key: str) -> int:
-        for i, column in enumerate(self.columns):
-            if column.key == key:
-                return i
-        return -1
-
     # -- Qt -------------------------------------------------------------------------------------
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.columns)
-
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
-            column = self.columns[section]
-            if role == Qt.ItemDataRole.DisplayRole:
-                return column.title
-            if role == Qt.ItemDataRole.ToolTipRole:
-                return column.tip or None
-        elif (
-            orientation == Qt.Orientation.Vertical
-            and role == Qt.ItemDataRole.DisplayRole
-            and 0 <= section < len(self._rows)
-        ):
-            return str(section + 1)
-        return None
-
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
             return None

@@ -29,6 +29,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.interacteval.model import Checklist, ChecklistItem, ScoredSample
+from desktop.columns_model import ColumnsModel
 
 __all__ = ["ChecklistModel", "Group", "RowsModel", "SamplesModel"]
 
@@ -46,15 +47,12 @@ class RowColumn:
     choices: Sequence[str] = ()
 
 
-class RowsModel(QAbstractTableModel):
+class RowsModel(ColumnsModel):
     """Rows of plain dicts; editable columns emit ``edited(row, key)`` after a change."""
 
     edited = Signal(int, str)
-
-    def __init__(self, columns: Sequence[RowColumn], parent=None) -> None:
-        super().__init__(parent)
-        self.columns = list(columns)
-        self._rows: list[dict[str, Any]] = []
+    columns: list[RowColumn]
+    _rows: list[dict[str, Any]]
 
     def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         self.beginResetModel()
@@ -68,9 +66,6 @@ class RowsModel(QAbstractTableModel):
         for column in self.columns:
             if column.key == key:
                 column.choices = list(choices)
-
-    def column_of(self, key: str) -> int:
-        return next((i for i, c in enumerate(self.columns) if c.key == key), -1)
 
     def insert_row(self, row: int, values: dict[str, Any]) -> None:
         row = max(0, min(row, len(self._rows)))
@@ -86,31 +81,6 @@ class RowsModel(QAbstractTableModel):
                 self.endRemoveRows()
 
     # -- Qt -------------------------------------------------------------------------------------
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.columns)
-
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if self.columns[index.column()].editable:
-            flags |= Qt.ItemFlag.ItemIsEditable
-        return flags
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
-            if role == Qt.ItemDataRole.DisplayRole:
-                return self.columns[section].title
-            if role == Qt.ItemDataRole.ToolTipRole:
-                return self.columns[section].tip or None
-        if (orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self._rows)):
-            return str(section + 1)
-        return None
-
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
             return None

@@ -14,7 +14,6 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractItemModel,
-    QAbstractTableModel,
     QMimeData,
     QModelIndex,
     QPersistentModelIndex,
@@ -22,6 +21,8 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtGui import QBrush, QColor, QFont
+
+from desktop.columns_model import ColumnsModel
 
 __all__ = ["PERSONA_MIME", "VALUE_ROLE", "Col", "PersonaTreeModel", "RowsModel"]
 
@@ -45,17 +46,15 @@ class Col:
     missing: str = "—"
 
 
-class RowsModel(QAbstractTableModel):
+class RowsModel(ColumnsModel):
     """A table over a list of dicts. A row whose ``status`` is "failed" is tinted; a number is
     shown with ``digits`` decimals; an empty value shows the column's ``missing`` text."""
 
     #: An editable cell changed: (row, key, new value).
     edited = Signal(int, str, object)
 
-    def __init__(self, columns: Sequence[Col], parent: Any = None) -> None:
-        super().__init__(parent)
-        self.columns = list(columns)
-        self._rows: list[dict[str, Any]] = []
+    columns: list[Col]
+    _rows: list[dict[str, Any]]
 
     def set_rows(self, rows: Sequence[dict[str, Any]], columns: Sequence[Col] | None = None
                  ) -> None:
@@ -70,12 +69,6 @@ class RowsModel(QAbstractTableModel):
 
     def row(self, row: int) -> dict[str, Any]:
         return dict(self._rows[row])
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.columns)
 
     def _text(self, value: Any, col: Col) -> str:
         if value is None or value == "":
@@ -107,22 +100,10 @@ class RowsModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
-            if role == Qt.ItemDataRole.DisplayRole:
-                return self.columns[section].title
-            if role == Qt.ItemDataRole.ToolTipRole:
-                return self.columns[section].tip or None
+        # rows are numbered with ints here (the base class gives text, within the rows)
         if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
             return section + 1
-        return None
-
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if self.columns[index.column()].editable:
-            flags |= Qt.ItemFlag.ItemIsEditable
-        return flags
+        return super().headerData(section, orientation, role)
 
     def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         if not index.isValid() or role != Qt.ItemDataRole.EditRole:
