@@ -166,20 +166,12 @@ class Correlation:
         }
 
 
-@dataclass(frozen=True)
-class CorrelationReport:
-    """Pearson, Spearman and Kendall tau-b between two paired score lists, pooled over pairs."""
+class _ThreeCorrelations:
+    """What both correlation reports share: their Pearson, Spearman and Kendall coefficients
+    (fields ``pearson``, ``spearman``, ``kendall``), ``label`` and ``n_dropped``."""
 
-    pearson: Correlation
-    spearman: Correlation
-    kendall: Correlation
-    n: int  #: pairs used
-    n_dropped: int  #: pairs left out because either value was missing or not a number
-    dropped_indices: tuple[int, ...]  #: 0-based positions of the dropped pairs
-    label: str = POOLED_LABEL
-    ci: float = 0.95
-    n_boot: int = 1000
-    seed: int = 0
+    label: str  # declared for type checkers; the dataclasses below hold the fields
+    n_dropped: int
 
     @property
     def correlations(self) -> tuple[Correlation, ...]:
@@ -200,6 +192,22 @@ class CorrelationReport:
                 row["note"] = _join(row["note"], _dropped_note(self.n_dropped))
             rows.append(row)
         return rows
+
+
+@dataclass(frozen=True)
+class CorrelationReport(_ThreeCorrelations):
+    """Pearson, Spearman and Kendall tau-b between two paired score lists, pooled over pairs."""
+
+    pearson: Correlation
+    spearman: Correlation
+    kendall: Correlation
+    n: int  #: pairs used
+    n_dropped: int  #: pairs left out because either value was missing or not a number
+    dropped_indices: tuple[int, ...]  #: 0-based positions of the dropped pairs
+    label: str = POOLED_LABEL
+    ci: float = 0.95
+    n_boot: int = 1000
+    seed: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -232,7 +240,7 @@ class GroupCorrelation:
 
 
 @dataclass(frozen=True)
-class GroupedCorrelationReport:
+class GroupedCorrelationReport(_ThreeCorrelations):
     """Per-group averaged correlations (G-Eval's "summary-level").
 
     Each coefficient is the plain mean of the per-group coefficients over the groups used.
@@ -258,15 +266,6 @@ class GroupedCorrelationReport:
     seed: int = 0
 
     @property
-    def correlations(self) -> tuple[Correlation, ...]:
-        return tuple(getattr(self, m) for m in METHODS)
-
-    def __getitem__(self, method: str) -> Correlation:
-        if method not in STATISTIC_NAMES:
-            raise KeyError(method)
-        return getattr(self, method)
-
-    @property
     def used_groups(self) -> tuple[GroupCorrelation, ...]:
         return tuple(g for g in self.groups if g.used)
 
@@ -286,15 +285,6 @@ class GroupedCorrelationReport:
     def skip_summary(self) -> str:
         """E.g. "2 of 10 groups skipped: 1 because the human scores are all the same, ..."."""
         return _skip_summary(len(self.groups), self.skip_counts)
-
-    def to_rows(self, comparison: str = "") -> list[dict[str, Any]]:
-        rows = []
-        for corr in self.correlations:
-            row = corr.to_row(kind=self.label, comparison=comparison)
-            if self.n_dropped:
-                row["note"] = _join(row["note"], _dropped_note(self.n_dropped))
-            rows.append(row)
-        return rows
 
     def as_dict(self) -> dict[str, Any]:
         return {
