@@ -6,13 +6,15 @@
   :func:`fit_columns` sizes the columns of a view once its rows are in;
 * the wizard frame: :func:`step_buttons` / :func:`step_labels` (the numbered steps along the
   top), :func:`navigation` (Home, a message, Back and Next along the bottom) and
-  :func:`frame_layout` (steps, the stack of pages and the navigation, one above the other).
+  :func:`frame_layout` (steps, the stack of pages and the navigation, one above the other);
+* :func:`xlsx_path`: the workbook a save dialog's answer stands for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -39,6 +41,7 @@ __all__ = [
     "step_buttons",
     "step_labels",
     "title_label",
+    "xlsx_path",
 ]
 
 #: A disabled primary button (Next) looks disabled, not just pale blue.
@@ -177,3 +180,11 @@ def frame_layout(wizard: QWidget, steps: QLayout, stack: QWidget, nav: QLayout,
     layout.addWidget(stack, 1)
     layout.addLayout(nav)
     return layout
+
+
+def xlsx_path(path: str | Path) -> Path:
+    """``path`` as an Excel workbook: ``.xlsx`` is added unless it already ends so (any case)."""
+    target = Path(path)
+    if target.suffix.lower() != ".xlsx":
+        target = target.with_name(target.name + ".xlsx")
+    return target

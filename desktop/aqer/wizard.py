@@ -68,6 +68,7 @@ from desktop.widgets import (
     navigation,
     step_labels,
     title_label,
+    xlsx_path,
 )
 
 __all__ = ["PAGES", "AqerWizard", "open_wizard"]
@@ -743,9 +744,7 @@ class AqerWizard(QWidget):
             self.save_template(path)
 
     def save_template(self, path: str | Path) -> Any:
-        target = Path(path)
-        if target.suffix.lower() != ".xlsx":
-            target = target.with_name(target.name + ".xlsx")
+        target = xlsx_path(path)
         self.file_panel.show()
         return start_step(
             self.file_panel, lambda progress, cancel: copy_template(target),
@@ -1173,9 +1172,7 @@ class AqerWizard(QWidget):
         """Write the results workbook to ``path`` (in the executor)."""
         if self.stored is None:
             return None
-        target = Path(path)
-        if target.suffix.lower() != ".xlsx":
-            target = target.with_name(target.name + ".xlsx")
+        target = xlsx_path(path)
         self.results.export_panel.show()
         self.results.export_message.hide()
         self.results.export_button.setEnabled(False)

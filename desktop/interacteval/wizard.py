@@ -58,6 +58,7 @@ from desktop.widgets import (
     row_table,
     step_buttons,
     title_label,
+    xlsx_path,
 )
 
 __all__ = ["BUILD_STEPS", "PAGES", "InteractEvalWizard", "open_wizard"]
@@ -1255,7 +1256,7 @@ class InteractEvalWizard(QWidget):
         from core.interacteval import write_checklists
 
         checklists = st.all_checklists(self.project, self.state)
-        target = _xlsx(path)
+        target = xlsx_path(path)
         readme = [("Made by", self.who)]
         panel = self.results.export_panel if self.page == "results" else self.build_panel
         panel.show()
@@ -1619,7 +1620,7 @@ class InteractEvalWizard(QWidget):
             return None
         from core.interacteval import write_results
 
-        target = _xlsx(path)
+        target = xlsx_path(path)
         usage = self.project.llm_usage(self.run.run_id) if self.run.run_id else None
         readme = [("Scored by", self.who)]
         if usage is not None:
@@ -1774,12 +1775,6 @@ def _read_samples_job(path: Path, dimensions: list[str], progress: Any,
                     samples.append(s.model_copy(update={"dimension": name}))
         progress.advance(1, name)
     return samples, list(dict.fromkeys(problems))
-
-
-def _xlsx(path: str | Path) -> Path:
-    target = Path(path)
-    return target if target.suffix.lower() == ".xlsx" else target.with_name(target.name +
-                                                                             ".xlsx")
 
 
 def open_wizard(main_window: Any, llm_factory: st.LLMFactory | None = None) -> InteractEvalWizard:

@@ -51,6 +51,7 @@ from core.majeval.pipeline import (
 from desktop.majeval.models import PersonaTreeModel
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
+from desktop.widgets import xlsx_path
 
 __all__ = ["ATTRIBUTE_LABELS", "EvidenceDialog", "PersonaEditor"]
 
@@ -644,9 +645,7 @@ class PersonaEditor(QWidget):
         from core.majeval.personas_io import write_personas
 
         self.flush()
-        target = Path(path)
-        if target.suffix.lower() != ".xlsx":
-            target = target.with_name(target.name + ".xlsx")
+        target = xlsx_path(path)
         personas = list(self.personas)
 
         def step(progress, cancel):

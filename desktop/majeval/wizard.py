@@ -49,6 +49,7 @@ from desktop.widgets import (
     navigation,
     step_buttons,
     title_label,
+    xlsx_path,
 )
 
 __all__ = ["PAGES", "MajEvalWizard", "open_wizard"]
@@ -1060,9 +1061,7 @@ class MajEvalWizard(QWidget):
     def export(self, path: str | Path) -> Any:
         if self.run is None:
             return None
-        target = Path(path)
-        if target.suffix.lower() != ".xlsx":
-            target = target.with_name(target.name + ".xlsx")
+        target = xlsx_path(path)
         self.results.export_panel.show()
 
         def done(outcome: RunOutcome) -> None:
