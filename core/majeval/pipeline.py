@@ -36,10 +36,11 @@ from core.majeval.model import (
     Scale,
     StageError,
     StageFailure,
+    Stakeholder,
     StakeholderGroup,
     personas_fingerprint,
 )
-from core.majeval.persona_construction import construct_personas
+from core.majeval.persona_construction import PersonaConstruction, construct_personas
 from core.majeval.perspective_extraction import PerspectiveExtraction, extract_perspectives
 from core.majeval.stakeholder_grouping import group_stakeholders
 from core.runs import Cancelled, CancelToken, Progress
@@ -90,6 +91,33 @@ class PersonaCreation:
     failures: list[StageFailure] = field(default_factory=list)
 
 
+async def _group_and_construct(
+    stakeholders: list[Stakeholder],
+    failures: Sequence[StageFailure],
+    task: str,
+    llm: JsonLLM,
+    *,
+    progress: Progress,
+    cancel: CancelToken | None,
+) -> tuple[list[StakeholderGroup], PersonaConstruction]:
+    """Stages 1b-2 on the perspectives found: grouping, then personas. Raises
+    :class:`StageError` when there is no perspective (naming the first ``failures`` of the
+    extraction) or no persona could be written."""
+    if not stakeholders:
+        why = "; ".join(f"{f.where}: {f.message}" for f in failures[:3])
+        raise StageError("No stakeholder perspectives relevant to the task were found in the "
+                         "documents." + (f" Failed parts: {why}" if why else " Check that the "
+                         "documents talk about the people the task concerns."),
+                         stage="Perspective extraction")
+    groups = await group_stakeholders(stakeholders, task, llm, progress=progress, cancel=cancel)
+    built = await construct_personas(groups, task, llm, progress=progress, cancel=cancel)
+    if not built.personas:
+        why = "; ".join(f"{f.where}: {f.message}" for f in built.failures[:3])
+        raise StageError(f"No persona could be written. {why}".strip(),
+                         stage="Persona construction")
+    return groups, built
+
+
 async def create_personas(
     documents: Sequence[Document],
     task: str,
@@ -115,19 +143,9 @@ async def create_personas(
                              progress=progress, cancel=cancel) for doc in documents)))
     failures = [f for e in extractions for f in e.failures]
     stakeholders = [s for e in extractions for s in e.stakeholders]
-    if not stakeholders:
-        why = "; ".join(f"{f.where}: {f.message}" for f in failures[:3])
-        raise StageError("No stakeholder perspectives relevant to the task were found in the "
-                         "documents." + (f" Failed parts: {why}" if why else " Check that the "
-                         "documents talk about the people the task concerns."),
-                         stage="Perspective extraction")
-    groups = await group_stakeholders(stakeholders, task, llm, progress=progress, cancel=cancel)
-    built = await construct_personas(groups, task, llm, progress=progress, cancel=cancel)
+    groups, built = await _group_and_construct(stakeholders, failures, task, llm,
+                                               progress=progress, cancel=cancel)
     failures += built.failures
-    if not built.personas:
-        why = "; ".join(f"{f.where}: {f.message}" for f in built.failures[:3])
-        raise StageError(f"No persona could be written. {why}".strip(),
-                         stage="Persona construction")
     if project is not None:
         with project.transaction():
             for doc in documents:

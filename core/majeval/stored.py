@@ -42,7 +42,7 @@ from core.majeval.model import (
     StageFailure,
     Stakeholder,
 )
-from core.majeval.persona_construction import construct_personas, persona_id
+from core.majeval.persona_construction import persona_id
 from core.majeval.perspective_extraction import extract_perspectives
 from core.majeval.pipeline import (
     DOCUMENT_ARTEFACT,
@@ -52,6 +52,7 @@ from core.majeval.pipeline import (
     RESULT_KIND,
     STEP_DEBATE,
     EvaluationRun,
+    _group_and_construct,
     evaluate,
     groups_of,
     load_personas,
@@ -60,7 +61,6 @@ from core.majeval.pipeline import (
     save_personas,
     unit_key,
 )
-from core.majeval.stakeholder_grouping import group_stakeholders
 from core.runs import CancelToken, Progress
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -375,20 +375,9 @@ async def create_personas_stored(
             found = await extract_perspectives(doc, state.task, llm, context_window=window,
                                                answer_tokens=answer, cancel=cancel)
             stakeholders.extend(found.stakeholders)
-    if not stakeholders:
-        why = "; ".join(f"{f.where}: {f.message}" for f in failures[:3])
-        raise StageError("No stakeholder perspectives relevant to the task were found in the "
-                         "documents." + (f" Failed parts: {why}" if why else " Check that the "
-                         "documents talk about the people the task concerns."),
-                         stage="Perspective extraction")
-    groups = await group_stakeholders(stakeholders, state.task, llm, progress=progress,
-                                      cancel=cancel)
-    built = await construct_personas(groups, state.task, llm, progress=progress, cancel=cancel)
+    groups, built = await _group_and_construct(stakeholders, failures, state.task, llm,
+                                               progress=progress, cancel=cancel)
     failures += built.failures
-    if not built.personas:
-        why = "; ".join(f"{f.where}: {f.message}" for f in built.failures[:3])
-        raise StageError(f"No persona could be written. {why}".strip(),
-                         stage="Persona construction")
     new_ids = {p.id for p in built.personas}
     with project.transaction():
         save_groups(project, groups)
