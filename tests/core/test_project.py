@@ -706,3 +706,24 @@ def test_info_counts(tmp_path):
     assert (info.runs, info.runs_by_status, info.results, info.failed_results) == (
         1, {"failed": 1}, 1, 1)
     assert (info.llm.calls, info.llm.prompt_tokens, info.llm.cost) == (1, 3, 0.5)
+
+
+def test_input_file_prefers_the_chosen_file_while_it_is_unchanged(tmp_path):
+    chosen = tmp_path / "items.xlsx"
+    chosen.write_bytes(b"first version")
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        stored = project.add_input("items", "items.xlsx", chosen.read_bytes())
+        assert project.input_file(stored, chosen, "items.xlsx") == chosen
+
+        chosen.write_bytes(b"edited since")  # changed on disk: the stored copy is what was used
+        copy = project.input_file(stored, chosen, "items.xlsx")
+        assert copy != chosen and copy.name == "items.xlsx"
+        assert copy.read_bytes() == b"first version"
+
+        chosen.unlink()  # moved away: still readable from the project
+        assert project.input_file(stored, chosen, "items.xlsx").read_bytes() == b"first version"
+
+        other = tmp_path / "other.xlsx"
+        other.write_bytes(b"x")
+        assert project.input_file(None, other) == other  # nothing stored: the chosen file
+        assert project.input_file(None, tmp_path / "missing.xlsx") is None

@@ -1069,3 +1069,26 @@ def test_shared_data_tsv_reads(shared_data):
     assert read.delimiter == "\t"
     assert len(read.frame) > 10
     assert all(isinstance(v, str) for v in read.frame.iloc[0])
+
+
+# ------------------------------------------------------------------ small shared cell helpers
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("4", 4.0), (" 3.5 ", 3.5), ("3,5", 3.5), ("-2", -2.0), ("1e2", 100.0), (7, 7.0),
+     ("", None), ("   ", None), ("n/a", None), ("inf", None), ("nan", None), ("1,234.5", None)],
+)
+def test_cell_number(text, expected):
+    from core.tables import cell_number
+
+    assert cell_number(text) == expected
+
+
+def test_guess_named_column_matches_whole_names_only_and_skips_taken_columns():
+    from core.tables import guess_named_column
+
+    columns = ["system_id", "Item ID", "text", "item_id"]
+    assert guess_named_column(columns, ["itemid", "id"]) == "Item ID"
+    assert guess_named_column(columns, ["itemid"], taken=["Item ID"]) == "item_id"
+    assert guess_named_column(columns, ["id"]) is None  # "system_id" is not an "id"
