@@ -200,9 +200,14 @@ class FirstRunDialog(QDialog):
             label = profile.name if profile.name == BUNDLED_PROFILE_NAME else (
                 f"{profile.name} ({profile.model})")
             self.profile_combo.addItem(label, profile.name)
-        # The bundled model preselected on a first run, whatever the defaults say.
-        self.profile_combo.setCurrentIndex(max(0, self.profile_combo.findData(
-            BUNDLED_PROFILE_NAME)))
+        # The bundled model preselected on a first run, whatever the defaults say; shown again
+        # later (Help menu), the welcome keeps the model the user chose.
+        chosen = (self.settings.default_profile if self.settings.first_run_done
+                  else BUNDLED_PROFILE_NAME)
+        index = self.profile_combo.findData(chosen)
+        if index < 0:
+            index = self.profile_combo.findData(BUNDLED_PROFILE_NAME)
+        self.profile_combo.setCurrentIndex(max(0, index))
 
     @Slot()
     def _profile_chosen(self, *_args: Any) -> None:
@@ -258,9 +263,10 @@ class FirstRunDialog(QDialog):
         self.accept()
         if opener is None:  # unregistered since the page was built
             return None
-        if self.main_window.project is not None:
-            self.main_window.close_project()
-        return opener(self.main_window)
+        opened: list[Any] = []
+        # Untitled work in the open project is not left without asking "Save … first?"
+        self.main_window.close_project(then=lambda: opened.append(opener(self.main_window)))
+        return opened[0] if opened else None
 
     @Slot()
     def open_settings(self) -> Any:

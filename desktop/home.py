@@ -1,4 +1,5 @@
-"""The home screen: what the three methods do, a button to start each, and recent projects."""
+"""The home screen: what the three methods do, a button to start each, recent projects and
+unsaved projects from earlier sessions."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from desktop.methods import METHODS, MethodInfo, wizard_for
 from desktop.recent import ExistsRole, PathRole, RecentProjectsModel
+from desktop.recovery import UnsavedProjectsSection
 
 __all__ = ["COMING_SOON", "HomePage", "MethodCard"]
 
@@ -98,6 +100,9 @@ class HomePage(QWidget):
     open_recent_requested = Signal(str)
     open_project_requested = Signal()
     new_project_requested = Signal()
+    #: Open / Discard an untitled project from an earlier session. Arg: its path
+    open_unsaved_requested = Signal(str)
+    discard_unsaved_requested = Signal(str)
 
     def __init__(self, recent: RecentProjectsModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -113,6 +118,10 @@ class HomePage(QWidget):
         )
         intro.setWordWrap(True)
         intro.setObjectName("intro")
+
+        self.unsaved = UnsavedProjectsSection()
+        self.unsaved.open_requested.connect(self.open_unsaved_requested)
+        self.unsaved.discard_requested.connect(self.discard_unsaved_requested)
 
         self.cards: dict[str, MethodCard] = {}
         cards_row = QHBoxLayout()
@@ -167,6 +176,7 @@ class HomePage(QWidget):
         layout.setSpacing(12)
         layout.addWidget(title)
         layout.addWidget(intro)
+        layout.addWidget(self.unsaved)
         layout.addLayout(cards_row)
         layout.addSpacing(10)
         layout.addWidget(recent_title)
@@ -195,6 +205,7 @@ class HomePage(QWidget):
         for card in self.cards.values():
             card.refresh()
         self.recent.refresh()
+        self.unsaved.refresh()
 
     def showEvent(self, event) -> None:
         for card in self.cards.values():

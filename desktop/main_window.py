@@ -9,9 +9,10 @@ untitled one with :meth:`MainWindow.ensure_project` when none is open), the sett
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -34,6 +35,7 @@ from desktop.about import AboutDialog
 from desktop.home import HomePage
 from desktop.methods import METHODS, wizard_for
 from desktop.recent import RecentProjectsModel
+from desktop.recovery import discard_unsaved, holds_work
 from desktop.settings_dialog import SettingsDialog
 from desktop.usage import UsageIndicator
 
@@ -59,6 +61,9 @@ class MainWindow(QMainWindow):
         self.project: Project | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.about_dialog: AboutDialog | None = None
+        #: The open "Save this project before closing?" question, if any.
+        self.leave_box: QMessageBox | None = None
+        self._close_confirmed = False
         self.setObjectName("mainWindow")
         self.resize(1200, 780)
         self.setMinimumSize(960, 640)
@@ -72,6 +77,9 @@ class MainWindow(QMainWindow):
         self.home.open_recent_requested.connect(self.open_project)
         self.home.open_project_requested.connect(self.open_project_dialog)
         self.home.new_project_requested.connect(self.new_project)
+        self.home.open_unsaved_requested.connect(self.open_project)
+        self.home.discard_unsaved_requested.connect(self.discard_unsaved_project)
+        self.project_changed.connect(lambda _project: self.home.unsaved.refresh())
         self.stack.addWidget(self.home)
         self.setCentralWidget(self.stack)
 
@@ -148,9 +156,14 @@ class MainWindow(QMainWindow):
             "Open the &log folder", self.open_log_folder, None,
             "The folder with EvalDesk's log files (useful when reporting a problem).",
         )
+        self.welcome_action = self._action(
+            "&Welcome and sample data…", self.open_welcome, None,
+            "Show the welcome again: the three methods, the model to start with and samples.",
+        )
         self.about_action = self._action("&About EvalDesk", self.open_about)
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         help_menu.addAction(self.home_action)
+        help_menu.addAction(self.welcome_action)
         help_menu.addAction(self.log_action)
         help_menu.addSeparator()
         help_menu.addAction(self.about_action)
@@ -263,6 +276,17 @@ class MainWindow(QMainWindow):
         return dialog
 
     @Slot()
+    def open_welcome(self):
+        """Show the first-run welcome again (it keeps the current model choice preselected)."""
+        from desktop.first_run import FirstRunDialog
+
+        dialog = FirstRunDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.first_run_dialog = dialog
+        dialog.open()
+        return dialog
+
+    @Slot()
     def open_log_folder(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.user_log_dir())))
 
@@ -314,12 +338,72 @@ class MainWindow(QMainWindow):
     def ensure_project(self, method: str | None = None) -> Project:
         """The open project, or a new untitled one (what a wizard calls when it starts)."""
         if self.project is None:
-            self.new_project(method=method)
+            self._start_new_project(method=method)
         assert self.project is not None
         return self.project
 
+    # -- leaving an untitled project ---------------------------------------------------------
+    def must_ask_before_leaving(self) -> bool:
+        """True when the open project is untitled and holds work (leaving it needs a question)."""
+        project = self.project
+        return (project is not None and not project.closed and project.is_temporary
+                and holds_work(project))
+
+    def leave_project_then(self, proceed: Callable[[], object]) -> QMessageBox | None:
+        """Run ``proceed`` (which closes or replaces the open project) now, unless the project is
+        untitled and holds work: then ask "Save this project before closing?" (window-modal,
+        ``open()``, never blocking) and run ``proceed`` after Save… (once saved) or Don't save.
+        Cancel runs nothing. Returns the question box, or None when nothing was asked."""
+        if not self.must_ask_before_leaving():
+            proceed()
+            return None
+        if self.leave_box is not None and isValid(self.leave_box) and self.leave_box.isVisible():
+            self.leave_box.raise_()
+            self.leave_box.activateWindow()
+            return self.leave_box
+        name = self.project_name()
+        box = QMessageBox(QMessageBox.Icon.Question, "Save this project?",
+                          "Save this project before closing?", QMessageBox.StandardButton.NoButton,
+                          self)
+        box.setInformativeText(
+            f"“{name}” has not been saved under a name yet. If you don't save it, EvalDesk keeps "
+            "it for you: it is listed on the home screen under “Unsaved projects from earlier "
+            "sessions”, where you can open it again or discard it."
+        )
+        save = box.addButton("Save…", QMessageBox.ButtonRole.AcceptRole)
+        save.setToolTip("Choose a name and a folder for the project, then continue.")
+        dont = box.addButton("Don't save", QMessageBox.ButtonRole.DestructiveRole)
+        dont.setToolTip("Continue without choosing a name; the project stays in EvalDesk's own "
+                        "folder and is listed under unsaved projects.")
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(save)
+        box.setEscapeButton(cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(button) -> None:
+            self.leave_box = None
+            if button is save:
+                if self.save_project_as():
+                    proceed()
+            elif button is dont:
+                proceed()
+                self.status("The untitled project was kept; find it on the home screen under "
+                            "“Unsaved projects from earlier sessions”.")
+
+        box.buttonClicked.connect(answered)
+        self.leave_box = box
+        box.open()
+        return box
+
     @Slot()
     def new_project(self, method: str | None = None) -> Project | None:
+        """Start an untitled project (asking first to save an untitled one that holds work).
+        Returns the new project, or None when a question is open or it failed."""
+        made: list[Project | None] = []
+        self.leave_project_then(lambda: made.append(self._start_new_project(method)))
+        return made[0] if made else None
+
+    def _start_new_project(self, method: str | None = None) -> Project | None:
         try:
             project = Project.create_untitled(method=method or None)
         except ProjectError as exc:
@@ -363,7 +447,9 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def open_project(self, path: str | Path, break_lock: bool = False) -> bool:
-        """Open ``path``; on failure explain in a message box and keep the current project."""
+        """Open ``path``; on failure explain in a message box and keep the current project.
+        An untitled project with work is not left without asking (:meth:`leave_project_then`);
+        while that question is open this returns False and opens ``path`` after the answer."""
         target = Path(path)
         if self.project is not None and not self.project.closed and _same(target,
                                                                           self.project.path):
@@ -380,6 +466,12 @@ class MainWindow(QMainWindow):
                 "that is not connected. Use File → Open project… to find it.",
             )
             return False
+        if self.must_ask_before_leaving():
+            self.leave_project_then(lambda: self._open_existing(target, break_lock))
+            return False
+        return self._open_existing(target, break_lock)
+
+    def _open_existing(self, target: Path, break_lock: bool = False) -> bool:
         try:
             project = Project.open(target, break_lock=break_lock)
         except ProjectLocked as exc:
@@ -401,6 +493,11 @@ class MainWindow(QMainWindow):
             )
             return False
         self._set_project(project)
+        if project.is_temporary:  # an unsaved project from an earlier session
+            self.show_home()
+            self.status("Opened an unsaved project. Use File → Save As to give it a name and a "
+                        "place.")
+            return True
         self._remember(project.path)
         self.show_home()
         self.status(f"Opened {project.path.name}.")
@@ -462,14 +559,68 @@ class MainWindow(QMainWindow):
         return True
 
     @Slot()
-    def close_project(self) -> None:
-        if self.project is None:
-            return
-        self._set_project(None)
-        self.show_home()
-        self.status("Project closed.")
+    def close_project(self, then: Callable[[], object] | None = None) -> QMessageBox | None:
+        """Close the project and go home (asking first about untitled work), then run ``then``.
+        Returns the question box when one was opened."""
+        def close_now() -> None:
+            if self.project is not None:
+                self._set_project(None)
+                self.show_home()
+                self.status("Project closed.")
+            if callable(then):  # (a menu action passes its "checked" flag here)
+                then()
+
+        return self.leave_project_then(close_now)
+
+    # -- unsaved projects from earlier sessions -----------------------------------------------
+    @Slot(str)
+    def discard_unsaved_project(self, path: str | Path) -> QMessageBox:
+        """Ask (window-modal, ``open()``) before deleting the unsaved project ``path``."""
+        target = Path(path)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Discard this unsaved project?",
+                          "Discard this unsaved project?", QMessageBox.StandardButton.NoButton,
+                          self)
+        box.setInformativeText(
+            "Its inputs, edits and results are deleted from this computer. This cannot be "
+            "undone. To keep it instead, open it and use File → Save As."
+        )
+        discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(
+            lambda button: self._discard_now(target) if button is discard else None)
+        box.open()
+        return box
+
+    def _discard_now(self, target: Path) -> None:
+        try:
+            discard_unsaved(target)
+        except ProjectLocked as exc:
+            self.show_message("Could not discard the project", _naming(str(exc), target),
+                              QMessageBox.Icon.Warning,
+                              informative="It is open in another EvalDesk window. Close it "
+                              "there first.")
+        except (ProjectError, OSError) as exc:
+            self.show_message("Could not discard the project", _naming(str(exc), target),
+                              QMessageBox.Icon.Warning,
+                              informative="The file was left as it was.")
+        else:
+            self.status("The unsaved project was discarded.")
+        self.home.unsaved.refresh()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._close_confirmed and self.must_ask_before_leaving():
+            event.ignore()
+
+            def confirmed() -> None:
+                self._close_confirmed = True
+                QTimer.singleShot(0, self.close)
+
+            self.leave_project_then(confirmed)
+            return
+        self._close_confirmed = False
         self._set_project(None)
         super().closeEvent(event)
 
