@@ -100,6 +100,6 @@ def cli_progress() -> Progress:
 
 def project_gateway(profile: ModelProfile, project: Project | None, run_id: int | None = None) -> Any:
     """A ``core.llm.Gateway`` for ``profile`` that caches every call in ``project`` (if any)."""
-    from core.llm import Gateway
+    from core.llm import gateway_for
 
-    return Gateway(profile, cache=project, run_id=run_id)
+    return gateway_for(profile, project, run_id)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,10 +51,10 @@ from core.interacteval.pipeline import (
     load_checklists,
     save_checklist,
 )
+from core.llm import LLMFactory, gateway_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
-    from core.settings import ModelProfile
 
 __all__ = [
     "STAGES",
@@ -123,15 +123,8 @@ TEXT_ROLES = {
     "system": "System (who wrote it)",
 }
 
-#: ``factory(profile, project, run_id)`` -> a model for the stages (``core.llm.Gateway``).
-LLMFactory = Callable[["ModelProfile", "Project", "int | None"], Any]
-
-
-def default_llm_factory(profile: ModelProfile, project: Project, run_id: int | None = None):
-    """A gateway for ``profile`` that caches every call in ``project``."""
-    from core.llm import Gateway
-
-    return Gateway(profile, cache=project, run_id=run_id)
+#: The model of a run (``core.llm.LLMFactory``); the default caches every call in the project.
+default_llm_factory: LLMFactory = gateway_for
 
 
 def sample_folder() -> Path:

@@ -19,6 +19,8 @@ Methods use only these names::
   ``core.runs.Cancelled`` (stop; finished calls are already cached).
 * ``repeat``: "ask N times" uses repeat=0..N-1 (distinct cache entries). ``template_version``:
   bump it when a prompt template changes, so old answers are not reused.
+* ``gateway_for(profile, project=None, run_id=None)``: the gateway of a method run (what the
+  wizards' default ``LLMFactory`` returns and the CLI uses).
 * :func:`check_connection` (``await check_connection(profile, api_key=None) ->
   ConnectionCheck``), :func:`session_usage`, :func:`add_usage_listener` (status bar).
 * :class:`ScriptedLLM`: a scripted model for tests (``core.llm.scripted``).
@@ -34,7 +36,14 @@ model, API base, messages, generation parameters, repeat index and template vers
 
 from core.llm._cache import CallRecord, MemoryCache, ProjectCache, ResponseCache, user_cache
 from core.llm._errors import LLMFailure
-from core.llm._gateway import ConnectionCheck, Gateway, JsonLLM, check_connection
+from core.llm._gateway import (
+    ConnectionCheck,
+    Gateway,
+    JsonLLM,
+    LLMFactory,
+    check_connection,
+    gateway_for,
+)
 from core.llm._usage import (
     Usage,
     add_usage_listener,
@@ -49,6 +58,7 @@ __all__ = [
     "ConnectionCheck",
     "Gateway",
     "JsonLLM",
+    "LLMFactory",
     "LLMFailure",
     "MemoryCache",
     "ProjectCache",
@@ -58,6 +68,7 @@ __all__ = [
     "Usage",
     "add_usage_listener",
     "check_connection",
+    "gateway_for",
     "remove_usage_listener",
     "reset_session_usage",
     "session_usage",

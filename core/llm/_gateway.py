@@ -797,6 +797,17 @@ class ConnectionCheck:
     cost: float | None = 0.0
 
 
+#: ``factory(profile, project, run_id)`` -> the model a method run talks to. The wizards take one
+#: so tests can inject a scripted model; :func:`gateway_for` is the real one.
+LLMFactory = Callable[[ModelProfile, Any, "int | None"], Any]
+
+
+def gateway_for(profile: ModelProfile, project: Any = None, run_id: int | None = None) -> Gateway:
+    """The gateway of a method run: every call cached and logged in ``project`` (a
+    ``core.project.Project``; None = the per-user cache), under ``run_id``."""
+    return Gateway(profile, cache=project, run_id=run_id)
+
+
 async def check_connection(profile: ModelProfile, api_key: str | None = None) -> ConnectionCheck:
     """Send one short JSON-schema request with ``profile`` (never cached, no retries) and say
     whether it worked, what came back, how long it took and what it cost."""

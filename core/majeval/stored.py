@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, ValidationError
 
 from core.documents import DEFAULT_MAX_PAGES, Document, load_document
+from core.llm import LLMFactory, gateway_for
 from core.majeval.aggregation import combine_groups
 from core.majeval.model import (
     DEFAULT_DIMENSION,
@@ -65,7 +66,6 @@ from core.runs import CancelToken, Progress
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
-    from core.settings import ModelProfile
 
 __all__ = [
     "EXAMPLE_TASKS",
@@ -127,15 +127,8 @@ ITEM_ROLES = {
     "id": "Item id",
 }
 
-#: ``factory(profile, project, run_id)`` -> the model for the stages (``core.llm.Gateway``).
-LLMFactory = Callable[["ModelProfile", "Project", "int | None"], Any]
-
-
-def default_llm_factory(profile: ModelProfile, project: Project, run_id: int | None = None):
-    """A gateway for ``profile`` that caches every call in ``project``."""
-    from core.llm import Gateway
-
-    return Gateway(profile, cache=project, run_id=run_id)
+#: The model of a run (``core.llm.LLMFactory``); the default caches every call in the project.
+default_llm_factory: LLMFactory = gateway_for
 
 
 def sample_folder() -> Path:
