@@ -175,7 +175,7 @@ class FirstRunDialog(QDialog):
             card = QFrame()
             card.setObjectName("card")
             row = QHBoxLayout(card)
-            row.addWidget(_label(f"<b>{info.name}</b><br>{info.you_bring}"), 1)
+            row.addWidget(_label(f"<b>{info.name}</b><br>{info.sample or info.you_bring}"), 1)
             if sample_for(key) is not None:
                 button = QPushButton("Try with sample data")
                 button.setToolTip(f"Open the {info.name} wizard with its sample data.")

@@ -55,6 +55,8 @@ class MethodInfo:
     you_bring: str
     needs_llm: str
     paper: str
+    #: What the sample data shipped with EvalDesk holds (shown next to "Try with sample data").
+    sample: str = ""
 
 
 METHODS: dict[str, MethodInfo] = {
@@ -82,6 +84,10 @@ METHODS: dict[str, MethodInfo] = {
             ),
             needs_llm="Needs a language model (many calls: a capable model gives real results).",
             paper="Chen et al., Multi-Agent-as-Judge (MAJ-Eval)",
+            sample=(
+                "Two short made-up reports on what parents and teachers want from reading "
+                "questions, and six AI-written questions about a children's story to judge."
+            ),
         ),
         MethodInfo(
             key="aqer",
@@ -104,6 +110,10 @@ METHODS: dict[str, MethodInfo] = {
             ),
             needs_llm="Runs on this computer: no language model needed for scoring.",
             paper="AQER (Information Systems Research)",
+            sample=(
+                "Eight people's answers to six general-knowledge questions, with the answers "
+                "of two AI models to score against them."
+            ),
         ),
         MethodInfo(
             key="interacteval",
@@ -125,6 +135,10 @@ METHODS: dict[str, MethodInfo] = {
             ),
             needs_llm="Needs a language model (one call per text and quality).",
             paper="Chu, Kim & Yi, Think Together and Work Better (CHI '25)",
+            sample=(
+                "Answers four chatbots gave to children's weather questions, two qualities "
+                "(clarity, accuracy), rated examples and two teachers' notes."
+            ),
         ),
     )
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from core.settings import BUNDLED_PROFILE_NAME, ModelProfile, SettingsStore
 from desktop import methods
@@ -179,3 +180,12 @@ def test_interacteval_sample_opens_the_wizard_with_the_sample_set(qtbot, window)
     wizard = desktop.interacteval.open_interacteval_sample(window)
     assert [d.name for d in wizard.state.dimensions] == ["Clarity", "Accuracy"]
     qtbot.waitUntil(lambda: bool(wizard.state.samples), timeout=10_000)  # imported in the background
+
+
+def test_each_sample_says_what_it_holds(qtbot, window):
+    dialog = show_first_run_if_needed(window)
+    qtbot.addWidget(dialog)
+    dialog.show_page("samples")
+    texts = " ".join(label.text() for label in dialog.findChildren(QLabel))
+    for info in methods.METHODS.values():
+        assert info.sample and info.sample in texts
