@@ -11,6 +11,8 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
+from tests.core.majeval.prompt_kinds import kind, speaker
+
 USER = "Test Person"
 
 #: document -> stakeholders -> [(perspective, evidence sentence copied from the document)]
@@ -56,31 +58,6 @@ NAMES = {"Parents and carers": ["Maria Lopez", "Tom Becker", "Aisha Khan", "Rose
 #: item content starts -> the consensus score the debate reaches (the invented teacher rating).
 TRUE = {"What did Pip chase": 4, "How do you think Pip": 5, "What is the photosynthetic": 1,
         "How many seeds": 2, "Why did Grandpa": 5, "What will Leo": 1}
-
-
-def kind(messages: list[dict[str, Any]]) -> str:
-    text = "\n".join(str(m.get("content") or "") for m in messages)
-    if "neutral aggregator" in text:
-        return "aggregate"
-    if "has ended" in text:
-        return "final"
-    if "Phase 2, the discussion" in text:
-        return "turn"
-    if "Phase 1." in text:
-        return "phase1"
-    if "find out who cares" in text:
-        return "extract"
-    if "organise stakeholders" in text:
-        return "group"
-    if "write personas" in text:
-        return "persona"
-    return "?"
-
-
-def speaker(messages: list[dict[str, Any]]) -> str:
-    system = next((m["content"] for m in messages if m["role"] == "system"), "")
-    found = re.match(r"You are (.+?)(?:\.\n|\.$|, one of|\. )", system)
-    return found.group(1) if found else ""
 
 
 def _dimensions(messages: list[dict[str, Any]]) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.majeval import Item, Persona
+from tests.core.majeval.prompt_kinds import kind, speaker  # noqa: F401 (used by the tests)
 
 _names = itertools.count()
 
@@ -22,31 +23,6 @@ def persona(group: str, name: str, **kw: Any) -> Persona:
                   "social_relationships": "Works with parents."}
     values.update(kw)
     return Persona(id=f"{group}/{name}", group=group, name=name, **values)
-
-
-def speaker(messages: list[dict[str, Any]]) -> str:
-    system = next((m["content"] for m in messages if m["role"] == "system"), "")
-    found = re.match(r"You are (.+?)(?:\.\n|\.$|, one of)", system)
-    return found.group(1) if found else ""
-
-
-def kind(messages: list[dict[str, Any]]) -> str:
-    text = "\n".join(m["content"] for m in messages)
-    if "neutral aggregator" in text:
-        return "aggregate"
-    if "has ended" in text:
-        return "final"
-    if "Phase 2, the discussion" in text:
-        return "turn"
-    if "Phase 1." in text:
-        return "phase1"
-    if "find out who cares" in text:
-        return "extract"
-    if "organise stakeholders" in text:
-        return "group"
-    if "write personas" in text:
-        return "persona"
-    return "?"
 
 
 def item_of(messages: list[dict[str, Any]]) -> str:

@@ -1,0 +1,34 @@
+"""Which MAJ-Eval prompt a scripted request answers, and as whom: shared by the engine's tests
+and the wizard's scripted panel, so both follow the templates in resources/prompts/majeval/."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+def speaker(messages: list[dict[str, Any]]) -> str:
+    """The persona a request speaks as (from "You are <name>." in the system prompt)."""
+    system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    found = re.match(r"You are (.+?)(?:\.\n|\.$|, one of|\. )", system)
+    return found.group(1) if found else ""
+
+
+def kind(messages: list[dict[str, Any]]) -> str:
+    """Which MAJ-Eval prompt a request comes from (tied to resources/prompts/majeval/)."""
+    text = "\n".join(str(m.get("content") or "") for m in messages)
+    if "neutral aggregator" in text:
+        return "aggregate"
+    if "has ended" in text:
+        return "final"
+    if "Phase 2, the discussion" in text:
+        return "turn"
+    if "Phase 1." in text:
+        return "phase1"
+    if "find out who cares" in text:
+        return "extract"
+    if "organise stakeholders" in text:
+        return "group"
+    if "write personas" in text:
+        return "persona"
+    return "?"
