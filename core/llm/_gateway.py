@@ -5,7 +5,9 @@ One request, step by step:
 1. The cache key is computed from (model, API base, messages, generation parameters, repeat index,
    prompt-template version). A stored answer is returned without a call (a cache hit).
 2. The call waits for a slot of the profile's semaphore (``max_concurrency``); Cancel stops
-   waiting calls at once.
+   waiting calls at once. For one OpenAI-compatible API base, the limit on requests in flight
+   is kept by the HTTP connection pool instead and a few more calls are let in, to be prepared
+   while the others are answered (see ``_pool``).
 3. ``litellm.acompletion`` (or litellm's ``Router`` over several API bases) sends it, with
    ``num_retries=0``: retries are ours. 408/429/5xx/timeouts/connection errors are retried up to
    ``profile.max_retries`` times with exponential backoff and jitter, honouring ``Retry-After``;
@@ -31,7 +33,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core.llm import _local
+from core.llm import _local, _pool
 from core.llm._cache import CallRecord, MemoryCache, ResponseCache, as_cache, cache_key, user_cache
 from core.llm._errors import LLMFailure, classify
 from core.llm._litellm import litellm_module
@@ -53,13 +55,13 @@ _cancel_events: weakref.WeakKeyDictionary[CancelToken, tuple[Any, asyncio.Event]
 _cancel_events = weakref.WeakKeyDictionary()
 
 
-def _semaphore(profile: ModelProfile) -> asyncio.Semaphore:
+def _semaphore(profile: ModelProfile, slots: int) -> asyncio.Semaphore:
     """One semaphore per profile (and event loop): gateways of the same profile share it."""
     loop = asyncio.get_running_loop()
     per_loop = _semaphores.setdefault(loop, {})
-    key = (profile.name, profile.model, tuple(profile.api_bases), profile.max_concurrency)
+    key = (profile.name, profile.model, tuple(profile.api_bases), profile.max_concurrency, slots)
     if key not in per_loop:
-        per_loop[key] = asyncio.Semaphore(profile.max_concurrency)
+        per_loop[key] = asyncio.Semaphore(slots)
     return per_loop[key]
 
 
@@ -244,6 +246,9 @@ class Gateway:
             api_key = get_api_key(profile.name)
         self._api_key = api_key
         self._ready = False
+        self._ready_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        #: The API key of our connection-limited OpenAI client, when one applies (see ``_pool``).
+        self._pool_api_key: str | None = None
         self._router: Any = None
         self._local_path: Path | None = None
         self._loaded = False
@@ -329,14 +334,17 @@ class Gateway:
         cached = await self._from_cache(key, parse)
         if cached is not None:
             return cached[0]
-        semaphore = _semaphore(self.profile)
+        await self._get_ready(cancel)
+        slots = self.profile.max_concurrency
+        if self._pool_api_key is not None:
+            slots = _pool.admitted(slots)  # the connection pool keeps the limit on the wire
+        semaphore = _semaphore(self.profile, slots)
         await until_cancelled(semaphore.acquire(), cancel, on_late=lambda _: semaphore.release())
         try:
             cached = await self._from_cache(key, parse)  # an identical request may have finished
             if cached is not None:
                 return cached[0]
             try:
-                await self._get_ready(cancel)
                 reply = await self._send(conversation, params, schema_json, cancel)
                 value, problem = parse(reply)
                 asked = conversation
@@ -437,15 +445,30 @@ class Gateway:
 
     async def _get_ready(self, cancel: CancelToken | None) -> None:
         """Before the first call: import litellm and load the local model, both in an executor
-        (they take seconds; the event loop, and the window it draws, must not wait)."""
+        (they take seconds; the event loop, and the window it draws, must not wait), and make
+        the connection-limited client of a single OpenAI-compatible API base (see ``_pool``).
+        Concurrent first calls wait for one of them to do it."""
         if self._ready:
             return
         loop = asyncio.get_running_loop()
-        await until_cancelled(loop.run_in_executor(None, litellm_module), cancel)
-        if self._api_key is None:
-            self._api_key = self._keyless_placeholder()
-        await self._load(cancel)
-        self._ready = True
+        if self._ready_lock is None or self._ready_lock[0] is not loop:
+            self._ready_lock = (loop, asyncio.Lock())
+        lock = self._ready_lock[1]
+        await until_cancelled(lock.acquire(), cancel, on_late=lambda _: lock.release())
+        try:
+            if self._ready:
+                return
+            await until_cancelled(loop.run_in_executor(None, litellm_module), cancel)
+            if self._api_key is None:
+                self._api_key = self._keyless_placeholder()
+            await self._load(cancel)
+            if self._local_path is None and len(self.profile.api_bases) == 1:
+                self._pool_api_key = _pool.pool_api_key(
+                    self.profile.model, self.profile.api_bases[0], self._api_key
+                )
+            self._ready = True
+        finally:
+            lock.release()
 
     async def _load(self, cancel: CancelToken | None) -> None:
         """Load the local model once per process, in an executor (the event loop stays free)."""
@@ -553,14 +576,12 @@ class Gateway:
             await until_cancelled(lock.acquire(), cancel, on_late=lambda _: lock.release())
         try:
             while True:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()  # before the request is even made
                 style = _schema_style.get(endpoint, _SCHEMA_STYLES[0])
                 try:
                     response = await until_cancelled(
-                        asyncio.wait_for(
-                            self._acompletion(messages, self._request_params(params, style)),
-                            self.profile.timeout_s + 15.0,  # a safety net over litellm's timeout
-                        ),
-                        cancel,
+                        self._acompletion(messages, self._request_params(params, style)), cancel
                     )
                 except (Cancelled, asyncio.CancelledError):
                     raise
@@ -580,6 +601,12 @@ class Gateway:
             if lock is not None:
                 lock.release()
 
+    def _safety_timeout(self) -> float:
+        """A net over litellm's own timeout. A pooled request may first wait for a connection
+        (at most one timeout: the requests ahead of it time out by then) and then take one."""
+        waits = 2 if self._pool_api_key is not None else 1
+        return self.profile.timeout_s * waits + 15.0
+
     def _classify(self, exc: BaseException) -> LLMFailure:
         return classify(
             exc,
@@ -597,6 +624,10 @@ class Gateway:
         return backoff * random.uniform(0.5, 1.0)
 
     async def _acompletion(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
+        async with asyncio.timeout(self._safety_timeout()):
+            return await self._litellm_call(messages, request)
+
+    async def _litellm_call(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
         litellm = litellm_module()
         common = dict(
             messages=messages,
@@ -613,6 +644,10 @@ class Gateway:
         if len(self.profile.api_bases) > 1:
             return await self._load_balancer().acompletion(model=_ROUTER_ALIAS, **common)
         base = self.profile.api_bases[0] if self.profile.api_bases else None
+        if self._pool_api_key is not None:
+            common["client"] = _pool.client(
+                base, self._pool_api_key, self.profile.max_concurrency, self.profile.timeout_s
+            )
         return await litellm.acompletion(
             model=self.profile.model, api_base=base, api_key=self._api_key, **common
         )

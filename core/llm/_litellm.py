@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 _litellm: Any = None
@@ -18,6 +19,14 @@ def litellm_module() -> Any:
 
         from core.llm import _local
 
+        # Cancel while litellm prepares a request in its executor thread drops the prepared
+        # request (a coroutine litellm made but never started): nothing was sent, which is what
+        # Cancel means, so Python's "never awaited" warning about it says nothing useful.
+        warnings.filterwarnings(
+            "ignore",
+            message=r"coroutine '(OpenAIChatCompletion|.*LocalLLM)\.acompletion' was never awaited",
+            category=RuntimeWarning,
+        )
         litellm.suppress_debug_info = True
         litellm.telemetry = False
         # httpx, not litellm's aiohttp transport: measurably less CPU per call here (see

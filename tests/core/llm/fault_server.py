@@ -11,7 +11,8 @@ Each behaviour lives under its own path prefix, ``http://127.0.0.1:<port>/<mode>
 * ``oldstyle``: rejects ``response_format`` of type ``json_schema`` with 422 (as
   llama-cpp-python's server does) but takes ``json_object`` with a schema
 
-``hits[mode]`` counts requests per mode; ``requests`` keeps (mode, headers, body).
+``hits[mode]`` counts requests per mode; ``requests`` keeps (mode, headers, body); ``peak`` is
+the most requests it was answering at the same time.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class FaultServer:
         self.hits: Counter[str] = Counter()
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
         self._seen_429: set[str] = set()
+        self.in_flight = 0
+        self.peak = 0
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -77,6 +80,14 @@ class FaultServer:
             await self._runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.Response:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.Response:
         mode = request.match_info["mode"]
         body = await request.json()
         self.hits[mode] += 1

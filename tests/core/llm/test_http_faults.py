@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from pydantic import BaseModel
 
 from core.llm import Gateway, LLMFailure, MemoryCache, check_connection
+from core.llm import _pool
 from core.runs import Cancelled, CancelToken
 from core.secrets import set_api_key
 from core.settings import ModelProfile
@@ -159,6 +161,69 @@ async def test_a_server_without_json_schema_gets_json_object_with_the_schema(ser
     # remembered: the next request goes straight to the style that works
     await Gateway(profile(server, "oldstyle"), cache=MemoryCache()).complete_json(ask(1), Score)
     assert server.requests[2][2]["response_format"]["type"] == "json_object"
+
+
+async def test_requests_on_the_wire_never_exceed_the_profile_limit(server):
+    server.latency_s = 0.05
+    gateway = Gateway(profile(server, "ok", max_concurrency=3), cache=MemoryCache())
+    results = await asyncio.gather(*[gateway.complete_json(ask(i), Score) for i in range(24)])
+    assert all(isinstance(r, Score) for r in results)
+    assert gateway._pool_api_key is not None  # one OpenAI-compatible base: the pool keeps it
+    assert server.peak == 3
+    assert server.hits["ok"] == 24
+
+
+async def test_other_providers_keep_the_semaphore_as_the_limit(server):
+    server.latency_s = 0.05
+    vllm = profile(server, "ok", model="hosted_vllm/test-model", max_concurrency=3)
+    gateway = Gateway(vllm, cache=MemoryCache())
+    results = await asyncio.gather(*[gateway.complete_json(ask(i), Score) for i in range(12)])
+    assert all(isinstance(r, Score) for r in results)
+    assert gateway._pool_api_key is None
+    assert server.peak == 3
+
+
+def test_which_profiles_get_a_connection_limited_client(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    base = "http://127.0.0.1:9/v1"
+    assert _pool.pool_api_key("openai/my-local-model", base, "no-key") == "no-key"
+    assert _pool.pool_api_key("gpt-4o-mini", base, "sk-1") == "sk-1"
+    # models litellm sends to OpenAI's Responses API, other providers, no key: litellm's own
+    assert _pool.pool_api_key("openai/gpt-5-pro", base, "sk-1") is None
+    assert _pool.pool_api_key("ollama_chat/llama3", base, "sk-1") is None
+    assert _pool.pool_api_key("openai/my-local-model", base, None) is None
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    assert _pool.pool_api_key("openai/my-local-model", base, None) == "sk-env"
+    assert _pool.admitted(1) == 3 and _pool.admitted(16) == 20
+
+
+async def test_calls_waiting_for_a_connection_time_out_too(server, waits):
+    server.hang_s = 1.0
+    one = profile(server, "hang", timeout_s=0.3, max_retries=0, max_concurrency=1)
+    gateway = Gateway(one, cache=MemoryCache())
+    results = await asyncio.gather(
+        *[gateway.complete_json(ask(i), Score) for i in range(3)], return_exceptions=True
+    )
+    assert [getattr(r, "kind", r) for r in results] == ["timeout"] * 3
+    assert gateway.usage.failures == 3
+
+
+def test_a_gateway_keeps_working_in_a_second_event_loop():
+    """The connection-limited client belongs to the event loop it was made in: a gateway used
+    by two ``asyncio.run`` calls (a command-line run does that) gets one per loop."""
+    loop = asyncio.new_event_loop()
+    server = FaultServer()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
+    try:
+        gateway = Gateway(profile(server, "ok"), cache=MemoryCache())
+        first = asyncio.run(gateway.complete_json(ask(1), Score))
+        second = asyncio.run(gateway.complete_json(ask(2), Score))
+        assert first == second == Score(score=4, reason="fine")
+        assert server.hits["ok"] == 2
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
 
 
 async def test_cancel_in_the_middle_of_50_queued_calls(server):

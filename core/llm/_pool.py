@@ -1,0 +1,105 @@
+"""Requests on the wire limited by the HTTP connection pool, so the next ones are ready to go.
+
+litellm spends a few milliseconds of CPU on every call (building the request in the OpenAI
+client, working out the cost, logging), on the event-loop thread. If the gateway's semaphore were
+the only limit, a slot would be held through that work too, and the provider would see fewer
+requests at a time than the profile allows: with 16 slots and a 100 ms endpoint, 200 calls took
+1.19x the ideal time on 2 cores (``tests/benchmarks/bench_llm_gateway.py``).
+
+For a profile that talks to one OpenAI-compatible API base (the usual way to reach vLLM,
+llama.cpp's server, LM Studio, Ollama's /v1 or OpenAI itself), the gateway gives litellm its own
+OpenAI client whose connection pool holds at most ``max_concurrency`` connections. The gateway
+lets a few more calls than that into litellm (:func:`admitted`): they are prepared while the
+others are answered and wait in the pool, and each goes out the moment a connection is free.
+The provider still never sees more than ``max_concurrency`` requests at once. A request waiting
+for a connection is not sent yet, so Cancel drops it without a call.
+
+Clients are made once per event loop (an httpx client belongs to the loop it was made in) and per
+API base, key, limit and timeout. Every other profile (the built-in model, several API bases
+through litellm's Router, other providers, models litellm answers through OpenAI's Responses
+API) keeps litellm's own clients and the semaphore alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from typing import Any
+
+from core.llm._litellm import litellm_module
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, Any]]
+_clients = weakref.WeakKeyDictionary()
+
+
+def admitted(max_concurrency: int) -> int:
+    """How many calls of a pooled profile may be inside litellm at once: the requests on the
+    wire plus a few being prepared (a quarter more, at least 2)."""
+    return max_concurrency + max(2, max_concurrency // 4)
+
+
+def pool_api_key(model: str, api_base: str, api_key: str | None) -> str | None:
+    """The API key for a connection-limited OpenAI client, or None when litellm would not send this
+    model's requests through the OpenAI client (then litellm's own clients are used)."""
+    litellm = litellm_module()
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
+    except Exception:  # noqa: BLE001 - litellm does not know it: let litellm decide per call
+        return None
+    if provider != "openai" or _answers_through_responses_api(litellm, model):
+        return None
+    return api_key or os.environ.get("OPENAI_API_KEY") or None  # None: litellm says what is missing
+
+
+def client(api_base: str, api_key: str, max_concurrency: int, timeout_s: float) -> Any:
+    """The ``AsyncOpenAI`` client for litellm's ``client=``, made once per running event loop."""
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    cache_key = (api_base, api_key, max_concurrency, float(timeout_s))
+    found = per_loop.get(cache_key)
+    if found is None:
+        found = per_loop[cache_key] = _make(api_base, api_key, max_concurrency, timeout_s)
+    return found
+
+
+def _answers_through_responses_api(litellm: Any, model: str) -> bool:
+    """litellm sends some OpenAI models (the "responses" mode of its price map) to OpenAI's
+    Responses API, which does not take an OpenAI chat client."""
+    if getattr(litellm, "route_all_chat_openai_to_responses", False):
+        return True
+    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    if name.startswith("responses/"):
+        return True
+    info = litellm.model_cost.get(name) or litellm.model_cost.get(f"openai/{name}") or {}
+    return info.get("mode") == "responses"
+
+
+def _make(api_base: str, key: str, max_concurrency: int, timeout_s: float) -> Any:
+    """The client litellm would make itself (its TLS settings, proxies from the environment,
+    redirects followed), with the connection limit added."""
+    import httpx
+    import openai
+
+    litellm = litellm_module()
+    try:
+        from litellm.llms.custom_httpx.http_handler import get_ssl_configuration
+
+        verify: Any = get_ssl_configuration()
+    except Exception:  # noqa: BLE001 - an older or newer litellm: httpx's own certificates
+        verify = True
+    limits = httpx.Limits(
+        max_connections=max_concurrency, max_keepalive_connections=max_concurrency
+    )
+    transport = None
+    if getattr(litellm, "force_ipv4", False):
+        transport = httpx.AsyncHTTPTransport(local_address="0.0.0.0", limits=limits, verify=verify)
+    http = httpx.AsyncClient(
+        verify=verify,
+        limits=limits,
+        transport=transport,
+        follow_redirects=True,
+        timeout=httpx.Timeout(timeout_s),
+    )
+    return openai.AsyncOpenAI(
+        api_key=key, base_url=api_base, http_client=http, max_retries=0, timeout=timeout_s
+    )
