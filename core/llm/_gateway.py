@@ -5,7 +5,7 @@ One request, step by step:
 1. The cache key is computed from (model, API base, messages, generation parameters, repeat index,
    prompt-template version). A stored answer is returned without a call (a cache hit).
 2. The call waits for a slot of the profile's semaphore (``max_concurrency``); Cancel stops
-   waiting calls at once. For one OpenAI-compatible API base, the limit on requests in flight
+   waiting calls at once. For one API base reached over plain HTTP, the limit on requests in flight
    is kept by the HTTP connection pool instead and a few more calls are let in, to be prepared
    while the others are answered (see ``_pool``).
 3. ``litellm.acompletion`` (or litellm's ``Router`` over several API bases) sends it, with
@@ -247,8 +247,8 @@ class Gateway:
         self._api_key = api_key
         self._ready = False
         self._ready_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        #: The API key of our connection-limited OpenAI client, when one applies (see ``_pool``).
-        self._pool_api_key: str | None = None
+        #: Our connection-limited client for the calls, when one applies (see ``_pool``).
+        self._pooled: _pool.Pooled | None = None
         self._router: Any = None
         self._local_path: Path | None = None
         self._loaded = False
@@ -336,7 +336,7 @@ class Gateway:
             return cached[0]
         await self._get_ready(cancel)
         slots = self.profile.max_concurrency
-        if self._pool_api_key is not None:
+        if self._pooled is not None:
             slots = _pool.admitted(slots)  # the connection pool keeps the limit on the wire
         semaphore = _semaphore(self.profile, slots)
         await until_cancelled(semaphore.acquire(), cancel, on_late=lambda _: semaphore.release())
@@ -446,7 +446,7 @@ class Gateway:
     async def _get_ready(self, cancel: CancelToken | None) -> None:
         """Before the first call: import litellm and load the local model, both in an executor
         (they take seconds; the event loop, and the window it draws, must not wait), and make
-        the connection-limited client of a single OpenAI-compatible API base (see ``_pool``).
+        the plan for a connection-limited client of a single API base (see ``_pool``).
         Concurrent first calls wait for one of them to do it."""
         if self._ready:
             return
@@ -463,7 +463,7 @@ class Gateway:
                 self._api_key = self._keyless_placeholder()
             await self._load(cancel)
             if self._local_path is None and len(self.profile.api_bases) == 1:
-                self._pool_api_key = _pool.pool_api_key(
+                self._pooled = _pool.plan(
                     self.profile.model, self.profile.api_bases[0], self._api_key
                 )
             self._ready = True
@@ -604,7 +604,7 @@ class Gateway:
     def _safety_timeout(self) -> float:
         """A net over litellm's own timeout. A pooled request may first wait for a connection
         (at most one timeout: the requests ahead of it time out by then) and then take one."""
-        waits = 2 if self._pool_api_key is not None else 1
+        waits = 2 if self._pooled is not None else 1
         return self.profile.timeout_s * waits + 15.0
 
     def _classify(self, exc: BaseException) -> LLMFailure:
@@ -644,9 +644,9 @@ class Gateway:
         if len(self.profile.api_bases) > 1:
             return await self._load_balancer().acompletion(model=_ROUTER_ALIAS, **common)
         base = self.profile.api_bases[0] if self.profile.api_bases else None
-        if self._pool_api_key is not None:
+        if self._pooled is not None:
             common["client"] = _pool.client(
-                base, self._pool_api_key, self.profile.max_concurrency, self.profile.timeout_s
+                self._pooled, base, self.profile.max_concurrency, self.profile.timeout_s
             )
         return await litellm.acompletion(
             model=self.profile.model, api_base=base, api_key=self._api_key, **common

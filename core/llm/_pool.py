@@ -1,21 +1,23 @@
 """Requests on the wire limited by the HTTP connection pool, so the next ones are ready to go.
 
-litellm spends a few milliseconds of CPU on every call (building the request in the OpenAI
-client, working out the cost, logging), on the event-loop thread. If the gateway's semaphore were
-the only limit, a slot would be held through that work too, and the provider would see fewer
-requests at a time than the profile allows: with 16 slots and a 100 ms endpoint, 200 calls took
-1.19x the ideal time on 2 cores (``tests/benchmarks/bench_llm_gateway.py``).
+litellm spends a few milliseconds of CPU on every call (building the request, working out the
+cost, logging), on the event-loop thread. If the gateway's semaphore were the only limit, a slot
+would be held through that work too, and the provider would see fewer requests at a time than
+the profile allows: with 16 slots and a 100 ms endpoint, 200 calls took 1.19x the ideal time on
+2 cores instead of about 1.15x (``tests/benchmarks/bench_llm_gateway.py``).
 
-For a profile that talks to one OpenAI-compatible API base (the usual way to reach vLLM,
-llama.cpp's server, LM Studio, Ollama's /v1 or OpenAI itself), the gateway gives litellm its own
-OpenAI client whose connection pool holds at most ``max_concurrency`` connections. The gateway
-lets a few more calls than that into litellm (:func:`admitted`): they are prepared while the
-others are answered and wait in the pool, and each goes out the moment a connection is free.
-The provider still never sees more than ``max_concurrency`` requests at once. A request waiting
-for a connection is not sent yet, so Cancel drops it without a call.
+For a profile with one API base that litellm reaches over plain HTTP (``openai/...`` for OpenAI
+and any OpenAI-compatible server: llama.cpp's server, LM Studio, Ollama's /v1; and
+``hosted_vllm/...``), the gateway hands litellm its own client whose connection pool holds at most
+``max_concurrency`` connections, and lets a few more calls than that into litellm
+(:func:`admitted`). Those are prepared while the others are answered, wait in the pool, and each
+goes out the moment a connection is free. The provider still never sees more than
+``max_concurrency`` requests at once; a request waiting for a connection has not been sent, so
+Cancel drops it without a call.
 
 Clients are made once per event loop (an httpx client belongs to the loop it was made in) and per
-API base, key, limit and timeout. Every other profile (the built-in model, several API bases
+API base, key, limit and timeout, the way litellm makes its own (its TLS settings, proxies from
+the environment, redirects followed). Every other profile (the built-in model, several API bases
 through litellm's Router, other providers, models litellm answers through OpenAI's Responses
 API) keeps litellm's own clients and the semaphore alone.
 """
@@ -25,12 +27,26 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from core.llm._litellm import litellm_module
 
+#: litellm providers that send requests with the OpenAI client (it takes ``client=AsyncOpenAI``).
+_OPENAI_CLIENT = "openai"
+#: litellm providers that send requests with litellm's own HTTP handler (``client=`` one of those).
+_HTTP_HANDLER = ("hosted_vllm",)
+
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, Any]]
 _clients = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """How a profile's requests get a connection-limited client."""
+
+    kind: str  # "openai" (an AsyncOpenAI client) or "http" (litellm's HTTP handler)
+    api_key: str | None
 
 
 def admitted(max_concurrency: int) -> int:
@@ -39,26 +55,28 @@ def admitted(max_concurrency: int) -> int:
     return max_concurrency + max(2, max_concurrency // 4)
 
 
-def pool_api_key(model: str, api_base: str, api_key: str | None) -> str | None:
-    """The API key for a connection-limited OpenAI client, or None when litellm would not send this
-    model's requests through the OpenAI client (then litellm's own clients are used)."""
+def plan(model: str, api_base: str, api_key: str | None) -> Pooled | None:
+    """The connection-limited client a profile's calls can use, or None: litellm's own clients."""
     litellm = litellm_module()
     try:
         _, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
     except Exception:  # noqa: BLE001 - litellm does not know it: let litellm decide per call
         return None
-    if provider != "openai" or _answers_through_responses_api(litellm, model):
+    if provider in _HTTP_HANDLER:
+        return Pooled("http", api_key)
+    if provider != _OPENAI_CLIENT or _answers_through_responses_api(litellm, model):
         return None
-    return api_key or os.environ.get("OPENAI_API_KEY") or None  # None: litellm says what is missing
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    return Pooled("openai", key) if key else None  # no key: litellm's path says what is missing
 
 
-def client(api_base: str, api_key: str, max_concurrency: int, timeout_s: float) -> Any:
-    """The ``AsyncOpenAI`` client for litellm's ``client=``, made once per running event loop."""
+def client(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float) -> Any:
+    """The client for litellm's ``client=``, made once per running event loop."""
     per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
-    cache_key = (api_base, api_key, max_concurrency, float(timeout_s))
+    cache_key = (pooled, api_base, max_concurrency, float(timeout_s))
     found = per_loop.get(cache_key)
     if found is None:
-        found = per_loop[cache_key] = _make(api_base, api_key, max_concurrency, timeout_s)
+        found = per_loop[cache_key] = _make(pooled, api_base, max_concurrency, timeout_s)
     return found
 
 
@@ -74,11 +92,8 @@ def _answers_through_responses_api(litellm: Any, model: str) -> bool:
     return info.get("mode") == "responses"
 
 
-def _make(api_base: str, key: str, max_concurrency: int, timeout_s: float) -> Any:
-    """The client litellm would make itself (its TLS settings, proxies from the environment,
-    redirects followed), with the connection limit added."""
+def _make(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float) -> Any:
     import httpx
-    import openai
 
     litellm = litellm_module()
     try:
@@ -100,6 +115,18 @@ def _make(api_base: str, key: str, max_concurrency: int, timeout_s: float) -> An
         follow_redirects=True,
         timeout=httpx.Timeout(timeout_s),
     )
+    if pooled.kind == "http":
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+        handler = AsyncHTTPHandler(timeout=timeout_s)
+        handler.client = http  # in place of the unlimited one it made (no connections yet)
+        return handler
+    import openai
+
     return openai.AsyncOpenAI(
-        api_key=key, base_url=api_base, http_client=http, max_retries=0, timeout=timeout_s
+        api_key=pooled.api_key,
+        base_url=api_base,
+        http_client=http,
+        max_retries=0,
+        timeout=timeout_s,
     )

@@ -77,6 +77,12 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("the benchmark server did not start")
 
 
+async def settle() -> None:
+    """Let the process go idle before a timed run: litellm finishes its logging of the calls
+    before (cost, payloads) in background tasks, which would otherwise run during the next."""
+    await asyncio.sleep(1.0)
+
+
 def ask(i: int) -> list[dict[str, str]]:
     return [{"role": "user", "content": f"Rate answer number {i} from 1 to 5."}]
 
@@ -143,12 +149,14 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
             await asyncio.gather(*[bare(-i - 1) for i in range(20)])
             bare_walls = []
             for repeat in range(args.repeats):
+                await settle()
                 started = time.perf_counter()
                 await asyncio.gather(*[bare(40_000 + repeat * 1000 + i) for i in range(args.calls)])
                 bare_walls.append(time.perf_counter() - started)
 
         raw_walls = []
         for repeat in range(args.repeats):
+            await settle()
             started = time.perf_counter()
             await asyncio.gather(*[raw(10_000 + repeat * 1000 + i) for i in range(args.calls)])
             raw_walls.append(time.perf_counter() - started)
@@ -158,6 +166,7 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
             cache = MemoryCache()
             gateway = Gateway(profile, cache=cache)
             first = 50_000 + repeat * 1000
+            await settle()
             started = time.perf_counter()
             await asyncio.gather(
                 *[gateway.complete_json(ask(first + i), Score) for i in range(args.calls)]
@@ -165,6 +174,21 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
             walls.append(time.perf_counter() - started)
             assert gateway.usage.calls == args.calls
         wall = statistics.median(walls)
+
+        vllm = profile.model_copy(update={"name": "bench vLLM", "model": "hosted_vllm/bench"})
+        await Gateway(vllm, cache=MemoryCache()).complete_json(ask(-1), Score)
+        vllm_walls = []
+        for repeat in range(args.repeats):
+            vllm_gateway = Gateway(vllm, cache=MemoryCache())
+            await settle()
+            started = time.perf_counter()
+            await asyncio.gather(
+                *[
+                    vllm_gateway.complete_json(ask(60_000 + repeat * 1000 + i), Score)
+                    for i in range(args.calls)
+                ]
+            )
+            vllm_walls.append(time.perf_counter() - started)
 
         rerun = Gateway(profile, cache=cache)
         started = time.perf_counter()
@@ -179,6 +203,7 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
             Project.create(Path(folder) / "bench.evaldesk") as project,
         ):
             on_disk = Gateway(profile, cache=project)
+            await settle()
             started = time.perf_counter()
             await asyncio.gather(
                 *[on_disk.complete_json(ask(20_000 + i), Score) for i in range(args.calls)]
@@ -194,6 +219,7 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
 
         serial = Gateway(profile.model_copy(update={"max_concurrency": 1}), cache=MemoryCache())
         n_serial = 20
+        await settle()
         started = time.perf_counter()
         for i in range(n_serial):
             await serial.complete_json(ask(30_000 + i), Score)
@@ -215,6 +241,7 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
         ("Plain httpx, same requests (this machine's floor)", spread(bare_walls)),
         ("litellm alone, same load", spread(raw_walls)),
         ("Gateway, memory cache (target 1.15x)", spread(walls)),
+        ("Gateway, the same as hosted_vllm/ (litellm's own HTTP)", spread(vllm_walls)),
         ("Gateway, project file cache", f"{project_wall:.2f} s ({project_wall / ideal:.2f}x)"),
         ("Overhead per call (one at a time)", f"{per_call * 1000:.1f} ms"),
         ("Throughput-limited overhead per call", f"{(wall - ideal) / args.calls * 1000:.1f} ms"),

@@ -2,7 +2,8 @@
 
 Each behaviour lives under its own path prefix, ``http://127.0.0.1:<port>/<mode>/v1``:
 
-* ``ok``: answers ``{"score": 4, "reason": "fine"}`` after ``latency_s``
+* ``ok`` (and ``ok2``, a second server's worth): answers ``{"score": 4, "reason": "fine"}``
+  after ``latency_s``
 * ``flaky429``: the first request of each prompt gets 429 with ``Retry-After: 1``, then ok
 * ``down``: always 500
 * ``hang``: sleeps ``hang_s`` before answering (past a short client timeout)
@@ -94,7 +95,7 @@ class FaultServer:
         self.requests.append((mode, dict(request.headers), body))
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        if mode == "ok":
+        if mode in ("ok", "ok2"):
             return web.json_response(completion(body, json.dumps(GOOD)))
         if mode == "flaky429":
             prompt = json.dumps(body["messages"])

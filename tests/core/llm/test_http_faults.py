@@ -8,8 +8,7 @@ import threading
 import pytest
 from pydantic import BaseModel
 
-from core.llm import Gateway, LLMFailure, MemoryCache, check_connection
-from core.llm import _pool
+from core.llm import Gateway, LLMFailure, MemoryCache, _pool, check_connection
 from core.runs import Cancelled, CancelToken
 from core.secrets import set_api_key
 from core.settings import ModelProfile
@@ -163,37 +162,41 @@ async def test_a_server_without_json_schema_gets_json_object_with_the_schema(ser
     assert server.requests[2][2]["response_format"]["type"] == "json_object"
 
 
-async def test_requests_on_the_wire_never_exceed_the_profile_limit(server):
+@pytest.mark.parametrize("model", ["openai/test-model", "hosted_vllm/test-model"])
+async def test_requests_on_the_wire_never_exceed_the_profile_limit(server, model):
     server.latency_s = 0.05
-    gateway = Gateway(profile(server, "ok", max_concurrency=3), cache=MemoryCache())
+    gateway = Gateway(profile(server, "ok", model=model, max_concurrency=3), cache=MemoryCache())
     results = await asyncio.gather(*[gateway.complete_json(ask(i), Score) for i in range(24)])
     assert all(isinstance(r, Score) for r in results)
-    assert gateway._pool_api_key is not None  # one OpenAI-compatible base: the pool keeps it
+    assert gateway._pooled is not None  # one API base over HTTP: the connection pool keeps it
     assert server.peak == 3
     assert server.hits["ok"] == 24
 
 
-async def test_other_providers_keep_the_semaphore_as_the_limit(server):
+async def test_several_api_bases_keep_the_semaphore_as_the_limit(server):
     server.latency_s = 0.05
-    vllm = profile(server, "ok", model="hosted_vllm/test-model", max_concurrency=3)
-    gateway = Gateway(vllm, cache=MemoryCache())
+    two = profile(
+        server, "ok", api_bases=[server.base("ok"), server.base("ok2")], max_concurrency=3
+    )
+    gateway = Gateway(two, cache=MemoryCache())
     results = await asyncio.gather(*[gateway.complete_json(ask(i), Score) for i in range(12)])
     assert all(isinstance(r, Score) for r in results)
-    assert gateway._pool_api_key is None
+    assert gateway._pooled is None
     assert server.peak == 3
 
 
 def test_which_profiles_get_a_connection_limited_client(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     base = "http://127.0.0.1:9/v1"
-    assert _pool.pool_api_key("openai/my-local-model", base, "no-key") == "no-key"
-    assert _pool.pool_api_key("gpt-4o-mini", base, "sk-1") == "sk-1"
+    assert _pool.plan("openai/my-local-model", base, "no-key") == _pool.Pooled("openai", "no-key")
+    assert _pool.plan("gpt-4o-mini", base, "sk-1") == _pool.Pooled("openai", "sk-1")
+    assert _pool.plan("hosted_vllm/Qwen/Qwen2.5-7B", base, None) == _pool.Pooled("http", None)
     # models litellm sends to OpenAI's Responses API, other providers, no key: litellm's own
-    assert _pool.pool_api_key("openai/gpt-5-pro", base, "sk-1") is None
-    assert _pool.pool_api_key("ollama_chat/llama3", base, "sk-1") is None
-    assert _pool.pool_api_key("openai/my-local-model", base, None) is None
+    assert _pool.plan("openai/gpt-5-pro", base, "sk-1") is None
+    assert _pool.plan("ollama_chat/llama3", base, "sk-1") is None
+    assert _pool.plan("openai/my-local-model", base, None) is None
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    assert _pool.pool_api_key("openai/my-local-model", base, None) == "sk-env"
+    assert _pool.plan("openai/my-local-model", base, None) == _pool.Pooled("openai", "sk-env")
     assert _pool.admitted(1) == 3 and _pool.admitted(16) == 20
 
 
