@@ -420,8 +420,8 @@ class ProfileDialog(QDialog):
         self.concurrency_spin = QSpinBox()
         self.concurrency_spin.setRange(1, 256)
         self.concurrency_spin.setToolTip(
-            "How many calls run at the same time. Higher is faster if the provider allows it; "
-            "lower it if you see 'rate limit' messages. Local models: 1."
+            "How many requests go to the model at the same time. Higher is faster if the "
+            "provider allows it; lower it if you see 'rate limit' messages. Local models: 1."
         )
         self.timeout_spin = QDoubleSpinBox()
         self.timeout_spin.setRange(1, 3600)
