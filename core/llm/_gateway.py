@@ -334,7 +334,11 @@ class Gateway:
         cached = await self._from_cache(key, parse)
         if cached is not None:
             return cached[0]
-        await self._get_ready(cancel)
+        try:
+            await self._get_ready(cancel)
+        except LLMFailure:
+            record(self.usage, failure=True)
+            raise
         slots = self.profile.max_concurrency
         if self._pooled is not None:
             slots = _pool.admitted(slots)  # the connection pool keeps the limit on the wire

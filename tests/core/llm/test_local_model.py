@@ -112,10 +112,12 @@ async def test_a_file_that_is_not_a_model_is_explained(tmp_path):
     fake = tmp_path / "notes.gguf"
     fake.write_text("this is not a model")
     profile = ModelProfile(name="Mine", model="evaldesk-local/notes", gguf_path=str(fake))
+    gateway = Gateway(profile, cache=MemoryCache())
     with pytest.raises(LLMFailure) as caught:
-        await Gateway(profile, cache=MemoryCache()).complete_text("Hi")
+        await gateway.complete_text("Hi")
     assert caught.value.kind == "local_model"
     assert "could not be loaded" in caught.value.message
+    assert gateway.usage.failures == 1 and gateway.usage.calls == 0
 
 
 def test_the_bundled_file_is_unpacked_once(evaldesk_home, monkeypatch):
