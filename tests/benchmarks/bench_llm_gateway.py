@@ -23,7 +23,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -83,6 +85,21 @@ async def settle() -> None:
     await asyncio.sleep(1.0)
 
 
+async def repeated(
+    args: argparse.Namespace, start: int, run: Callable[[], Callable[[int], Awaitable[Any]]]
+) -> list[float]:
+    """Wall times of ``args.repeats`` runs of ``args.calls`` concurrent calls, each on an idle
+    process; ``run()`` gives one run's call (prompts never repeat, so nothing is cached)."""
+    walls = []
+    for repeat in range(args.repeats):
+        call = run()
+        await settle()
+        started = time.perf_counter()
+        await asyncio.gather(*[call(start + repeat * 1000 + i) for i in range(args.calls)])
+        walls.append(time.perf_counter() - started)
+    return walls
+
+
 def ask(i: int) -> list[dict[str, str]]:
     return [{"role": "user", "content": f"Rate answer number {i} from 1 to 5."}]
 
@@ -117,7 +134,7 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
                     model="openai/bench",
                     api_base=base,
                     api_key="x",
-                    messages=ask(10_000 + i),
+                    messages=ask(i),
                     num_retries=0,
                     max_retries=0,
                     temperature=0.0,
@@ -147,48 +164,24 @@ async def remote(args: argparse.Namespace, rows: list[tuple[str, str]]) -> None:
                     Score.model_validate_json(reply.json()["choices"][0]["message"]["content"])
 
             await asyncio.gather(*[bare(-i - 1) for i in range(20)])
-            bare_walls = []
-            for repeat in range(args.repeats):
-                await settle()
-                started = time.perf_counter()
-                await asyncio.gather(*[bare(40_000 + repeat * 1000 + i) for i in range(args.calls)])
-                bare_walls.append(time.perf_counter() - started)
+            bare_walls = await repeated(args, 40_000, lambda: bare)
+        raw_walls = await repeated(args, 10_000, lambda: raw)
 
-        raw_walls = []
-        for repeat in range(args.repeats):
-            await settle()
-            started = time.perf_counter()
-            await asyncio.gather(*[raw(10_000 + repeat * 1000 + i) for i in range(args.calls)])
-            raw_walls.append(time.perf_counter() - started)
+        gateways: list[Gateway] = []
 
-        walls = []
-        for repeat in range(args.repeats):
-            cache = MemoryCache()
-            gateway = Gateway(profile, cache=cache)
-            first = 50_000 + repeat * 1000
-            await settle()
-            started = time.perf_counter()
-            await asyncio.gather(
-                *[gateway.complete_json(ask(first + i), Score) for i in range(args.calls)]
-            )
-            walls.append(time.perf_counter() - started)
-            assert gateway.usage.calls == args.calls
+        def fresh(run_profile: ModelProfile) -> Callable[[int], Awaitable[Any]]:
+            gateway = Gateway(run_profile, cache=MemoryCache())
+            gateways.append(gateway)
+            return lambda i: gateway.complete_json(ask(i), Score)
+
+        walls = await repeated(args, 50_000, lambda: fresh(profile))
+        assert all(g.usage.calls == args.calls for g in gateways)
         wall = statistics.median(walls)
+        cache, first = gateways[-1].cache, 50_000 + (args.repeats - 1) * 1000
 
         vllm = profile.model_copy(update={"name": "bench vLLM", "model": "hosted_vllm/bench"})
         await Gateway(vllm, cache=MemoryCache()).complete_json(ask(-1), Score)
-        vllm_walls = []
-        for repeat in range(args.repeats):
-            vllm_gateway = Gateway(vllm, cache=MemoryCache())
-            await settle()
-            started = time.perf_counter()
-            await asyncio.gather(
-                *[
-                    vllm_gateway.complete_json(ask(60_000 + repeat * 1000 + i), Score)
-                    for i in range(args.calls)
-                ]
-            )
-            vllm_walls.append(time.perf_counter() - started)
+        vllm_walls = await repeated(args, 60_000, lambda: fresh(vllm))
 
         rerun = Gateway(profile, cache=cache)
         started = time.perf_counter()
