@@ -265,10 +265,11 @@ async def check_profile(profile: ModelProfile, api_key: str | None) -> tuple[boo
             cost = "price unknown"
         else:
             cost = f"${check.cost:.4f}" if check.cost else "no cost"
-        return True, (
+        text = (
             f"It works. The model answered in {check.latency_s:.1f} s: “{reply}” "
             f"({check.prompt_tokens} tokens sent, {check.completion_tokens} received, {cost})."
         )
+        return True, f"{text} {check.warning}" if check.warning else text
     return False, f"The connection did not work: {check.message}"
 
 

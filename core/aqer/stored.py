@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -804,7 +806,15 @@ def copy_template(target: str | Path) -> Path:
 
     source = paths.resources_dir() / "samples" / "aqer_template.xlsx"
     target = Path(target)
-    shutil.copyfile(source, target)
+    # a copy beside it, then renamed: the workbook is never seen half-written
+    handle, part = tempfile.mkstemp(prefix="~evaldesk-", suffix=".xlsx.tmp", dir=target.parent)
+    os.close(handle)
+    try:
+        shutil.copyfile(source, part)
+        os.replace(part, target)
+    except BaseException:
+        Path(part).unlink(missing_ok=True)
+        raise
     return target
 
 

@@ -834,6 +834,8 @@ class ConnectionCheck:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = 0.0
+    #: Said when the model answered but not in the requested JSON form (``ok`` stays True).
+    warning: str = ""
 
 
 #: ``factory(profile, project, run_id)`` -> the model a method run talks to. The wizards take one
@@ -857,7 +859,7 @@ async def check_connection(profile: ModelProfile, api_key: str | None = None) ->
         {"role": "user", "content": 'Reply with the JSON object {"reply": "ready"}.'},
     ]
     started = time.monotonic()
-    ok, reply, message = True, "", ""
+    ok, reply, message, warning = True, "", "", ""
     try:
         answer = await gateway.complete_json(messages, _Ping)
         reply = answer.reply
@@ -865,10 +867,11 @@ async def check_connection(profile: ModelProfile, api_key: str | None = None) ->
     except LLMFailure as failure:
         if failure.kind == "invalid_output":
             reply = failure.reply or ""
-            message = (
-                f"Connected to '{profile.model}', but its answer did not follow the requested "
-                "JSON format, even when asked again. Expect many failed items with this model."
+            warning = (
+                "Its answer did not follow the requested JSON format, even when asked again: "
+                "expect many failed items with this model."
             )
+            message = f"Connected to '{profile.model}', but {warning[0].lower()}{warning[1:]}"
         else:
             ok, message = False, failure.message
     usage = gateway.usage
@@ -880,4 +883,5 @@ async def check_connection(profile: ModelProfile, api_key: str | None = None) ->
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         cost=usage.cost if not usage.calls_without_cost else None,
+        warning=warning,
     )

@@ -8,6 +8,7 @@ import pytest
 
 from core.aqer.stored import (
     AqerSetup,
+    copy_template,
     load_result,
     load_setup,
     open_answers,
@@ -86,3 +87,15 @@ def test_embeddings_are_cached_per_model(project, tmp_path):
 def test_a_damaged_setup_falls_back_to_defaults(project):
     project.put_artefact("aqer_setup", "current", {"format": "sideways"}, origin="human")
     assert load_setup(project) == AqerSetup()
+
+
+def test_the_template_copy_is_whole_and_leaves_nothing_behind(tmp_path):
+    from core import paths
+
+    target = copy_template(tmp_path / "template.xlsx")
+    shipped = paths.resources_dir() / "samples" / "aqer_template.xlsx"
+    assert target.read_bytes() == shipped.read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["template.xlsx"]
+    with pytest.raises(FileNotFoundError):
+        copy_template(tmp_path / "no such folder" / "template.xlsx")
+    assert [p.name for p in tmp_path.iterdir()] == ["template.xlsx"]

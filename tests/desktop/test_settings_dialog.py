@@ -282,6 +282,7 @@ class FakeCheck:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    warning: str = ""
 
 
 def _fake_llm(monkeypatch, check=None, error=None):
@@ -311,6 +312,29 @@ def test_test_connection_success_uses_the_typed_key(qtbot, window, monkeypatch):
     assert calls[0][0].model == "openai/gpt-4o-mini" and calls[0][1] == "sk-typed-1234567"
     assert "It works" in editor.test_result.text() and "0.4 s" in editor.test_result.text()
     assert "12 tokens sent" in editor.test_result.text()
+
+
+def test_test_connection_through_a_real_server(qtbot, window, memory_keyring):
+    """The real gateway on the app's qasync loop, over HTTP to a local OpenAI-compatible server
+    (the connection-limited client, litellm, the JSON-schema request), key from the editor."""
+    from tests.core.llm.fault_server import running_in_a_thread
+
+    with running_in_a_thread() as server:
+        settings_dialog = _open_settings(qtbot, window)
+        editor = settings_dialog.add_profile()
+        _fill_service_profile(editor, "Lab server", "openai/test-model", server.base("ok"),
+                              key="sk-typed-1234567")
+        editor.test_button.click()
+        qtbot.waitUntil(lambda: editor.test_button.isEnabled(), timeout=60_000)
+        text = editor.test_result.text()
+        # connected; the test server's fixed answer is not the ping's JSON: asked once more
+        assert "It works" in text and "did not follow the requested JSON format" in text
+        assert "expect many failed items" in text
+        assert server.hits["ok"] == 2
+        _, headers, body = server.requests[0]
+        assert headers["Authorization"] == "Bearer sk-typed-1234567"
+        assert body["response_format"]["type"] == "json_schema"
+        editor.buttons.rejected.emit()
 
 
 def test_test_connection_failure_is_reported(qtbot, window, monkeypatch, memory_keyring):

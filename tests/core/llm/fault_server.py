@@ -19,9 +19,12 @@ the most requests it was answering at the same time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
+import threading
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from aiohttp import web
@@ -139,3 +142,21 @@ class FaultServer:
                 )
             return web.json_response(completion(body, json.dumps(GOOD)))
         return web.json_response({"error": {"message": f"unknown mode {mode}"}}, status=404)
+
+
+@contextlib.contextmanager
+def running_in_a_thread(**options: Any) -> Iterator[FaultServer]:
+    """A :class:`FaultServer` on its own event loop in a background thread, for code under test
+    that runs its own loop (``asyncio.run``, or qasync on the Qt thread)."""
+    loop = asyncio.new_event_loop()
+    server = FaultServer(**options)
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
+    try:
+        yield server
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 
 import pytest
 from pydantic import BaseModel
@@ -12,7 +11,7 @@ from core.llm import Gateway, LLMFailure, MemoryCache, _pool, check_connection
 from core.runs import Cancelled, CancelToken
 from core.secrets import set_api_key
 from core.settings import ModelProfile
-from tests.core.llm.fault_server import FaultServer
+from tests.core.llm.fault_server import FaultServer, running_in_a_thread
 
 
 class Score(BaseModel):
@@ -214,19 +213,12 @@ async def test_calls_waiting_for_a_connection_time_out_too(server, waits):
 def test_a_gateway_keeps_working_in_a_second_event_loop():
     """The connection-limited client belongs to the event loop it was made in: a gateway used
     by two ``asyncio.run`` calls (a command-line run does that) gets one per loop."""
-    loop = asyncio.new_event_loop()
-    server = FaultServer()
-    threading.Thread(target=loop.run_forever, daemon=True).start()
-    asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
-    try:
+    with running_in_a_thread() as server:
         gateway = Gateway(profile(server, "ok"), cache=MemoryCache())
         first = asyncio.run(gateway.complete_json(ask(1), Score))
         second = asyncio.run(gateway.complete_json(ask(2), Score))
         assert first == second == Score(score=4, reason="fine")
         assert server.hits["ok"] == 2
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
 
 
 async def test_cancel_in_the_middle_of_50_queued_calls(server):
