@@ -171,6 +171,11 @@ class WizardState(BaseModel):
     """document -> fingerprint of the task and text its stored perspectives were read from."""
     personas_from: str = ""
     """Fingerprint of the perspectives the personas were made from ("" = none made)."""
+    personas_basis: str = ""
+    """Fingerprint of the task and every document's text when the personas were made ("" = none
+    made here, or made before EvalDesk kept it)."""
+    personas_task: str = ""
+    """The task description the personas were made with."""
     failures: list[StageFailure] = Field(default_factory=list)
     """What failed in the last persona creation."""
     items: ItemsSetup = Field(default_factory=ItemsSetup)
@@ -382,10 +387,29 @@ async def create_personas_stored(
         made.kept_edited = sum(1 for a in project.list_artefacts(PERSONA_ARTEFACT) if a.edited)
         state.failures = failures
         state.personas_from = _hash(sorted(state.extracted.items()))
+        state.personas_basis = _basis(state, docs)
+        state.personas_task = state.task
         save_state(project, state)
     made.personas = load_personas(project)
     made.failures = failures
     return made
+
+
+def personas_out_of_date(project: Project, state: WizardState) -> str:
+    """Why the personas no longer match the task or the documents they were written from ("" when
+    they do, when there are none, or when they were imported rather than made here)."""
+    personas = project.list_artefacts(PERSONA_ARTEFACT)
+    if not state.personas_basis or not personas or any(a.origin == "imported" for a in personas):
+        return ""
+    if _basis(state, load_documents(project, state)) == state.personas_basis:
+        return ""
+    if state.personas_task.strip() != state.task.strip():
+        return "The task description changed after these personas were written."
+    return "The documents changed (added, removed or corrected) after these personas were written."
+
+
+def _basis(state: WizardState, docs: Sequence[Document]) -> str:
+    return _hash(sorted((d.name, extraction_fingerprint(state.task, d)) for d in docs))
 
 
 def add_persona(project: Project, group: str, name: str, who: str) -> Persona:

@@ -542,6 +542,7 @@ class MajEvalWizard(QWidget):
         self.failures_list = QListWidget()
         self.failures_list.setMaximumHeight(120)
         self.failures_list.hide()
+        self.extract_notice = _notice_label()
         row = QHBoxLayout()
         row.addWidget(QLabel("Model:"))
         row.addWidget(self.extract_profile)
@@ -558,6 +559,7 @@ class MajEvalWizard(QWidget):
             "on the next page. A document that has not changed is not read again, and Cancel "
             "keeps what is finished."))
         layout.addLayout(row)
+        layout.addWidget(self.extract_notice)
         layout.addWidget(self.extract_panel)
         layout.addWidget(self.extract_usage)
         layout.addWidget(self.extract_summary)
@@ -585,6 +587,7 @@ class MajEvalWizard(QWidget):
         self.state = st.load_state(self.project)
         self.editor.reload()
         self._fill_extraction()
+        self._fill_outdated_notice()
         if outcome.finished:
             self.show_page("personas")
 
@@ -606,10 +609,21 @@ class MajEvalWizard(QWidget):
         self.extract_button.setText("Find stakeholders again" if personas else
                                     "Find stakeholders and write personas")
 
+    def _fill_outdated_notice(self) -> None:
+        """Say so when the task or the documents changed after the personas were written."""
+        reason = st.personas_out_of_date(self.project, self.state)
+        for label, place in ((self.extract_notice, "above"),
+                             (self.personas_notice, "on the “Find stakeholders” page")):
+            label.setText(f"{reason} To bring the personas up to date, press “Find stakeholders "
+                          f"again” {place}: personas you edited are kept. Or go on with them as "
+                          "they are." if reason else "")
+            label.setVisible(bool(reason))
+
     # ================================================================= page 4: personas
     def _personas_page(self) -> QWidget:
         self.editor = PersonaEditor(self.project, self.who)
         self.editor.changed.connect(self._personas_changed)
+        self.personas_notice = _notice_label()
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(title_label("Check and edit the personas"))
@@ -619,6 +633,7 @@ class MajEvalWizard(QWidget):
             "another group, rename or merge groups, add or delete personas. Each persona's "
             "evidence opens the page it comes from. Your changes are saved at once and marked "
             "as yours (✎); Undo takes back the last change."))
+        layout.addWidget(self.personas_notice)
         layout.addWidget(self.editor, 1)
         return page
 
@@ -1096,6 +1111,8 @@ class MajEvalWizard(QWidget):
         self.show_page(page)
 
     def show_page(self, key: str) -> None:
+        if self.page == "task":
+            self._save_task()  # not only after the typing pause: the next page may depend on it
         if self.page == "documents":
             self.save_page_text()
         if self.page == "personas":
@@ -1108,6 +1125,8 @@ class MajEvalWizard(QWidget):
             self._fill_run_page()
         if key == "extraction":
             self._fill_extraction()
+        if key in ("extraction", "personas"):
+            self._fill_outdated_notice()
         if key == "items" and self.opened_items is None and self.state.items.input_id \
                 is not None and not self.busy:
             self._reopen_items()
@@ -1194,3 +1213,11 @@ def open_wizard(main_window: Any, llm_factory: st.LLMFactory | None = None) -> M
     wizard = MajEvalWizard(main_window, project, llm_factory)
     main_window.show_page(wizard)
     return wizard
+
+
+def _notice_label() -> QLabel:
+    label = QLabel()
+    label.setObjectName("noteBox")
+    label.setWordWrap(True)
+    label.hide()
+    return label

@@ -277,3 +277,48 @@ def test_extraction_that_finds_nobody_fails_with_a_plain_message(qtbot, window):
         assert wiz.editor.personas == []
     finally:
         llm.close()
+
+
+def test_personas_are_flagged_when_the_task_or_documents_change(qtbot, window, scripted):
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    assert wiz.personas_notice.isHidden()
+
+    wiz.show_page("task")
+    task = wiz.task_edit.toPlainText()
+    wiz.task_edit.setPlainText(task + " Also judge how kind the answer is.")
+    wiz.show_page("personas")
+    assert not wiz.personas_notice.isHidden()
+    assert "task description changed" in wiz.personas_notice.text()
+    assert "Find stakeholders again" in wiz.personas_notice.text()
+    wiz.show_page("extraction")
+    assert not wiz.extract_notice.isHidden()
+
+    wiz.show_page("task")  # back as it was: the personas fit again
+    wiz.task_edit.setPlainText(task)
+    wiz.show_page("personas")
+    assert wiz.personas_notice.isHidden()
+
+    wiz.show_page("documents")  # a corrected page
+    wiz.doc_list.setCurrentRow(0)
+    wiz.page_list.setCurrentRow(0)
+    wiz.page_edit.setPlainText(wiz.page_edit.toPlainText() + " One father agreed.")
+    wiz.save_page_text()
+    wiz.show_page("personas")
+    assert "documents changed" in wiz.personas_notice.text()
+
+    wiz.show_page("extraction")  # written again: up to date, the notice goes
+    click(qtbot, wiz.extract_button)
+    assert wait_step(qtbot, wiz, "extraction") == "finished"
+    assert wiz.page == "personas" and wiz.personas_notice.isHidden()
+
+    # imported personas were not written from these documents: nothing to flag
+    from core.majeval.stored import replace_personas
+
+    wiz.show_page("task")
+    wiz.task_edit.setPlainText(task + " Shorter answers are better.")
+    wiz.show_page("personas")
+    assert not wiz.personas_notice.isHidden()
+    replace_personas(window.project, load_personas(window.project), USER)
+    wiz.show_page("personas")
+    assert wiz.personas_notice.isHidden()
