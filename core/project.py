@@ -850,6 +850,25 @@ class Project:
         assert result is not None
         return result
 
+    def rename_artefact(self, artefact: int | tuple[str, str] | Artefact, new_key: str) -> Artefact:
+        """Give an artefact another key of the same kind; its edit history goes with it.
+        :class:`ProjectError` when that kind already has an artefact with ``new_key``."""
+        with self.transaction():
+            current = self._resolve_artefact(artefact)
+            if current.key == new_key:
+                return current
+            if self.get_artefact(current.kind, new_key) is not None:
+                raise ProjectError(
+                    f"There is already a {current.kind} '{new_key}': choose another name."
+                )
+            self._conn.execute("UPDATE artefacts SET key = ? WHERE id = ?", (new_key, current.id))
+            self._conn.execute(
+                "UPDATE edits SET key = ? WHERE artefact_id = ?", (new_key, current.id)
+            )
+            result = self.get_artefact(current.id)
+        assert result is not None
+        return result
+
     def delete_artefact(self, artefact: int | tuple[str, str] | Artefact, who: str) -> None:
         """Delete an artefact (a person removed a persona, a question, ...); the deletion is
         logged as an edit of field '' from the old payload to None."""

@@ -215,6 +215,41 @@ def save_state(project: Project, state: WizardState) -> None:
     project.put_artefact(STATE_KIND, STATE_KEY, state.model_dump(mode="json"), origin="human")
 
 
+def rename_dimension(project: Project, state: WizardState, old: str, new: str, who: str) -> None:
+    """Rename a dimension everywhere: the people's notes, chosen samples, human-score column,
+    the samples, the build steps' results and the checklist (each with its edit history; the
+    checklist's new name is logged as ``who``'s edit), and save ``state``. Steps that read the
+    name show as out of date. Results left under ``new`` by a dimension deleted earlier give
+    way (their deletion is logged, with what they held)."""
+    if not new or new == old:
+        return
+    for mapping in (state.notes, state.chosen, state.checklist_inputs, state.texts.human):
+        if old in mapping:
+            mapping[new] = mapping.pop(old)  # type: ignore[index]
+    for sample in state.samples:
+        if sample.dimension == old:
+            sample.dimension = new
+    if state.current == old:
+        state.current = new
+    state.dimensions = [d.model_copy(update={"name": new}) if d.name == old else d
+                        for d in state.dimensions]
+    moves = [(STAGE_KIND, _stage_key(old, stage), _stage_key(new, stage))
+             for stage in _STAGE_TYPES]
+    moves.append((CHECKLIST_ARTEFACT, old, new))
+    with project.transaction():
+        for kind, before, after in moves:
+            if project.get_artefact(kind, before) is None:
+                continue
+            leftover = project.get_artefact(kind, after)
+            if leftover is not None:
+                project.delete_artefact(leftover, who)
+            project.rename_artefact((kind, before), after)
+        checklist = project.get_artefact(CHECKLIST_ARTEFACT, new)
+        if checklist is not None and checklist.payload.get("dimension") == old:
+            project.record_edit(checklist, "dimension", old, new, who)
+        save_state(project, state)
+
+
 # ------------------------------------------------------------------------ stage outputs
 _STAGE_TYPES: dict[str, Any] = {
     "think_aloud": ThinkAloudResult,

@@ -283,8 +283,8 @@ class InteractEvalWizard(QWidget):
             "template, or try the sample set."))
         layout.addLayout(buttons)
         layout.addWidget(self.dimensions_view, 1)
-        layout.addWidget(hint_label("Renaming a dimension later starts its checklist afresh (the "
-                               "notes and samples move with it)."))
+        layout.addWidget(hint_label("Renaming a dimension later takes its notes, samples, build "
+                               "steps and checklist along; the steps are then marked out of date."))
         return page
 
     def _fill_dimensions(self) -> None:
@@ -349,19 +349,11 @@ class InteractEvalWizard(QWidget):
                 self.nav_message.setText("Each dimension needs its own name.")
                 self._fill_dimensions()
                 return
-            for mapping in (self.state.notes, self.state.chosen):
-                if old.name in mapping:
-                    mapping[value] = mapping.pop(old.name)
-            for s in self.state.samples:
-                if s.dimension == old.name:
-                    s.dimension = value
-            if self.state.current == old.name:
-                self.state.current = value
-            new = old.model_copy(update={"name": value})
-        else:
-            new = old.model_copy(update={"definition": value})
+            st.rename_dimension(self.project, self.state, old.name, value, self.who)
+            self._set_dimensions(list(self.state.dimensions))
+            return
         dims = list(self.state.dimensions)
-        dims[row] = new
+        dims[row] = old.model_copy(update={"definition": value})
         self._set_dimensions(dims)
 
     @Slot(int)

@@ -348,6 +348,21 @@ def test_save_as_onto_a_project_open_elsewhere_is_refused(tmp_path):
         assert a.path == tmp_path / "a.evaldesk"
 
 
+def test_a_renamed_artefact_keeps_its_edits_and_a_taken_name_is_refused(tmp_path):
+    with Project.create(tmp_path / "r.evaldesk") as project:
+        project.put_artefact("checklist", "coherence", {"items": ["Is it clear?"]})
+        project.record_edit(("checklist", "coherence"), "items.0", "Is it clear?", "Clear?", "ana")
+        project.put_artefact("checklist", "fluency", {"items": []})
+        moved = project.rename_artefact(("checklist", "coherence"), "structure")
+        assert moved.key == "structure" and moved.edited and moved.payload["items"] == ["Clear?"]
+        assert project.get_artefact("checklist", "coherence") is None
+        assert [e.who for e in project.list_edits(("checklist", "structure"))] == ["ana"]
+        assert project.list_edits(("checklist", "coherence")) == []
+        with pytest.raises(ProjectError, match="already a checklist 'fluency'"):
+            project.rename_artefact(moved, "fluency")
+        assert project.get_artefact("checklist", "structure").payload["items"] == ["Clear?"]
+
+
 def test_empty_untitled_projects_vanish_and_discard_deletes(tmp_path):
     empty = Project.create_untitled()
     path = empty.path

@@ -285,3 +285,37 @@ def test_cancel_mid_scoring_then_resume_without_repeating(qtbot, window, scripte
     assert len(fake.asked) == 24
     assert len(set(fake.asked)) == 24  # no text was asked twice
     assert wiz.page == "results" and len(wiz.run.scores) == 24 and wiz.run.reused == 5
+
+
+def test_renaming_a_dimension_takes_its_work_along(qtbot, window, scripted):
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    project = window.project
+    wiz.show_page("build")
+    build_all(qtbot, wiz)
+    wiz.show_page("checklist")
+    tree = wiz.editor.model
+    tree.setData(tree.question_index(0, 0), "Does the answer use only everyday words?")
+    notes = wiz.state.notes.get("Clarity")
+    chosen = wiz.state.chosen.get("Clarity")
+
+    wiz.show_page("dimensions")
+    wiz.dimensions_model.setData(wiz.dimensions_model.index(0, 0), "Readability")
+    state = load_state(project)
+    assert [d.name for d in state.dimensions] == ["Readability", "Accuracy"]
+    assert state.notes.get("Readability") == notes and "Clarity" not in state.notes
+    assert state.chosen.get("Readability") == chosen
+    assert get_stage(project, "Clarity", "components") is None
+    moved = get_stage(project, "Readability", "components")
+    assert moved is not None and moved.value
+    checklist = next(c for c in load_checklists(project) if c.dimension == "Readability")
+    assert checklist.items[0].question == "Does the answer use only everyday words?"
+    assert "Clarity" not in {c.dimension for c in load_checklists(project)}
+    edits = project.list_edits(("interacteval.checklist", "Readability"))
+    assert edits[-1].field == "dimension" and edits[-1].who == USER
+    # the steps read the dimension's name: they are out of date, not silently current
+    wiz.dim_combo.setCurrentText("Readability")
+    wiz.show_page("build")
+    for step in ("components", "checklist"):
+        text, current = wiz._stage_status(step)
+        assert "Out of date" in text and not current
