@@ -238,12 +238,11 @@ def rename_dimension(project: Project, state: WizardState, old: str, new: str, w
     moves.append((CHECKLIST_ARTEFACT, old, new))
     with project.transaction():
         for kind, before, after in moves:
-            if project.get_artefact(kind, before) is None:
-                continue
             leftover = project.get_artefact(kind, after)
             if leftover is not None:
                 project.delete_artefact(leftover, who)
-            project.rename_artefact((kind, before), after)
+            if project.get_artefact(kind, before) is not None:
+                project.rename_artefact((kind, before), after)
         checklist = project.get_artefact(CHECKLIST_ARTEFACT, new)
         if checklist is not None and checklist.payload.get("dimension") == old:
             project.record_edit(checklist, "dimension", old, new, who)
