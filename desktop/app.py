@@ -93,6 +93,13 @@ def start(project_path: str | os.PathLike[str] | None = None,
     return AppSession(app, loop, window, reporter, log_path)
 
 
+async def close_llm_connections() -> None:
+    """Close the LLM gateway's HTTP connections before the loop ends (only if it was used: this
+    must not import litellm at exit)."""
+    if "core.llm" in sys.modules:
+        await sys.modules["core.llm"].close_connections()
+
+
 def run(project_path: str | os.PathLike[str] | None = None) -> int:
     """Open the app (and ``project_path`` if given); return when the window closes."""
     session = start(project_path)
@@ -103,6 +110,7 @@ def run(project_path: str | os.PathLike[str] | None = None) -> int:
     try:
         with session.loop:
             session.loop.run_until_complete(closed.wait())
+            session.loop.run_until_complete(close_llm_connections())
     finally:
         session.reporter.uninstall()
         log.info("EvalDesk closed")

@@ -24,6 +24,7 @@ Methods use only these names::
 * :func:`check_connection` (``await check_connection(profile, api_key=None) ->
   ConnectionCheck``), :func:`session_usage`, :func:`add_usage_listener` (status bar).
 * :class:`ScriptedLLM`: a scripted model for tests (``core.llm.scripted``).
+* ``await close_connections()``: close this event loop's HTTP connections (before it ends).
 
 ``profile.max_concurrency`` bounds the calls of a profile in flight (all its API bases together;
 gateways of the same profile share the limit). Several ``api_bases`` are load-balanced with
@@ -44,6 +45,7 @@ from core.llm._gateway import (
     check_connection,
     gateway_for,
 )
+from core.llm._pool import close_connections
 from core.llm._usage import (
     Usage,
     add_usage_listener,
@@ -68,6 +70,7 @@ __all__ = [
     "Usage",
     "add_usage_listener",
     "check_connection",
+    "close_connections",
     "gateway_for",
     "remove_usage_listener",
     "reset_session_usage",

@@ -80,6 +80,26 @@ def client(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float
     return found
 
 
+async def close_connections() -> None:
+    """Close the HTTP connections of this event loop's clients: ours, and litellm's own (when
+    litellm was loaded). Call it before the loop ends, so no socket outlives the loop it was
+    registered with (under qasync a late "connection closed" would reach a deleted notifier)."""
+    for found in _clients.pop(asyncio.get_running_loop(), {}).values():
+        try:
+            await found.close()
+        except Exception:  # noqa: BLE001, S110 - closing what may already be broken
+            pass
+    from core.llm import _litellm
+
+    if _litellm._litellm is not None:
+        from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
+
+        try:
+            await close_litellm_async_clients()
+        except Exception:  # noqa: BLE001, S110 - closing what may already be broken
+            pass
+
+
 def _answers_through_responses_api(litellm: Any, model: str) -> bool:
     """litellm sends some OpenAI models (the "responses" mode of its price map) to OpenAI's
     Responses API, which does not take an OpenAI chat client."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -19,6 +20,14 @@ def qloop(qapp):
     loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)
     yield loop
+    from desktop.app import close_llm_connections
+
+    closing = loop.create_task(close_llm_connections())  # no socket may outlive its loop
+    for _ in range(200):
+        if closing.done():
+            break
+        qapp.processEvents()
+        time.sleep(0.005)
     for task in asyncio.all_tasks(loop):
         task.cancel()
     qapp.processEvents()

@@ -210,6 +210,21 @@ async def test_calls_waiting_for_a_connection_time_out_too(server, waits):
     assert gateway.usage.failures == 3
 
 
+async def test_close_connections_closes_the_pooled_client_and_a_new_one_follows(server):
+    from core.llm import close_connections
+
+    gateway = Gateway(profile(server, "ok"), cache=MemoryCache())
+    await gateway.complete_json(ask(1), Score)
+    made = _pool._clients[asyncio.get_running_loop()]
+    assert len(made) == 1
+    (client,) = made.values()
+    await close_connections()
+    assert client.is_closed()
+    assert asyncio.get_running_loop() not in _pool._clients
+    assert await gateway.complete_json(ask(2), Score) == Score(score=4, reason="fine")
+    assert server.hits["ok"] == 2
+
+
 def test_a_gateway_keeps_working_in_a_second_event_loop():
     """The connection-limited client belongs to the event loop it was made in: a gateway used
     by two ``asyncio.run`` calls (a command-line run does that) gets one per loop."""
