@@ -335,6 +335,10 @@ def test_test_connection_through_a_real_server(qtbot, window, memory_keyring):
         assert headers["Authorization"] == "Bearer sk-typed-1234567"
         assert body["response_format"]["type"] == "json_schema"
         editor.buttons.rejected.emit()
+        from core.llm import close_connections
+
+        closing = asyncio.ensure_future(close_connections())  # before the server goes away
+        qtbot.waitUntil(closing.done, timeout=10_000)
 
 
 def test_test_connection_failure_is_reported(qtbot, window, monkeypatch, memory_keyring):
