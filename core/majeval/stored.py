@@ -169,8 +169,6 @@ class WizardState(BaseModel):
     """The model profile ("" = the default profile)."""
     extracted: dict[str, str] = Field(default_factory=dict)
     """document -> fingerprint of the task and text its stored perspectives were read from."""
-    personas_from: str = ""
-    """Fingerprint of the perspectives the personas were made from ("" = none made)."""
     personas_basis: str = ""
     """Fingerprint of the task and every document's text when the personas were made ("" = none
     made here, or made before EvalDesk kept it)."""
@@ -386,7 +384,6 @@ async def create_personas_stored(
         save_personas(project, built.personas)
         made.kept_edited = sum(1 for a in project.list_artefacts(PERSONA_ARTEFACT) if a.edited)
         state.failures = failures
-        state.personas_from = _hash(sorted(state.extracted.items()))
         state.personas_basis = _basis(state, docs)
         state.personas_task = state.task
         save_state(project, state)
