@@ -349,8 +349,9 @@ class InteractEvalWizard(QWidget):
                 self.nav_message.setText("Each dimension needs its own name.")
                 self._fill_dimensions()
                 return
-            st.rename_dimension(self.project, self.state, old.name, value, self.who)
-            self._set_dimensions(list(self.state.dimensions))
+            st.rename_dimension(self.project, self.state, old.name, value, self.who)  # saves
+            self._fill_dimensions()
+            self._update_nav()
             return
         dims = list(self.state.dimensions)
         dims[row] = old.model_copy(update={"definition": value})
