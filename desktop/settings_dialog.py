@@ -58,6 +58,7 @@ from core.settings import (
     bundled_profile,
 )
 from desktop.errors import spawn
+from desktop.widgets import note_box
 
 __all__ = [
     "ProfileDialog",
@@ -837,9 +838,7 @@ class SettingsDialog(QDialog):
             "default profile is preselected in the wizards."
         )
         text.setWordWrap(True)
-        note = QLabel(BUNDLED_MODEL_NOTE)
-        note.setWordWrap(True)
-        note.setObjectName("noteBox")
+        note = note_box(BUNDLED_MODEL_NOTE)
         note.setTextFormat(Qt.TextFormat.RichText)
 
         self.profiles_model = ProfilesTableModel(self.settings, parent=self)

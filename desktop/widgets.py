@@ -75,6 +75,14 @@ def hint_label(text: str = "") -> QLabel:
     return label
 
 
+def note_box(text: str = "") -> QLabel:
+    """A wrapped remark in a pale box: something to notice before going on."""
+    label = QLabel(text)
+    label.setObjectName("noteBox")
+    label.setWordWrap(True)
+    return label
+
+
 def row_table(model: Any, stretch: int | None = None,
               single_selection: bool = False) -> QTableView:
     """A table over ``model`` selecting whole rows, columns sized to their contents; column

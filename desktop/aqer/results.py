@@ -31,7 +31,7 @@ from desktop.aqer.charts import (
 )
 from desktop.aqer.models import SORT_ROLE, Column, FrameModel
 from desktop.run_panel import RunPanel
-from desktop.widgets import fit_columns, hint_label
+from desktop.widgets import fit_columns, hint_label, note_box
 
 __all__ = ["ResultsView", "table_view"]
 
@@ -214,9 +214,7 @@ class ResultsView(QWidget):
         self.question_title = QLabel("Choose a question above to see every answer to it.")
         self.question_title.setObjectName("sectionTitle")
         self.question_title.setWordWrap(True)
-        self.best_label = QLabel()
-        self.best_label.setObjectName("noteBox")
-        self.best_label.setWordWrap(True)
+        self.best_label = note_box()
         self.best_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.best_label.hide()
         self.answers_model = FrameModel(ANSWER_COLUMNS, self)

@@ -66,6 +66,7 @@ from desktop.widgets import (
     hint_label,
     intro_label,
     navigation,
+    note_box,
     step_labels,
     title_label,
     xlsx_path,
@@ -186,9 +187,7 @@ class AqerWizard(QWidget):
         self.file_label = QLabel("No file chosen yet.")
         self.file_label.setWordWrap(True)
         self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.file_note = QLabel()
-        self.file_note.setObjectName("noteBox")
-        self.file_note.setWordWrap(True)
+        self.file_note = note_box()
         self.file_note.hide()
         file_box = QGroupBox("Your answers")
         fb = QVBoxLayout(file_box)

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from core.interacteval.model import Checklist
 from core.interacteval.stored import edit_checklist
 from desktop.interacteval.models import ChecklistModel
-from desktop.widgets import hint_label
+from desktop.widgets import hint_label, note_box
 
 __all__ = ["ChecklistEditor"]
 
@@ -128,9 +128,7 @@ class ChecklistEditor(QWidget):
             0, QHeaderView.ResizeMode.Stretch)
         self.origin_table.horizontalHeader().setSectionResizeMode(
             1, QHeaderView.ResizeMode.ResizeToContents)
-        self.remarks_label = QLabel()
-        self.remarks_label.setObjectName("noteBox")
-        self.remarks_label.setWordWrap(True)
+        self.remarks_label = note_box()
         self.remarks_label.hide()
         side = QWidget()
         sv = QVBoxLayout(side)

@@ -47,6 +47,7 @@ from desktop.widgets import (
     hint_label,
     intro_label,
     navigation,
+    note_box,
     step_buttons,
     title_label,
     xlsx_path,
@@ -542,7 +543,8 @@ class MajEvalWizard(QWidget):
         self.failures_list = QListWidget()
         self.failures_list.setMaximumHeight(120)
         self.failures_list.hide()
-        self.extract_notice = _notice_label()
+        self.extract_notice = note_box()
+        self.extract_notice.hide()
         row = QHBoxLayout()
         row.addWidget(QLabel("Model:"))
         row.addWidget(self.extract_profile)
@@ -623,7 +625,8 @@ class MajEvalWizard(QWidget):
     def _personas_page(self) -> QWidget:
         self.editor = PersonaEditor(self.project, self.who)
         self.editor.changed.connect(self._personas_changed)
-        self.personas_notice = _notice_label()
+        self.personas_notice = note_box()
+        self.personas_notice.hide()
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(title_label("Check and edit the personas"))
@@ -1213,11 +1216,3 @@ def open_wizard(main_window: Any, llm_factory: st.LLMFactory | None = None) -> M
     wizard = MajEvalWizard(main_window, project, llm_factory)
     main_window.show_page(wizard)
     return wizard
-
-
-def _notice_label() -> QLabel:
-    label = QLabel()
-    label.setObjectName("noteBox")
-    label.setWordWrap(True)
-    label.hide()
-    return label
