@@ -1,21 +1,67 @@
-"""Reading the methods' prompt template files (``resources/prompts/<method>/<name>.txt``).
+"""The methods' prompt templates (``resources/prompts/<method>/<name>.txt``), one structured call
+with a template, and the test that a reply is not a copy of our own instructions.
 
 A template file has comment lines (``#``), a ``version:`` line, then ``[system]`` and/or
-``[user]`` sections. Each method decides which sections it needs and how it fills them (see
-``core.interacteval._prompts`` and ``core.majeval._prompts``); this module only finds, reads and
-splits the file.
+``[user]`` sections. Placeholders are ``$name`` (``string.Template``; ``$$`` is a literal dollar).
+``template_version`` (``<method>/<version>``) goes into the LLM cache key: change the version
+whenever the wording changes, so answers to the old wording are not reused.
+
+    prompt = load("majeval", "perspective_extraction")
+    reply = await ask(llm, prompt, StakeholderList, {"task": ..., "text": ...}, check=grounded)
+
+:func:`ask` refuses, on top of the stage's own ``check``, any reply whose text repeats our
+instructions instead of answering (a small model's favourite failure: it returns the example or
+the description of a field, such as "group name" or "one sentence"); see :func:`copied_text`.
 """
 
 from __future__ import annotations
 
 import re
+import string
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from core import paths
 
-__all__ = ["read_template", "split_template", "template_path"]
+__all__ = [
+    "PLACEHOLDER_WORDS",
+    "PromptTemplate",
+    "ask",
+    "copied_text",
+    "load",
+    "parse",
+    "read_template",
+    "reply_strings",
+    "split_template",
+    "template_path",
+]
+
+T = TypeVar("T")
 
 _SECTION = re.compile(r"^\[(system|user)\]\s*$", re.MULTILINE)
+
+#: Texts that are never an answer: the words a model writes when it fills in a form it did not
+#: understand. Compared after folding (case, spacing, surrounding punctuation and quotes).
+PLACEHOLDER_WORDS = frozenset(
+    {
+        "", "...", "…", "etc", "etc.", "string", "placeholder", "lorem ipsum", "tbd", "todo",
+        "xxx", "n/a", "full name", "first name", "last name", "group name", "stakeholder name",
+        "persona name", "your name", "your answer", "your reason", "your reasons",
+        "your rationale", "one sentence", "a sentence", "two sentences", "yes/no",
+        "first consideration", "second consideration", "first component", "second component",
+        "first question", "second question",
+    }
+)
+#: A text made only of marks (dots, dashes, underscores, brackets) or a bracketed slot.
+_SLOT = re.compile(r"^(?:[\W_]+|<[^<>]{0,60}>|\[[^\W\d][^\[\]\d]{0,59}\]|\{[^{}\d]{0,60}\})$")
+#: A text of fewer words than this is a copy only when it is a placeholder word.
+MIN_COPY_WORDS = 2
 
 
 def template_path(method: str, name: str) -> Path:
@@ -51,3 +97,210 @@ def split_template(raw: str) -> tuple[str, dict[str, str]]:
     parts = _SECTION.split("\n".join(lines[start:]))
     sections = {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
     return version, sections
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """One template: its ``system`` and ``user`` sections (either may be "")."""
+
+    method: str
+    name: str
+    version: str
+    system: str
+    user: str
+
+    @property
+    def template_version(self) -> str:
+        """The string passed as ``template_version`` to the gateway (part of the cache key)."""
+        return f"{self.method}/{self.version}"
+
+    def fill(self, part: str, **values: Any) -> str:
+        """One section (``"system"`` or ``"user"``) with every placeholder filled in."""
+        text = {k: str(v) for k, v in values.items()}
+        try:
+            return string.Template(getattr(self, part)).substitute(text)
+        except KeyError as exc:  # a bug in our code or in an edited template
+            raise ValueError(
+                f"The prompt template '{self.name}' needs a value for {exc.args[0]!r}."
+            ) from None
+
+    def messages(self, **values: Any) -> list[dict[str, str]]:
+        """The template's sections as chat messages (system first), filled in."""
+        return [
+            {"role": part, "content": self.fill(part, **values)}
+            for part in ("system", "user")
+            if getattr(self, part)
+        ]
+
+    def wording(self) -> str:
+        """Our own words in the template: both sections with the placeholders cut out (what a
+        reply must not repeat)."""
+        pieces = []
+        for part in (self.system, self.user):
+            pieces.append(re.sub(r"\$(?:\$|\{?\w+\}?)", "\n", part))
+        return "\n".join(pieces)
+
+
+def parse(method: str, name: str, raw: str, path: Path | str = "") -> PromptTemplate:
+    version, sections = split_template(raw)
+    if not version or not sections:
+        raise ValueError(
+            f"The prompt template {path or name} needs a 'version:' line and a [system] or "
+            "[user] section."
+        )
+    return PromptTemplate(
+        method, name, version, sections.get("system", ""), sections.get("user", "")
+    )
+
+
+@cache
+def load(method: str, name: str) -> PromptTemplate:
+    """Read and parse one template (cached for the process)."""
+    path, raw = read_template(method, name)
+    return parse(method, name, raw, path)
+
+
+# ------------------------------------------------------------------------- copies of our words
+def _fold(text: Any) -> str:
+    text = unicodedata.normalize("NFKC", str(text)).casefold()
+    text = text.replace("“", '"').replace("”", '"').replace("’", "'")
+    return " ".join(text.split()).strip(" \t.,;:!?\"'`()")
+
+
+def reply_strings(value: Any) -> Iterator[tuple[str, str]]:
+    """Every string in a reply (a pydantic object, dict, list...), with where it is
+    (``"stakeholders.0.name"``). Keys of a mapping in the reply count too (replies keyed by a
+    name); a pydantic object's field names do not."""
+
+    def walk(item: Any, where: str) -> Iterator[tuple[str, str]]:
+        if isinstance(item, str):
+            yield where, item
+        elif isinstance(item, BaseModel):
+            for name in type(item).model_fields:
+                yield from walk(getattr(item, name), f"{where}.{name}" if where else name)
+        elif isinstance(item, Mapping):
+            for key, sub in item.items():
+                here = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str):
+                    yield f"{here} (name)", key
+                yield from walk(sub, here)
+        elif isinstance(item, (list, tuple)):
+            for i, sub in enumerate(item):
+                yield from walk(sub, f"{where}.{i}" if where else str(i))
+
+    yield from walk(value, "")
+
+
+def copied_text(text: str, wording: str, material: str = "") -> bool:
+    """Whether ``text`` is a copy of our instructions rather than an answer.
+
+    It is when, folded (case, spacing, outer punctuation), it is a placeholder word
+    (:data:`PLACEHOLDER_WORDS`, "...", "<name>") or it has at least :data:`MIN_COPY_WORDS`
+    words and stands in ``wording`` (our template's words) but not in ``material`` (the texts
+    the prompt carried: a document, an item, a task): an answer may quote what it was given,
+    never our description of the form. ``wording`` and ``material`` are folded by the caller
+    (:func:`_fold`) or given raw; both work.
+    """
+    folded = _fold(text)
+    if folded in PLACEHOLDER_WORDS or _SLOT.match(folded or "."):
+        return True
+    if len(folded.split()) < MIN_COPY_WORDS:
+        return False
+    return folded in _fold(wording) and folded not in _fold(material)
+
+
+def _copy_check(
+    template: PromptTemplate,
+    values: Mapping[str, Any],
+    schema: type,
+    own_words: Iterable[str],
+    skip: Callable[[str], bool] | None,
+) -> Callable[[Any], Any]:
+    """A gateway ``check`` that rejects replies repeating our template's wording."""
+    from core.llm import copied_instructions
+
+    own = set(own_words)
+    wording_parts = [template.wording()]
+    wording_parts += [str(v) for k, v in values.items() if k in own]
+    wording_parts += _schema_words(schema)
+    wording = _fold("\n".join(wording_parts))
+    material = _fold("\n".join(str(v) for k, v in values.items() if k not in own))
+
+    def check(reply: Any) -> Any:
+        for where, text in reply_strings(reply):
+            if skip is not None and skip(where):
+                continue
+            if not text.strip():
+                continue  # empty fields are the stage's own business
+            if copied_text(text, wording, material):
+                shown = " ".join(text.split())[:80]
+                return copied_instructions(f"'{where}' (\u201c{shown}\u201d)")
+        return None
+
+    return check
+
+
+def _schema_words(schema: type) -> list[str]:
+    """Field descriptions of a pydantic schema (sent to the model with the JSON schema)."""
+    out: list[str] = []
+    schema_json = getattr(schema, "model_json_schema", None)
+    if schema_json is None:
+        return out
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for key, sub in node.items():
+                if key == "description" and isinstance(sub, str):
+                    out.append(sub)
+                else:
+                    walk(sub)
+        elif isinstance(node, list):
+            for sub in node:
+                walk(sub)
+
+    try:
+        walk(schema_json())
+    except Exception:  # noqa: BLE001 - a schema pydantic cannot describe: no words to compare
+        pass
+    return out
+
+
+def _combine(*checks: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    def check(reply: Any) -> Any:
+        for one in checks:
+            if one is None:
+                continue
+            problem = one(reply)
+            if problem:
+                return problem
+        return None
+
+    return check
+
+
+async def ask(
+    llm: Any,
+    template: PromptTemplate,
+    schema: type[T],
+    values: Mapping[str, Any],
+    *,
+    check: Callable[[T], Any] | None = None,
+    own_words: Iterable[str] = (),
+    skip_copy_check: Callable[[str], bool] | None = None,
+    cancel: Any = None,
+    repeat: int = 0,
+) -> T:
+    """One structured call with a template. The reply must fit ``schema``, must not repeat our
+    instructions (placeholders named in ``own_words`` hold our wording too, for example a
+    format description built in code; ``skip_copy_check(where)`` exempts fields), and must pass
+    ``check``. ``core.llm.LLMFailure`` and ``Cancelled`` pass through: the caller decides what a
+    failure means for its unit of work."""
+    combined = _combine(_copy_check(template, values, schema, own_words, skip_copy_check), check)
+    return await llm.complete_json(
+        template.messages(**values),
+        schema,
+        repeat=repeat,
+        template_version=template.template_version,
+        cancel=cancel,
+        check=combined,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -75,3 +76,25 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip(f"the shared data sets are not beside this checkout ({SHARED_DATA})")
     return SHARED_DATA
+
+
+_scripted_names = itertools.count()
+
+
+@pytest.fixture
+def scripted_llm():
+    """``scripted_llm(replies, **kw)`` makes a ``core.llm.ScriptedLLM`` with a unique name,
+    closed after the test (the real gateway path with a fake model)."""
+    from core.llm import ScriptedLLM
+
+    made = []
+
+    def make(replies=None, **kwargs):
+        kwargs.setdefault("name", f"s{next(_scripted_names)}")
+        llm = ScriptedLLM(replies, **kwargs)
+        made.append(llm)
+        return llm
+
+    yield make
+    for llm in made:
+        llm.close()

@@ -3,11 +3,12 @@ numbered lists for prompts, and matching the component names a model gives back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from core import prompts
 from core.interacteval import _prompts
 from core.interacteval.model import Attribute, JsonLLM, StageError
 from core.llm import LLMFailure
@@ -30,23 +31,23 @@ async def ask(
     dimension: str,
     cancel: CancelToken | None,
     repeat: int = 0,
+    check: Callable[[T], Any] | None = None,
+    own_words: Sequence[str] = (),
 ) -> T:
-    """One structured call with a prompt template; an LLM failure becomes :class:`StageError`
+    """One structured call with a prompt template (:func:`core.prompts.ask`: the reply must not
+    repeat our instructions and must pass ``check``); an LLM failure becomes :class:`StageError`
     whose message names the step and the dimension (``core.runs.Cancelled`` passes through)."""
-    prompt = _prompts.load(template)
     try:
-        return await llm.complete_json(
-            prompt.messages(**values),
-            schema,
-            repeat=repeat,
-            template_version=prompt.template_version,
-            cancel=cancel,
+        return await prompts.ask(
+            llm, _prompts.load(template), schema, values, check=check, cancel=cancel,
+            repeat=repeat, own_words=own_words,
         )
     except LLMFailure as failure:
         raise StageError(
             f"{stage} for {dimension} did not work: {failure.message}",
             stage=stage,
             dimension=dimension,
+            kind=failure.kind,
         ) from failure
 
 

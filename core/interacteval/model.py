@@ -60,11 +60,15 @@ class StageError(Exception):
     """A construction step could not produce a result (the model failed, or its answer was
     unusable). ``str()`` is a plain message naming the step and the dimension."""
 
-    def __init__(self, message: str, *, stage: str = "", dimension: str = "") -> None:
+    def __init__(
+        self, message: str, *, stage: str = "", dimension: str = "", kind: str = ""
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.stage = stage
         self.dimension = dimension
+        #: The ``LLMFailure`` kind behind it ("copied_instructions", "invalid_output"...), if any.
+        self.kind = kind
 
 
 # ------------------------------------------------------------------------------------ inputs

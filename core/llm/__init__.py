@@ -17,6 +17,8 @@ Methods use only these names::
 * ``await gateway.complete_text(messages, *, repeat=0, template_version="", cancel=None) -> str``.
 * Both raise :class:`LLMFailure` (``kind``, ``message``: record it for the item, show it) or
   ``core.runs.Cancelled`` (stop; finished calls are already cached).
+* ``check=``: a stage's own test of a well-formed answer (``Rejection`` / ``copied_instructions``
+  say why it cannot be used); a rejected answer is asked again once, then fails.
 * ``repeat``: "ask N times" uses repeat=0..N-1 (distinct cache entries). ``template_version``:
   bump it when a prompt template changes, so old answers are not reused.
 * ``gateway_for(profile, project=None, run_id=None)``: the gateway of a method run (what the
@@ -36,7 +38,7 @@ model, API base, messages, generation parameters, repeat index and template vers
 """
 
 from core.llm._cache import CallRecord, MemoryCache, ProjectCache, ResponseCache, user_cache
-from core.llm._errors import LLMFailure
+from core.llm._errors import LLMFailure, Rejection, copied_instructions
 from core.llm._gateway import (
     ConnectionCheck,
     Gateway,
@@ -64,6 +66,7 @@ __all__ = [
     "LLMFailure",
     "MemoryCache",
     "ProjectCache",
+    "Rejection",
     "ResponseCache",
     "ScriptedError",
     "ScriptedLLM",
@@ -71,6 +74,7 @@ __all__ = [
     "add_usage_listener",
     "check_connection",
     "close_connections",
+    "copied_instructions",
     "gateway_for",
     "remove_usage_listener",
     "reset_session_usage",

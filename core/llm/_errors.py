@@ -22,6 +22,8 @@ FailureKind = Literal[
     "timeout",  # no answer in time, after the retries
     "connection",  # could not reach the server, after the retries
     "invalid_output",  # the answer did not match the schema, also after asking again
+    "copied_instructions",  # the answer repeated the prompt's own wording instead of answering
+    "rejected_output",  # the answer had the right form but failed the stage's own check
     "empty_reply",  # the model answered nothing
     "local_model",  # the GGUF file is missing or cannot be loaded
     "other",
@@ -29,6 +31,34 @@ FailureKind = Literal[
 
 #: Kinds worth trying again (with backoff) before giving up.
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "connection"})
+
+
+class Rejection:
+    """Why a well-formed answer cannot be used (what a stage's ``check`` returns).
+
+    ``problem`` is said to the model when it is asked again, and to the user if the second
+    answer fails too; ``kind`` becomes the :class:`LLMFailure` kind (``copied_instructions`` for
+    a copy of the prompt's wording, ``rejected_output`` otherwise); ``advice`` is what the user
+    can do about it."""
+
+    __slots__ = ("advice", "kind", "problem")
+
+    def __init__(self, problem: str, kind: str = "rejected_output", advice: str = "") -> None:
+        self.problem = problem
+        self.kind = kind
+        self.advice = advice
+
+    def __repr__(self) -> str:
+        return f"Rejection({self.problem!r}, kind={self.kind!r})"
+
+
+def copied_instructions(what: str) -> Rejection:
+    """The rejection of an answer that repeats our prompt's wording (``what``: which part)."""
+    return Rejection(
+        f"{what} repeats words of the instructions instead of an answer",
+        kind="copied_instructions",
+        advice="The model repeated the instructions instead of answering: try a larger model.",
+    )
 
 
 class LLMFailure(Exception):

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.llm import _local, _pool
 from core.llm._cache import CallRecord, MemoryCache, ResponseCache, as_cache, cache_key, user_cache
-from core.llm._errors import LLMFailure, classify
+from core.llm._errors import LLMFailure, Rejection, classify
 from core.llm._litellm import litellm_module
 from core.llm._usage import Usage, record
 from core.runs import Cancelled, CancelToken
@@ -43,6 +43,8 @@ from core.settings import LOCAL_MODEL_PREFIX, ModelProfile
 
 T = TypeVar("T", bound=BaseModel)
 Messages = Sequence[dict[str, Any]] | str
+#: A stage's test of a well-formed answer: None or "" = usable; else why not.
+Check = Callable[[Any], "Rejection | str | None"]
 
 _ROUTER_ALIAS = "evaldesk"
 _FREE_PROVIDERS = (LOCAL_MODEL_PREFIX, "scripted/")
@@ -209,6 +211,7 @@ class JsonLLM(Protocol):
         repeat: int = 0,
         template_version: str = "",
         cancel: CancelToken | None = None,
+        check: Check | None = None,
     ) -> T: ...
 
 
@@ -296,14 +299,27 @@ class Gateway:
         repeat: int = 0,
         template_version: str = "",
         cancel: CancelToken | None = None,
+        check: Check | None = None,
     ) -> T:
         """The model's answer as a validated ``schema`` instance (cached). The model is asked for
         JSON matching ``schema`` (constrained decoding where the provider supports it); an answer
         that does not fit is re-asked once with the error, then :class:`LLMFailure`
-        (``kind="invalid_output"``) is raised."""
+        (``kind="invalid_output"``) is raised.
 
-        def parse(reply: _Reply) -> tuple[T | None, str]:
-            return _validate(reply, schema)
+        ``check(value)`` is the stage's own test of a well-formed answer (evidence found in the
+        document, no copy of the instructions...): it returns None (or "") when the answer can be
+        used, else a :class:`Rejection` (or its problem as a string). A rejected answer is
+        re-asked once like a malformed one, then fails with the rejection's kind. Cached answers
+        are checked too: one that fails the check is asked again, not reused."""
+
+        def parse(reply: _Reply) -> tuple[T | None, str | Rejection]:
+            value, problem = _validate(reply, schema)
+            if problem or check is None:
+                return value, problem
+            rejection = check(value)
+            if isinstance(rejection, str):
+                rejection = Rejection(rejection) if rejection else None
+            return (None, rejection) if rejection is not None else (value, "")
 
         return await self._answer(messages, schema, parse, repeat, template_version, cancel)
 
@@ -356,10 +372,12 @@ class Gateway:
                     asked = [
                         *conversation,
                         {"role": "assistant", "content": reply.content},
-                        {"role": "user", "content": _reask(problem, schema_json)},
+                        {"role": "user", "content": _reask(_problem_text(problem), schema_json)},
                     ]
                     reply = await self._send(asked, params, schema_json, cancel)
                     value, problem = parse(reply)
+                    if isinstance(problem, Rejection):
+                        raise _rejected(self.profile, problem, reply)
                     if problem:
                         raise _invalid(self.profile, problem, reply)
                 elif problem:
@@ -798,6 +816,22 @@ def _reask(problem: str, schema_json: dict[str, Any]) -> str:
         "follows this JSON schema exactly, and no other text:\n"
         + json.dumps(schema_json["schema"], ensure_ascii=False)
     )
+
+
+def _problem_text(problem: str | Rejection) -> str:
+    return problem.problem if isinstance(problem, Rejection) else problem
+
+
+def _rejected(profile: ModelProfile, rejection: Rejection, reply: _Reply) -> LLMFailure:
+    message = (
+        f"The answer of '{profile.model}' could not be used, also after asking again: "
+        f"{rejection.problem}."
+    )
+    if rejection.advice:
+        message += " " + rejection.advice
+    elif profile.is_local and not profile.gguf_path:
+        message += " The built-in model is very small; choose a larger model for real work."
+    return LLMFailure(rejection.kind, message, reply=reply.content)
 
 
 def _invalid(profile: ModelProfile, problem: str, reply: _Reply) -> LLMFailure:

@@ -246,7 +246,7 @@ class GatedLLM:
         self.asked: list[str] = []
 
     async def complete_json(self, messages, schema, *, repeat=0, template_version="",
-                            cancel=None):
+                            cancel=None, check=None):
         import asyncio
 
         text = messages[-1]["content"]

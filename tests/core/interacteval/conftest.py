@@ -29,7 +29,7 @@ class FakeLLM:
         return [m[-1]["content"] for m, _, _ in self.calls]
 
     async def complete_json(self, messages, schema, *, repeat=0, template_version="",
-                            cancel=None):
+                            cancel=None, check=None):
         if cancel is not None:
             cancel.raise_if_cancelled()
         self.calls.append((list(messages), schema, template_version))
@@ -44,8 +44,14 @@ class FakeLLM:
         if isinstance(reply, BaseException):
             raise reply
         if isinstance(reply, str):
-            return schema.model_validate_json(reply)
-        return schema.model_validate(json.loads(json.dumps(reply)))
+            value = schema.model_validate_json(reply)
+        else:
+            value = schema.model_validate(json.loads(json.dumps(reply)))
+        rejection = check(value) if check is not None else None
+        if rejection:  # as the gateway does after asking again (this fake answers the same)
+            problem = getattr(rejection, "problem", rejection)
+            raise LLMFailure(getattr(rejection, "kind", "rejected_output"), str(problem))
+        return value
 
 
 def failure(message: str = "The model is unreachable.", kind: str = "connection") -> LLMFailure:

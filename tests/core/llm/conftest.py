@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 from pathlib import Path
 
 import pytest
 
-from core.llm import ScriptedLLM, _gateway, _local, reset_session_usage
+from core.llm import _gateway, _local, reset_session_usage
 from core.llm._cache import close_user_caches
-
-_names = itertools.count()
 
 
 @pytest.fixture(autouse=True)
@@ -22,19 +19,9 @@ def _fresh_session():
 
 
 @pytest.fixture
-def scripted():
-    """``scripted(replies, **kw)`` makes a ScriptedLLM with a unique name, closed after the test."""
-    made: list[ScriptedLLM] = []
-
-    def make(replies=None, **kwargs) -> ScriptedLLM:
-        kwargs.setdefault("name", f"t{next(_names)}")
-        llm = ScriptedLLM(replies, **kwargs)
-        made.append(llm)
-        return llm
-
-    yield make
-    for llm in made:
-        llm.close()
+def scripted(scripted_llm):
+    """``scripted(replies, **kw)``: a ScriptedLLM (see the root conftest's ``scripted_llm``)."""
+    return scripted_llm
 
 
 @pytest.fixture

@@ -143,6 +143,54 @@ async def test_answer_still_invalid_after_reask_fails_visibly_and_is_not_cached(
     assert llm.calls == 4
 
 
+def _no_copies(value: Score):
+    from core.llm import copied_instructions
+
+    return copied_instructions("the reason") if value.reason == "your reasons" else None
+
+
+async def test_a_rejected_answer_is_reasked_once_then_accepted(scripted):
+    llm = scripted({"Rate the answer": [{"score": 3, "reason": "your reasons"}, GOOD]})
+    cache = MemoryCache()
+    result = await Gateway(llm.profile(), cache=cache).complete_json(
+        ask(), Score, check=_no_copies
+    )
+    assert result == Score(**GOOD)
+    assert llm.calls == 2
+    assert "repeats words of the instructions" in llm.requests[1].prompt
+    # the accepted answer is cached: no call on a re-run
+    await Gateway(llm.profile(), cache=cache).complete_json(ask(), Score, check=_no_copies)
+    assert llm.calls == 2
+
+
+async def test_an_answer_rejected_twice_fails_with_the_checks_kind_and_is_not_cached(scripted):
+    llm = scripted({"Rate the answer": {"score": 3, "reason": "your reasons"}})
+    cache = MemoryCache()
+    gateway = Gateway(llm.profile(), cache=cache)
+    with pytest.raises(LLMFailure) as caught:
+        await gateway.complete_json(ask(), Score, check=_no_copies)
+    assert caught.value.kind == "copied_instructions"
+    assert "repeated the instructions instead of answering" in caught.value.message
+    assert "try a larger model" in caught.value.message
+    assert llm.calls == 2 and len(cache) == 0 and gateway.usage.failures == 1
+    # a plain string from the check is a rejection of the generic kind
+    with pytest.raises(LLMFailure) as caught:
+        await gateway.complete_json(ask(), Score, check=lambda v: "the reason is not grounded")
+    assert caught.value.kind == "rejected_output"
+    assert "the reason is not grounded" in caught.value.message
+
+
+async def test_a_cached_answer_that_fails_a_new_check_is_asked_again(scripted):
+    llm = scripted({"Rate the answer": [{"score": 3, "reason": "your reasons"}, GOOD]})
+    cache = MemoryCache()
+    await Gateway(llm.profile(), cache=cache).complete_json(ask(), Score)  # no check: cached
+    assert llm.calls == 1
+    result = await Gateway(llm.profile(), cache=cache).complete_json(
+        ask(), Score, check=_no_copies
+    )
+    assert result == Score(**GOOD) and llm.calls == 2
+
+
 async def test_json_in_a_code_fence_is_accepted(scripted):
     llm = scripted({"Rate": '```json\n{"score": 2, "reason": "vague"}\n```'})
     result = await Gateway(llm.profile(), cache=MemoryCache()).complete_json(ask(), Score)
