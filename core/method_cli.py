@@ -1,105 +1,13 @@
-"""What the methods' command-line handlers share: notes on stderr, reading a text file given on
-the command line, the model settings and ad-hoc ``--model`` profiles, the project file and the
-progress line.
+"""Old home of the CLI helpers; they live in :mod:`core.cli._common` now (kept for the method
+command modules until they move into ``core.cli``)."""
 
-Every heavy or slow import is inside the function that needs it, so a command module can import
-this at its top and ``evaldesk --version`` stays fast.
-"""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from core.cli import UserError, stderr_progress
-
-if TYPE_CHECKING:  # pragma: no cover
-    from core.project import Project
-    from core.runs import Progress
-    from core.settings import ModelProfile, Settings
-
-__all__ = [
-    "adhoc_profile",
-    "cli_progress",
-    "load_settings",
-    "open_project",
-    "profile_names",
-    "project_gateway",
-    "read_text_file",
-    "say",
-]
-
-
-def say(text: str) -> None:
-    """One line for the user on stderr (stdout is kept for results)."""
-    print(text, file=sys.stderr)
-
-
-def load_settings() -> Settings:
-    """The user's settings; a problem reading them is printed as a note (defaults are used)."""
-    from core.settings import SettingsStore
-
-    store = SettingsStore()
-    settings = store.load()
-    if store.problem:
-        say(f"evaldesk: note: {store.problem}")
-    return settings
-
-
-def profile_names(settings: Settings) -> str:
-    """The model profiles in Settings, quoted, for a message ("none" when there are none)."""
-    return ", ".join(f"'{p.name}'" for p in settings.profiles) or "none"
-
-
-def adhoc_profile(model: str) -> ModelProfile:
-    """A profile for a ``--model`` string, named after the model."""
-    from core.settings import ModelProfile
-
-    model = model.strip()
-    if not model:
-        raise UserError("--model needs a model string, e.g. openai/gpt-4o-mini.")
-    return ModelProfile(name=model, model=model)
-
-
-def open_project(path: str | None, method: str) -> Project | None:
-    """The ``--project`` file, opened, or created for ``method`` when it does not exist yet
-    (None without ``--project``)."""
-    if not path:
-        return None
-    from core.project import Project, ProjectError
-
-    try:
-        if Path(path).exists():
-            return Project.open(path)
-        return Project.create(path, method=method)
-    except ProjectError as exc:
-        raise UserError(str(exc)) from None
-
-
-def read_text_file(path: str, what: str) -> str:
-    """The text of a small file named on the command line (UTF-8, else Windows or Latin-1)."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f'The {what} "{path}" cannot be read ({exc.strerror}).') from None
-    for encoding in ("utf-8-sig", "cp1252"):
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    return raw.decode("latin-1")
-
-
-def cli_progress() -> Progress:
-    """A ``Progress`` drawn as one line on stderr."""
-    from core.runs import Progress
-
-    return Progress(stderr_progress)
-
-
-def project_gateway(profile: ModelProfile, project: Project | None, run_id: int | None = None) -> Any:
-    """A ``core.llm.Gateway`` for ``profile`` that caches every call in ``project`` (if any)."""
-    from core.llm import gateway_for
-
-    return gateway_for(profile, project, run_id)
+from core.cli._common import (  # noqa: F401
+    adhoc_profile,
+    cli_progress,
+    load_settings,
+    open_project,
+    profile_names,
+    project_gateway,
+    read_text_file,
+    say,
+)

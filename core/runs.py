@@ -1,4 +1,5 @@
-"""The progress / cancel protocol every long step takes.
+"""The progress / cancel protocol every long step takes, the one runner of resumable units of
+work, and the error a method's step raises when it cannot produce its result.
 
 A long step is a plain function (or coroutine) that accepts a :class:`Progress` and a
 :class:`CancelToken`. It reports what it is doing through the first and checks the second between
@@ -13,16 +14,50 @@ the CLI prints them to stderr, tests collect them in a list.
             progress.advance(len(batch))
 
 Callbacks may be called from worker threads; receivers must be thread-safe (a Qt queued signal is).
+
+:func:`run_units` runs many independent units (a debate per item and group, a score per text and
+dimension) concurrently, skips the ones a :class:`UnitStore` already holds as finished, stores
+each one as it finishes (a failed unit with its reason, so it is tried again next time) and
+keeps everything finished when it is cancelled. Keys come from :func:`unit_key`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import threading
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["Cancelled", "CancelToken", "Progress", "ProgressState"]
+__all__ = [
+    "Cancelled",
+    "CancelToken",
+    "Progress",
+    "ProgressState",
+    "StageError",
+    "UnitResult",
+    "UnitStore",
+    "run_units",
+    "unit_key",
+]
+
+U = TypeVar("U")
+R = TypeVar("R")
+
+
+class StageError(Exception):
+    """A step of a method could not produce its result at all. ``str()`` is a plain message
+    naming the step (``stage``) and, where it helps, the place (``where``: a dimension, a
+    document); ``kind`` is the ``LLMFailure`` kind behind it, if any."""
+
+    def __init__(self, message: str, *, stage: str = "", where: str = "", kind: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.stage = stage
+        self.where = where
+        self.kind = kind
 
 
 class Cancelled(Exception):
@@ -127,3 +162,115 @@ class Progress:
     def _emit(self) -> None:
         if self._listener is not None:
             self._listener(self.state)
+
+
+# ------------------------------------------------------------------------- resumable units
+def unit_key(*parts: Any) -> str:
+    """The key of one unit of work: its parts (ids, then fingerprints of what it read) as a
+    JSON list, so the key is readable and changes whenever an input of the unit changes."""
+    return json.dumps([str(p) for p in parts], ensure_ascii=False)
+
+
+class UnitStore(Protocol):
+    """Where the units of one run are kept (``core.project.units.RunUnits`` for a project)."""
+
+    def finished(self) -> dict[str, Any]:
+        """Payloads of the units that finished in an earlier attempt, by key."""
+        ...
+
+    def save(self, key: str, payload: Any, ok: bool, error: str = "") -> None:
+        """Keep one unit as soon as it ends (``ok`` False: failed, with ``error`` for people)."""
+        ...
+
+    def end(self, status: str, message: str) -> None:
+        """The run ended: "finished", "cancelled" or "failed", with a message for people."""
+        ...
+
+
+@dataclass
+class UnitResult(Generic[R]):
+    """One unit's outcome: its ``value``, whether it is ``ok`` (else ``error``), and whether it
+    was ``reused`` from an earlier attempt."""
+
+    key: str
+    value: R
+    ok: bool
+    error: str = ""
+    reused: bool = False
+
+
+async def run_units(
+    units: Sequence[tuple[str, U]],
+    work: Callable[[U], Awaitable[R]],
+    *,
+    judge: Callable[[R], tuple[bool, str]],
+    dump: Callable[[R], Any],
+    load: Callable[[Any, U], R],
+    store: UnitStore | None = None,
+    limit: int | None = None,
+    title: str = "Working",
+    describe: Callable[[U, R], str] | None = None,
+    what: str = "units",
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> list[UnitResult[R]]:
+    """Run ``work(unit)`` for every ``(key, unit)`` not finished in ``store``; results in the
+    order of ``units``.
+
+    ``judge(result)`` says whether a unit is ok (else why not); ``dump``/``load`` turn a result
+    into the stored payload and back (``load(payload, unit)`` may refresh what comes from
+    today's inputs). At most ``limit`` units run at once (all when None). Each unit is stored as
+    it ends. On cancel the unfinished units stop, the store is told, and :class:`Cancelled`
+    is raised; an unexpected error ends the run as failed and is raised. ``what`` names the
+    units in messages ("debates", "texts")."""
+    progress = progress or Progress()
+    keys = [key for key, _ in units]
+    if len(set(keys)) != len(keys):
+        raise ValueError("every unit needs its own key")
+    earlier = store.finished() if store is not None else {}
+    results: dict[str, UnitResult[R]] = {}
+    for key, unit in units:
+        if key in earlier:
+            results[key] = UnitResult(key, load(earlier[key], unit), True, reused=True)
+    progress.start(title, total=len(units))
+    if results:
+        progress.advance(len(results), f"{len(results)} {what} already finished earlier")
+    gate = asyncio.Semaphore(limit) if limit else None
+
+    async def one(key: str, unit: U) -> None:
+        if gate is not None:
+            async with gate:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                value = await work(unit)
+        else:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            value = await work(unit)
+        ok, error = judge(value)
+        if store is not None:
+            store.save(key, dump(value), ok, error if not ok else "")
+        results[key] = UnitResult(key, value, ok, "" if ok else error)
+        detail = describe(unit, value) if describe is not None else key
+        progress.advance(1, detail)
+
+    todo = [(key, unit) for key, unit in units if key not in results]
+    tasks = [asyncio.ensure_future(one(key, unit)) for key, unit in todo]
+    try:
+        if tasks:
+            await asyncio.gather(*tasks)
+    except BaseException as exc:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if store is not None:
+            if isinstance(exc, (Cancelled, asyncio.CancelledError)):
+                store.end("cancelled", f"Stopped; finished {what} were kept.")
+            else:
+                store.end("failed", "Stopped by an unexpected error.")
+        raise
+    ordered = [results[key] for key in keys]
+    if store is not None:
+        failed = sum(1 for r in ordered if not r.ok)
+        store.end("finished", f"{len(ordered) - failed} {what} finished, {failed} failed")
+    return ordered

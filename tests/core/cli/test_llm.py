@@ -11,8 +11,8 @@ from core.settings import ModelProfile, Settings, SettingsStore
 from tests.core.llm.fault_server import FaultServer
 
 
-def test_llm_test_with_a_model_string(scripted, capsys):
-    llm = scripted({"JSON object": {"reply": "ready"}}, name="cli")
+def test_llm_test_with_a_model_string(scripted_llm, capsys):
+    llm = scripted_llm({"JSON object": {"reply": "ready"}}, name="cli")
     assert main(["llm", "test", "--model", llm.model]) == 0
     out = capsys.readouterr().out
     assert "Reply:    ready" in out
@@ -20,8 +20,8 @@ def test_llm_test_with_a_model_string(scripted, capsys):
     assert llm.calls == 1
 
 
-def test_llm_test_with_a_saved_profile_and_api_base(scripted, capsys):
-    llm = scripted({"JSON object": {"reply": "ready"}}, name="saved")
+def test_llm_test_with_a_saved_profile_and_api_base(scripted_llm, capsys):
+    llm = scripted_llm({"JSON object": {"reply": "ready"}}, name="saved")
     settings = Settings()
     settings.upsert_profile(ModelProfile(name="Team server", model=llm.model))
     SettingsStore().save(settings)

@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import COMMANDS, UserError
-from core.method_cli import load_settings, profile_names
+from core.cli import UserError
+from core.cli._common import load_settings, profile_names
 
 
-def add_llm_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "llm", help="check a language-model connection", description="Language-model tools."
     )
@@ -94,5 +94,3 @@ def run_llm_test(args: argparse.Namespace) -> int:
     print(check.message)
     return 0
 
-
-COMMANDS.append(add_llm_parser)

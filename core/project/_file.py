@@ -1,4 +1,4 @@
-"""The project file: one SQLite file (``*.evaldesk``) per evaluation project.
+"""The project file itself (``Project``): one SQLite file (``*.evaldesk``) per evaluation project.
 
 A project holds everything an evaluation needs to be resumed, checked and exported: the inputs
 (spreadsheets, PDFs, task descriptions), the generated artefacts (personas, stakeholder groups,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import COMMANDS, UserError
+from core.cli import UserError
 
 
-def add_project_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "project",
         help="look inside an EvalDesk project file",
@@ -75,5 +75,3 @@ def format_info(info, reads_up_to: int) -> list[tuple[str, str]]:
         ("LLM calls", calls),
     ]
 
-
-COMMANDS.append(add_project_parser)

@@ -10,7 +10,7 @@ import pytest
 
 from core import __version__
 from core.cli import main
-from core.cli_commands import COMMAND_MODULES
+from core.cli import COMMANDS as COMMAND_MODULES
 
 HEAVY = ("pandas", "scipy", "torch", "litellm", "sentence_transformers", "PySide6", "qasync")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-import core.project as project_module
+import core.project._file as project_module
 from core.project import (
     APPLICATION_ID,
     NotAProject,
@@ -51,7 +51,7 @@ def run_python(code: str, home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "EVALDESK_HOME": str(home)}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        env=env, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
+        env=env, cwd=Path(__file__).resolve().parents[3], capture_output=True, text=True,
         check=False,
         timeout=120,
     )

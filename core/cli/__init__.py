@@ -1,10 +1,14 @@
 """``evaldesk <command> ...``: the headless entry point. Never imports Qt.
 
-Each command is a function ``add_<name>_parser(subparsers)`` registering a sub-parser whose
-``func(args) -> int`` does the work through the same ``core`` code the app uses. Progress goes to
-stderr, results to files or stdout; exit code 0 on success, 1 on a user-fixable problem (the
-message says what to do), 2 on bad arguments, 3 when results were written but some items failed,
-130 when interrupted.
+:data:`COMMANDS` is one static table: command name -> (module, one help line). Only the module of
+the command being run is imported, so ``evaldesk --version`` and ``evaldesk --help`` load no
+pandas, scipy or litellm. A command module has ``add_parser(subparsers)``, which adds its
+sub-parser whose ``func(args) -> int`` does the work through the method's ``session`` and
+``inputs`` modules (the same code the app runs).
+
+Progress goes to stderr, results to files or stdout. Exit codes: 0 success, 1 a problem the user
+can fix (the message says what to do), 2 bad arguments, 3 results written but some items failed
+(they are marked in the file), 130 interrupted (finished work is kept).
 """
 
 from __future__ import annotations
@@ -12,17 +16,30 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Callable, Sequence
+from collections.abc import Sequence
 
 from core import __version__
 from core.runs import ProgressState
 
+__all__ = ["COMMANDS", "EXIT_SOME_FAILED", "UserError", "build_parser", "main", "stderr_progress"]
+
 #: Exit code when results were written but some items failed (they are marked failed in the file).
 EXIT_SOME_FAILED = 3
 
-#: Functions that each add one command's sub-parser. Method packages append theirs here.
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
-
+#: command name -> (the module that defines it, the help line ``evaldesk --help`` shows).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "project": ("core.cli.project", "look inside an EvalDesk project file"),
+    "llm": ("core.cli.llm", "check a language-model connection"),
+    "aqer": ("core.aqer._cli", "score crowd workers and LLM answers without an answer key (AQER)"),
+    "checklist": (
+        "core.interacteval._cli",
+        "InteractEval: build a Yes/No checklist from think-aloud, score texts with it",
+    ),
+    "majeval": (
+        "core.majeval._cli",
+        "MAJ-Eval: stakeholder personas from documents debate and score content",
+    ),
+}
 
 class UserError(Exception):
     """A problem the user can fix; printed as one plain message, exit code 1."""
@@ -43,26 +60,17 @@ def stderr_progress(state: ProgressState) -> None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; only ``command``'s module is imported (all of them when None)."""
-    import core.cli as registry  # the registry, even when this file runs as __main__
-    from core.cli_commands import COMMAND_MODULES
-
     parser = argparse.ArgumentParser(
         prog="evaldesk",
         description="EvalDesk: evaluate AI-generated text. Run without a command to open the app.",
     )
     parser.add_argument("--version", action="version", version=f"EvalDesk {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, help_line) in COMMAND_MODULES.items():
+    for name, (module, help_line) in COMMANDS.items():
         if command is not None and name != command:
             subparsers.add_parser(name, help=help_line)
             continue
-        before = len(registry.COMMANDS)
-        importlib.import_module(module)
-        added = registry.COMMANDS[before:] or [
-            add for add in registry.COMMANDS if getattr(add, "__module__", "") == module
-        ]
-        for add in added:
-            add(subparsers)
+        importlib.import_module(module).add_parser(subparsers)
     return parser
 
 
@@ -86,7 +94,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evaldesk: stopped. Finished work was kept.", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
