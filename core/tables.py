@@ -48,12 +48,12 @@ import re
 import tempfile
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -62,7 +62,9 @@ __all__ = [
     "EXCEL_CELL_LIMIT",
     "CutCell",
     "ExportReport",
+    "MappedRow",
     "MappedTable",
+    "RowsRead",
     "Sheet",
     "TableError",
     "TableIssue",
@@ -73,6 +75,7 @@ __all__ = [
     "list_sheets",
     "map_columns",
     "preview",
+    "read_mapped_rows",
     "read_table",
     "write_workbook",
 ]
@@ -81,6 +84,7 @@ __all__ = [
 EXCEL_CELL_LIMIT = 32_767
 
 Severity = Literal["error", "warning"]
+T = TypeVar("T")
 
 #: How many issues of one kind are listed one by one before the rest are summed up.
 _ISSUES_PER_KIND = 20
@@ -1374,6 +1378,103 @@ def map_columns(
         {role: read.frame[header] for role, header in resolved.items()}, index=read.frame.index
     )
     return MappedTable(frame, dict(resolved), read, issues)
+
+
+@dataclass
+class MappedRow:
+    """One row of a mapped sheet as a method's reader sees it: the spreadsheet ``row``, the
+    item's ``id`` ("row 14" when the sheet has no id), role -> cell text (``text``), and the
+    numeric roles that hold a number (``numbers``)."""
+
+    row: int
+    id: str
+    text: dict[str, str]
+    numbers: dict[str, float]
+
+    def get(self, role: str) -> str:
+        return self.text.get(role, "")
+
+
+@dataclass
+class RowsRead(Generic[T]):
+    """Items read from a sheet: ``errors`` stop the step; ``problems`` are rows or cells that
+    were skipped (each names the row and column). ``describe`` names the file and sheet."""
+
+    items: list[T] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    describe: str = ""
+
+
+def read_mapped_rows(
+    path: str | os.PathLike[str],
+    sheet: str | None,
+    mapping: Mapping[str, str | None],
+    make: Callable[[MappedRow], T | None],
+    *,
+    required: str,
+    id_role: str | None = "id",
+    numbers: Mapping[str, str] | None = None,
+    what: str = "items",
+    one: str = "item",
+    empty: str = "empty",
+) -> RowsRead[T]:
+    """Read a sheet into a method's items, with row-numbered problems (every reader of "a row
+    per item" sheets uses this, in the app and the CLI alike).
+
+    ``mapping``: role -> column (None = not used). A row whose ``required`` role is empty is
+    skipped with a problem (``empty`` says how: "no text"). The id comes from ``id_role``'s
+    column, else "row N"; a repeated id is an error. ``numbers``: role -> what the number is
+    ("human rating for Clarity"); a cell there that is not a number is a problem and the role is
+    left out of that row's ``numbers``. ``make(row)`` builds the item (None skips the row)."""
+    try:
+        read = read_table(Path(path), sheet)
+    except TableError as exc:
+        return RowsRead(errors=[exc.message])
+    mapped = map_columns(read, dict(mapping), required=[required])
+    out: RowsRead[T] = RowsRead(
+        errors=[i.message for i in mapped.errors],
+        problems=[i.message for i in mapped.warnings],
+        describe=read.describe(),
+    )
+    if out.errors:
+        return out
+    frame = mapped.frame
+    number_roles = dict(numbers or {})
+    seen: dict[str, int] = {}
+    for row in mapped.rows:
+        cells = {role: frame.at[row, role] for role in frame.columns}
+        if not cells.get(required, "").strip():
+            out.problems.append(f"{mapped.where(row, required)}: {empty}; the row is skipped.")
+            continue
+        given = cells.get(id_role, "").strip() if id_role else ""
+        item_id = given or f"row {row}"
+        if item_id in seen:
+            out.errors.append(
+                f"{mapped.where(row, id_role)}: the id “{item_id}” is also in row "
+                f"{seen[item_id]}; every {one} needs its own id."
+            )
+            continue
+        seen[item_id] = row
+        values: dict[str, float] = {}
+        for role, label in number_roles.items():
+            raw = cells.get(role, "").strip()
+            if not raw:
+                continue
+            value = cell_number(raw)
+            if value is None:
+                out.problems.append(
+                    f"{mapped.where(row, role)}: “{raw}” is not a number, so this {one} has no "
+                    f"{label}."
+                )
+            else:
+                values[role] = value
+        item = make(MappedRow(row=row, id=item_id, text=cells, numbers=values))
+        if item is not None:
+            out.items.append(item)
+    if not out.items and not out.errors:
+        out.errors.append(f"{read.describe()} has no {what}.")
+    return out
 
 
 def _words(text: str) -> str:

@@ -1092,3 +1092,44 @@ def test_guess_named_column_matches_whole_names_only_and_skips_taken_columns():
     assert guess_named_column(columns, ["itemid", "id"]) == "Item ID"
     assert guess_named_column(columns, ["itemid"], taken=["Item ID"]) == "item_id"
     assert guess_named_column(columns, ["id"]) is None  # "system_id" is not an "id"
+
+
+# ------------------------------------------------------------- mapped rows (every "row per item" reader)
+def test_read_mapped_rows_names_rows_and_columns(tmp_path):
+    from core.tables import read_mapped_rows
+
+    path = tmp_path / "items.csv"
+    path.write_text(
+        "Item,Text,Rating\n"
+        "a,First text,4\n"
+        ",Second text,x\n"
+        "c,,3\n"
+        "a,Fourth text,2\n",
+        encoding="utf-8",
+    )
+    read = read_mapped_rows(
+        path, None, {"id": "Item", "text": "Text", "human": "Rating"},
+        lambda row: (row.id, row.get("text"), row.numbers.get("human")),
+        required="text", numbers={"human": "human rating"}, one="text", empty="no text",
+    )
+    assert read.items == [("a", "First text", 4.0), ("row 3", "Second text", None)]
+    assert any("row 3" in p and "“x” is not a number" in p and "human rating" in p
+               for p in read.problems)
+    assert any("row 4" in p and "no text; the row is skipped" in p for p in read.problems)
+    assert read.errors == [next(e for e in read.errors if "row 5" in e)]
+    assert "also in row 2" in read.errors[0] and "every text needs its own id" in read.errors[0]
+
+
+def test_read_mapped_rows_without_the_required_column_or_items(tmp_path):
+    from core.tables import read_mapped_rows
+
+    path = tmp_path / "items.csv"
+    path.write_text("Item,Text\na,\n", encoding="utf-8")
+    read = read_mapped_rows(path, None, {"text": None}, lambda row: row, required="text")
+    assert read.errors and 'Choose the column that holds "text"' in read.errors[0]
+    assert "empty" in read_mapped_rows(path, None, {"text": "Text"}, lambda row: row,
+                                       required="text").errors[-1]
+    path.write_text("Item,Text\na,skip me\n", encoding="utf-8")
+    read = read_mapped_rows(path, None, {"text": "Text"}, lambda row: None, required="text",
+                            what="texts")
+    assert read.items == [] and read.errors[-1].endswith("has no texts.")
