@@ -1,6 +1,6 @@
-"""What the methods' command-line handlers share: notes on stderr, reading a text file given on
-the command line, the model settings and ad-hoc ``--model`` profiles, the project file and the
-progress line.
+"""What the commands share: notes on stderr, reading a text file given on the command line, the
+model settings and ad-hoc ``--model`` profiles, the project a command works in (``--project`` or
+a temporary one) and the progress line.
 
 Every heavy or slow import is inside the function that needs it, so a command module can import
 this at its top and ``evaldesk --version`` stays fast.
@@ -9,6 +9,9 @@ this at its top and ``evaldesk --version`` stays fast.
 from __future__ import annotations
 
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "adhoc_profile",
     "cli_progress",
+    "cli_project",
     "load_settings",
     "open_project",
     "profile_names",
@@ -75,6 +79,32 @@ def open_project(path: str | None, method: str) -> Project | None:
         return Project.create(path, method=method)
     except ProjectError as exc:
         raise UserError(str(exc)) from None
+
+
+@contextmanager
+def cli_project(path: str | None, method: str) -> Iterator[Project]:
+    """The project a command works in: the ``--project`` file (opened, or created for ``method``
+    when it does not exist yet), else a temporary project deleted when the command ends. Either
+    way the command goes through the method's session, as the app does."""
+    from core.project import Project, ProjectError
+
+    if path:
+        project = open_project(path, method)
+        assert project is not None
+        try:
+            yield project
+        finally:
+            project.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="evaldesk-cli-") as folder:
+        try:
+            project = Project.create(Path(folder) / f"{method}.evaldesk", method=method)
+        except ProjectError as exc:
+            raise UserError(str(exc)) from None
+        try:
+            yield project
+        finally:
+            project.close()
 
 
 def read_text_file(path: str, what: str) -> str:

@@ -70,3 +70,19 @@ def test_unknown_command_is_a_usage_error(capsys):
         main(["no-such-command"])
     assert stop.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_cli_project_is_the_given_file_or_a_temporary_one(tmp_path):
+    from core.cli._common import cli_project
+
+    with cli_project(None, "aqer") as project:
+        temporary = project.path
+        assert temporary.exists() and project.method == "aqer"
+        project.put_artefact("x", "y", {"z": 1})
+    assert not temporary.exists() and not temporary.parent.exists()
+    target = tmp_path / "kept.evaldesk"
+    with cli_project(str(target), "aqer") as project:
+        project.put_artefact("x", "y", {"z": 1})
+    assert target.exists()
+    with cli_project(str(target), "aqer") as project:
+        assert project.get_artefact("x", "y").payload == {"z": 1}
