@@ -311,7 +311,7 @@ def _fetch(client: Any, remote: RemoteFile, part: Path, have: int, progress: Pro
         response.raise_for_status()
         skip = have if (have and response.status_code == 200) else 0  # Range was ignored
         with part.open("ab") as out:
-            for block in response.iter_bytes(CHUNK):
+            for block in response.iter_bytes():  # as it arrives: a break loses nothing
                 cancel.raise_if_cancelled()
                 if skip:
                     dropped = min(skip, len(block))
