@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlparse
 
@@ -148,6 +148,6 @@ def remember_cloud_notice(project: Project | None, profile: ModelProfile, who: s
     project.put_artefact(NOTICE_KIND, where.key, {
         "destination": where.name, "label": where.label, "profile": profile.name,
         "model": profile.model, "who": who,
-        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }, origin="human")
     return True

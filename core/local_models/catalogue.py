@@ -147,7 +147,7 @@ RECOMMENDED: tuple[RecommendedModel, ...] = (
 
 #: What the bundled model is, for lists that show it beside the recommended ones.
 BUNDLED_DEMO = (
-    "Gemma 3 270M, built in: a demo for trying the app. It runs anywhere and sends nothing, "
+    "Gemma 3 270M, a demo for trying the app. It runs anywhere and sends nothing, "
     "but it is far too small for results you can trust (it often finds nothing in a document "
     "or writes one-question checklists)."
 )
@@ -231,7 +231,9 @@ def format_size(size: int | None) -> str:
         return "unknown"
     if size >= GB:
         return f"{size / GB:.1f} GB"
-    return f"{size / 1e6:.0f} MB"
+    if size >= 10_000_000:
+        return f"{size / 1e6:.0f} MB"
+    return f"{size / 1e6:.1f} MB"
 
 
 def fit(model: RecommendedModel, here: Computer, *, already: int = 0) -> Fit:

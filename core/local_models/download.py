@@ -197,7 +197,7 @@ def download_model(
     piece_size: int = PIECE_SIZE,
     timeout_s: float = 30.0,
     free_disk: Callable[[Path], int] | None = None,
-    wait: Callable[[float], None] = time.sleep,
+    wait: Callable[[float], None] | None = None,
 ) -> DownloadResult:
     """Download (or resume, or check and repair) ``model`` into the models folder. Blocking.
 
@@ -254,7 +254,7 @@ def download_model(
                         "press Resume to continue."
                     ) from None
                 progress.note(f"The connection broke; continuing from {format_size(have)}…")
-                wait(min(30.0, 2.0 ** failures))
+                (wait or time.sleep)(min(30.0, 2.0 ** failures))
         have = part.stat().st_size if part.exists() else 0
         if size is not None and have < size:
             raise DownloadError(
@@ -271,7 +271,7 @@ def download_model(
         verified, repaired = _verify(client, remote, part, progress, cancel, piece_size)
         try:
             read_gguf(part)
-        except Exception as exc:  # noqa: BLE001 - shown as the reason
+        except Exception as exc:
             raise DownloadError(f"The downloaded file is not a usable model file: {exc}") from exc
         os.replace(part, target)
         state_path.unlink(missing_ok=True)

@@ -164,17 +164,14 @@ def _note_path(path: Path) -> Path:
     return path.with_name(path.name + ".json")
 
 
-def _linked_list() -> Path:
-    return models_dir() / "linked.json"
-
-
-def save_note(model: ModelFile) -> None:
-    """Write the note about a kept file (or add a linked file to the list)."""
+def save_note(model: ModelFile, folder: Path | None = None) -> None:
+    """Write the note about a kept file (or add a linked file to ``folder``'s list)."""
     data = asdict(model)
     if model.linked:
-        entries = [e for e in _read_json(_linked_list(), []) if e.get("path") != model.path]
+        linked = (folder or models_dir()) / "linked.json"
+        entries = [e for e in _read_json(linked, []) if e.get("path") != model.path]
         entries.append(data)
-        _write_json(_linked_list(), entries)
+        _write_json(linked, entries)
     else:
         _write_json(_note_path(Path(model.path)), data)
 
@@ -245,10 +242,10 @@ def import_model_file(
     model = ModelFile(path=str(path.resolve()), name=name, licence=licence, source=str(path),
                       verified="read as a GGUF model file; no published checksum to compare",
                       context_window=min(info.context_length or 8192, 16384), linked=not copy)
-    if not copy:
-        save_note(model)
-        return model
     folder = folder or models_dir()
+    if not copy:
+        save_note(model, folder)
+        return model
     target = folder / path.name
     if target.exists():
         if target.resolve() == path.resolve():

@@ -22,10 +22,10 @@ def serve(handler: Callable[[BaseHTTPRequestHandler], None]) -> Iterator[int]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             handler(self)
 
-        do_HEAD = do_GET  # noqa: N815
+        do_HEAD = do_GET
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -67,10 +67,8 @@ def test_import_in_place_links_the_file_without_copying(usb_stick, tmp_path):
     model = import_model_file(usb_stick, copy=False, folder=folder)
     assert model.linked and model.path == str(usb_stick.resolve())
     assert not list(folder.glob("*.gguf"))
-    # linked files are listed from EvalDesk's own folder list
-    import core.local_models.files as files
-
-    assert any(m.linked and m.path == model.path for m in files.installed_models())
+    [listed] = installed_models(folder)
+    assert listed.linked and listed.path == model.path and listed.exists
 
 
 def test_a_cancelled_copy_leaves_no_half_file(usb_stick, tmp_path):
