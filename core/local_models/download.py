@@ -344,8 +344,9 @@ def _verify(client: Any, remote: RemoteFile, part: Path, progress: Progress,
             f"{part}. Choose “Cancel download” to delete it, then download it again."
         )
     repaired = _mend(client, remote, part, size, progress, cancel, piece_size)
-    return (f"SHA-256 checked ({remote.sha_source}) after replacing {repaired} damaged "
-            f"piece{'s' if repaired != 1 else ''} of {format_size(piece_size)}", repaired)
+    pieces = f"piece{'s' if repaired != 1 else ''} of {format_size(piece_size)}"
+    return (f"SHA-256 checked ({remote.sha_source}) after replacing {repaired} damaged {pieces}",
+            repaired)
 
 
 def _mend(client: Any, remote: RemoteFile, part: Path, size: int, progress: Progress,
