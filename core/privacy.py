@@ -65,6 +65,16 @@ class Destination:
     def leaves_computer(self) -> bool:
         return self.kind != "this_computer"
 
+    @property
+    def short(self) -> str:
+        """A few words for a table cell: "On this computer: your texts do not leave it",
+        "Sent to OpenAI", "Sent to the server at 10.0.0.5 (your network)"."""
+        if self.kind == "this_computer":
+            return "On this computer: your texts do not leave it"
+        if self.kind == "network":
+            return f"Sent to {self.name} (your network)"
+        return f"Sent to {self.name}"
+
 
 def _host_kind(host: str) -> DestinationKind:
     host = host.strip("[]").lower()
