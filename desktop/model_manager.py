@@ -256,6 +256,7 @@ class ModelManagerDialog(QDialog):
         self.cancel_token: CancelToken | None = None
         self.active: RecommendedModel | None = None
         self.task: asyncio.Task | None = None
+        self.running = False   # a download or an import is under way
         self._discard_after = False
         self._relay = _Relay(self)
         self._relay.progressed.connect(self._show_progress)
@@ -375,7 +376,7 @@ class ModelManagerDialog(QDialog):
     @Slot()
     def _update_buttons(self, *_args) -> None:
         model = self.selected()
-        running = self.task is not None and not self.task.done()
+        running = self.running
         done = model is not None and (self.folder / model.file_name).exists()
         have = partial_state(model, self.folder) if model is not None else 0
         self.download_button.setEnabled(model is not None and not running and not done)
@@ -425,8 +426,9 @@ class ModelManagerDialog(QDialog):
     @Slot()
     def start_download(self) -> asyncio.Task | None:
         model = self.selected()
-        if model is None or (self.task is not None and not self.task.done()):
+        if model is None or self.running:
             return None
+        self.running = True
         self.active = model
         self.cancel_token = CancelToken()
         self._discard_after = False
@@ -454,12 +456,14 @@ class ModelManagerDialog(QDialog):
         try:
             self.task = spawn(_go(), where="downloading a model file")
         except RuntimeError:
+            self.running = False
             self._set_status("The download could not start: the app is not ready.", "error")
             return None
         self._update_buttons()
         return self.task
 
     def _download_ended(self, model: RecommendedModel, outcome: Any) -> None:
+        self.running = False
         self.recommended_model.busy.pop(model.key, None)
         self.progress_bar.hide()
         self.here = type(self).measure(self.folder)
@@ -510,7 +514,7 @@ class ModelManagerDialog(QDialog):
         return box
 
     def _cancel_confirmed(self, model: RecommendedModel) -> None:
-        if self.task is not None and not self.task.done() and self.cancel_token is not None:
+        if self.running and self.cancel_token is not None:
             self._discard_after = True  # deleted once the worker has let go of the file
             self.cancel_token.cancel()
             return
@@ -550,6 +554,10 @@ class ModelManagerDialog(QDialog):
 
     def import_file(self, path: str, *, copy: bool) -> asyncio.Task | None:
         """Check and import ``path`` (in the executor), then add a profile for it."""
+        if self.running:
+            return None
+        self.running = True
+        self._update_buttons()
         self.progress_bar.show()
         self._set_status(f"Checking {Path(path).name}…")
         token = CancelToken()
@@ -569,6 +577,7 @@ class ModelManagerDialog(QDialog):
             finally:
                 if isValid(self):
                     self.cancel_token = None
+                    self.running = False
             if isValid(self):
                 self.progress_bar.hide()
                 name = self._add_profile(model)
@@ -580,6 +589,7 @@ class ModelManagerDialog(QDialog):
         try:
             self.task = spawn(_go(), where="importing a model file")
         except RuntimeError:
+            self.running = False
             self._set_status("The file could not be imported: the app is not ready.", "error")
             return None
         return self.task
