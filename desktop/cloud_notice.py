@@ -87,7 +87,7 @@ def confirm_cloud_use(
         if remember.isChecked():
             try:
                 remember_cloud_notice(project, profile, who or "")
-            except Exception:  # noqa: BLE001 - the run matters more than remembering it
+            except Exception:
                 log.warning("Could not keep 'don't ask again' in the project", exc_info=True)
         proceed()
 

@@ -430,7 +430,8 @@ class ModelManagerDialog(QDialog):
             return None
         self.running = True
         self.active = model
-        self.cancel_token = CancelToken()
+        self.cancel_token = token = CancelToken()
+        self.destroyed.connect(lambda *_: token.cancel())  # a closed window pauses it
         self._discard_after = False
         self.progress_bar.show()
         self._set_status(f"Starting the download of {model.name}…")
@@ -562,6 +563,7 @@ class ModelManagerDialog(QDialog):
         self._set_status(f"Checking {Path(path).name}…")
         token = CancelToken()
         self.cancel_token = token
+        self.destroyed.connect(lambda *_: token.cancel())
         run = functools.partial(import_model_file, path, copy=copy, progress=self._listener(),
                                 cancel=token, folder=self.folder)
 

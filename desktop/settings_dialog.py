@@ -173,7 +173,10 @@ class ProfilesTableModel(QAbstractTableModel):
             if column == 4:
                 return "default" if profile.name == self._settings.default_profile else ""
             if column == 5:
-                return destination(profile).short
+                where = destination(profile).short
+                if profile.is_local and not profile.gguf_path:
+                    return f"{where} (a demo)"
+                return where
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 5:
                 return destination(profile).label
@@ -226,7 +229,7 @@ class SettingsDialog(QDialog):
         self._detect_task: asyncio.Task | None = None
         self._test_task: asyncio.Task | None = None
         self.setWindowTitle("EvalDesk settings")
-        self.resize(960, 660)
+        self.resize(1140, 660)
 
         intro = QLabel(
             "Settings apply to every project on this computer and are saved as you change them. "
@@ -283,12 +286,13 @@ class SettingsDialog(QDialog):
         header = self.profiles_view.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(5, QHeaderView.ResizeMode.ResizeToContents)
-        self.profiles_view.setColumnWidth(0, 300)
-        self.profiles_view.setColumnWidth(1, 230)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        self.profiles_view.setColumnWidth(0, 250)
+        self.profiles_view.setColumnWidth(1, 190)
+        self.profiles_view.setColumnWidth(2, 150)
         self.profiles_view.doubleClicked.connect(lambda _i: self.edit_profile())
         self.profiles_view.selectionModel().selectionChanged.connect(self._update_buttons)
         self.profiles_model.modelReset.connect(self._update_buttons)

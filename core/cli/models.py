@@ -134,7 +134,7 @@ def run_list(_args: argparse.Namespace) -> int:
             print(f"                Paused download: {format_size(have)} of "
                   f"{format_size(model.size_bytes)} here.")
     print()
-    print(textwrap.fill(f"Also built in: {BUNDLED_DEMO}", 100))
+    print(textwrap.fill(BUNDLED_DEMO, 100))
     print()
     files = installed_models()
     print(f"Model files you have ({models_dir()}):" if files else

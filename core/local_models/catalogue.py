@@ -147,9 +147,9 @@ RECOMMENDED: tuple[RecommendedModel, ...] = (
 
 #: What the bundled model is, for lists that show it beside the recommended ones.
 BUNDLED_DEMO = (
-    "Gemma 3 270M, a demo for trying the app. It runs anywhere and sends nothing, "
-    "but it is far too small for results you can trust (it often finds nothing in a document "
-    "or writes one-question checklists)."
+    "The built-in model (Gemma 3 270M) is a demo for trying the app: it runs anywhere and sends "
+    "nothing, but it is far too small for results you can trust (it often finds nothing in a "
+    "document, or writes one-question checklists)."
 )
 
 
@@ -233,7 +233,9 @@ def format_size(size: int | None) -> str:
         return f"{size / GB:.1f} GB"
     if size >= 10_000_000:
         return f"{size / 1e6:.0f} MB"
-    return f"{size / 1e6:.1f} MB"
+    if size >= 100_000:
+        return f"{size / 1e6:.1f} MB"
+    return f"{max(1, round(size / 1000))} KB"
 
 
 def fit(model: RecommendedModel, here: Computer, *, already: int = 0) -> Fit:

@@ -337,12 +337,6 @@ def _verify(client: Any, remote: RemoteFile, part: Path, progress: Progress,
         return (f"size checked ({format_size(size)}); the server published no checksum", 0)
     if _sha256_of(part, progress, cancel, "Checking the file (SHA-256)") == remote.sha256:
         return (f"SHA-256 checked ({remote.sha_source})", 0)
-    if not remote.ranges:
-        raise DownloadError(
-            "The downloaded file does not match the checksum the server publishes, and this "
-            "server cannot send parts of a file, so it cannot be mended. The file is kept as "
-            f"{part}. Choose “Cancel download” to delete it, then download it again."
-        )
     repaired = _mend(client, remote, part, size, progress, cancel, piece_size)
     pieces = f"piece{'s' if repaired != 1 else ''} of {format_size(piece_size)}"
     return (f"SHA-256 checked ({remote.sha_source}) after replacing {repaired} damaged {pieces}",
@@ -361,13 +355,16 @@ def _mend(client: Any, remote: RemoteFile, part: Path, size: int, progress: Prog
             f"by piece ({repaired} replaced so far)", total=pieces)
         progress.advance(index)
         cancel.raise_if_cancelled()
-        response = client.get(remote.url, headers={"Range": f"bytes={start}-{end}"})
-        if response.status_code != 206:
-            raise DownloadError(
-                "The downloaded file does not match the checksum the server publishes, and "
-                "the server stopped sending parts of the file. The file is kept as "
-                f"{part}; press Resume to try the repair again."
-            )
+        with client.stream("GET", remote.url,
+                           headers={"Range": f"bytes={start}-{end}"}) as response:
+            if response.status_code != 206:  # not read: it may be the whole file
+                raise DownloadError(
+                    "The downloaded file does not match the checksum the server publishes, and "
+                    "this server does not send parts of a file, so it cannot be mended. The "
+                    f"file is kept as {part}. Press Resume to try again later, or choose "
+                    "“Cancel download” to delete it and download it again."
+                )
+            response.read()
         fresh = response.content
         with part.open("r+b") as handle:
             handle.seek(start)

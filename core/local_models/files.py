@@ -240,7 +240,7 @@ def import_model_file(
     if info.size_label:
         name = f"{name} ({info.size_label})" if info.size_label not in name else name
     model = ModelFile(path=str(path.resolve()), name=name, licence=licence, source=str(path),
-                      verified="read as a GGUF model file; no published checksum to compare",
+                      verified="GGUF format checked (no published checksum)",
                       context_window=min(info.context_length or 8192, 16384), linked=not copy)
     folder = folder or models_dir()
     if not copy:

@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from core.local_models import catalogue
 from core.local_models.catalogue import GB, Computer
@@ -108,7 +109,7 @@ def test_each_profile_says_where_texts_go(qtmodeltester):
     texts = {model.index(r, 0).data(): model.index(r, 5).data() for r in range(3)}
     assert texts["Work"] == "Sent to OpenAI"
     assert texts["Dept"] == "Sent to the server at 10.2.3.4 (your network)"
-    assert texts[BUNDLED_PROFILE_NAME] == "On this computer: your texts do not leave it"
+    assert texts[BUNDLED_PROFILE_NAME] == "On this computer: your texts do not leave it (a demo)"
     bundled_tip = model.index(0, 5).data(Qt.ItemDataRole.ToolTipRole)
     assert "demo model for trying the app" in bundled_tip
 
@@ -153,6 +154,7 @@ def _manager(qtbot, settings_for_dialogs):
 def test_the_manager_marks_models_that_do_not_fit(qtbot, qloop, file_server,
                                                   settings_for_dialogs, qtmodeltester):
     dialog = _manager(qtbot, settings_for_dialogs)
+    assert "demo for trying the app" in dialog.findChild(QLabel, "intro").text()
     qtmodeltester.check(dialog.recommended_model)
     qtmodeltester.check(dialog.installed_model)
     assert "8.0 GB of memory, 50.0 GB free" in dialog.computer_label.text()
