@@ -151,7 +151,7 @@ class FirstRunDialog(QDialog):
         layout.addWidget(self.bundled_note)
         layout.addWidget(self.capable_note)
         self.where_label = _label("", "hint")
-        form.addRow("Your texts:", self.where_label)
+        form.insertRow(1, "Your texts:", self.where_label)
         self.discover_button = QPushButton("Look for models on this computer…")
         self.discover_button.setToolTip(
             "Find Ollama, LM Studio, a llama.cpp server or vLLM already running here and use "
