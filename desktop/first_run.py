@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.privacy import destination
 from core.settings import BUNDLED_PROFILE_NAME, bundled_profile
 from desktop.home import CARD_ORDER
 from desktop.methods import METHODS, sample_for
@@ -71,6 +72,7 @@ class FirstRunDialog(QDialog):
         self.main_window = main_window
         self.settings = main_window.settings
         self._done = False
+        self.local_dialog: QDialog | None = None
         self.setWindowTitle("Welcome to EvalDesk")
         self.setObjectName("firstRunDialog")
         self.resize(760, 560)
@@ -148,10 +150,24 @@ class FirstRunDialog(QDialog):
         self.capable_note = _label(CAPABLE_MODEL_NOTE)
         layout.addWidget(self.bundled_note)
         layout.addWidget(self.capable_note)
+        self.where_label = _label("", "hint")
+        form.insertRow(1, "Your texts:", self.where_label)
+        self.discover_button = QPushButton("Look for models on this computer…")
+        self.discover_button.setToolTip(
+            "Find Ollama, LM Studio, a llama.cpp server or vLLM already running here and use "
+            "their models; only this computer is asked.")
+        self.discover_button.clicked.connect(self.open_discovery)
+        self.manager_button = QPushButton("Download a model file…")
+        self.manager_button.setToolTip(
+            "Recommended model files that run inside EvalDesk, and which of them fit this "
+            "computer; or a .gguf file you already have.")
+        self.manager_button.clicked.connect(self.open_model_manager)
         self.settings_button = QPushButton("Add a model in Settings…")
         self.settings_button.setToolTip("Close this welcome and open Settings → Models.")
         self.settings_button.clicked.connect(self.open_settings)
         row = QHBoxLayout()
+        row.addWidget(self.discover_button)
+        row.addWidget(self.manager_button)
         row.addWidget(self.settings_button)
         row.addStretch(1)
         layout.addLayout(row)
@@ -211,7 +227,43 @@ class FirstRunDialog(QDialog):
 
     @Slot()
     def _profile_chosen(self, *_args: Any) -> None:
-        self.bundled_note.setVisible(self.chosen_profile() == BUNDLED_PROFILE_NAME)
+        name = self.chosen_profile()
+        self.bundled_note.setVisible(name == BUNDLED_PROFILE_NAME)
+        try:
+            self.where_label.setText(destination(self.settings.profile(name)).label)
+        except KeyError:
+            self.where_label.setText("")
+
+    # -- local models -------------------------------------------------------------------------
+    @Slot()
+    def open_discovery(self) -> QDialog:
+        """“Look for models on this computer”; a profile added there is chosen here."""
+        from desktop.model_discovery import DiscoveryDialog
+
+        return self._open_local(DiscoveryDialog(self.settings, self.main_window.save_settings,
+                                                self))
+
+    @Slot()
+    def open_model_manager(self) -> QDialog:
+        from desktop.model_manager import ModelManagerDialog
+
+        return self._open_local(ModelManagerDialog(self.settings,
+                                                   self.main_window.save_settings, self))
+
+    def _open_local(self, dialog: QDialog) -> QDialog:
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.profile_added.connect(self._choose_added)
+        self.local_dialog = dialog
+        dialog.open()
+        return dialog
+
+    @Slot(str)
+    def _choose_added(self, name: str) -> None:
+        self.profile_combo.blockSignals(True)
+        self._fill_profiles()
+        self.profile_combo.blockSignals(False)
+        self.profile_combo.setCurrentIndex(max(0, self.profile_combo.findData(name)))
+        self._profile_chosen()
 
     # -- navigation ---------------------------------------------------------------------------
     @property

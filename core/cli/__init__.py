@@ -30,6 +30,7 @@ EXIT_SOME_FAILED = 3
 COMMANDS: dict[str, tuple[str, str]] = {
     "project": ("core.cli.project", "look inside an EvalDesk project file"),
     "llm": ("core.cli.llm", "check a language-model connection"),
+    "models": ("core.cli.models", "find, download and import language models for this computer"),
     "aqer": ("core.aqer._cli", "score crowd workers and LLM answers without an answer key (AQER)"),
     "checklist": (
         "core.interacteval._cli",

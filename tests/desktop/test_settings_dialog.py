@@ -224,7 +224,7 @@ def test_profiles_table_model(qtmodeltester):
     )
     model = ProfilesTableModel(settings, key_state=lambda name: name == "A")
     qtmodeltester.check(model)
-    assert model.rowCount() == 3 and model.columnCount() == 5
+    assert model.rowCount() == 3 and model.columnCount() == 6
     assert model.index(1, 3).data() == "stored"
     assert model.index(2, 3).data() == "none"
     assert model.index(2, 2).data() == "http://h:1 (+1 more)"
