@@ -9,12 +9,18 @@ specified) picks who speaks next, one turn at a time:
 
 * ``d[a]`` = sum over dimensions of ``|score[a] - median of the other agents' scores|``
   (current scores; agents that failed take no part);
-* the next speaker is the active agent with the largest
+* **everyone gets the floor**: an agent may speak again only while it is fewer than two turns
+  ahead of the active agent who has spoken least (:data:`FLOOR_GAP`); so every agent speaks
+  before any agent speaks a third time, and one who has not spoken yet outranks one who has
+  spoken twice (the reason says so when this changed the choice);
+* among those, the next speaker is the agent with the largest
   ``(challenged, d[a] > 0, d[a], -turns spoken, -position in the roster)``;
-* **challenged** means the last message was written by another agent and names this agent:
-  its full name, or any part of the name of at least 3 letters that is not a title (Dr, Ms,
-  Mr, Mrs, Miss, Prof), as a whole word, ignoring case. So "I disagree with Lee" challenges
-  "Ms Amy Lee";
+* **challenged** means the last message was written by another agent and addresses this agent
+  (:func:`is_challenged`): its full name, or a first or last name written as a name
+  (capitalised; a name that is also a common word, such as Will or Hope, counts inside a
+  sentence or before a comma, not as the first word of a sentence). So "I disagree with Lee"
+  challenges "Ms Amy Lee", "Will, I disagree" challenges "Will Thompson", and "this will help"
+  or "I hope" challenges nobody;
 * an agent that answers NO MORE COMMENTS (``no_more_comments`` true, or a message that starts
   with those words) gives its final scores and leaves the active list;
 * the debate stops early once every agent has spoken at least once and nobody disagrees
@@ -64,19 +70,77 @@ __all__ = [
 
 NO_MORE_COMMENTS = "NO MORE COMMENTS"
 _TITLES = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame"}
+#: An agent may speak again only while it is fewer than this many turns ahead of the active
+#: agent who has spoken least: everyone speaks before anyone speaks a third time.
+FLOOR_GAP = 2
+
+#: Names that are also everyday English words ("will", "hope", "may"). Such a name counts as
+#: addressing its agent only when written as a name: capitalised inside a sentence ("I agree
+#: with Will"), or at the start of a sentence followed by a comma ("Will, I disagree").
+COMMON_WORD_NAMES = frozenset("""
+    will hope may mark bill grace faith joy rose dawn sunny summer winter spring autumn april
+    june august frank grant chase drew pat rob sue jack ray art guy don gene carol bob nick max
+    chuck rusty sandy holly ivy iris lily daisy pearl ruby amber olive violet hazel heather jade
+    crystal angel honey sky river brook forest stone field fields price miles page lane street
+    bush love hunter fisher baker cook mason carpenter turner walker ward bishop knight pope cash
+    noble justice patience prudence mercy charity verity harmony melody storm rain snow frost
+    wolf fox swan crane finch lamb bird gray grey golden silver gold sterling major early wise
+    good friend child power rush hardy bright moody sweet dear hall church bank banks marsh reed
+    wade pierce cliff glen dale heath dean earl duke prince queen judge young king long hill wood
+    green brown white black bell rich strong best little small short sharp penny buck bud
+    """.split())
 
 
 # ----------------------------------------------------------------------------- coordinator
-def _name_patterns(name: str) -> list[re.Pattern[str]]:
-    words = [w for w in re.findall(r"[\w'-]+", name) if w]
-    parts = [w for w in words if len(w) >= 3 and w.casefold().rstrip(".") not in _TITLES]
-    options = [" ".join(words), *parts] if words else []
-    return [re.compile(rf"(?<!\w){re.escape(o)}(?!\w)", re.IGNORECASE) for o in options if o]
+def _name_words(name: str) -> list[str]:
+    """The words of a name without titles ("Ms Amy Lee" -> ["Amy", "Lee"])."""
+    words = [w.strip(".") for w in re.findall(r"[^\W\d_][\w'.-]*", name)]
+    return [w for w in words if w and w.casefold() not in _TITLES]
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    before = text[:at].rstrip().rstrip("\"'“‘([").rstrip()
+    return not before or before[-1] in ".!?:;\n"
+
+
+def _written_as_name(message: str, start: int, end: int, word: str) -> bool:
+    """Whether the occurrence ``message[start:end]`` of the name ``word`` is written as a name."""
+    token = message[start:end]
+    if not token[:1].isupper():
+        return False  # "this will help", "I hope"
+    common = word.casefold() in COMMON_WORD_NAMES
+    if not common:
+        return True
+    if token.isupper() and len(token) > 1:
+        return False  # "I HOPE SO": shouting, not a name
+    if _sentence_start(message, start):
+        return message[end:].lstrip()[:1] in (",", "!")  # "Will, I disagree", not "Hope is"
+    return True
 
 
 def is_challenged(message: str, name: str) -> bool:
-    """True when ``message`` names the agent called ``name`` (see the module docstring)."""
-    return any(p.search(message or "") for p in _name_patterns(name))
+    """True when ``message`` addresses the agent called ``name``: its full name (every word of
+    the name but titles, in order, any case), or one of its first or last names (two letters
+    or more) written as a name: capitalised, and for a name that is also a common word
+    (:data:`COMMON_WORD_NAMES`) not at the start of a sentence unless a comma follows. So
+    "I disagree with Lee" addresses "Ms Amy Lee"; "this will help" does not address
+    "Will Thompson", but "Will, I disagree" does; "I hope" does not address "Grace Hope"."""
+    message = message or ""
+    words = _name_words(name)
+    if not words or not message:
+        return False
+    if len(words) > 1:
+        full = r"\s+".join(re.escape(w) for w in words)
+        if re.search(rf"(?<![\w'-]){full}(?![\w-])", message, re.IGNORECASE):
+            return True
+    for word in words:
+        if len(word) < 2:
+            continue
+        for found in re.finditer(rf"(?<![\w'-]){re.escape(word)}(?![\w-])", message,
+                                 re.IGNORECASE):
+            if _written_as_name(message, found.start(), found.end(), word):
+                return True
+    return False
 
 
 def _fmt(value: float) -> str:
@@ -84,7 +148,11 @@ def _fmt(value: float) -> str:
 
 
 def _times(n: int) -> str:
-    return "once" if n == 1 else f"{n} times"
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
+def _names(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 class Coordinator:
@@ -139,6 +207,15 @@ class Coordinator:
         return (self.challenged(agent), d > 0, d, -self.spoken[agent],
                 -self.roster.index(agent))
 
+    def eligible(self) -> list[str]:
+        """The active agents who may speak now: those fewer than :data:`FLOOR_GAP` turns ahead
+        of the active agent who has spoken least (so every agent speaks before any agent
+        speaks a third time, and one who has not spoken outranks one who has spoken twice)."""
+        if not self.active:
+            return []
+        least = min(self.spoken[a] for a in self.active)
+        return [a for a in self.active if self.spoken[a] < least + FLOOR_GAP]
+
     def next_turn(self) -> tuple[str, str] | None:
         """The next speaker and the reason, or None when the debate is over (then
         ``stop_reason`` says why)."""
@@ -156,13 +233,24 @@ class Coordinator:
                                 f"rounds x {len(self.roster)} agents)")
             self.stopped_by = "cap"
             return None
-        chosen = max(self.active, key=self._key)
+        chosen = max(self.eligible(), key=self._key)
         return chosen, self.reason(chosen)
 
     def reason(self, agent: str) -> str:
         """Why ``agent`` speaks now, as a sentence a person can read."""
         name = self.names[agent]
+        eligible = self.eligible()
         parts = []
+        key = self._key(agent)
+        waiting = [a for a in self.active if a not in eligible and self._key(a) > key]
+        if waiting:
+            counts = sorted({self.spoken[a] for a in waiting})
+            spoken = self.spoken[agent]
+            parts.append(
+                f"everyone gets the floor: {_names([self.names[a] for a in waiting])} "
+                f"{'has' if len(waiting) == 1 else 'have'} spoken "
+                f"{' or '.join(_times(c) for c in counts)} and "
+                f"{name} {'has not spoken yet' if not spoken else 'only ' + _times(spoken)}")
         if self.challenged(agent):
             parts.append(f"{self.names[self.last_speaker or '']} addressed {name} in the last "
                          "message")
@@ -171,17 +259,18 @@ class Coordinator:
         if diffs:
             detail = ", ".join(f"{dim}: {own} vs median {_fmt(median)}"
                                for dim, own, median in diffs)
-            most = all(d >= self.disagreement(a) for a in self.active)
+            most = all(d >= self.disagreement(a) for a in eligible)
             parts.append(f"{name}'s scores differ {'most ' if most else ''}from the others "
                          f"({detail})")
         elif any(self.disagreement(a) > 0 for a in self.roster):
             parts.append(f"{name} agrees with the others' median")
         else:
             parts.append("nobody disagrees")
-        key = self._key(agent)
-        tied = [a for a in self.active if a != agent and self._key(a)[:3] == key[:3]]
+        tied = [a for a in eligible if a != agent and self._key(a)[:3] == key[:3]]
         spoken = self.spoken[agent]
-        if tied and any(self.spoken[a] > spoken for a in tied):
+        if waiting:
+            pass  # already said how often they spoke
+        elif tied and any(self.spoken[a] > spoken for a in tied):
             parts.append(f"{name} has spoken least ({_times(spoken) if spoken else 'not yet'})")
         elif spoken == 0:
             parts.append(f"{name} has not spoken yet")

@@ -89,14 +89,89 @@ def test_no_more_comments_removes_an_agent_and_the_cap_stops_the_debate():
 
 @pytest.mark.parametrize(("message", "name", "expected"), [
     ("I disagree with Lee here.", "Ms Amy Lee", True),
-    ("amy, you missed the point", "Ms Amy Lee", True),
+    ("Amy, you missed the point", "Ms Amy Lee", True),
+    ("amy, you missed the point", "Ms Amy Lee", False),  # not written as a name
     ("Ms Amy Lee is right", "Ms Amy Lee", True),
+    ("ms amy lee is right", "Ms Amy Lee", True),  # the full name, in any case
     ("Mr Chen said so", "Ms Amy Lee", False),
     ("Ms. Smith and Dr. Jones", "Ms Amy Lee", False),
     ("Leeway is needed", "Ms Amy Lee", False),  # whole words only
+    ("Lee's point is fair.", "Ms Amy Lee", True),
+    ("I answer Bo: the question is fine.", "Mr Bo Chen", True),  # short names count too
 ])
 def test_challenged_means_named_by_a_whole_word(message, name, expected):
     assert is_challenged(message, name) is expected
+
+
+@pytest.mark.parametrize(("message", "name", "expected"), [
+    ("I think this will help the child.", "Will Thompson", False),
+    ("I hope the answer is simpler.", "Grace Hope", False),
+    ("Will, I disagree: the answer is wrong.", "Will Thompson", True),
+    ("Will this confuse a child? Maybe.", "Will Thompson", False),  # a question, not Will
+    ("Hope is not a plan.", "Grace Hope", False),
+    ("I agree with Will on the wording.", "Will Thompson", True),
+    ("As Ms Hope said, it is too long.", "Grace Hope", True),
+    ("Grace, you are right.", "Grace Hope", True),
+    ("I HOPE SO.", "Grace Hope", False),
+    ("Will Thompson is right.", "Will Thompson", True),
+    ("Thompson is right.", "Will Thompson", True),
+])
+def test_names_that_are_common_words_count_only_when_written_as_names(message, name, expected):
+    assert is_challenged(message, name) is expected
+
+
+def test_a_common_word_does_not_give_the_floor_to_an_agent_named_like_it():
+    c = coordinator({"a": 4, "b": 4, "c": 1},
+                    agents=[("a", "Will Thompson"), ("b", "Grace Hope"), ("c", "Dr Cara Diaz")])
+    assert c.next_turn()[0] == "c"
+    c.record("c", "I hope this will help you see why the answer is wrong.", {Q: 1})
+    agent, reason = c.next_turn()
+    assert "addressed" not in reason  # nobody was named: Diaz still differs most
+    assert agent == "c"
+
+
+def _debate(c, says, turns):
+    """Run the coordinator for ``turns`` turns; ``says[a]`` is what agent ``a`` says (scores
+    never move). Returns the speakers in order."""
+    order = []
+    for _ in range(turns):
+        nxt = c.next_turn()
+        if nxt is None:
+            break
+        agent, _reason = nxt
+        order.append(agent)
+        c.record(agent, says[agent], c.scores[agent])
+    return order
+
+
+def test_every_agent_gets_the_floor_when_two_agents_answer_each_other():
+    # 2 / 4 / 3 never move: a and b disagree with the median, c holds it. a and b name each
+    # other every time (as the turn prompt asks: name whom you answer).
+    c = coordinator({"a": 2, "b": 4, "c": 3}, rounds=3)
+    says = {"a": "Mr Bo Chen, you are too generous.", "b": "Ms Amy Lee, you are too harsh.",
+            "c": "Both have a point, Lee."}
+    order = _debate(c, says, 9)
+    assert len(order) == 9
+    assert order != ["a", "b"] * 4 + ["a"]
+    # every agent speaks before any agent speaks a third time
+    third = next(i for i, a in enumerate(order) if order[: i + 1].count(a) == 3)
+    assert set(order[:third]) == {"a", "b", "c"}
+    assert order.count("c") >= 2
+    # never more than two turns between the most and the least heard agent
+    for i in range(1, len(order) + 1):
+        counts = [order[:i].count(a) for a in "abc"]
+        assert max(counts) - min(counts) <= 2
+
+
+def test_one_who_has_not_spoken_outranks_one_who_spoke_twice_and_the_reason_says_so():
+    c = coordinator({"a": 2, "b": 4, "c": 3}, rounds=3)
+    says = {"a": "Mr Bo Chen, you are too generous.", "b": "Ms Amy Lee, you are too harsh.",
+            "c": "I see it in the middle."}
+    assert _debate(c, says, 4) == ["a", "b", "a", "b"]
+    agent, reason = c.next_turn()
+    assert agent == "c"  # a was addressed and disagrees, but has spoken twice
+    assert reason.startswith("Everyone gets the floor: Ms Amy Lee and Mr Bo Chen have spoken "
+                             "twice and Dr Cara Diaz has not spoken yet; ")
 
 
 # ------------------------------------------------------------------ debate through a model
