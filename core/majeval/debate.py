@@ -38,8 +38,10 @@ import asyncio
 import re
 import statistics
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from core.llm import LLMFailure
+from core import prompts
+from core.llm import LLMFailure, Rejection
 from core.majeval import _prompts
 from core.majeval.model import (
     AgentEvaluation,
@@ -57,6 +59,7 @@ from core.majeval.model import (
     scores_of,
 )
 from core.majeval.persona_construction import simple_role
+from core.prompts import PromptTemplate
 from core.runs import CancelToken
 
 __all__ = [
@@ -69,6 +72,9 @@ __all__ = [
 ]
 
 NO_MORE_COMMENTS = "NO MORE COMMENTS"
+#: Why a group of one persona has no debate (and no agreement within the group).
+ONE_AGENT = ("one agent: a group with a single persona cannot debate, so its own first "
+             "evaluation is final")
 _TITLES = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame"}
 #: An agent may speak again only while it is fewer than this many turns ahead of the active
 #: agent who has spoken least: everyone speaks before anyone speaks a third time.
@@ -77,18 +83,24 @@ FLOOR_GAP = 2
 #: Names that are also everyday English words ("will", "hope", "may"). Such a name counts as
 #: addressing its agent only when written as a name: capitalised inside a sentence ("I agree
 #: with Will"), or at the start of a sentence followed by a comma ("Will, I disagree").
-COMMON_WORD_NAMES = frozenset("""
-    will hope may mark bill grace faith joy rose dawn sunny summer winter spring autumn april
-    june august frank grant chase drew pat rob sue jack ray art guy don gene carol bob nick max
-    chuck rusty sandy holly ivy iris lily daisy pearl ruby amber olive violet hazel heather jade
-    crystal angel honey sky river brook forest stone field fields price miles page lane street
-    bush love hunter fisher baker cook mason carpenter turner walker ward bishop knight pope cash
-    noble justice patience prudence mercy charity verity harmony melody storm rain snow frost
-    wolf fox swan crane finch lamb bird gray grey golden silver gold sterling major early wise
-    good friend child power rush hardy bright moody sweet dear hall church bank banks marsh reed
-    wade pierce cliff glen dale heath dean earl duke prince queen judge young king long hill wood
-    green brown white black bell rich strong best little small short sharp penny buck bud
-    """.split())
+COMMON_WORD_NAMES = frozenset({
+    "will", "hope", "may", "mark", "bill", "grace", "faith", "joy", "rose", "dawn", "sunny",
+    "summer", "winter", "spring", "autumn", "april", "june", "august", "frank", "grant", "chase",
+    "drew", "pat", "rob", "sue", "jack", "ray", "art", "guy", "don", "gene", "carol", "bob",
+    "nick", "max", "chuck", "rusty", "sandy", "holly", "ivy", "iris", "lily", "daisy", "pearl",
+    "ruby", "amber", "olive", "violet", "hazel", "heather", "jade", "crystal", "angel", "honey",
+    "sky", "river", "brook", "forest", "stone", "field", "fields", "price", "miles", "page",
+    "lane", "street", "bush", "love", "hunter", "fisher", "baker", "cook", "mason", "carpenter",
+    "turner", "walker", "ward", "bishop", "knight", "pope", "cash", "noble", "justice", "patience",
+    "prudence", "mercy", "charity", "verity", "harmony", "melody", "storm", "rain", "snow",
+    "frost", "wolf", "fox", "swan", "crane", "finch", "lamb", "bird", "gray", "grey", "golden",
+    "silver", "gold", "sterling", "major", "early", "wise", "good", "friend", "child", "power",
+    "rush", "hardy", "bright", "moody", "sweet", "dear", "hall", "church", "bank", "banks",
+    "marsh", "reed", "wade", "pierce", "cliff", "glen", "dale", "heath", "dean", "earl", "duke",
+    "prince", "queen", "judge", "young", "king", "long", "hill", "wood", "green", "brown", "white",
+    "black", "bell", "rich", "strong", "best", "little", "small", "short", "sharp", "penny",
+    "buck", "bud",
+})
 
 
 # ----------------------------------------------------------------------------- coordinator
@@ -319,33 +331,52 @@ def agent_identity(persona: Persona, *, simple: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _example_scores(dimensions: Sequence[Dimension], scale: Scale) -> str:
-    mid = (scale.minimum + scale.maximum) // 2
-    return "{" + ", ".join(f'"{d.name}": {mid}' for d in dimensions) + "}"
+def _keys(dimensions: Sequence[Dimension]) -> str:
+    return ", ".join(f'"{d.name}"' for d in dimensions)
+
+
+def _scores_description(dimensions: Sequence[Dimension], scale: Scale) -> str:
+    return (f'"scores", an object with one key per dimension ({_keys(dimensions)}), each set to '
+            f"a whole number from {scale.minimum} to {scale.maximum}")
 
 
 def evaluation_format(dimensions: Sequence[Dimension], scale: Scale) -> str:
-    return ('{"rationale": "your reasons, at most four sentences", "scores": '
-            + _example_scores(dimensions, scale) + "}")
+    """How an evaluation is written, in words (no example values a model could copy)."""
+    return ('one JSON object with two keys: "rationale", your reasons in at most four '
+            f"sentences, and {_scores_description(dimensions, scale)}.")
 
 
 def debate_format(dimensions: Sequence[Dimension], scale: Scale) -> str:
-    return ('{"message": "what you say to the group", "no_more_comments": false, "scores": '
-            + _example_scores(dimensions, scale) + "}")
+    """How a debate turn is written, in words (no example values a model could copy)."""
+    return ('one JSON object with three keys: "message", what you say to the group in at most '
+            'four sentences; "no_more_comments", true when you have nothing more to discuss '
+            "and your scores are final, otherwise false; and "
+            f"{_scores_description(dimensions, scale)}, your scores as they stand now.")
+
+
+#: Placeholders of the agent's prompts that hold our own wording built in code.
+OWN_WORDS = ("evaluation_format", "reply_format", "scale")
 
 
 def _score_text(scores: Mapping[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in scores.items())
 
 
+def _system_values(persona: Persona, item: Item, task: str, dimensions: Sequence[Dimension],
+                   scale: Scale, simple: bool) -> dict[str, str]:
+    """The values of the agent's standing instructions (the ``agent`` template)."""
+    return {
+        "identity": agent_identity(persona, simple=simple), "task": task,
+        "content": item.content, "context": item.context.strip() or "(none given)",
+        "dimensions": "\n".join(f"- {d.name}: {d.definition}" if d.definition else f"- {d.name}"
+                                for d in dimensions),
+        "scale": scale.describe(), "evaluation_format": evaluation_format(dimensions, scale)}
+
+
 def _system(persona: Persona, item: Item, task: str, dimensions: Sequence[Dimension],
             scale: Scale, simple: bool) -> str:
     return _prompts.load("agent").fill(
-        "system", identity=agent_identity(persona, simple=simple), task=task,
-        content=item.content, context=item.context.strip() or "(none given)",
-        dimensions="\n".join(f"- {d.name}: {d.definition}" if d.definition else f"- {d.name}"
-                             for d in dimensions),
-        scale=scale.describe(), format=evaluation_format(dimensions, scale))
+        "system", **_system_values(persona, item, task, dimensions, scale, simple))
 
 
 def _initial_text(agents: Sequence[AgentResult]) -> str:
@@ -366,13 +397,34 @@ def _discussion_text(turns: Sequence[DebateTurn]) -> str:
     return "\n".join(lines) or "(nobody has spoken yet)"
 
 
-async def _call(llm: JsonLLM, system: str, template: str, schema: type, values: dict,
-                cancel: CancelToken | None):
-    prompt = _prompts.load(template)
-    messages = [{"role": "system", "content": system},
-                {"role": "user", "content": prompt.fill("user", **values)}]
-    version = _prompts.load("agent").template_version + "+" + prompt.template_version
-    return await llm.complete_json(messages, schema, template_version=version, cancel=cancel)
+def agent_template(step: str) -> PromptTemplate:
+    """The agent's standing instructions (system) with one step's request (user): phase 1,
+    a debate turn or the final evaluation, as one template for :func:`core.prompts.ask`."""
+    agent, turn = _prompts.load("agent"), _prompts.load(step)
+    return PromptTemplate(_prompts.METHOD, f"agent+{step}", f"{agent.version}+{turn.version}",
+                          agent.system, turn.user)
+
+
+def _check_evaluation(reply: Any) -> Rejection | None:
+    if not " ".join(str(reply.rationale).split()):
+        return Rejection("the rationale is empty: give your reasons for the scores")
+    return None
+
+
+def _check_turn(reply: Any) -> Rejection | None:
+    message = " ".join(str(reply.message).split())
+    if not message and not reply.no_more_comments:
+        return Rejection("the message is empty: say what you think of the others' evaluations, "
+                         'or set "no_more_comments" to true')
+    return None
+
+
+async def _call(llm: JsonLLM, system_values: Mapping[str, str], step: str, schema: type,
+                values: Mapping[str, str], cancel: CancelToken | None, check: Any = None):
+    """One call of an agent through :func:`core.prompts.ask` (so a reply repeating our
+    instructions is refused, asked again once, then fails with kind copied_instructions)."""
+    return await prompts.ask(llm, agent_template(step), schema, {**system_values, **values},
+                             check=check, own_words=OWN_WORDS, cancel=cancel)
 
 
 # ---------------------------------------------------------------------------------- phase 1
@@ -392,14 +444,13 @@ async def evaluate_individually(
     schema = evaluation_schema(dimensions, scale)
 
     async def one(persona: Persona) -> AgentResult:
-        system = _system(persona, item, task, dimensions, scale, simple_roles)
+        system = _system_values(persona, item, task, dimensions, scale, simple_roles)
         try:
-            reply = await _call(llm, system, "phase1", schema,
-                                {"format": evaluation_format(dimensions, scale)}, cancel)
+            reply = await _call(llm, system, "phase1", schema, {}, cancel, _check_evaluation)
         except LLMFailure as failure:
             return AgentResult(persona_id=persona.id, agent=persona.name, status="failed",
                                error=f"{persona.name}'s first evaluation failed: "
-                                     f"{failure.message}")
+                                     f"{failure.message}", error_kind=failure.kind)
         evaluation = AgentEvaluation(persona_id=persona.id, agent=persona.name,
                                      scores=scores_of(reply),
                                      rationale=" ".join(reply.rationale.split()))
@@ -435,21 +486,28 @@ async def free_debate(
     group = personas[0].group if personas else ""
     out = GroupResult(item_id=item.id, group=group)
     ok = [a for a in agents if a.initial is not None]
-    if settings.no_debate:
+    alone = ""
+    if not settings.no_debate and len(agents) == 1:
+        alone = ONE_AGENT
+    elif not settings.no_debate and len(ok) == 1:
+        alone = (f"only {ok[0].agent} gave a first evaluation (the others failed), so there "
+                 "was nobody to debate with; that evaluation is final")
+    if settings.no_debate or alone:
         for a in ok:
             r = results[a.persona_id]
             r.final, r.final_rationale, r.finalised_by = dict(a.initial.scores), \
                 a.initial.rationale, "no debate"
         out.agents = [results[a.persona_id] for a in agents]
-        out.stop_reason = "no debate (the phase 1 scores are final)"
+        out.stop_reason = alone or "no debate (the phase 1 scores are final)"
         return out
 
     dims = [d.name for d in dimensions]
     coordinator = Coordinator([(a.persona_id, a.agent) for a in agents], dims,
                               {a.persona_id: a.initial.scores for a in ok}, settings.rounds)
-    systems = {a.persona_id: _system(by_id[a.persona_id], item, task, dimensions, scale,
-                                     settings.simple_roles) for a in ok}
+    systems = {a.persona_id: _system_values(by_id[a.persona_id], item, task, dimensions, scale,
+                                            settings.simple_roles) for a in ok}
     schema = debate_reply_schema(dimensions, scale)
+    reply_format = debate_format(dimensions, scale)
     turns: list[DebateTurn] = []
     while (chosen := coordinator.next_turn()) is not None:
         agent_id, reason = chosen
@@ -457,13 +515,15 @@ async def free_debate(
         try:
             reply = await _call(llm, systems[agent_id], "debate_turn", schema, {
                 "name": r.agent, "initial_evaluations": _initial_text(agents),
-                "discussion": _discussion_text(turns),
-                "format": debate_format(dimensions, scale)}, cancel)
+                "discussion": _discussion_text(turns), "reply_format": reply_format},
+                cancel, _check_turn)
         except LLMFailure as failure:
-            error = f"{r.agent}'s turn {len(turns) + 1} of the debate failed: {failure.message}"
+            error = (f"{r.agent}'s turn {len(turns) + 1} of the debate failed: "
+                     f"{failure.message}")
             turns.append(DebateTurn(turn=len(turns) + 1, speaker=r.agent, persona_id=agent_id,
-                                    reason=reason, error=error))
+                                    reason=reason, error=error, error_kind=failure.kind))
             r.status, r.error, r.final, r.finalised_by = "failed", error, None, "failed"
+            r.error_kind = failure.kind
             coordinator.record(agent_id, "", None, failed=True)
             continue
         message = " ".join(reply.message.split())
@@ -481,8 +541,7 @@ async def free_debate(
     if remaining and coordinator.stopped_by == "cap":
         final_schema = evaluation_schema(dimensions, scale)
         values = {"initial_evaluations": _initial_text(agents),
-                  "discussion": _discussion_text(turns),
-                  "format": evaluation_format(dimensions, scale)}
+                  "discussion": _discussion_text(turns)}
         replies = await asyncio.gather(*(
             _final(llm, systems[a], final_schema, values, cancel) for a in remaining))
         for agent_id, reply in zip(remaining, replies):
@@ -492,8 +551,9 @@ async def free_debate(
                 error = f"{r.agent}'s final evaluation failed: {reply.message}"
                 turns.append(DebateTurn(turn=len(turns) + 1, speaker=r.agent,
                                         persona_id=agent_id, reason=reason, kind="final",
-                                        error=error))
+                                        error=error, error_kind=reply.kind))
                 r.status, r.error, r.final, r.finalised_by = "failed", error, None, "failed"
+                r.error_kind = reply.kind
                 continue
             scores = scores_of(reply)
             rationale = " ".join(reply.rationale.split())
@@ -514,9 +574,10 @@ async def free_debate(
     return out
 
 
-async def _final(llm: JsonLLM, system: str, schema: type, values: dict,
+async def _final(llm: JsonLLM, system: Mapping[str, str], schema: type, values: dict,
                  cancel: CancelToken | None):
     try:
-        return await _call(llm, system, "final_evaluation", schema, values, cancel)
+        return await _call(llm, system, "final_evaluation", schema, values, cancel,
+                           _check_evaluation)
     except LLMFailure as failure:
         return failure

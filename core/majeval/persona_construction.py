@@ -2,8 +2,11 @@
 and the "simple role" personas of the paper's ablation (A.3).
 
 One call per group (groups concurrently): the model writes a person with the five attributes
-for every numbered perspective. A perspective the reply left out is asked for again alone
-(one more call); if that fails too it is listed in ``failures`` and has no persona. Every
+for every numbered perspective. A reply must be usable (:func:`usable_personas`): every persona
+has a person's name (not a word of our form such as "persona", nor the group's name) and the
+number of one of the perspectives it was given; a reply that is not is asked again once.
+A perspective the reply left out is asked for again alone (one more call); if that fails too it
+is listed in ``failures`` (with the kind, e.g. "copied_instructions") and has no persona. Every
 persona keeps its perspective's evidence, document and page.
 """
 
@@ -11,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from core.llm import LLMFailure
+from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
     JsonLLM,
@@ -24,10 +27,12 @@ from core.majeval.model import (
     Perspective,
     StageFailure,
     StakeholderGroup,
+    generic_name,
 )
 from core.runs import CancelToken, Progress
 
-__all__ = ["PersonaConstruction", "construct_personas", "persona_id", "simple_role"]
+__all__ = ["PersonaConstruction", "construct_personas", "persona_id", "simple_role",
+           "usable_personas"]
 
 STAGE = "Persona construction"
 TEMPLATE = "persona_construction"
@@ -75,6 +80,27 @@ def _listing(perspectives: Sequence[Perspective]) -> str:
     return "\n".join(f"{i}. {p.perspective}" for i, p in enumerate(perspectives, 1))
 
 
+def usable_personas(group: str, count: int) -> Callable[[PersonaReply], Rejection | None]:
+    """The stage's check of a reply for ``count`` perspectives of ``group``."""
+
+    def fold(text: str) -> str:
+        return " ".join(text.casefold().split())
+
+    def check(reply: PersonaReply) -> Rejection | None:
+        for w in reply.personas:
+            if not w.name.strip():
+                return Rejection(f"the persona for perspective {w.perspective_no} has no name")
+            if generic_name(w.name) or fold(w.name) == fold(group):
+                return copied_instructions(f"the persona name \u201c{w.name}\u201d")
+            if not 1 <= w.perspective_no <= count:
+                return Rejection(
+                    f"the persona {w.name} is for perspective number {w.perspective_no}, but the "
+                    f"perspectives are numbered 1 to {count}")
+        return None
+
+    return check
+
+
 async def construct_personas(
     groups: Sequence[StakeholderGroup],
     task: str,
@@ -91,7 +117,8 @@ async def construct_personas(
         return await _prompts.ask(llm, TEMPLATE, PersonaReply, {
             "task": task, "group": group.name,
             "description": group.description or "",
-            "perspectives": _listing(perspectives)}, cancel=cancel)
+            "perspectives": _listing(perspectives)},
+            check=usable_personas(group.name, len(perspectives)), cancel=cancel)
 
     async def one(group: StakeholderGroup) -> tuple[list[Persona], list[StageFailure]]:
         wanted = list(group.perspectives)

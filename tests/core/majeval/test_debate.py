@@ -353,3 +353,126 @@ async def test_several_dimensions_and_scale_are_enforced(scripted):
     assert agents[0].initial.scores == {"Grammar": 4, "Fit": 3}
     assert agents[2].status == "failed" and "less than or equal to 5" in agents[2].error
     assert "- Fit: Fits the story." in llm.requests[0].messages[0]["content"]
+
+
+# ------------------------------------------------------------- copies of our instructions
+async def test_no_prompt_of_the_debate_carries_example_values(scripted):
+    """The bundled model handed back our example ("your reasons, at most four sentences" with
+    every score 3): the prompts now describe the form in words, with no value to copy."""
+    dims = [Dimension(name="Grammar"), Dimension(name="Fit")]
+
+    def reply(messages):
+        what, who = kind(messages), speaker(messages)
+        score = {"Ms Amy Lee": 5, "Mr Bo Chen": 3, "Dr Cara Diaz": 1}[who]
+        if what in ("phase1", "final"):
+            return {"rationale": f"{who} sees it so.", "scores": {"Grammar": score, "Fit": 2}}
+        return {"message": f"{who} keeps it.", "no_more_comments": False,
+                "scores": {"Grammar": score, "Fit": 2}}
+
+    llm, gateway = scripted(reply)
+    agents = await evaluate_individually(PANEL, item(), "t", dims, Scale(), gateway)
+    await free_debate(PANEL, item(), "t", dims, Scale(), gateway, agents,
+                      settings=DebateSettings(rounds=1))
+    kinds = {kind(r.messages) for r in llm.requests}
+    assert kinds == {"phase1", "turn", "final"}
+    for r in llm.requests:
+        sent = "\n".join(m["content"] for m in r.messages)
+        assert '{"' not in sent and '": ' not in sent  # no JSON example
+        assert 'one key per dimension ("Grammar", "Fit")' in sent
+        assert "a whole number from 1 to 5" in sent
+
+
+@pytest.mark.parametrize(("what", "copy"), [
+    ("phase1", {"rationale": "your reasons in at most four sentences", "scores": {Q: 3}}),
+    ("phase1", {"rationale": "...", "scores": {Q: 3}}),
+    ("turn", {"message": "what you say to the group in at most four sentences",
+              "no_more_comments": False, "scores": {Q: 3}}),
+    ("turn", {"message": "your scores as they stand now", "no_more_comments": False,
+              "scores": {Q: 3}}),
+])
+async def test_a_reply_that_repeats_the_instructions_fails_the_agent(scripted, what, copy):
+    def reply(messages):
+        who = speaker(messages)
+        if kind(messages) == what and who == "Mr Bo Chen":
+            return copy
+        if kind(messages) == "phase1":
+            return evaluation({"Ms Amy Lee": 4, "Mr Bo Chen": 2, "Dr Cara Diaz": 2}[who])
+        return turn("NO MORE COMMENTS, I keep my view.", 4 if who == "Ms Amy Lee" else 2,
+                    done=True)
+
+    llm, gateway = scripted(reply)
+    result = await run_group(gateway)
+    chen = next(a for a in result.agents if a.agent == "Mr Bo Chen")
+    assert chen.status == "failed" and chen.final is None
+    assert chen.error_kind == "copied_instructions"
+    assert "repeated the instructions instead of answering: try a larger model" in chen.error
+    asked = [r for r in llm.requests if speaker(r.messages) == "Mr Bo Chen"
+             and kind(r.messages) == what]
+    assert len(asked) == 2  # asked again once
+    assert "copied_instructions" in result.failure_kinds()
+
+
+async def test_an_empty_debate_message_is_asked_again(scripted):
+    said = []
+
+    def reply(messages):
+        who = speaker(messages)
+        if kind(messages) == "phase1":
+            return evaluation({"Ms Amy Lee": 4, "Mr Bo Chen": 2, "Dr Cara Diaz": 2}[who])
+        said.append(who)
+        if len(messages) == 2:
+            return turn("", 3)
+        return turn(f"{who} is done.", 3, done=True)
+
+    llm, gateway = scripted(reply)
+    result = await run_group(gateway)
+    assert all(a.status == "ok" for a in result.agents)
+    again = [r for r in llm.requests if len(r.messages) > 2]
+    assert again and "the message is empty" in again[0].messages[-1]["content"]
+
+
+# ------------------------------------------------------------------ one agent; same agents
+async def test_a_group_of_one_persona_gives_its_own_evaluation_only(scripted):
+    def reply(messages):
+        assert kind(messages) in ("phase1", "aggregate"), kind(messages)
+        if kind(messages) == "aggregate":
+            return SYNTHESIS
+        return evaluation(4, "Clear enough.")
+
+    _llm, gateway = scripted(reply)
+    alone = [persona("Teachers", "Ms Amy Lee")]
+    agents = await evaluate_individually(alone, item(), "t", [DEFAULT_DIMENSION], Scale(),
+                                         gateway)
+    result = await free_debate(alone, item(), "t", [DEFAULT_DIMENSION], Scale(), gateway, agents)
+    assert result.turns == []
+    assert result.stop_reason.startswith("one agent: a group with a single persona cannot "
+                                         "debate")
+    assert result.agents[0].final == {Q: 4} and result.agents[0].finalised_by == "no debate"
+    final = await aggregate(result, item(), "t", [DEFAULT_DIMENSION], gateway)
+    assert final.status == "ok" and final.final_mean == {Q: 4.0}
+    assert final.note.startswith("One agent")
+
+
+async def test_means_before_and_after_are_over_the_same_agents(scripted):
+    from core.llm import ScriptedError
+
+    def reply(messages):
+        who, what = speaker(messages), kind(messages)
+        score = {"Ms Amy Lee": 5, "Mr Bo Chen": 3, "Dr Cara Diaz": 1}[who]
+        if what == "phase1":
+            return evaluation(score)
+        if what == "turn":
+            if who == "Ms Amy Lee":
+                return ScriptedError(500, "server exploded")  # Lee fails mid-debate
+            return turn(f"{who} agrees on 2.", 2, done=True)
+        if what == "aggregate":
+            return SYNTHESIS
+        raise AssertionError(what)
+
+    _llm, gateway = scripted(reply)
+    debated = await run_group(gateway)
+    result = await aggregate(debated, item(), "t", [DEFAULT_DIMENSION], gateway)
+    assert result.final_mean == {Q: 2.0}
+    assert result.initial_mean == {Q: 2.0}  # (3 + 1) / 2: Lee's 5 is left out of both
+    assert "Ms Amy Lee failed during the debate and is left out of both" in result.note
+    assert result.status == "partial"
