@@ -6,7 +6,8 @@ missing, so a failed one says why instead of showing a number):
 * ``Items``: ``item``, ``status``, one column per dimension (the overall score: mean of the
   groups' final means), ``note``;
 * ``Group scores``: ``item``, ``group``, ``dimension``, ``initial_mean``, ``final_mean``,
-  ``status``, ``note``;
+  ``change`` (both means are over the same agents; empty for a group of one persona, which
+  cannot debate: "undefined: one agent"), ``status``, ``note``;
 * ``Agent scores``: ``item``, ``group``, ``agent``, ``dimension``, ``initial``, ``final``,
   ``finalised_by`` ("no more comments", "cap", "consensus", "no debate", "failed"),
   ``status``, ``note``;
@@ -40,7 +41,8 @@ __all__ = ["PART_CHARS", "SHEETS", "transcript_rows", "write_results"]
 PART_CHARS = 8000
 SHEETS = ["Items", "Group scores", "Agent scores", "Feedback", "Transcripts", "Personas",
           "Evidence", "Agreement"]
-GROUP_COLUMNS = ["item", "group", "dimension", "initial_mean", "final_mean", "status", "note"]
+GROUP_COLUMNS = ["item", "group", "dimension", "initial_mean", "final_mean", "change", "status",
+                 "note"]
 AGENT_COLUMNS = ["item", "group", "agent", "dimension", "initial", "final", "finalised_by",
                  "status", "note"]
 FEEDBACK_COLUMNS = ["item", "group", "text"]
@@ -124,10 +126,14 @@ def write_results(
     for r in run.items:
         for g in r.groups:
             for d in dims:
+                before, after = g.initial_mean.get(d), g.final_mean.get(d)
+                one = len(g.agents) == 1
+                change = None if one or before is None or after is None else after - before
+                note = "; ".join(x for x in ("undefined change: one agent" if one else "",
+                                             g.error, g.note) if x)
                 groups.append({"item": r.item_id, "group": g.group, "dimension": d,
-                               "initial_mean": g.initial_mean.get(d),
-                               "final_mean": g.final_mean.get(d), "status": g.status,
-                               "note": g.error})
+                               "initial_mean": before, "final_mean": after, "change": change,
+                               "status": g.status, "note": note})
             for a in g.agents:
                 for d in dims:
                     agents.append({
@@ -146,13 +152,14 @@ def write_results(
                 for p in run.personas]
     agreement = agreement_rows(alphas, humans)
     frame = pd.DataFrame
-    score_format = {c: "0.00" for c in ["initial_mean", "final_mean", *dims]}
+    score_format = {c: "0.00" for c in ["initial_mean", "final_mean", "change", *dims]}
     sheets = [
         Sheet("Items", frame(items, columns=["item", "status", *dims, "note"]),
               "overall score per dimension: the mean of the groups' final means",
               number_formats=score_format),
         Sheet("Group scores", frame(groups, columns=GROUP_COLUMNS),
-              "each group's mean before (phase 1) and after the debate, computed by EvalDesk",
+              "each group's mean before (phase 1) and after the debate over the same agents, "
+              "computed by EvalDesk",
               number_formats=score_format),
         Sheet("Agent scores", frame(agents, columns=AGENT_COLUMNS),
               "every agent's phase 1 and final score, and how the final one came about"),
