@@ -168,7 +168,8 @@ def run_personas(args: argparse.Namespace) -> int:
                               f"{usage.prompt_tokens:,} tokens in, "
                               f"{usage.completion_tokens:,} out"))]
     try:
-        write_personas(args.output, made.personas, readme=readme)
+        write_personas(args.output, made.personas, readme=readme,
+                       descriptions={g.name: g.description for g in made.groups})
     except TableError as exc:
         raise UserError(exc.message) from None
     say(f"{found} perspectives from {len(documents)} documents, {len(made.groups)} groups, "
@@ -301,6 +302,7 @@ def run_debates(args: argparse.Namespace) -> int:
         DebateSettings,
         evaluate,
         human_agreement,
+        lonely_groups,
         open_evaluation_run,
         read_personas,
         within_group_alpha,
@@ -334,10 +336,15 @@ def run_debates(args: argparse.Namespace) -> int:
         gateway = project_gateway(profile, project, run_id)
         say(f"{len(items)} items x {len(got.groups)} stakeholder groups "
             f"({len(got.personas)} agents) with {profile.model}.")
+        for group in lonely_groups(got.personas):
+            say(f"evaldesk: note: group {group} has one persona, so it cannot debate: its "
+                "persona's own evaluation is its score, and its agreement and change are "
+                "undefined.")
         try:
             run = asyncio.run(evaluate(got.personas, items, task, gateway,
                                        dimensions=dimensions, scale=scale, settings=settings,
                                        model=profile.model, project=project, run_id=run_id,
+                                       group_descriptions=got.descriptions,
                                        progress=cli_progress()))
         except ValueError as exc:
             raise UserError(str(exc)) from None

@@ -315,11 +315,12 @@ class Coordinator:
 
 
 # --------------------------------------------------------------------------------- prompts
-def agent_identity(persona: Persona, *, simple: bool = False) -> str:
+def agent_identity(persona: Persona, *, simple: bool = False, description: str = "") -> str:
     """The opening of the agent's instructions: who it is (Table 14), or one sentence in the
-    simple-role ablation."""
+    simple-role ablation, built from the group's ``description`` and the persona's specialty
+    (:func:`core.majeval.persona_construction.simple_role`)."""
     if simple:
-        return simple_role(persona)
+        return simple_role(persona, description)
     lines = [f"You are {persona.name}."]
     for label, value in (("About you", persona.demographics),
                          ("Your perspective", persona.perspective),
@@ -363,20 +364,17 @@ def _score_text(scores: Mapping[str, int]) -> str:
 
 
 def _system_values(persona: Persona, item: Item, task: str, dimensions: Sequence[Dimension],
-                   scale: Scale, simple: bool) -> dict[str, str]:
+                   scale: Scale, simple: bool, descriptions: Mapping[str, str] | None = None
+                   ) -> dict[str, str]:
     """The values of the agent's standing instructions (the ``agent`` template)."""
+    description = (descriptions or {}).get(persona.group, "")
     return {
-        "identity": agent_identity(persona, simple=simple), "task": task,
+        "identity": agent_identity(persona, simple=simple, description=description),
+        "task": task,
         "content": item.content, "context": item.context.strip() or "(none given)",
         "dimensions": "\n".join(f"- {d.name}: {d.definition}" if d.definition else f"- {d.name}"
                                 for d in dimensions),
         "scale": scale.describe(), "evaluation_format": evaluation_format(dimensions, scale)}
-
-
-def _system(persona: Persona, item: Item, task: str, dimensions: Sequence[Dimension],
-            scale: Scale, simple: bool) -> str:
-    return _prompts.load("agent").fill(
-        "system", **_system_values(persona, item, task, dimensions, scale, simple))
 
 
 def _initial_text(agents: Sequence[AgentResult]) -> str:
@@ -437,14 +435,17 @@ async def evaluate_individually(
     llm: JsonLLM,
     *,
     simple_roles: bool = False,
+    role_descriptions: Mapping[str, str] | None = None,
     cancel: CancelToken | None = None,
 ) -> list[AgentResult]:
     """Phase 1: every agent's own evaluation, concurrently, in roster order. A failed call
-    gives an :class:`AgentResult` with status "failed" and the reason."""
+    gives an :class:`AgentResult` with status "failed" and the reason. ``role_descriptions``
+    (group -> description) make the one-sentence roles of ``simple_roles``."""
     schema = evaluation_schema(dimensions, scale)
 
     async def one(persona: Persona) -> AgentResult:
-        system = _system_values(persona, item, task, dimensions, scale, simple_roles)
+        system = _system_values(persona, item, task, dimensions, scale, simple_roles,
+                                role_descriptions)
         try:
             reply = await _call(llm, system, "phase1", schema, {}, cancel, _check_evaluation)
         except LLMFailure as failure:
@@ -474,6 +475,7 @@ async def free_debate(
     agents: Sequence[AgentResult],
     *,
     settings: DebateSettings | None = None,
+    role_descriptions: Mapping[str, str] | None = None,
     cancel: CancelToken | None = None,
 ) -> GroupResult:
     """Phase 2 on top of the phase 1 ``agents``: the coordinated debate, then final
@@ -505,7 +507,8 @@ async def free_debate(
     coordinator = Coordinator([(a.persona_id, a.agent) for a in agents], dims,
                               {a.persona_id: a.initial.scores for a in ok}, settings.rounds)
     systems = {a.persona_id: _system_values(by_id[a.persona_id], item, task, dimensions, scale,
-                                            settings.simple_roles) for a in ok}
+                                            settings.simple_roles, role_descriptions)
+               for a in ok}
     schema = debate_reply_schema(dimensions, scale)
     reply_format = debate_format(dimensions, scale)
     turns: list[DebateTurn] = []

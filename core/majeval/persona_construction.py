@@ -66,10 +66,30 @@ def persona_id(group: str, perspective_id: str, name: str = "") -> str:
     return "a" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
-def simple_role(persona: Persona) -> str:
-    """The paper's "simple role" ablation: one sentence instead of the five attributes (ours:
-    the persona's name is kept so agents stay distinguishable in the debate)."""
-    return f"You are {persona.name}, one of the {persona.group}."
+def _clause(text: str) -> str:
+    """A sentence as a clause: spacing tidied, the end mark dropped, and a capitalised first
+    word lowercased ("Preschool teachers who ..." -> "preschool teachers who ...", but
+    "AI developers" stays)."""
+    text = " ".join(str(text).split()).rstrip(" .;:!")
+    first = text.split(" ", 1)[0] if text else ""
+    if first[:1].isupper() and first[1:] == first[1:].lower():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def simple_role(persona: Persona, description: str = "") -> str:
+    """The paper's "simple role" ablation (A.3: "You are a preschool teacher who often reads
+    books to your students"): one sentence instead of the five attributes, built from the
+    group's ``description`` and the persona's specialty. Ours: the persona's name is kept so
+    agents stay distinguishable in the debate."""
+    sentence = f"You are {persona.name}, one of the {persona.group}"
+    about = _clause(description)
+    if about:
+        sentence += f" ({about})"
+    specialty = _clause(persona.specialty)
+    if specialty:
+        sentence += f"; your specialty: {specialty}"
+    return sentence + "."
 
 
 def _clean(text: str) -> str:

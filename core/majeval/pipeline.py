@@ -17,9 +17,11 @@ result) and tried again on the next run.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from core.majeval.aggregation import aggregate, combine_groups
@@ -40,7 +42,11 @@ from core.majeval.model import (
     StakeholderGroup,
     personas_fingerprint,
 )
-from core.majeval.persona_construction import PersonaConstruction, construct_personas
+from core.majeval.persona_construction import (
+    PersonaConstruction,
+    construct_personas,
+    simple_role,
+)
 from core.majeval.perspective_extraction import PerspectiveExtraction, extract_perspectives
 from core.majeval.stakeholder_grouping import group_stakeholders
 from core.runs import Cancelled, CancelToken, Progress
@@ -65,9 +71,11 @@ __all__ = [
     "groups_of",
     "load_groups",
     "load_personas",
+    "lonely_groups",
     "open_evaluation_run",
     "save_groups",
     "save_personas",
+    "simple_roles_text",
     "unit_key",
 ]
 
@@ -210,6 +218,12 @@ def groups_of(personas: Sequence[Persona]) -> dict[str, list[Persona]]:
     return out
 
 
+def lonely_groups(personas: Sequence[Persona]) -> list[str]:
+    """The groups with a single persona: they cannot debate (their persona's own evaluation is
+    the group's score; the change and the agreement within the group are undefined)."""
+    return [g for g, members in groups_of(personas).items() if len(members) == 1]
+
+
 # ------------------------------------------------------------------------------ evaluation
 @dataclass
 class EvaluationRun:
@@ -225,6 +239,12 @@ class EvaluationRun:
     run_id: int | None = None
     reused: int = 0
     item_inputs: list[Item] = field(default_factory=list)
+    group_descriptions: dict[str, str] = field(default_factory=dict)
+    """group -> description (the one-sentence roles of the simple-role option use it)."""
+    finished_at: str = ""
+    """When the run's last debate finished ("YYYY-MM-DD HH:MM", local time)."""
+    items_source: str = ""
+    """Where the items came from (file and sheet), for the results' description."""
 
     @property
     def groups(self) -> list[GroupResult]:
@@ -235,11 +255,24 @@ class EvaluationRun:
         return [g for g in self.groups if g.status != "ok"]
 
 
-def unit_key(item: Item, group: str, personas: Sequence[Persona]) -> str:
+def simple_roles_text(personas: Sequence[Persona], settings: DebateSettings,
+                      descriptions: Mapping[str, str] | None = None) -> str:
+    """What the agents of a group are told with the simple-role option (their one-sentence
+    roles, one a line); "" without it."""
+    if not settings.simple_roles:
+        return ""
+    return "\n".join(simple_role(p, (descriptions or {}).get(p.group, "")) for p in personas)
+
+
+def unit_key(item: Item, group: str, personas: Sequence[Persona], roles: str = "") -> str:
     """The project key of one (item, group) debate: ids plus fingerprints of the content and
-    of the group's personas, so an edited item or persona is debated again."""
-    return json.dumps([item.id, group, item.fingerprint(), personas_fingerprint(personas)],
-                      ensure_ascii=False)
+    of the group's personas (and of the one-sentence ``roles`` with the simple-role option,
+    :func:`simple_roles_text`), so an edited item, persona or group description is debated
+    again."""
+    key = [item.id, group, item.fingerprint(), personas_fingerprint(personas)]
+    if roles:
+        key.append(hashlib.sha256(roles.encode("utf-8")).hexdigest()[:16])
+    return json.dumps(key, ensure_ascii=False)
 
 
 def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
@@ -270,14 +303,18 @@ async def evaluate_group(
     llm: JsonLLM,
     *,
     settings: DebateSettings | None = None,
+    role_descriptions: Mapping[str, str] | None = None,
     cancel: CancelToken | None = None,
 ) -> GroupResult:
-    """Phases 1-3 for one group (its ``personas``) and one item."""
+    """Phases 1-3 for one group (its ``personas``) and one item. ``role_descriptions``
+    (group -> description) make the one-sentence roles of the simple-role option."""
     settings = settings or DebateSettings()
     agents = await evaluate_individually(personas, item, task, dimensions, scale, llm,
-                                         simple_roles=settings.simple_roles, cancel=cancel)
+                                         simple_roles=settings.simple_roles,
+                                         role_descriptions=role_descriptions, cancel=cancel)
     debated = await free_debate(personas, item, task, dimensions, scale, llm, agents,
-                                settings=settings, cancel=cancel)
+                                settings=settings, role_descriptions=role_descriptions,
+                                cancel=cancel)
     return await aggregate(debated, item, task, dimensions, llm, cancel=cancel)
 
 
@@ -294,10 +331,14 @@ async def evaluate(
     project: Project | None = None,
     run_id: int | None = None,
     max_units: int | None = None,
+    group_descriptions: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> EvaluationRun:
     """Every item debated by every stakeholder group (see the module docstring).
+
+    ``group_descriptions`` (group -> one sentence on who they are; the grouping stage writes
+    them) make the one-sentence roles of the simple-role option.
 
     ``max_units``: (item, group) units in flight at once (default: four times the gateway's
     concurrency, at least 8: a debate has one call out at a time, so fewer leaves slots idle;
@@ -330,7 +371,11 @@ async def evaluate(
             run_id = open_evaluation_run(project, task, dimensions, scale, settings, model)
         for stored in project.get_results(run_id, RESULT_KIND, status="ok"):
             done[stored.key] = GroupResult.model_validate(stored.payload)
-    keys = {(item.id, group): unit_key(item, group, by_group[group]) for item, group in units}
+    descriptions = dict(group_descriptions or {})
+    roles = {g: simple_roles_text(members, settings, descriptions)
+             for g, members in by_group.items()}
+    keys = {(item.id, group): unit_key(item, group, by_group[group], roles[group])
+            for item, group in units}
     reused = sum(1 for key in keys.values() if key in done)
     progress.start("Debating in stakeholder groups", total=len(units))
     if reused:
@@ -343,7 +388,8 @@ async def evaluate(
             if cancel is not None:
                 cancel.raise_if_cancelled()
             result = await evaluate_group(by_group[group], item, task, dimensions, scale, llm,
-                                          settings=settings, cancel=cancel)
+                                          settings=settings, role_descriptions=descriptions,
+                                          cancel=cancel)
         if project is not None and run_id is not None:
             payload = result.model_dump(mode="json")
             if result.status == "ok":
@@ -378,7 +424,9 @@ async def evaluate(
         results.append(combine_groups(item.id, groups, dimensions))
     run = EvaluationRun(items=results, personas=list(personas), dimensions=dimensions,
                         scale=scale, settings=settings, task=task, model=model, run_id=run_id,
-                        reused=reused, item_inputs=list(items))
+                        reused=reused, item_inputs=list(items),
+                        group_descriptions={g: descriptions.get(g, "") for g in by_group},
+                        finished_at=datetime.now().strftime("%Y-%m-%d %H:%M"))
     if project is not None and run_id is not None:
         failed = len(run.failed_units)
         project.finish_run(run_id, "finished",

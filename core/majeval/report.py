@@ -169,7 +169,8 @@ def write_results(
               "every debate turn with the coordinator's reason; long messages continue on the "
               "next rows, marked (part k of n)",
               widths={"reason chosen": 50, "message": 90, "scores": 30}),
-        Sheet("Personas", frame(persona_rows(run.personas), columns=PERSONA_COLUMNS),
+        Sheet("Personas", frame(persona_rows(run.personas, run.group_descriptions),
+                                     columns=PERSONA_COLUMNS),
               "the personas used (this sheet can be imported again)"),
         Sheet("Evidence", frame(evidence, columns=EVIDENCE_COLUMNS),
               "where each persona's perspective comes from"),

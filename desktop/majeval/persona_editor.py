@@ -647,10 +647,11 @@ class PersonaEditor(QWidget):
         self.flush()
         target = xlsx_path(path)
         personas = list(self.personas)
+        about = st.group_descriptions(self.project)
 
         def step(progress, cancel):
             progress.start(f"Writing {target.name}", total=1)
-            write_personas(target, personas)
+            write_personas(target, personas, descriptions=about)
             progress.advance(1)
             return target
 
@@ -682,7 +683,7 @@ class PersonaEditor(QWidget):
             self.file_panel.fail("The personas were not imported:\n" + "\n".join(
                 i.message for i in read.errors[:8]))
             return
-        st.replace_personas(self.project, read.personas, self.who())
+        st.replace_personas(self.project, read.personas, self.who(), read.descriptions)
         self.undo_stack.clear()
         notes = "".join(f"\n{i.message}" for i in read.warnings[:4])
         self.file_panel.hide()

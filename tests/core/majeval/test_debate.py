@@ -329,13 +329,36 @@ async def test_no_debate_keeps_phase_one_scores_and_simple_roles_use_one_sentenc
         return evaluation({"Ms Amy Lee": 5, "Mr Bo Chen": 4, "Dr Cara Diaz": 1}[speaker(messages)])
 
     llm, gateway = scripted(reply)
+    about = {"Teachers": "Preschool teachers who often read books to their students."}
     agents = await evaluate_individually(PANEL, item(), "t", [DEFAULT_DIMENSION], Scale(),
-                                         gateway, simple_roles=True)
+                                         gateway, simple_roles=True, role_descriptions=about)
     result = await free_debate(PANEL, item(), "t", [DEFAULT_DIMENSION], Scale(), gateway,
                                agents, settings=DebateSettings(no_debate=True))
     assert not result.turns and all(a.finalised_by == "no debate" for a in result.agents)
     assert [a.final for a in result.agents] == [{Q: 5}, {Q: 4}, {Q: 1}]
-    assert "You are Ms Amy Lee, one of the Teachers." in llm.requests[0].messages[0]["content"]
+    system = llm.requests[0].messages[0]["content"]
+    assert system.startswith(
+        "You are Ms Amy Lee, one of the Teachers (preschool teachers who often read books to "
+        "their students); your specialty: reading with children.\n\n")
+
+
+@pytest.mark.parametrize(("group", "description", "specialty", "expected"), [
+    ("Teachers", "Preschool teachers who often read books to their students.",
+     "Reading aloud.",
+     ("You are Ana Ruiz, one of the Teachers (preschool teachers who often read books to their "
+     "students); your specialty: reading aloud.")),
+    ("AI developers", "AI engineers who build reading apps", "",
+     "You are Ana Ruiz, one of the AI developers (AI engineers who build reading apps)."),
+    ("Parents", "", "Speech therapy for toddlers.",
+     "You are Ana Ruiz, one of the Parents; your specialty: speech therapy for toddlers."),
+    ("Parents", "", "", "You are Ana Ruiz, one of the Parents."),
+])
+def test_a_simple_role_is_one_sentence_that_carries_the_role(group, description, specialty,
+                                                               expected):
+    from core.majeval import simple_role
+
+    ana = persona(group, "Ana Ruiz", specialty=specialty)
+    assert simple_role(ana, description) == expected
 
 
 async def test_several_dimensions_and_scale_are_enforced(scripted):

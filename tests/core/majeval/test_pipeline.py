@@ -165,7 +165,7 @@ async def test_workbook_sheets_and_columns(scripted, items, tmp_path):
                                                        "reason chosen", "message"]
     assert list(sheets["Personas"].columns) == [
         "group", "name", "demographics", "perspective", "specialty", "psychological_traits",
-        "social_relationships", "evidence", "document", "page"]
+        "social_relationships", "evidence", "document", "page", "group_description"]
     assert sheets["Items"][Q].tolist() == [2.0, 5.0]
     agents = sheets["Agent scores"]
     assert set(agents.finalised_by) == {"no more comments"} and len(agents) == 8
@@ -256,3 +256,35 @@ async def test_an_agent_failing_mid_debate_leaves_both_means_and_both_alphas(scr
     alpha = {a.group: a for a in within_group_alpha(run)}["Teachers"]
     # Chen's phase 1 sky score is missing before the debate too: one unit pairable in both
     assert alpha.before.n_units == alpha.after.n_units == 1
+
+
+async def test_simple_roles_carry_the_group_description_and_a_new_one_is_debated_again(
+        scripted, items, tmp_path):
+    from core.project import Project
+
+    seen = []
+
+    def reply(messages):
+        if kind(messages) == "phase1":
+            seen.append(messages[0]["content"].split("\n", 1)[0])
+        return panel(messages)
+
+    settings = DebateSettings(simple_roles=True)
+    about = {"Teachers": "Preschool teachers who often read books to their students.",
+             "Parents": "Parents who read stories at bedtime."}
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        llm, gateway = scripted(reply, cache=project)
+        run = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
+                             project=project, group_descriptions=about)
+        assert "You are Ms Amy Lee, one of the Teachers (preschool teachers who often read " \
+            "books to their students); your specialty: reading with children." in seen
+        assert run.group_descriptions == about
+        calls = llm.calls
+        again = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
+                               project=project, group_descriptions=about)
+        assert llm.calls == calls and again.reused == 4  # nothing changed: nothing asked
+        changed = {**about, "Parents": "Grandparents who care for children after school."}
+        await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
+                       project=project, group_descriptions=changed)
+        redone = {speaker(r.messages) for r in llm.requests[calls:]}
+        assert redone == {"Dana Ray", "Eli Stone"}  # only the parents' roles changed
