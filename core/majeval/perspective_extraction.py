@@ -34,7 +34,8 @@ from core.majeval.model import (
 )
 from core.runs import CancelToken, Progress
 
-__all__ = ["PerspectiveExtraction", "chunk_budget", "extract_perspectives", "normalise_name"]
+__all__ = ["PerspectiveExtraction", "chunk_budget", "extract_perspectives", "normalise_name",
+           "people_named"]
 
 STAGE = "Perspective extraction"
 TEMPLATE = "perspective_extraction"
@@ -91,6 +92,33 @@ def chunk_budget(context_window: int, answer_tokens: int, task: str) -> int:
 
 
 _ARTICLE = re.compile(r"^(the|a|an|all|some|many)\s+")
+
+#: Words that name people (stakeholders of the kind the paper finds): a document using them
+#: plainly talks about people, so a model that finds nobody in it found nothing.
+_PEOPLE = re.compile(
+    r"\b(parents?|mothers?|fathers?|famil(?:y|ies)|carers?|caregivers?|grandparents?|"
+    r"grandmothers?|grandfathers?|child(?:ren)?|kids?|students?|pupils?|learners?|teachers?|"
+    r"educators?|librarians?|clinicians?|doctors?|physicians?|nurses?|patients?|therapists?|"
+    r"pharmacists?|researchers?|developers?|designers?|engineers?|users?|readers?|"
+    r"participants?|respondents?|interviewees?|experts?|professionals?|practitioners?|"
+    r"administrators?|managers?|policymakers?|residents?|citizens?|consumers?|workers?|"
+    r"employees?|volunteers?|caretakers?|guardians?|adults?|adolescents?|teenagers?|people)\b",
+    re.IGNORECASE)
+
+
+def people_named(documents: Sequence[Document], *, at_least: int = 3) -> list[tuple[str, int]]:
+    """The words naming people that the documents use, most frequent first, with their counts
+    (e.g. ``[("parents", 12), ("teachers", 8)]``); empty when they use fewer than ``at_least``
+    such words in all (then the documents do not plainly talk about people)."""
+    counts: dict[str, int] = {}
+    for doc in documents:
+        for page in doc.pages:
+            for found in _PEOPLE.finditer(page.text):
+                word = found.group(1).casefold()
+                counts[word] = counts.get(word, 0) + 1
+    if sum(counts.values()) < at_least:
+        return []
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def normalise_name(name: str) -> str:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from core.majeval.aggregation import aggregate, combine_groups
 from core.majeval.debate import evaluate_individually, free_debate
 from core.majeval.model import (
+    COPIED,
     DEFAULT_DIMENSION,
     DebateSettings,
     Dimension,
@@ -47,7 +48,11 @@ from core.majeval.persona_construction import (
     construct_personas,
     simple_role,
 )
-from core.majeval.perspective_extraction import PerspectiveExtraction, extract_perspectives
+from core.majeval.perspective_extraction import (
+    PerspectiveExtraction,
+    extract_perspectives,
+    people_named,
+)
 from core.majeval.stakeholder_grouping import group_stakeholders
 from core.runs import Cancelled, CancelToken, Progress
 
@@ -64,6 +69,7 @@ __all__ = [
     "RESULT_KIND",
     "EvaluationRun",
     "PersonaCreation",
+    "copied_most",
     "create_personas",
     "edit_persona",
     "evaluate",
@@ -99,6 +105,39 @@ class PersonaCreation:
     failures: list[StageFailure] = field(default_factory=list)
 
 
+def copied_most(failures: Sequence[StageFailure], units: int) -> bool:
+    """Whether most of ``units`` model steps failed because the model repeated our instructions
+    instead of answering (then the outcome says so, and the CLI exits with 3)."""
+    copied = sum(1 for f in failures if f.kind == COPIED)
+    return copied > 0 and copied * 2 > max(units, copied)
+
+
+def nothing_found(failures: Sequence[StageFailure], documents: Sequence[Document] = ()
+                  ) -> str:
+    """Why no stakeholder perspective came out of stage 1, blaming the right thing: the
+    model's unusable answers (``failures``; copies of our instructions said so), a model that
+    found nobody in documents that plainly name people, or documents that name nobody."""
+    if failures:
+        why = "; ".join(f"{f.where}: {f.message}" for f in failures[:3])
+        text = (f"No stakeholder perspectives were found: the model's answer could not be used "
+                f"for {len(failures)} part{'s' if len(failures) != 1 else ''} of the "
+                "documents.")
+        if copied_most(failures, len(failures)):
+            text += (" The model repeated the instructions instead of answering: it is too "
+                     "small for this step; try a larger model.")
+        return text + f" Failed parts: {why}"
+    people = people_named(documents)
+    if people:
+        named = ", ".join(f"{word} ({n} time{'s' if n != 1 else ''})" for word, n in people[:3])
+        return ("No stakeholder perspectives came back from the model, although the documents "
+                f"plainly name people: {named}. The model found nothing in them; it may be "
+                "too small for this step: try a larger model. Check also that the task "
+                "description says what is judged and for whom.")
+    return ("No stakeholder perspectives relevant to the task were found in the documents, "
+            "and they hardly name any people. Check that the documents talk about the people "
+            "the task concerns.")
+
+
 async def _group_and_construct(
     stakeholders: list[Stakeholder],
     failures: Sequence[StageFailure],
@@ -107,22 +146,20 @@ async def _group_and_construct(
     *,
     progress: Progress,
     cancel: CancelToken | None,
+    documents: Sequence[Document] = (),
 ) -> tuple[list[StakeholderGroup], PersonaConstruction]:
     """Stages 1b-2 on the perspectives found: grouping, then personas. Raises
-    :class:`StageError` when there is no perspective (naming the first ``failures`` of the
-    extraction) or no persona could be written."""
+    :class:`StageError` when there is no perspective (saying why: :func:`nothing_found`) or no
+    persona could be written (both with the ``failures``)."""
     if not stakeholders:
-        why = "; ".join(f"{f.where}: {f.message}" for f in failures[:3])
-        raise StageError("No stakeholder perspectives relevant to the task were found in the "
-                         "documents." + (f" Failed parts: {why}" if why else " Check that the "
-                         "documents talk about the people the task concerns."),
-                         stage="Perspective extraction")
+        raise StageError(nothing_found(failures, documents), stage="Perspective extraction",
+                         failures=failures)
     groups = await group_stakeholders(stakeholders, task, llm, progress=progress, cancel=cancel)
     built = await construct_personas(groups, task, llm, progress=progress, cancel=cancel)
     if not built.personas:
         why = "; ".join(f"{f.where}: {f.message}" for f in built.failures[:3])
         raise StageError(f"No persona could be written. {why}".strip(),
-                         stage="Persona construction")
+                         stage="Persona construction", failures=[*failures, *built.failures])
     return groups, built
 
 
@@ -152,7 +189,8 @@ async def create_personas(
     failures = [f for e in extractions for f in e.failures]
     stakeholders = [s for e in extractions for s in e.stakeholders]
     groups, built = await _group_and_construct(stakeholders, failures, task, llm,
-                                               progress=progress, cancel=cancel)
+                                               progress=progress, cancel=cancel,
+                                               documents=documents)
     failures += built.failures
     if project is not None:
         with project.transaction():
@@ -253,6 +291,11 @@ class EvaluationRun:
     @property
     def failed_units(self) -> list[GroupResult]:
         return [g for g in self.groups if g.status != "ok"]
+
+    @property
+    def copied_units(self) -> list[GroupResult]:
+        """Debates with a failure because the model repeated the instructions."""
+        return [g for g in self.groups if g.copied]
 
 
 def simple_roles_text(personas: Sequence[Persona], settings: DebateSettings,

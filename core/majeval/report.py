@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.majeval.pipeline import EvaluationRun
     from core.tables import ExportReport
 
-__all__ = ["PART_CHARS", "SHEETS", "transcript_rows", "write_results"]
+__all__ = ["PART_CHARS", "SHEETS", "copy_warning", "run_description", "transcript_rows",
+           "write_results"]
 
 #: Longest message piece in one Transcripts cell (a longer message continues on the next row).
 PART_CHARS = 8000
@@ -97,6 +98,45 @@ def transcript_rows(run: EvaluationRun) -> list[dict[str, Any]]:
             out.append({"item": item_id, "group": group, "turn": turn, "speaker": speaker,
                         "reason chosen": reason if k == 1 else "(continued)", "message": part,
                         "scores": score_text if k == len(parts) else ""})
+    return out
+
+
+def copy_warning(run: EvaluationRun) -> str:
+    """A warning when most debates failed because the model repeated the instructions instead
+    of answering (its results cannot be used); "" otherwise."""
+    copied, total = len(run.copied_units), len(run.groups)
+    if not total or copied * 2 <= total:
+        return ""
+    return (f"Most debates ({copied} of {total}) failed because the model repeated the "
+            "instructions instead of answering: this model is too small for MAJ-Eval, so these "
+            "results cannot be used. Try a larger model.")
+
+
+def run_description(run: EvaluationRun) -> list[tuple[str, str]]:
+    """Which inputs, options and model produced ``run`` (the results page and the Read me)."""
+    s = run.settings
+    groups = list(dict.fromkeys(p.group for p in run.personas))
+    lonely = [g for g in groups if sum(1 for p in run.personas if p.group == g) == 1]
+    n_items = len(run.items)
+    out = [
+        ("Run", run.finished_at or "(date not recorded)"),
+        ("Model", run.model or "(not recorded)"),
+        ("Task", run.task),
+        ("Items", f"{n_items} item{'s' if n_items != 1 else ''}"
+         + (f" from {run.items_source}" if run.items_source else "")),
+        ("Personas", f"{len(run.personas)} persona{'s' if len(run.personas) != 1 else ''} in "
+         f"{len(groups)} group{'s' if len(groups) != 1 else ''} ({', '.join(groups)})"
+         + (f"; {', '.join(lonely)}: one persona, no debate" if lonely else "")),
+        ("Dimensions", "; ".join(f"{d.name}: {d.definition}" if d.definition else d.name
+                                 for d in run.dimensions)),
+        ("Scale", run.scale.describe()),
+        ("Debate", "no debate (phase 1 scores only; ablation)" if s.no_debate else
+         f"up to {s.rounds} round{'s' if s.rounds != 1 else ''} (turn limit = rounds x agents "
+         "of the group)"),
+        ("Roles", "simple roles: one sentence per persona from the group's description and the "
+         "persona's specialty (ablation)" if s.simple_roles else
+         "full personas (five attributes)"),
+    ]
     return out
 
 
@@ -181,23 +221,23 @@ def write_results(
                             "and after the debate; correlations with human ratings",
                             number_formats={"value": "0.000", "p_value": "0.0000",
                                             "ci_low": "0.000", "ci_high": "0.000"}))
-    s = run.settings
+    warning = copy_warning(run)
     info = [
+        *([("WARNING", warning)] if warning else []),
         ("Method", "MAJ-Eval (Chen et al.): stakeholder personas debate in groups"),
-        ("Task", run.task),
-        ("Model", run.model or "(not recorded)"),
-        ("Dimensions", "; ".join(f"{d.name}: {d.definition}" if d.definition else d.name
-                                 for d in run.dimensions)),
-        ("Scale", run.scale.describe()),
-        ("Debate", "no debate (phase 1 scores only)" if s.no_debate else
-         f"up to {s.rounds} rounds (turn limit = rounds x agents of the group)"),
-        ("Personas", "simple roles (one sentence each; ablation)" if s.simple_roles else
-         "full personas (five attributes)"),
-        ("Coordinator", ("next speaker = the active agent named in the last message, else the "
-         "one whose scores differ most from the others' median, then who has spoken least, "
-         "then list order; stops when everyone has spoken and nobody disagrees")),
-        ("Failures", (f"{len(run.failed_units)} of {len(run.groups)} debates had a failure; "
-         "failed values are empty with the reason in 'note', never a default score")),
+        *run_description(run),
+        ("Coordinator", ("next speaker = among the agents who may speak (nobody speaks more "
+         "than two turns ahead of the least heard, so everyone has the floor), the one "
+         "addressed by name in the last message, else the one whose scores differ most from "
+         "the others' median, then who has spoken least, then list order; stops when everyone "
+         "has spoken and nobody disagrees")),
+        ("Means", ("each group's mean before and after the debate is over the same agents: an "
+         "agent that failed during the debate is left out of both; a group of one persona "
+         "cannot debate (its change and agreement are undefined: one agent)")),
+        ("Failures", (f"{len(run.failed_units)} of {len(run.groups)} debates had a failure"
+         + (f", {len(run.copied_units)} of them because the model repeated the instructions"
+            if run.copied_units else "")
+         + "; failed values are empty with the reason in 'note', never a default score")),
         ("Written", datetime.now().strftime("%Y-%m-%d %H:%M")),
         *readme,
     ]

@@ -382,7 +382,7 @@ async def create_personas_stored(
                                                answer_tokens=answer, cancel=cancel)
             stakeholders.extend(found.stakeholders)
     groups, built = await _group_and_construct(stakeholders, failures, state.task, llm,
-                                               progress=progress, cancel=cancel)
+                                               progress=progress, cancel=cancel, documents=docs)
     failures += built.failures
     new_ids = {p.id for p in built.personas}
     with project.transaction():

@@ -260,8 +260,37 @@ async def test_create_personas_stores_artefacts_and_edits_keep_who(scripted, tmp
         assert load_personas(project)[0].specialty == "Speech therapy."  # edit not overwritten
 
 
-async def test_no_perspective_found_is_a_plain_stage_error(scripted):
+async def test_nothing_found_in_documents_that_name_people_blames_the_model(scripted):
     _llm, gateway = scripted(lambda m: {"stakeholders": []})
-    with pytest.raises(StageError, match="No stakeholder perspectives"):
+    with pytest.raises(StageError) as caught:
         await create_personas([DOC], "Judge QA pairs.", gateway, context_window=8192,
                               answer_tokens=200)
+    message = caught.value.message
+    assert message.startswith("No stakeholder perspectives came back from the model, although "
+                              "the documents plainly name people: parents (3 times), children "
+                              "(2 times), teachers (1 time).")
+    assert "The model found nothing in them" in message and "try a larger model" in message
+    assert "talk about the people" not in message  # the documents are not to blame
+
+
+async def test_nothing_found_in_documents_without_people_blames_the_documents(scripted):
+    _llm, gateway = scripted(lambda m: {"stakeholders": []})
+    weather = Document(path="w.txt", name="w.txt", kind="text", pages=[Page(
+        number=1, text="Rain fell on the hills. The river rose and the wind turned west.")])
+    with pytest.raises(StageError, match="hardly name any people. Check that the documents "
+                                         "talk about the people the task concerns"):
+        await create_personas([weather], "Judge QA pairs.", gateway, context_window=8192,
+                              answer_tokens=200)
+
+
+async def test_nothing_found_because_the_model_copied_the_form_says_so(scripted):
+    copy = {"stakeholders": [{"name": "stakeholder name", "characteristics": "one sentence",
+                              "perspectives": []}]}
+    _llm, gateway = scripted(lambda m: copy)
+    with pytest.raises(StageError) as caught:
+        await create_personas([DOC], "Judge QA pairs.", gateway, context_window=8192,
+                              answer_tokens=200)
+    message = caught.value.message
+    assert "The model repeated the instructions instead of answering: it is too small for " \
+        "this step; try a larger model." in message
+    assert [f.kind for f in caught.value.failures] == ["copied_instructions"]
