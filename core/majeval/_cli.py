@@ -328,7 +328,7 @@ def run_debates(args: argparse.Namespace) -> int:
         within_group_alpha,
         write_results,
     )
-    from core.majeval.report import copy_warning
+    from core.majeval.report import failure_warning
     from core.tables import TableError
 
     if not 1 <= args.rounds <= 20:
@@ -396,7 +396,7 @@ def run_debates(args: argparse.Namespace) -> int:
             say(f"Spearman rho, overall {h.dimension} vs human {h.human_dimension}: "
                 f"{h.report.spearman.value:.3f} (n = {h.report.n})")
     say(f"Results written to {args.output}.")
-    warning = copy_warning(run)
+    warning = failure_warning(run)
     if warning:
         say(f"evaldesk: {warning}")
     if run.failed_units:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.majeval.pipeline import EvaluationRun
     from core.tables import ExportReport
 
-__all__ = ["PART_CHARS", "SHEETS", "copy_warning", "run_description", "transcript_rows",
+__all__ = ["PART_CHARS", "SHEETS", "failure_warning", "run_description", "transcript_rows",
            "write_results"]
 
 #: Longest message piece in one Transcripts cell (a longer message continues on the next row).
@@ -101,15 +101,20 @@ def transcript_rows(run: EvaluationRun) -> list[dict[str, Any]]:
     return out
 
 
-def copy_warning(run: EvaluationRun) -> str:
-    """A warning when most debates failed because the model repeated the instructions instead
-    of answering (its results cannot be used); "" otherwise."""
-    copied, total = len(run.copied_units), len(run.groups)
-    if not total or copied * 2 <= total:
+def failure_warning(run: EvaluationRun) -> str:
+    """A warning when most debates failed (the results cannot be used as they stand), saying
+    when it is because the model repeated the instructions instead of answering; "" when most
+    debates finished."""
+    failed, copied, total = len(run.failed_units), len(run.copied_units), len(run.groups)
+    if not total or failed * 2 <= total:
         return ""
-    return (f"Most debates ({copied} of {total}) failed because the model repeated the "
-            "instructions instead of answering: this model is too small for MAJ-Eval, so these "
-            "results cannot be used. Try a larger model.")
+    if copied * 2 > total:
+        return (f"Most debates ({copied} of {total}) failed because the model repeated the "
+                "instructions instead of answering: this model is too small for MAJ-Eval, so "
+                "these results cannot be used. Try a larger model.")
+    return (f"Most debates ({failed} of {total}) failed, so these results cannot be used as "
+            "they stand; each failure says why in its note. If the model's answers did not "
+            "have the expected form, try a larger model.")
 
 
 def run_description(run: EvaluationRun) -> list[tuple[str, str]]:
@@ -221,7 +226,7 @@ def write_results(
                             "and after the debate; correlations with human ratings",
                             number_formats={"value": "0.000", "p_value": "0.0000",
                                             "ci_low": "0.000", "ci_high": "0.000"}))
-    warning = copy_warning(run)
+    warning = failure_warning(run)
     info = [
         *([("WARNING", warning)] if warning else []),
         ("Method", "MAJ-Eval (Chen et al.): stakeholder personas debate in groups"),
