@@ -250,15 +250,16 @@ class ResultsView(QWidget):
                 digits=2),
             Col("spearman", "Spearman after", "Spearman's rho of the means after the debate "
                 "with the human ratings (sign kept)", digits=2),
-            Col("p", "p-value (after)"),
-            Col("kendall_before", "Kendall tau-b before", digits=2),
-            Col("kendall", "Kendall tau-b after", digits=2),
-            Col("pearson_before", "Pearson before", digits=2),
-            Col("pearson", "Pearson after", digits=2),
+            Col("p", "p (after)", "the p-value of Spearman's rho after the debate"),
+            Col("kendall", "Kendall after", "Kendall's tau-b after the debate (before: in the "
+                "exported workbook)", digits=2),
+            Col("pearson", "Pearson after", "Pearson's r after the debate (before: in the "
+                "exported workbook)", digits=2),
             Col("n", "n"), Col("note", "Note", missing=""),
         ])
         self.human_view = table_view(self.human_model)
         self.heatmap = HeatMap()
+        self.heatmap.setMinimumWidth(340)
         self.no_humans = QLabel("The items have no human ratings, so there is nothing to compare "
                                 "with. Choose the rating columns on the Items page to see "
                                 "agreement with people.")
@@ -307,10 +308,15 @@ class ResultsView(QWidget):
                " (shown as failed; run again to retry them)." if failed else
                "Every debate finished."))
         about = dict(run_description(run))
-        self.about_run.setText(" · ".join(f"{key}: {about[key]}" for key in (
-            "Run", "Model", "Items", "Personas", "Dimensions", "Scale", "Debate", "Roles")
-            if about.get(key)))
-        self.about_run.setToolTip(f"Task: {run.task}")
+        scored = ", ".join(dims) + f" ({run.scale.minimum} to {run.scale.maximum})"
+        settings = run.settings
+        self.about_run.setText(" · ".join([
+            f"Run of {about['Run']} with {about['Model']}", about["Items"],
+            about["Personas"], f"scored: {scored}",
+            "no debate (ablation)" if settings.no_debate else
+            f"debate: up to {_count(settings.rounds, 'round')}",
+            "simple roles (ablation)" if settings.simple_roles else "full personas"]))
+        self.about_run.setToolTip("\n".join(f"{k}: {v}" for k, v in about.items()))
         warning = failure_warning(run)
         self.alert.setText(warning)
         self.alert.setVisible(bool(warning))
@@ -379,7 +385,7 @@ class ResultsView(QWidget):
                     "group": g, "dimension": d, "before": mb, "after": ma,
                     "change": ONE_AGENT if one else
                     (ma - mb) if mb is not None and ma is not None else None,
-                    "moved": ONE_AGENT if one else f"{moved} of {len(both)}",
+                    "moved": None if one else f"{moved} of {len(both)}",
                     "turns": sum(turns) / len(turns) if turns else None,
                     "note": "One persona: no debate." if one else
                     (f"{len(notes)} debate(s): a persona failed during the debate and is left "
@@ -428,10 +434,8 @@ class ResultsView(QWidget):
                 "group": group, "dimension": dim, "human": human,
                 "spearman_before": _value(before.spearman if before else None),
                 "spearman": _value(sp), "p": _p_text(sp.p_value),
-                "kendall_before": _value(before.kendall if before else None),
-                "kendall": _value(after.kendall),
-                "pearson_before": _value(before.pearson if before else None),
-                "pearson": _value(after.pearson), "n": after.n, "note": sp.reason or ""})
+                "kendall": _value(after.kendall), "pearson": _value(after.pearson),
+                "n": after.n, "note": sp.reason or ""})
         self.human_model.set_rows(human_rows)
         has = bool(human_rows)
         self.human_view.setVisible(has)

@@ -940,6 +940,11 @@ class MajEvalWizard(QWidget):
         self.no_debate_check.toggled.connect(self._options_chosen)
         self.simple_roles_check = QCheckBox("Simple roles: one sentence per persona instead of "
                                             "the five attributes (the paper's ablation)")
+        self.simple_roles_check.setToolTip(
+            "Each persona is told only its name, its group with the group's description, and "
+            "its specialty, in one sentence (for example: You are Ana Ruiz, one of the "
+            "teachers (preschool teachers who often read books to their students); your "
+            "specialty: early literacy).")
         self.simple_roles_check.toggled.connect(self._options_chosen)
         self.run_profile = self._profile_combo()
         options = QGroupBox("Options")
@@ -974,10 +979,12 @@ class MajEvalWizard(QWidget):
         layout.addWidget(title_label("Run the debates"))
         layout.addWidget(intro_label(
             "For every item, the personas of each group first judge it alone, then discuss it: "
-            "a coordinator lets the persona who disagrees most speak next, until nobody "
-            "disagrees or the rounds are used up. A neutral summary of each group's views and "
-            "the group's mean score follow. Finished debates are saved one by one; after Cancel "
-            "(or a crash) the run goes on where it stopped."))
+            "a coordinator gives every persona the floor, letting the one addressed by name or "
+            "the one who disagrees most speak next, until nobody disagrees or the rounds are "
+            "used up. A group of one persona cannot debate: its persona's own judgement counts. "
+            "A neutral summary of each group's views and the group's mean score follow. "
+            "Finished debates are saved one by one; after Cancel (or a crash) the run goes on "
+            "where it stopped."))
         layout.addWidget(options)
         layout.addWidget(self.lonely_notice)
         layout.addLayout(row)

@@ -334,9 +334,10 @@ def test_results_say_which_run_they_show_and_go_out_of_date_when_choices_change(
     run_all(qtbot, wiz)
     view = wiz.results
     about = view.about_run.text()
-    assert "Model: scripted/mj-wizard" in about and "Items: 6 items from items.xlsx" in about
-    assert "Personas: 7 personas in 2 groups" in about and "Debate: up to 3 rounds" in about
-    assert "Run: 20" in about  # the date it finished
+    assert about.startswith("Run of 20")  # the date it finished
+    assert "with scripted/mj-wizard · 6 items from items.xlsx" in about
+    assert "7 personas in 2 groups" in about and "debate: up to 3 rounds" in about
+    assert "scored: Overall quality (1 to 5)" in about and "full personas" in about
     assert view.stale.isHidden() and view.export_button.isEnabled()
     wiz.show_page("run")
     assert "All debates are finished" in wiz.run_summary.text()
