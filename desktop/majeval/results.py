@@ -275,9 +275,11 @@ class ResultsView(QWidget):
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(hint)
         ll.addWidget(self.alpha_view, 1)
-        ll.addWidget(QLabel("<b>Agreement with human ratings</b>, before and after the debate "
-                            "(correlations keep their sign: below 0, the personas rank the "
-                            "items the opposite way)"))
+        human_title = QLabel("<b>Agreement with human ratings</b>, before and after the debate "
+                             "(correlations keep their sign: below 0, the personas rank the "
+                             "items the opposite way)")
+        human_title.setWordWrap(True)
+        ll.addWidget(human_title)
         ll.addWidget(self.human_view, 1)
         ll.addWidget(self.no_humans)
         splitter = QSplitter()
@@ -456,8 +458,7 @@ class ResultsView(QWidget):
                     line.append(v if isinstance(v, float) else None)
                 values.append(line)
             names = ["All groups" if g == ALL_GROUPS else g for g in groups]
-            self.heatmap.draw(names, labels, values,
-                              "Spearman with people's ratings, after the debate")
+            self.heatmap.draw(names, labels, values, "Spearman with people,\nafter the debate")
 
     # ------------------------------------------------------------------------ item details
     @Slot()
