@@ -117,6 +117,19 @@ async def test_a_copy_of_the_form_is_a_failed_chunk_not_a_stakeholder(scripted, 
     assert llm.calls == 2 * found.chunks  # asked again once
 
 
+async def test_extraction_leaves_out_only_the_authors_and_their_institutions(scripted):
+    llm, gateway = scripted(extraction_reply)
+    await extract_perspectives(DOC, "Judge QA pairs.", gateway, context_window=8192,
+                               answer_tokens=200)
+    system = llm.requests[0].messages[0]["content"]
+    assert "Leave out only the authors of the document and the institutions the authors " \
+        "belong to." in system
+    assert "Organisations that speak for people in the text" in system
+    assert "institutions and organisations" not in system  # not every organisation
+    sent = "\n".join(m["content"] for m in llm.requests[0].messages)
+    assert '{"' not in sent and "e.g." not in sent  # no example answer to copy
+
+
 def test_chunk_budget_leaves_room_for_prompt_and_answer():
     assert chunk_budget(8192, 1024, "A task.") < 8192 - 1024
     with pytest.raises(ValueError, match="context window"):
