@@ -350,8 +350,8 @@ def evaluation_format(dimensions: Sequence[Dimension], scale: Scale) -> str:
 def debate_format(dimensions: Sequence[Dimension], scale: Scale) -> str:
     """How a debate turn is written, in words (no example values a model could copy)."""
     return ('one JSON object with three keys: "message", what you say to the group in at most '
-            'four sentences; "no_more_comments", true when you have nothing more to discuss '
-            "and your scores are final, otherwise false; and "
+            'four sentences; "no_more_comments", true when you end your part of the '
+            "discussion with these final scores, otherwise false; and "
             f"{_scores_description(dimensions, scale)}, your scores as they stand now.")
 
 

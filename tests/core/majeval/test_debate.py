@@ -499,3 +499,21 @@ async def test_means_before_and_after_are_over_the_same_agents(scripted):
     assert result.initial_mean == {Q: 2.0}  # (3 + 1) / 2: Lee's 5 is left out of both
     assert "Ms Amy Lee failed during the debate and is left out of both" in result.note
     assert result.status == "partial"
+
+
+@pytest.mark.parametrize("closing", [
+    "Nothing to add.", "Nothing more to discuss.", "I agree with the others.", "I am done.",
+    "NO MORE COMMENTS", "No more comments.", "I have nothing more to add.",
+    "My scores are final.",
+])
+async def test_an_ordinary_closing_message_is_not_taken_for_a_copy(scripted, closing):
+    def reply(messages):
+        who = speaker(messages)
+        if kind(messages) == "phase1":
+            return evaluation({"Ms Amy Lee": 4, "Mr Bo Chen": 2, "Dr Cara Diaz": 3}[who])
+        return turn(closing, 3, done=True)
+
+    llm, gateway = scripted(reply)
+    result = await run_group(gateway)
+    assert all(a.status == "ok" for a in result.agents), [a.error for a in result.agents]
+    assert not any(len(r.messages) > 2 for r in llm.requests)  # never asked again
