@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 __all__ = [
     "PRIMARY_DISABLED_STYLE",
+    "alert_box",
     "fit_columns",
     "frame_layout",
     "hint_label",
@@ -80,6 +81,16 @@ def note_box(text: str = "") -> QLabel:
     label = QLabel(text)
     label.setObjectName("noteBox")
     label.setWordWrap(True)
+    return label
+
+
+def alert_box(text: str = "") -> QLabel:
+    """A wrapped warning in a pale red box: the results shown cannot be used as they stand
+    (most units failed, or they are out of date)."""
+    label = QLabel(text)
+    label.setObjectName("alertBox")
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
     return label
 
 

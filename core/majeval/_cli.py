@@ -7,6 +7,7 @@ handlers, so ``evaldesk --version`` stays fast.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS, EXIT_SOME_FAILED, UserError
@@ -24,8 +25,9 @@ from core.method_cli import (
 _EPILOG_RUN = (
     "Exit codes: 0 every debate finished; 1 a problem you can fix (the message says what); "
     "2 bad arguments; 3 the results were written but some agents, debates or summaries failed "
-    "(marked failed in the workbook, with the reason); 130 stopped (with --project, finished "
-    "debates are kept and a new run with the same settings resumes)."
+    "(marked failed in the workbook, with the reason; when most failed because the model "
+    "repeated the instructions, the workbook's Read me says so); 130 stopped (with --project, "
+    "finished debates are kept and a new run with the same settings resumes)."
 )
 
 
@@ -45,7 +47,9 @@ def add_majeval_parser(subparsers: argparse._SubParsersAction) -> None:
         "evidence, group similar stakeholders and write one persona per distinct perspective. "
         "The result is an Excel file (sheet Personas) you can check and edit, then pass to "
         "'majeval run'.",
-        epilog="Exit codes: 0 written; 1 a problem you can fix; 2 bad arguments; 130 stopped.")
+        epilog="Exit codes: 0 written; 1 a problem you can fix; 2 bad arguments; 3 most of the "
+        "model's answers repeated the instructions instead of answering (the model is too "
+        "small; what could be made is written, marked so); 130 stopped.")
     personas.add_argument("documents", nargs="+", metavar="DOC",
                           help="documents about the stakeholders (PDF, .txt or .md)")
     personas.add_argument("--task-file", required=True, metavar="TASK.txt",
@@ -134,6 +138,7 @@ def run_personas(args: argparse.Namespace) -> int:
 
     from core.documents import DocumentError, load_document
     from core.majeval import StageError, create_personas, write_personas
+    from core.majeval.pipeline import copied_most
     from core.tables import TableError
 
     task = _task(args.task_file)
@@ -153,7 +158,12 @@ def run_personas(args: argparse.Namespace) -> int:
         try:
             made = asyncio.run(create_personas(documents, task, gateway, project=project,
                                                progress=cli_progress()))
-        except (StageError, ValueError) as exc:
+        except StageError as exc:
+            if copied_most(exc.failures, len(exc.failures)):
+                say(f"evaldesk: {exc.message}")
+                return EXIT_SOME_FAILED
+            raise UserError(str(exc)) from None
+        except ValueError as exc:
             raise UserError(str(exc)) from None
     finally:
         if project is not None:
@@ -161,18 +171,29 @@ def run_personas(args: argparse.Namespace) -> int:
     for failure in made.failures:
         say(f"evaldesk: note: {failure.stage} failed for {failure.where}: {failure.message}")
     found = sum(len(e.perspectives) for e in made.extractions)
+    units = sum(e.chunks for e in made.extractions) + len(made.groups)
+    warning = ""
+    if copied_most(made.failures, units):
+        warning = ("Most of the model's answers repeated the instructions instead of answering: "
+                   "this model is too small to make personas; check these closely or try a "
+                   "larger model.")
     usage = gateway.usage
-    readme = [("Documents", ", ".join(d.name for d in documents)), ("Task", task),
+    readme = [*([("WARNING", warning)] if warning else []),
+              ("Documents", ", ".join(d.name for d in documents)), ("Task", task),
               ("Model", profile.model),
               ("Model calls", (f"{usage.calls} calls, {usage.cache_hits} from the cache, "
                               f"{usage.prompt_tokens:,} tokens in, "
                               f"{usage.completion_tokens:,} out"))]
     try:
-        write_personas(args.output, made.personas, readme=readme)
+        write_personas(args.output, made.personas, readme=readme,
+                       descriptions={g.name: g.description for g in made.groups})
     except TableError as exc:
         raise UserError(exc.message) from None
     say(f"{found} perspectives from {len(documents)} documents, {len(made.groups)} groups, "
         f"{len(made.personas)} personas. Written to {args.output}.")
+    if warning:
+        say(f"evaldesk: {warning}")
+        return EXIT_SOME_FAILED
     return 0
 
 
@@ -301,11 +322,13 @@ def run_debates(args: argparse.Namespace) -> int:
         DebateSettings,
         evaluate,
         human_agreement,
+        lonely_groups,
         open_evaluation_run,
         read_personas,
         within_group_alpha,
         write_results,
     )
+    from core.majeval.report import failure_warning
     from core.tables import TableError
 
     if not 1 <= args.rounds <= 20:
@@ -334,16 +357,22 @@ def run_debates(args: argparse.Namespace) -> int:
         gateway = project_gateway(profile, project, run_id)
         say(f"{len(items)} items x {len(got.groups)} stakeholder groups "
             f"({len(got.personas)} agents) with {profile.model}.")
+        for group in lonely_groups(got.personas):
+            say(f"evaldesk: note: group {group} has one persona, so it cannot debate: its "
+                "persona's own evaluation is its score, and its agreement and change are "
+                "undefined.")
         try:
             run = asyncio.run(evaluate(got.personas, items, task, gateway,
                                        dimensions=dimensions, scale=scale, settings=settings,
                                        model=profile.model, project=project, run_id=run_id,
+                                       group_descriptions=got.descriptions,
                                        progress=cli_progress()))
         except ValueError as exc:
             raise UserError(str(exc)) from None
     finally:
         if project is not None:
             project.close()
+    run.items_source = Path(args.items).name + (f", sheet {args.sheet}" if args.sheet else "")
     alphas = within_group_alpha(run)
     humans = human_agreement(run, n_boot=0 if args.no_bootstrap else 1000)
     usage = gateway.usage
@@ -367,6 +396,9 @@ def run_debates(args: argparse.Namespace) -> int:
             say(f"Spearman rho, overall {h.dimension} vs human {h.human_dimension}: "
                 f"{h.report.spearman.value:.3f} (n = {h.report.n})")
     say(f"Results written to {args.output}.")
+    warning = failure_warning(run)
+    if warning:
+        say(f"evaldesk: {warning}")
     if run.failed_units:
         say(f"evaldesk: {len(run.failed_units)} debate(s) had failures; they are marked in the "
             "workbook with the reason.")

@@ -1,7 +1,9 @@
 """Stage 3, phase 3: aggregation (paper 3.2, Table 17).
 
 The group's score per dimension is the mean of its agents' final scores, computed here (the
-model never does arithmetic for us); the pre-debate mean is kept beside it. An aggregator call
+model never does arithmetic for us); the pre-debate mean is kept beside it, over the same
+agents (an agent that failed during the debate is left out of both, and ``note`` says so). An
+aggregator call
 then writes the qualitative synthesis: where the agents agree, where they disagree (who and
 why), and what it means overall. :func:`combine_groups` gives an item's overall score per
 dimension: the mean of the groups' final means.
@@ -18,7 +20,7 @@ from core.majeval import _prompts
 from core.majeval.model import AgentResult, Dimension, GroupResult, Item, ItemResult, JsonLLM
 from core.runs import CancelToken
 
-__all__ = ["Synthesis", "aggregate", "combine_groups", "group_means"]
+__all__ = ["Synthesis", "aggregate", "combine_groups", "group_means", "means_note"]
 
 TEMPLATE = "aggregation"
 
@@ -40,22 +42,43 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
+def _both(agent: AgentResult, dimension: str) -> bool:
+    return (agent.initial is not None and dimension in agent.initial.scores
+            and agent.status == "ok" and agent.final is not None and dimension in agent.final)
+
+
 def group_means(agents: Sequence[AgentResult], dimensions: Sequence[Dimension]
                 ) -> tuple[dict[str, float], dict[str, float]]:
-    """(initial mean, final mean) per dimension over the agents that have those scores; a
-    dimension no agent scored is left out (never 0)."""
+    """(initial mean, final mean) per dimension, both over the same agents: those with a score
+    before and after the debate (an agent that failed on the way is left out of both, so the
+    change is the debate's, not a change of who is counted). A dimension no agent scored is
+    left out (never 0)."""
     initial: dict[str, float] = {}
     final: dict[str, float] = {}
     for d in dimensions:
-        before = [a.initial.scores[d.name] for a in agents
-                  if a.initial is not None and d.name in a.initial.scores]
-        after = [a.final[d.name] for a in agents
-                 if a.status == "ok" and a.final is not None and d.name in a.final]
-        if before:
-            initial[d.name] = _mean(before)
-        if after:
-            final[d.name] = _mean(after)
+        counted = [a for a in agents if _both(a, d.name)]
+        if counted:
+            initial[d.name] = _mean([a.initial.scores[d.name] for a in counted])  # type: ignore[union-attr]
+            final[d.name] = _mean([a.final[d.name] for a in counted])  # type: ignore[index]
     return initial, final
+
+
+def means_note(agents: Sequence[AgentResult]) -> str:
+    """What the means of a group need said beside them: a group of one persona (no debate, no
+    change, no agreement within the group), or agents left out of both means."""
+    if len(agents) == 1:
+        return "One agent: a group with a single persona cannot debate; its change and its " \
+               "agreement within the group are undefined."
+    left = [a.agent for a in agents if a.initial is not None
+            and (a.status != "ok" or a.final is None)]
+    if not left:
+        return ""
+    kept = sum(1 for a in agents if a.initial is not None and a.status == "ok"
+               and a.final is not None)
+    who = ", ".join(left)
+    return (f"The means before and after the debate are both over the {kept} agents who "
+            f"finished; {who} failed during the debate and {'is' if len(left) == 1 else 'are'} "
+            "left out of both.")
 
 
 def _means_text(means: Mapping[str, float]) -> str:
@@ -76,6 +99,7 @@ async def aggregate(
     synthesis failed) and ``error``."""
     out = result.model_copy(deep=True)
     out.initial_mean, out.final_mean = group_means(out.agents, dimensions)
+    out.note = means_note(out.agents)
     failed = [a for a in out.agents if a.status != "ok"]
     problems = [a.error for a in failed if a.error]
     finished = [a for a in out.agents if a.status == "ok" and a.final is not None]
@@ -91,10 +115,11 @@ async def aggregate(
         synthesis = await _prompts.ask(llm, TEMPLATE, Synthesis, {
             "task": task, "group": out.group, "content": item.content,
             "evaluations": evaluations, "means": _means_text(out.final_mean)}, cancel=cancel)
-        out.feedback, out.feedback_error = synthesis.text(), ""
+        out.feedback, out.feedback_error, out.feedback_error_kind = synthesis.text(), "", ""
     except LLMFailure as failure:
         out.feedback = ""
         out.feedback_error = f"The aggregator's summary failed: {failure.message}"
+        out.feedback_error_kind = failure.kind
         problems.append(out.feedback_error)
     if problems:
         out.status = "partial"

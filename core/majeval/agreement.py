@@ -22,6 +22,7 @@ from core.stats import AlphaResult, CorrelationReport, correlations, krippendorf
 __all__ = [
     "AGREEMENT_COLUMNS",
     "ALL_GROUPS",
+    "ONE_AGENT",
     "GroupAlpha",
     "HumanAgreement",
     "agreement_rows",
@@ -35,15 +36,25 @@ AGREEMENT_COLUMNS = ["comparison", "group", "stage", "dimension", "human_dimensi
                      "statistic", "kind", "value", "p_value", "ci_low", "ci_high", "n", "note"]
 
 
+#: Why alpha and the change of a one-persona group are not computed.
+ONE_AGENT = "one agent"
+
+
 @dataclass(frozen=True)
 class GroupAlpha:
     """Krippendorff's alpha (ordinal) among a group's agents over the items, on one dimension,
-    on the phase 1 scores (``before``) and the final scores (``after``)."""
+    on the phase 1 scores (``before``) and the final scores (``after``). ``agents``: how many
+    personas the group has (alpha is undefined for one: "undefined: one agent")."""
 
     group: str
     dimension: str
     before: AlphaResult
     after: AlphaResult
+    agents: int = 0
+
+    @property
+    def one_agent(self) -> bool:
+        return self.agents == 1
 
 
 @dataclass(frozen=True)
@@ -57,13 +68,26 @@ class HumanAgreement:
     report: CorrelationReport
 
 
+def _one_agent(items: int) -> AlphaResult:
+    return AlphaResult(value=None, level="ordinal", n_units=0, n_pairable=0,
+                       n_units_dropped=items, n_raters=1,
+                       reason=f"{ONE_AGENT}: a group with a single persona has nobody to agree "
+                              "with")
+
+
 def within_group_alpha(run: EvaluationRun) -> list[GroupAlpha]:
     """Alpha per group and dimension; raters = the group's agents, units = the items. A failed
-    agent's score is missing (not a number we made up)."""
+    agent's score is missing (not a number we made up); an agent that failed during the debate
+    is missing before the debate too, so both alphas are over the same ratings. A group of one
+    persona has no alpha ("undefined: one agent")."""
     out = []
     for group, personas in groups_of(run.personas).items():
         results = [g for item in run.items for g in item.groups if g.group == group]
         for dim in run.dimensions:
+            if len(personas) == 1:
+                undefined = _one_agent(len(results))
+                out.append(GroupAlpha(group, dim.name, undefined, undefined, agents=1))
+                continue
             before, after = [], []
             for persona in personas:
                 row_before, row_after = [], []
@@ -73,12 +97,12 @@ def within_group_alpha(run: EvaluationRun) -> list[GroupAlpha]:
                         else None
                     final = agent.final.get(dim.name) if agent and agent.status == "ok" \
                         and agent.final else None
-                    row_before.append(initial)
-                    row_after.append(final)
+                    row_before.append(initial if final is not None else None)
+                    row_after.append(final if initial is not None else None)
                 before.append(row_before)
                 after.append(row_after)
             out.append(GroupAlpha(group, dim.name, krippendorff_alpha(before, "ordinal"),
-                                  krippendorff_alpha(after, "ordinal")))
+                                  krippendorff_alpha(after, "ordinal"), agents=len(personas)))
     return out
 
 

@@ -9,12 +9,18 @@ specified) picks who speaks next, one turn at a time:
 
 * ``d[a]`` = sum over dimensions of ``|score[a] - median of the other agents' scores|``
   (current scores; agents that failed take no part);
-* the next speaker is the active agent with the largest
+* **everyone gets the floor**: an agent may speak again only while it is fewer than two turns
+  ahead of the active agent who has spoken least (:data:`FLOOR_GAP`); so every agent speaks
+  before any agent speaks a third time, and one who has not spoken yet outranks one who has
+  spoken twice (the reason says so when this changed the choice);
+* among those, the next speaker is the agent with the largest
   ``(challenged, d[a] > 0, d[a], -turns spoken, -position in the roster)``;
-* **challenged** means the last message was written by another agent and names this agent:
-  its full name, or any part of the name of at least 3 letters that is not a title (Dr, Ms,
-  Mr, Mrs, Miss, Prof), as a whole word, ignoring case. So "I disagree with Lee" challenges
-  "Ms Amy Lee";
+* **challenged** means the last message was written by another agent and addresses this agent
+  (:func:`is_challenged`): its full name, or a first or last name written as a name
+  (capitalised; a name that is also a common word, such as Will or Hope, counts inside a
+  sentence or before a comma, not as the first word of a sentence). So "I disagree with Lee"
+  challenges "Ms Amy Lee", "Will, I disagree" challenges "Will Thompson", and "this will help"
+  or "I hope" challenges nobody;
 * an agent that answers NO MORE COMMENTS (``no_more_comments`` true, or a message that starts
   with those words) gives its final scores and leaves the active list;
 * the debate stops early once every agent has spoken at least once and nobody disagrees
@@ -32,8 +38,10 @@ import asyncio
 import re
 import statistics
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from core.llm import LLMFailure
+from core import prompts
+from core.llm import LLMFailure, Rejection
 from core.majeval import _prompts
 from core.majeval.model import (
     AgentEvaluation,
@@ -51,6 +59,7 @@ from core.majeval.model import (
     scores_of,
 )
 from core.majeval.persona_construction import simple_role
+from core.prompts import PromptTemplate
 from core.runs import CancelToken
 
 __all__ = [
@@ -63,20 +72,87 @@ __all__ = [
 ]
 
 NO_MORE_COMMENTS = "NO MORE COMMENTS"
+#: Why a group of one persona has no debate (and no agreement within the group).
+ONE_AGENT = ("one agent: a group with a single persona cannot debate, so its own first "
+             "evaluation is final")
 _TITLES = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame"}
+#: An agent may speak again only while it is fewer than this many turns ahead of the active
+#: agent who has spoken least: everyone speaks before anyone speaks a third time.
+FLOOR_GAP = 2
+
+#: Names that are also everyday English words ("will", "hope", "may"). Such a name counts as
+#: addressing its agent only when written as a name: capitalised inside a sentence ("I agree
+#: with Will"), or at the start of a sentence followed by a comma ("Will, I disagree").
+COMMON_WORD_NAMES = frozenset({
+    "will", "hope", "may", "mark", "bill", "grace", "faith", "joy", "rose", "dawn", "sunny",
+    "summer", "winter", "spring", "autumn", "april", "june", "august", "frank", "grant", "chase",
+    "drew", "pat", "rob", "sue", "jack", "ray", "art", "guy", "don", "gene", "carol", "bob",
+    "nick", "max", "chuck", "rusty", "sandy", "holly", "ivy", "iris", "lily", "daisy", "pearl",
+    "ruby", "amber", "olive", "violet", "hazel", "heather", "jade", "crystal", "angel", "honey",
+    "sky", "river", "brook", "forest", "stone", "field", "fields", "price", "miles", "page",
+    "lane", "street", "bush", "love", "hunter", "fisher", "baker", "cook", "mason", "carpenter",
+    "turner", "walker", "ward", "bishop", "knight", "pope", "cash", "noble", "justice", "patience",
+    "prudence", "mercy", "charity", "verity", "harmony", "melody", "storm", "rain", "snow",
+    "frost", "wolf", "fox", "swan", "crane", "finch", "lamb", "bird", "gray", "grey", "golden",
+    "silver", "gold", "sterling", "major", "early", "wise", "good", "friend", "child", "power",
+    "rush", "hardy", "bright", "moody", "sweet", "dear", "hall", "church", "bank", "banks",
+    "marsh", "reed", "wade", "pierce", "cliff", "glen", "dale", "heath", "dean", "earl", "duke",
+    "prince", "queen", "judge", "young", "king", "long", "hill", "wood", "green", "brown", "white",
+    "black", "bell", "rich", "strong", "best", "little", "small", "short", "sharp", "penny",
+    "buck", "bud",
+})
 
 
 # ----------------------------------------------------------------------------- coordinator
-def _name_patterns(name: str) -> list[re.Pattern[str]]:
-    words = [w for w in re.findall(r"[\w'-]+", name) if w]
-    parts = [w for w in words if len(w) >= 3 and w.casefold().rstrip(".") not in _TITLES]
-    options = [" ".join(words), *parts] if words else []
-    return [re.compile(rf"(?<!\w){re.escape(o)}(?!\w)", re.IGNORECASE) for o in options if o]
+def _name_words(name: str) -> list[str]:
+    """The words of a name without titles ("Ms Amy Lee" -> ["Amy", "Lee"])."""
+    words = [w.strip(".") for w in re.findall(r"[^\W\d_][\w'.-]*", name)]
+    return [w for w in words if w and w.casefold() not in _TITLES]
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    before = text[:at].rstrip().rstrip("\"'“‘([").rstrip()
+    return not before or before[-1] in ".!?:;\n"
+
+
+def _written_as_name(message: str, start: int, end: int, word: str) -> bool:
+    """Whether the occurrence ``message[start:end]`` of the name ``word`` is written as a name."""
+    token = message[start:end]
+    if not token[:1].isupper():
+        return False  # "this will help", "I hope"
+    common = word.casefold() in COMMON_WORD_NAMES
+    if not common:
+        return True
+    if token.isupper() and len(token) > 1:
+        return False  # "I HOPE SO": shouting, not a name
+    if _sentence_start(message, start):
+        return message[end:].lstrip()[:1] in (",", "!")  # "Will, I disagree", not "Hope is"
+    return True
 
 
 def is_challenged(message: str, name: str) -> bool:
-    """True when ``message`` names the agent called ``name`` (see the module docstring)."""
-    return any(p.search(message or "") for p in _name_patterns(name))
+    """True when ``message`` addresses the agent called ``name``: its full name (every word of
+    the name but titles, in order, any case), or one of its first or last names (two letters
+    or more) written as a name: capitalised, and for a name that is also a common word
+    (:data:`COMMON_WORD_NAMES`) not at the start of a sentence unless a comma follows. So
+    "I disagree with Lee" addresses "Ms Amy Lee"; "this will help" does not address
+    "Will Thompson", but "Will, I disagree" does; "I hope" does not address "Grace Hope"."""
+    message = message or ""
+    words = _name_words(name)
+    if not words or not message:
+        return False
+    if len(words) > 1:
+        full = r"\s+".join(re.escape(w) for w in words)
+        if re.search(rf"(?<![\w'-]){full}(?![\w-])", message, re.IGNORECASE):
+            return True
+    for word in words:
+        if len(word) < 2:
+            continue
+        for found in re.finditer(rf"(?<![\w'-]){re.escape(word)}(?![\w-])", message,
+                                 re.IGNORECASE):
+            if _written_as_name(message, found.start(), found.end(), word):
+                return True
+    return False
 
 
 def _fmt(value: float) -> str:
@@ -84,7 +160,11 @@ def _fmt(value: float) -> str:
 
 
 def _times(n: int) -> str:
-    return "once" if n == 1 else f"{n} times"
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
+def _names(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 class Coordinator:
@@ -139,6 +219,15 @@ class Coordinator:
         return (self.challenged(agent), d > 0, d, -self.spoken[agent],
                 -self.roster.index(agent))
 
+    def eligible(self) -> list[str]:
+        """The active agents who may speak now: those fewer than :data:`FLOOR_GAP` turns ahead
+        of the active agent who has spoken least (so every agent speaks before any agent
+        speaks a third time, and one who has not spoken outranks one who has spoken twice)."""
+        if not self.active:
+            return []
+        least = min(self.spoken[a] for a in self.active)
+        return [a for a in self.active if self.spoken[a] < least + FLOOR_GAP]
+
     def next_turn(self) -> tuple[str, str] | None:
         """The next speaker and the reason, or None when the debate is over (then
         ``stop_reason`` says why)."""
@@ -156,13 +245,24 @@ class Coordinator:
                                 f"rounds x {len(self.roster)} agents)")
             self.stopped_by = "cap"
             return None
-        chosen = max(self.active, key=self._key)
+        chosen = max(self.eligible(), key=self._key)
         return chosen, self.reason(chosen)
 
     def reason(self, agent: str) -> str:
         """Why ``agent`` speaks now, as a sentence a person can read."""
         name = self.names[agent]
+        eligible = self.eligible()
         parts = []
+        key = self._key(agent)
+        waiting = [a for a in self.active if a not in eligible and self._key(a) > key]
+        if waiting:
+            counts = sorted({self.spoken[a] for a in waiting})
+            spoken = self.spoken[agent]
+            parts.append(
+                f"everyone gets the floor: {_names([self.names[a] for a in waiting])} "
+                f"{'has' if len(waiting) == 1 else 'have'} spoken "
+                f"{' or '.join(_times(c) for c in counts)} and "
+                f"{name} {'has not spoken yet' if not spoken else 'only ' + _times(spoken)}")
         if self.challenged(agent):
             parts.append(f"{self.names[self.last_speaker or '']} addressed {name} in the last "
                          "message")
@@ -171,17 +271,18 @@ class Coordinator:
         if diffs:
             detail = ", ".join(f"{dim}: {own} vs median {_fmt(median)}"
                                for dim, own, median in diffs)
-            most = all(d >= self.disagreement(a) for a in self.active)
+            most = all(d >= self.disagreement(a) for a in eligible)
             parts.append(f"{name}'s scores differ {'most ' if most else ''}from the others "
                          f"({detail})")
         elif any(self.disagreement(a) > 0 for a in self.roster):
             parts.append(f"{name} agrees with the others' median")
         else:
             parts.append("nobody disagrees")
-        key = self._key(agent)
-        tied = [a for a in self.active if a != agent and self._key(a)[:3] == key[:3]]
+        tied = [a for a in eligible if a != agent and self._key(a)[:3] == key[:3]]
         spoken = self.spoken[agent]
-        if tied and any(self.spoken[a] > spoken for a in tied):
+        if waiting:
+            pass  # already said how often they spoke
+        elif tied and any(self.spoken[a] > spoken for a in tied):
             parts.append(f"{name} has spoken least ({_times(spoken) if spoken else 'not yet'})")
         elif spoken == 0:
             parts.append(f"{name} has not spoken yet")
@@ -214,11 +315,12 @@ class Coordinator:
 
 
 # --------------------------------------------------------------------------------- prompts
-def agent_identity(persona: Persona, *, simple: bool = False) -> str:
+def agent_identity(persona: Persona, *, simple: bool = False, description: str = "") -> str:
     """The opening of the agent's instructions: who it is (Table 14), or one sentence in the
-    simple-role ablation."""
+    simple-role ablation, built from the group's ``description`` and the persona's specialty
+    (:func:`core.majeval.persona_construction.simple_role`)."""
     if simple:
-        return simple_role(persona)
+        return simple_role(persona, description)
     lines = [f"You are {persona.name}."]
     for label, value in (("About you", persona.demographics),
                          ("Your perspective", persona.perspective),
@@ -230,33 +332,49 @@ def agent_identity(persona: Persona, *, simple: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _example_scores(dimensions: Sequence[Dimension], scale: Scale) -> str:
-    mid = (scale.minimum + scale.maximum) // 2
-    return "{" + ", ".join(f'"{d.name}": {mid}' for d in dimensions) + "}"
+def _keys(dimensions: Sequence[Dimension]) -> str:
+    return ", ".join(f'"{d.name}"' for d in dimensions)
+
+
+def _scores_description(dimensions: Sequence[Dimension], scale: Scale) -> str:
+    return (f'"scores", an object with one key per dimension ({_keys(dimensions)}), each set to '
+            f"a whole number from {scale.minimum} to {scale.maximum}")
 
 
 def evaluation_format(dimensions: Sequence[Dimension], scale: Scale) -> str:
-    return ('{"rationale": "your reasons, at most four sentences", "scores": '
-            + _example_scores(dimensions, scale) + "}")
+    """How an evaluation is written, in words (no example values a model could copy)."""
+    return ('one JSON object with two keys: "rationale", your reasons in at most four '
+            f"sentences, and {_scores_description(dimensions, scale)}.")
 
 
 def debate_format(dimensions: Sequence[Dimension], scale: Scale) -> str:
-    return ('{"message": "what you say to the group", "no_more_comments": false, "scores": '
-            + _example_scores(dimensions, scale) + "}")
+    """How a debate turn is written, in words (no example values a model could copy)."""
+    return ('one JSON object with three keys: "message", what you say to the group in at most '
+            'four sentences; "no_more_comments", true when you end your part of the '
+            "discussion with these final scores, otherwise false; and "
+            f"{_scores_description(dimensions, scale)}, your scores as they stand now.")
+
+
+#: Placeholders of the agent's prompts that hold our own wording built in code.
+OWN_WORDS = ("evaluation_format", "reply_format", "scale")
 
 
 def _score_text(scores: Mapping[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in scores.items())
 
 
-def _system(persona: Persona, item: Item, task: str, dimensions: Sequence[Dimension],
-            scale: Scale, simple: bool) -> str:
-    return _prompts.load("agent").fill(
-        "system", identity=agent_identity(persona, simple=simple), task=task,
-        content=item.content, context=item.context.strip() or "(none given)",
-        dimensions="\n".join(f"- {d.name}: {d.definition}" if d.definition else f"- {d.name}"
-                             for d in dimensions),
-        scale=scale.describe(), format=evaluation_format(dimensions, scale))
+def _system_values(persona: Persona, item: Item, task: str, dimensions: Sequence[Dimension],
+                   scale: Scale, simple: bool, descriptions: Mapping[str, str] | None = None
+                   ) -> dict[str, str]:
+    """The values of the agent's standing instructions (the ``agent`` template)."""
+    description = (descriptions or {}).get(persona.group, "")
+    return {
+        "identity": agent_identity(persona, simple=simple, description=description),
+        "task": task,
+        "content": item.content, "context": item.context.strip() or "(none given)",
+        "dimensions": "\n".join(f"- {d.name}: {d.definition}" if d.definition else f"- {d.name}"
+                                for d in dimensions),
+        "scale": scale.describe(), "evaluation_format": evaluation_format(dimensions, scale)}
 
 
 def _initial_text(agents: Sequence[AgentResult]) -> str:
@@ -277,13 +395,34 @@ def _discussion_text(turns: Sequence[DebateTurn]) -> str:
     return "\n".join(lines) or "(nobody has spoken yet)"
 
 
-async def _call(llm: JsonLLM, system: str, template: str, schema: type, values: dict,
-                cancel: CancelToken | None):
-    prompt = _prompts.load(template)
-    messages = [{"role": "system", "content": system},
-                {"role": "user", "content": prompt.fill("user", **values)}]
-    version = _prompts.load("agent").template_version + "+" + prompt.template_version
-    return await llm.complete_json(messages, schema, template_version=version, cancel=cancel)
+def agent_template(step: str) -> PromptTemplate:
+    """The agent's standing instructions (system) with one step's request (user): phase 1,
+    a debate turn or the final evaluation, as one template for :func:`core.prompts.ask`."""
+    agent, turn = _prompts.load("agent"), _prompts.load(step)
+    return PromptTemplate(_prompts.METHOD, f"agent+{step}", f"{agent.version}+{turn.version}",
+                          agent.system, turn.user)
+
+
+def _check_evaluation(reply: Any) -> Rejection | None:
+    if not " ".join(str(reply.rationale).split()):
+        return Rejection("the rationale is empty: give your reasons for the scores")
+    return None
+
+
+def _check_turn(reply: Any) -> Rejection | None:
+    message = " ".join(str(reply.message).split())
+    if not message and not reply.no_more_comments:
+        return Rejection("the message is empty: say what you think of the others' evaluations, "
+                         'or set "no_more_comments" to true')
+    return None
+
+
+async def _call(llm: JsonLLM, system_values: Mapping[str, str], step: str, schema: type,
+                values: Mapping[str, str], cancel: CancelToken | None, check: Any = None):
+    """One call of an agent through :func:`core.prompts.ask` (so a reply repeating our
+    instructions is refused, asked again once, then fails with kind copied_instructions)."""
+    return await prompts.ask(llm, agent_template(step), schema, {**system_values, **values},
+                             check=check, own_words=OWN_WORDS, cancel=cancel)
 
 
 # ---------------------------------------------------------------------------------- phase 1
@@ -296,21 +435,23 @@ async def evaluate_individually(
     llm: JsonLLM,
     *,
     simple_roles: bool = False,
+    role_descriptions: Mapping[str, str] | None = None,
     cancel: CancelToken | None = None,
 ) -> list[AgentResult]:
     """Phase 1: every agent's own evaluation, concurrently, in roster order. A failed call
-    gives an :class:`AgentResult` with status "failed" and the reason."""
+    gives an :class:`AgentResult` with status "failed" and the reason. ``role_descriptions``
+    (group -> description) make the one-sentence roles of ``simple_roles``."""
     schema = evaluation_schema(dimensions, scale)
 
     async def one(persona: Persona) -> AgentResult:
-        system = _system(persona, item, task, dimensions, scale, simple_roles)
+        system = _system_values(persona, item, task, dimensions, scale, simple_roles,
+                                role_descriptions)
         try:
-            reply = await _call(llm, system, "phase1", schema,
-                                {"format": evaluation_format(dimensions, scale)}, cancel)
+            reply = await _call(llm, system, "phase1", schema, {}, cancel, _check_evaluation)
         except LLMFailure as failure:
             return AgentResult(persona_id=persona.id, agent=persona.name, status="failed",
                                error=f"{persona.name}'s first evaluation failed: "
-                                     f"{failure.message}")
+                                     f"{failure.message}", error_kind=failure.kind)
         evaluation = AgentEvaluation(persona_id=persona.id, agent=persona.name,
                                      scores=scores_of(reply),
                                      rationale=" ".join(reply.rationale.split()))
@@ -334,6 +475,7 @@ async def free_debate(
     agents: Sequence[AgentResult],
     *,
     settings: DebateSettings | None = None,
+    role_descriptions: Mapping[str, str] | None = None,
     cancel: CancelToken | None = None,
 ) -> GroupResult:
     """Phase 2 on top of the phase 1 ``agents``: the coordinated debate, then final
@@ -346,21 +488,29 @@ async def free_debate(
     group = personas[0].group if personas else ""
     out = GroupResult(item_id=item.id, group=group)
     ok = [a for a in agents if a.initial is not None]
-    if settings.no_debate:
+    alone = ""
+    if not settings.no_debate and len(agents) == 1:
+        alone = ONE_AGENT
+    elif not settings.no_debate and len(ok) == 1:
+        alone = (f"only {ok[0].agent} gave a first evaluation (the others failed), so there "
+                 "was nobody to debate with; that evaluation is final")
+    if settings.no_debate or alone:
         for a in ok:
             r = results[a.persona_id]
             r.final, r.final_rationale, r.finalised_by = dict(a.initial.scores), \
                 a.initial.rationale, "no debate"
         out.agents = [results[a.persona_id] for a in agents]
-        out.stop_reason = "no debate (the phase 1 scores are final)"
+        out.stop_reason = alone or "no debate (the phase 1 scores are final)"
         return out
 
     dims = [d.name for d in dimensions]
     coordinator = Coordinator([(a.persona_id, a.agent) for a in agents], dims,
                               {a.persona_id: a.initial.scores for a in ok}, settings.rounds)
-    systems = {a.persona_id: _system(by_id[a.persona_id], item, task, dimensions, scale,
-                                     settings.simple_roles) for a in ok}
+    systems = {a.persona_id: _system_values(by_id[a.persona_id], item, task, dimensions, scale,
+                                            settings.simple_roles, role_descriptions)
+               for a in ok}
     schema = debate_reply_schema(dimensions, scale)
+    reply_format = debate_format(dimensions, scale)
     turns: list[DebateTurn] = []
     while (chosen := coordinator.next_turn()) is not None:
         agent_id, reason = chosen
@@ -368,13 +518,15 @@ async def free_debate(
         try:
             reply = await _call(llm, systems[agent_id], "debate_turn", schema, {
                 "name": r.agent, "initial_evaluations": _initial_text(agents),
-                "discussion": _discussion_text(turns),
-                "format": debate_format(dimensions, scale)}, cancel)
+                "discussion": _discussion_text(turns), "reply_format": reply_format},
+                cancel, _check_turn)
         except LLMFailure as failure:
-            error = f"{r.agent}'s turn {len(turns) + 1} of the debate failed: {failure.message}"
+            error = (f"{r.agent}'s turn {len(turns) + 1} of the debate failed: "
+                     f"{failure.message}")
             turns.append(DebateTurn(turn=len(turns) + 1, speaker=r.agent, persona_id=agent_id,
-                                    reason=reason, error=error))
+                                    reason=reason, error=error, error_kind=failure.kind))
             r.status, r.error, r.final, r.finalised_by = "failed", error, None, "failed"
+            r.error_kind = failure.kind
             coordinator.record(agent_id, "", None, failed=True)
             continue
         message = " ".join(reply.message.split())
@@ -392,8 +544,7 @@ async def free_debate(
     if remaining and coordinator.stopped_by == "cap":
         final_schema = evaluation_schema(dimensions, scale)
         values = {"initial_evaluations": _initial_text(agents),
-                  "discussion": _discussion_text(turns),
-                  "format": evaluation_format(dimensions, scale)}
+                  "discussion": _discussion_text(turns)}
         replies = await asyncio.gather(*(
             _final(llm, systems[a], final_schema, values, cancel) for a in remaining))
         for agent_id, reply in zip(remaining, replies):
@@ -403,8 +554,9 @@ async def free_debate(
                 error = f"{r.agent}'s final evaluation failed: {reply.message}"
                 turns.append(DebateTurn(turn=len(turns) + 1, speaker=r.agent,
                                         persona_id=agent_id, reason=reason, kind="final",
-                                        error=error))
+                                        error=error, error_kind=reply.kind))
                 r.status, r.error, r.final, r.finalised_by = "failed", error, None, "failed"
+                r.error_kind = reply.kind
                 continue
             scores = scores_of(reply)
             rationale = " ".join(reply.rationale.split())
@@ -425,9 +577,10 @@ async def free_debate(
     return out
 
 
-async def _final(llm: JsonLLM, system: str, schema: type, values: dict,
+async def _final(llm: JsonLLM, system: Mapping[str, str], schema: type, values: dict,
                  cancel: CancelToken | None):
     try:
-        return await _call(llm, system, "final_evaluation", schema, values, cancel)
+        return await _call(llm, system, "final_evaluation", schema, values, cancel,
+                           _check_evaluation)
     except LLMFailure as failure:
         return failure

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from core.llm import JsonLLM
 
 __all__ = [
+    "COPIED",
     "DEFAULT_DIMENSION",
     "FINALISED_BY",
     "PERSONA_ATTRIBUTES",
@@ -47,6 +48,7 @@ __all__ = [
     "StakeholderGroup",
     "debate_reply_schema",
     "evaluation_schema",
+    "generic_name",
     "personas_fingerprint",
 ]
 
@@ -61,14 +63,36 @@ PERSONA_ATTRIBUTES = ("demographics", "perspective", "specialty", "psychological
 FINALISED_BY = ("no more comments", "cap", "consensus", "no debate", "failed")
 FinalisedBy = Literal["no more comments", "cap", "consensus", "no debate", "failed"]
 
+#: The failure kind of a reply that repeated our instructions instead of answering
+#: (``core.llm.copied_instructions``): the model is too small for the step.
+COPIED = "copied_instructions"
+
+
+#: Words that name a field of our form, not a stakeholder, group or person ("stakeholder",
+#: "name"): a reply that uses one as a name repeated the form instead of answering.
+GENERIC_NAMES = frozenset({
+    "name", "names", "stakeholder", "stakeholders", "stakeholder group", "persona", "personas",
+    "person", "people", "group", "groups", "member", "members", "unknown", "none", "null",
+    "nobody", "n/a", "other", "others", "anonymous", "somebody", "someone",
+})
+
+
+def generic_name(text: str) -> bool:
+    """Whether ``text`` is a word of our form rather than a name (:data:`GENERIC_NAMES`)."""
+    folded = " ".join(str(text).casefold().split()).strip(" .,;:!?\"'`()[]{}<>")
+    return folded in GENERIC_NAMES
+
 
 class StageError(Exception):
     """A stage could not produce a result at all; ``str()`` is a plain message naming it."""
 
-    def __init__(self, message: str, *, stage: str = "") -> None:
+    def __init__(self, message: str, *, stage: str = "",
+                 failures: Sequence[StageFailure] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.stage = stage
+        #: What failed on the way (chunks, groups), with kinds.
+        self.failures = list(failures)
 
 
 class StageFailure(BaseModel):
@@ -226,6 +250,7 @@ class DebateTurn(BaseModel):
     finalised: bool = False
     kind: Literal["debate", "final"] = "debate"
     error: str = ""
+    error_kind: str = ""
 
 
 class AgentResult(BaseModel):
@@ -239,6 +264,7 @@ class AgentResult(BaseModel):
     finalised_by: FinalisedBy = "failed"
     status: Literal["ok", "failed"] = "ok"
     error: str = ""
+    error_kind: str = ""
 
 
 class GroupResult(BaseModel):
@@ -258,6 +284,24 @@ class GroupResult(BaseModel):
     final_mean: dict[str, float] = Field(default_factory=dict)
     feedback: str = ""
     feedback_error: str = ""
+    feedback_error_kind: str = ""
+    note: str = ""
+    """What the numbers need said beside them (a one-agent group; agents left out of both
+    means)."""
+
+    def failure_kinds(self) -> set[str]:
+        """The kinds of the failures inside this debate (agents, turns, the summary)."""
+        kinds = {a.error_kind for a in self.agents if a.status != "ok"}
+        kinds |= {t.error_kind for t in self.turns if t.error}
+        if self.feedback_error:
+            kinds.add(self.feedback_error_kind)
+        return {k for k in kinds if k}
+
+    @property
+    def copied(self) -> bool:
+        """Whether something in this debate failed because the model repeated the
+        instructions instead of answering."""
+        return self.status != "ok" and COPIED in self.failure_kinds()
 
 
 class ItemResult(BaseModel):

@@ -2,8 +2,11 @@
 and the "simple role" personas of the paper's ablation (A.3).
 
 One call per group (groups concurrently): the model writes a person with the five attributes
-for every numbered perspective. A perspective the reply left out is asked for again alone
-(one more call); if that fails too it is listed in ``failures`` and has no persona. Every
+for every numbered perspective. A reply must be usable (:func:`usable_personas`): every persona
+has a person's name (not a word of our form such as "persona", nor the group's name) and the
+number of one of the perspectives it was given; a reply that is not is asked again once.
+A perspective the reply left out is asked for again alone (one more call); if that fails too it
+is listed in ``failures`` (with the kind, e.g. "copied_instructions") and has no persona. Every
 persona keeps its perspective's evidence, document and page.
 """
 
@@ -11,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from core.llm import LLMFailure
+from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
     JsonLLM,
@@ -24,10 +27,12 @@ from core.majeval.model import (
     Perspective,
     StageFailure,
     StakeholderGroup,
+    generic_name,
 )
 from core.runs import CancelToken, Progress
 
-__all__ = ["PersonaConstruction", "construct_personas", "persona_id", "simple_role"]
+__all__ = ["PersonaConstruction", "construct_personas", "persona_id", "simple_role",
+           "usable_personas"]
 
 STAGE = "Persona construction"
 TEMPLATE = "persona_construction"
@@ -61,10 +66,30 @@ def persona_id(group: str, perspective_id: str, name: str = "") -> str:
     return "a" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
-def simple_role(persona: Persona) -> str:
-    """The paper's "simple role" ablation: one sentence instead of the five attributes (ours:
-    the persona's name is kept so agents stay distinguishable in the debate)."""
-    return f"You are {persona.name}, one of the {persona.group}."
+def _clause(text: str) -> str:
+    """A sentence as a clause: spacing tidied, the end mark dropped, and a capitalised first
+    word lowercased ("Preschool teachers who ..." -> "preschool teachers who ...", but
+    "AI developers" stays)."""
+    text = " ".join(str(text).split()).rstrip(" .;:!")
+    first = text.split(" ", 1)[0] if text else ""
+    if first[:1].isupper() and first[1:] == first[1:].lower():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def simple_role(persona: Persona, description: str = "") -> str:
+    """The paper's "simple role" ablation (A.3: "You are a preschool teacher who often reads
+    books to your students"): one sentence instead of the five attributes, built from the
+    group's ``description`` and the persona's specialty. Ours: the persona's name is kept so
+    agents stay distinguishable in the debate."""
+    sentence = f"You are {persona.name}, one of the {persona.group}"
+    about = _clause(description)
+    if about:
+        sentence += f" ({about})"
+    specialty = _clause(persona.specialty)
+    if specialty:
+        sentence += f"; your specialty: {specialty}"
+    return sentence + "."
 
 
 def _clean(text: str) -> str:
@@ -73,6 +98,27 @@ def _clean(text: str) -> str:
 
 def _listing(perspectives: Sequence[Perspective]) -> str:
     return "\n".join(f"{i}. {p.perspective}" for i, p in enumerate(perspectives, 1))
+
+
+def usable_personas(group: str, count: int) -> Callable[[PersonaReply], Rejection | None]:
+    """The stage's check of a reply for ``count`` perspectives of ``group``."""
+
+    def fold(text: str) -> str:
+        return " ".join(text.casefold().split())
+
+    def check(reply: PersonaReply) -> Rejection | None:
+        for w in reply.personas:
+            if not w.name.strip():
+                return Rejection(f"the persona for perspective {w.perspective_no} has no name")
+            if generic_name(w.name) or fold(w.name) == fold(group):
+                return copied_instructions(f"the persona name \u201c{w.name}\u201d")
+            if not 1 <= w.perspective_no <= count:
+                return Rejection(
+                    f"the persona {w.name} is for perspective number {w.perspective_no}, but the "
+                    f"perspectives are numbered 1 to {count}")
+        return None
+
+    return check
 
 
 async def construct_personas(
@@ -91,7 +137,8 @@ async def construct_personas(
         return await _prompts.ask(llm, TEMPLATE, PersonaReply, {
             "task": task, "group": group.name,
             "description": group.description or "",
-            "perspectives": _listing(perspectives)}, cancel=cancel)
+            "perspectives": _listing(perspectives)},
+            check=usable_personas(group.name, len(perspectives)), cancel=cancel)
 
     async def one(group: StakeholderGroup) -> tuple[list[Persona], list[StageFailure]]:
         wanted = list(group.perspectives)

@@ -2,8 +2,10 @@
 
 Columns (one row per persona; its group in the first column): ``group``, ``name``,
 ``demographics``, ``perspective``, ``specialty``, ``psychological_traits``,
-``social_relationships``, ``evidence``, ``document``, ``page``. ``group``, ``name`` and
-``perspective`` must be filled in; ``page`` is empty or a page number. Import checks every row
+``social_relationships``, ``evidence``, ``document``, ``page``, ``group_description`` (one
+sentence on who the group's members are; the simple-role option builds each agent's role from
+it; optional). ``group``, ``name`` and ``perspective`` must be filled in; ``page`` is empty or a
+page number. Import checks every row
 and names the file, sheet, row and column of each problem; imported personas have origin
 "imported".
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,8 +37,11 @@ __all__ = [
 
 PERSONAS_SHEET = "Personas"
 PERSONA_COLUMNS = ["group", "name", "demographics", "perspective", "specialty",
-                   "psychological_traits", "social_relationships", "evidence", "document", "page"]
+                   "psychological_traits", "social_relationships", "evidence", "document", "page",
+                   "group_description"]
 REQUIRED = ("group", "name", "perspective")
+#: Columns that may be missing without a remark (files written before they existed).
+QUIET = ("group_description",)
 _EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r])")
 
 
@@ -47,6 +52,8 @@ class PersonasRead:
 
     personas: list[Persona] = field(default_factory=list)
     issues: list[TableIssue] = field(default_factory=list)
+    descriptions: dict[str, str] = field(default_factory=dict)
+    """group -> its description (the first one given for the group)."""
 
     @property
     def errors(self) -> list[TableIssue]:
@@ -61,19 +68,24 @@ class PersonasRead:
         return list(dict.fromkeys(p.group for p in self.personas))
 
 
-def persona_rows(personas: Sequence[Persona]) -> list[dict[str, object]]:
-    """The personas as rows of the Personas sheet."""
-    return [{c: getattr(p, c) for c in PERSONA_COLUMNS} for p in personas]
+def persona_rows(personas: Sequence[Persona], descriptions: Mapping[str, str] | None = None
+                 ) -> list[dict[str, object]]:
+    """The personas as rows of the Personas sheet (``descriptions``: group -> description)."""
+    about = descriptions or {}
+    return [{c: about.get(p.group, "") if c == "group_description" else getattr(p, c)
+             for c in PERSONA_COLUMNS} for p in personas]
 
 
 def write_personas(path: str | os.PathLike[str], personas: Sequence[Persona], *,
-                   readme: Sequence[tuple[str, str]] = ()) -> ExportReport:
-    """Write the Personas sheet (and a Read me) to an .xlsx file."""
+                   readme: Sequence[tuple[str, str]] = (),
+                   descriptions: Mapping[str, str] | None = None) -> ExportReport:
+    """Write the Personas sheet (and a Read me) to an .xlsx file; ``descriptions`` (group ->
+    one sentence on who they are) fill the ``group_description`` column."""
     import pandas as pd
 
     from core.tables import Sheet, write_workbook
 
-    frame = pd.DataFrame(persona_rows(personas), columns=PERSONA_COLUMNS)
+    frame = pd.DataFrame(persona_rows(personas, descriptions), columns=PERSONA_COLUMNS)
     frame["page"] = frame["page"].astype("object")
     edited = [f"{p.name} ({p.group})" for p in personas if p.edited]
     notes = [
@@ -82,11 +94,15 @@ def write_personas(path: str | os.PathLike[str], personas: Sequence[Persona], *,
                      "stakeholder groups.")),
         ("How to edit", ("Change any cell, add rows (one per persona) or delete rows, then import "
                         "the file again. group, name and perspective must be filled in; page is "
-                        "empty or a page number. Personas of one group debate together.")),
+                        "empty or a page number. Personas of one group debate together. "
+                        "group_description (optional) says who the group's members are; the "
+                        "simple-role option builds each persona's one-sentence role from it and "
+                        "the persona's specialty.")),
     ]
     if edited:
         notes.append(("Changed by a person", "; ".join(edited)))
-    widths = {"group": 22, "name": 22, "evidence": 60, "document": 28, "page": 8}
+    widths = {"group": 22, "name": 22, "evidence": 60, "document": 28, "page": 8,
+              "group_description": 45}
     widths.update({c: 45 for c in ("demographics", "perspective", "specialty",
                                    "psychological_traits", "social_relationships")})
     return write_workbook(path, [Sheet(PERSONAS_SHEET, frame, "one row per persona; the group "
@@ -124,7 +140,7 @@ def read_personas(path: str | os.PathLike[str]) -> PersonasRead:
             "error", f'{where} has no column "{c}". Add it (the columns are: '
             + ", ".join(PERSONA_COLUMNS) + ").", read.sheet))
     for c in PERSONA_COLUMNS:
-        if mapping[c] is None and c not in REQUIRED:
+        if mapping[c] is None and c not in REQUIRED and c not in QUIET:
             out.issues.append(TableIssue(
                 "warning", f'{where} has no column "{c}"; it is left empty.', read.sheet))
     if missing_required:
@@ -162,6 +178,8 @@ def read_personas(path: str | os.PathLike[str]) -> PersonasRead:
                 seen[key] = row
         if bad:
             continue
+        if values["group_description"]:
+            out.descriptions.setdefault(values["group"], values["group_description"])
         personas.append(Persona(
             id=persona_id(values["group"], "", values["name"]), group=values["group"],
             name=values["name"], demographics=values["demographics"],

@@ -6,7 +6,10 @@ answer allowance, ours). Per chunk the model lists the stakeholders named in it,
 characteristics line and perspectives on the task, each with a quote as evidence. Chunks of one
 document are merged by normalised stakeholder name; every quote is located on its page with
 :func:`core.documents.find_evidence`, so a persona can be traced back to a sentence in a PDF.
-A chunk whose call fails is listed in ``failures``; the other chunks still count.
+A reply is checked before it is used (:func:`grounded_in`): every quote must be found in the
+chunk, and no stakeholder may be called by a word of our form; a reply that fails is asked again
+once. A chunk whose call fails is listed in ``failures`` (with the kind, e.g.
+"copied_instructions" when the model repeated the instructions); the other chunks still count.
 """
 
 from __future__ import annotations
@@ -14,18 +17,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from core.documents import Document, chunk_pages, estimate_tokens, find_evidence
-from core.llm import LLMFailure
+from core.documents import Document, Page, chunk_pages, estimate_tokens, find_evidence
+from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
-from core.majeval.model import JsonLLM, Perspective, StageFailure, Stakeholder
+from core.majeval.model import (
+    JsonLLM,
+    Perspective,
+    StageFailure,
+    Stakeholder,
+    generic_name,
+)
 from core.runs import CancelToken, Progress
 
-__all__ = ["PerspectiveExtraction", "chunk_budget", "extract_perspectives", "normalise_name"]
+__all__ = ["PerspectiveExtraction", "chunk_budget", "extract_perspectives", "normalise_name",
+           "people_named"]
 
 STAGE = "Perspective extraction"
 TEMPLATE = "perspective_extraction"
@@ -83,6 +93,33 @@ def chunk_budget(context_window: int, answer_tokens: int, task: str) -> int:
 
 _ARTICLE = re.compile(r"^(the|a|an|all|some|many)\s+")
 
+#: Words that name people (stakeholders of the kind the paper finds): a document using them
+#: plainly talks about people, so a model that finds nobody in it found nothing.
+_PEOPLE = re.compile(
+    r"\b(parents?|mothers?|fathers?|famil(?:y|ies)|carers?|caregivers?|grandparents?|"
+    r"grandmothers?|grandfathers?|child(?:ren)?|kids?|students?|pupils?|learners?|teachers?|"
+    r"educators?|librarians?|clinicians?|doctors?|physicians?|nurses?|patients?|therapists?|"
+    r"pharmacists?|researchers?|developers?|designers?|engineers?|users?|readers?|"
+    r"participants?|respondents?|interviewees?|experts?|professionals?|practitioners?|"
+    r"administrators?|managers?|policymakers?|residents?|citizens?|consumers?|workers?|"
+    r"employees?|volunteers?|caretakers?|guardians?|adults?|adolescents?|teenagers?|people)\b",
+    re.IGNORECASE)
+
+
+def people_named(documents: Sequence[Document], *, at_least: int = 3) -> list[tuple[str, int]]:
+    """The words naming people that the documents use, most frequent first, with their counts
+    (e.g. ``[("parents", 12), ("teachers", 8)]``); empty when they use fewer than ``at_least``
+    such words in all (then the documents do not plainly talk about people)."""
+    counts: dict[str, int] = {}
+    for doc in documents:
+        for page in doc.pages:
+            for found in _PEOPLE.finditer(page.text):
+                word = found.group(1).casefold()
+                counts[word] = counts.get(word, 0) + 1
+    if sum(counts.values()) < at_least:
+        return []
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
 
 def normalise_name(name: str) -> str:
     """``"The Parents"`` -> ``"parents"``: case, spacing, punctuation and a leading article
@@ -103,6 +140,43 @@ def _perspective_id(document: str, stakeholder: str, text: str) -> str:
     digest = hashlib.sha256("\x1f".join([document, normalise_name(stakeholder), text])
                             .encode("utf-8")).hexdigest()
     return "p" + digest[:10]
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def grounded_in(text: str, name: str = "the text") -> Callable[[StakeholderList], Rejection | None]:
+    """The stage's check of a reply for one chunk ``text``: every stakeholder has a name (not a
+    word of our form such as "stakeholder"), and every perspective has its evidence, found in
+    the chunk word for word or nearly (:func:`core.documents.find_evidence`). A reply that
+    fails is asked again once, then the chunk fails with the reason."""
+    chunk = Document(path="", name=name, kind="text", pages=[Page(number=1, text=text)])
+
+    def check(reply: StakeholderList) -> Rejection | None:
+        for s in reply.stakeholders:
+            if not s.name.strip() or generic_name(s.name):
+                return copied_instructions(f"the stakeholder name “{_short(s.name)}”")
+            for p in s.perspectives:
+                if not p.perspective.strip():
+                    return Rejection(f"a perspective of {_short(s.name)} is empty")
+                quote = " ".join(p.evidence.split())
+                if not quote:
+                    return Rejection(
+                        f"the perspective “{_short(p.perspective)}” of {_short(s.name)} "
+                        "has no evidence; give the sentence of the text that supports it",
+                        advice="The model gave perspectives without a sentence from the "
+                               "document: try a larger model.")
+                if find_evidence(chunk, quote) is None:
+                    return Rejection(
+                        f"the evidence “{_short(quote)}” for {_short(s.name)} is not in "
+                        "the text; give the supporting sentence exactly as it stands in the text",
+                        advice="The model quoted sentences that are not in the document: try a "
+                               "larger model.")
+        return None
+
+    return check
 
 
 async def extract_perspectives(
@@ -129,7 +203,7 @@ async def extract_perspectives(
         try:
             reply = await _prompts.ask(llm, TEMPLATE, StakeholderList, {
                 "task": task, "document": document.name, "pages": _pages_text(chunk.pages),
-                "text": chunk.text}, cancel=cancel)
+                "text": chunk.text}, check=grounded_in(chunk.text, where), cancel=cancel)
         except LLMFailure as failure:
             result.failures.append(StageFailure(stage=STAGE, where=where, kind=failure.kind,
                                                 message=failure.message))

@@ -17,14 +17,17 @@ result) and tried again on the next run.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from core.majeval.aggregation import aggregate, combine_groups
 from core.majeval.debate import evaluate_individually, free_debate
 from core.majeval.model import (
+    COPIED,
     DEFAULT_DIMENSION,
     DebateSettings,
     Dimension,
@@ -40,8 +43,16 @@ from core.majeval.model import (
     StakeholderGroup,
     personas_fingerprint,
 )
-from core.majeval.persona_construction import PersonaConstruction, construct_personas
-from core.majeval.perspective_extraction import PerspectiveExtraction, extract_perspectives
+from core.majeval.persona_construction import (
+    PersonaConstruction,
+    construct_personas,
+    simple_role,
+)
+from core.majeval.perspective_extraction import (
+    PerspectiveExtraction,
+    extract_perspectives,
+    people_named,
+)
 from core.majeval.stakeholder_grouping import group_stakeholders
 from core.runs import Cancelled, CancelToken, Progress
 
@@ -58,6 +69,7 @@ __all__ = [
     "RESULT_KIND",
     "EvaluationRun",
     "PersonaCreation",
+    "copied_most",
     "create_personas",
     "edit_persona",
     "evaluate",
@@ -65,9 +77,11 @@ __all__ = [
     "groups_of",
     "load_groups",
     "load_personas",
+    "lonely_groups",
     "open_evaluation_run",
     "save_groups",
     "save_personas",
+    "simple_roles_text",
     "unit_key",
 ]
 
@@ -91,6 +105,39 @@ class PersonaCreation:
     failures: list[StageFailure] = field(default_factory=list)
 
 
+def copied_most(failures: Sequence[StageFailure], units: int) -> bool:
+    """Whether most of ``units`` model steps failed because the model repeated our instructions
+    instead of answering (then the outcome says so, and the CLI exits with 3)."""
+    copied = sum(1 for f in failures if f.kind == COPIED)
+    return copied > 0 and copied * 2 > max(units, copied)
+
+
+def nothing_found(failures: Sequence[StageFailure], documents: Sequence[Document] = ()
+                  ) -> str:
+    """Why no stakeholder perspective came out of stage 1, blaming the right thing: the
+    model's unusable answers (``failures``; copies of our instructions said so), a model that
+    found nobody in documents that plainly name people, or documents that name nobody."""
+    if failures:
+        why = "; ".join(f"{f.where}: {f.message}" for f in failures[:3])
+        text = (f"No stakeholder perspectives were found: the model's answer could not be used "
+                f"for {len(failures)} part{'s' if len(failures) != 1 else ''} of the "
+                "documents.")
+        if copied_most(failures, len(failures)):
+            text += (" The model repeated the instructions instead of answering: it is too "
+                     "small for this step; try a larger model.")
+        return text + f" Failed parts: {why}"
+    people = people_named(documents)
+    if people:
+        named = ", ".join(f"{word} ({n} time{'s' if n != 1 else ''})" for word, n in people[:3])
+        return ("No stakeholder perspectives came back from the model, although the documents "
+                f"plainly name people: {named}. The model found nothing in them; it may be "
+                "too small for this step: try a larger model. Check also that the task "
+                "description says what is judged and for whom.")
+    return ("No stakeholder perspectives relevant to the task were found in the documents, "
+            "and they hardly name any people. Check that the documents talk about the people "
+            "the task concerns.")
+
+
 async def _group_and_construct(
     stakeholders: list[Stakeholder],
     failures: Sequence[StageFailure],
@@ -99,22 +146,20 @@ async def _group_and_construct(
     *,
     progress: Progress,
     cancel: CancelToken | None,
+    documents: Sequence[Document] = (),
 ) -> tuple[list[StakeholderGroup], PersonaConstruction]:
     """Stages 1b-2 on the perspectives found: grouping, then personas. Raises
-    :class:`StageError` when there is no perspective (naming the first ``failures`` of the
-    extraction) or no persona could be written."""
+    :class:`StageError` when there is no perspective (saying why: :func:`nothing_found`) or no
+    persona could be written (both with the ``failures``)."""
     if not stakeholders:
-        why = "; ".join(f"{f.where}: {f.message}" for f in failures[:3])
-        raise StageError("No stakeholder perspectives relevant to the task were found in the "
-                         "documents." + (f" Failed parts: {why}" if why else " Check that the "
-                         "documents talk about the people the task concerns."),
-                         stage="Perspective extraction")
+        raise StageError(nothing_found(failures, documents), stage="Perspective extraction",
+                         failures=failures)
     groups = await group_stakeholders(stakeholders, task, llm, progress=progress, cancel=cancel)
     built = await construct_personas(groups, task, llm, progress=progress, cancel=cancel)
     if not built.personas:
         why = "; ".join(f"{f.where}: {f.message}" for f in built.failures[:3])
         raise StageError(f"No persona could be written. {why}".strip(),
-                         stage="Persona construction")
+                         stage="Persona construction", failures=[*failures, *built.failures])
     return groups, built
 
 
@@ -144,7 +189,8 @@ async def create_personas(
     failures = [f for e in extractions for f in e.failures]
     stakeholders = [s for e in extractions for s in e.stakeholders]
     groups, built = await _group_and_construct(stakeholders, failures, task, llm,
-                                               progress=progress, cancel=cancel)
+                                               progress=progress, cancel=cancel,
+                                               documents=documents)
     failures += built.failures
     if project is not None:
         with project.transaction():
@@ -210,6 +256,12 @@ def groups_of(personas: Sequence[Persona]) -> dict[str, list[Persona]]:
     return out
 
 
+def lonely_groups(personas: Sequence[Persona]) -> list[str]:
+    """The groups with a single persona: they cannot debate (their persona's own evaluation is
+    the group's score; the change and the agreement within the group are undefined)."""
+    return [g for g, members in groups_of(personas).items() if len(members) == 1]
+
+
 # ------------------------------------------------------------------------------ evaluation
 @dataclass
 class EvaluationRun:
@@ -225,6 +277,12 @@ class EvaluationRun:
     run_id: int | None = None
     reused: int = 0
     item_inputs: list[Item] = field(default_factory=list)
+    group_descriptions: dict[str, str] = field(default_factory=dict)
+    """group -> description (the one-sentence roles of the simple-role option use it)."""
+    finished_at: str = ""
+    """When the run's last debate finished ("YYYY-MM-DD HH:MM", local time)."""
+    items_source: str = ""
+    """Where the items came from (file and sheet), for the results' description."""
 
     @property
     def groups(self) -> list[GroupResult]:
@@ -234,12 +292,30 @@ class EvaluationRun:
     def failed_units(self) -> list[GroupResult]:
         return [g for g in self.groups if g.status != "ok"]
 
+    @property
+    def copied_units(self) -> list[GroupResult]:
+        """Debates with a failure because the model repeated the instructions."""
+        return [g for g in self.groups if g.copied]
 
-def unit_key(item: Item, group: str, personas: Sequence[Persona]) -> str:
+
+def simple_roles_text(personas: Sequence[Persona], settings: DebateSettings,
+                      descriptions: Mapping[str, str] | None = None) -> str:
+    """What the agents of a group are told with the simple-role option (their one-sentence
+    roles, one a line); "" without it."""
+    if not settings.simple_roles:
+        return ""
+    return "\n".join(simple_role(p, (descriptions or {}).get(p.group, "")) for p in personas)
+
+
+def unit_key(item: Item, group: str, personas: Sequence[Persona], roles: str = "") -> str:
     """The project key of one (item, group) debate: ids plus fingerprints of the content and
-    of the group's personas, so an edited item or persona is debated again."""
-    return json.dumps([item.id, group, item.fingerprint(), personas_fingerprint(personas)],
-                      ensure_ascii=False)
+    of the group's personas (and of the one-sentence ``roles`` with the simple-role option,
+    :func:`simple_roles_text`), so an edited item, persona or group description is debated
+    again."""
+    key = [item.id, group, item.fingerprint(), personas_fingerprint(personas)]
+    if roles:
+        key.append(hashlib.sha256(roles.encode("utf-8")).hexdigest()[:16])
+    return json.dumps(key, ensure_ascii=False)
 
 
 def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
@@ -270,14 +346,18 @@ async def evaluate_group(
     llm: JsonLLM,
     *,
     settings: DebateSettings | None = None,
+    role_descriptions: Mapping[str, str] | None = None,
     cancel: CancelToken | None = None,
 ) -> GroupResult:
-    """Phases 1-3 for one group (its ``personas``) and one item."""
+    """Phases 1-3 for one group (its ``personas``) and one item. ``role_descriptions``
+    (group -> description) make the one-sentence roles of the simple-role option."""
     settings = settings or DebateSettings()
     agents = await evaluate_individually(personas, item, task, dimensions, scale, llm,
-                                         simple_roles=settings.simple_roles, cancel=cancel)
+                                         simple_roles=settings.simple_roles,
+                                         role_descriptions=role_descriptions, cancel=cancel)
     debated = await free_debate(personas, item, task, dimensions, scale, llm, agents,
-                                settings=settings, cancel=cancel)
+                                settings=settings, role_descriptions=role_descriptions,
+                                cancel=cancel)
     return await aggregate(debated, item, task, dimensions, llm, cancel=cancel)
 
 
@@ -294,10 +374,14 @@ async def evaluate(
     project: Project | None = None,
     run_id: int | None = None,
     max_units: int | None = None,
+    group_descriptions: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> EvaluationRun:
     """Every item debated by every stakeholder group (see the module docstring).
+
+    ``group_descriptions`` (group -> one sentence on who they are; the grouping stage writes
+    them) make the one-sentence roles of the simple-role option.
 
     ``max_units``: (item, group) units in flight at once (default: four times the gateway's
     concurrency, at least 8: a debate has one call out at a time, so fewer leaves slots idle;
@@ -330,7 +414,11 @@ async def evaluate(
             run_id = open_evaluation_run(project, task, dimensions, scale, settings, model)
         for stored in project.get_results(run_id, RESULT_KIND, status="ok"):
             done[stored.key] = GroupResult.model_validate(stored.payload)
-    keys = {(item.id, group): unit_key(item, group, by_group[group]) for item, group in units}
+    descriptions = dict(group_descriptions or {})
+    roles = {g: simple_roles_text(members, settings, descriptions)
+             for g, members in by_group.items()}
+    keys = {(item.id, group): unit_key(item, group, by_group[group], roles[group])
+            for item, group in units}
     reused = sum(1 for key in keys.values() if key in done)
     progress.start("Debating in stakeholder groups", total=len(units))
     if reused:
@@ -343,7 +431,8 @@ async def evaluate(
             if cancel is not None:
                 cancel.raise_if_cancelled()
             result = await evaluate_group(by_group[group], item, task, dimensions, scale, llm,
-                                          settings=settings, cancel=cancel)
+                                          settings=settings, role_descriptions=descriptions,
+                                          cancel=cancel)
         if project is not None and run_id is not None:
             payload = result.model_dump(mode="json")
             if result.status == "ok":
@@ -378,7 +467,9 @@ async def evaluate(
         results.append(combine_groups(item.id, groups, dimensions))
     run = EvaluationRun(items=results, personas=list(personas), dimensions=dimensions,
                         scale=scale, settings=settings, task=task, model=model, run_id=run_id,
-                        reused=reused, item_inputs=list(items))
+                        reused=reused, item_inputs=list(items),
+                        group_descriptions={g: descriptions.get(g, "") for g in by_group},
+                        finished_at=datetime.now().strftime("%Y-%m-%d %H:%M"))
     if project is not None and run_id is not None:
         failed = len(run.failed_units)
         project.finish_run(run_id, "finished",

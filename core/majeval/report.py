@@ -6,7 +6,8 @@ missing, so a failed one says why instead of showing a number):
 * ``Items``: ``item``, ``status``, one column per dimension (the overall score: mean of the
   groups' final means), ``note``;
 * ``Group scores``: ``item``, ``group``, ``dimension``, ``initial_mean``, ``final_mean``,
-  ``status``, ``note``;
+  ``change`` (both means are over the same agents; empty for a group of one persona, which
+  cannot debate: "undefined: one agent"), ``status``, ``note``;
 * ``Agent scores``: ``item``, ``group``, ``agent``, ``dimension``, ``initial``, ``final``,
   ``finalised_by`` ("no more comments", "cap", "consensus", "no debate", "failed"),
   ``status``, ``note``;
@@ -34,13 +35,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.majeval.pipeline import EvaluationRun
     from core.tables import ExportReport
 
-__all__ = ["PART_CHARS", "SHEETS", "transcript_rows", "write_results"]
+__all__ = ["PART_CHARS", "SHEETS", "failure_warning", "run_description", "transcript_rows",
+           "write_results"]
 
 #: Longest message piece in one Transcripts cell (a longer message continues on the next row).
 PART_CHARS = 8000
 SHEETS = ["Items", "Group scores", "Agent scores", "Feedback", "Transcripts", "Personas",
           "Evidence", "Agreement"]
-GROUP_COLUMNS = ["item", "group", "dimension", "initial_mean", "final_mean", "status", "note"]
+GROUP_COLUMNS = ["item", "group", "dimension", "initial_mean", "final_mean", "change", "status",
+                 "note"]
 AGENT_COLUMNS = ["item", "group", "agent", "dimension", "initial", "final", "finalised_by",
                  "status", "note"]
 FEEDBACK_COLUMNS = ["item", "group", "text"]
@@ -98,6 +101,50 @@ def transcript_rows(run: EvaluationRun) -> list[dict[str, Any]]:
     return out
 
 
+def failure_warning(run: EvaluationRun) -> str:
+    """A warning when most debates failed (the results cannot be used as they stand), saying
+    when it is because the model repeated the instructions instead of answering; "" when most
+    debates finished."""
+    failed, copied, total = len(run.failed_units), len(run.copied_units), len(run.groups)
+    if not total or failed * 2 <= total:
+        return ""
+    if copied * 2 > total:
+        return (f"Most debates ({copied} of {total}) failed because the model repeated the "
+                "instructions instead of answering: this model is too small for MAJ-Eval, so "
+                "these results cannot be used. Try a larger model.")
+    return (f"Most debates ({failed} of {total}) failed, so these results cannot be used as "
+            "they stand; each failure says why in its note. If the model's answers did not "
+            "have the expected form, try a larger model.")
+
+
+def run_description(run: EvaluationRun) -> list[tuple[str, str]]:
+    """Which inputs, options and model produced ``run`` (the results page and the Read me)."""
+    s = run.settings
+    groups = list(dict.fromkeys(p.group for p in run.personas))
+    lonely = [g for g in groups if sum(1 for p in run.personas if p.group == g) == 1]
+    n_items = len(run.items)
+    out = [
+        ("Run", run.finished_at or "(date not recorded)"),
+        ("Model", run.model or "(not recorded)"),
+        ("Task", run.task),
+        ("Items", f"{n_items} item{'s' if n_items != 1 else ''}"
+         + (f" from {run.items_source}" if run.items_source else "")),
+        ("Personas", f"{len(run.personas)} persona{'s' if len(run.personas) != 1 else ''} in "
+         f"{len(groups)} group{'s' if len(groups) != 1 else ''} ({', '.join(groups)})"
+         + (f"; {', '.join(lonely)}: one persona, no debate" if lonely else "")),
+        ("Dimensions", "; ".join(f"{d.name}: {d.definition}" if d.definition else d.name
+                                 for d in run.dimensions)),
+        ("Scale", run.scale.describe()),
+        ("Debate", "no debate (phase 1 scores only; ablation)" if s.no_debate else
+         f"up to {s.rounds} round{'s' if s.rounds != 1 else ''} (turn limit = rounds x agents "
+         "of the group)"),
+        ("Roles", "simple roles: one sentence per persona from the group's description and the "
+         "persona's specialty (ablation)" if s.simple_roles else
+         "full personas (five attributes)"),
+    ]
+    return out
+
+
 def write_results(
     path: str | os.PathLike[str],
     run: EvaluationRun,
@@ -124,10 +171,14 @@ def write_results(
     for r in run.items:
         for g in r.groups:
             for d in dims:
+                before, after = g.initial_mean.get(d), g.final_mean.get(d)
+                one = len(g.agents) == 1
+                change = None if one or before is None or after is None else after - before
+                note = "; ".join(x for x in ("undefined change: one agent" if one else "",
+                                             g.error, g.note) if x)
                 groups.append({"item": r.item_id, "group": g.group, "dimension": d,
-                               "initial_mean": g.initial_mean.get(d),
-                               "final_mean": g.final_mean.get(d), "status": g.status,
-                               "note": g.error})
+                               "initial_mean": before, "final_mean": after, "change": change,
+                               "status": g.status, "note": note})
             for a in g.agents:
                 for d in dims:
                     agents.append({
@@ -146,13 +197,14 @@ def write_results(
                 for p in run.personas]
     agreement = agreement_rows(alphas, humans)
     frame = pd.DataFrame
-    score_format = {c: "0.00" for c in ["initial_mean", "final_mean", *dims]}
+    score_format = {c: "0.00" for c in ["initial_mean", "final_mean", "change", *dims]}
     sheets = [
         Sheet("Items", frame(items, columns=["item", "status", *dims, "note"]),
               "overall score per dimension: the mean of the groups' final means",
               number_formats=score_format),
         Sheet("Group scores", frame(groups, columns=GROUP_COLUMNS),
-              "each group's mean before (phase 1) and after the debate, computed by EvalDesk",
+              "each group's mean before (phase 1) and after the debate over the same agents, "
+              "computed by EvalDesk",
               number_formats=score_format),
         Sheet("Agent scores", frame(agents, columns=AGENT_COLUMNS),
               "every agent's phase 1 and final score, and how the final one came about"),
@@ -162,7 +214,8 @@ def write_results(
               "every debate turn with the coordinator's reason; long messages continue on the "
               "next rows, marked (part k of n)",
               widths={"reason chosen": 50, "message": 90, "scores": 30}),
-        Sheet("Personas", frame(persona_rows(run.personas), columns=PERSONA_COLUMNS),
+        Sheet("Personas", frame(persona_rows(run.personas, run.group_descriptions),
+                                     columns=PERSONA_COLUMNS),
               "the personas used (this sheet can be imported again)"),
         Sheet("Evidence", frame(evidence, columns=EVIDENCE_COLUMNS),
               "where each persona's perspective comes from"),
@@ -173,23 +226,23 @@ def write_results(
                             "and after the debate; correlations with human ratings",
                             number_formats={"value": "0.000", "p_value": "0.0000",
                                             "ci_low": "0.000", "ci_high": "0.000"}))
-    s = run.settings
+    warning = failure_warning(run)
     info = [
+        *([("WARNING", warning)] if warning else []),
         ("Method", "MAJ-Eval (Chen et al.): stakeholder personas debate in groups"),
-        ("Task", run.task),
-        ("Model", run.model or "(not recorded)"),
-        ("Dimensions", "; ".join(f"{d.name}: {d.definition}" if d.definition else d.name
-                                 for d in run.dimensions)),
-        ("Scale", run.scale.describe()),
-        ("Debate", "no debate (phase 1 scores only)" if s.no_debate else
-         f"up to {s.rounds} rounds (turn limit = rounds x agents of the group)"),
-        ("Personas", "simple roles (one sentence each; ablation)" if s.simple_roles else
-         "full personas (five attributes)"),
-        ("Coordinator", ("next speaker = the active agent named in the last message, else the "
-         "one whose scores differ most from the others' median, then who has spoken least, "
-         "then list order; stops when everyone has spoken and nobody disagrees")),
-        ("Failures", (f"{len(run.failed_units)} of {len(run.groups)} debates had a failure; "
-         "failed values are empty with the reason in 'note', never a default score")),
+        *run_description(run),
+        ("Coordinator", ("next speaker = among the agents who may speak (nobody speaks more "
+         "than two turns ahead of the least heard, so everyone has the floor), the one "
+         "addressed by name in the last message, else the one whose scores differ most from "
+         "the others' median, then who has spoken least, then list order; stops when everyone "
+         "has spoken and nobody disagrees")),
+        ("Means", ("each group's mean before and after the debate is over the same agents: an "
+         "agent that failed during the debate is left out of both; a group of one persona "
+         "cannot debate (its change and agreement are undefined: one agent)")),
+        ("Failures", (f"{len(run.failed_units)} of {len(run.groups)} debates had a failure"
+         + (f", {len(run.copied_units)} of them because the model repeated the instructions"
+            if run.copied_units else "")
+         + "; failed values are empty with the reason in 'note', never a default score")),
         ("Written", datetime.now().strftime("%Y-%m-%d %H:%M")),
         *readme,
     ]

@@ -5,25 +5,37 @@ groups of similar stakeholders; inside a group, perspectives that say the same t
 together. The reply only points at numbers, so nothing is invented: each consolidated
 perspective is the first original of its set and keeps the others' ids in ``merged``.
 
-Our repairs of an imperfect reply (a small model makes them): a number used twice counts where
-it first appears; unknown numbers are ignored; a forgotten perspective joins the group of its
-stakeholder, or a new group named after the stakeholder; groups left empty are dropped; groups
-with the same name are joined.
+A reply must point back to the list (:func:`points_back`): at least one group, every group
+named (not by a word of our form such as "group"), every number one of the list. A reply that
+does not is asked again once, then the stage fails with the reason.
+
+Our repairs of an otherwise usable reply (a small model needs them): a number used twice counts
+where it first appears; a forgotten perspective joins the group of its stakeholder, or a new
+group named after the stakeholder; groups left empty are dropped; groups with the same name are
+joined.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from core.llm import LLMFailure
+from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
-from core.majeval.model import JsonLLM, Perspective, StageError, Stakeholder, StakeholderGroup
+from core.majeval.model import (
+    JsonLLM,
+    Perspective,
+    StageError,
+    StageFailure,
+    Stakeholder,
+    StakeholderGroup,
+    generic_name,
+)
 from core.majeval.perspective_extraction import normalise_name
 from core.runs import CancelToken, Progress
 
-__all__ = ["group_stakeholders", "numbered_perspectives"]
+__all__ = ["group_stakeholders", "numbered_perspectives", "points_back"]
 
 STAGE = "Stakeholder grouping"
 TEMPLATE = "stakeholder_grouping"
@@ -62,6 +74,29 @@ def _listing(stakeholders: Sequence[Stakeholder], perspectives: Sequence[Perspec
     return "\n".join(lines)
 
 
+def points_back(count: int) -> Callable[[GroupingReply], Rejection | None]:
+    """The stage's check of a grouping reply for ``count`` numbered perspectives."""
+
+    def check(reply: GroupingReply) -> Rejection | None:
+        if not reply.groups:
+            return Rejection("there are no groups; put every stakeholder into a group")
+        for group in reply.groups:
+            if not group.name.strip() or generic_name(group.name):
+                return copied_instructions(f"the group name \u201c{group.name}\u201d")
+            unknown = sorted({n for numbers in group.perspectives for n in numbers
+                              if not 1 <= n <= count})
+            if unknown:
+                listed = ", ".join(str(n) for n in unknown[:5])
+                return Rejection(
+                    f"group \u201c{group.name}\u201d lists perspective number(s) {listed}, but "
+                    f"the list has numbers 1 to {count} only",
+                    advice="The model's groups did not point back to the perspectives found: "
+                           "try a larger model.")
+        return None
+
+    return check
+
+
 async def group_stakeholders(
     stakeholders: Sequence[Stakeholder],
     task: str,
@@ -81,10 +116,13 @@ async def group_stakeholders(
     progress.start("Grouping stakeholders", total=1)
     try:
         reply = await _prompts.ask(llm, TEMPLATE, GroupingReply, {
-            "task": task, "stakeholders": _listing(stakeholders, perspectives)}, cancel=cancel)
+            "task": task, "stakeholders": _listing(stakeholders, perspectives)},
+            check=points_back(len(perspectives)), cancel=cancel)
     except LLMFailure as failure:
         raise StageError(f"Grouping the stakeholders did not work: {failure.message}",
-                         stage=STAGE) from failure
+                         stage=STAGE, failures=[StageFailure(
+                             stage=STAGE, where="all stakeholders", kind=failure.kind,
+                             message=failure.message)]) from failure
     progress.advance(1)
     return _build_groups(reply, perspectives)
 

@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,8 @@ from core.majeval.model import (
     StageError,
     StageFailure,
     Stakeholder,
+    StakeholderGroup,
+    personas_fingerprint,
 )
 from core.majeval.persona_construction import persona_id
 from core.majeval.perspective_extraction import extract_perspectives
@@ -54,12 +57,15 @@ from core.majeval.pipeline import (
     STEP_DEBATE,
     EvaluationRun,
     _group_and_construct,
+    _run_settings,
     evaluate,
     groups_of,
+    load_groups,
     load_personas,
     open_evaluation_run,
     save_groups,
     save_personas,
+    simple_roles_text,
     unit_key,
 )
 from core.runs import CancelToken, Progress
@@ -80,13 +86,16 @@ __all__ = [
     "add_document",
     "add_persona",
     "create_personas_stored",
+    "current_run",
     "default_llm_factory",
     "delete_persona",
     "edit_page",
     "evidence_span",
     "export_results",
     "extraction_fingerprint",
+    "group_descriptions",
     "items_file",
+    "items_source",
     "load_documents",
     "load_run",
     "load_state",
@@ -94,6 +103,7 @@ __all__ = [
     "read_items",
     "remove_document",
     "run_debates",
+    "run_differences",
     "run_progress",
     "sample_folder",
     "save_state",
@@ -372,7 +382,7 @@ async def create_personas_stored(
                                                answer_tokens=answer, cancel=cancel)
             stakeholders.extend(found.stakeholders)
     groups, built = await _group_and_construct(stakeholders, failures, state.task, llm,
-                                               progress=progress, cancel=cancel)
+                                               progress=progress, cancel=cancel, documents=docs)
     failures += built.failures
     new_ids = {p.id for p in built.personas}
     with project.transaction():
@@ -435,13 +445,25 @@ def restore_persona(project: Project, persona: Persona, who: str) -> Persona:
     return persona.model_copy(update={"edited": True})
 
 
-def replace_personas(project: Project, personas: Sequence[Persona], who: str) -> list[Persona]:
-    """Imported personas replace all stored ones (the old ones are deleted with who/when)."""
+def replace_personas(project: Project, personas: Sequence[Persona], who: str,
+                     descriptions: dict[str, str] | None = None) -> list[Persona]:
+    """Imported personas replace all stored ones (the old ones are deleted with who/when).
+    The groups become those of the imported personas, with ``descriptions`` (group ->
+    description, from the sheet) or the description a group of that name had before."""
     with project.transaction():
+        before = {g.name: g.description for g in load_groups(project)}
         for artefact in project.list_artefacts(PERSONA_ARTEFACT):
             project.delete_artefact(artefact, who)
         save_personas(project, personas, origin="imported", overwrite_edits=True)
+        given = descriptions or {}
+        save_groups(project, [StakeholderGroup(name=g, description=given.get(g) or before.get(g, ""))
+                              for g in groups_of(personas)], origin="imported")
     return load_personas(project)
+
+
+def group_descriptions(project: Project) -> dict[str, str]:
+    """group -> description of the stored groups (the simple-role option uses them)."""
+    return {g.name: g.description for g in load_groups(project)}
 
 
 # ---------------------------------------------------------------------------------- items
@@ -596,49 +618,98 @@ async def run_debates(
                                  state.settings, model)
     state.run_id = run_id
     save_state(project, state)
-    return await evaluate(personas, state.item_list, state.task, llm_for_run(run_id),
-                          dimensions=state.dimensions, scale=state.scale,
-                          settings=state.settings, model=model, project=project,
-                          run_id=run_id, progress=progress, cancel=cancel)
+    run = await evaluate(personas, state.item_list, state.task, llm_for_run(run_id),
+                         dimensions=state.dimensions, scale=state.scale,
+                         settings=state.settings, model=model, project=project,
+                         run_id=run_id, group_descriptions=group_descriptions(project),
+                         progress=progress, cancel=cancel)
+    run.items_source = items_source(state)
+    return run
 
 
-def run_progress(project: Project, state: WizardState) -> tuple[int, int]:
-    """(debates finished, debates in all) of the current run with the current personas."""
-    personas = load_personas(project)
-    by_group = groups_of(personas)
-    total = len(state.item_list) * len(by_group)
-    if state.run_id is None or not total:
-        return 0, total
-    done = project.finished_keys(state.run_id, RESULT_KIND)
-    keys = {unit_key(item, g, by_group[g]) for item in state.item_list for g in by_group}
-    return len(keys & done), total
+def items_source(state: WizardState) -> str:
+    """The items file and sheet, as the results name them."""
+    setup = state.items
+    name = setup.file_name or Path(setup.path).name
+    if not name:
+        return ""
+    return f"{name}, sheet {setup.sheet}" if setup.sheet else name
 
 
-def load_run(project: Project, state: WizardState) -> EvaluationRun | None:
-    """The results of the last run from the project, without asking any model; None when
-    there is none, a debate is missing, or the personas, items or options changed since."""
-    if state.run_id is None or not state.item_list:
+def current_run(project: Project, state: WizardState, model: str | None = None) -> Any:
+    """The debate run of the current choices (task, dimensions, scale, debate options and, when
+    given, ``model``): the one :func:`run_debates` would resume; None when there is none. With
+    ``model`` None, the run last started counts when its other choices are the current ones."""
+    if model is not None:
+        return project.find_run(METHOD, STEP_DEBATE, _run_settings(
+            state.task, state.dimensions, state.scale, state.settings, model))
+    if state.run_id is None:
         return None
     run = project.get_run(state.run_id)
     if run is None or run.method != METHOD or run.step != STEP_DEBATE:
         return None
-    settings = run.settings or {}
-    wanted = {"task": state.task,
-              "dimensions": [d.model_dump(mode="json") for d in state.dimensions],
-              "scale": state.scale.model_dump(mode="json"),
-              "debate": state.settings.model_dump(mode="json")}
-    if any(_hash(settings.get(k)) != _hash(v) for k, v in wanted.items()):
+    wanted = _run_settings(state.task, state.dimensions, state.scale, state.settings,
+                           str((run.settings or {}).get("model", "")))
+    return run if _hash(run.settings) == _hash(wanted) else None
+
+
+def _unit_keys(project: Project, state: WizardState, by_group: dict[str, list[Persona]]
+               ) -> dict[tuple[str, str], str]:
+    """(item id, group) -> the project key of that debate with the current choices."""
+    about = group_descriptions(project)
+    roles = {g: simple_roles_text(members, state.settings, about)
+             for g, members in by_group.items()}
+    return {(item.id, g): unit_key(item, g, members, roles[g])
+            for item in state.item_list for g, members in by_group.items()}
+
+
+def run_progress(project: Project, state: WizardState, model: str | None = None
+                 ) -> tuple[int, int]:
+    """(debates finished, debates in all) with the current personas, items and choices
+    (``model``: see :func:`current_run`); a run made with other choices counts for nothing."""
+    by_group = groups_of(load_personas(project))
+    total = len(state.item_list) * len(by_group)
+    run = current_run(project, state, model)
+    if run is None or not total:
+        return 0, total
+    done = project.finished_keys(run.id, RESULT_KIND)
+    return len(set(_unit_keys(project, state, by_group).values()) & done), total
+
+
+def _local_time(iso: str | None) -> str:
+    if not iso:
+        return ""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def load_run(project: Project, state: WizardState, model: str | None = None
+             ) -> EvaluationRun | None:
+    """The results of the current choices from the project, without asking any model; None
+    when there is none, a debate is missing, or the personas, items or options (and, when
+    given, the ``model``) changed since."""
+    if not state.item_list:
         return None
+    run = current_run(project, state, model)
+    if run is None:
+        return None
+    settings = run.settings or {}
     personas = load_personas(project)
     by_group = groups_of(personas)
     if not by_group:
         return None
+    keys = _unit_keys(project, state, by_group)
     stored = {r.key: r for r in project.get_results(run.id, RESULT_KIND)}
     results = []
     for item in state.item_list:
         groups: list[GroupResult] = []
-        for group, members in by_group.items():
-            found = stored.get(unit_key(item, group, members))
+        for group in by_group:
+            found = stored.get(keys[(item.id, group)])
             if found is None:
                 return None
             try:
@@ -646,10 +717,49 @@ def load_run(project: Project, state: WizardState) -> EvaluationRun | None:
             except ValidationError:
                 return None
         results.append(combine_groups(item.id, groups, state.dimensions))
+    about = group_descriptions(project)
     return EvaluationRun(items=results, personas=personas, dimensions=list(state.dimensions),
                          scale=state.scale, settings=state.settings, task=state.task,
                          model=str(settings.get("model", "")), run_id=run.id,
-                         reused=len(results) * len(by_group), item_inputs=list(state.item_list))
+                         reused=len(results) * len(by_group), item_inputs=list(state.item_list),
+                         group_descriptions={g: about.get(g, "") for g in by_group},
+                         finished_at=_local_time(run.finished_at or run.started_at),
+                         items_source=items_source(state))
+
+
+def run_differences(project: Project, state: WizardState, run: EvaluationRun,
+                    model: str | None = None) -> list[str]:
+    """What differs between the choices that produced ``run`` and the current ones, in plain
+    words ("the simple-roles option", "the model", ...); empty when the run is current."""
+    out = []
+    if run.task.strip() != state.task.strip():
+        out.append("the task description")
+    if [d.model_dump() for d in run.dimensions] != [d.model_dump() for d in state.dimensions]:
+        out.append("the dimensions")
+    if run.scale.model_dump() != state.scale.model_dump():
+        out.append("the scale")
+    then, now = run.settings, state.settings
+    if then.rounds != now.rounds:
+        out.append(f"the debate rounds ({then.rounds} then, {now.rounds} now)")
+    if then.no_debate != now.no_debate:
+        out.append("the no-debate option")
+    if then.simple_roles != now.simple_roles:
+        out.append("the simple-roles option")
+    if model is not None and run.model != model:
+        out.append(f"the model ({run.model or 'not recorded'} then, {model} now)")
+    if [(i.id, i.fingerprint(), i.human) for i in run.item_inputs] != \
+            [(i.id, i.fingerprint(), i.human) for i in state.item_list]:
+        out.append("the items")
+    personas = load_personas(project)
+    if personas_fingerprint(run.personas) != personas_fingerprint(personas) or \
+            [p.group for p in run.personas] != [p.group for p in personas]:
+        out.append("the personas")
+    elif now.simple_roles:
+        about = group_descriptions(project)
+        if any(run.group_descriptions.get(g, "") != about.get(g, "")
+               for g in groups_of(personas)):
+            out.append("the group descriptions (used by the simple roles)")
+    return out
 
 
 def export_results(project: Project, run: EvaluationRun, path: str | Path,
@@ -684,17 +794,21 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
     return target
 
 
-def unit_statuses(project: Project, state: WizardState) -> list[dict[str, str]]:
-    """One row per (item, group) debate of the current run: "finished", "failed" (with the
-    reason) or "waiting", for the run page's progress table."""
+def unit_statuses(project: Project, state: WizardState, model: str | None = None
+                  ) -> list[dict[str, str]]:
+    """One row per (item, group) debate with the current choices (``model``: see
+    :func:`current_run`): "finished", "failed" (with the reason) or "waiting", for the run
+    page's progress table."""
     by_group = groups_of(load_personas(project))
+    run = current_run(project, state, model)
     stored = {}
-    if state.run_id is not None:
-        stored = {r.key: r for r in project.get_results(state.run_id, RESULT_KIND)}
+    if run is not None:
+        stored = {r.key: r for r in project.get_results(run.id, RESULT_KIND)}
+    keys = _unit_keys(project, state, by_group)
     rows = []
     for item in state.item_list:
-        for group, members in by_group.items():
-            found = stored.get(unit_key(item, group, members))
+        for group in by_group:
+            found = stored.get(keys[(item.id, group)])
             if found is None:
                 status, note = "waiting", ""
             elif found.status == "ok":

@@ -46,12 +46,13 @@ from core.majeval.pipeline import (
     edit_persona,
     load_groups,
     load_personas,
+    lonely_groups,
     save_groups,
 )
 from desktop.majeval.models import PersonaTreeModel
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
-from desktop.widgets import xlsx_path
+from desktop.widgets import note_box, xlsx_path
 
 __all__ = ["ATTRIBUTE_LABELS", "EvidenceDialog", "PersonaEditor"]
 
@@ -226,6 +227,8 @@ class PersonaEditor(QWidget):
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setObjectName("hint")
+        self.lonely_notice = note_box()
+        self.lonely_notice.hide()
         self.file_panel = RunPanel()
         self.file_panel.hide()
 
@@ -237,6 +240,7 @@ class PersonaEditor(QWidget):
         splitter.setSizes([300, 700])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.lonely_notice)
         layout.addWidget(splitter, 1)
         layout.addWidget(self.message)
         layout.addWidget(self.file_panel)
@@ -360,6 +364,9 @@ class PersonaEditor(QWidget):
             self.form_stack.setCurrentIndex(0)
         self.undo_button.setEnabled(bool(self.undo_stack))
         self.delete_button.setEnabled(self.current() is not None)
+        lonely = lonely_groups(self.personas)
+        self.lonely_notice.setText(lonely_text(lonely))
+        self.lonely_notice.setVisible(bool(lonely))
 
     def persona(self, persona_id: str) -> Persona | None:
         return next((p for p in self.personas if p.id == persona_id), None)
@@ -647,10 +654,11 @@ class PersonaEditor(QWidget):
         self.flush()
         target = xlsx_path(path)
         personas = list(self.personas)
+        about = st.group_descriptions(self.project)
 
         def step(progress, cancel):
             progress.start(f"Writing {target.name}", total=1)
-            write_personas(target, personas)
+            write_personas(target, personas, descriptions=about)
             progress.advance(1)
             return target
 
@@ -682,7 +690,7 @@ class PersonaEditor(QWidget):
             self.file_panel.fail("The personas were not imported:\n" + "\n".join(
                 i.message for i in read.errors[:8]))
             return
-        st.replace_personas(self.project, read.personas, self.who())
+        st.replace_personas(self.project, read.personas, self.who(), read.descriptions)
         self.undo_stack.clear()
         notes = "".join(f"\n{i.message}" for i in read.warnings[:4])
         self.file_panel.hide()
@@ -694,6 +702,20 @@ class PersonaEditor(QWidget):
         if outcome.finished:
             self.file_panel.hide()
             self.message.setText(text)
+
+
+def lonely_text(groups: list[str]) -> str:
+    """The notice for groups of one persona (they cannot debate)."""
+    if not groups:
+        return ""
+    names = ", ".join(groups)
+    if len(groups) == 1:
+        return (f"The group {names} has one persona, so it cannot debate: its persona's own "
+                "evaluation is the group's score, and its change and agreement within the "
+                "group are undefined. Add a persona to it (page Personas) to have a debate.")
+    return (f"The groups {names} have one persona each, so they cannot debate: each persona's "
+            "own evaluation is its group's score, and their change and agreement within the "
+            "group are undefined. Add personas to them (page Personas) to have debates.")
 
 
 def _html(text: str) -> str:

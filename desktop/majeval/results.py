@@ -23,13 +23,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.majeval.agreement import AFTER, BEFORE
+from core.majeval.report import failure_warning, run_description
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
-from desktop.widgets import row_table
+from desktop.widgets import alert_box, hint_label, row_table
 
 __all__ = ["HeatMap", "ResultsView", "table_view"]
 
 ALL_GROUPS = "All groups (overall score)"
+ONE_AGENT = "undefined: one agent"
 
 
 def table_view(model: Any, stretch: int | None = None) -> QTableView:
@@ -42,7 +45,8 @@ def _mean_text(value: float | None) -> str | float:
 
 
 class HeatMap(QWidget):
-    """A matplotlib heat map (|Spearman| of each group with each human dimension)."""
+    """A matplotlib heat map (Spearman of each group with each human dimension, sign kept:
+    -1 blue ... +1 red)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -70,13 +74,13 @@ class HeatMap(QWidget):
 
         grid = np.array([[np.nan if v is None else v for v in row] for row in values],
                         dtype=float)
-        image = ax.imshow(grid, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+        image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
         ax.set_xticks(range(len(columns)), labels=columns, fontsize=9)
         ax.set_yticks(range(len(rows)), labels=rows, fontsize=9)
         for r, row in enumerate(values):
             for c, v in enumerate(row):
                 text = "n/a" if v is None else f"{v:.2f}"
-                colour = "white" if v is not None and v > 0.6 else "#1f2933"
+                colour = "white" if v is not None and abs(v) > 0.6 else "#1f2933"
                 ax.text(c, r, text, ha="center", va="center", fontsize=9, color=colour)
         ax.set_title(title, fontsize=10, loc="left")
         self.figure.colorbar(image, ax=ax, shrink=0.8)
@@ -104,6 +108,13 @@ class ResultsView(QWidget):
         self.export_message.hide()
         self.export_panel = RunPanel()
         self.export_panel.hide()
+        self.about_run = hint_label()
+        self.about_run.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.alert = alert_box()
+        self.alert.hide()
+        self.stale = alert_box()
+        self.stale.hide()
+        self.out_of_date: list[str] = []
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
         top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
@@ -117,6 +128,9 @@ class ResultsView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
+        layout.addWidget(self.about_run)
+        layout.addWidget(self.alert)
+        layout.addWidget(self.stale)
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.export_message)
         layout.addWidget(self.export_panel)
@@ -198,15 +212,18 @@ class ResultsView(QWidget):
             Col("group", "Group"), Col("dimension", "Dimension"),
             Col("before", "Mean before (phase 1)", digits=2),
             Col("after", "Mean after the debate", digits=2),
-            Col("change", "Change", digits=2),
+            Col("change", "Change", "after minus before, over the same personas", digits=2),
             Col("moved", "Items whose score changed"),
             Col("turns", "Debate turns (mean)", digits=1),
+            Col("note", "Note", missing=""),
         ])
         self.change_view = table_view(self.change_model)
         self.change_items_model = RowsModel([])
         self.change_items_view = table_view(self.change_items_model)
         hint = QLabel("How the debate moved the scores: each group's mean over the items before "
-                      "the discussion (phase 1, everyone alone) and after it.")
+                      "the discussion (phase 1, everyone alone) and after it, both over the same "
+                      "personas (one that failed during the debate is left out of both). A "
+                      "group of one persona cannot debate: its change is undefined.")
         hint.setObjectName("hint")
         hint.setWordWrap(True)
         page = QWidget()
@@ -227,12 +244,22 @@ class ResultsView(QWidget):
         self.alpha_view = table_view(self.alpha_model)
         self.human_model = RowsModel([
             Col("group", "Group"), Col("dimension", "Our dimension"),
-            Col("human", "Human rating"), Col("spearman", "|Spearman|", digits=2),
-            Col("p", "p-value"), Col("kendall", "Kendall tau-b", digits=2),
-            Col("pearson", "Pearson", digits=2), Col("n", "n"), Col("note", "Note"),
+            Col("human", "Human rating"),
+            Col("spearman_before", "Spearman before", "Spearman's rho of the phase 1 means "
+                "with the human ratings (sign kept: below 0 means the opposite order)",
+                digits=2),
+            Col("spearman", "Spearman after", "Spearman's rho of the means after the debate "
+                "with the human ratings (sign kept)", digits=2),
+            Col("p", "p (after)", "the p-value of Spearman's rho after the debate"),
+            Col("kendall", "Kendall after", "Kendall's tau-b after the debate (before: in the "
+                "exported workbook)", digits=2),
+            Col("pearson", "Pearson after", "Pearson's r after the debate (before: in the "
+                "exported workbook)", digits=2),
+            Col("n", "n"), Col("note", "Note", missing=""),
         ])
         self.human_view = table_view(self.human_model)
         self.heatmap = HeatMap()
+        self.heatmap.setMinimumWidth(340)
         self.no_humans = QLabel("The items have no human ratings, so there is nothing to compare "
                                 "with. Choose the rating columns on the Items page to see "
                                 "agreement with people.")
@@ -248,7 +275,11 @@ class ResultsView(QWidget):
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(hint)
         ll.addWidget(self.alpha_view, 1)
-        ll.addWidget(QLabel("<b>Agreement with human ratings</b> (after the debate)"))
+        human_title = QLabel("<b>Agreement with human ratings</b>, before and after the debate "
+                             "(correlations keep their sign: below 0, the personas rank the "
+                             "items the opposite way)")
+        human_title.setWordWrap(True)
+        ll.addWidget(human_title)
         ll.addWidget(self.human_view, 1)
         ll.addWidget(self.no_humans)
         splitter = QSplitter()
@@ -272,11 +303,25 @@ class ResultsView(QWidget):
         failed = len(run.failed_units)
         n_units = len(run.groups)
         self.summary.setText(
-            f"<b>{len(run.items)} items</b> judged by <b>{len(groups)} stakeholder groups</b> "
-            f"({len(run.personas)} personas) with {run.model or 'the model'}. "
+            f"<b>{_count(len(run.items), 'item')}</b> judged by "
+            f"<b>{_count(len(groups), 'stakeholder group')}</b> "
+            f"({_count(len(run.personas), 'persona')}) with {run.model or 'the model'}. "
             + (f"<span style='color:#b42318'><b>{failed} of {n_units} debates failed</b></span>"
                " (shown as failed; run again to retry them)." if failed else
                "Every debate finished."))
+        about = dict(run_description(run))
+        scored = ", ".join(dims) + f" ({run.scale.minimum} to {run.scale.maximum})"
+        settings = run.settings
+        self.about_run.setText(" · ".join([
+            f"Run of {about['Run']} with {about['Model']}", about["Items"],
+            about["Personas"], f"scored: {scored}",
+            "no debate (ablation)" if settings.no_debate else
+            f"debate: up to {_count(settings.rounds, 'round')}",
+            "simple roles (ablation)" if settings.simple_roles else "full personas"]))
+        self.about_run.setToolTip("\n".join(f"{k}: {v}" for k, v in about.items()))
+        warning = failure_warning(run)
+        self.alert.setText(warning)
+        self.alert.setVisible(bool(warning))
         self._fill_scores(groups, dims)
         self._fill_change(groups, dims)
         self._fill_agreement()
@@ -324,22 +369,29 @@ class ResultsView(QWidget):
         self.scores_view.setColumnWidth(1, 360)
 
     def _fill_change(self, groups: list[str], dims: list[str]) -> None:
+        size = {g: sum(1 for p in self.run.personas if p.group == g) for g in groups}
         rows, per_item = [], []
         for g in groups:
+            one = size[g] == 1
             for d in dims:
                 units = [gr for r in self.run.items for gr in r.groups
                          if gr.group == g and gr.status != "failed"]
-                before = [u.initial_mean[d] for u in units if d in u.initial_mean]
-                after = [u.final_mean[d] for u in units if d in u.final_mean]
-                mb = sum(before) / len(before) if before else None
-                ma = sum(after) / len(after) if after else None
-                moved = sum(1 for u in units if d in u.initial_mean and d in u.final_mean
-                            and abs(u.initial_mean[d] - u.final_mean[d]) > 1e-9)
+                both = [u for u in units if d in u.initial_mean and d in u.final_mean]
+                mb = sum(u.initial_mean[d] for u in both) / len(both) if both else None
+                ma = sum(u.final_mean[d] for u in both) / len(both) if both else None
+                moved = sum(1 for u in both
+                            if abs(u.initial_mean[d] - u.final_mean[d]) > 1e-9)
                 turns = [sum(1 for t in u.turns if t.kind == "debate") for u in units]
-                rows.append({"group": g, "dimension": d, "before": mb, "after": ma,
-                             "change": (ma - mb) if mb is not None and ma is not None else None,
-                             "moved": f"{moved} of {len(units)}",
-                             "turns": sum(turns) / len(turns) if turns else None})
+                notes = sorted({u.note for u in units if u.note and not one})
+                rows.append({
+                    "group": g, "dimension": d, "before": mb, "after": ma,
+                    "change": ONE_AGENT if one else
+                    (ma - mb) if mb is not None and ma is not None else None,
+                    "moved": None if one else f"{moved} of {len(both)}",
+                    "turns": sum(turns) / len(turns) if turns else None,
+                    "note": "One persona: no debate." if one else
+                    (f"{len(notes)} debate(s): a persona failed during the debate and is left "
+                     "out of both means." if notes else "")})
         columns = [Col("item", "Item")]
         for g in groups:
             for d in dims:
@@ -351,6 +403,8 @@ class ResultsView(QWidget):
                 for d in dims:
                     if gr.status == "failed" or d not in gr.final_mean:
                         row[f"{gr.group}|{d}"] = None
+                    elif size.get(gr.group) == 1:
+                        row[f"{gr.group}|{d}"] = f"{gr.final_mean[d]:.2f} (one persona)"
                     else:
                         row[f"{gr.group}|{d}"] = (f"{gr.initial_mean.get(d, 0):.2f} → "
                                                   f"{gr.final_mean[d]:.2f}")
@@ -361,48 +415,50 @@ class ResultsView(QWidget):
     def _fill_agreement(self) -> None:
         rows = []
         for a in self.alphas:
+            undefined = ONE_AGENT if getattr(a, "one_agent", False) else "undefined"
             rows.append({"group": a.group, "dimension": a.dimension,
-                         "before": a.before.value, "after": a.after.value,
+                         "before": a.before.value if a.before.value is not None else undefined,
+                         "after": a.after.value if a.after.value is not None else undefined,
                          "note": "; ".join(sorted({x.reason for x in (a.before, a.after)
                                                    if x.reason})),
                          "status": ""})
-        for row in rows:
-            if row["before"] is None:
-                row["before"] = "undefined"
-            if row["after"] is None:
-                row["after"] = "undefined"
         self.alpha_model.set_rows(rows)
-        after = [h for h in self.humans if h.stage == "after debate"]
+        pairs: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for h in self.humans:
+            pairs.setdefault((h.group, h.dimension, h.human_dimension), {})[h.stage] = h.report
         human_rows = []
-        for h in after:
-            rep = h.report
-            sp = rep.spearman
+        for (group, dim, human), stages in pairs.items():
+            before, after = stages.get(BEFORE), stages.get(AFTER)
+            if after is None:
+                continue
+            sp = after.spearman
             human_rows.append({
-                "group": h.group, "dimension": h.dimension, "human": h.human_dimension,
-                "spearman": abs(sp.value) if sp.value is not None else "undefined",
-                "p": _p_text(sp.p_value), "kendall": rep.kendall.value, "pearson": rep.pearson.value,
-                "n": rep.n, "note": sp.reason or ""})
+                "group": group, "dimension": dim, "human": human,
+                "spearman_before": _value(before.spearman if before else None),
+                "spearman": _value(sp), "p": _p_text(sp.p_value),
+                "kendall": _value(after.kendall), "pearson": _value(after.pearson),
+                "n": after.n, "note": sp.reason or ""})
         self.human_model.set_rows(human_rows)
-        has = bool(after)
+        has = bool(human_rows)
         self.human_view.setVisible(has)
         self.heatmap.setVisible(has)
         self.no_humans.setVisible(not has)
         if has:
-            groups = list(dict.fromkeys(h.group for h in after))
-            pairs = list(dict.fromkeys((h.dimension, h.human_dimension) for h in after))
-            many = len({d for d, _ in pairs}) > 1
-            labels = [f"{d} vs {hd}" if many else hd for d, hd in pairs]
+            groups = list(dict.fromkeys(r["group"] for r in human_rows))
+            cells = list(dict.fromkeys((r["dimension"], r["human"]) for r in human_rows))
+            many = len({d for d, _ in cells}) > 1
+            labels = [f"{d} vs {hd}" if many else hd for d, hd in cells]
             values = []
             for g in groups:
                 line = []
-                for d, hd in pairs:
-                    h = next((x for x in after if x.group == g and x.dimension == d
-                              and x.human_dimension == hd), None)
-                    v = h.report.spearman.value if h is not None else None
-                    line.append(abs(v) if v is not None else None)
+                for d, hd in cells:
+                    row = next((r for r in human_rows if r["group"] == g
+                                and r["dimension"] == d and r["human"] == hd), None)
+                    v = row["spearman"] if row is not None else None
+                    line.append(v if isinstance(v, float) else None)
                 values.append(line)
             names = ["All groups" if g == ALL_GROUPS else g for g in groups]
-            self.heatmap.draw(names, labels, values, "|Spearman| with people's ratings")
+            self.heatmap.draw(names, labels, values, "Spearman with people,\nafter the debate")
 
     # ------------------------------------------------------------------------ item details
     @Slot()
@@ -458,7 +514,8 @@ class ResultsView(QWidget):
         if scores:
             parts.append(f"<p><b>Scores (before → after the debate):</b> {html.escape(scores)}"
                          + (f"<br><i>The debate ended: {html.escape(g.stop_reason)}.</i>"
-                            if g.stop_reason else "") + "</p>")
+                            if g.stop_reason else "")
+                         + (f"<br><i>{html.escape(g.note)}</i>" if g.note else "") + "</p>")
         if g.feedback:
             body = html.escape(g.feedback).replace("\n", "<br>")
             parts.append(f"<p>{body}</p>")
@@ -486,6 +543,22 @@ class ResultsView(QWidget):
         self.transcript_model.set_rows(rows)
         self.transcript_view.resizeRowsToContents()
 
+    def set_out_of_date(self, differences: list[str]) -> None:
+        """Mark the results shown as out of date (``differences``: what changed since, in plain
+        words) or as current (empty). Out-of-date results cannot be exported."""
+        self.out_of_date = list(differences)
+        if differences:
+            self.stale.setText(
+                "These results are out of date: " + _join(differences) + " changed since they "
+                "were made, so they do not show the current choices. Run the debates again "
+                "(page Run) for results of the current choices; Export is off until then.")
+        self.stale.setVisible(bool(differences))
+        self.export_button.setEnabled(not differences)
+        self.export_button.setToolTip(
+            "These results are out of date; run the debates again to export." if differences
+            else "Save every score, feedback, transcript, the personas and the agreement "
+                 "statistics as one workbook.")
+
     def show_export(self, path: str) -> None:
         self.export_message.setText(f"Saved {path}")
         self.export_message.show()
@@ -495,10 +568,25 @@ def _scores(scores: dict[str, int] | None) -> str:
     return ", ".join(f"{k}: {v}" for k, v in scores.items()) if scores else ""
 
 
+def _value(statistic: Any) -> float | str | None:
+    """A correlation's value with its sign, or "undefined" (the reason is in the note)."""
+    if statistic is None:
+        return None
+    return float(statistic.value) if statistic.value is not None else "undefined"
+
+
 def _p_text(p: float | None) -> str | float | None:
     if p is None:
         return None
     return "< 0.001" if p < 0.001 else round(float(p), 3)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _join(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _short(text: str, limit: int) -> str:

@@ -35,9 +35,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.majeval import stored as st
-from core.majeval.model import DebateSettings, Dimension, Scale
+from core.majeval.model import COPIED, DebateSettings, Dimension, Scale
+from core.majeval.pipeline import lonely_groups
 from desktop.majeval.models import Col, RowsModel
-from desktop.majeval.persona_editor import PersonaEditor
+from desktop.majeval.persona_editor import PersonaEditor, lonely_text
 from desktop.majeval.results import ResultsView, table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
@@ -144,6 +145,11 @@ class MajEvalWizard(QWidget):
         except (KeyError, ValueError):
             return settings.profile() if settings.profiles else None
 
+    def _model(self) -> str:
+        """The model of the chosen profile (part of the choices a run is made with)."""
+        profile = self._profile()
+        return profile.model if profile is not None else ""
+
     def _llm(self, run_id: int | None = None) -> Any:
         profile = self._profile()
         if profile is None:
@@ -208,6 +214,7 @@ class MajEvalWizard(QWidget):
             self.state.profile = name
             self._save()
             self._fill_profiles()
+            self._fill_run_page()
 
     # ====================================================================== page 1: task
     def _task_page(self) -> QWidget:
@@ -262,6 +269,7 @@ class MajEvalWizard(QWidget):
         if text != self.state.task:
             self.state.task = text
             self._save()
+            self._check_results_current()
 
     @Slot()
     def load_sample(self) -> Any:
@@ -604,6 +612,13 @@ class MajEvalWizard(QWidget):
                 "Press Next to check them.")
         else:
             self.extract_summary.setText("No personas yet.")
+        copied = sum(1 for f in self.state.failures if f.kind == COPIED)
+        if copied:
+            self.extract_summary.setText(
+                self.extract_summary.text() + f"<br><span style='color:#b42318'><b>"
+                f"{_count(copied, 'part')} failed because the model repeated the instructions "
+                "instead of answering</b>: check the personas closely, or try a larger "
+                "model.</span>")
         self.failures_list.clear()
         for f in self.state.failures:
             self.failures_list.addItem(f"FAILED — {f.where}: {f.message}")
@@ -925,6 +940,11 @@ class MajEvalWizard(QWidget):
         self.no_debate_check.toggled.connect(self._options_chosen)
         self.simple_roles_check = QCheckBox("Simple roles: one sentence per persona instead of "
                                             "the five attributes (the paper's ablation)")
+        self.simple_roles_check.setToolTip(
+            "Each persona is told only its name, its group with the group's description, and "
+            "its specialty, in one sentence (for example: You are Ana Ruiz, one of the "
+            "teachers (preschool teachers who often read books to their students); your "
+            "specialty: early literacy).")
         self.simple_roles_check.toggled.connect(self._options_chosen)
         self.run_profile = self._profile_combo()
         options = QGroupBox("Options")
@@ -943,6 +963,8 @@ class MajEvalWizard(QWidget):
         self.run_panel = RunPanel()
         self.run_usage = hint_label()
         self.run_usage.hide()
+        self.lonely_notice = note_box()
+        self.lonely_notice.hide()
         self.units_model = RowsModel([Col("item", "Item"), Col("group", "Group"),
                                       Col("status", "Status"), Col("note", "Note", missing="")])
         self.units_view = table_view(self.units_model)
@@ -957,11 +979,14 @@ class MajEvalWizard(QWidget):
         layout.addWidget(title_label("Run the debates"))
         layout.addWidget(intro_label(
             "For every item, the personas of each group first judge it alone, then discuss it: "
-            "a coordinator lets the persona who disagrees most speak next, until nobody "
-            "disagrees or the rounds are used up. A neutral summary of each group's views and "
-            "the group's mean score follow. Finished debates are saved one by one; after Cancel "
-            "(or a crash) the run goes on where it stopped."))
+            "a coordinator gives every persona the floor, letting the one addressed by name or "
+            "the one who disagrees most speak next, until nobody disagrees or the rounds are "
+            "used up. A group of one persona cannot debate: its persona's own judgement counts. "
+            "A neutral summary of each group's views and the group's mean score follow. "
+            "Finished debates are saved one by one; after Cancel (or a crash) the run goes on "
+            "where it stopped."))
         layout.addWidget(options)
+        layout.addWidget(self.lonely_notice)
         layout.addLayout(row)
         layout.addWidget(self.run_panel)
         layout.addWidget(self.run_usage)
@@ -985,24 +1010,39 @@ class MajEvalWizard(QWidget):
         self.no_debate_check.setChecked(s.no_debate)
         self.simple_roles_check.setChecked(s.simple_roles)
         self._filling = False
-        done, total = st.run_progress(self.project, self.state)
+        done, total = st.run_progress(self.project, self.state, self._model())
         groups = len(self.editor.groups())
         dims = ", ".join(d.name for d in self.state.dimensions)
-        text = (f"<b>{len(self.state.item_list)} items × {groups} groups = {total} debates</b>, "
-                f"scoring {dims} on {self.state.scale.describe()}.")
+        text = (f"<b>{_count(len(self.state.item_list), 'item')} × {_count(groups, 'group')} = "
+                f"{_count(total, 'debate')}</b>, scoring {dims} on "
+                f"{self.state.scale.describe()}.")
         if done and done < total:
-            text += f"<br>{done} debates are already finished and will not be repeated."
+            text += (f"<br>{done} of these debates are already finished with these choices and "
+                     "will not be repeated.")
         elif total and done == total:
-            text += "<br>All debates are finished for these personas, items and options."
+            text += ("<br>All debates are finished for these personas, items, options and "
+                     "model.")
         self.run_summary.setText(text)
         self.run_button.setText("Continue the debates" if 0 < done < total else
                                 "Run again (failed debates only)" if total and done == total
                                 else "Start the debates")
+        lonely = lonely_groups(self.editor.personas)
+        self.lonely_notice.setText(lonely_text(lonely))
+        self.lonely_notice.setVisible(bool(lonely))
         self._fill_units()
+        self._check_results_current()
+
+    def _check_results_current(self) -> None:
+        """Mark the results shown as out of date when the choices changed since they were
+        made (they are never shown as current; Export is off for them)."""
+        if self.run is None or not hasattr(self, "results"):
+            return
+        self.results.set_out_of_date(
+            st.run_differences(self.project, self.state, self.run, self._model()))
 
     @Slot()
     def _fill_units(self) -> None:
-        self.units_model.set_rows(st.unit_statuses(self.project, self.state))
+        self.units_model.set_rows(st.unit_statuses(self.project, self.state, self._model()))
 
     @Slot()
     def start_run(self) -> Any:
@@ -1057,6 +1097,7 @@ class MajEvalWizard(QWidget):
             self.humans = await loop.run_in_executor(
                 None, partial(human_agreement, run, n_boot=200))
             self.results.set_run(run, self.alphas, self.humans)
+            self._check_results_current()
             self.show_page("results")
             self.step_ended.emit("results", "finished")
 
@@ -1078,6 +1119,12 @@ class MajEvalWizard(QWidget):
 
     def export(self, path: str | Path) -> Any:
         if self.run is None:
+            return None
+        self._check_results_current()
+        if self.results.out_of_date:  # never written as if they were current
+            self.results.export_message.setText(
+                "Not exported: these results are out of date. Run the debates again first.")
+            self.results.export_message.show()
             return None
         target = xlsx_path(path)
         self.results.export_panel.show()
@@ -1102,7 +1149,7 @@ class MajEvalWizard(QWidget):
         self._fill_extraction()
         self._fill_items_page()  # the file itself is read when the Items page is shown
         self._fill_run_page()
-        run = st.load_run(self.project, self.state)
+        run = st.load_run(self.project, self.state, self._model())
         page = self.state.page if self.state.page in PAGES else "task"
         if run is not None:
             self.run = run
@@ -1126,6 +1173,8 @@ class MajEvalWizard(QWidget):
         self.stack.setCurrentWidget(self.pages[key])
         if key == "run":
             self._fill_run_page()
+        if key == "results":
+            self._check_results_current()
         if key == "extraction":
             self._fill_extraction()
         if key in ("extraction", "personas"):
@@ -1200,6 +1249,10 @@ class MajEvalWizard(QWidget):
         self.save_page_text()
         self._save_task()
         self.main_window.show_home()
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def open_wizard(main_window: Any, llm_factory: st.LLMFactory | None = None) -> MajEvalWizard:

@@ -61,9 +61,10 @@ TRUE = {"What did Pip chase": 4, "How do you think Pip": 5, "What is the photosy
 
 
 def _dimensions(messages: list[dict[str, Any]]) -> list[str]:
-    text = str(messages[-1].get("content") or "")
-    block = text[text.rfind('"scores": {'):]
-    return re.findall(r'"([^"]+)": \d+', block) or ["Overall quality"]
+    """The dimensions an agent is asked to score (named in the reply's description)."""
+    text = "\n".join(str(m.get("content") or "") for m in messages)
+    found = re.search(r"one key per dimension \((.*?)\), each set to", text)
+    return re.findall(r'"([^"]+)"', found.group(1)) if found else ["Overall quality"]
 
 
 def _truth(messages: list[dict[str, Any]]) -> int:

@@ -164,13 +164,21 @@ def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path
                     timeout=20_000)
     frame = pd.read_excel(target, sheet_name="Personas")
     assert len(frame) == 7
+    assert frame.group_description.iloc[0] == "People who read with children: Parents and " \
+        "carers."  # the group's description goes along (the simple roles use it)
     frame.loc[0, "name"] = "Renamed In Excel"
+    frame.loc[frame.group == "Teachers", "group_description"] = "Teachers of 4 to 8 year olds."
     frame.to_excel(target, sheet_name="Personas", index=False)
     editor.import_from(target)
     qtbot.waitUntil(lambda: any(p.name == "Renamed In Excel" for p in editor.personas),
                     timeout=20_000)
     assert len(editor.personas) == 7
     assert all(p.origin == "imported" for p in load_personas(window.project))
+    from core.majeval.stored import group_descriptions
+
+    assert group_descriptions(window.project) == {
+        "Parents and carers": "People who read with children: Parents and carers.",
+        "Teachers": "Teachers of 4 to 8 year olds."}
 
 
 def test_every_model_passes_qtmodeltester(qtbot, qtmodeltester, window, scripted):

@@ -272,7 +272,10 @@ def test_extraction_that_finds_nobody_fails_with_a_plain_message(qtbot, window):
         wiz.show_page("extraction")
         click(qtbot, wiz.extract_button)
         assert wait_step(qtbot, wiz, "extraction") == "failed"
-        assert "No stakeholder perspectives" in wiz.extract_panel.message_label.text()
+        message = wiz.extract_panel.message_label.text()
+        assert "No stakeholder perspectives came back from the model, although the documents " \
+            "plainly name people" in message
+        assert "try a larger model" in message
         assert wiz.page == "extraction" and not wiz.next_button.isEnabled()
         assert wiz.editor.personas == []
     finally:
@@ -322,3 +325,133 @@ def test_personas_are_flagged_when_the_task_or_documents_change(qtbot, window, s
     replace_personas(window.project, load_personas(window.project), USER)
     wiz.show_page("personas")
     assert wiz.personas_notice.isHidden()
+
+
+def test_results_say_which_run_they_show_and_go_out_of_date_when_choices_change(
+        qtbot, window, scripted, tmp_path):
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    run_all(qtbot, wiz)
+    view = wiz.results
+    about = view.about_run.text()
+    assert about.startswith("Run of 20")  # the date it finished
+    assert "with scripted/mj-wizard · 6 items from items.xlsx" in about
+    assert "7 personas in 2 groups" in about and "debate: up to 3 rounds" in about
+    assert "scored: Overall quality (1 to 5)" in about and "full personas" in about
+    assert view.stale.isHidden() and view.export_button.isEnabled()
+    wiz.show_page("run")
+    assert "All debates are finished" in wiz.run_summary.text()
+
+    # the simple-roles ablation is another run: nothing of it is finished, results are stale
+    wiz.simple_roles_check.setChecked(True)
+    assert "All debates are finished" not in wiz.run_summary.text()
+    assert wiz.run_button.text() == "Start the debates"
+    assert {r["status"] for r in wiz.units_model.rows()} == {"waiting"}
+    assert not view.stale.isHidden()
+    assert "the simple-roles option changed" in view.stale.text()
+    assert not view.export_button.isEnabled()
+    target = tmp_path / "stale.xlsx"
+    assert wiz.export(target) is None and not target.exists()  # never written as current
+    wiz.simple_roles_check.setChecked(False)  # back as it was: current again
+    assert view.stale.isHidden() and view.export_button.isEnabled()
+    assert "All debates are finished" in wiz.run_summary.text()
+
+    wiz.rounds_spin.setValue(2)
+    assert "the debate rounds (3 then, 2 now)" in view.stale.text()
+    assert "All debates are finished" not in wiz.run_summary.text()
+    wiz.rounds_spin.setValue(3)
+    wiz.dims_model.setData(wiz.dims_model.index(0, 1), "How well it suits a 5-year-old.")
+    assert "the dimensions changed" in view.stale.text()
+    assert "All debates are finished" not in wiz.run_summary.text()
+    wiz.dims_model.setData(wiz.dims_model.index(0, 1), load_state(window.project)
+                           .dimensions[0].definition)
+
+    # another model: the results are not the new model's
+    from core.llm import ScriptedLLM
+
+    other = ScriptedLLM(panel, name="mj-other")
+    try:
+        window.settings.upsert_profile(other.profile(name="Other", max_retries=0))
+        wiz._fill_profiles()
+        wiz.run_profile.setCurrentText("Other")
+        assert "the model (scripted/mj-wizard then, scripted/mj-other now)" in view.stale.text()
+        assert "All debates are finished" not in wiz.run_summary.text()
+    finally:
+        other.close()
+
+
+def test_a_group_of_one_persona_is_flagged_before_the_run(qtbot, window, scripted):
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    editor = wiz.editor
+    assert editor.lonely_notice.isHidden()
+    teacher = next(p for p in editor.personas if p.group == "Teachers")
+    editor.move_persona(teacher.id, "Librarians")
+    assert not editor.lonely_notice.isHidden()
+    assert "The group Librarians has one persona, so it cannot debate" in \
+        editor.lonely_notice.text()
+    wiz.show_page("run")
+    assert not wiz.lonely_notice.isHidden() and "Librarians" in wiz.lonely_notice.text()
+    run_all(qtbot, wiz)
+    rows = {r["group"]: r for r in wiz.results.change_model.rows()}
+    assert rows["Librarians"]["change"] == "undefined: one agent"
+    assert isinstance(rows["Teachers"]["change"], float)
+    alphas = {r["group"]: r for r in wiz.results.alpha_model.rows()}
+    assert alphas["Librarians"]["before"] == alphas["Librarians"]["after"] == \
+        "undefined: one agent"
+
+
+def test_agreement_shows_before_and_after_and_spearman_with_its_sign(qtbot, window):
+    from core.llm import ScriptedLLM
+
+    def contrarian(messages):
+        reply = panel(messages)
+        if isinstance(reply, dict) and "scores" in reply:  # the opposite of the ratings
+            reply["scores"] = {k: 6 - v for k, v in reply["scores"].items()}
+        return reply
+
+    llm = ScriptedLLM(contrarian, name="mj-contrarian")
+    try:
+        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
+        window.settings.default_profile = "Scripted"
+        wiz = open_majeval_wizard(window)
+        to_personas(qtbot, wiz)
+        run_all(qtbot, wiz)
+        rows = {r["group"]: r for r in wiz.results.human_model.rows()}
+        overall = rows["All groups (overall score)"]
+        assert overall["spearman"] < -0.9  # the sign is kept: the opposite order
+        assert overall["spearman_before"] < 0  # before the debate too, side by side
+        assert [c.title for c in wiz.results.human_model.columns][3:5] == [
+            "Spearman before", "Spearman after"]
+        assert wiz.results.heatmap.values[-1][0] < -0.9
+    finally:
+        llm.close()
+
+
+def test_a_model_that_copies_the_instructions_gets_a_banner_not_results(qtbot, window):
+    from core.llm import ScriptedLLM
+
+    def copying(messages):
+        if kind(messages) in ("phase1", "final"):
+            return {"rationale": "your reasons in at most four sentences",
+                    "scores": {"Overall quality": 3}}
+        if kind(messages) == "turn":
+            return {"message": "what you say to the group in at most four sentences",
+                    "no_more_comments": False, "scores": {"Overall quality": 3}}
+        return panel(messages)
+
+    llm = ScriptedLLM(copying, name="mj-copying")
+    try:
+        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
+        window.settings.default_profile = "Scripted"
+        wiz = open_majeval_wizard(window)
+        to_personas(qtbot, wiz)
+        run_all(qtbot, wiz)
+        view = wiz.results
+        assert not view.alert.isHidden()
+        assert view.alert.text().startswith("Most debates (12 of 12) failed because the model "
+                                            "repeated the instructions instead of answering")
+        assert "12 of 12 debates failed" in view.summary.text()
+        assert all(r["overall|Overall quality"] is None for r in view.scores_model.rows())
+    finally:
+        llm.close()

@@ -105,6 +105,8 @@ def test_personas_then_run(inputs, model, capsys):
     assert sheet.name.tolist() == ["Dana Ray", "Eli Stone", "Ms Amy Lee"]
     assert sheet.evidence.iloc[0] == "Parents told us that questions should be fun and short."
     assert sheet.document.iloc[0] == "study.txt" and sheet.page.iloc[0] == "1"
+    assert sheet.group_description.tolist() == ["Parents of young children."] * 2 + [
+        "Preschool teachers."]
 
     results = inputs / "results.xlsx"
     code = main(["majeval", "run", "--personas", str(personas), "--items",
@@ -114,6 +116,7 @@ def test_personas_then_run(inputs, model, capsys):
     err = capsys.readouterr().err
     assert code == 0, err
     assert "3 items x 2 stakeholder groups (3 agents)" in err
+    assert "group Teachers has one persona, so it cannot debate" in err
     sheets = pd.read_excel(results, sheet_name=None)
     assert sheets["Items"]["Overall quality"].tolist() == [5.0, 2.0, 5.0]
     agreement = sheets["Agreement"]
@@ -146,3 +149,75 @@ def test_failed_debates_give_exit_code_3_and_bad_personas_exit_1(inputs, model, 
     err = capsys.readouterr().err
     assert code == 1
     assert 'bad.xlsx, sheet "Personas", row 2, column B ("name"): name is empty' in err
+
+
+def test_simple_roles_are_built_from_the_group_description_in_the_personas_file(
+        inputs, model, capsys):
+    pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
+                  "perspective": ["Fun questions.", "Short questions."],
+                  "specialty": ["Bedtime stories.", ""],
+                  "group_description": ["Parents of young children.", ""]}).to_excel(
+        inputs / "p.xlsx", index=False, sheet_name="Personas")
+    code = main(["majeval", "run", "--personas", str(inputs / "p.xlsx"), "--items",
+                 str(inputs / "items.xlsx"), "--task-file", str(inputs / "task.txt"),
+                 "--simple-roles", "--model", model.model, "-o", str(inputs / "r.xlsx")])
+    assert code == 0, capsys.readouterr().err
+    systems = {r.messages[0]["content"].split("\n", 1)[0] for r in model.requests
+               if kind(r.messages) == "phase1"}
+    assert systems == {
+        ("You are Dana Ray, one of the Parents (parents of young children); your specialty: "
+        "bedtime stories."),
+        "You are Eli Stone, one of the Parents (parents of young children)."}
+
+
+def copying(messages):
+    """A model too small for the task: it hands back the description of the form."""
+    what = kind(messages)
+    if what == "extract":
+        return {"stakeholders": [{"name": "group name", "characteristics": "one sentence",
+                                  "perspectives": [{"perspective": "...",
+                                                    "evidence": "the supporting sentence, "
+                                                                "copied from the text"}]}]}
+    if what in ("phase1", "final"):
+        return {"rationale": "your reasons in at most four sentences",
+                "scores": {"Overall quality": 3}}
+    if what == "turn":
+        return {"message": "what you say to the group in at most four sentences",
+                "no_more_comments": False, "scores": {"Overall quality": 3}}
+    if what == "aggregate":
+        return {"agreement": "your summary of the points they share",
+                "disagreement": "who differs from whom and why", "overall": "..."}
+    raise AssertionError(what)
+
+
+def test_a_model_that_copies_the_instructions_fails_visibly_with_exit_code_3(inputs, capsys):
+    from core.llm import ScriptedLLM
+
+    llm = ScriptedLLM(copying, name="majeval-copies")
+    try:
+        code = main(["majeval", "personas", str(inputs / "study.txt"), "--task-file",
+                     str(inputs / "task.txt"), "--model", llm.model, "-o",
+                     str(inputs / "personas.xlsx")])
+        err = capsys.readouterr().err
+        assert code == 3, err
+        assert "repeated the instructions instead of answering" in err
+        assert "try a larger model" in err
+        assert not (inputs / "personas.xlsx").exists()  # nothing made up
+
+        pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
+                      "perspective": ["Fun questions.", "Short questions."]}).to_excel(
+            inputs / "p.xlsx", index=False, sheet_name="Personas")
+        code = main(["majeval", "run", "--personas", str(inputs / "p.xlsx"), "--items",
+                     str(inputs / "items.xlsx"), "--task-file", str(inputs / "task.txt"),
+                     "--model", llm.model, "-o", str(inputs / "r.xlsx")])
+        err = capsys.readouterr().err
+        assert code == 3, err
+        assert "Most debates (3 of 3) failed because the model repeated the instructions" in err
+        book = pd.read_excel(inputs / "r.xlsx", sheet_name=None)
+        assert book["Items"].status.tolist() == ["failed"] * 3
+        assert book["Items"]["Overall quality"].isna().all()  # never the example's 3
+        readme = book["Read me"]
+        first = readme.iloc[0].astype(str).tolist()
+        assert first[0] == "WARNING" and "too small for MAJ-Eval" in first[1]
+    finally:
+        llm.close()

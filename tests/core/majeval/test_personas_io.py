@@ -17,12 +17,13 @@ def test_round_trip_keeps_every_field(tmp_path):
               persona("Parents", "Eli Stone", perspective="=SUM(A1) is not a formula"),
               persona("Teachers", "Ms Amy Lee")]
     path = tmp_path / "personas.xlsx"
-    write_personas(path, people)
+    write_personas(path, people, descriptions={"Parents": "Mothers and fathers of pupils."})
     assert list(pd.read_excel(path, sheet_name="Personas").columns) == PERSONA_COLUMNS
     got = read_personas(path)
     assert not got.issues
     assert got.groups == ["Parents", "Teachers"]
-    fields = [c for c in PERSONA_COLUMNS]
+    assert got.descriptions == {"Parents": "Mothers and fathers of pupils."}
+    fields = [c for c in PERSONA_COLUMNS if c != "group_description"]
     assert [[getattr(p, c) for c in fields] for p in got.personas] == \
         [[getattr(p, c) for c in fields] for p in people]
     assert all(p.origin == "imported" for p in got.personas)
@@ -34,11 +35,12 @@ def test_rows_edited_in_excel_are_read_back(tmp_path):
     write_personas(path, [persona("Parents", "Dana Ray")])
     frame = pd.read_excel(path, sheet_name="Personas", dtype=str, keep_default_na=False)
     frame.loc[1] = ["Clinicians", "Dr Omar Haddad", "A GP.", "Wants facts first.", "", "", "",
-                    "", "", ""]
+                    "", "", "", "Doctors in general practice."]
     frame.to_excel(path, sheet_name="Personas", index=False)
     got = read_personas(path)
     assert [p.name for p in got.personas] == ["Dana Ray", "Dr Omar Haddad"]
     assert got.groups == ["Parents", "Clinicians"]
+    assert got.descriptions == {"Clinicians": "Doctors in general practice."}
 
 
 def test_import_errors_name_row_and_column(tmp_path):
@@ -58,6 +60,7 @@ def test_import_errors_name_row_and_column(tmp_path):
     assert any('row 4, column D ("Page"): “four” is not a page number' in m for m in messages)
     assert any('row 5, column C ("Perspective"): perspective is empty' in m for m in messages)
     assert any('no column "specialty"' in w.message for w in got.warnings)
+    assert not any("group_description" in w.message for w in got.warnings)  # optional
 
 
 def test_missing_required_column_and_wrong_sheet(tmp_path):

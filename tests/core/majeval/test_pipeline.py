@@ -165,7 +165,7 @@ async def test_workbook_sheets_and_columns(scripted, items, tmp_path):
                                                        "reason chosen", "message"]
     assert list(sheets["Personas"].columns) == [
         "group", "name", "demographics", "perspective", "specialty", "psychological_traits",
-        "social_relationships", "evidence", "document", "page"]
+        "social_relationships", "evidence", "document", "page", "group_description"]
     assert sheets["Items"][Q].tolist() == [2.0, 5.0]
     agents = sheets["Agent scores"]
     assert set(agents.finalised_by) == {"no more comments"} and len(agents) == 8
@@ -201,3 +201,90 @@ async def test_long_messages_are_split_visibly_and_failures_are_marked(scripted,
     items_sheet = sheets["Items"]
     assert items_sheet.status.tolist() == ["ok", "partial"]
     assert items_sheet[Q].tolist() == [2.0, 4.25]  # the scores stand; the summary is missing
+
+
+async def test_a_group_of_one_persona_is_evaluated_alone_and_its_agreement_is_undefined(
+        scripted, items, tmp_path):
+    alone = [*PERSONAS[:2], persona("Librarians", "Ms Lou Park")]
+
+    def reply(messages):
+        if speaker(messages) == "Ms Lou Park":
+            assert kind(messages) == "phase1"  # never asked to debate with nobody
+            return evaluation(3, "Ms Lou Park alone")
+        return panel(messages)
+
+    _llm, gateway = scripted(reply)
+    run = await evaluate(alone, items, "Judge QA pairs.", gateway)
+    librarians = [g for g in run.groups if g.group == "Librarians"]
+    assert all(g.turns == [] and g.stop_reason.startswith("one agent") for g in librarians)
+    assert all(g.initial_mean == g.final_mean == {Q: 3.0} for g in librarians)
+    alphas = {a.group: a for a in within_group_alpha(run)}
+    assert alphas["Librarians"].one_agent
+    assert alphas["Librarians"].before.value is None and alphas["Librarians"].after.value is None
+    assert alphas["Librarians"].after.reason.startswith("one agent")
+    assert not alphas["Teachers"].one_agent and alphas["Teachers"].after.value == 1.0
+    path = tmp_path / "results.xlsx"
+    write_results(path, run, alphas=within_group_alpha(run))
+    sheets = pd.read_excel(path, sheet_name=None)
+    groups = sheets["Group scores"]
+    lib = groups[groups.group == "Librarians"]
+    assert lib.change.isna().all()
+    assert lib.note.str.contains("undefined change: one agent").all()
+    teachers = groups[groups.group == "Teachers"]
+    assert teachers.change.tolist() == [0.0, 1.0]  # sky 2 -> 2, fox 4 -> 5
+    agreement = sheets["Agreement"]
+    rows = agreement[agreement.group == "Librarians"]
+    assert rows.value.isna().all() and rows.note.str.contains("one agent").all()
+
+
+async def test_an_agent_failing_mid_debate_leaves_both_means_and_both_alphas(scripted, items):
+    from core.llm import ScriptedError
+
+    def reply(messages):
+        if kind(messages) == "turn" and speaker(messages) == "Mr Bo Chen" \
+                and "sky" in item_of(messages):
+            return ScriptedError(500, "server exploded")
+        return panel(messages)
+
+    _llm, gateway = scripted(reply)
+    run = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway)
+    teachers = run.items[0].groups[0]
+    assert teachers.group == "Teachers" and teachers.status == "partial"
+    assert teachers.initial_mean == {Q: 3.0}  # Lee alone: Chen's 1 is left out of both
+    assert teachers.final_mean == {Q: 2.0}
+    assert "Mr Bo Chen failed during the debate" in teachers.note
+    alpha = {a.group: a for a in within_group_alpha(run)}["Teachers"]
+    # Chen's phase 1 sky score is missing before the debate too: one unit pairable in both
+    assert alpha.before.n_units == alpha.after.n_units == 1
+
+
+async def test_simple_roles_carry_the_group_description_and_a_new_one_is_debated_again(
+        scripted, items, tmp_path):
+    from core.project import Project
+
+    seen = []
+
+    def reply(messages):
+        if kind(messages) == "phase1":
+            seen.append(messages[0]["content"].split("\n", 1)[0])
+        return panel(messages)
+
+    settings = DebateSettings(simple_roles=True)
+    about = {"Teachers": "Preschool teachers who often read books to their students.",
+             "Parents": "Parents who read stories at bedtime."}
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        llm, gateway = scripted(reply, cache=project)
+        run = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
+                             project=project, group_descriptions=about)
+        assert "You are Ms Amy Lee, one of the Teachers (preschool teachers who often read " \
+            "books to their students); your specialty: reading with children." in seen
+        assert run.group_descriptions == about
+        calls = llm.calls
+        again = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
+                               project=project, group_descriptions=about)
+        assert llm.calls == calls and again.reused == 4  # nothing changed: nothing asked
+        changed = {**about, "Parents": "Grandparents who care for children after school."}
+        await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
+                       project=project, group_descriptions=changed)
+        redone = {speaker(r.messages) for r in llm.requests[calls:]}
+        assert redone == {"Dana Ray", "Eli Stone"}  # only the parents' roles changed
