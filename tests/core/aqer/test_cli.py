@@ -182,10 +182,11 @@ def test_empty_and_whitespace_answers_are_listed(tmp_path):
     rows[7][2] = "   "
     path = write_xlsx(tmp_path / "a.xlsx", ["question", "worker", "response"], rows)
     out = tmp_path / "o.xlsx"
-    assert run(path, "-o", out) == 0
+    assert run(path, "-o", out, "--blank-answers", "missing") == 0
     warnings = sheets(out)["Warnings"]
     empty = warnings[warnings["topic"] == "Empty answer"]
     assert sorted(empty["row"].tolist()) == [2, 9]
+    assert empty["message"].str.contains("does not count").all()
     assert len(sheets(out)["Responses"]) == len(rows) - 2
 
 
