@@ -174,7 +174,7 @@ class AqerWizard(QWidget):
         self.sample_button = QPushButton("Try with sample data")
         self.sample_button.setToolTip(
             "Load a small made-up example: 8 people and 2 AIs answered 6 general-knowledge "
-            "questions; a teacher graded the people's answers."
+            "questions; a teacher graded every answer."
         )
         self.sample_button.clicked.connect(self.load_sample)
         self.template_button = QPushButton("Download template…")
