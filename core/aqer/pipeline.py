@@ -237,9 +237,11 @@ def aqer(
     question_index = {q: j for j, q in enumerate(scored_questions)}
 
     # --- blank answers that count (a dense design) ----------------------------------------------
-    blanks = _blank_pairs(scored_names, scored_questions, scorable, people_blank) if worst else []
-    blank_w = np.array([worker_index[b["worker"]] for b in blanks], dtype=np.int64)
-    blank_q = np.array([question_index[b["question"]] for b in blanks], dtype=np.int64)
+    blanks = _blank_pairs(
+        scored_names if worst else [], scored_questions, scorable, people_blank, where
+    )
+    blank_w = blanks["w"].to_numpy(np.int64)
+    blank_q = blanks["q"].to_numpy(np.int64)
     notices = _blank_notices(notices, blanks, rule, len(scored_questions), people_blank, worst)
 
     # --- embeddings (identical answers once) --------------------------------------------------
@@ -366,7 +368,7 @@ def aqer(
     llm_answers = pd.DataFrame(columns=LLM_ANSWER_COLUMNS)
     llm_summary = pd.DataFrame(columns=LLM_SUMMARY_COLUMNS)
     llm_scores = np.zeros(0)
-    llm_blanks: list[dict[str, Any]] = []
+    llm_blanks = _blank_pairs([], scored_questions, llms, llm_blank, where)
     if len(llms) or (worst and len(llm_blank)):
         if progress is not None:
             progress.start("Scoring LLM answers", total=len(llms))
@@ -392,20 +394,20 @@ def aqer(
         if worst:
             models = list(dict.fromkeys(list(llms["model"]) + list(llm_blank["model"])))
             llm_blanks = _blank_pairs(
-                models, scored_questions, llms.assign(worker=llms["model"]), llm_blank
+                models, scored_questions, llms.assign(worker=llms["model"]), llm_blank, where
             )
             notices = _blank_notices(
                 notices, llm_blanks, rule, len(scored_questions), llm_blank, True, ai=True
             )
-        blank_scores = [float(blank_to_others[question_index[b["question"]]]) for b in llm_blanks]
+        blank_scores = blank_to_others[llm_blanks["q"].to_numpy(np.int64)]
         # The workers' like-for-like mean per question, with their counted blanks.
         sums = np.bincount(q_idx, weights=to_others, minlength=len(scored_questions))
         sums += np.bincount(blank_q, weights=blank_to_others[blank_q], minlength=len(sums))
         given = embedded.answered_per_question + np.bincount(blank_q, minlength=len(sums))
         per_question = dict(zip(scored_questions, sums / np.maximum(given, 1)))
         llm_answers, llm_summary = llm_answer_tables(
-            llms["model"].tolist() + [b["worker"] for b in llm_blanks],
-            llms["question"].tolist() + [b["question"] for b in llm_blanks],
+            llms["model"].tolist() + llm_blanks["worker"].tolist(),
+            llms["question"].tolist() + llm_blanks["question"].tolist(),
             llm_texts + [None] * len(llm_blanks),
             np.concatenate([llm_scores, np.array(blank_scores, dtype=np.float64)]),
             worker_similarity=worker_to_others,
@@ -465,11 +467,11 @@ def aqer(
     )
     if settings.llm_as_workers:
         responses_out["is_llm"] = people["is_llm"].to_numpy()
-    if blanks:
+    if len(blanks):
         blank_out = pd.DataFrame(
             {
-                "question": [b["question"] for b in blanks],
-                "worker": [b["worker"] for b in blanks],
+                "question": blanks["question"].to_numpy(),
+                "worker": blanks["worker"].to_numpy(),
                 "response": [None] * len(blanks),
                 "similarity": outcome.blank_value[blank_q].tolist(),
             }
@@ -506,8 +508,9 @@ def aqer(
     # --- agreement with expert grades ---------------------------------------------------------
     # Grades count over exactly the answers AQER scored (and the blanks it counted).
     graded = pd.concat([people, llms, people_blank, llm_blank])
+    graded = graded[graded["grade"] != ""]
     numbers = graded["grade"].map(cell_number)
-    bad = graded[(graded["grade"] != "") & numbers.isna()]
+    bad = graded[numbers.isna()]
     if len(bad):
         notices.append(
             AqerNotice(
@@ -520,12 +523,15 @@ def aqer(
                 row=_first_row(bad["row"]),
             )
         )
-    blank_grade = [cell_number(b["grade"]) for b in blanks]
-    answer_grade = np.concatenate(
-        [scorable["grade"].map(cell_number).to_numpy(dtype=float), np.array(blank_grade, float)]
+    blank_grade = [cell_number(g) for g in blanks["grade"]]
+    has_grade = scorable["grade"] != ""
+    scored_grade = np.full(len(scorable), np.nan)
+    scored_grade[has_grade.to_numpy()] = (
+        scorable.loc[has_grade, "grade"].map(cell_number).to_numpy(dtype=float)
     )
+    answer_grade = np.concatenate([scored_grade, np.array(blank_grade, float)])
     answer_similarity = np.concatenate(
-        [outcome.similarity, outcome.blank_value[blank_q] if blanks else np.zeros(0)]
+        [outcome.similarity, outcome.blank_value[blank_q] if len(blanks) else np.zeros(0)]
     )
     answer_worker = np.concatenate([w_idx, blank_w])
     methods: dict[str, Any] = {}
@@ -549,7 +555,7 @@ def aqer(
         if "f1" in workers:
             methods["F1"] = workers["f1"].tolist()
             methods["BLEU-1"] = workers["bleu1"].tolist()
-    ai = _ai_grades(llms, llm_scores, llm_blanks, blank_to_others, question_index)
+    ai = _ai_grades(llms, llm_scores, llm_blanks, blank_to_others)
     agreement = pd.DataFrame(columns=AGREEMENT_COLUMNS)
     if methods or ai:
         agreement = agreement_table(
@@ -588,35 +594,56 @@ def _first_row(values: pd.Series) -> int | None:
     return None
 
 
+#: More blanks than this to count means the sheet is not a class test (see the message).
+MAX_BLANKS = 5_000_000
+
+
 def _blank_pairs(
     names: Sequence[str],
     questions: Sequence[str],
     answers: pd.DataFrame,
     blank_rows: pd.DataFrame,
-) -> list[dict[str, Any]]:
-    """Every (name, question) of ``names`` x ``questions`` without an answer in ``answers``,
-    with the blank row's grade, spreadsheet row and cell when the sheet has one."""
-    given = set(zip(answers["worker"], answers["question"]))
-    rows = {
-        (b["worker"], b["question"]): b
-        for b in blank_rows[["worker", "question", "grade", "row", "cell"]].to_dict("records")
-    }
-    out = []
-    for name in names:
-        for question in questions:
-            if (name, question) in given:
-                continue
-            row = rows.get((name, question), {})
-            out.append(
-                {
-                    "worker": name,
-                    "question": question,
-                    "grade": row.get("grade", ""),
-                    "row": row.get("row"),
-                    "cell": row.get("cell", ""),
-                }
-            )
-    return out
+    where: str = "",
+) -> pd.DataFrame:
+    """Every (name, question) of ``names`` x ``questions`` without an answer in ``answers``:
+    columns ``worker``, ``question``, ``w`` and ``q`` (their positions), and the blank row's
+    ``grade``, spreadsheet ``row`` and ``cell`` when the sheet has one."""
+    n_w, n_q = len(names), len(questions)
+    columns = ["worker", "question", "w", "q", "grade", "row", "cell"]
+    if not n_w or not n_q:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns}).astype(
+            {"w": np.int64, "q": np.int64}
+        )
+    w_of = {name: i for i, name in enumerate(names)}
+    q_of = {question: j for j, question in enumerate(questions)}
+    w = answers["worker"].map(w_of)
+    q = answers["question"].map(q_of)
+    known = w.notna() & q.notna()
+    given = np.unique(w[known].to_numpy(np.int64) * n_q + q[known].to_numpy(np.int64))
+    if n_w * n_q - len(given) > MAX_BLANKS:
+        raise AqerInputError(
+            f"Counting blank answers as the weakest answer would add {n_w * n_q - len(given):,} "
+            f"blank answers{where} ({n_w:,} workers x {n_q:,} questions, {len(given):,} "
+            "answered): each worker was clearly given only some of the questions. Choose to "
+            "leave blank answers out (the Columns page, or --blank-answers missing)."
+        )
+    missing = np.setdiff1d(np.arange(n_w * n_q, dtype=np.int64), given, assume_unique=True)
+    out = pd.DataFrame(
+        {
+            "worker": np.asarray(names, dtype=object)[missing // n_q],
+            "question": np.asarray(questions, dtype=object)[missing % n_q],
+            "w": missing // n_q,
+            "q": missing % n_q,
+        }
+    )
+    rows = blank_rows[["worker", "question", "grade", "row", "cell"]].drop_duplicates(
+        ["worker", "question"]
+    )
+    out = out.merge(rows, on=["worker", "question"], how="left")
+    out["grade"] = out["grade"].fillna("")
+    out["cell"] = out["cell"].fillna("")
+    out["row"] = out["row"].astype(object).where(out["row"].notna(), None)
+    return out[columns]
 
 
 #: Names or questions listed one by one in a blank-answer notice.
@@ -630,7 +657,7 @@ def _listing(items: Sequence[str]) -> str:
 
 def _blank_notices(
     notices: list[AqerNotice],
-    blanks: list[dict[str, Any]],
+    blanks: pd.DataFrame,
     rule: Any,
     n_questions: int,
     blank_rows: pd.DataFrame,
@@ -639,9 +666,9 @@ def _blank_notices(
 ) -> list[AqerNotice]:
     """Say how blank answers counted: each empty cell's notice says it, one notice lists who
     left how many questions blank, and pairs with no row in the sheet are listed per worker."""
-    counted = {(b["worker"], b["question"]) for b in blanks}
+    counted = set(zip(blanks["worker"], blanks["question"]))
     if worst:
-        ending = ": counts as the weakest possible answer (similarity 0)."
+        ending = ": counts as the weakest possible answer."
     else:
         ending = ": left out; it does not count for or against them."
     out = []
@@ -664,37 +691,32 @@ def _blank_notices(
                 )
             )
         return out
-    if not blanks:
+    if not len(blanks):
         return out
-    by_worker: dict[str, list[dict[str, Any]]] = {}
-    for b in blanks:
-        by_worker.setdefault(b["worker"], []).append(b)
-    ranked = sorted(by_worker.items(), key=lambda item: -len(item[1]))
-    counts = [f"'{name}' {len(items)}" for name, items in ranked]
+    per_worker = blanks["worker"].value_counts(sort=True)
+    counts = [f"'{name}' {n}" for name, n in per_worker.items()]
     out.append(
         AqerNotice(
             topic="Blank answers",
             message=(
-                f"{len(blanks)} blank answer(s) from {len(by_worker)} {who}(s) count in the "
+                f"{len(blanks)} blank answer(s) from {len(per_worker)} {who}(s) count in the "
                 f"scores, out of {n_questions} scored question(s) each. Left blank: "
                 f"{_listing(counts)}. {rule.reason}"
             ),
         )
     )
-    for name, items in ranked:
-        rowless = [b for b in items if not b["cell"] and b["row"] is None]
-        if not rowless:
-            continue
-        listed = [f"'{_short(b['question'], 40)}'" for b in rowless]
+    no_row = blanks[(blanks["cell"] == "") & blanks["row"].isna()]
+    for name, rowless in no_row.groupby("worker", sort=False):
+        listed = [f"'{_short(q, 40)}'" for q in rowless["question"]]
         out.append(
             AqerNotice(
                 topic="No answer in the sheet",
                 message=(
                     f"The {who} '{name}' has no answer in the sheet to {len(rowless)} scored "
-                    f"question(s): {_listing(listed)}. Each counts as the weakest possible answer "
-                    "(similarity 0), as every worker was given every question."
+                    f"question(s): {_listing(listed)}. Each counts as the weakest possible answer, "
+                    "as every worker was given every question."
                 ),
-                question=rowless[0]["question"] if len(rowless) == 1 else "",
+                question=rowless["question"].iloc[0] if len(rowless) == 1 else "",
                 worker=name,
             )
         )
@@ -704,20 +726,19 @@ def _blank_notices(
 def _ai_grades(
     llms: pd.DataFrame,
     scores: np.ndarray,
-    blanks: list[dict[str, Any]],
+    blanks: pd.DataFrame,
     blank_to_others: np.ndarray,
-    question_index: dict[str, int],
 ) -> dict[str, tuple[list[float], list[float]]]:
     """AI answers' AQER scores and expert grades, pooled ("") and per model, when graded."""
-    models = list(llms["model"]) + [b["worker"] for b in blanks]
-    grades = [cell_number(g) for g in llms["grade"]] + [cell_number(b["grade"]) for b in blanks]
-    values = list(np.asarray(scores, dtype=float)) + [
-        float(blank_to_others[question_index[b["question"]]]) for b in blanks
-    ]
+    models = list(llms["model"]) + list(blanks["worker"])
+    grades = [cell_number(g) for g in llms["grade"]] + [cell_number(g) for g in blanks["grade"]]
+    values = list(np.asarray(scores, dtype=float)) + list(
+        blank_to_others[blanks["q"].to_numpy(np.int64)]
+    )
     pairs = [
-        (m, s, g)
+        (m, float(s), g)
         for m, s, g in zip(models, values, grades)
-        if g is not None and not (isinstance(g, float) and np.isnan(g))
+        if g is not None and not (isinstance(g, float) and np.isnan(g)) and np.isfinite(s)
     ]
     if not pairs:
         return {}

@@ -166,26 +166,32 @@ def leave_one_out_similarity(responses: EmbeddedResponses, weights: np.ndarray) 
     n_q = responses.n_questions
     vectors, questions = responses.sorted_vectors, responses.question_sorted
     w = weights[responses.worker_sorted]
-    sums = np.zeros((n_q, responses.dimension), dtype=np.float64)
-    plain = np.zeros((n_q, responses.dimension), dtype=np.float64)
-    for start in range(0, len(responses), _CHUNK):
-        stop = min(start + _CHUNK, len(responses))
-        block = vectors[start:stop].astype(np.float64)
-        rows = questions[start:stop]
-        cols = np.arange(stop - start)
-        sums += csr_matrix((w[start:stop], (rows, cols)), shape=(n_q, stop - start)) @ block
-        plain += csr_matrix((np.ones(stop - start), (rows, cols)), shape=(n_q, stop - start)) @ block
     totals = np.bincount(questions, weights=w, minlength=n_q)
+    nobody = totals[questions] - w <= 1e-12 * np.maximum(totals[questions], 1e-300)
+
+    def sums_of(factor: np.ndarray) -> np.ndarray:
+        """sum of factor_k * e_k per question, in float64, block by block."""
+        out = np.zeros((n_q, responses.dimension), dtype=np.float64)
+        for start in range(0, len(responses), _CHUNK):
+            stop = min(start + _CHUNK, len(responses))
+            cols = np.arange(stop - start)
+            matrix = csr_matrix(
+                (factor[start:stop], (questions[start:stop], cols)), shape=(n_q, stop - start)
+            )
+            out += matrix @ vectors[start:stop].astype(np.float64)
+        return out
+
+    sums = sums_of(w)
+    plain = sums_of(np.ones(len(responses))) if nobody.any() else None
     out = np.empty(len(responses), dtype=np.float64)
     for start in range(0, len(responses), _CHUNK):
         stop = min(start + _CHUNK, len(responses))
         block = vectors[start:stop].astype(np.float64)
         q = questions[start:stop]
-        own = w[start:stop]
-        others = sums[q] - own[:, None] * block
-        nobody = totals[q] - own <= 1e-12 * np.maximum(totals[q], 1e-300)
-        if nobody.any():
-            others[nobody] = plain[q[nobody]] - block[nobody]
+        others = sums[q] - w[start:stop, None] * block
+        alone = nobody[start:stop]
+        if plain is not None and alone.any():
+            others[alone] = plain[q[alone]] - block[alone]
         out[start:stop] = cosine_rows(block, others)
     return responses.unsort(out)
 

@@ -150,5 +150,6 @@ def draw_llm_comparison(
     low = min(values) if values else 0.0
     ax.set_xlim(max(0.0, low - 0.1), 1.0)
     ax.set_xlabel("Mean similarity to the consensus of the others (cosine, like for like)")
-    ax.set_title("AI answers (orange) among the workers (grey), like for like", loc="left")
+    ax.set_title("AI answers (orange) among the workers (grey),\nlike for like: workers vs the "
+                 "others' consensus", loc="left")
     _style(ax)

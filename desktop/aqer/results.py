@@ -88,7 +88,7 @@ LLM_SUMMARY_COLUMNS = [
     Column("model", "AI model"),
     Column("mean_score", "Mean score", "score",
            "Mean similarity of the model's answers with the workers' consensus.", "not scored"),
-    Column("percentile_among_workers", "Above … of the workers", "percent",
+    Column("percentile_among_workers", "Above % of workers", "percent",
            "The share of workers whose similarity to the consensus of the OTHER workers is "
            "below this AI's mean score: 50% means mid-pack, like for like.", "not computed"),
     Column("scored", "Scored", "int"),
@@ -297,8 +297,8 @@ class ResultsView(QWidget):
             "Each AI answer is compared with the consensus built from the workers only (the AI "
             "never shapes it), by cosine similarity. A worker's own answer is part of the "
             "consensus, which flatters the workers, so they are measured like for like: each "
-            "against the consensus of the other workers. “Above … of the workers” says where "
-            "each AI stands on that measure (50% = mid-pack)."
+            "against the consensus of the other workers. “Above % of workers” says where each "
+            "AI stands on that measure (50% = mid-pack)."
         ))
         layout.addWidget(self.llm_empty)
         layout.addWidget(split, 1)
@@ -403,7 +403,8 @@ class ResultsView(QWidget):
         self._fill_llm(result)
         self.convergence_text.setText(self._convergence_words(result))
         self.agreement_model.set_frame(result.agreement)
-        fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"))
+        fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"),
+                    max_width=430)
         self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
         self.warnings_model.set_frame(result.warnings_frame())
         fit_columns(self.warnings_view, stretch=1, max_width=300)
@@ -422,7 +423,8 @@ class ResultsView(QWidget):
         self.llm_summary_view.setMaximumHeight(
             self.llm_summary_view.horizontalHeader().height()
             + self.llm_summary_view.verticalHeader().defaultSectionSize()
-            * max(2, min(6, len(result.llm_summary))) + 4)
+            * max(2, min(6, len(result.llm_summary)))
+            + self.llm_summary_view.horizontalScrollBar().sizeHint().height() + 4)
         models = list(dict.fromkeys(result.llm_answers["model"])) if has_llm else []
         columns = [
             Column("question", "Question"),
@@ -544,7 +546,9 @@ def _ai_words(row: Any) -> str:
         return f"{row['model']} not scored"
     words = f"{row['model']} {mean:.2f}"
     if place is not None:
-        words += f", above {place:.0f}% of the workers"
+        words += (" (above every worker)" if place >= 100 else
+                  " (below every worker)" if place <= 0 else
+                  f" (above {place:.0f}% of the workers)")
     return words
 
 

@@ -175,7 +175,7 @@ def test_a_blank_never_beats_a_real_answer():
 
 def test_a_worker_who_left_everything_blank_is_scored_last(encoder):
     answers = {f"w{i}": {q: right for q, (right, _) in FACTS.items()} for i in range(3)}
-    answers["w1"][list(FACTS)[0]] = "Berlin I think"
+    answers["w1"][next(iter(FACTS))] = "Berlin I think"
     frame = pd.concat(
         [long_frame(answers),
          pd.DataFrame([(q, "empty", "") for q in FACTS], columns=["question", "worker", "response"])],
@@ -345,3 +345,15 @@ def test_the_read_me_says_which_run_and_which_rules(encoder):
     assert "OTHER workers" in readme["AI answers compared with"]
     assert "percentile_among_workers" in readme["AI answers compared with"]
     assert readme["Embedding model"] == "hashed-bag-of-words"
+
+
+def test_counting_blanks_on_a_crowd_sheet_is_refused_with_a_way_out(encoder, monkeypatch):
+    from core.aqer import AqerInputError, pipeline
+
+    monkeypatch.setattr(pipeline, "MAX_BLANKS", 10)
+    answers = {f"w{i}": {q: right for q, (right, _) in list(FACTS.items())[i % 3 * 2:][:2]}
+               for i in range(9)}
+    frame = long_frame(answers)
+    with pytest.raises(AqerInputError, match="--blank-answers missing"):
+        aqer(frame, encoder, blank_answers="worst")
+    assert aqer(frame, encoder).blank_rule == "missing"
