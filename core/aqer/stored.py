@@ -162,6 +162,8 @@ class AqerSetup(BaseModel):
                 else f"wide (a row per {self.wide_rows})"
             ),
         }
+        if self.content_hash:
+            rows["File checksum (SHA-256)"] = self.content_hash
         if prepared is not None:
             rows["Read from"] = prepared.source
             rows["Answers"] = prepared.describe()
