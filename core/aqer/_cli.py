@@ -90,6 +90,15 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         default="error",
         help="when a worker answered a question twice: keep the first, the last, or stop (default)",
     )
+    parser.add_argument(
+        "--blank-answers",
+        choices=("worst", "missing"),
+        default=None,
+        help="how a question a worker left blank counts: worst (the weakest possible answer, "
+        "as in a class test where everyone got every question) or missing (not at all, as in "
+        "crowdsourcing where each worker got a subset). Default: decided from the data (worst "
+        "when at least half of the workers answered at least half of the questions)",
+    )
     parser.add_argument("--max-iterations", type=_positive_int, default=100, metavar="N")
     parser.add_argument("--tolerance", type=_positive_float, default=1e-6, metavar="T")
     parser.set_defaults(func=run_aqer_command)
@@ -97,6 +106,8 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run_aqer_command(args: argparse.Namespace) -> int:
     from pathlib import Path
+
+    import pandas as pd
 
     from core.aqer.model import AqerSettings
     from core.aqer.pipeline import run_aqer_file
@@ -132,6 +143,7 @@ def run_aqer_command(args: argparse.Namespace) -> int:
         tolerance=args.tolerance,
         llm_as_workers=args.llm_as_workers,
         baselines=not args.no_baselines,
+        blank_answers=args.blank_answers or "auto",
     )
     try:
         result = run_aqer_file(
@@ -172,12 +184,24 @@ def run_aqer_command(args: argparse.Namespace) -> int:
     ]
     if best is not None:
         lines.append(f"  best worker: {best['worker']} (score {best['score']:.2f})")
+    lines.append(
+        "  blank answers: "
+        + ("count as the weakest answer" if result.blank_rule == "worst" else "do not count")
+        + (" (your choice)" if args.blank_answers else " (decided from the data)")
+    )
     for _, row in result.llm_summary.iterrows():
-        mean = row["mean_score"]
+        mean, place = row["mean_score"], row["percentile_among_workers"]
+        mean = None if pd.isna(mean) else float(mean)
+        place = None if pd.isna(place) else float(place)
         lines.append(
             f"  LLM {row['model']}: mean score "
-            + (f"{mean:.3f}" if mean is not None and mean == mean else "not computed")
+            + (f"{mean:.3f}" if mean is not None else "not computed")
             + f" over {row['scored']} answer(s)"
+            + (
+                f"; above {place:.0f}% of the workers (like for like)"
+                if place is not None
+                else ""
+            )
         )
     if result.warnings:
         lines.append(f"  {len(result.warnings)} warning(s): see the Warnings sheet")

@@ -1,8 +1,10 @@
 """Agreement of AQER (and the baselines) with expert grades, when the sheet has them.
 
-A worker's expert grade is the mean grade of their graded answers (the paper's Table 3 compares
-each worker's score with it). The answer-level row compares each answer's similarity to its SEA
-with that answer's grade. Statistics come from ``core.stats.correlations`` (Pearson, Spearman,
+A worker's expert grade is the mean grade of their graded answers among those AQER scored (the
+paper's Table 3 compares each worker's score with it). The answer-level row compares each
+answer's similarity to its SEA with that answer's grade. Grades on AI answers (the paper's
+Fig. 3) are compared with the AI answers' AQER scores, per answer: all models pooled, and each
+model on its own when there are several. Statistics come from ``core.stats.correlations`` (Pearson, Spearman,
 Kendall with p-values and bootstrap intervals; undefined values say why).
 """
 
@@ -23,11 +25,14 @@ def agreement_table(
     expert_grade: Any,
     answer_similarity: Any = None,
     answer_grade: Any = None,
+    ai_answers: Mapping[str, tuple[Any, Any]] | None = None,
 ) -> pd.DataFrame:
     """Rows of the ``Agreement`` sheet (columns ``core.stats.ROW_COLUMNS``).
 
     ``worker_scores`` maps a method's name ("AQER score", "RASA skill", ...) to per-worker values
     paired with ``expert_grade``; None entries are missing and are counted, not guessed.
+    ``ai_answers`` maps a model's name ("" for all models pooled) to (AQER scores, grades) of
+    its answers.
     """
     from core import stats
 
@@ -49,6 +54,21 @@ def agreement_table(
             x_name="the answers' similarities",
             y_name="the answers' expert grades",
             label="per answer",
+        )
+    for model, (scores, grades) in (ai_answers or {}).items():
+        scores, grades = list(scores), list(grades)
+        name = (
+            "AI answers, all models: AQER score vs expert grade (per answer)"
+            if not model
+            else f"AI answers of {model}: AQER score vs expert grade (per answer)"
+        )
+        reports[name] = stats.correlations(
+            scores,
+            grades,
+            n_boot=1000 if len(scores) <= _BOOTSTRAP_LIMIT else 0,
+            x_name="the AI answers' AQER scores",
+            y_name="the AI answers' expert grades",
+            label="AI answers, per answer",
         )
     rows = stats.agreement_rows(reports)
     return pd.DataFrame(rows, columns=list(stats.ROW_COLUMNS))

@@ -5,6 +5,10 @@ similarity with the SEA, average per worker (``raw_score``), min-max the average
 (``score``: best 1, worst 0) and set the new weights to the scores divided by their sum. Stop when
 the RMSE between two consecutive weight vectors is below the tolerance or after the last round.
 "Simplified AQER" (the paper's multidimensional voting alone) is round 1: equal weights.
+
+Blank answers that count (a dense design, ``core.aqer.blanks``) are given as (worker, question)
+pairs: each adds the weakest possible similarity for its question to the worker's mean
+(:func:`core.aqer.blanks.blank_values`) and never enters a SEA (there is nothing to embed).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.aqer.blanks import blank_values
 from core.aqer.synthetic_exemplary_answer import (
     EmbeddedResponses,
     similarity_to_sea,
@@ -28,8 +33,11 @@ TIE_TOLERANCE = 1e-7
 
 @dataclass
 class ReweightingOutcome:
-    """Per worker: ``score`` (min-max), ``raw_score`` (mean cosine), ``weight``; per answer:
-    ``similarity`` with the final SEA; ``sea`` (n, d); the ``trace`` of (round, RMSE)."""
+    """Per worker: ``score`` (min-max), ``raw_score`` (mean cosine), ``weight`` (the final
+    weights, set from the last round's scores); per answer: ``similarity`` with the last round's
+    SEA ``sea`` (n, d); ``final_sea``: the SEA of the final weights (what answers from outside
+    the crowd are compared with; equal to ``sea`` once converged); the ``trace`` of (round,
+    RMSE); ``blank_value``: what a counted blank scored per question in the last round."""
 
     score: np.ndarray
     raw_score: np.ndarray
@@ -44,6 +52,8 @@ class ReweightingOutcome:
     discriminates: bool = True
     fallback_questions: np.ndarray | None = None
     """Questions whose SEA fell back to the plain mean (all their workers had weight 0)."""
+    final_sea: np.ndarray | None = None
+    blank_value: np.ndarray | None = None
 
 
 def min_max(values: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -55,10 +65,20 @@ def min_max(values: np.ndarray) -> tuple[np.ndarray, bool]:
     return (values - low) / (high - low), True
 
 
-def worker_means(responses: EmbeddedResponses, similarity: np.ndarray) -> np.ndarray:
-    """Each worker's mean similarity over the questions they answered."""
+def worker_means(
+    responses: EmbeddedResponses,
+    similarity: np.ndarray,
+    blank_worker: np.ndarray | None = None,
+    blank_score: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each worker's mean similarity over the questions they answered, plus the counted blanks
+    (``blank_worker[k]`` left a question blank that scores ``blank_score[k]``)."""
     sums = np.bincount(responses.worker, weights=similarity, minlength=responses.n_workers)
-    return sums / np.maximum(responses.answered_by_worker, 1)
+    counts = responses.answered_by_worker.astype(np.float64)
+    if blank_worker is not None and len(blank_worker):
+        sums = sums + np.bincount(blank_worker, weights=blank_score, minlength=responses.n_workers)
+        counts = counts + np.bincount(blank_worker, minlength=responses.n_workers)
+    return sums / np.maximum(counts, 1)
 
 
 def iterative_reweighting(
@@ -67,11 +87,23 @@ def iterative_reweighting(
     tolerance: float = 1e-6,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    blank_worker: np.ndarray | None = None,
+    blank_question: np.ndarray | None = None,
 ) -> ReweightingOutcome:
-    """Run AQER to convergence on embedded responses (every worker must have an answer)."""
+    """Run AQER to convergence on embedded responses (every worker must have an answer or a
+    counted blank: ``blank_worker[k]`` left ``blank_question[k]`` blank)."""
     if responses.n_workers < 2 or responses.n_questions < 2:
         raise ValueError("AQER needs at least 2 workers and 2 questions")
-    if (responses.answered_by_worker == 0).any():
+    blank_worker = np.asarray(blank_worker if blank_worker is not None else [], dtype=np.int64)
+    blank_question = np.asarray(
+        blank_question if blank_question is not None else [], dtype=np.int64
+    )
+    if len(blank_worker) != len(blank_question):
+        raise ValueError("blank_worker and blank_question must have the same length")
+    present = responses.answered_by_worker + np.bincount(
+        blank_worker, minlength=responses.n_workers
+    )
+    if (present == 0).any():
         raise ValueError("every worker needs at least one answer")
     m = responses.n_workers
     weights = np.full(m, 1.0 / m)
@@ -80,7 +112,7 @@ def iterative_reweighting(
     if progress is not None:
         progress.start("AQER iterations", total=max_iterations)
     simplified_score = simplified_raw = None
-    score = raw = similarity = sea = None
+    score = raw = similarity = sea = blank_value = None
     converged, discriminates = False, True
     iteration = 0
     for iteration in range(1, max_iterations + 1):
@@ -89,7 +121,8 @@ def iterative_reweighting(
         sea, fallback = synthetic_exemplary_answers(responses, weights)
         fallback_any |= fallback
         similarity = similarity_to_sea(responses, sea)
-        raw = worker_means(responses, similarity)
+        blank_value = blank_values(responses.question, similarity, responses.n_questions)
+        raw = worker_means(responses, similarity, blank_worker, blank_value[blank_question])
         score, discriminates = min_max(raw)
         if iteration == 1:
             simplified_score, simplified_raw = score.copy(), raw.copy()
@@ -108,6 +141,8 @@ def iterative_reweighting(
         if rmse < tolerance:
             converged = True
             break
+    final_sea, final_fallback = synthetic_exemplary_answers(responses, weights)
+    fallback_any |= final_fallback
     return ReweightingOutcome(
         score=score,
         raw_score=raw,
@@ -121,4 +156,6 @@ def iterative_reweighting(
         converged=converged,
         discriminates=discriminates,
         fallback_questions=fallback_any,
+        final_sea=final_sea,
+        blank_value=blank_value,
     )

@@ -1,9 +1,16 @@
 """Scoring LLM answers against the crowd (paper section 4.5).
 
 An LLM's answer to question j is embedded with the same model and scored by its cosine
-similarity with SEA_j, the synthetic exemplary answer built from the *workers'* answers only:
-LLM answers never enter the SEA (unless the user chose to score LLMs as extra workers, in which
-case they are workers like the others). Several LLMs at once; a mean per LLM.
+similarity with SEA_j, the synthetic exemplary answer built from the *workers'* answers only,
+with the final weights: LLM answers never enter the SEA (unless the user chose to score LLMs as
+extra workers, in which case they are workers like the others). Several LLMs at once; a mean
+per LLM.
+
+Like for like: a worker's own answer is part of the SEA it is compared with, an AI's is not, so
+an AI exactly as good as the workers would look worse than them. AI answers are therefore
+placed among the workers by each worker's similarity to the consensus of the *other* workers
+(``similarity_to_others``): ``percentile_among_workers`` is the share of workers (0-100) whose
+similarity to the others is below the AI's mean score.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import pandas as pd
 from core.aqer.model import LLM_ANSWER_COLUMNS, LLM_SUMMARY_COLUMNS
 from core.aqer.synthetic_exemplary_answer import cosine_rows
 
-__all__ = ["llm_answer_tables", "score_llm_answers"]
+__all__ = ["llm_answer_tables", "percentile_among", "score_llm_answers"]
 
 
 def score_llm_answers(vectors: np.ndarray, question: np.ndarray, sea: np.ndarray) -> np.ndarray:
@@ -29,27 +36,59 @@ def score_llm_answers(vectors: np.ndarray, question: np.ndarray, sea: np.ndarray
     return scores
 
 
+def percentile_among(workers: np.ndarray, value: float | None) -> float | None:
+    """Share of ``workers`` (0-100) strictly below ``value``; None without a value or workers."""
+    workers = np.asarray(workers, dtype=np.float64)
+    workers = workers[np.isfinite(workers)]
+    if value is None or not np.isfinite(value) or not len(workers):
+        return None
+    return float(100.0 * np.mean(workers < value))
+
+
 def llm_answer_tables(
-    models: list[str], questions: list[str], responses: list[str], scores: np.ndarray
+    models: list[str],
+    questions: list[str],
+    responses: list[str | None],
+    scores: np.ndarray,
+    worker_similarity: np.ndarray | None = None,
+    blank: list[bool] | None = None,
+    workers_by_question: dict[str, float] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ``LLM answers`` frame (one row per answer, with the model's mean) and a per-model
-    summary (``mean_score`` over scored answers, how many were ``scored`` / ``answered``)."""
+    summary: ``mean_score`` over scored answers (counted blanks included), how many were
+    ``scored`` / ``answered`` / left ``blank`` (rows where ``blank`` is true: response None,
+    score the weakest answer's), and ``percentile_among_workers`` against
+    ``worker_similarity`` (each worker's similarity to the others' consensus).
+    ``workers_by_question`` (question -> the workers' mean similarity to the others' consensus)
+    fills the answers' ``workers_similarity_to_others`` column, the like-for-like comparison."""
     answers = pd.DataFrame(
         {"model": models, "question": questions, "response": responses, "score": scores}
     )
+    is_blank = pd.Series(blank if blank is not None else [False] * len(answers), dtype=bool)
+    is_blank.index = answers.index
     summary_rows = []
     for model, group in answers.groupby("model", sort=False):
         scored = group["score"].dropna()
+        mean = float(scored.mean()) if len(scored) else None
         summary_rows.append(
             {
                 "model": model,
-                "mean_score": float(scored.mean()) if len(scored) else None,
+                "mean_score": mean,
                 "scored": int(len(scored)),
-                "answered": int(len(group)),
+                "answered": int((~is_blank[group.index]).sum()),
+                "blank": int(is_blank[group.index].sum()),
+                "percentile_among_workers": (
+                    percentile_among(worker_similarity, mean)
+                    if worker_similarity is not None
+                    else None
+                ),
             }
         )
     summary = pd.DataFrame(summary_rows, columns=LLM_SUMMARY_COLUMNS)
     means = dict(zip(summary["model"], summary["mean_score"]))
     answers["model_mean"] = [means.get(m) for m in answers["model"]]
     answers["score"] = answers["score"].astype(object).where(answers["score"].notna(), None)
+    answers["workers_similarity_to_others"] = [
+        (workers_by_question or {}).get(q) for q in answers["question"]
+    ]
     return answers[LLM_ANSWER_COLUMNS], summary

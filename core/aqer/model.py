@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "AGREEMENT_COLUMNS",
+    "BlankAnswers",
     "AqerNotice",
     "AqerResult",
     "AqerSettings",
@@ -25,13 +26,32 @@ __all__ = [
     "WORKER_COLUMNS",
 ]
 
-#: Columns of the ``Workers`` sheet; ``simplified_score``, ``rasa_skill``, ``f1``, ``bleu1``,
+#: Columns of the ``Workers`` sheet; ``blank`` (when blank answers count as the weakest answer),
+#: ``similarity_to_others``, ``simplified_score``, ``rasa_skill``, ``f1``, ``bleu1``,
 #: ``expert_grade`` and ``is_llm`` follow when computed.
 WORKER_COLUMNS = ["worker", "score", "raw_score", "weight", "rank", "answered"]
+#: ``similarity_to_others`` (the answer against the consensus of the *other* workers) follows.
 RESPONSE_COLUMNS = ["question", "worker", "response", "similarity"]
+#: ``mean_similarity_to_others`` follows (the like-for-like measure AI answers are compared with).
 QUESTION_COLUMNS = ["question", "mean_similarity", "best_response", "best_worker", "answered"]
-LLM_ANSWER_COLUMNS = ["model", "question", "response", "score", "model_mean"]
-LLM_SUMMARY_COLUMNS = ["model", "mean_score", "scored", "answered"]
+#: ``workers_similarity_to_others``: the workers' mean similarity to the consensus of the *other*
+#: workers on that question (what the AI's ``score`` compares with like for like).
+LLM_ANSWER_COLUMNS = [
+    "model",
+    "question",
+    "response",
+    "score",
+    "model_mean",
+    "workers_similarity_to_others",
+]
+LLM_SUMMARY_COLUMNS = [
+    "model",
+    "mean_score",
+    "scored",
+    "answered",
+    "blank",
+    "percentile_among_workers",
+]
 CONVERGENCE_COLUMNS = ["iteration", "rmse"]
 #: Same columns as ``core.stats.ROW_COLUMNS`` (every method's Agreement sheet looks alike).
 AGREEMENT_COLUMNS = [
@@ -48,6 +68,9 @@ AGREEMENT_COLUMNS = [
 WARNING_COLUMNS = ["topic", "message", "question", "worker", "row"]
 
 Duplicates = Literal["first", "last", "error"]
+#: How blank answers count: decided from the data ("auto"), as the weakest possible answer
+#: ("worst") or not at all ("missing").
+BlankAnswers = Literal["auto", "worst", "missing"]
 
 
 class AqerSettings(BaseModel):
@@ -62,6 +85,9 @@ class AqerSettings(BaseModel):
     rasa_alpha: float = Field(default=0.05, gt=0, lt=1)
     max_reference_pairs: int = Field(default=50_000_000, ge=0)
     """Skip the F1 / BLEU-1 baselines when they would compare more answer pairs than this."""
+    blank_answers: BlankAnswers = "auto"
+    """How a question a worker left blank counts (``core.aqer.blanks``): "auto" decides from the
+    data's design (dense: "worst"; sparse: "missing")."""
 
 
 class AqerNotice(BaseModel):
@@ -95,6 +121,12 @@ class AqerResult(BaseModel):
     """False when every worker got the same raw score (the tie guard stopped the run)."""
     embedding_model: str = ""
     device: str = ""
+    blank_rule: Literal["worst", "missing"] = "missing"
+    """The rule the run used for blank answers (``settings.blank_answers`` resolved)."""
+    blank_reason: str = ""
+    """Why: the design detected in the data (and how), or that the user chose the rule."""
+    computed_at: str = ""
+    """When the scores were computed (ISO 8601, UTC)."""
 
     @property
     def warning_messages(self) -> list[str]:

@@ -12,6 +12,7 @@ an array, so tests can use a tiny encoder. Every long step reports to ``progress
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -20,7 +21,8 @@ import pandas as pd
 
 from core.aqer.agreement import agreement_table
 from core.aqer.best_response import best_responses
-from core.aqer.iterative_reweighting import iterative_reweighting
+from core.aqer.blanks import blank_rule, blank_values
+from core.aqer.iterative_reweighting import iterative_reweighting, worker_means
 from core.aqer.llm_answers import llm_answer_tables, score_llm_answers
 from core.aqer.model import (
     AGREEMENT_COLUMNS,
@@ -32,6 +34,7 @@ from core.aqer.model import (
     AqerNotice,
     AqerResult,
     AqerSettings,
+    BlankAnswers,
 )
 from core.aqer.pseudo_reference import pseudo_reference_scores, reference_pairs
 from core.aqer.rasa import rasa_skills
@@ -43,7 +46,7 @@ from core.aqer.responses import (
     clean_responses,
     read_responses,
 )
-from core.aqer.synthetic_exemplary_answer import EmbeddedResponses
+from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, leave_one_out_similarity
 from core.runs import CancelToken, Progress
 from core.tables import cell_number
 
@@ -114,6 +117,7 @@ def aqer(
     tolerance: float | None = None,
     llm_as_workers: bool | None = None,
     baselines: bool | None = None,
+    blank_answers: BlankAnswers | None = None,
     duplicates: Duplicates = "error",
     source: str = "",
     progress: Progress | None = None,
@@ -123,7 +127,8 @@ def aqer(
 
     ``responses``: a long frame with ``question``, ``worker``, ``response`` (optional
     ``is_llm``, ``model``, ``grade``) or a :class:`PreparedResponses`. ``encoder(texts)`` returns
-    one vector per text. Keyword settings override ``settings``. Raises
+    one vector per text. Keyword settings override ``settings``; ``blank_answers`` ("auto",
+    "worst", "missing") says how a question left blank counts (:mod:`core.aqer.blanks`). Raises
     :class:`AqerInputError` before any work if fewer than 2 workers or 2 questions remain.
     """
     settings = (settings or AqerSettings()).model_copy(
@@ -134,6 +139,7 @@ def aqer(
                 "tolerance": tolerance,
                 "llm_as_workers": llm_as_workers,
                 "baselines": baselines,
+                "blank_answers": blank_answers,
             }.items()
             if v is not None
         }
@@ -150,13 +156,24 @@ def aqer(
     where = f" in {source}" if source else ""
     frame = prepared.frame
     notices: list[AqerNotice] = list(prepared.notices)
+    rule = blank_rule(prepared, settings.blank_answers, settings.llm_as_workers)
+    worst = rule.rule == "worst"
 
     is_worker = (~frame["is_llm"]) | settings.llm_as_workers
     people = frame[is_worker]
     llms = frame[~is_worker]
+    blank_rows = prepared.blanks
+    if len(blank_rows):
+        blank_is_worker = (~blank_rows["is_llm"]) | settings.llm_as_workers
+        people_blank = blank_rows[blank_is_worker]
+        llm_blank = blank_rows[~blank_is_worker]
+    else:
+        people_blank = llm_blank = blank_rows
 
     # --- the guards that need no work --------------------------------------------------------
     names = list(dict.fromkeys(people["worker"]))
+    if worst:  # everyone was given every question: a worker who left all blank is scored too
+        names = list(dict.fromkeys(names + list(people_blank["worker"])))
     asked = list(dict.fromkeys(people["question"]))
     if len(names) < 2:
         found = f"only 1 ('{names[0]}')" if names else "none"
@@ -193,6 +210,10 @@ def aqer(
         )
     scorable = people[~people["question"].isin(lonely)]
     scored_names = list(dict.fromkeys(scorable["worker"]))
+    if worst:
+        scored_names = [n for n in names if n in set(scored_names)] + [
+            n for n in names if n not in set(scored_names)
+        ]
     for name in names:
         if name not in set(scored_names):
             notices.append(
@@ -206,12 +227,22 @@ def aqer(
                 )
             )
     scored_questions = list(dict.fromkeys(scorable["question"]))
-    if len(scored_names) < 2 or len(scored_questions) < 2:
+    if len(set(scorable["worker"])) < 2 or len(scored_questions) < 2:
         raise AqerInputError(
             f"Too few overlapping answers{where}: AQER needs at least 2 questions that at least "
             f"2 workers answered, and found {len(scored_questions)} such question(s) answered by "
-            f"{len(scored_names)} worker(s). Workers must answer the same questions."
+            f"{len(set(scorable['worker']))} worker(s). Workers must answer the same questions."
         )
+    worker_index = {name: i for i, name in enumerate(scored_names)}
+    question_index = {q: j for j, q in enumerate(scored_questions)}
+
+    # --- blank answers that count (a dense design) ----------------------------------------------
+    blanks = _blank_pairs(
+        scored_names if worst else [], scored_questions, scorable, people_blank, where
+    )
+    blank_w = blanks["w"].to_numpy(np.int64)
+    blank_q = blanks["q"].to_numpy(np.int64)
+    notices = _blank_notices(notices, blanks, rule, len(scored_questions), people_blank, worst)
 
     # --- embeddings (identical answers once) --------------------------------------------------
     worker_texts = scorable["response"].tolist()
@@ -244,8 +275,6 @@ def aqer(
                     )
                 )
 
-    worker_index = {name: i for i, name in enumerate(scored_names)}
-    question_index = {q: j for j, q in enumerate(scored_questions)}
     w_idx = scorable["worker"].map(worker_index).to_numpy(np.int64)
     q_idx = scorable["question"].map(question_index).to_numpy(np.int64)
     rows = np.fromiter((position[t] for t in worker_texts), dtype=np.int64, count=len(worker_texts))
@@ -260,6 +289,8 @@ def aqer(
         tolerance=settings.tolerance,
         progress=progress,
         cancel=cancel,
+        blank_worker=blank_w,
+        blank_question=blank_q,
     )
     if not outcome.discriminates:
         notices.append(
@@ -296,18 +327,29 @@ def aqer(
                 )
             )
 
+    # Like for like: every answer against the consensus of the *other* workers (final weights).
+    to_others = leave_one_out_similarity(embedded, outcome.weight)
+    blank_to_others = blank_values(q_idx, to_others, len(scored_questions))
+    worker_to_others = worker_means(embedded, to_others, blank_w, blank_to_others[blank_q])
+
     # --- baselines ----------------------------------------------------------------------------
     rasa_skill = f1 = bleu = None
     if settings.baselines:
         if progress is not None:
             progress.start("Baselines (RASA, F1, BLEU-1)", total=2)
-        rasa_skill = rasa_skills(embedded, alpha=settings.rasa_alpha, cancel=cancel).skill
+        rasa_skill = rasa_skills(
+            embedded,
+            alpha=settings.rasa_alpha,
+            cancel=cancel,
+            blank_worker=blank_w,
+            blank_question=blank_q,
+        ).skill
         if progress is not None:
             progress.advance(1, detail="RASA done")
         pairs = reference_pairs(q_idx)
         if pairs <= settings.max_reference_pairs:
             f1, bleu, _ = pseudo_reference_scores(
-                q_idx, w_idx, worker_texts, len(scored_names), cancel=cancel
+                q_idx, w_idx, worker_texts, len(scored_names), cancel=cancel, blank_worker=blank_w
             )
         else:
             notices.append(
@@ -325,12 +367,15 @@ def aqer(
     # --- LLM answers --------------------------------------------------------------------------
     llm_answers = pd.DataFrame(columns=LLM_ANSWER_COLUMNS)
     llm_summary = pd.DataFrame(columns=LLM_SUMMARY_COLUMNS)
-    if len(llms):
+    llm_scores = np.zeros(0)
+    llm_blanks = _blank_pairs([], scored_questions, llms, llm_blank, where)
+    if len(llms) or (worst and len(llm_blank)):
         if progress is not None:
             progress.start("Scoring LLM answers", total=len(llms))
         llm_q = np.array([question_index.get(q, -1) for q in llms["question"]], dtype=np.int64)
         llm_vectors = vectors[[position[t] for t in llm_texts]]
-        scores = score_llm_answers(llm_vectors, llm_q, outcome.sea)
+        # Against the consensus of the final weights, the one the workers' weights describe.
+        llm_scores = score_llm_answers(llm_vectors, llm_q, outcome.final_sea)
         for (_, item), j in zip(llms.iterrows(), llm_q):
             if j < 0:
                 notices.append(
@@ -346,8 +391,28 @@ def aqer(
                         row=None if pd.isna(item["row"]) else int(item["row"]),
                     )
                 )
+        if worst:
+            models = list(dict.fromkeys(list(llms["model"]) + list(llm_blank["model"])))
+            llm_blanks = _blank_pairs(
+                models, scored_questions, llms.assign(worker=llms["model"]), llm_blank, where
+            )
+            notices = _blank_notices(
+                notices, llm_blanks, rule, len(scored_questions), llm_blank, True, ai=True
+            )
+        blank_scores = blank_to_others[llm_blanks["q"].to_numpy(np.int64)]
+        # The workers' like-for-like mean per question, with their counted blanks.
+        sums = np.bincount(q_idx, weights=to_others, minlength=len(scored_questions))
+        sums += np.bincount(blank_q, weights=blank_to_others[blank_q], minlength=len(sums))
+        given = embedded.answered_per_question + np.bincount(blank_q, minlength=len(sums))
+        per_question = dict(zip(scored_questions, sums / np.maximum(given, 1)))
         llm_answers, llm_summary = llm_answer_tables(
-            llms["model"].tolist(), llms["question"].tolist(), llm_texts, scores
+            llms["model"].tolist() + llm_blanks["worker"].tolist(),
+            llms["question"].tolist() + llm_blanks["question"].tolist(),
+            llm_texts + [None] * len(llm_blanks),
+            np.concatenate([llm_scores, np.array(blank_scores, dtype=np.float64)]),
+            worker_similarity=worker_to_others,
+            blank=[False] * len(llms) + [True] * len(llm_blanks),
+            workers_by_question=per_question,
         )
         if progress is not None:
             progress.advance(len(llms))
@@ -356,17 +421,19 @@ def aqer(
     score = outcome.score
     # Competition ranking: 1 + how many workers scored strictly higher.
     rank = 1 + len(score) - np.searchsorted(np.sort(score), score, side="right")
-    workers = pd.DataFrame(
-        {
-            "worker": scored_names,
-            "score": score,
-            "raw_score": outcome.raw_score,
-            "weight": outcome.weight,
-            "rank": rank.astype(int),
-            "answered": embedded.answered_by_worker.astype(int),
-            "simplified_score": outcome.simplified_score,
-        }
-    )
+    columns: dict[str, Any] = {
+        "worker": scored_names,
+        "score": score,
+        "raw_score": outcome.raw_score,
+        "weight": outcome.weight,
+        "rank": rank.astype(int),
+        "answered": embedded.answered_by_worker.astype(int),
+    }
+    if worst:
+        columns["blank"] = np.bincount(blank_w, minlength=len(scored_names)).astype(int)
+    columns["similarity_to_others"] = worker_to_others
+    columns["simplified_score"] = outcome.simplified_score
+    workers = pd.DataFrame(columns)
     if rasa_skill is not None:
         workers["rasa_skill"] = rasa_skill
     if f1 is not None:
@@ -381,8 +448,12 @@ def aqer(
     workers = workers.reset_index(drop=True)
     workers["rank"] = workers["rank"].astype("Int64")
     workers["answered"] = workers["answered"].astype(int)
+    if worst:
+        workers["blank"] = workers["blank"].fillna(0).astype(int)
     if settings.llm_as_workers:
-        llm_names = set(frame.loc[frame["is_llm"], "worker"])
+        llm_names = set(frame.loc[frame["is_llm"], "worker"]) | set(
+            blank_rows.loc[blank_rows["is_llm"], "worker"] if len(blank_rows) else []
+        )
         workers["is_llm"] = workers["worker"].isin(llm_names)
 
     similarity_by_row = pd.Series(outcome.similarity, index=scorable.index)
@@ -393,15 +464,27 @@ def aqer(
             "response": people["response"],
             "similarity": _none_if_nan(similarity_by_row.reindex(people.index).to_numpy()),
         }
-    ).reset_index(drop=True)
+    )
     if settings.llm_as_workers:
         responses_out["is_llm"] = people["is_llm"].to_numpy()
+    if len(blanks):
+        blank_out = pd.DataFrame(
+            {
+                "question": blanks["question"].to_numpy(),
+                "worker": blanks["worker"].to_numpy(),
+                "response": [None] * len(blanks),
+                "similarity": outcome.blank_value[blank_q].tolist(),
+            }
+        )
+        if settings.llm_as_workers:
+            blank_out["is_llm"] = blank_out["worker"].isin(workers.loc[workers["is_llm"], "worker"])
+        responses_out = pd.concat([responses_out, blank_out], ignore_index=True)
+    responses_out = responses_out.reset_index(drop=True)
 
     best = best_responses(q_idx, outcome.similarity, len(scored_questions))
-    mean_similarity = np.bincount(
-        q_idx, weights=outcome.similarity, minlength=len(scored_questions)
-    )
-    mean_similarity = mean_similarity / np.maximum(embedded.answered_per_question, 1)
+    answered_q = np.maximum(embedded.answered_per_question, 1)
+    mean_similarity = np.bincount(q_idx, weights=outcome.similarity, minlength=len(scored_questions))
+    mean_similarity = mean_similarity / answered_q
     answered = people.groupby("question", sort=False)["worker"].count()
     question_rows = []
     for question in asked:
@@ -423,25 +506,47 @@ def aqer(
     convergence = pd.DataFrame(outcome.trace, columns=CONVERGENCE_COLUMNS)
 
     # --- agreement with expert grades ---------------------------------------------------------
-    agreement = pd.DataFrame(columns=AGREEMENT_COLUMNS)
-    grades = people["grade"].map(cell_number)
-    bad = people[(people["grade"] != "") & grades.isna()]
+    # Grades count over exactly the answers AQER scored (and the blanks it counted).
+    graded = pd.concat([people, llms, people_blank, llm_blank])
+    graded = graded[graded["grade"] != ""]
+    numbers = graded["grade"].map(cell_number)
+    bad = graded[numbers.isna()]
     if len(bad):
         notices.append(
             AqerNotice(
                 topic="Grade is not a number",
                 message=(
                     f"{len(bad)} expert grade(s){where} are not numbers and were left out of the "
-                    f"agreement (rows {', '.join(str(r) for r in bad['row'].head(12))}"
+                    f"agreement (rows {', '.join(str(r) for r in bad['row'].dropna().head(12))}"
                     f"{' and more' if len(bad) > 12 else ''})."
                 ),
-                row=None if pd.isna(bad["row"].iloc[0]) else int(bad["row"].iloc[0]),
+                row=_first_row(bad["row"]),
             )
         )
-    if grades.notna().any():
-        mean_grade = grades.groupby(people["worker"]).mean()
-        workers["expert_grade"] = _none_if_nan(workers["worker"].map(mean_grade).to_numpy())
-        methods: dict[str, Any] = {
+    blank_grade = [cell_number(g) for g in blanks["grade"]]
+    has_grade = scorable["grade"] != ""
+    scored_grade = np.full(len(scorable), np.nan)
+    scored_grade[has_grade.to_numpy()] = (
+        scorable.loc[has_grade, "grade"].map(cell_number).to_numpy(dtype=float)
+    )
+    answer_grade = np.concatenate([scored_grade, np.array(blank_grade, float)])
+    answer_similarity = np.concatenate(
+        [outcome.similarity, outcome.blank_value[blank_q] if len(blanks) else np.zeros(0)]
+    )
+    answer_worker = np.concatenate([w_idx, blank_w])
+    methods: dict[str, Any] = {}
+    expert: list[Any] = []
+    if np.isfinite(answer_grade).any():
+        has = np.isfinite(answer_grade)
+        sums = np.bincount(answer_worker[has], weights=answer_grade[has], minlength=len(scored_names))
+        counts = np.bincount(answer_worker[has], minlength=len(scored_names))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_grade = dict(zip(scored_names, sums / counts))
+        workers["expert_grade"] = _none_if_nan(
+            [mean_grade.get(n, float("nan")) for n in workers["worker"]]
+        )
+        expert = workers["expert_grade"].tolist()
+        methods = {
             "AQER score": workers["score"].tolist(),
             "Simplified AQER score": workers["simplified_score"].tolist(),
         }
@@ -450,11 +555,15 @@ def aqer(
         if "f1" in workers:
             methods["F1"] = workers["f1"].tolist()
             methods["BLEU-1"] = workers["bleu1"].tolist()
+    ai = _ai_grades(llms, llm_scores, llm_blanks, blank_to_others)
+    agreement = pd.DataFrame(columns=AGREEMENT_COLUMNS)
+    if methods or ai:
         agreement = agreement_table(
             methods,
-            workers["expert_grade"].tolist(),
-            answer_similarity=similarity_by_row.to_numpy(),
-            answer_grade=grades.reindex(scorable.index).to_numpy(),
+            expert,
+            answer_similarity=answer_similarity if methods else None,
+            answer_grade=answer_grade if methods else None,
+            ai_answers=ai,
         )
 
     return AqerResult(
@@ -472,7 +581,176 @@ def aqer(
         discriminates=outcome.discriminates,
         embedding_model=str(getattr(encoder, "model_name", "") or type(encoder).__name__),
         device=str(getattr(encoder, "device", "") or ""),
+        blank_rule=rule.rule,
+        blank_reason=rule.reason,
+        computed_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def _first_row(values: pd.Series) -> int | None:
+    for v in values:
+        if v is not None and not pd.isna(v):
+            return int(v)
+    return None
+
+
+#: More blanks than this to count means the sheet is not a class test (see the message).
+MAX_BLANKS = 5_000_000
+
+
+def _blank_pairs(
+    names: Sequence[str],
+    questions: Sequence[str],
+    answers: pd.DataFrame,
+    blank_rows: pd.DataFrame,
+    where: str = "",
+) -> pd.DataFrame:
+    """Every (name, question) of ``names`` x ``questions`` without an answer in ``answers``:
+    columns ``worker``, ``question``, ``w`` and ``q`` (their positions), and the blank row's
+    ``grade``, spreadsheet ``row`` and ``cell`` when the sheet has one."""
+    n_w, n_q = len(names), len(questions)
+    columns = ["worker", "question", "w", "q", "grade", "row", "cell"]
+    if not n_w or not n_q:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns}).astype(
+            {"w": np.int64, "q": np.int64}
+        )
+    w_of = {name: i for i, name in enumerate(names)}
+    q_of = {question: j for j, question in enumerate(questions)}
+    w = answers["worker"].map(w_of)
+    q = answers["question"].map(q_of)
+    known = w.notna() & q.notna()
+    given = np.unique(w[known].to_numpy(np.int64) * n_q + q[known].to_numpy(np.int64))
+    if n_w * n_q - len(given) > MAX_BLANKS:
+        raise AqerInputError(
+            f"Counting blank answers as the weakest answer would add {n_w * n_q - len(given):,} "
+            f"blank answers{where} ({n_w:,} workers x {n_q:,} questions, {len(given):,} "
+            "answered): each worker was clearly given only some of the questions. Choose to "
+            "leave blank answers out (the Columns page, or --blank-answers missing)."
+        )
+    missing = np.setdiff1d(np.arange(n_w * n_q, dtype=np.int64), given, assume_unique=True)
+    out = pd.DataFrame(
+        {
+            "worker": np.asarray(names, dtype=object)[missing // n_q],
+            "question": np.asarray(questions, dtype=object)[missing % n_q],
+            "w": missing // n_q,
+            "q": missing % n_q,
+        }
+    )
+    rows = blank_rows[["worker", "question", "grade", "row", "cell"]].drop_duplicates(
+        ["worker", "question"]
+    )
+    out = out.merge(rows, on=["worker", "question"], how="left")
+    out["grade"] = out["grade"].fillna("")
+    out["cell"] = out["cell"].fillna("")
+    out["row"] = out["row"].astype(object).where(out["row"].notna(), None)
+    return out[columns]
+
+
+#: Names or questions listed one by one in a blank-answer notice.
+_BLANKS_LISTED = 12
+
+
+def _listing(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:_BLANKS_LISTED])
+    return shown + (f" and {len(items) - _BLANKS_LISTED} more" if len(items) > _BLANKS_LISTED else "")
+
+
+def _blank_notices(
+    notices: list[AqerNotice],
+    blanks: pd.DataFrame,
+    rule: Any,
+    n_questions: int,
+    blank_rows: pd.DataFrame,
+    worst: bool,
+    ai: bool = False,
+) -> list[AqerNotice]:
+    """Say how blank answers counted: each empty cell's notice says it, one notice lists who
+    left how many questions blank, and pairs with no row in the sheet are listed per worker."""
+    counted = set(zip(blanks["worker"], blanks["question"]))
+    if worst:
+        ending = ": counts as the weakest possible answer."
+    else:
+        ending = ": left out; it does not count for or against them."
+    out = []
+    for notice in notices:
+        if notice.topic == "Empty answer" and notice.message.endswith(": left blank."):
+            if worst and (notice.worker, notice.question) not in counted:
+                pass  # a blank that cannot count (a question without a consensus, ...)
+            elif not ai or (notice.worker, notice.question) in counted:
+                notice = notice.model_copy(
+                    update={"message": notice.message[: -len(": left blank.")] + ending}
+                )
+        out.append(notice)
+    who = "AI" if ai else "worker"
+    if not worst:
+        if len(blank_rows) and not ai:
+            out.append(
+                AqerNotice(
+                    topic="Blank answers",
+                    message=f"{len(blank_rows)} answer(s) were left blank. {rule.reason}",
+                )
+            )
+        return out
+    if not len(blanks):
+        return out
+    per_worker = blanks["worker"].value_counts(sort=True)
+    counts = [f"'{name}' {n}" for name, n in per_worker.items()]
+    out.append(
+        AqerNotice(
+            topic="Blank answers",
+            message=(
+                f"{len(blanks)} blank answer(s) from {len(per_worker)} {who}(s) count in the "
+                f"scores, out of {n_questions} scored question(s) each. Left blank: "
+                f"{_listing(counts)}. {rule.reason}"
+            ),
+        )
+    )
+    no_row = blanks[(blanks["cell"] == "") & blanks["row"].isna()]
+    for name, rowless in no_row.groupby("worker", sort=False):
+        listed = [f"'{_short(q, 40)}'" for q in rowless["question"]]
+        out.append(
+            AqerNotice(
+                topic="No answer in the sheet",
+                message=(
+                    f"The {who} '{name}' has no answer in the sheet to {len(rowless)} scored "
+                    f"question(s): {_listing(listed)}. Each counts as the weakest possible answer, "
+                    "as every worker was given every question."
+                ),
+                question=rowless["question"].iloc[0] if len(rowless) == 1 else "",
+                worker=name,
+            )
+        )
+    return out
+
+
+def _ai_grades(
+    llms: pd.DataFrame,
+    scores: np.ndarray,
+    blanks: pd.DataFrame,
+    blank_to_others: np.ndarray,
+) -> dict[str, tuple[list[float], list[float]]]:
+    """AI answers' AQER scores and expert grades, pooled ("") and per model, when graded."""
+    models = list(llms["model"]) + list(blanks["worker"])
+    grades = [cell_number(g) for g in llms["grade"]] + [cell_number(g) for g in blanks["grade"]]
+    values = list(np.asarray(scores, dtype=float)) + list(
+        blank_to_others[blanks["q"].to_numpy(np.int64)]
+    )
+    pairs = [
+        (m, float(s), g)
+        for m, s, g in zip(models, values, grades)
+        if g is not None and not (isinstance(g, float) and np.isnan(g)) and np.isfinite(s)
+    ]
+    if not pairs:
+        return {}
+    out = {"": ([s for _, s, _ in pairs], [g for _, _, g in pairs])}
+    named = list(dict.fromkeys(m for m, _, _ in pairs))
+    if len(named) > 1:
+        for model in named:
+            out[model] = (
+                [s for m, s, _ in pairs if m == model],
+                [g for m, _, g in pairs if m == model],
+            )
+    return out
 
 
 def run_aqer_file(

@@ -117,11 +117,14 @@ def pseudo_reference_scores(
     texts: Sequence[str],
     n_workers: int,
     cancel: CancelToken | None = None,
+    blank_worker: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per worker: mean F1, mean BLEU-1 and how many answers counted.
 
     Answers to questions nobody else answered have no reference and do not count; a worker
-    with no counted answer gets NaN (the caller shows it as "not computed").
+    with no counted answer gets NaN (the caller shows it as "not computed"). Each entry of
+    ``blank_worker`` is a counted blank (a dense design) of that worker: it scores 0 on both,
+    as an empty answer shares no word with any reference.
     """
     question = np.asarray(question, dtype=np.int64)
     worker = np.asarray(worker, dtype=np.int64)
@@ -138,6 +141,8 @@ def pseudo_reference_scores(
         f1[group], bleu[group] = _question_scores([texts[i] for i in group])
         counted[group] = True
     n = np.bincount(worker[counted], minlength=n_workers)
+    if blank_worker is not None and len(blank_worker):
+        n = n + np.bincount(np.asarray(blank_worker, dtype=np.int64), minlength=n_workers)
     with np.errstate(divide="ignore", invalid="ignore"):
         f1_mean = np.bincount(worker[counted], weights=f1[counted], minlength=n_workers) / n
         bleu_mean = np.bincount(worker[counted], weights=bleu[counted], minlength=n_workers) / n

@@ -14,19 +14,24 @@ from typing import Any, Mapping
 
 from core.aqer.model import AqerResult
 
-__all__ = ["readme_rows", "report_sheets", "write_report"]
+__all__ = ["readme_rows", "report_sheets", "scored_when", "write_report"]
 
 _WORKERS = (
     "One row per worker, best first. score: the paper's grade, min-max scaled (best 1, worst 0). "
     "raw_score: mean cosine similarity of the worker's answers with the synthetic exemplary "
     "answers (SEA). weight: the worker's voting weight in the final SEA (weights sum to 1). "
-    "rank: 1 = best. answered: answers that count in the score. simplified_score: one pass with "
-    "equal weights (the paper's ablation). rasa_skill: RASA reliability (higher = better). "
-    "f1, bleu1: mean token F1 / BLEU-1 against the other workers' answers."
+    "rank: 1 = best. answered: answers that count in the score. blank: questions left blank that "
+    "count as the weakest answer (see Read me). similarity_to_others: mean similarity of the "
+    "worker's answers with the consensus of the OTHER workers (final weights), the measure AI "
+    "answers are compared with. simplified_score: one pass with equal weights (the paper's "
+    "ablation). rasa_skill: RASA reliability (higher = better). f1, bleu1: mean token F1 / "
+    "BLEU-1 against the other workers' answers. expert_grade: mean grade of the answers AQER "
+    "scored."
 )
 _RESPONSES = (
     "Every answer with its cosine similarity to the SEA of its question (empty: not scored, "
-    "see Warnings)."
+    "see Warnings). A row with an empty response is a question left blank that counts as the "
+    "weakest answer."
 )
 _QUESTIONS = (
     "Per question: mean similarity of the answers to the SEA (lower = harder or more varied), "
@@ -34,13 +39,21 @@ _QUESTIONS = (
 )
 _LLM = (
     "Each LLM answer scored by its cosine similarity to the SEA built from the workers' answers "
-    "(LLM answers never enter the SEA unless scored as workers). model_mean: the model's mean."
+    "with the final weights (LLM answers never enter the SEA unless scored as workers). An empty "
+    "response is a question the LLM left blank, counted as the weakest answer. model_mean: the "
+    "model's mean. workers_similarity_to_others: the workers' mean similarity on that question "
+    "to the consensus of the other workers (like for like with the LLM's score)."
 )
-_LLM_SUMMARY = "Per LLM: mean score over its scored answers, scored and given answers."
+_LLM_SUMMARY = (
+    "Per LLM: mean score over its scored answers (counted blanks included), how many answers "
+    "were scored, given and left blank; percentile_among_workers: the share of workers (0-100) "
+    "whose similarity to the consensus of the other workers is below the LLM's mean score."
+)
 _CONVERGENCE = "Root mean squared change of the workers' weights after each round."
 _AGREEMENT = (
-    "Correlation of each method with the expert grades in the input: per worker (mean grade) "
-    "and per answer."
+    "Correlation of each method with the expert grades in the input: per worker (mean grade of "
+    "the answers AQER scored) and per answer; rows starting 'AI answers' compare the AI answers' "
+    "AQER scores with the grades given to them (all models pooled, then each model)."
 )
 _WARNINGS = "Everything left out or worth checking, with the row of the input it concerns."
 
@@ -58,6 +71,7 @@ def readme_rows(
             "4.1-4.5)",
         ),
         ("Date", datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")),
+        ("Scored on", scored_when(result.computed_at)),
     ]
     for key, value in (inputs or {}).items():
         rows.append((str(key), str(value)))
@@ -94,9 +108,17 @@ def readme_rows(
             "this is by design in the paper (min-max scaling), not an error.",
         ),
         (
-            "Skipped questions",
-            "A worker who left a question empty is scored on the questions they answered; "
-            "each question's SEA uses only the workers who answered it.",
+            "Blank answers",
+            ("Counted as the weakest answer. " if result.blank_rule == "worst"
+             else "Not counted. ")
+            + (result.blank_reason or "")
+            + " Each question's SEA uses only the answers given to it.",
+        ),
+        ("AI answers compared with", _ai_comparison(result)),
+        (
+            "Expert grades",
+            "A worker's expert grade is the mean grade of the answers AQER scored (and of the "
+            "blanks it counted), so both sides cover the same answers.",
         ),
         ("Warnings", f"{len(result.warnings)} (all of them are on the Warnings sheet)"),
     ]
@@ -106,6 +128,31 @@ def readme_rows(
     if len(result.warnings) > shown:
         rows.append(("More warnings", f"{len(result.warnings) - shown} more on the Warnings sheet"))
     return rows
+
+
+def scored_when(stamp: str) -> str:
+    """An ISO time as "2026-05-04 14:03 UTC" ("(not recorded)" for results of older versions)."""
+    if not stamp:
+        return "(not recorded)"
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _ai_comparison(result: AqerResult) -> str:
+    if result.settings.llm_as_workers:
+        return (
+            "AI answers were scored as extra workers: they shape the consensus and are ranked "
+            "with the workers."
+        )
+    return (
+        "Each AI answer is compared with the consensus of all workers (final weights). A "
+        "worker's own answer is part of that consensus, so workers are placed beside the AIs by "
+        "their similarity to the consensus of the OTHER workers (similarity_to_others, like for "
+        "like); percentile_among_workers is the share of workers below the AI on that measure."
+    )
 
 
 def report_sheets(result: AqerResult) -> list[Any]:

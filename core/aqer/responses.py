@@ -63,6 +63,10 @@ class PreparedResponses:
     frame: pd.DataFrame
     notices: list[AqerNotice] = field(default_factory=list)
     source: str = ""
+    blanks: pd.DataFrame = field(default_factory=lambda: _empty_frame())
+    """Answers left blank (empty or only spaces), one row per (worker, question) that has no
+    answer, same columns as ``frame``: in a dense design they count as the weakest answer
+    (``core.aqer.blanks``)."""
 
     @property
     def workers(self) -> list[str]:
@@ -82,6 +86,9 @@ class PreparedResponses:
             f"{len(humans)} answers from {humans['worker'].nunique()} workers to "
             f"{self.frame['question'].nunique()} questions"
         )
+        blank = int((~self.blanks["is_llm"]).sum()) if len(self.blanks) else 0
+        if blank:
+            text += f" ({blank} left blank)"
         if self.models:
             text += f"; LLM answers from {', '.join(self.models)}"
         return text
@@ -582,13 +589,14 @@ def clean_responses(
                 topic="Empty answer",
                 message=(
                     f"No answer from {who} to '{_short(item['question'])}'"
-                    f"{_at(item)}: treated as a skipped question."
+                    f"{_at(item)}: left blank."
                 ),
                 question=item["question"],
                 worker=item["worker"],
                 row=item["row"],
             )
         )
+    blanks = out[empty]
     out = out[~empty]
 
     # One answer per (worker, question).
@@ -636,7 +644,18 @@ def clean_responses(
         out = out.drop_duplicates(keys, keep=keep)
     out = out.reset_index(drop=True)
     out["row"] = out["row"].astype("Int64")
-    return PreparedResponses(frame=out[LONG_COLUMNS], notices=notices, source=source)
+    # A blank is a (worker, question) with no answer at all (a blank beside an answer is none).
+    answered = set(zip(out["is_llm"], out["worker"], out["question"]))
+    unanswered = [
+        key not in answered for key in zip(blanks["is_llm"], blanks["worker"], blanks["question"])
+    ]
+    blanks = blanks.loc[pd.Series(unanswered, index=blanks.index, dtype=bool)]
+    blanks = blanks.drop_duplicates(keys, keep="first")
+    blanks = blanks.reset_index(drop=True)
+    blanks["row"] = blanks["row"].astype("Int64")
+    return PreparedResponses(
+        frame=out[LONG_COLUMNS], notices=notices, source=source, blanks=blanks[LONG_COLUMNS]
+    )
 
 
 def _first(values: pd.Series) -> int | None:

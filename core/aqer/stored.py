@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pandas as pd
 
+    from core.aqer.blanks import BlankRule
     from core.aqer.model import AqerResult
     from core.aqer.responses import PreparedResponses
     from core.project import Project
@@ -161,6 +162,8 @@ class AqerSetup(BaseModel):
                 else f"wide (a row per {self.wide_rows})"
             ),
         }
+        if self.content_hash:
+            rows["File checksum (SHA-256)"] = self.content_hash
         if prepared is not None:
             rows["Read from"] = prepared.source
             rows["Answers"] = prepared.describe()
@@ -338,6 +341,8 @@ class AnswersCheck:
     prepared: PreparedResponses | None = None
     duplicates: int = 0
     needs_duplicate_choice: bool = False
+    blank_rule: BlankRule | None = None
+    """How blank answers will count for these answers and settings, and why."""
 
     @property
     def errors(self) -> list[TableIssue]:
@@ -379,6 +384,7 @@ def _required_roles(setup: AqerSetup) -> dict[str, str | None]:
 def check_answers(read: TableRead, setup: AqerSetup) -> AnswersCheck:
     """Check the chosen columns on the whole sheet; plain messages naming sheet, row, column."""
     from core import tables
+    from core.aqer.blanks import blank_rule
     from core.aqer.responses import AqerInputError, prepare_responses
 
     roles = _required_roles(setup)
@@ -439,6 +445,9 @@ def check_answers(read: TableRead, setup: AqerSetup) -> AnswersCheck:
         check.issues.append(tables.TableIssue("error", str(exc), read.sheet))
         return check
     check.prepared = prepared
+    check.blank_rule = blank_rule(
+        prepared, setup.settings.blank_answers, setup.settings.llm_as_workers
+    )
     for notice in prepared.notices:
         if notice.topic == "Duplicate answer":
             check.duplicates += 1
@@ -678,7 +687,8 @@ def result_to_payload(result: AqerResult) -> dict[str, Any]:
     payload: dict[str, Any] = {name: _frame_payload(getattr(result, name)) for name in _FRAMES}
     payload["warnings"] = [n.model_dump(mode="json") for n in result.warnings]
     payload["settings"] = result.settings.model_dump(mode="json")
-    for name in ("iterations", "converged", "discriminates", "embedding_model", "device"):
+    for name in ("iterations", "converged", "discriminates", "embedding_model", "device",
+                 "blank_rule", "blank_reason", "computed_at"):
         payload[name] = getattr(result, name)
     return payload
 
@@ -695,6 +705,9 @@ def result_from_payload(payload: dict[str, Any]) -> AqerResult:
         discriminates=bool(payload.get("discriminates", True)),
         embedding_model=str(payload.get("embedding_model", "")),
         device=str(payload.get("device", "")),
+        blank_rule="worst" if payload.get("blank_rule") == "worst" else "missing",
+        blank_reason=str(payload.get("blank_reason", "")),
+        computed_at=str(payload.get("computed_at", "")),
     )
 
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["EmbeddedResponses", "cosine_rows", "similarity_to_sea", "synthetic_exemplary_answers"]
+__all__ = [
+    "EmbeddedResponses",
+    "cosine_rows",
+    "leave_one_out_similarity",
+    "similarity_to_sea",
+    "synthetic_exemplary_answers",
+]
 
 #: Rows per block when comparing answers with their SEA (small enough to stay in cache).
 _CHUNK = 4_096
@@ -81,12 +87,20 @@ class EmbeddedResponses:
         out[self.order] = values_sorted
         return out
 
-    def weighted_sums(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(sum_i w_i e_ij per question as float32 (n, d), sum of w_i per question (n,))."""
+    def weighted_sums(
+        self, weights: np.ndarray, scale: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(sum_i w_i e_ij per question as float32 (n, d), sum of w_i per question (n,)).
+
+        ``scale`` (one factor per answer, in question order) multiplies each vector first, e.g.
+        1 / its length to sum unit vectors without copying the table.
+        """
         from scipy.sparse import csr_matrix
 
         n = len(self.worker_sorted)
         data = np.asarray(weights, dtype=np.float32)[self.worker_sorted]
+        if scale is not None:
+            data = data * np.asarray(scale, dtype=np.float32)
         matrix = csr_matrix(
             (data, np.arange(n, dtype=np.int64), self.indptr), shape=(self.n_questions, n)
         )
@@ -134,6 +148,51 @@ def similarity_to_sea(responses: EmbeddedResponses, sea: np.ndarray) -> np.ndarr
         dots = np.einsum("ij,ij->i", vectors[start:stop], sea[q])
         denominators = responses.sorted_norms[start:stop] * sea_norms[q]
         out[start:stop] = np.where(denominators > _EPS, dots / np.maximum(denominators, _EPS), 0.0)
+    return responses.unsort(out)
+
+
+def leave_one_out_similarity(responses: EmbeddedResponses, weights: np.ndarray) -> np.ndarray:
+    """Cosine of every answer with the consensus of the *other* workers' answers, (N,) float64.
+
+    The consensus of the others is the SEA without the answer itself, with the same
+    ``weights``: (sum_k w_k e_kj - w_i e_ij) / (sum_k w_k - w_i). It is what an answer from
+    outside the crowd (an AI's) is compared with, so a worker measured this way is measured like
+    for like. When every other answer has weight 0, their plain mean is used (as the SEA does).
+    Computed in float64, question block by question block: nothing of size N x d is built.
+    """
+    from scipy.sparse import csr_matrix
+
+    weights = np.asarray(weights, dtype=np.float64)
+    n_q = responses.n_questions
+    vectors, questions = responses.sorted_vectors, responses.question_sorted
+    w = weights[responses.worker_sorted]
+    totals = np.bincount(questions, weights=w, minlength=n_q)
+    nobody = totals[questions] - w <= 1e-12 * np.maximum(totals[questions], 1e-300)
+
+    def sums_of(factor: np.ndarray) -> np.ndarray:
+        """sum of factor_k * e_k per question, in float64, block by block."""
+        out = np.zeros((n_q, responses.dimension), dtype=np.float64)
+        for start in range(0, len(responses), _CHUNK):
+            stop = min(start + _CHUNK, len(responses))
+            cols = np.arange(stop - start)
+            matrix = csr_matrix(
+                (factor[start:stop], (questions[start:stop], cols)), shape=(n_q, stop - start)
+            )
+            out += matrix @ vectors[start:stop].astype(np.float64)
+        return out
+
+    sums = sums_of(w)
+    plain = sums_of(np.ones(len(responses))) if nobody.any() else None
+    out = np.empty(len(responses), dtype=np.float64)
+    for start in range(0, len(responses), _CHUNK):
+        stop = min(start + _CHUNK, len(responses))
+        block = vectors[start:stop].astype(np.float64)
+        q = questions[start:stop]
+        others = sums[q] - w[start:stop, None] * block
+        alone = nobody[start:stop]
+        if plain is not None and alone.any():
+            others[alone] = plain[q[alone]] - block[alone]
+        out[start:stop] = cosine_rows(block, others)
     return responses.unsort(out)
 
 

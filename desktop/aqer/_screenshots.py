@@ -45,7 +45,8 @@ async def _shoot(session, folder: Path) -> None:
     await asyncio.sleep(0.5)
     tabs = wiz.results.tabs
     for index, name in ((0, "results-workers"), (1, "results-questions"), (2, "results-llm"),
-                        (3, "results-convergence"), (5, "results-warnings")):
+                        (3, "results-convergence"), (4, "results-agreement"),
+                        (5, "results-warnings")):
         tabs.setCurrentIndex(index)
         if name == "results-questions":
             wiz.results.questions_view.selectRow(4)

@@ -128,7 +128,8 @@ def draw_llm_comparison(
     workers: Sequence[tuple[str, float]],
     models: Sequence[tuple[str, float]],
 ) -> None:
-    """Every worker's mean similarity to the consensus (grey) beside each AI's (orange)."""
+    """Like for like: every worker's mean similarity to the consensus of the OTHER workers
+    (grey) beside each AI's mean similarity to the consensus of all workers (orange)."""
     ax = figure.add_subplot(1, 1, 1)
     items = [(name, value, False) for name, value in workers if value is not None]
     items += [(name, value, True) for name, value in models if value is not None]
@@ -148,6 +149,7 @@ def draw_llm_comparison(
             tick.set_fontweight("bold")
     low = min(values) if values else 0.0
     ax.set_xlim(max(0.0, low - 0.1), 1.0)
-    ax.set_xlabel("Mean similarity to the consensus answer (cosine)")
-    ax.set_title("AI answers (orange) among the workers (grey)", loc="left")
+    ax.set_xlabel("Mean similarity to the consensus of the others (cosine, like for like)")
+    ax.set_title("AI answers (orange) among the workers (grey),\nlike for like: workers vs the "
+                 "others' consensus", loc="left")
     _style(ax)

@@ -32,7 +32,7 @@ SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 #: The full value of a cell (tests and the question view read it).
 VALUE_ROLE = int(Qt.ItemDataRole.UserRole) + 2
 
-Kind = Literal["text", "score", "number", "int", "bool"]
+Kind = Literal["text", "score", "number", "int", "bool", "percent"]
 
 #: Tints of the columns chosen for each role in the preview (light, readable under black text).
 ROLE_COLOURS = {
@@ -89,9 +89,12 @@ class FrameModel(ColumnsModel):
 
     # -- filling --------------------------------------------------------------------------------
     def set_frame(self, frame: Any) -> None:
-        """Show ``frame`` (a pandas DataFrame; columns the frame lacks stay empty)."""
+        """Show ``frame`` (a pandas DataFrame; columns the frame lacks are hidden, and come back
+        for a later frame that has them)."""
         self.beginResetModel()
-        present = [c for c in self.columns if c.key in getattr(frame, "columns", [])]
+        if not hasattr(self, "_all_columns"):
+            self._all_columns = list(self.columns)
+        present = [c for c in self._all_columns if c.key in getattr(frame, "columns", [])]
         keys = [c.key for c in present]
         self.columns = present
         self._rows = (
@@ -138,7 +141,7 @@ class FrameModel(ColumnsModel):
                 return str(value)
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            if column.kind in ("score", "number", "int"):
+            if column.kind in ("score", "number", "int", "percent"):
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and value is None:
@@ -158,6 +161,8 @@ class FrameModel(ColumnsModel):
             return f"{number:.3g}" if abs(number) >= 1000 else f"{number:.3f}"
         if column.kind == "int":
             return f"{int(value):,}"
+        if column.kind == "percent":
+            return f"{float(value):.0f}%"
         if column.kind == "bool":
             return "yes" if value else "no"
         return " ".join(str(value).split()) if len(str(value)) > 200 else str(value)

@@ -6,6 +6,7 @@ Only shows a :class:`core.aqer.stored.StoredResult`; exporting is asked for with
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal, Slot
@@ -33,7 +34,7 @@ from desktop.aqer.models import SORT_ROLE, Column, FrameModel
 from desktop.run_panel import RunPanel
 from desktop.widgets import fit_columns, hint_label, note_box
 
-__all__ = ["ResultsView", "table_view"]
+__all__ = ["ResultsView", "describe_run", "table_view"]
 
 WORKER_COLUMNS = [
     Column("rank", "Rank", "int", "1 = closest to the consensus.", "not scored"),
@@ -46,6 +47,12 @@ WORKER_COLUMNS = [
     Column("weight", "Weight", "number",
            "The worker's say in the final consensus (all weights add up to 1).", "not scored"),
     Column("answered", "Answers", "int", "Answers that count in the score."),
+    Column("blank", "Left blank", "int",
+           "Questions this worker left blank; each counts as the weakest possible answer "
+           "(similarity 0)."),
+    Column("similarity_to_others", "Similarity to the others", "score",
+           "Mean similarity of the worker's answers with the consensus of the OTHER workers: "
+           "measured like an AI answer, which is never part of the consensus.", "not scored"),
     Column("simplified_score", "One-pass score", "score",
            "Simplified AQER: one pass with equal weights (the paper's ablation).", "not scored"),
     Column("rasa_skill", "RASA skill", "number",
@@ -74,14 +81,20 @@ ANSWER_COLUMNS = [
     Column("similarity", "Similarity", "score",
            "Cosine similarity of this answer with the question's consensus answer.",
            "not scored"),
-    Column("response", "Answer"),
+    Column("response", "Answer", "text", "Left blank: counts as the weakest possible answer.",
+           "(left blank)"),
 ]
 LLM_SUMMARY_COLUMNS = [
     Column("model", "AI model"),
     Column("mean_score", "Mean score", "score",
            "Mean similarity of the model's answers with the workers' consensus.", "not scored"),
+    Column("percentile_among_workers", "Above % of workers", "percent",
+           "The share of workers whose similarity to the consensus of the OTHER workers is "
+           "below this AI's mean score: 50% means mid-pack, like for like.", "not computed"),
     Column("scored", "Scored", "int"),
     Column("answered", "Answered", "int"),
+    Column("blank", "Left blank", "int",
+           "Questions this AI left blank; each counts as the weakest possible answer."),
 ]
 WARNING_COLUMNS = [
     Column("topic", "Topic"),
@@ -140,6 +153,12 @@ class ResultsView(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        #: Which run these results are: inputs, options, model, date.
+        self.run_label = QLabel()
+        self.run_label.setObjectName("hint")
+        self.run_label.setWordWrap(True)
+        self.run_label.setTextFormat(Qt.TextFormat.RichText)
+        self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.export_button = QPushButton("Export to Excel…")
         self.export_button.setObjectName("primaryButton")
         self.export_button.setToolTip(
@@ -156,7 +175,11 @@ class ResultsView(QWidget):
         self.export_message.hide()
 
         top = QHBoxLayout()
-        top.addWidget(self.summary, 1)
+        words = QVBoxLayout()
+        words.setSpacing(2)
+        words.addWidget(self.summary)
+        words.addWidget(self.run_label)
+        top.addLayout(words, 1)
         top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
 
         self.tabs = QTabWidget()
@@ -261,7 +284,7 @@ class ResultsView(QWidget):
         lv.addWidget(QLabel("<b>Mean score per AI model</b>"))
         lv.addWidget(self.llm_summary_view)
         lv.addWidget(QLabel("<b>Score per question</b> (similarity of each answer to the "
-                            "consensus)"))
+                            "consensus; the workers' column is like for like)"))
         lv.addWidget(self.llm_questions_view, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
@@ -271,9 +294,11 @@ class ResultsView(QWidget):
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(hint_label(
-            "Each AI answer is compared with the consensus built from the workers only (the "
-            "AI never shapes it), by cosine similarity: the same measure as a worker's mean "
-            "similarity, so the chart shows where each AI stands among the workers."
+            "Each AI answer is compared with the consensus built from the workers only (the AI "
+            "never shapes it), by cosine similarity. A worker's own answer is part of the "
+            "consensus, which flatters the workers, so they are measured like for like: each "
+            "against the consensus of the other workers. “Above % of workers” says where each "
+            "AI stands on that measure (50% = mid-pack)."
         ))
         layout.addWidget(self.llm_empty)
         layout.addWidget(split, 1)
@@ -301,8 +326,10 @@ class ResultsView(QWidget):
         layout = QVBoxLayout(page)
         layout.addWidget(hint_label(
             "How well each method's scores agree with the expert grades in your sheet: per "
-            "worker (their mean grade) and per answer. 'undefined' means the statistic cannot "
-            "be computed (for example every grade is the same, or fewer than 3 values)."
+            "worker (the mean grade of the answers AQER scored) and per answer. Rows starting "
+            "“AI answers” compare the AI answers' scores with the grades given to them. "
+            "'undefined' means the statistic cannot be computed (for example every grade is the "
+            "same, or fewer than 3 values)."
         ))
         layout.addWidget(self.agreement_view, 1)
         return page
@@ -344,12 +371,8 @@ class ResultsView(QWidget):
             best = f" Closest to the consensus: <b>{top['worker']}</b> ({top['score']:.2f})."
         llm = ""
         if len(result.llm_summary):
-            parts = [
-                f"{row['model']} {row['mean_score']:.2f}" if row["mean_score"] == row["mean_score"]
-                and row["mean_score"] is not None else f"{row['model']} not scored"
-                for _, row in result.llm_summary.iterrows()
-            ]
-            llm = f" AI answers (mean similarity): {', '.join(parts)}."
+            parts = [_ai_words(row) for _, row in result.llm_summary.iterrows()]
+            llm = f" AI answers: {'; '.join(parts)}."
         warn = (
             f" <span style='color:#8a5a00'>{len(result.warnings)} warning(s): see the "
             "Warnings tab.</span>"
@@ -358,9 +381,10 @@ class ResultsView(QWidget):
         )
         model = result.embedding_model or "the embedding model"
         self.summary.setText(
-            f"<b>{len(scored)} workers</b> scored on <b>{n_questions} questions</b> with "
-            f"{model}; {how}.{best}{llm}{warn}"
+            f"<b>{_count(len(scored), 'worker')}</b> scored on "
+            f"<b>{_count(n_questions, 'question')}</b> with {model}; {how}.{best}{llm}{warn}"
         )
+        self.run_label.setText(describe_run(stored))
 
         self.workers_model.set_frame(workers)
         self.workers_view.sortByColumn(
@@ -379,7 +403,8 @@ class ResultsView(QWidget):
         self._fill_llm(result)
         self.convergence_text.setText(self._convergence_words(result))
         self.agreement_model.set_frame(result.agreement)
-        fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"))
+        fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"),
+                    max_width=430)
         self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
         self.warnings_model.set_frame(result.warnings_frame())
         fit_columns(self.warnings_view, stretch=1, max_width=300)
@@ -398,24 +423,28 @@ class ResultsView(QWidget):
         self.llm_summary_view.setMaximumHeight(
             self.llm_summary_view.horizontalHeader().height()
             + self.llm_summary_view.verticalHeader().defaultSectionSize()
-            * max(2, min(6, len(result.llm_summary))) + 4)
+            * max(2, min(6, len(result.llm_summary)))
+            + self.llm_summary_view.horizontalScrollBar().sizeHint().height() + 4)
         models = list(dict.fromkeys(result.llm_answers["model"])) if has_llm else []
         columns = [
             Column("question", "Question"),
-            Column("workers", "Workers' mean", "score",
-                   "The workers' mean similarity to the consensus on this question.",
-                   "not scored"),
+            Column("workers", "Workers' mean (like for like)", "score",
+                   "The workers' mean similarity on this question to the consensus of the OTHER "
+                   "workers: measured the way the AI answers are.", "not scored"),
         ] + [Column(f"model:{m}", m, "score", f"Similarity of {m}'s answer to the consensus.",
                     "not scored") for m in models]
         self.llm_questions_model.columns = columns
         scores: dict[tuple[str, str], Any] = {}
+        like_for_like: dict[str, Any] = {}
         for _, row in result.llm_answers.iterrows():
             scores[(row["model"], row["question"])] = row["score"]
+            if "workers_similarity_to_others" in row:
+                like_for_like[row["question"]] = row["workers_similarity_to_others"]
         rows = []
         for _, q in result.questions.iterrows():
             if not any((m, q["question"]) in scores for m in models):
                 continue
-            rows.append([q["question"], q["mean_similarity"]]
+            rows.append([q["question"], like_for_like.get(q["question"])]
                         + [scores.get((m, q["question"])) for m in models])
         self.llm_questions_model.set_rows(rows)
         self.llm_questions_view.horizontalHeader().setStretchLastSection(False)
@@ -449,8 +478,11 @@ class ResultsView(QWidget):
             self.score_chart.draw(lambda fig: draw_scores(fig, names, scores))
             self.distribution_chart.draw(lambda fig: draw_distribution(fig, scores))
         elif widget is self.llm_tab and len(result.llm_summary):
-            scored = result.workers[result.workers["raw_score"].notna()]
-            people = list(zip(scored["worker"], scored["raw_score"].astype(float)))
+            # Like for like: the workers against the consensus of the others, as the AIs are.
+            column = ("similarity_to_others" if "similarity_to_others" in result.workers
+                      else "raw_score")
+            scored = result.workers[result.workers[column].notna()]
+            people = list(zip(scored["worker"], scored[column].astype(float)))
             models = [
                 (row["model"], float(row["mean_score"]))
                 for _, row in result.llm_summary.iterrows()
@@ -501,6 +533,66 @@ class ResultsView(QWidget):
     def show_export(self, path: str) -> None:
         self.export_message.setText(f"Saved the workbook as {path}")
         self.export_message.show()
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _ai_words(row: Any) -> str:
+    """ "GPT 0.81, above 55% of the workers" for the summary line."""
+    mean, place = _number(row["mean_score"]), _number(row.get("percentile_among_workers"))
+    if mean is None:
+        return f"{row['model']} not scored"
+    words = f"{row['model']} {mean:.2f}"
+    if place is not None:
+        words += (" (above every worker)" if place >= 100 else
+                  " (below every worker)" if place <= 0 else
+                  f" (above {place:.0f}% of the workers)")
+    return words
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def describe_run(stored: Any) -> str:
+    """Which run a result is, in plain words: inputs, options, embedding model and date."""
+    from core.aqer.report import scored_when
+
+    result, inputs, s = stored.result, stored.inputs, stored.result.settings
+    source = inputs.get("Input file") or inputs.get("Read from") or "the answers"
+    where = []
+    if inputs.get("Sheet"):
+        where.append(f"sheet “{inputs['Sheet']}”")
+    if inputs.get("Layout"):
+        where.append(inputs["Layout"])
+    answers = inputs.get("Answers", "")
+    blank = ("blank answers count as the weakest answer" if result.blank_rule == "worst"
+             else "blank answers do not count")
+    blank += " (your choice)" if result.blank_reason.startswith("Chosen") else (
+        " (decided from the data)" if result.blank_reason else "")
+    ai = ("AI answers scored as extra workers" if s.llm_as_workers
+          else "AI answers compared with the workers like for like")
+    when = scored_when(result.computed_at) if result.computed_at else (
+        stored.finished_at.replace("T", " ")[:16] + " UTC" if stored.finished_at
+        else "(date not recorded)")
+    device = f" on {result.device}" if result.device else ""
+    parts = [
+        (f"<b>Input:</b> {_escape(source)}" + (f" ({_escape(', '.join(where))})" if where else "")
+         + (f": {_escape(answers)}" if answers else "")),
+        (f"<b>Options:</b> at most {s.max_iterations} rounds, stop below {s.tolerance:g}; "
+         f"baselines {'on' if s.baselines else 'off'}; {ai}; {blank}"),
+        f"<b>Embedding model:</b> {_escape(result.embedding_model or '(not recorded)')}{device}",
+        f"<b>Scored:</b> {when}",
+    ]
+    if inputs.get("Duplicate answers"):
+        parts.insert(1, f"<b>Duplicates:</b> {_escape(inputs['Duplicate answers'])}")
+    return " · ".join(parts)
 
 
 def _escape(text: str) -> str:

@@ -101,6 +101,10 @@ TOLERANCES = [(1e-4, "0.0001 (quicker, a little less exact)"),
               (1e-6, "0.000001 (the paper's setting)"),
               (1e-8, "0.00000001 (stricter)")]
 
+BLANK_CHOICES = [("auto", "Decide from the answers (recommended)"),
+                 ("worst", "Count a blank as the weakest answer"),
+                 ("missing", "Leave blanks out (they do not count)")]
+
 DEVICES = [("auto", "Automatic (a graphics card when there is one)"),
            ("cpu", "Processor (CPU)"),
            ("cuda", "NVIDIA graphics card (CUDA)"),
@@ -170,7 +174,7 @@ class AqerWizard(QWidget):
         self.sample_button = QPushButton("Try with sample data")
         self.sample_button.setToolTip(
             "Load a small made-up example: 8 people and 2 AIs answered 6 general-knowledge "
-            "questions; a teacher graded the people's answers."
+            "questions; a teacher graded every answer."
         )
         self.sample_button.clicked.connect(self.load_sample)
         self.template_button = QPushButton("Download template…")
@@ -297,6 +301,21 @@ class AqerWizard(QWidget):
         top.addWidget(roles_box, 3)
         top.addWidget(llm_box, 2)
 
+        self.blank_combo = QComboBox()
+        for key, text in BLANK_CHOICES:
+            self.blank_combo.addItem(text, key)
+        self.blank_combo.setToolTip(
+            "In a class test everyone gets every question, so a blank is a weak answer and must "
+            "not help a worker. In crowdsourcing each worker gets a different subset, so a "
+            "missing answer was never asked and should not count.")
+        self.blank_combo.currentIndexChanged.connect(self._blank_chosen)
+        self.blank_label = hint_label("")
+        self.blank_label.setObjectName("blankRule")
+        blank_row = QHBoxLayout()
+        blank_row.addWidget(QLabel("Blank answers:"))
+        blank_row.addWidget(self.blank_combo)
+        blank_row.addWidget(self.blank_label, 1)
+
         self.preview_model = PreviewModel(self)
         self.preview_view = table_view(self.preview_model, sortable=False)
         self.preview_view.verticalHeader().setVisible(True)
@@ -349,6 +368,7 @@ class AqerWizard(QWidget):
             "but do not."
         ))
         layout.addLayout(top)
+        layout.addLayout(blank_row)
         layout.addWidget(split, 1)
         return page
 
@@ -596,6 +616,8 @@ class AqerWizard(QWidget):
                 best = self.tolerance_combo.count() - 1
             self.tolerance_combo.setCurrentIndex(best)
             self.baselines_check.setChecked(s.settings.baselines)
+            self.blank_combo.setCurrentIndex(
+                max(0, self.blank_combo.findData(s.settings.blank_answers)))
             self.llm_workers_check.setChecked(s.settings.llm_as_workers)
             self.rows_combo.setCurrentIndex(max(0, self.rows_combo.findData(s.wide_rows)))
             self._show_file_label()
@@ -913,6 +935,15 @@ class AqerWizard(QWidget):
         self._update_preview_roles()
         self._schedule_check()
 
+    @Slot(int)
+    def _blank_chosen(self, *_args: Any) -> None:
+        if self._filling:
+            return
+        settings = self.setup.settings.model_copy(
+            update={"blank_answers": self.blank_combo.currentData()})
+        self._save(settings=settings)
+        self._schedule_check()
+
     @Slot(QListWidgetItem)
     def _llm_ticked(self, _item: QListWidgetItem) -> None:
         if self._filling:
@@ -966,6 +997,8 @@ class AqerWizard(QWidget):
                 self.show_page("model")
 
     def _show_check(self, check: AnswersCheck) -> None:
+        rule = check.blank_rule
+        self.blank_label.setText(rule.reason if rule is not None else "")
         self.issues_model.set_issues(check.issues)
         self.issues_view.resizeColumnToContents(0)
         self.issues_view.resizeColumnToContents(1)
@@ -1106,6 +1139,15 @@ class AqerWizard(QWidget):
         layout = "a row per answer" if s.format == "long" else f"a row per {s.wide_rows}"
         dup = {"first": "; repeated answers: the first counts",
                "last": "; repeated answers: the last counts"}.get(s.duplicates, "")
+        rule = self.check.blank_rule if self.check is not None else None
+        if rule is None:
+            blank = {"worst": "count as the weakest answer (your choice)",
+                     "missing": "do not count (your choice)"}.get(
+                s.settings.blank_answers, "decided from the answers")
+        else:
+            blank = ("count as the weakest answer" if rule.rule == "worst"
+                     else "do not count") + (" (your choice)" if rule.chosen else
+                                             f" (the answers look {rule.design})")
         self.run_summary.setText(
             f"<b>{answers}</b><br>"
             f"from {s.file_name}, sheet “{s.sheet}” ({layout}{dup})<br>"
@@ -1113,7 +1155,8 @@ class AqerWizard(QWidget):
             f"At most {s.settings.max_iterations} rounds, stop below a change of "
             f"{s.settings.tolerance:g}; baselines "
             f"{'on' if s.settings.baselines else 'off'}; AI answers "
-            f"{'scored as extra workers' if s.settings.llm_as_workers else 'scored against the workers'}."
+            f"{'scored as extra workers' if s.settings.llm_as_workers else 'scored against the workers'}"
+            f"; blank answers {blank}."
         )
         stored = self._current_result()
         if stored is not None and not self.running:

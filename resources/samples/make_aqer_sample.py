@@ -1,8 +1,8 @@
 """Write ``aqer_sample.xlsx`` and ``aqer_template.xlsx`` beside this script.
 
 The sample is our own small, made-up example: 8 people answered 6 simple factual questions
-(one skipped a question), two LLMs answered them too, and a teacher graded each human answer
-0-2. Sheet "Long" has a row per answer (the CLI's default layout); sheet "Wide" has the same
+(one left a question blank), two LLMs answered them too, and a teacher graded each answer 0-2
+(the LLMs' too, on the "Long" sheet). Sheet "Long" has a row per answer (the CLI's default layout); sheet "Wide" has the same
 answers with a row per question and a column per person, and the LLM answers as two columns.
 
     python resources/samples/make_aqer_sample.py
@@ -94,6 +94,12 @@ PEOPLE: dict[str, list[tuple[str, int | None]]] = {
     ],
 }
 
+#: The teacher's grades (0-2) of the LLM answers, in the order of ``LLMS``.
+LLM_GRADES: dict[str, list[int]] = {
+    "LLM A": [2, 2, 2, 2, 2, 2],
+    "LLM B": [0, 2, 0, 0, 2, 0],
+}
+
 LLMS: dict[str, list[str]] = {
     "LLM A": [
         "Canberra is the capital city of Australia.",
@@ -140,8 +146,8 @@ def write_sample(path: Path = HERE / "aqer_sample.xlsx") -> Path:
         for question, (text, grade) in zip(QUESTIONS, answers):
             long.append([question, person, text, "" if grade is None else grade, "no"])
     for model, answers in LLMS.items():
-        for question, text in zip(QUESTIONS, answers):
-            long.append([question, model, text, "", "yes"])
+        for question, text, grade in zip(QUESTIONS, answers, LLM_GRADES[model]):
+            long.append([question, model, text, grade, "yes"])
     _style(long, {"A": 48, "B": 12, "C": 48, "D": 8, "E": 8})
 
     wide = wb.create_sheet("Wide")
@@ -173,13 +179,15 @@ def write_template(path: Path = HERE / "aqer_template.xlsx") -> Path:
             "2",
             "Long: one row per answer. question = the question's text (the same text for "
             "every answer to it); worker = who answered (a name or code); response = the "
-            "answer as written. Leave response empty if the person skipped the question.",
+            "answer as written. Leave response empty if the person left the question blank "
+            "(when everyone was given every question, as in a class test, a blank counts as "
+            "the weakest possible answer; the wizard shows which rule applies).",
         ),
         (
             "3",
             "Long, optional: grade = an expert's grade of the answer (numbers), to see how "
-            "well AQER agrees with it; is_llm = yes for an LLM's answer (worker = the LLM's "
-            "name).",
+            "well AQER agrees with it (grades on LLM answers too); is_llm = yes for an LLM's "
+            "answer (worker = the LLM's name).",
         ),
         (
             "4",

@@ -113,7 +113,9 @@ def main() -> None:
             )
         print(
             f"|  |  |  | (AQER: {result.iterations} rounds, "
-            f"{'converged' if result.converged else 'not converged'}; {duplicates} repeated "
+            f"{'converged' if result.converged else 'not converged'}; blank answers: "
+            f"{result.blank_rule}, {result.blank_reason.split(' (')[0].split(': ')[-1]}; "
+            f"{duplicates} repeated "
             f"(worker, sentence) answers: first kept; embedding {embed_s:.1f} s) "
             "|  |  |  |  |"
         )

@@ -93,12 +93,15 @@ def main() -> None:
 
     results: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
     iterations = []
+    rules = set()
     t0 = time.perf_counter()
     for rep in range(args.repetitions):
         rng = np.random.default_rng(1000 + rep)
         long, truth = semi_synthetic(data, rng)
         result = aqer(long, lookup)
         iterations.append(result.iterations)
+        blanks = int(result.workers["blank"].sum()) if "blank" in result.workers else 0
+        rules.add(f"{result.blank_rule} ({blanks} blank answers)")
         workers = result.workers.set_index("worker")
         true = truth.reindex(workers.index).to_numpy()
         for method, column in METHODS.items():
@@ -112,7 +115,7 @@ def main() -> None:
     print(
         f"model: {encoder.describe()}; {len(texts)} unique answers embedded in {embed_s:.1f} s; "
         f"{args.repetitions} repetitions in {run_s:.1f} s; AQER rounds per run "
-        f"{min(iterations)}-{max(iterations)}"
+        f"{min(iterations)}-{max(iterations)}; blank-answer rule: {', '.join(sorted(rules))}"
     )
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "

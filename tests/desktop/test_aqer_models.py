@@ -58,6 +58,25 @@ def test_missing_values_say_so_and_sort_last(workers):
                                                    Qt.ItemDataRole.ToolTipRole)
 
 
+def test_a_later_result_shows_the_columns_an_earlier_one_lacked(qtmodeltester, workers):
+    """Re-running with baselines (or counted blanks) after a run without them must show the
+    new columns: a results page hiding them would show part of the current run."""
+    model = FrameModel(WORKER_COLUMNS)
+    model.set_frame(workers)
+    assert model.column_of("rasa_skill") == -1
+    model.set_frame(workers.assign(rasa_skill=[2.0, 1.0, None], blank=[0, 1, 6]))
+    qtmodeltester.check(model, force_py=True)
+    assert model.column_of("rasa_skill") >= 0 and model.column_of("blank") >= 0
+    assert model.index(1, model.column_of("blank")).data() == "1"
+
+
+def test_percent_columns(qtmodeltester):
+    model = FrameModel([Column("model", "AI"), Column("p", "Above", "percent")])
+    model.set_rows([["A", 62.5], ["B", None]])
+    qtmodeltester.check(model, force_py=True)
+    assert model.index(0, 1).data() == "62%" and model.index(1, 1).data() == "—"
+
+
 def test_frame_model_plain_rows(qtmodeltester):
     model = FrameModel([Column("question", "Question"), Column("x", "Score", "score")])
     model.set_rows([["Q1", 0.5], ["Q2", None]])

@@ -99,3 +99,35 @@ def test_the_template_copy_is_whole_and_leaves_nothing_behind(tmp_path):
     with pytest.raises(FileNotFoundError):
         copy_template(tmp_path / "no such folder" / "template.xlsx")
     assert [p.name for p in tmp_path.iterdir()] == ["template.xlsx"]
+
+
+def test_the_export_names_the_file_version_the_choices_and_when(project, tmp_path):
+    import hashlib
+
+    import pandas as pd
+
+    from core.aqer.stored import export_result
+
+    path = tmp_path / "answers.xlsx"
+    shutil.copyfile(sample_path(), path)
+    setup = _ready(project, path)
+    setup = setup.model_copy(update={"settings": setup.settings.model_copy(
+        update={"blank_answers": "missing"})})
+    save_setup(project, setup)
+    stored = run_setup(project, setup, TinyEncoder().factory)
+    # a stored result comes back with what it was computed from
+    again = load_result(project, setup)
+    assert again.result.blank_rule == "missing"
+    assert again.result.computed_at == stored.result.computed_at != ""
+    out = export_result(again, tmp_path / "out.xlsx")
+    readme = pd.read_excel(out, sheet_name="Read me", header=None)
+    rows = dict(zip(readme[0], readme[1]))
+    assert rows["File checksum (SHA-256)"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert rows["Input file"] == str(path)
+    assert rows["Embedding model"] == "tiny-test-encoder"
+    assert rows["Blank answers"].startswith("Not counted. Chosen by you")
+    assert rows["Scored on"].endswith("UTC")
+    # other choices: not this result
+    other = setup.model_copy(update={"settings": setup.settings.model_copy(
+        update={"blank_answers": "worst"})})
+    assert load_result(project, other) is None

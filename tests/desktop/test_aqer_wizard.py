@@ -416,3 +416,104 @@ def test_real_minilm_on_the_sample(qtbot, window):
     # Emma gave three wrong answers out of six: she must not be among the best three
     top = result.workers.sort_values("score", ascending=False)["worker"].tolist()[:3]
     assert "Emma" not in top
+
+
+def test_blank_answers_rule_shown_chosen_and_stated_with_the_results(qtbot, window, tiny):
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    # the sample is a class test (Farid left one question blank): detected, said why
+    assert wiz.blank_combo.currentData() == "auto"
+    assert "look dense" in wiz.blank_label.text()
+    assert "8 of 8 workers answered at least half" in wiz.blank_label.text()
+    assert "weakest possible answer" in wiz.blank_label.text()
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.next_button)
+    assert "blank answers count as the weakest answer (the answers look dense)" in (
+        wiz.run_summary.text())
+    click(qtbot, wiz.run_button)
+    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+    res = wiz.results
+    run = res.run_label.text()
+    for words in ("aqer_sample.xlsx", "Long", "at most 100 rounds", "tiny-test-encoder",
+                  "blank answers count as the weakest answer (decided from the data)",
+                  "AI answers compared with the workers like for like", "Scored:"):
+        assert words in run, words
+    assert re.search(r"Scored:</b> 20\d\d-\d\d-\d\d \d\d:\d\d UTC", run)
+    rows = {res.workers_model.value(r, "worker"): r for r in range(res.workers_model.rowCount())}
+    assert res.workers_model.value(rows["Farid"], "blank") == 1
+    first = res.stored.run_id
+
+    # the user says blanks do not count: saved at once, the old result is no longer current
+    wiz.go_back()
+    wiz.go_back()
+    wiz.go_back()
+    assert wiz.page == "columns"
+    wiz.blank_combo.setCurrentIndex(wiz.blank_combo.findData("missing"))
+    assert load_setup(window.project).settings.blank_answers == "missing"
+    wait_check(qtbot, wiz)
+    assert wiz.blank_label.text().startswith("Chosen by you")
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "run"
+    assert not wiz.existing_label.isVisible() and not wiz.next_button.isVisible()
+    assert "blank answers do not count (your choice)" in wiz.run_summary.text()
+    click(qtbot, wiz.run_button)
+    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+    assert res.stored.run_id != first
+    assert "blank answers do not count (your choice)" in res.run_label.text()
+    assert res.workers_model.column_of("blank") == -1
+    # and back: the stored result of the first choice comes back, with all its columns
+    wiz.go_back()
+    wiz.go_back()
+    wiz.go_back()
+    wiz.blank_combo.setCurrentIndex(wiz.blank_combo.findData("auto"))
+    wait_check(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.next_button)
+    assert wiz.page == "results" and res.stored.run_id == first
+    assert res.workers_model.column_of("blank") >= 0
+
+
+def test_ai_answers_are_placed_among_the_workers_like_for_like(qtbot, window, tiny, monkeypatch,
+                                                               qtmodeltester):
+    import desktop.aqer.results as results_module
+
+    drawn = {}
+    real = results_module.draw_llm_comparison
+
+    def spy(figure, people, models):
+        drawn["people"], drawn["models"] = dict(people), dict(models)
+        real(figure, people, models)
+
+    monkeypatch.setattr(results_module, "draw_llm_comparison", spy)
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    to_results(qtbot, wiz)
+    res = wiz.results
+    result = res.stored.result
+    res.tabs.setCurrentWidget(res.llm_tab)
+    like_for_like = dict(zip(result.workers["worker"], result.workers["similarity_to_others"]))
+    assert drawn["people"] == pytest.approx(like_for_like)
+    assert "like for like" in res.llm_chart.figure.axes[0].get_xlabel()
+    assert "like for like" in res.llm_chart.figure.axes[0].get_title(loc="left")
+    # the summary table says where each AI stands among the workers
+    model = res.llm_summary_model
+    qtmodeltester.check(model)
+    col = model.column_of("percentile_among_workers")
+    assert col >= 0
+    shown = [model.index(r, col).data() for r in range(model.rowCount())]
+    expected = [f"{v:.0f}%" for v in result.llm_summary["percentile_among_workers"]]
+    assert shown == expected
+    assert "of the workers" in res.summary.text()
+    # the per-question table compares with the workers like for like
+    assert res.llm_questions_model.columns[1].title == "Workers' mean (like for like)"
+    # grades on the AI answers: agreement rows of their own, labelled as such
+    comparisons = {res.agreement_model.value(r, "comparison")
+                   for r in range(res.agreement_model.rowCount())}
+    assert "AI answers, all models: AQER score vs expert grade (per answer)" in comparisons
+    assert "AI answers of LLM A: AQER score vs expert grade (per answer)" in comparisons

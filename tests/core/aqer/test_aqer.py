@@ -83,7 +83,8 @@ def test_identical_texts_are_embedded_once(encoder):
 def test_sparse_answers_are_scored_on_what_each_worker_answered(encoder):
     questions = list(FACTS)
     frame = crowd(skip={"good0": questions[:2], "outlier": questions[3:4]})
-    result = aqer(frame, encoder)
+    result = aqer(frame, encoder, blank_answers="missing")
+    assert result.blank_rule == "missing" and "Chosen by you" in result.blank_reason
     w = result.workers.set_index("worker")
     assert w.loc["good0", "answered"] == 4
     assert w.loc["outlier", "answered"] == 5
@@ -96,7 +97,7 @@ def test_empty_and_whitespace_answers_are_missing_and_listed(encoder):
     frame = crowd()
     frame.loc[0, "response"] = "   "
     frame.loc[1, "response"] = None
-    result = aqer(frame, encoder)
+    result = aqer(frame, encoder, blank_answers="missing")
     empty = [n for n in result.warnings if n.topic == "Empty answer"]
     assert len(empty) == 2
     assert {n.worker for n in empty} == {frame.loc[0, "worker"]}
@@ -201,7 +202,7 @@ def test_llms_scored_jointly_as_workers(encoder):
 def test_llm_answer_to_a_question_without_consensus_is_not_scored(encoder):
     base = crowd()
     extra = llm_rows("M", {"A question nobody answered": "something", list(FACTS)[0]: "Paris"})
-    result = aqer(pd.concat([base, extra]), encoder)
+    result = aqer(pd.concat([base, extra]), encoder, blank_answers="missing")
     scores = result.llm_answers.set_index("question")["score"]
     assert scores["A question nobody answered"] is None
     assert any(n.topic == "LLM answer not scored" for n in result.warnings)

@@ -182,10 +182,11 @@ def test_empty_and_whitespace_answers_are_listed(tmp_path):
     rows[7][2] = "   "
     path = write_xlsx(tmp_path / "a.xlsx", ["question", "worker", "response"], rows)
     out = tmp_path / "o.xlsx"
-    assert run(path, "-o", out) == 0
+    assert run(path, "-o", out, "--blank-answers", "missing") == 0
     warnings = sheets(out)["Warnings"]
     empty = warnings[warnings["topic"] == "Empty answer"]
     assert sorted(empty["row"].tolist()) == [2, 9]
+    assert empty["message"].str.contains("does not count").all()
     assert len(sheets(out)["Responses"]) == len(rows) - 2
 
 
@@ -301,3 +302,43 @@ def test_llm_workers_and_joint_scoring_from_the_cli(tmp_path):
     assert run(path, "-o", out, "--llm-worker", "Bot", "--llm-as-workers", "--no-baselines") == 0
     workers = sheets(out)["Workers"]
     assert "Bot" in set(workers["worker"]) and "rasa_skill" not in workers.columns
+
+
+def test_blank_answers_rule_is_detected_or_chosen_and_recorded(tmp_path, capsys):
+    rows = good_rows()
+    rows[7][2] = ""  # w1 left the second question blank
+    path = write_xlsx(tmp_path / "a.xlsx", ["question", "worker", "response"], rows)
+    out = tmp_path / "o.xlsx"
+    assert run(path, "-o", out) == 0
+    assert "blank answers: count as the weakest answer (decided from the data)" in (
+        capsys.readouterr().err
+    )
+    book = sheets(out)
+    readme = dict(zip(book["Read me"].iloc[:, 0], book["Read me"].iloc[:, 1]))
+    assert readme["Blank answers"].startswith("Counted as the weakest answer. Decided from the data")
+    assert book["Workers"].set_index("worker").loc["w1", "blank"] == 1
+    assert run(path, "-o", out, "--blank-answers", "missing") == 0
+    assert "blank answers: do not count (your choice)" in capsys.readouterr().err
+    book = sheets(out)
+    readme = dict(zip(book["Read me"].iloc[:, 0], book["Read me"].iloc[:, 1]))
+    assert readme["Blank answers"].startswith("Not counted. Chosen by you")
+    assert "blank" not in book["Workers"].columns
+    assert run(path, "-o", out, "--blank-answers", "zero") == 2
+
+
+def test_llm_summary_places_each_ai_among_the_workers(tmp_path, capsys):
+    out = tmp_path / "result.xlsx"
+    assert run(SAMPLE, "-o", out) == 0
+    err = capsys.readouterr().err
+    assert "of the workers (like for like)" in err
+    book = sheets(out)
+    summary = book["LLM summary"]
+    assert "percentile_among_workers" in summary.columns
+    assert summary["percentile_among_workers"].between(0, 100).all()
+    workers = book["Workers"]["similarity_to_others"]
+    for _, row in summary.iterrows():
+        below = (workers < row["mean_score"]).mean() * 100
+        assert row["percentile_among_workers"] == pytest.approx(below)
+    readme = dict(zip(book["Read me"].iloc[:, 0], book["Read me"].iloc[:, 1]))
+    assert "like for like" in readme["AI answers compared with"]
+    assert readme["Scored on"].endswith("UTC")
