@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from core import __version__, paths
 from core.settings import SettingsStore
+from desktop.collector import GuiThreadCollector
 from desktop.errors import ErrorReporter, setup_logging
 from desktop.main_window import MainWindow
 from desktop.runner import cancel_all
@@ -42,6 +43,7 @@ class AppSession:
     window: MainWindow
     reporter: ErrorReporter
     log_path: Path
+    collector: GuiThreadCollector | None = None
 
 
 def load_style(app: QApplication) -> None:
@@ -69,6 +71,7 @@ def start(project_path: str | os.PathLike[str] | None = None,
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    collector = GuiThreadCollector(app)  # no Qt object is freed by a worker thread
     reporter = ErrorReporter(log_path)
     reporter.install(loop)
 
@@ -90,7 +93,7 @@ def start(project_path: str | os.PathLike[str] | None = None,
         from desktop.first_run import show_first_run_if_needed
 
         QTimer.singleShot(0, lambda: show_first_run_if_needed(window))
-    return AppSession(app, loop, window, reporter, log_path)
+    return AppSession(app, loop, window, reporter, log_path, collector)
 
 
 async def close_llm_connections() -> None:
@@ -113,5 +116,7 @@ def run(project_path: str | os.PathLike[str] | None = None) -> int:
             session.loop.run_until_complete(close_llm_connections())
     finally:
         session.reporter.uninstall()
+        if session.collector is not None:
+            session.collector.stop()
         log.info("EvalDesk closed")
     return 0

@@ -18,7 +18,6 @@ from typing import Any
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
-    QObject,
     QPersistentModelIndex,
     Qt,
     Signal,
@@ -67,6 +66,7 @@ from core.local_models.files import (
 from core.runs import Cancelled, CancelToken, Progress, ProgressState
 from core.settings import Settings
 from desktop.errors import spawn
+from desktop.runner import QtProgress
 
 __all__ = ["InstalledTableModel", "ModelManagerDialog", "RecommendedTableModel"]
 
@@ -218,12 +218,6 @@ class InstalledTableModel(QAbstractTableModel):
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
-class _Relay(QObject):
-    """Carries progress from the worker thread to the GUI thread (a queued signal)."""
-
-    progressed = Signal(object)
-
-
 def _table(model: QAbstractTableModel) -> QTableView:
     view = QTableView()
     view.setModel(model)
@@ -258,8 +252,10 @@ class ModelManagerDialog(QDialog):
         self.task: asyncio.Task | None = None
         self.running = False   # a download or an import is under way
         self._discard_after = False
-        self._relay = _Relay(self)
-        self._relay.progressed.connect(self._show_progress)
+        # progress from the worker thread, coalesced to the latest state per pass of the loop
+        # (a signal per downloaded piece from another thread can crash Qt)
+        self._relay = QtProgress(self)
+        self._relay.changed.connect(self._show_progress)
         self.setWindowTitle("Model files for this computer")
         self.setObjectName("modelManager")
         self.resize(1100, 720)
@@ -420,7 +416,7 @@ class ModelManagerDialog(QDialog):
             self.recommended_model.update()
 
     def _listener(self) -> Progress:
-        return Progress(self._relay.progressed.emit)
+        return self._relay.progress
 
     # -- downloads ----------------------------------------------------------------------------
     @Slot()

@@ -17,8 +17,11 @@ def qloop(qapp):
     """
     import qasync
 
+    from desktop.collector import GuiThreadCollector
+
     loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)
+    collector = GuiThreadCollector()  # as the app does: Qt objects freed on the GUI thread only
     yield loop
     from desktop.app import close_llm_connections
 
@@ -35,6 +38,7 @@ def qloop(qapp):
     # makes every later nested event loop (qtbot.wait) return at once.
     loop._QEventLoop__is_running = False
     loop.close()
+    collector.stop()
     asyncio.events._set_running_loop(None)
     asyncio.set_event_loop(None)
 

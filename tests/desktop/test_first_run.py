@@ -134,6 +134,9 @@ def test_the_real_aqer_sample_loads_in_the_wizard(qtbot, window):
     qtbot.waitUntil(lambda: wizard.setup.has_file, timeout=20000)
     assert window.project is not None
     assert wizard.setup.sheet == "Long"
+    # the answers are checked a moment after the sheet is read: let that finish before the
+    # test's event loop goes
+    qtbot.waitUntil(lambda: not wizard.checking, timeout=60000)
 
 
 def test_the_app_shows_the_welcome_on_a_fresh_start_only(qtbot, evaldesk_home):

@@ -82,3 +82,38 @@ def test_a_damaged_settings_file_is_explained_at_start(qtbot, evaldesk_home):
         session.window.close()
         session.loop.close()
         asyncio.set_event_loop(None)
+
+
+def test_garbage_is_collected_on_the_gui_thread_only(qapp, qtbot):
+    import gc
+    import threading
+
+    from desktop.collector import GuiThreadCollector
+
+    collected_in: list[str] = []
+
+    class Cycle:
+        def __init__(self):
+            self.me = self
+
+        def __del__(self):
+            collected_in.append(threading.current_thread().name)
+
+    before = gc.isenabled()
+    collector = GuiThreadCollector(interval_ms=10)
+    try:
+        assert not gc.isenabled()
+
+        def make_garbage():
+            for _ in range(5000):
+                Cycle()
+
+        worker = threading.Thread(target=make_garbage, name="worker")
+        worker.start()
+        worker.join()
+        assert collected_in == []  # nothing was collected by the worker thread
+        qtbot.waitUntil(lambda: len(collected_in) > 0, timeout=5000)
+        assert set(collected_in) == {threading.main_thread().name}
+    finally:
+        collector.stop()
+    assert gc.isenabled() == before  # given back as it was
