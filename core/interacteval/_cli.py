@@ -24,8 +24,9 @@ from core.method_cli import (
 
 _EPILOG_SCORE = (
     "Exit codes: 0 every text was scored; 1 a problem you can fix (the message says what); "
-    "2 bad arguments; 3 the results were written but some texts failed (they are marked failed "
-    "in the Scores sheet, with the reason); 130 stopped (with --project, finished texts are kept "
+    "2 bad arguments; 3 the results were written but some texts have no score (they are marked "
+    "failed or incomplete in the Scores sheet, with the reason), or most texts failed because "
+    "the model repeated the instructions; 130 stopped (with --project, finished texts are kept "
     "and a new run with the same settings resumes)."
 )
 
@@ -82,7 +83,8 @@ def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
         "score",
         help="score texts with a checklist file",
         description="Score every text on every dimension of a checklist file: a model answers "
-        "each question yes or no; score = 1 + 4 × yes / answered. With human scores, the "
+        "each question yes or no; score = 1 + 4 × yes / questions (a text with a question "
+        "still unanswered after asking again gets no score). With human scores, the "
         "agreement (per source document averaged, pooled, per system) is added.",
         epilog=_EPILOG_SCORE,
     )
@@ -114,11 +116,12 @@ def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--per-question", action="store_true",
                        help="ask one question per call instead of the whole checklist")
     score.add_argument("--legacy-count", action="store_true",
-                       help="count the substring 'Yes' in the reply like the authors' code "
-                       "(replication only; miscounts lowercase answers)")
-    score.add_argument("--max-unanswered", type=float, default=0.2, metavar="SHARE",
-                       help="a text with more than this share of unanswered questions fails "
-                       "(default 0.2)")
+                       help="reproduce the authors' code: an answer counts as yes only when it "
+                       "holds 'Yes' with a capital Y (replication only; a lowercase 'yes' "
+                       "counts as no)")
+    # no longer used: a text with any question unanswered (after asking again) has no score;
+    # still accepted so that older scripts keep working (a note says it is ignored)
+    score.add_argument("--max-unanswered", type=float, default=None, help=argparse.SUPPRESS)
     score.add_argument("--project", metavar="FILE.evaldesk",
                        help="commit every scored text to this project file; a re-run with the "
                        "same settings resumes and makes no repeat calls")
@@ -385,13 +388,13 @@ def run_score(args: argparse.Namespace) -> int:
             raise UserError(f"The checklist file has no dimension {', '.join(sorted(unknown))} "
                             f"(it has {', '.join(c.dimension for c in checklists)}).")
         checklists = [c for c in checklists if c.dimension.casefold() in wanted]
-    if not 0 <= args.max_unanswered <= 1:
-        raise UserError("--max-unanswered must be a share between 0 and 1, e.g. 0.2.")
+    if args.max_unanswered is not None:
+        say("evaldesk: note: --max-unanswered is no longer used: a text with a question still "
+            "unanswered after asking again has no score (it is marked incomplete).")
     items = _items(args, [c.dimension for c in checklists])
     settings = ScoringSettings(
         mode="per_question" if args.per_question else "checklist",
         counting="legacy" if args.legacy_count else "answers",
-        max_unanswered_share=args.max_unanswered,
     )
     profile = _profiles([args.profile] if args.profile else [],
                         [args.model] if args.model else [])[0]
@@ -438,8 +441,9 @@ def run_score(args: argparse.Namespace) -> int:
                 f"{len(report.groups)} documents used)")
     say(f"Results written to {args.output}.")
     if run.failed:
-        say(f"evaldesk: {len(run.failed)} text(s) failed; they are marked failed in the "
-            "Scores sheet with the reason.")
+        say(f"evaldesk: {len(run.failed)} text(s) have no score ({len(run.incomplete)} "
+            "incomplete, with questions still unanswered); they are marked in the Scores sheet "
+            "with the reason. Scoring again with --project asks only for them.")
         return EXIT_SOME_FAILED
     return 0
 

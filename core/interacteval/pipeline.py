@@ -165,7 +165,13 @@ class ScoringRun:
 
     @property
     def failed(self) -> list[TextScore]:
+        """Texts without a score: failed or incomplete."""
         return [s for s in self.scores if s.status != "ok"]
+
+    @property
+    def incomplete(self) -> list[TextScore]:
+        """Texts with questions still unanswered (no score; asked again on resume)."""
+        return [s for s in self.scores if s.status == "incomplete"]
 
     @property
     def scored(self) -> list[TextScore]:
@@ -245,7 +251,7 @@ async def score_texts(
                 project.put_result(run_id, RESULT_KIND, key, score.model_dump(mode="json"),
                                    status="failed", error=score.note or "The text failed.")
         detail = (f"{item.id} ({checklist.dimension}): "
-                  + (f"{score.score:.2f}" if score.score is not None else "failed"))
+                  + (f"{score.score:.2f}" if score.score is not None else score.status))
         progress.advance(1, detail)
         return score
 
@@ -283,5 +289,6 @@ async def score_texts(
                      reused=reused, checklists=list(checklists))
     if project is not None and run_id is not None:
         project.finish_run(run_id, "finished",
-                           f"{len(run.scored)} scored, {len(run.failed)} failed")
+                           f"{len(run.scored)} scored, {len(run.incomplete)} incomplete, "
+                           f"{len(run.failed) - len(run.incomplete)} failed")
     return run

@@ -363,6 +363,12 @@ def _scores_frame(run: ScoringRun):
     return pd.DataFrame(rows, columns=columns)
 
 
+def _outcome_counts(run: ScoringRun) -> str:
+    incomplete = sum(1 for s in run.scores if s.status == "incomplete")
+    failed = sum(1 for s in run.scores if s.status == "failed")
+    return f"{len(run.scored)} scored, {incomplete} incomplete, {failed} failed"
+
+
 def _answers_frame(run: ScoringRun):
     import pandas as pd
 
@@ -392,12 +398,9 @@ def write_results(
     checklists = run.checklists
     agreement_frame = pd.DataFrame(agreement_rows(agreement), columns=list(stats.ROW_COLUMNS))
     settings = run.settings
-    counting = (
-        "legacy count: 1 + 4 × (number of “Yes” substrings in the reply) / questions, as in the "
-        "authors' code (replication only)"
-        if settings.counting == "legacy"
-        else "1 + 4 × yes / answered questions (paper Eq. 1 over the answered questions)"
-    )
+    from core.interacteval.checklist_scoring import LEGACY_RULE, SCORE_RULE
+
+    counting = LEGACY_RULE if settings.counting == "legacy" else SCORE_RULE
     edited = [f"{c.dimension}: “{i.question}” by {i.edited_by}" for c in checklists
               for i in c.items if i.edited_by]
     info: list[tuple[str, str]] = [
@@ -414,11 +417,13 @@ def write_results(
             "anything else is unanswered (listed in the unanswered column and on the Answers "
             "sheet), never counted as no.")),
         ("Unanswered questions", (
-            f"a text with more than {settings.max_unanswered_share:.0%} of its questions "
-            "unanswered, or none answered, is marked failed and has no score")),
+            "questions without a yes or no answer are asked again once; a text with a question "
+            "still unanswered is marked incomplete (the questions are listed) and has no score; "
+            "scoring again asks them again. A text with no usable answer at all is marked "
+            "failed.")),
         ("Texts", (
             f"{len({s.text_id for s in run.scores})} texts × {len(checklists)} dimension(s): "
-            f"{len(run.scored)} scored, {len(run.failed)} failed")),
+            f"{_outcome_counts(run)}")),
         ("Date", datetime.now().strftime("%Y-%m-%d %H:%M")),
     ]
     for checklist in checklists:

@@ -132,7 +132,8 @@ class ResultsView(QWidget):
         scores_tab = QWidget()
         sv = QVBoxLayout(scores_tab)
         sv.addWidget(QLabel("One row per text: its checklist score on each dimension "
-                            "(1 + 4 × yes / answered questions). A failed text says why."))
+                            "(1 + 4 × yes answers / questions). A text with no score says "
+                            "why: failed, or incomplete with the questions still unanswered."))
         sv.addWidget(split, 1)
 
         self.chart = Chart(minimum_height=260)
@@ -188,8 +189,8 @@ class ResultsView(QWidget):
             if s.human is not None:
                 row[f"human:{s.dimension}"] = s.human
             if s.status != "ok" or s.note:
-                row["notes"].append(f"{s.dimension}: {'FAILED: ' if s.status != 'ok' else ''}"
-                                    f"{s.note}")
+                flag = {"failed": "FAILED: ", "incomplete": "INCOMPLETE: "}.get(s.status, "")
+                row["notes"].append(f"{s.dimension}: {flag}{s.note}")
         columns = [Column("text_id", "Text"), Column("system", "System", "text", "", "—"),
                    Column("source_id", "Source", "text", "", "—")]
         has_human = any(s.human is not None for s in run.scores)

@@ -1297,8 +1297,8 @@ class InteractEvalWizard(QWidget):
         self.per_question_check = QCheckBox("Ask one question per call (more calls; the paper "
                                             "asked the whole checklist at once)")
         self.per_question_check.toggled.connect(self._scoring_chosen)
-        self.legacy_check = QCheckBox("Legacy count (count “Yes” like the authors' code; for "
-                                      "replication only)")
+        self.legacy_check = QCheckBox("Legacy count (reproduces the authors' code: only “Yes” "
+                                      "with a capital Y counts; for replication only)")
         self.legacy_check.toggled.connect(self._scoring_chosen)
         model_box = QGroupBox("Model and settings")
         mf = QFormLayout(model_box)
@@ -1338,7 +1338,9 @@ class InteractEvalWizard(QWidget):
         layout.addWidget(intro_label(
             "Choose the spreadsheet with the texts to score and say which column holds what. "
             "The model answers every checklist question about every text; the score is "
-            "1 + 4 × (yes answers / answered questions), from 1 to 5. Each scored text is "
+            "1 + 4 × (yes answers / questions), from 1 to 5; a question left unanswered is "
+            "asked again, and a text with a question still unanswered gets no score (it is "
+            "shown as incomplete, and scoring again asks again). Each scored text is "
             "saved at once: Cancel any time, and scoring again continues where it stopped "
             "without asking the model twice. Human scores, if the sheet has them, are used "
             "only to show the agreement."))

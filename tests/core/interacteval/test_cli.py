@@ -107,7 +107,7 @@ def test_score_with_failed_items_exits_3(inputs, scripted_model, capsys):
                  "--model", "scripted/ie-cli", "-o", str(results)])
     err = capsys.readouterr().err
     assert code == 3
-    assert "1 text(s) failed" in err
+    assert "1 text(s) have no score" in err
     scores = pd.read_excel(results, sheet_name="Scores")
     failed = scores[scores.text_id == "b"].iloc[0]
     assert failed.status == "failed" and pd.isna(failed.score)
