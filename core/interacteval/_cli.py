@@ -47,7 +47,9 @@ def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
         "samples (suggested from the samples sheet to span the score range), people's notes are "
         "added, then components, attribute groups, key questions, sub-questions and a review. "
         "The result is an Excel file you can edit and pass to 'checklist score'.",
-        epilog="Exit codes: 0 written; 1 a problem you can fix; 2 bad arguments; 130 stopped.",
+        epilog="Exit codes: 0 written; 1 a problem you can fix; 2 bad arguments; 3 the model "
+        "repeated the instructions instead of answering (a step failed that way, or most "
+        "think-aloud models did): try a larger model; 130 stopped.",
     )
     build.add_argument("--dimension", required=True, metavar="NAME",
                        help="the dimension, e.g. Coherence")
@@ -122,6 +124,10 @@ def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
     # no longer used: a text with any question unanswered (after asking again) has no score;
     # still accepted so that older scripts keep working (a note says it is ignored)
     score.add_argument("--max-unanswered", type=float, default=None, help=argparse.SUPPRESS)
+    score.add_argument("--include-samples", action="store_true",
+                       help="keep texts that are think-aloud samples of their dimension (from "
+                       "the checklist file's Samples sheet) in the agreement; by default they "
+                       "are left out, since they helped build the checklist")
     score.add_argument("--project", metavar="FILE.evaldesk",
                        help="commit every scored text to this project file; a re-run with the "
                        "same settings resumes and makes no repeat calls")
@@ -167,6 +173,7 @@ def run_build(args: argparse.Namespace) -> int:
         suggest_samples,
         write_checklists,
     )
+    from core.interacteval.pipeline import COPIED, copy_warning
     from core.tables import TableError
 
     name = args.dimension.strip()
@@ -226,6 +233,11 @@ def run_build(args: argparse.Namespace) -> int:
                 validate=not args.no_validation, progress=cli_progress(),
             ))
         except StageError as exc:
+            if exc.kind == COPIED:
+                say(f"evaldesk: {exc.message}")
+                say("evaldesk: nothing was written: a checklist made from a copy of our "
+                    "instructions would not be a checklist.")
+                return EXIT_SOME_FAILED
             raise UserError(exc.message) from None
         for failure in build.think_aloud.failures:
             say(f"evaldesk: note: think-aloud by {failure.who} failed: {failure.message}")
@@ -251,8 +263,15 @@ def run_build(args: argparse.Namespace) -> int:
     checklist = build.checklist
     say(f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
         f"components, from {len(build.attributes)} attributes. Written to {output}.")
-    for remark in checklist.remarks:
+    for remark in [*build.clusters.remarks, *checklist.remarks]:
         say(f"evaldesk: note: {remark}")
+    failures = build.think_aloud.failures
+    worked = len(assessors) - len(failures)  # one unit per think-aloud model
+    warning = copy_warning([""] * worked + [f.kind for f in failures],
+                           what="think-aloud models")
+    if warning:
+        say(f"evaldesk: {warning}")
+        return EXIT_SOME_FAILED
     return 0
 
 
@@ -413,17 +432,18 @@ def run_score(args: argparse.Namespace) -> int:
     finally:
         if project is not None:
             project.close()
-    results = human_agreement(run.scores)
+    results = human_agreement(run.scores, include_samples=args.include_samples)
     usage = gateway.usage
     readme = [
         ("Checklist file", str(args.checklist)),
-        ("Texts file", str(args.items)),
         ("Model calls", (
             f"{usage.calls} calls, {usage.cache_hits} answers from the cache, "
             f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out")),
     ]
     try:
-        write_results(args.output, run, agreement=results, readme=readme)
+        write_results(args.output, run, agreement=results, readme=readme,
+                      texts=str(args.items) + (f", sheet {args.sheet}" if args.sheet else ""),
+                      include_samples=args.include_samples)
     except TableError as exc:
         raise UserError(exc.message) from None
     for checklist in checklists:
@@ -439,7 +459,15 @@ def run_score(args: argparse.Namespace) -> int:
             say(f"{result.dimension}: Spearman rho with human scores, per source document "
                 f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
                 f"{len(report.groups)} documents used)")
+    from core.interacteval.report import samples_summary
+
+    flagged = [sc for sc in run.scores if sc.think_aloud_sample]
+    if flagged:
+        say("evaldesk: note: " + samples_summary(run, include_samples=args.include_samples)
+            + ("" if args.include_samples else " (--include-samples keeps them)") + ".")
     say(f"Results written to {args.output}.")
+    if run.copy_warning:
+        say(f"evaldesk: {run.copy_warning}")
     if run.failed:
         say(f"evaldesk: {len(run.failed)} text(s) have no score ({len(run.incomplete)} "
             "incomplete, with questions still unanswered); they are marked in the Scores sheet "

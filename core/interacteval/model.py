@@ -51,7 +51,7 @@ CHECKLIST_COLUMNS = ["dimension", "component", "key_question", "question", "sour
 #: Columns of the ``Scores`` sheet; ``human_score`` follows when the texts carry human scores
 #: and ``legacy_score`` when the legacy count was chosen.
 SCORE_COLUMNS = ["text_id", "source_id", "system", "dimension", "status", "score", "answered",
-                 "questions", "unanswered", "note"]
+                 "questions", "unanswered", "think_aloud_sample", "note"]
 #: Columns of the ``Answers`` sheet.
 ANSWER_COLUMNS = ["text_id", "dimension", "question_no", "question", "answer", "raw_answer"]
 
