@@ -127,10 +127,12 @@ async def build_checklist(
     attributes = unique_attributes(ta.merged(notes))
     if not attributes:
         why = "; ".join(f"{f.who}: {f.message}" for f in ta.failures) or "no notes were given"
+        kinds = [f.kind for f in ta.failures if f.kind]
         raise StageError(
             f"There are no think-aloud attributes for {dimension.name} ({why}). Add notes or "
             "choose a model that works.",
             stage="Think-aloud", dimension=dimension.name,
+            kind=max(set(kinds), key=kinds.count) if kinds else "",
         )
     components = await extract_components(dimension, attributes, builder,
                                           max_components=max_components, progress=progress,
