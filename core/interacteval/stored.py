@@ -559,7 +559,8 @@ def run_texts_line(state: WizardState) -> str:
         return ""
     count = f": {state.run_count} text{'s' if state.run_count != 1 else ''}" \
         if state.run_count else ""
-    return setup.file_name + (f", sheet {setup.sheet}" if setup.sheet else "") + count
+    sheet = setup.sheet if setup.sheet and setup.sheet != setup.file_name else ""
+    return setup.file_name + (f", sheet {sheet}" if sheet else "") + count
 
 
 def run_samples(project: Project, state: WizardState,

@@ -12,6 +12,7 @@ choices (then Export is off). Exporting is asked for with :attr:`ResultsView.exp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -261,8 +262,11 @@ class ResultsView(QWidget):
             f"<b>{len(texts)} {plural}</b> scored on <b>{', '.join(dimensions)}</b> with "
             f"{run.model or 'the chosen model'}: {len(run.scored)} "
             f"score{'s' if len(run.scored) != 1 else ''}"
-            + (f", <span style='color:#b42318'><b>{failed} without a score</b></span> "
-               f"({incomplete} incomplete, {failed - incomplete} failed; see Notes)"
+            + (f", <span style='color:#b42318'><b>{failed} without a score</b></span> ("
+               + ", ".join(part for part in (
+                   f"{incomplete} incomplete" if incomplete else "",
+                   f"{failed - incomplete} failed" if failed - incomplete else "") if part)
+               + "; see Notes)"
                if failed else ", none failed")
             + ". Select a text to see every answer behind its score.")
         flagged = sum(1 for s in run.scores if s.think_aloud_sample)
@@ -271,7 +275,9 @@ class ResultsView(QWidget):
         self.samples_check.blockSignals(False)
         self.samples_check.setText(
             f"Include the {flagged} think-aloud sample{'s' if flagged != 1 else ''} in the "
-            "agreement (they helped build the checklist, so they are left out by default)")
+            + ("agreement (it helped build the checklist, so it is left out by default)"
+               if flagged == 1 else
+               "agreement (they helped build the checklist, so they are left out by default)"))
         self.samples_check.setVisible(bool(flagged))
         self.set_out_of_date(out_of_date)
         self.agreement_model.set_rows([])
@@ -285,7 +291,9 @@ class ResultsView(QWidget):
 
     def set_run_lines(self, lines: Sequence[tuple[str, str]]) -> None:
         """Which run the page shows, in one wrapped line."""
-        self.run_label.setText(" · ".join(f"{key}: {value}" for key, value in lines))
+        self.run_label.setTextFormat(Qt.TextFormat.RichText)
+        self.run_label.setText(" · ".join(f"<b>{escape(key)}:</b> {escape(value)}"
+                                          for key, value in lines))
         self.run_label.setVisible(bool(lines))
 
     def set_out_of_date(self, reasons: Sequence[str]) -> None:
