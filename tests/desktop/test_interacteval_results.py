@@ -53,6 +53,12 @@ def ready(qtbot, window):
     return wiz
 
 
+def settle(qtbot, wiz):
+    """Wait until no step of the wizard runs (the agreement is computed in the executor after
+    scoring): a step ending after the test's window is gone would touch deleted widgets."""
+    qtbot.waitUntil(lambda: not wiz._tasks, timeout=30_000)
+
+
 def score(qtbot, wiz):
     click(qtbot, wiz.score_button)
     assert wait_step(qtbot, wiz, "score") == "finished", wiz.score_panel.message_label.text()
@@ -101,6 +107,7 @@ def test_results_say_which_run_and_go_out_of_date_when_choices_change(
     save_checklist(window.project, checklist)
     wiz.show_page("results")
     assert "the checklist of Clarity was changed" in res.banner.text()
+    settle(qtbot, wiz)
 
 
 def wiz_checklists(window):
@@ -133,6 +140,7 @@ def test_show_results_is_off_for_a_new_unscored_texts_file(qtbot, window, script
     load_state(window.project)
     wiz.start()
     assert wiz.page == "score"
+    settle(qtbot, wiz)
 
 
 def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
@@ -175,6 +183,7 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
     assert wait_step(qtbot, wiz, "export") == "finished"
     assert "included in the agreement on request" in pd.read_excel(
         out, sheet_name="Read me", dtype=str).to_string()
+    settle(qtbot, wiz)
 
 
 def test_a_run_where_most_texts_copied_the_instructions_says_so(qtbot, window, scripted):
@@ -187,3 +196,4 @@ def test_a_run_where_most_texts_copied_the_instructions_says_so(qtbot, window, s
     assert "the model repeated the instructions" in res.banner.text()
     assert "Try a larger model" in res.banner.text()
     assert "24 without a score" in res.summary.text()
+    settle(qtbot, wiz)
