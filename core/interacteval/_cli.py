@@ -24,8 +24,9 @@ from core.method_cli import (
 
 _EPILOG_SCORE = (
     "Exit codes: 0 every text was scored; 1 a problem you can fix (the message says what); "
-    "2 bad arguments; 3 the results were written but some texts failed (they are marked failed "
-    "in the Scores sheet, with the reason); 130 stopped (with --project, finished texts are kept "
+    "2 bad arguments; 3 the results were written but some texts have no score (they are marked "
+    "failed or incomplete in the Scores sheet, with the reason), or most texts failed because "
+    "the model repeated the instructions; 130 stopped (with --project, finished texts are kept "
     "and a new run with the same settings resumes)."
 )
 
@@ -46,7 +47,9 @@ def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
         "samples (suggested from the samples sheet to span the score range), people's notes are "
         "added, then components, attribute groups, key questions, sub-questions and a review. "
         "The result is an Excel file you can edit and pass to 'checklist score'.",
-        epilog="Exit codes: 0 written; 1 a problem you can fix; 2 bad arguments; 130 stopped.",
+        epilog="Exit codes: 0 written; 1 a problem you can fix; 2 bad arguments; 3 the model "
+        "repeated the instructions instead of answering (a step failed that way, or most "
+        "think-aloud models did): try a larger model; 130 stopped.",
     )
     build.add_argument("--dimension", required=True, metavar="NAME",
                        help="the dimension, e.g. Coherence")
@@ -82,7 +85,8 @@ def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
         "score",
         help="score texts with a checklist file",
         description="Score every text on every dimension of a checklist file: a model answers "
-        "each question yes or no; score = 1 + 4 × yes / answered. With human scores, the "
+        "each question yes or no; score = 1 + 4 × yes / questions (a text with a question "
+        "still unanswered after asking again gets no score). With human scores, the "
         "agreement (per source document averaged, pooled, per system) is added.",
         epilog=_EPILOG_SCORE,
     )
@@ -114,11 +118,16 @@ def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--per-question", action="store_true",
                        help="ask one question per call instead of the whole checklist")
     score.add_argument("--legacy-count", action="store_true",
-                       help="count the substring 'Yes' in the reply like the authors' code "
-                       "(replication only; miscounts lowercase answers)")
-    score.add_argument("--max-unanswered", type=float, default=0.2, metavar="SHARE",
-                       help="a text with more than this share of unanswered questions fails "
-                       "(default 0.2)")
+                       help="reproduce the authors' code: an answer counts as yes only when it "
+                       "holds 'Yes' with a capital Y (replication only; a lowercase 'yes' "
+                       "counts as no)")
+    # no longer used: a text with any question unanswered (after asking again) has no score;
+    # still accepted so that older scripts keep working (a note says it is ignored)
+    score.add_argument("--max-unanswered", type=float, default=None, help=argparse.SUPPRESS)
+    score.add_argument("--include-samples", action="store_true",
+                       help="keep texts that are think-aloud samples of their dimension (from "
+                       "the checklist file's Samples sheet) in the agreement; by default they "
+                       "are left out, since they helped build the checklist")
     score.add_argument("--project", metavar="FILE.evaldesk",
                        help="commit every scored text to this project file; a re-run with the "
                        "same settings resumes and makes no repeat calls")
@@ -164,6 +173,7 @@ def run_build(args: argparse.Namespace) -> int:
         suggest_samples,
         write_checklists,
     )
+    from core.interacteval.pipeline import COPIED, copy_warning
     from core.tables import TableError
 
     name = args.dimension.strip()
@@ -223,6 +233,11 @@ def run_build(args: argparse.Namespace) -> int:
                 validate=not args.no_validation, progress=cli_progress(),
             ))
         except StageError as exc:
+            if exc.kind == COPIED:
+                say(f"evaldesk: {exc.message}")
+                say("evaldesk: nothing was written: a checklist made from a copy of our "
+                    "instructions would not be a checklist.")
+                return EXIT_SOME_FAILED
             raise UserError(exc.message) from None
         for failure in build.think_aloud.failures:
             say(f"evaldesk: note: think-aloud by {failure.who} failed: {failure.message}")
@@ -248,8 +263,15 @@ def run_build(args: argparse.Namespace) -> int:
     checklist = build.checklist
     say(f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
         f"components, from {len(build.attributes)} attributes. Written to {output}.")
-    for remark in checklist.remarks:
+    for remark in [*build.clusters.remarks, *checklist.remarks]:
         say(f"evaldesk: note: {remark}")
+    failures = build.think_aloud.failures
+    worked = len(assessors) - len(failures)  # one unit per think-aloud model
+    warning = copy_warning([""] * worked + [f.kind for f in failures],
+                           what="think-aloud models")
+    if warning:
+        say(f"evaldesk: {warning}")
+        return EXIT_SOME_FAILED
     return 0
 
 
@@ -385,13 +407,13 @@ def run_score(args: argparse.Namespace) -> int:
             raise UserError(f"The checklist file has no dimension {', '.join(sorted(unknown))} "
                             f"(it has {', '.join(c.dimension for c in checklists)}).")
         checklists = [c for c in checklists if c.dimension.casefold() in wanted]
-    if not 0 <= args.max_unanswered <= 1:
-        raise UserError("--max-unanswered must be a share between 0 and 1, e.g. 0.2.")
+    if args.max_unanswered is not None:
+        say("evaldesk: note: --max-unanswered is no longer used: a text with a question still "
+            "unanswered after asking again has no score (it is marked incomplete).")
     items = _items(args, [c.dimension for c in checklists])
     settings = ScoringSettings(
         mode="per_question" if args.per_question else "checklist",
         counting="legacy" if args.legacy_count else "answers",
-        max_unanswered_share=args.max_unanswered,
     )
     profile = _profiles([args.profile] if args.profile else [],
                         [args.model] if args.model else [])[0]
@@ -410,17 +432,18 @@ def run_score(args: argparse.Namespace) -> int:
     finally:
         if project is not None:
             project.close()
-    results = human_agreement(run.scores)
+    results = human_agreement(run.scores, include_samples=args.include_samples)
     usage = gateway.usage
     readme = [
         ("Checklist file", str(args.checklist)),
-        ("Texts file", str(args.items)),
         ("Model calls", (
             f"{usage.calls} calls, {usage.cache_hits} answers from the cache, "
             f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out")),
     ]
     try:
-        write_results(args.output, run, agreement=results, readme=readme)
+        write_results(args.output, run, agreement=results, readme=readme,
+                      texts=str(args.items) + (f", sheet {args.sheet}" if args.sheet else ""),
+                      include_samples=args.include_samples)
     except TableError as exc:
         raise UserError(exc.message) from None
     for checklist in checklists:
@@ -436,10 +459,19 @@ def run_score(args: argparse.Namespace) -> int:
             say(f"{result.dimension}: Spearman rho with human scores, per source document "
                 f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
                 f"{len(report.groups)} documents used)")
+    from core.interacteval.report import samples_summary
+
+    flagged = [sc for sc in run.scores if sc.think_aloud_sample]
+    if flagged:
+        say("evaldesk: note: " + samples_summary(run, include_samples=args.include_samples)
+            + ("" if args.include_samples else " (--include-samples keeps them)") + ".")
     say(f"Results written to {args.output}.")
+    if run.copy_warning:
+        say(f"evaldesk: {run.copy_warning}")
     if run.failed:
-        say(f"evaldesk: {len(run.failed)} text(s) failed; they are marked failed in the "
-            "Scores sheet with the reason.")
+        say(f"evaldesk: {len(run.failed)} text(s) have no score ({len(run.incomplete)} "
+            "incomplete, with questions still unanswered); they are marked in the Scores sheet "
+            "with the reason. Scoring again with --project asks only for them.")
         return EXIT_SOME_FAILED
     return 0
 

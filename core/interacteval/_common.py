@@ -66,13 +66,12 @@ def fold(text: str) -> str:
 
 
 def align(given: Sequence[str], expected: Sequence[str]) -> list[int | None]:
-    """For each entry of a model's reply, the index of the component it belongs to.
+    """For each entry of a model's reply, the index of the component it names.
 
-    Exact names (ignoring case, spacing and surrounding punctuation) are matched first, then a
-    name contained in the other ("flow" / "logical flow"); each component is taken once. When
-    the reply has exactly one entry per component, entries whose name fits no component take
-    the components still free, in order (the prompts ask for the given order); an entry that
-    repeats a name already taken stays unmatched. Unmatched: None."""
+    Matched by name only: exact names (ignoring case, spacing and surrounding punctuation)
+    first, then a name whose words stand in the other ("flow" / "logical flow"; not single
+    letters inside a word); each component is taken once. An entry whose name fits no free component (a component the model renamed or made up,
+    or a repeated name) is None: the caller reports it, nothing is guessed from positions."""
     folded = [fold(e) for e in expected]
     targets = [fold(name) for name in given]
     out: list[int | None] = [None] * len(given)
@@ -83,24 +82,32 @@ def align(given: Sequence[str], expected: Sequence[str]) -> list[int | None]:
             out[pos] = hit
             used.add(hit)
     for pos, target in enumerate(targets):  # then a name inside the other
-        if out[pos] is not None or not target:
+        if out[pos] is not None or not target or target in folded:
             continue
         hit = next(
             (i for i, f in enumerate(folded)
-             if i not in used and f and (f in target or target in f)),
+             if i not in used and f and (_within(f, target) or _within(target, f))),
             None,
         )
         if hit is not None:
             out[pos] = hit
             used.add(hit)
-    if len(given) == len(expected):
-        # entries whose name fits no component at all take the free ones, in order; an entry
-        # repeating a name already taken stays unmatched (guessing would be wrong)
-        free = iter(i for i in range(len(expected)) if i not in used)
-        for pos, target in enumerate(targets):
-            if out[pos] is None and target not in folded:
-                out[pos] = next(free, None)
     return out
+
+
+def _within(part: str, whole: str) -> bool:
+    """Whether the words of ``part`` stand, in order and whole, in ``whole``."""
+    return f" {part} " in f" {whole} "
+
+
+def quoted(names: Sequence[str]) -> str:
+    """“a”, “b” (for messages naming what the model wrote)."""
+    return ", ".join(f"“{' '.join(str(n).split())}”" for n in names)
+
+
+def unmatched(given: Sequence[str], positions: Sequence[int | None]) -> list[str]:
+    """The names of a reply's entries that :func:`align` could not match."""
+    return [name for name, index in zip(given, positions) if index is None]
 
 
 def unique_attributes(attributes: Sequence[Attribute]) -> list[Attribute]:

@@ -8,8 +8,10 @@
 * **per system**: the mean score of each generating system, correlated over systems (when the
   texts have a system).
 
-Only texts that were scored and have a human score take part; failed texts are counted in the
-note, never given a score.
+Only texts that were scored and have a human score take part; texts without a score (failed or
+incomplete) are counted in the note, never given a score. A text that is one of its dimension's
+think-aloud samples (``TextScore.think_aloud_sample``) helped build the checklist, so it is not
+a test item: it is left out by default (``include_samples=True`` keeps it) and counted.
 """
 
 from __future__ import annotations
@@ -53,9 +55,11 @@ class DimensionAgreement:
     per_system: stats.CorrelationReport | None
     texts: int  #: texts of this dimension
     used: int  #: scored texts with a human score
-    failed: int  #: texts that failed (no checklist score)
+    failed: int  #: texts that failed or are incomplete (no checklist score)
     without_human: int  #: scored texts without a human score
     missing: dict[str, str] = field(default_factory=dict)
+    samples_left_out: int = 0  #: think-aloud samples left out (not counted above)
+    samples_included: int = 0  #: think-aloud samples among the texts used
 
     @property
     def comparison(self) -> str:
@@ -63,18 +67,28 @@ class DimensionAgreement:
 
     def note(self) -> str:
         parts = [f"{self.used} of {self.texts} texts used"]
+        if self.samples_left_out:
+            parts.append(f"{_samples(self.samples_left_out)} left out")
+        if self.samples_included:
+            parts.append(f"{_samples(self.samples_included)} included on request")
         if self.failed:
-            parts.append(f"{self.failed} failed (no score) and left out")
+            parts.append(f"{self.failed} without a score (failed or incomplete) left out")
         if self.without_human:
             parts.append(f"{self.without_human} without a human score left out")
         return "; ".join(parts)
 
 
+def _samples(n: int) -> str:
+    return "1 think-aloud sample" if n == 1 else f"{n} think-aloud samples"
+
+
 def human_agreement(
-    scores: Sequence[TextScore], *, n_boot: int = 1000, seed: int = 0
+    scores: Sequence[TextScore], *, n_boot: int = 1000, seed: int = 0,
+    include_samples: bool = False,
 ) -> list[DimensionAgreement]:
     """One :class:`DimensionAgreement` per dimension that has at least one human score, in
-    the order the dimensions first appear."""
+    the order the dimensions first appear. Think-aloud samples are left out unless
+    ``include_samples``."""
     from core import stats
 
     dimensions: list[str] = []
@@ -86,7 +100,9 @@ def human_agreement(
         mine = [s for s in scores if s.dimension == dimension]
         if all(s.human is None for s in mine):
             continue
-        usable = [s for s in mine if s.status == "ok" and s.score is not None
+        left_out = [] if include_samples else [s for s in mine if s.think_aloud_sample]
+        kept = [s for s in mine if not (s.think_aloud_sample and not include_samples)]
+        usable = [s for s in kept if s.status == "ok" and s.score is not None
                   and s.human is not None]
         x = [s.score for s in usable]
         y = [s.human for s in usable]
@@ -122,9 +138,11 @@ def human_agreement(
             per_system=per_system,
             texts=len(mine),
             used=len(usable),
-            failed=sum(1 for s in mine if s.status != "ok"),
-            without_human=sum(1 for s in mine if s.status == "ok" and s.human is None),
+            failed=sum(1 for s in kept if s.status != "ok"),
+            without_human=sum(1 for s in kept if s.status == "ok" and s.human is None),
             missing=missing,
+            samples_left_out=len(left_out),
+            samples_included=sum(1 for s in usable if s.think_aloud_sample),
         ))
     return out
 

@@ -4,6 +4,11 @@ A model puts each attribute under the component it fits best and may leave out a
 are redundant or confusing. Attributes are numbered in the prompt and the model answers with
 numbers, so every attribute keeps its source exactly. Left-out attributes are kept in
 ``AttributeClusters.left_out`` for the user to see and put back.
+
+Components are matched by name (:func:`core.interacteval._common.align`). A reply that names
+none of the components, or places no note, is refused and asked again once; an entry whose
+component was renamed is not guessed from its position: its notes stay left out and a remark
+names it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import align, ask, numbered, progress_or_silent
+from core.interacteval._common import align, ask, numbered, progress_or_silent, quoted
 from core.interacteval.model import (
     Attribute,
     AttributeCluster,
@@ -21,6 +26,7 @@ from core.interacteval.model import (
     JsonLLM,
     StageError,
 )
+from core.llm import Rejection
 from core.runs import CancelToken, Progress
 
 __all__ = ["cluster_attributes"]
@@ -60,6 +66,18 @@ async def cluster_attributes(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Grouping the attributes of {dimension.name}", total=1)
+
+    def check(reply: Clusters) -> Rejection | None:
+        names = [c.component for c in reply.clusters]
+        if all(index is None for index in align(names, components)):
+            return Rejection(
+                f"the reply names none of the listed components (it named {quoted(names)}); "
+                f"use the names exactly as listed: {quoted(components)}")
+        if not any(1 <= n <= len(attributes) for c in reply.clusters for n in c.notes):
+            return Rejection(f"the reply puts no note under any component; give the numbers "
+                             f"of the notes (1 to {len(attributes)}) under each component")
+        return None
+
     reply = await ask(
         llm, "attribute_clustering", Clusters,
         {
@@ -68,16 +86,18 @@ async def cluster_attributes(
             "n_components": len(components),
             "attributes": numbered([a.text for a in attributes]),
         },
-        stage=STAGE, dimension=dimension.name, cancel=cancel,
+        stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
     )
     result = AttributeClusters(clusters=[AttributeCluster(component=c) for c in components])
     placed: set[int] = set()
     positions = align([c.component for c in reply.clusters], components)
     for entry, index in zip(reply.clusters, positions):
         if index is None:
+            notes = ", ".join(str(n) for n in entry.notes) or "none"
             result.remarks.append(
-                f"The model named a component that is not in the list (“{entry.component}”); "
-                "its notes were not placed."
+                f"The model named a component that is not in the list ({quoted([entry.component])}"
+                f"), so its notes (numbers {notes}) were not placed: they are among the "
+                "left-out attributes. Put them under a component by hand, or run the step again."
             )
             continue
         for number in entry.notes:

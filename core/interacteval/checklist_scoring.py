@@ -2,11 +2,12 @@
 
 A model answers every checklist question about a text with yes or no, by default all questions
 of a dimension in one call (the paper's setting; ``ScoringSettings.mode="per_question"`` asks
-one question per call). The score is
+one question per call). The score is the paper's Eq. 1 over the whole checklist:
 
-    score = 1 + 4 * (#yes / #answered)          on the 1-5 scale,
+    score = 1 + 4 * (#yes / #questions)          on the 1-5 scale.
 
-which is the paper's ``1 + 4 * #yes / #questions`` when every question is answered.
+Every text is scored over the same questions, so a text is only scored when every question of
+its checklist has a yes or no answer.
 
 How answers are read (decided here, shown in the export's Read me):
 
@@ -18,43 +19,50 @@ How answers are read (decided here, shown in the export's Read me):
   providers' structured-output modes return booleans for two-valued answers.
 * Anything else (missing key, empty, "maybe", a number) is **unanswered**: it is reported with
   the model's raw value, never counted as no.
-* Keys the checklist does not have are ignored (and mentioned in the text's note).
+* Keys the checklist does not have are ignored (and mentioned in the text's note); a reply
+  that answers question numbers the checklist does not have, or none of its questions, is
+  refused and asked again once (the gateway's ``check``).
 
-Unanswered questions: the score is taken over the answered questions, and ``answered``,
-``questions`` and the list of unanswered question numbers are kept beside it. When more than
-``max_unanswered_share`` of the questions (default 20 %) are unanswered, or none is answered,
-the text is marked failed and gets no score.
+Unanswered questions are asked again, once, in one call that lists only them (in
+``per_question`` mode the gateway asks an unusable answer again). A text that still has
+unanswered questions gets **no score**: its status is "incomplete", the note lists the
+questions, and a resumed run asks them again (an unusable answer is never cached). A text the
+model gave no usable answer for at all is "failed".
 
 Legacy count (``counting="legacy"``, for replicating the paper's numbers only): the authors'
-code counted the case-sensitive substring "Yes" in the reply text. Here the count runs over the
-reply's answer values (the keys are question numbers such as "q3", which never contain "Yes"),
-and the score is ``1 + 4 * count / #questions``. Lowercase "yes" is not counted and a value
-with "Yes" twice counts twice, exactly as in that code; unanswered questions count as no.
+code counted the case-sensitive substring "Yes" in the model's reply. Here that is done per
+question: a question counts as yes when its answer holds "Yes" with a capital Y (so a
+lowercase "yes" counts as no, as in that code), at most once per question, and the score is
+``1 + 4 * count / #questions``, so it stays on the 1-5 scale. The same completeness rule holds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from core.interacteval import _prompts
+from core.interacteval._common import ask
 from core.interacteval.model import (
     Checklist,
     JsonLLM,
     QuestionAnswer,
     ScoringSettings,
+    StageError,
     TextItem,
     TextScore,
 )
-from core.llm import LLMFailure
+from core.llm import Rejection
 from core.runs import CancelToken
 
 __all__ = [
+    "LEGACY_RULE",
+    "SCORE_RULE",
     "answers_schema",
     "checklist_score",
     "legacy_count",
@@ -63,9 +71,19 @@ __all__ = [
     "score_text",
 ]
 
+STAGE = "Checklist scoring"
+#: The scoring rule in plain words (screens, Read me sheets).
+SCORE_RULE = ("1 + 4 × (yes answers / questions in the checklist), from 1 to 5 (the paper's "
+              "Eq. 1); a text with a question still unanswered after asking again has no score")
+#: What the legacy count reproduces, in plain words.
+LEGACY_RULE = ("legacy count, reproducing the authors' code: a question counts as yes only when "
+               "its answer holds “Yes” with a capital Y (a lowercase “yes” counts as no); "
+               "1 + 4 × (such answers / questions), from 1 to 5; for replication only")
+
 _ANSWER_SCHEMA = {"type": "string", "enum": ["yes", "no"]}
 _LEADING = re.compile(r"^(yes|no)(?![a-z])")
 _WORD = {"yes": re.compile(r"\byes\b"), "no": re.compile(r"\bno\b")}
+_QUESTION_ID = re.compile(r"^q\d+$")
 
 
 def parse_answer(value: Any) -> Literal["yes", "no"] | None:
@@ -90,33 +108,35 @@ def parse_answer(value: Any) -> Literal["yes", "no"] | None:
 
 
 def legacy_count(values: Iterable[Any]) -> int:
-    """How often the exact substring "Yes" occurs in the answer values (the authors' count)."""
-    return sum(str(v).count("Yes") for v in values if v is not None and not isinstance(v, bool))
+    """How many of the answer values hold the exact substring "Yes" (the authors' case-sensitive
+    count, taken once per answer so it never exceeds the number of questions)."""
+    return sum(1 for v in values
+               if v is not None and not isinstance(v, bool) and "Yes" in str(v))
 
 
-def checklist_score(yes: int, answered: int) -> float:
-    """``1 + 4 * yes / answered`` (paper Eq. 1 over the answered questions)."""
-    if answered <= 0:
-        raise ValueError("a checklist score needs at least one answered question")
-    if not 0 <= yes <= answered:
-        raise ValueError("yes must be between 0 and the number of answered questions")
-    return 1.0 + 4.0 * yes / answered
+def checklist_score(yes: int, questions: int) -> float:
+    """``1 + 4 * yes / questions``: paper Eq. 1, over every question of the checklist."""
+    if questions <= 0:
+        raise ValueError("a checklist score needs at least one question")
+    if not 0 <= yes <= questions:
+        raise ValueError("yes must be between 0 and the number of questions")
+    return 1.0 + 4.0 * yes / questions
 
 
 def _key(number: int) -> str:
     return f"q{number}"
 
 
-@cache
-def answers_schema(n_questions: int) -> type[BaseModel]:
-    """The reply schema for a checklist of ``n_questions``: keys ``q1`` .. ``qN`` with "yes" or
-    "no" as far as the model is told (constrained decoding follows this), but any value and any
-    extra key is accepted by validation, so our own rules decide what counts as an answer."""
-    keys = [_key(i) for i in range(1, n_questions + 1)]
+def _folded_key(key: Any) -> str:
+    folded = str(key).strip().casefold().replace(" ", "")
+    return "q" + folded if folded.isdigit() else folded
 
+
+@cache
+def _schema_for(keys: tuple[str, ...]) -> type[BaseModel]:
     def extra(schema: dict[str, Any]) -> None:
         _tidy(schema)
-        schema["required"] = keys
+        schema["required"] = list(keys)
 
     fields: dict[str, Any] = {
         key: (Any, Field(default=None, json_schema_extra=dict(_ANSWER_SCHEMA))) for key in keys
@@ -126,6 +146,13 @@ def answers_schema(n_questions: int) -> type[BaseModel]:
         __config__=ConfigDict(extra="allow", json_schema_extra=extra),
         **fields,
     )
+
+
+def answers_schema(n_questions: int) -> type[BaseModel]:
+    """The reply schema for a checklist of ``n_questions``: keys ``q1`` .. ``qN`` with "yes" or
+    "no" as far as the model is told (constrained decoding follows this), but any value and any
+    extra key is accepted by validation, so our own rules decide what counts as an answer."""
+    return _schema_for(tuple(_key(i) for i in range(1, n_questions + 1)))
 
 
 def _tidy(schema: dict[str, Any]) -> None:
@@ -146,29 +173,34 @@ class SingleAnswer(BaseModel):
     answer: Any = Field(default=None, json_schema_extra=dict(_ANSWER_SCHEMA))
 
 
+def _reply_data(reply: BaseModel | dict[str, Any]) -> dict[str, Any]:
+    return reply.model_dump() if isinstance(reply, BaseModel) else dict(reply)
+
+
 def read_answers(reply: BaseModel | dict[str, Any], questions: Sequence[str]) -> tuple[
     list[QuestionAnswer], list[str], list[Any]
 ]:
-    """Parse a whole-checklist reply: (answers in question order, extra keys, every raw value
-    including extra keys' for the legacy count). Keys match case-insensitively ("Q3")."""
-    data = reply.model_dump() if isinstance(reply, BaseModel) else dict(reply)
-    by_key: dict[str, Any] = {}
-    extra: list[str] = []
-    wanted = {_key(i) for i in range(1, len(questions) + 1)}
-    for key, value in data.items():
-        folded = str(key).strip().casefold().replace(" ", "")
-        if folded.isdigit():
-            folded = "q" + folded
-        if folded in wanted and (folded not in by_key or by_key[folded] is None):
-            by_key[folded] = value
-        elif value is not None:
-            extra.append(str(key))
+    """Parse a whole-checklist reply: (answers in question order, extra keys, the raw answer
+    values in question order). Keys match case-insensitively ("Q3", "3")."""
+    by_key, extra = _by_key(_reply_data(reply), {_key(i) for i in range(1, len(questions) + 1)})
     answers = []
     for number, question in enumerate(questions, 1):
         raw = by_key.get(_key(number))
         answers.append(QuestionAnswer(number=number, question=question, answer=parse_answer(raw),
                                       raw=_raw_text(raw)))
-    return answers, extra, [v for v in data.values() if v is not None]
+    return answers, extra, [by_key.get(_key(n)) for n in range(1, len(questions) + 1)]
+
+
+def _by_key(data: dict[str, Any], wanted: set[str]) -> tuple[dict[str, Any], list[str]]:
+    by_key: dict[str, Any] = {}
+    extra: list[str] = []
+    for key, value in data.items():
+        folded = _folded_key(key)
+        if folded in wanted and (folded not in by_key or by_key[folded] is None):
+            by_key[folded] = value
+        elif value is not None and folded not in wanted:
+            extra.append(str(key))
+    return by_key, extra
 
 
 def _raw_text(value: Any) -> str:
@@ -177,6 +209,48 @@ def _raw_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _listed(numbers: Sequence[int], limit: int = 10) -> str:
+    shown = ", ".join(_key(n) for n in numbers[:limit])
+    return shown + (", ..." if len(numbers) > limit else "")
+
+
+def _reply_check(asked: Sequence[int], n_questions: int, *, complete: bool):
+    """The stage's check of a whole-checklist reply: the question numbers must be the
+    checklist's, at least one asked question must be there, and (``complete``) every asked
+    question must have a yes or no answer."""
+    keys = [_key(n) for n in asked]
+    checklist_keys = {_key(n) for n in range(1, n_questions + 1)}
+
+    def check(reply: BaseModel) -> Rejection | None:
+        data = {_folded_key(k): v for k, v in _reply_data(reply).items()}
+        foreign = [k for k in data if _QUESTION_ID.match(k) and k not in checklist_keys]
+        if foreign:
+            return Rejection(
+                f"the reply answers questions the checklist does not have ({', '.join(foreign[:5])}"
+                f"); the questions are {_key(1)} to {_key(n_questions)}")
+        present = [k for k in keys if data.get(k) is not None]
+        if not present:
+            given = ", ".join([str(k) for k, v in _reply_data(reply).items()
+                               if v is not None][:5]) or "none"
+            return Rejection(
+                f"the reply answers none of the questions (its keys: {given}); use the labels "
+                "before the questions as keys")
+        if complete:
+            missing = [k for k in keys if parse_answer(data.get(k)) is None]
+            if missing:
+                return Rejection(f"{', '.join(missing)} have no yes or no answer; answer each "
+                                 "of them with yes or no")
+        return None
+
+    return check
+
+
+def _single_check(reply: SingleAnswer) -> Rejection | None:
+    if parse_answer(reply.answer) is None:
+        return Rejection("the answer must be yes or no")
+    return None
 
 
 def _source_block(item: TextItem) -> str:
@@ -194,6 +268,27 @@ def _values(checklist: Checklist, item: TextItem) -> dict[str, Any]:
     }
 
 
+class _Asked:
+    """What the model said about one text: answers in question order, their raw values, extra
+    keys, and why questions got no answer (message, failure kind)."""
+
+    def __init__(self, questions: Sequence[str]) -> None:
+        self.answers = [QuestionAnswer(number=i, question=q) for i, q in enumerate(questions, 1)]
+        self.raw: list[Any] = [None] * len(questions)
+        self.extra: list[str] = []
+        self.failures: list[tuple[str, str]] = []
+
+    def take(self, number: int, value: Any) -> None:
+        self.raw[number - 1] = value
+        answer = self.answers[number - 1]
+        answer.answer = parse_answer(value)
+        answer.raw = _raw_text(value)
+
+    @property
+    def unanswered(self) -> list[int]:
+        return [a.number for a in self.answers if a.answer is None]
+
+
 async def score_text(
     checklist: Checklist,
     item: TextItem,
@@ -203,7 +298,7 @@ async def score_text(
     cancel: CancelToken | None = None,
 ) -> TextScore:
     """Score ``item`` on ``checklist.dimension``. Never raises for a model failure: the text
-    comes back with ``status="failed"`` and the reason in ``note``. Raises
+    comes back "failed" or "incomplete" with the reason in ``note`` and no score. Raises
     ``core.runs.Cancelled`` on cancel."""
     settings = settings or ScoringSettings()
     questions = checklist.questions
@@ -219,113 +314,122 @@ async def score_text(
         base.note = "The text is empty."
         return base
     if settings.mode == "per_question":
-        answers, extra, raw_values, failure = await _ask_each(checklist, item, llm, settings,
-                                                              cancel)
+        asked = await _ask_each(checklist, item, llm, settings, cancel)
     else:
-        answers, extra, raw_values, failure = await _ask_all(checklist, item, llm, settings,
-                                                             cancel)
-    if failure is not None and not any(a.answer for a in answers):
-        base.answers = answers
-        base.unanswered = [a.number for a in answers if a.answer is None]
-        base.note = failure
-        return base
-    return _tally(base, answers, extra, raw_values, settings, failure)
+        asked = await _ask_all(checklist, item, llm, settings, cancel)
+    return _tally(base, asked, settings)
+
+
+async def _ask_checklist(checklist: Checklist, item: TextItem, llm: JsonLLM, numbers: list[int],
+                         settings: ScoringSettings, cancel: CancelToken | None, *,
+                         complete: bool) -> BaseModel:
+    questions = checklist.questions
+    listed = "\n".join(f"{_key(i)}. {' '.join(questions[i - 1].split())}" for i in numbers)
+    return await ask(
+        llm, "checklist_scoring", _schema_for(tuple(_key(i) for i in numbers)),
+        {**_values(checklist, item), "questions": listed},
+        stage=STAGE, dimension=checklist.dimension, cancel=cancel, repeat=settings.repeat,
+        check=_reply_check(numbers, len(questions), complete=complete),
+    )
 
 
 async def _ask_all(
     checklist: Checklist, item: TextItem, llm: JsonLLM, settings: ScoringSettings,
     cancel: CancelToken | None,
-) -> tuple[list[QuestionAnswer], list[str], list[Any], str | None]:
+) -> _Asked:
     questions = checklist.questions
-    prompt = _prompts.load("checklist_scoring")
-    listed = "\n".join(f"{_key(i)}. {' '.join(q.split())}" for i, q in enumerate(questions, 1))
-    first = ", ".join(f'"{_key(i)}": "{a}"' for i, a in zip((1, 2), ("yes", "no"))
-                      if i <= len(questions))
-    messages = prompt.messages(**_values(checklist, item), questions=listed, first_keys=first)
+    asked = _Asked(questions)
+    every = list(range(1, len(questions) + 1))
     try:
-        reply = await llm.complete_json(
-            messages, answers_schema(len(questions)), repeat=settings.repeat,
-            template_version=prompt.template_version, cancel=cancel,
-        )
-    except LLMFailure as failure:
-        empty = [QuestionAnswer(number=i, question=q) for i, q in enumerate(questions, 1)]
-        return empty, [], [], failure.message
-    answers, extra, raw_values = read_answers(reply, questions)
-    return answers, extra, raw_values, None
+        reply = await _ask_checklist(checklist, item, llm, every, settings, cancel,
+                                     complete=False)
+    except StageError as exc:
+        asked.failures.append((exc.message, exc.kind))
+        return asked
+    by_key, asked.extra = _by_key(_reply_data(reply), {_key(n) for n in every})
+    for number in every:
+        asked.take(number, by_key.get(_key(number)))
+    missing = asked.unanswered
+    if missing and len(missing) < len(questions):
+        # ask the unanswered questions again, alone; the gateway asks once more if any is
+        # still without yes or no, and never caches that answer (so a resumed run asks again)
+        try:
+            again = await _ask_checklist(checklist, item, llm, missing, settings, cancel,
+                                         complete=True)
+        except StageError as exc:
+            asked.failures.append((exc.message, exc.kind))
+        else:
+            by_key, _extra = _by_key(_reply_data(again), {_key(n) for n in missing})
+            for number in missing:
+                asked.take(number, by_key.get(_key(number)))
+    return asked
 
 
 async def _ask_each(
     checklist: Checklist, item: TextItem, llm: JsonLLM, settings: ScoringSettings,
     cancel: CancelToken | None,
-) -> tuple[list[QuestionAnswer], list[str], list[Any], str | None]:
-    prompt = _prompts.load("question_scoring")
+) -> _Asked:
+    questions = checklist.questions
+    asked = _Asked(questions)
     values = _values(checklist, item)
 
-    async def one(number: int, question: str) -> tuple[QuestionAnswer, Any, str | None]:
-        messages = prompt.messages(**values, question=" ".join(question.split()))
+    async def one(number: int, question: str) -> tuple[int, Any, StageError | None]:
         try:
-            reply = await llm.complete_json(
-                messages, SingleAnswer, repeat=settings.repeat,
-                template_version=prompt.template_version, cancel=cancel,
+            reply = await ask(
+                llm, "question_scoring", SingleAnswer,
+                {**values, "question": " ".join(question.split())},
+                stage=STAGE, dimension=checklist.dimension, cancel=cancel,
+                repeat=settings.repeat, check=_single_check,
             )
-        except LLMFailure as failure:
-            answer = QuestionAnswer(number=number, question=question,
-                                    raw=f"(no answer: {failure.kind})")
-            return answer, None, failure.message
-        raw = reply.answer
-        answer = QuestionAnswer(number=number, question=question, answer=parse_answer(raw),
-                                raw=_raw_text(raw))
-        return answer, raw, None
+        except StageError as exc:
+            return number, None, exc
+        return number, reply.answer, None
 
-    results = await asyncio.gather(*(one(i, q) for i, q in enumerate(checklist.questions, 1)))
-    answers = [r[0] for r in results]
-    raw_values = [r[1] for r in results if r[1] is not None]
-    failures = [r[2] for r in results if r[2]]
-    failure = None
-    if failures:
-        failure = (f"{len(failures)} of {len(results)} questions got no answer from the model: "
-                   f"{failures[0]}")
-    return answers, [], raw_values, failure
+    results = await asyncio.gather(*(one(i, q) for i, q in enumerate(questions, 1)))
+    for number, value, error in results:
+        if error is None:
+            asked.take(number, value)
+        else:
+            asked.answers[number - 1].raw = f"(no answer: {error.kind or 'failed'})"
+            asked.failures.append((error.message, error.kind))
+    return asked
 
 
-def _tally(
-    score: TextScore, answers: list[QuestionAnswer], extra: list[str], raw_values: list[Any],
-    settings: ScoringSettings, failure: str | None,
-) -> TextScore:
-    n = len(answers)
-    score.answers = answers
-    score.yes = sum(1 for a in answers if a.answer == "yes")
-    score.answered = sum(1 for a in answers if a.answer is not None)
-    score.unanswered = [a.number for a in answers if a.answer is None]
-    notes = []
-    if failure:
-        notes.append(failure)
-    if score.unanswered:
-        listed = ", ".join(_key(i) for i in score.unanswered[:10])
-        if len(score.unanswered) > 10:
-            listed += ", ..."
-        notes.append(f"{len(score.unanswered)} of {n} questions unanswered ({listed})")
-    if extra:
+def _tally(score: TextScore, asked: _Asked, settings: ScoringSettings) -> TextScore:
+    n = len(asked.answers)
+    score.answers = asked.answers
+    score.yes = sum(1 for a in asked.answers if a.answer == "yes")
+    score.answered = sum(1 for a in asked.answers if a.answer is not None)
+    score.unanswered = asked.unanswered
+    if asked.failures:
+        kinds = Counter(kind for _message, kind in asked.failures if kind)
+        score.failure_kind = kinds.most_common(1)[0][0] if kinds else ""
+    notes: list[str] = []
+    if asked.extra:
         notes.append("the reply also had keys that are not questions, ignored: "
-                     + ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else ""))
-    count = legacy_count(raw_values)
-    score.legacy_score = 1.0 + 4.0 * count / n
-    if settings.counting == "legacy":
-        score.status = "ok"
-        score.score = score.legacy_score
-        notes.append(f"legacy count: “Yes” found {count} times in the reply")
-    elif score.answered == 0:
+                     + ", ".join(asked.extra[:5]) + (", ..." if len(asked.extra) > 5 else ""))
+    if score.answered == 0:
         score.status = "failed"
-        notes.insert(0, "no question was answered yes or no, so there is no score")
-    elif len(score.unanswered) / n > settings.max_unanswered_share:
-        score.status = "failed"
-        notes.insert(0, f"too many questions unanswered (more than "
-                        f"{settings.max_unanswered_share:.0%} allowed), so there is no score")
+        reason = asked.failures[0][0] if asked.failures else (
+            "no question was answered yes or no")
+        notes.insert(0, f"{reason.rstrip('.')}; there is no score")
+    elif score.unanswered:
+        score.status = "incomplete"
+        notes.insert(0, (
+            f"{len(score.unanswered)} of {n} questions still unanswered after asking again "
+            f"({_listed(score.unanswered)}), so there is no score; scoring again asks them again"))
+        if asked.failures:
+            notes.append(f"the model's last answer: {asked.failures[0][0].rstrip('.')}")
     else:
         score.status = "ok"
-        score.score = checklist_score(score.yes, score.answered)
-        if score.unanswered:
-            notes.append(f"score over the {score.answered} answered questions")
+        count = legacy_count(asked.raw)
+        score.legacy_score = checklist_score(count, n)
+        if settings.counting == "legacy":
+            score.score = score.legacy_score
+            notes.append(f"legacy count as in the authors' code: “Yes” (capital Y) in {count} of "
+                         f"{n} answers")
+        else:
+            score.score = checklist_score(score.yes, n)
     score.note = "; ".join(notes)
     if score.note:
         score.note = score.note[0].upper() + score.note[1:] + "."

@@ -3,6 +3,10 @@
 For each component a model writes one Yes/No key question built from what the component's
 attributes have in common, with "Yes" as the good answer. Key questions become the headings of
 the checklist; they are not asked when scoring.
+
+Entries are matched to components by name; a reply that leaves a component without a question
+(a renamed component is not guessed from its position) is refused and asked again once, then the
+step fails naming what could not be matched.
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ from functools import cache
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import align, ask, progress_or_silent
+from core.interacteval._common import align, ask, progress_or_silent, quoted, unmatched
 from core.interacteval.model import AttributeClusters, Dimension, JsonLLM, KeyQuestion, StageError
+from core.llm import Rejection
 from core.runs import CancelToken, Progress
 
 __all__ = ["format_clusters", "generate_key_questions"]
@@ -31,6 +36,15 @@ def _reply_schema(n: int) -> type[BaseModel]:
         key_questions: list[KeyQuestionReply] = Field(min_length=n, max_length=n)
 
     return KeyQuestions
+
+
+def _missing_text(missing: list[str], unknown: list[str]) -> str:
+    text = f"the model gave no key question for {quoted(missing)}"
+    if unknown:
+        text += (f" (it wrote {'a question' if len(unknown) == 1 else 'questions'} under "
+                 f"{quoted(unknown)}, which {'is' if len(unknown) == 1 else 'are'} not among "
+                 "the components)")
+    return text
 
 
 def format_clusters(clusters: AttributeClusters) -> str:
@@ -60,6 +74,21 @@ async def generate_key_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Writing key questions for {dimension.name}", total=1)
+
+    def missing_in(entries: list[KeyQuestionReply]) -> tuple[list[str], list[str]]:
+        names = [e.component for e in entries]
+        positions = align(names, components)
+        found = {i for i, e in zip(positions, entries) if i is not None and e.question.strip()}
+        return ([c for i, c in enumerate(components) if i not in found],
+                unmatched(names, positions))
+
+    def check(reply: BaseModel) -> Rejection | None:
+        missing, unknown = missing_in(reply.key_questions)  # type: ignore[attr-defined]
+        if not missing:
+            return None
+        return Rejection(_missing_text(missing, unknown)
+                         + "; write each component's name exactly as listed")
+
     reply = await ask(
         llm, "key_questions", _reply_schema(len(components)),
         {
@@ -68,20 +97,19 @@ async def generate_key_questions(
             "clusters": format_clusters(clusters),
             "n_components": len(components),
         },
-        stage=STAGE, dimension=dimension.name, cancel=cancel,
+        stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
     )
     entries = reply.key_questions  # type: ignore[attr-defined]
     questions: list[str | None] = [None] * len(components)
     for entry, index in zip(entries, align([e.component for e in entries], components)):
         if index is not None and questions[index] is None:
             questions[index] = " ".join(entry.question.split())
-    missing = [components[i] for i, q in enumerate(questions) if not q]
-    if missing:
+    missing, unknown = missing_in(entries)
+    if missing:  # a model object that skipped the check (tests' fakes): same plain failure
         raise StageError(
-            f"{STAGE} for {dimension.name}: the model gave no question for "
-            + ", ".join(f"“{m}”" for m in missing)
-            + ". Run the step again or write those questions yourself.",
-            stage=STAGE, dimension=dimension.name,
+            f"{STAGE} for {dimension.name}: {_missing_text(missing, unknown)}. Run the step "
+            "again or write those questions yourself.",
+            stage=STAGE, dimension=dimension.name, kind="rejected_output",
         )
     progress.advance(1)
     return [

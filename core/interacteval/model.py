@@ -51,7 +51,7 @@ CHECKLIST_COLUMNS = ["dimension", "component", "key_question", "question", "sour
 #: Columns of the ``Scores`` sheet; ``human_score`` follows when the texts carry human scores
 #: and ``legacy_score`` when the legacy count was chosen.
 SCORE_COLUMNS = ["text_id", "source_id", "system", "dimension", "status", "score", "answered",
-                 "questions", "unanswered", "note"]
+                 "questions", "unanswered", "think_aloud_sample", "note"]
 #: Columns of the ``Answers`` sheet.
 ANSWER_COLUMNS = ["text_id", "dimension", "question_no", "question", "answer", "raw_answer"]
 
@@ -186,6 +186,10 @@ class Checklist(BaseModel):
     items: list[ChecklistItem] = Field(default_factory=list)
     remarks: list[str] = Field(default_factory=list)
     """Plain notes from building it (a question the model could not trace to a component)."""
+    samples: list[ScoredSample] = Field(default_factory=list)
+    """The rated samples shown in the think-aloud it was built from: a scored text that is one
+    of them is flagged and left out of the agreement by default (not part of
+    :meth:`fingerprint`: they do not change the scores)."""
 
     @property
     def questions(self) -> list[str]:
@@ -214,19 +218,16 @@ class ScoringSettings(BaseModel):
     paper's setting); "per_question" makes one call per question.
 
     ``counting``: "answers" parses every answer case-insensitively and scores
-    ``1 + 4 * yes / answered``; "legacy" reproduces the authors' code: it counts the exact,
-    case-sensitive substring "Yes" in the model's reply and scores ``1 + 4 * count / questions``
-    (lowercase "yes" is not counted and an answer with "Yes" twice counts twice, so this score
-    can miscount; use it for replication only).
+    ``1 + 4 * yes / questions`` (paper Eq. 1); "legacy" reproduces the authors' code: a question
+    counts as yes only when its answer holds the case-sensitive substring "Yes" (a lowercase
+    "yes" counts as no), ``1 + 4 * count / questions`` (use it for replication only).
 
-    ``max_unanswered_share``: a text whose share of unanswered questions is above this is
-    marked failed instead of scored (default 0.2: with 15 questions up to 3 may be missing).
-    A text with no answered question always fails.
+    Either way a text is scored only when every question has a yes or no answer (unanswered
+    questions are asked again once; see :mod:`core.interacteval.checklist_scoring`).
     """
 
     mode: Literal["checklist", "per_question"] = "checklist"
     counting: Literal["answers", "legacy"] = "answers"
-    max_unanswered_share: float = Field(default=0.2, ge=0.0, le=1.0)
     repeat: int = Field(default=0, ge=0)
 
 
@@ -258,15 +259,19 @@ class QuestionAnswer(BaseModel):
 
 
 class TextScore(BaseModel):
-    """The checklist score of one text on one dimension, or why it failed.
+    """The checklist score of one text on one dimension, or why it has none.
 
-    ``status`` "failed" has ``score`` None and ``note`` saying why (a failed text is never given
-    a default score). ``answered`` counts questions answered yes or no; ``unanswered`` lists
-    the numbers (1-based) of the others."""
+    ``status``: "ok" has a score; "incomplete" (some questions still unanswered after asking
+    again) and "failed" (no usable answer) have ``score`` None and ``note`` saying why (a text
+    is never given a default score). ``answered`` counts questions answered yes or no;
+    ``unanswered`` lists the numbers (1-based) of the others. ``failure_kind`` is the
+    ``LLMFailure`` kind behind a failure ("copied_instructions" when the model repeated the
+    instructions). ``think_aloud_sample``: the text is one of the dimension's think-aloud
+    samples (left out of the agreement by default)."""
 
     text_id: str
     dimension: str
-    status: Literal["ok", "failed"]
+    status: Literal["ok", "incomplete", "failed"]
     score: float | None = None
     legacy_score: float | None = None
     yes: int = 0
@@ -275,6 +280,8 @@ class TextScore(BaseModel):
     unanswered: list[int] = Field(default_factory=list)
     answers: list[QuestionAnswer] = Field(default_factory=list)
     note: str = ""
+    failure_kind: str = ""
     source_id: str = ""
     system: str = ""
     human: float | None = None
+    think_aloud_sample: bool = False

@@ -14,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from core.interacteval._common import progress_or_silent, unique_attributes
@@ -46,13 +47,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CHECKLIST_ARTEFACT",
+    "COPIED",
     "METHOD",
     "RESULT_KIND",
     "ChecklistBuild",
     "ScoringRun",
     "build_checklist",
+    "copy_warning",
     "load_checklists",
     "open_scoring_run",
+    "run_settings",
+    "sample_texts",
     "save_checklist",
     "score_texts",
     "unit_key",
@@ -62,6 +67,20 @@ METHOD = "interacteval"
 STEP_SCORE = "score"
 RESULT_KIND = "text_score"
 CHECKLIST_ARTEFACT = "interacteval.checklist"
+#: The failure kind of a reply that repeated our instructions (``core.llm.copied_instructions``).
+COPIED = "copied_instructions"
+
+
+def copy_warning(kinds: Sequence[str], what: str = "texts") -> str:
+    """A plain warning when most units (more than half of ``kinds``, one failure kind per unit,
+    "" for a unit that worked) failed because the model repeated the instructions instead of
+    answering; "" otherwise."""
+    copied = sum(1 for kind in kinds if kind == COPIED)
+    if not kinds or copied * 2 <= len(kinds):
+        return ""
+    return (f"Most {what} failed: for {copied} of {len(kinds)} the model repeated the "
+            "instructions instead of answering. Try a larger model. Nothing was made up for "
+            f"these {what}: they have no result.")
 
 
 # ------------------------------------------------------------------------------- building
@@ -108,10 +127,12 @@ async def build_checklist(
     attributes = unique_attributes(ta.merged(notes))
     if not attributes:
         why = "; ".join(f"{f.who}: {f.message}" for f in ta.failures) or "no notes were given"
+        kinds = [f.kind for f in ta.failures if f.kind]
         raise StageError(
             f"There are no think-aloud attributes for {dimension.name} ({why}). Add notes or "
             "choose a model that works.",
             stage="Think-aloud", dimension=dimension.name,
+            kind=max(set(kinds), key=kinds.count) if kinds else "",
         )
     components = await extract_components(dimension, attributes, builder,
                                           max_components=max_components, progress=progress,
@@ -127,6 +148,7 @@ async def build_checklist(
                                              cancel=cancel)
     else:
         checklist = checklist_from_sub_questions(dimension, subs)
+    checklist = checklist.model_copy(update={"samples": list(samples)})
     return ChecklistBuild(
         dimension=dimension, samples=list(samples), think_aloud=ta, notes=list(notes),
         attributes=attributes, components=components, clusters=clusters, key_questions=keys,
@@ -162,10 +184,23 @@ class ScoringRun:
     run_id: int | None = None
     reused: int = 0
     checklists: list[Checklist] = field(default_factory=list)
+    date: str = ""  #: when the run finished ("YYYY-MM-DD HH:MM", local time)
+
+    @property
+    def copy_warning(self) -> str:
+        """The warning when most texts failed because the model repeated the instructions
+        (shown as a banner and in the Read me sheet); "" otherwise."""
+        return copy_warning([s.failure_kind if s.status != "ok" else "" for s in self.scores])
 
     @property
     def failed(self) -> list[TextScore]:
+        """Texts without a score: failed or incomplete."""
         return [s for s in self.scores if s.status != "ok"]
+
+    @property
+    def incomplete(self) -> list[TextScore]:
+        """Texts with questions still unanswered (no score; asked again on resume)."""
+        return [s for s in self.scores if s.status == "incomplete"]
 
     @property
     def scored(self) -> list[TextScore]:
@@ -180,22 +215,57 @@ def unit_key(checklist: Checklist, item: TextItem) -> str:
     return json.dumps([checklist.dimension, item.id, digest], ensure_ascii=False)
 
 
-def _run_settings(checklists: Sequence[Checklist], settings: ScoringSettings,
-                  model: str) -> dict[str, Any]:
-    return {
+def _fold_text(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+SampleTexts = Mapping[str, Sequence[ScoredSample | str]]
+
+
+def sample_texts(checklists: Sequence[Checklist],
+                 samples: SampleTexts | None = None) -> dict[str, set[str]]:
+    """Per dimension, the think-aloud sample texts (folded: case and spacing ignored) that a
+    scored text is compared with: ``samples[dimension]`` when given, else the checklist's own
+    :attr:`Checklist.samples`."""
+    out: dict[str, set[str]] = {}
+    for checklist in checklists:
+        given = (samples.get(checklist.dimension) if samples is not None else None)
+        chosen = checklist.samples if given is None else given
+        texts = {_fold_text(s.text if isinstance(s, ScoredSample) else s) for s in chosen}
+        out[checklist.dimension] = {t for t in texts if t}
+    return out
+
+
+def _samples_key(texts: Mapping[str, set[str]]) -> dict[str, str]:
+    return {dimension: hashlib.sha256(json.dumps(sorted(found), ensure_ascii=False)
+                                      .encode("utf-8")).hexdigest()[:16]
+            for dimension, found in texts.items() if found}
+
+
+def run_settings(checklists: Sequence[Checklist], settings: ScoringSettings, model: str,
+                 samples: SampleTexts | None = None) -> dict[str, Any]:
+    """What a scoring run depends on (the project run's settings): the checklists, the model,
+    the scoring options and the think-aloud samples (which texts are flagged)."""
+    out: dict[str, Any] = {
         "checklists": {c.dimension: c.fingerprint() for c in checklists},
         "model": model,
         "scoring": settings.model_dump(mode="json"),
     }
+    flagged = _samples_key(sample_texts(checklists, samples))
+    if flagged:
+        out["samples"] = flagged
+    return out
 
 
 def open_scoring_run(project: Project, checklists: Sequence[Checklist],
-                     settings: ScoringSettings, model: str) -> int:
-    """Start (or, with identical checklists, model and settings, reopen) the project run that
-    :func:`score_texts` commits to. Call it first when the gateway should log its calls under
-    this run (``Gateway(profile, cache=project, run_id=...)``)."""
-    return project.start_run(METHOD, STEP_SCORE, _run_settings(checklists, settings, model),
-                             resume=True)
+                     settings: ScoringSettings, model: str,
+                     samples: SampleTexts | None = None) -> int:
+    """Start (or, with identical checklists, model, settings and samples, reopen) the project
+    run that :func:`score_texts` commits to. Call it first when the gateway should log its calls
+    under this run (``Gateway(profile, cache=project, run_id=...)``); pass the same
+    ``samples`` as to :func:`score_texts`."""
+    return project.start_run(METHOD, STEP_SCORE,
+                             run_settings(checklists, settings, model, samples), resume=True)
 
 
 async def score_texts(
@@ -207,10 +277,16 @@ async def score_texts(
     model: str = "",
     project: Project | None = None,
     run_id: int | None = None,
+    samples: SampleTexts | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> ScoringRun:
     """Score every item with every checklist, concurrently.
+
+    A text that is one of its dimension's think-aloud samples (the same text, ignoring case
+    and spacing; ``samples``: dimension -> samples or texts, default each checklist's own
+    :attr:`Checklist.samples`) is scored as any other and flagged ``think_aloud_sample``; the
+    agreement leaves it out by default.
 
     With ``project``, scores already stored by an identical earlier run are reused (failed ones
     are tried again) and every new score is committed as soon as it is done; ``model`` names
@@ -224,9 +300,10 @@ async def score_texts(
         raise ValueError("Each text needs its own id; repeated: " + ", ".join(duplicates))
     units = [(c, item) for c in checklists for item in items]
     done: dict[str, TextScore] = {}
+    flagged = sample_texts(checklists, samples)
     if project is not None:
         if run_id is None:
-            run_id = open_scoring_run(project, checklists, settings, model)
+            run_id = open_scoring_run(project, checklists, settings, model, samples)
         for result in project.get_results(run_id, RESULT_KIND, status="ok"):
             done[result.key] = TextScore.model_validate(result.payload)
     wanted = {unit_key(c, item) for c, item in units}
@@ -237,6 +314,8 @@ async def score_texts(
 
     async def one(checklist: Checklist, item: TextItem) -> TextScore:
         score = await score_text(checklist, item, llm, settings=settings, cancel=cancel)
+        score.think_aloud_sample = (_fold_text(item.text)
+                                    in flagged.get(checklist.dimension, set()))
         if project is not None and run_id is not None:
             key = unit_key(checklist, item)
             if score.status == "ok":
@@ -245,7 +324,7 @@ async def score_texts(
                 project.put_result(run_id, RESULT_KIND, key, score.model_dump(mode="json"),
                                    status="failed", error=score.note or "The text failed.")
         detail = (f"{item.id} ({checklist.dimension}): "
-                  + (f"{score.score:.2f}" if score.score is not None else "failed"))
+                  + (f"{score.score:.2f}" if score.score is not None else score.status))
         progress.advance(1, detail)
         return score
 
@@ -272,16 +351,19 @@ async def score_texts(
     scores = []
     for c, item in units:
         key = unit_key(c, item)
-        if key in fresh:
-            scores.append(fresh[key])
-        else:  # reused: the human score, source and system come from today's sheet
-            scores.append(done[key].model_copy(update={
-                "human": item.human.get(c.dimension), "source_id": item.source_id,
-                "system": item.system,
-            }))
+        # reused scores take the human score, source and system from today's sheet; every
+        # score is flagged against today's think-aloud samples
+        score = fresh[key] if key in fresh else done[key].model_copy(update={
+            "human": item.human.get(c.dimension), "source_id": item.source_id,
+            "system": item.system,
+        })
+        score.think_aloud_sample = _fold_text(item.text) in flagged.get(c.dimension, set())
+        scores.append(score)
     run = ScoringRun(scores=scores, settings=settings, model=model, run_id=run_id,
-                     reused=reused, checklists=list(checklists))
+                     reused=reused, checklists=list(checklists),
+                     date=datetime.now().strftime("%Y-%m-%d %H:%M"))
     if project is not None and run_id is not None:
         project.finish_run(run_id, "finished",
-                           f"{len(run.scored)} scored, {len(run.failed)} failed")
+                           f"{len(run.scored)} scored, {len(run.incomplete)} incomplete, "
+                           f"{len(run.failed) - len(run.incomplete)} failed")
     return run

@@ -9,6 +9,9 @@ Checklist file (:func:`write_checklists` / :func:`read_checklists`):
 * ``Dimensions``: ``dimension``, ``definition`` (used in the scoring prompt);
 * ``Attributes``: every think-aloud attribute with its source and the component it was grouped
   under (written by ``checklist build``; not needed for reading back);
+* ``Samples``: the rated samples shown in the think-aloud (``dimension``, ``row``, ``score``,
+  ``source``, ``text``); read back, so that ``checklist score`` flags a scored text that is one
+  of them and leaves it out of the agreement;
 * ``Read me``.
 
 Results workbook (:func:`write_results`): ``Scores``, ``Answers``, ``Checklists``,
@@ -17,6 +20,7 @@ Results workbook (:func:`write_results`): ``Scores``, ``Answers``, ``Checklists`
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -32,6 +36,7 @@ from core.interacteval.model import (
     Attribute,
     Checklist,
     ChecklistItem,
+    ScoredSample,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,10 +46,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ATTRIBUTE_COLUMNS",
+    "SAMPLE_COLUMNS",
     "ChecklistRead",
     "format_attributes",
     "parse_attributes",
     "read_checklists",
+    "run_lines",
+    "samples_line",
+    "samples_summary",
     "write_checklists",
     "write_results",
 ]
@@ -53,6 +62,8 @@ CHECKLIST_SHEET = "Checklist"
 DIMENSIONS_SHEET = "Dimensions"
 ATTRIBUTES_SHEET = "Attributes"
 ATTRIBUTE_COLUMNS = ["dimension", "attribute", "source", "source_kind", "component"]
+SAMPLES_SHEET = "Samples"
+SAMPLE_COLUMNS = ["dimension", "row", "score", "source", "text"]
 LEFT_OUT = "(left out when grouping)"
 
 _TAG = re.compile(r"^\[(model|person|unknown)\s*:\s*([^\]]*)\]\s*(.*)$", re.IGNORECASE)
@@ -137,6 +148,31 @@ def _attributes_frame(checklists: Sequence[Checklist], builds: Sequence[Checklis
     return pd.DataFrame(rows, columns=ATTRIBUTE_COLUMNS)
 
 
+def _samples_frame(checklists: Sequence[Checklist]):
+    import pandas as pd
+
+    rows = [{"dimension": c.dimension, "row": s.row, "score": s.score, "source": s.source,
+             "text": s.text} for c in checklists for s in c.samples]
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
+
+
+def samples_line(checklist: Checklist) -> str:
+    """The think-aloud samples of a checklist in plain words (Read me sheets)."""
+    if not checklist.samples:
+        return "none recorded (no scored text is flagged as a think-aloud sample)"
+    shown = ", ".join(
+        (f"row {s.row}" if s.row is not None else f"“{_start(s.text)}”")
+        + (f" (score {s.score:g})" if math.isfinite(s.score) else "")
+        for s in checklist.samples)
+    return (f"{len(checklist.samples)}: {shown}. A scored text that is one of them is flagged "
+            "and left out of the agreement with human scores unless you include it.")
+
+
+def _start(text: str, words: int = 8) -> str:
+    parts = " ".join(str(text).split()).split(" ")
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
 def _sheet_specs(checklists: Sequence[Checklist], builds: Sequence[ChecklistBuild] = ()):
     from core.tables import Sheet
 
@@ -153,6 +189,10 @@ def _sheet_specs(checklists: Sequence[Checklist], builds: Sequence[ChecklistBuil
               "The think-aloud attributes, who gave them and the component they were grouped "
               "under.", widths={"dimension": 14, "attribute": 90, "source": 20,
                                "source_kind": 12, "component": 26}),
+        Sheet(SAMPLES_SHEET, _samples_frame(checklists),
+              "The rated samples shown in the think-aloud of each dimension. They helped build "
+              "the checklist, so a scored text that is one of them is left out of the agreement "
+              "by default.", widths={"dimension": 14, "source": 40, "text": 90}),
     ]
 
 
@@ -165,6 +205,7 @@ def write_checklists(
 ) -> ExportReport:
     """Write a checklist file (see the module docstring). ``builds`` adds the full attribute
     list (with left-out attributes) and the construction notes to the Read me."""
+    from core.interacteval.checklist_scoring import SCORE_RULE
     from core.tables import write_workbook
 
     info: list[tuple[str, str]] = [
@@ -175,9 +216,12 @@ def write_checklists(
             "Change questions on the Checklist sheet (keep the column names), put your name in "
             "edited_by, save, and load the file again in EvalDesk or with "
             "'evaldesk checklist score --checklist FILE'.")),
+        ("Scoring rule", SCORE_RULE),
         ("Written", datetime.now().strftime("%Y-%m-%d %H:%M")),
         *readme,
     ]
+    for checklist in checklists:
+        info.append((f"{checklist.dimension}: think-aloud samples", samples_line(checklist)))
     for build in builds:
         name = build.dimension.name
         counts = (f"{len(build.attributes)} ({len(build.think_aloud.attributes)} from models, "
@@ -295,6 +339,7 @@ def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
             edited_by=cells["edited_by"],
         ))
     definitions = _read_definitions(path, sheets, result)
+    samples = _read_samples(path, sheets, result)
     for key in order:
         checklist = by_dimension[key]
         definition = definitions.get(key, "")
@@ -303,10 +348,47 @@ def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
                 f'{path.name}: no definition for {checklist.dimension} (sheet "{DIMENSIONS_SHEET}"'
                 "); the scoring prompt will only name the dimension.")
         checklist.definition = definition
+        checklist.samples = samples.get(key, [])
         result.checklists.append(checklist)
     if not result.checklists and not result.errors:
         result.errors.append(f'{read.describe()} holds no questions.')
     return result
+
+
+def _read_samples(path: Path, sheets: list[str],
+                  result: ChecklistRead) -> dict[str, list[ScoredSample]]:
+    """The optional Samples sheet: dimension (folded) -> the think-aloud samples. A row that
+    cannot be read is a warning naming it (it only decides which texts are flagged)."""
+    from core.tables import TableError, cell_number, read_table
+
+    sheet = {s.casefold(): s for s in sheets}.get(SAMPLES_SHEET.casefold())
+    if sheet is None:
+        return {}
+    try:
+        read = read_table(path, sheet)
+    except TableError as exc:
+        result.problems.append(exc.message)
+        return {}
+    columns = {str(c).strip().casefold(): c for c in read.frame.columns}
+    if "dimension" not in columns or "text" not in columns:
+        result.problems.append(
+            f'{read.describe()}: needs the columns "dimension" and "text"; the think-aloud '
+            "samples were not read, so no scored text will be flagged as one.")
+        return {}
+    out: dict[str, list[ScoredSample]] = {}
+    frame = read.frame
+    for row in read.rows:
+        dimension = frame.at[row, columns["dimension"]].strip()
+        text = _unquote(frame.at[row, columns["text"]])
+        if not dimension or not text:
+            continue
+        score = cell_number(frame.at[row, columns["score"]]) if "score" in columns else None
+        source = _unquote(frame.at[row, columns["source"]]) if "source" in columns else ""
+        number = cell_number(frame.at[row, columns["row"]]) if "row" in columns else None
+        out.setdefault(dimension.casefold(), []).append(ScoredSample(
+            source=source, text=text, score=score if score is not None else float("nan"),
+            dimension=dimension, row=int(number) if number is not None else None))
+    return out
 
 
 def _read_definitions(path: Path, sheets: list[str], result: ChecklistRead) -> dict[str, str]:
@@ -353,6 +435,7 @@ def _scores_frame(run: ScoringRun):
             "score": s.score if s.status == "ok" else None,
             "answered": s.answered, "questions": s.questions,
             "unanswered": ", ".join(f"q{n}" for n in s.unanswered),
+            "think_aloud_sample": "yes" if s.think_aloud_sample else "no",
             "note": s.note,
         }
         if has_human:
@@ -361,6 +444,12 @@ def _scores_frame(run: ScoringRun):
             row["legacy_score"] = s.legacy_score if s.status == "ok" else None
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _outcome_counts(run: ScoringRun) -> str:
+    incomplete = sum(1 for s in run.scores if s.status == "incomplete")
+    failed = sum(1 for s in run.scores if s.status == "failed")
+    return f"{len(run.scored)} scored, {incomplete} incomplete, {failed} failed"
 
 
 def _answers_frame(run: ScoringRun):
@@ -375,14 +464,57 @@ def _answers_frame(run: ScoringRun):
     return pd.DataFrame(rows, columns=ANSWER_COLUMNS)
 
 
+def samples_summary(run: ScoringRun, *, include_samples: bool = False) -> str:
+    """Which scored texts are think-aloud samples and what the agreement did with them."""
+    flagged: dict[str, list[str]] = {}
+    for score in run.scores:
+        if score.think_aloud_sample:
+            flagged.setdefault(score.dimension, []).append(score.text_id)
+    if not flagged:
+        return "none of the scored texts is a think-aloud sample"
+    n = sum(len(ids) for ids in flagged.values())
+    where = "; ".join(f"{d}: {', '.join(ids[:8])}{', ...' if len(ids) > 8 else ''}"
+                      for d, ids in flagged.items())
+    what = ("included in the agreement on request" if include_samples else
+            "left out of the agreement, since they helped build the checklist")
+    return (f"{n} scored {'text is a' if n == 1 else 'texts are'} think-aloud "
+            f"{'sample' if n == 1 else 'samples'} ({where}): {what}")
+
+
+def run_lines(run: ScoringRun, *, texts: str = "",
+              include_samples: bool = False) -> list[tuple[str, str]]:
+    """The run a result comes from, in plain words: when, which texts, checklists, model and
+    options (the results screen and the Read me sheet both show these)."""
+    from core.interacteval.checklist_scoring import LEGACY_RULE, SCORE_RULE
+
+    settings = run.settings
+    lines = [("Scored on", run.date or "(not recorded)")]
+    if texts:
+        lines.append(("Texts", texts))
+    lines += [
+        ("Checklists", "; ".join(
+            f"{c.dimension} ({len(c.items)} question{'s' if len(c.items) != 1 else ''})"
+            for c in run.checklists) or "(none)"),
+        ("Model", run.model or "(not named)"),
+        ("Asked", "the whole checklist in one call per text and dimension"
+         if settings.mode == "checklist" else "one question per call"),
+        ("Score", LEGACY_RULE if settings.counting == "legacy" else SCORE_RULE),
+        ("Think-aloud samples", samples_summary(run, include_samples=include_samples)),
+    ]
+    return lines
+
+
 def write_results(
     path: str | os.PathLike[str],
     run: ScoringRun,
     *,
     agreement: Sequence[DimensionAgreement] = (),
     readme: Sequence[tuple[str, str]] = (),
+    texts: str = "",
+    include_samples: bool = False,
 ) -> ExportReport:
-    """Write the results workbook of a scoring run."""
+    """Write the results workbook of a scoring run. ``texts`` names the texts file (and sheet);
+    ``include_samples`` says whether ``agreement`` kept the think-aloud samples."""
     import pandas as pd
 
     from core import stats
@@ -391,35 +523,30 @@ def write_results(
 
     checklists = run.checklists
     agreement_frame = pd.DataFrame(agreement_rows(agreement), columns=list(stats.ROW_COLUMNS))
-    settings = run.settings
-    counting = (
-        "legacy count: 1 + 4 × (number of “Yes” substrings in the reply) / questions, as in the "
-        "authors' code (replication only)"
-        if settings.counting == "legacy"
-        else "1 + 4 × yes / answered questions (paper Eq. 1 over the answered questions)"
-    )
     edited = [f"{c.dimension}: “{i.question}” by {i.edited_by}" for c in checklists
               for i in c.items if i.edited_by]
-    info: list[tuple[str, str]] = [
+    info: list[tuple[str, str]] = []
+    if run.copy_warning:
+        info.append(("WARNING", run.copy_warning))
+    info += [
         ("What was run", (
             "InteractEval checklist scoring (Chu, Kim & Yi, CHI 2025): a model answers each "
             "checklist question about each text with yes or no.")),
-        ("Model", run.model or "(not named)"),
-        ("Asked", "the whole checklist in one call per text and dimension"
-         if settings.mode == "checklist" else "one question per call"),
-        ("Score", counting),
+        *run_lines(run, texts=texts, include_samples=include_samples),
         ("Reading answers", (
             "yes/no in any case and with surrounding spaces; an answer starting with yes or no "
             "followed by an explanation counts as that word; JSON true/false count as yes/no; "
             "anything else is unanswered (listed in the unanswered column and on the Answers "
             "sheet), never counted as no.")),
         ("Unanswered questions", (
-            f"a text with more than {settings.max_unanswered_share:.0%} of its questions "
-            "unanswered, or none answered, is marked failed and has no score")),
-        ("Texts", (
+            "questions without a yes or no answer are asked again once; a text with a question "
+            "still unanswered is marked incomplete (the questions are listed) and has no score; "
+            "scoring again asks them again. A text with no usable answer at all is marked "
+            "failed.")),
+        ("Texts scored", (
             f"{len({s.text_id for s in run.scores})} texts × {len(checklists)} dimension(s): "
-            f"{len(run.scored)} scored, {len(run.failed)} failed")),
-        ("Date", datetime.now().strftime("%Y-%m-%d %H:%M")),
+            f"{_outcome_counts(run)}")),
+        ("Exported", datetime.now().strftime("%Y-%m-%d %H:%M")),
     ]
     for checklist in checklists:
         info.append((f"Definition of {checklist.dimension}",
@@ -430,19 +557,22 @@ def write_results(
         info.append(("Questions edited by people", "; ".join(edited)))
     info += list(readme)
     sheets = [
-        Sheet("Scores", _scores_frame(run), "One row per text and dimension; failed texts have "
-              "no score and say why in the note.",
+        Sheet("Scores", _scores_frame(run), "One row per text and dimension; a text without a "
+              "score (failed, or incomplete with questions still unanswered) says why in the "
+              "note; think_aloud_sample marks texts that helped build the checklist.",
               number_formats={"score": "0.000", "human_score": "0.000", "legacy_score": "0.000"},
               widths={"note": 60}),
         Sheet("Answers", _answers_frame(run), "Every answer the model gave, per question.",
               widths={"question": 70, "raw_answer": 20}),
         Sheet("Checklists", _checklist_frame(checklists), "The checklists used.",
               widths={"question": 60, "source_attributes": 70, "key_question": 40}),
-        Sheet("Attributes", _attributes_frame(checklists).drop(columns=["component"]), "The think-aloud attributes behind the questions, with "
-              "who gave them.", widths={"attribute": 90}),
+        Sheet("Attributes", _attributes_frame(checklists).drop(columns=["component"]),
+              "The think-aloud attributes behind the questions, with who gave them.",
+              widths={"attribute": 90}),
         Sheet("Agreement", agreement_frame, "Correlation of the checklist scores with the human "
               "scores, per dimension; each row says which kind (per source document averaged, "
-              "pooled, per system) and how many texts and documents were used.",
+              "pooled, per system), how many texts and documents were used, and how many "
+              "think-aloud samples were left out.",
               number_formats={"value": "0.000", "p_value": "0.0000", "ci_low": "0.000",
                               "ci_high": "0.000"}, widths={"note": 80, "comparison": 40}),
     ]

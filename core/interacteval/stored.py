@@ -9,6 +9,7 @@ The wizard works through this module; every change is stored as soon as it is ma
     stage = get_stage(project, "Coherence", "components")   # StageOutput (value, input, edited)
     edit_checklist(project, checklist, who="Anna")          # via project.record_edit
     run = load_run(project, state, checklists)              # reopening: no new model calls
+    results_out_of_date(project, state, run, checklists, model)  # why it no longer matches
 
 Stage outputs are artefacts of kind ``interacteval.stage`` keyed ``<dimension>/<stage>``, with
 the hash of what the stage consumed (``input``), so a step whose predecessor changed is shown as
@@ -49,6 +50,7 @@ from core.interacteval.pipeline import (
     STEP_SCORE,
     ScoringRun,
     load_checklists,
+    run_settings,
     save_checklist,
 )
 from core.llm import LLMFactory, gateway_for
@@ -82,11 +84,15 @@ __all__ = [
     "open_texts",
     "put_stage",
     "read_texts",
+    "results_out_of_date",
+    "run_samples",
+    "run_texts_line",
     "sample_folder",
     "save_state",
     "stage_input",
     "store_texts_file",
     "texts_file",
+    "texts_key",
 ]
 
 STATE_KIND = "interacteval.wizard"
@@ -192,6 +198,12 @@ class WizardState(BaseModel):
     """The scoring run last started (its finished texts are kept in the project)."""
     text_order: list[str] = Field(default_factory=list)
     """Text ids in the order of the texts sheet of that run."""
+    run_texts: TextsSetup | None = None
+    """The texts file, sheet and columns of that run (results of other texts are not current)."""
+    run_count: int = 0
+    """How many texts that run scored."""
+    include_samples: bool = False
+    """Keep texts that are think-aloud samples in the agreement (left out by default)."""
 
     def dimension(self, name: str) -> Dimension | None:
         return next((d for d in self.dimensions if d.name == name), None)
@@ -517,7 +529,90 @@ def load_run(project: Project, state: WizardState,
         return None
     settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
     return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
-                      run_id=run.id, checklists=list(checklists))
+                      run_id=run.id, checklists=list(checklists), date=_local(run.finished_at))
+
+
+def _local(stamp: str | None) -> str:
+    """A stored UTC time as local "YYYY-MM-DD HH:MM" ("" when there is none)."""
+    if not stamp:
+        return ""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp
+
+
+def texts_key(setup: TextsSetup | None) -> str:
+    """What identifies the texts a run scored: the stored file (by content), its sheet and the
+    column choices (the human-score columns too: they are part of the results)."""
+    if setup is None:
+        return ""
+    return fingerprint([setup.input_id, setup.sheet, setup.columns, setup.human])
+
+
+def run_texts_line(state: WizardState) -> str:
+    """The texts of the last run in plain words ("texts.csv, sheet X: 12 texts")."""
+    setup = state.run_texts
+    if setup is None or not setup.file_name:
+        return ""
+    count = f": {state.run_count} text{'s' if state.run_count != 1 else ''}" \
+        if state.run_count else ""
+    sheet = setup.sheet if setup.sheet and setup.sheet != setup.file_name else ""
+    return setup.file_name + (f", sheet {sheet}" if sheet else "") + count
+
+
+def run_samples(project: Project, state: WizardState,
+                checklists: Sequence[Checklist]) -> dict[str, list[ScoredSample]]:
+    """Per dimension, the think-aloud samples a scored text is compared with: the samples
+    chosen for the dimension now and those its checklist was built from (repeats removed)."""
+    out: dict[str, list[ScoredSample]] = {}
+    for checklist in checklists:
+        seen: set[str] = set()
+        samples = []
+        for sample in [*state.chosen_samples(checklist.dimension), *checklist.samples]:
+            key = " ".join(sample.text.split()).casefold()
+            if key and key not in seen:
+                seen.add(key)
+                samples.append(sample)
+        out[checklist.dimension] = samples
+    return out
+
+
+def results_out_of_date(project: Project, state: WizardState, run: ScoringRun | None,
+                        checklists: Sequence[Checklist], model: str) -> list[str]:
+    """Why ``run`` no longer matches the current choices, in plain words (empty: it is
+    current): a checklist edited, added or removed, other scoring options, another model, other
+    think-aloud samples, or another texts file, sheet or columns."""
+    if run is None:
+        return []
+    stored = project.get_run(run.run_id) if run.run_id is not None else None
+    then = (stored.settings if stored is not None else None) or {}
+    now = run_settings(checklists, state.scoring, model,
+                       run_samples(project, state, checklists))
+    reasons: list[str] = []
+    before, after = then.get("checklists", {}), now["checklists"]
+    for dimension, key in after.items():
+        if dimension not in before:
+            reasons.append(f"{dimension} has a checklist that these results do not cover")
+        elif before[dimension] != key:
+            reasons.append(f"the checklist of {dimension} was changed")
+    for dimension in before:
+        if dimension not in after:
+            reasons.append(f"the checklist of {dimension} is no longer there")
+    if then.get("scoring") != now["scoring"]:
+        reasons.append("the scoring options were changed")
+    if then.get("model") != now["model"]:
+        reasons.append(f"another model is chosen ({now['model'] or 'none'}; these results are "
+                       f"from {then.get('model') or 'an unnamed model'})")
+    if then.get("samples", {}) != now.get("samples", {}):
+        reasons.append("the think-aloud samples were changed")
+    if state.run_texts is None:
+        reasons.append("the texts file of these results was not recorded")
+    elif texts_key(state.run_texts) != texts_key(state.texts):
+        reasons.append("another texts file, sheet or column choice is chosen")
+    return reasons
 
 
 def all_checklists(project: Project, state: WizardState) -> list[Checklist]:

@@ -3,6 +3,11 @@
 Each key question is broken into several precise Yes/No sub-questions: "Yes" is the good
 answer, little room for personal judgement, little overlap, and flaws asked about as "does the
 text avoid ...". The sub-questions (after validation) are what the checklist asks.
+
+Entries are matched to key questions by component name. A reply that names none of the
+components is refused and asked again once; an entry under a renamed component is not guessed
+from its position: the component keeps its key question as its only sub-question, and its note
+names what the model wrote instead.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from functools import cache
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import align, ask, fold, progress_or_silent
+from core.interacteval._common import align, ask, fold, progress_or_silent, quoted, unmatched
 from core.interacteval.model import Dimension, JsonLLM, KeyQuestion, StageError, SubQuestionGroup
+from core.llm import Rejection
 from core.runs import CancelToken, Progress
 
 __all__ = ["generate_sub_questions"]
@@ -58,6 +64,16 @@ async def generate_sub_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Writing sub-questions for {dimension.name}", total=1)
+    components = [k.component for k in key_questions]
+
+    def check(reply: BaseModel) -> Rejection | None:
+        names = [e.component for e in reply.groups]  # type: ignore[attr-defined]
+        if all(index is None for index in align(names, components)):
+            return Rejection(
+                f"the reply names none of the listed components (it named {quoted(names)}); "
+                f"use the names exactly as listed: {quoted(components)}")
+        return None
+
     reply = await ask(
         llm, "sub_questions", _reply_schema(len(key_questions)),
         {
@@ -66,12 +82,13 @@ async def generate_sub_questions(
             "key_questions": _format(key_questions),
             "n_components": len(key_questions),
         },
-        stage=STAGE, dimension=dimension.name, cancel=cancel,
+        stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
     )
     entries = reply.groups  # type: ignore[attr-defined]
     found: list[list[str]] = [[] for _ in key_questions]
-    components = [k.component for k in key_questions]
-    for entry, index in zip(entries, align([e.component for e in entries], components)):
+    positions = align([e.component for e in entries], components)
+    unknown = unmatched([e.component for e in entries], positions)
+    for entry, index in zip(entries, positions):
         if index is None:
             continue
         for text in entry.sub_questions:
@@ -89,6 +106,9 @@ async def generate_sub_questions(
                 note="" if subs else (
                     "The model gave no sub-question here, so the key question is used as the "
                     "only question. Edit it or add sub-questions."
+                    + (f" (The model's reply also had sub-questions under {quoted(unknown)}, "
+                       "which is not one of the components, so they were not used.)"
+                       if unknown else "")
                 ),
             )
         )

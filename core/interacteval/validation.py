@@ -3,7 +3,10 @@
 A model reviews all sub-questions: it merges questions that ask about nearly the same thing,
 drops irrelevant ones and rewords problematic ones. Draft questions are numbered ("2.3" =
 component 2, sub-question 3) and the model says which drafts each final question comes from, so
-every final question keeps its component and its source attributes.
+every final question keeps its component and its source attributes. A reference that is a
+component's name instead of a draft number counts as that component. A reply none of whose
+questions can be traced to a draft is refused and asked again once (then the step fails); a
+single question that cannot be traced goes under "(no component)" with a remark.
 
 :func:`checklist_from_sub_questions` turns the sub-questions into a checklist without this step
 (the user may skip it, or validate by hand).
@@ -24,6 +27,7 @@ from core.interacteval.model import (
     StageError,
     SubQuestionGroup,
 )
+from core.llm import Rejection
 from core.runs import CancelToken, Progress
 
 __all__ = ["checklist_from_sub_questions", "validate_questions"]
@@ -94,6 +98,28 @@ async def validate_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Reviewing the questions of {dimension.name}", total=1)
+    drafts = _drafts(groups)
+    by_text = {fold(q): gi for gi, q in drafts.values()}
+    by_component = {fold(g.component): gi for gi, g in enumerate(groups)}
+
+    def sources_of(entry: ValidatedQuestion) -> list[int]:
+        found = []
+        for reference in map(_reference, entry.based_on):
+            if reference in drafts:
+                found.append(drafts[reference][0])
+            elif fold(reference) in by_component:
+                found.append(by_component[fold(reference)])
+        if not found and fold(entry.question) in by_text:
+            found = [by_text[fold(entry.question)]]
+        return found
+
+    def check(reply: ValidatedQuestions) -> Rejection | None:
+        if not any(sources_of(entry) for entry in reply.questions):
+            return Rejection(
+                "none of the final questions names a draft question it comes from; give the "
+                "numbers of the drafts, as written in the brackets, under based_on")
+        return None
+
     reply = await ask(
         llm, "validation", ValidatedQuestions,
         {
@@ -101,10 +127,8 @@ async def validate_questions(
             "definition": dimension.definition.strip() or "(no definition given)",
             "questions": _format(groups),
         },
-        stage=STAGE, dimension=dimension.name, cancel=cancel,
+        stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
     )
-    drafts = _drafts(groups)
-    by_text = {fold(q): gi for gi, q in drafts.values()}
     checklist = Checklist(dimension=dimension.name, definition=dimension.definition)
     placed: list[tuple[int, ChecklistItem]] = []
     seen: set[str] = set()
@@ -113,9 +137,7 @@ async def validate_questions(
         if not question or fold(question) in seen:
             continue
         seen.add(fold(question))
-        sources = [drafts[r][0] for r in map(_reference, entry.based_on) if r in drafts]
-        if not sources and fold(question) in by_text:
-            sources = [by_text[fold(question)]]
+        sources = sources_of(entry)
         if not sources:
             checklist.remarks.append(
                 f"“{question}” could not be traced to a draft question, so it has no "

@@ -220,6 +220,7 @@ class ChecklistModel(QAbstractItemModel):
         self.dimension = ""
         self.definition = ""
         self.remarks: list[str] = []
+        self.samples: list[Any] = []
         self.groups: list[Group] = []
 
     # -- filling / reading ----------------------------------------------------------------------
@@ -229,6 +230,7 @@ class ChecklistModel(QAbstractItemModel):
         self.dimension = checklist.dimension if checklist else ""
         self.definition = checklist.definition if checklist else ""
         self.remarks = list(checklist.remarks) if checklist else []
+        self.samples = list(checklist.samples) if checklist else []
         if checklist is not None:
             for item in checklist.items:
                 group = next((g for g in self.groups if g.name == item.component), None)
@@ -243,7 +245,7 @@ class ChecklistModel(QAbstractItemModel):
                                          "key_question": item.key_question or g.key_question})
                  for g in self.groups for item in g.items]
         return Checklist(dimension=self.dimension, definition=self.definition, items=items,
-                         remarks=list(self.remarks))
+                         remarks=list(self.remarks), samples=list(self.samples))
 
     def question_count(self) -> int:
         return sum(len(g.items) for g in self.groups)

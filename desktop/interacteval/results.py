@@ -1,17 +1,23 @@
 """InteractEval's results page: scores per text with every answer, the spread of the scores per
 dimension, and the agreement with human scores (each kind of correlation clearly labelled).
 
-Only shows a :class:`core.interacteval.ScoringRun` (and its agreement); exporting is asked for
-with :attr:`ResultsView.export_requested` / :attr:`ResultsView.export_checklists_requested`.
+Only shows a :class:`core.interacteval.ScoringRun` (and its agreement), with the run it comes
+from (when, which texts, checklists, model and options) and a banner when most texts failed
+because the model repeated the instructions, or when the results no longer match the current
+choices (then Export is off). Exporting is asked for with :attr:`ResultsView.export_requested`
+/ :attr:`ResultsView.export_checklists_requested`; the think-aloud samples switch with
+:attr:`ResultsView.include_samples_changed`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -25,7 +31,7 @@ from desktop.aqer.charts import ACCENT, Chart
 from desktop.aqer.models import VALUE_ROLE, Column, FrameModel
 from desktop.aqer.results import table_view
 from desktop.run_panel import RunPanel
-from desktop.widgets import fit_columns
+from desktop.widgets import fit_columns, hint_label, note_box
 
 __all__ = ["AGREEMENT_COLUMNS", "ANSWER_COLUMNS", "ResultsView", "draw_distributions"]
 
@@ -84,10 +90,18 @@ class ResultsView(QWidget):
 
     export_requested = Signal()
     export_checklists_requested = Signal()
+    #: The user ticked or unticked "include the think-aloud samples in the agreement".
+    include_samples_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.run: Any = None
+        self.out_of_date: list[str] = []
+        self.banner = note_box()
+        self.banner.setTextFormat(Qt.TextFormat.RichText)
+        self.banner.hide()
+        self.run_label = hint_label()
+        self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -132,7 +146,8 @@ class ResultsView(QWidget):
         scores_tab = QWidget()
         sv = QVBoxLayout(scores_tab)
         sv.addWidget(QLabel("One row per text: its checklist score on each dimension "
-                            "(1 + 4 × yes / answered questions). A failed text says why."))
+                            "(1 + 4 × yes answers / questions). A text with no score says "
+                            "why: failed, or incomplete with the questions still unanswered."))
         sv.addWidget(split, 1)
 
         self.chart = Chart(minimum_height=260)
@@ -149,9 +164,17 @@ class ResultsView(QWidget):
         self.agreement_label.setWordWrap(True)
         self.agreement_panel = RunPanel()
         self.agreement_panel.hide()
+        self.samples_check = QCheckBox("Include the think-aloud samples in the agreement")
+        self.samples_check.setToolTip(
+            "Texts that are also think-aloud samples were shown to the people and models who "
+            "wrote the checklist, so they are not fair test items. They are left out of the "
+            "agreement unless you tick this.")
+        self.samples_check.toggled.connect(self.include_samples_changed)
+        self.samples_check.hide()
         agreement_tab = QWidget()
         gv = QVBoxLayout(agreement_tab)
         gv.addWidget(self.agreement_label)
+        gv.addWidget(self.samples_check)
         gv.addWidget(self.agreement_panel)
         gv.addWidget(self.agreement_view, 1)
 
@@ -164,15 +187,21 @@ class ResultsView(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.banner)
         layout.addLayout(top)
+        layout.addWidget(self.run_label)
         layout.addWidget(self.export_panel)
         layout.addWidget(self.export_message)
         layout.addWidget(self.tabs, 1)
 
     # -- filling --------------------------------------------------------------------------------
-    def set_run(self, run: Any) -> None:
-        """Show a :class:`core.interacteval.ScoringRun`."""
+    def set_run(self, run: Any, *, lines: Sequence[tuple[str, str]] = (),
+                include_samples: bool = False, out_of_date: Sequence[str] = ()) -> None:
+        """Show a :class:`core.interacteval.ScoringRun`; ``lines`` say which run it is
+        (``core.interacteval.report.run_lines``), ``out_of_date`` why it no longer matches the
+        current choices (empty: it is current)."""
         self.run = run
+        self.set_run_lines(lines)
         self._drawn = False
         self.export_message.hide()
         dimensions = [c.dimension for c in run.checklists]
@@ -187,9 +216,11 @@ class ResultsView(QWidget):
             row[f"score:{s.dimension}"] = s.score if s.status == "ok" else None
             if s.human is not None:
                 row[f"human:{s.dimension}"] = s.human
+            if s.think_aloud_sample:
+                row["notes"].append(f"{s.dimension}: think-aloud sample")
             if s.status != "ok" or s.note:
-                row["notes"].append(f"{s.dimension}: {'FAILED: ' if s.status != 'ok' else ''}"
-                                    f"{s.note}")
+                flag = {"failed": "FAILED: ", "incomplete": "INCOMPLETE: "}.get(s.status, "")
+                row["notes"].append(f"{s.dimension}: {flag}{s.note}")
         columns = [Column("text_id", "Text"), Column("system", "System", "text", "", "—"),
                    Column("source_id", "Source", "text", "", "—")]
         has_human = any(s.human is not None for s in run.scores)
@@ -215,6 +246,7 @@ class ResultsView(QWidget):
         self.answers_title.setText("<b>Answers</b> (select a text above)")
 
         failed = len(run.failed)
+        incomplete = sum(1 for s in run.scores if s.status == "incomplete")
         spread = []
         for d in dimensions:
             ok = [s.score for s in run.scores if s.dimension == d and s.status == "ok"]
@@ -225,12 +257,29 @@ class ResultsView(QWidget):
                 spread.append(f"{d}: no text scored")
         self.spread_label.setText("How the checklist scores are spread. " + "; ".join(spread)
                                   + ".")
+        plural = "text" if len(texts) == 1 else "texts"
         self.summary.setText(
-            f"<b>{len(texts)} texts</b> scored on <b>{', '.join(dimensions)}</b> with "
-            f"{run.model or 'the chosen model'}: {len(run.scored)} scores"
-            + (f", <span style='color:#b42318'><b>{failed} failed</b></span> (see Notes)"
+            f"<b>{len(texts)} {plural}</b> scored on <b>{', '.join(dimensions)}</b> with "
+            f"{run.model or 'the chosen model'}: {len(run.scored)} "
+            f"score{'s' if len(run.scored) != 1 else ''}"
+            + (f", <span style='color:#b42318'><b>{failed} without a score</b></span> ("
+               + ", ".join(part for part in (
+                   f"{incomplete} incomplete" if incomplete else "",
+                   f"{failed - incomplete} failed" if failed - incomplete else "") if part)
+               + "; see Notes)"
                if failed else ", none failed")
             + ". Select a text to see every answer behind its score.")
+        flagged = sum(1 for s in run.scores if s.think_aloud_sample)
+        self.samples_check.blockSignals(True)
+        self.samples_check.setChecked(include_samples)
+        self.samples_check.blockSignals(False)
+        self.samples_check.setText(
+            f"Include the {flagged} think-aloud sample{'s' if flagged != 1 else ''} in the "
+            + ("agreement (it helped build the checklist, so it is left out by default)"
+               if flagged == 1 else
+               "agreement (they helped build the checklist, so they are left out by default)"))
+        self.samples_check.setVisible(bool(flagged))
+        self.set_out_of_date(out_of_date)
         self.agreement_model.set_rows([])
         if not has_human:
             self.agreement_label.setText("The texts have no human scores, so there is no "
@@ -239,6 +288,35 @@ class ResultsView(QWidget):
             self.agreement_label.setText("Computing the agreement…")
         if self.tabs.currentIndex() == 1:
             self._draw()
+
+    def set_run_lines(self, lines: Sequence[tuple[str, str]]) -> None:
+        """Which run the page shows, in one wrapped line."""
+        self.run_label.setTextFormat(Qt.TextFormat.RichText)
+        self.run_label.setText(" · ".join(f"<b>{escape(key)}:</b> {escape(value)}"
+                                          for key, value in lines))
+        self.run_label.setVisible(bool(lines))
+
+    def set_out_of_date(self, reasons: Sequence[str]) -> None:
+        """Mark the results as no longer matching the current choices (or as current again):
+        a banner says why, and Export is off while they are out of date."""
+        self.out_of_date = list(reasons)
+        parts = []
+        warning = getattr(self.run, "copy_warning", "") if self.run is not None else ""
+        if self.out_of_date:
+            parts.append("<b style='color:#b42318'>Out of date.</b> These results were made "
+                         "with other choices: " + "; ".join(self.out_of_date) + ". Score the "
+                         "texts again on the Score page to get results for the current "
+                         "choices. Export is off until then.")
+        if warning:
+            parts.append(f"<b style='color:#b42318'>{warning}</b>")
+        self.banner.setText("<br>".join(parts))
+        self.banner.setVisible(bool(parts))
+        self.export_button.setEnabled(self.run is not None and not self.out_of_date)
+        self.export_button.setToolTip(
+            "These results no longer match the current choices: score again to export."
+            if self.out_of_date else
+            "Scores, every answer, the checklists, the attributes and the agreement in one "
+            "workbook, with a Read me sheet that says which run it is.")
 
     def set_agreement(self, rows: Sequence[dict[str, Any]]) -> None:
         """Rows of ``core.interacteval.agreement_rows`` (the comparison names the dimension)."""

@@ -1102,6 +1102,7 @@ class InteractEvalWizard(QWidget):
                                                      cancel=cancel)
             else:
                 checklist = checklist_from_sub_questions(dim, groups)
+            checklist.samples = state.chosen_samples(name)  # the think-aloud's samples
             save_checklist(self.project, checklist)
             state.checklist_inputs[name] = input_hash
             st.save_state(self.project, state)
@@ -1297,8 +1298,8 @@ class InteractEvalWizard(QWidget):
         self.per_question_check = QCheckBox("Ask one question per call (more calls; the paper "
                                             "asked the whole checklist at once)")
         self.per_question_check.toggled.connect(self._scoring_chosen)
-        self.legacy_check = QCheckBox("Legacy count (count “Yes” like the authors' code; for "
-                                      "replication only)")
+        self.legacy_check = QCheckBox("Legacy count (reproduces the authors' code: only “Yes” "
+                                      "with a capital Y counts; for replication only)")
         self.legacy_check.toggled.connect(self._scoring_chosen)
         model_box = QGroupBox("Model and settings")
         mf = QFormLayout(model_box)
@@ -1338,7 +1339,9 @@ class InteractEvalWizard(QWidget):
         layout.addWidget(intro_label(
             "Choose the spreadsheet with the texts to score and say which column holds what. "
             "The model answers every checklist question about every text; the score is "
-            "1 + 4 × (yes answers / answered questions), from 1 to 5. Each scored text is "
+            "1 + 4 × (yes answers / questions), from 1 to 5; a question left unanswered is "
+            "asked again, and a text with a question still unanswered gets no score (it is "
+            "shown as incomplete, and scoring again asks again). Each scored text is "
             "saved at once: Cancel any time, and scoring again continues where it stopped "
             "without asking the model twice. Human scores, if the sheet has them, are used "
             "only to show the agreement."))
@@ -1391,6 +1394,7 @@ class InteractEvalWizard(QWidget):
             self.score_panel.hide()
         self._fill_texts_widgets()
         self._show_texts_summary()
+        self._update_nav()
         self.step_ended.emit("texts", outcome.status)
 
     def _fill_texts_widgets(self) -> None:
@@ -1434,7 +1438,9 @@ class InteractEvalWizard(QWidget):
             names = [p.name for p in self._profiles()]
             for name in names:
                 self.scorer_combo.addItem(name)
-            chosen = self.state.scorer or self._builder_name()
+            # the profile scoring will use (the default one when none was chosen)
+            used = self._profile(self.state.scorer or self._builder_name())
+            chosen = used.name if used is not None else ""
             if chosen in names:
                 self.scorer_combo.setCurrentIndex(names.index(chosen))
             self.per_question_check.setChecked(self.state.scoring.mode == "per_question")
@@ -1476,6 +1482,7 @@ class InteractEvalWizard(QWidget):
         })
         self._save()
         self._show_texts_summary()
+        self._update_nav()
 
     def _show_texts_summary(self) -> None:
         checklists = st.all_checklists(self.project, self.state)
@@ -1525,16 +1532,20 @@ class InteractEvalWizard(QWidget):
         items = list(self.opened_texts.read.items)
         profile = self._profile(self.state.scorer or self._builder_name())
         settings = self.state.scoring
-        run_id = open_scoring_run(self.project, checklists, settings, profile.model)
+        samples = st.run_samples(self.project, self.state, checklists)
+        run_id = open_scoring_run(self.project, checklists, settings, profile.model, samples)
         self.state.run_id = run_id
         self.state.text_order = [i.id for i in items]
+        self.state.run_texts = self.state.texts.model_copy(deep=True)
+        self.state.run_count = len(items)
         self._save()
+        self.run = None  # the earlier results are not this run's
         llm = self.llm_factory(profile, self.project, run_id)
 
         async def job(progress, cancel):
             return await score_texts(checklists, items, llm, settings=settings,
                                      model=profile.model, project=self.project, run_id=run_id,
-                                     progress=progress, cancel=cancel)
+                                     samples=samples, progress=progress, cancel=cancel)
 
         self.score_panel.show()
         self._set_busy("score")
@@ -1557,6 +1568,7 @@ class InteractEvalWizard(QWidget):
         self.results = ResultsView()
         self.results.export_requested.connect(self._ask_export_results)
         self.results.export_checklists_requested.connect(self._ask_export_checklists)
+        self.results.include_samples_changed.connect(self.set_include_samples)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(title_label("Results"))
@@ -1569,28 +1581,68 @@ class InteractEvalWizard(QWidget):
         return page
 
     def show_run(self, run: Any) -> None:
-        """Show a scoring run (from a finished scoring or from the project) and compute the
-        agreement in the executor."""
+        """Show a scoring run (from a finished scoring or from the project), saying which run
+        it is and whether it still matches the current choices, and compute the agreement in
+        the executor."""
         self.run = run
         self.agreement = []
-        self.results.set_run(run)
+        self.results.set_run(run, lines=self._run_lines(run),
+                             include_samples=self.state.include_samples,
+                             out_of_date=self._out_of_date(run))
         self.show_page("results")
-        if any(s.human is not None for s in run.scores):
-            from core.interacteval import agreement_rows, human_agreement
+        self._compute_agreement()
 
-            def compute(progress, cancel):
-                progress.start("Correlating with the human scores", total=1)
-                results = human_agreement(run.scores)
-                progress.advance(1)
-                return results, agreement_rows(results)
+    def _run_lines(self, run: Any) -> list[tuple[str, str]]:
+        from core.interacteval.report import run_lines
 
-            self.results.agreement_panel.show()
-            self._start(self.results.agreement_panel, compute,
-                       title="Computing the agreement", on_done=self._agreement_done)
+        return run_lines(run, texts=st.run_texts_line(self.state),
+                         include_samples=self.state.include_samples)
 
-    def _agreement_done(self, outcome: RunOutcome) -> None:
+    def _current_model(self) -> str:
+        profile = self._profile(self.state.scorer or self._builder_name())
+        return profile.model if profile is not None else ""
+
+    def _out_of_date(self, run: Any) -> list[str]:
+        """Why ``run`` no longer matches the current choices (empty: it is current)."""
+        if run is None:
+            return []
+        checklists = st.all_checklists(self.project, self.state)
+        return st.results_out_of_date(self.project, self.state, run, checklists,
+                                      self._current_model())
+
+    def _compute_agreement(self) -> None:
+        run = self.run
+        if run is None or not any(s.human is not None for s in run.scores):
+            return
+        from core.interacteval import agreement_rows, human_agreement
+
+        include = self.state.include_samples
+
+        def compute(progress, cancel):
+            progress.start("Correlating with the human scores", total=1)
+            results = human_agreement(run.scores, include_samples=include)
+            progress.advance(1)
+            return results, agreement_rows(results)
+
+        self.results.agreement_panel.show()
+        self.results.agreement_label.setText("Computing the agreement…")
+        self._start(self.results.agreement_panel, compute,
+                    title="Computing the agreement", on_done=partial(self._agreement_done, run))
+
+    @Slot(bool)
+    def set_include_samples(self, include: bool) -> None:
+        """Keep (or leave out) the think-aloud samples in the agreement, and compute it again."""
+        if include == self.state.include_samples:
+            return
+        self.state.include_samples = include
+        self._save()
+        if self.run is not None:
+            self.results.set_run_lines(self._run_lines(self.run))
+            self._compute_agreement()
+
+    def _agreement_done(self, run: Any, outcome: RunOutcome) -> None:
         self.step_ended.emit("agreement", outcome.status)
-        if outcome.finished:
+        if outcome.finished and run is self.run:
             self.agreement, rows = outcome.result
             self.results.agreement_panel.hide()
             self.results.set_agreement(rows)
@@ -1608,8 +1660,14 @@ class InteractEvalWizard(QWidget):
             self.export_results(path)
 
     def export_results(self, path: str | Path) -> Any:
-        """Write the results workbook (Scores, Answers, Checklists, Attributes, Agreement)."""
+        """Write the results workbook (Scores, Answers, Checklists, Attributes, Agreement).
+        Results that no longer match the current choices are not exported."""
         if self.run is None:
+            return None
+        reasons = self._out_of_date(self.run)
+        if reasons:
+            self.results.set_out_of_date(reasons)
+            self.main_window.status("Not exported: the results are out of date.")
             return None
         from core.interacteval import write_results
 
@@ -1622,7 +1680,9 @@ class InteractEvalWizard(QWidget):
         self.results.export_panel.show()
         return self._start(self.results.export_panel,
                           _plain_step(write_results, target, self.run,
-                                  agreement=self.agreement, readme=readme),
+                                      agreement=self.agreement, readme=readme,
+                                      texts=st.run_texts_line(self.state),
+                                      include_samples=self.state.include_samples),
                           title=f"Exporting to {target.name}",
                           on_done=partial(self._exported, target, self.results.export_panel))
 
@@ -1663,6 +1723,9 @@ class InteractEvalWizard(QWidget):
             self._fill_checklist()
         elif key == "score":
             self._fill_scoring()
+        elif key == "results" and self.run is not None:
+            self.results.set_run_lines(self._run_lines(self.run))
+            self.results.set_out_of_date(self._out_of_date(self.run))
 
     def _update_run_buttons(self) -> None:
         idle = not self.busy
@@ -1689,9 +1752,13 @@ class InteractEvalWizard(QWidget):
                 enabled, message = False, "Build or import a checklist to go on."
         elif key == "score":
             run = self._stored_run()
-            enabled = enabled and run is not None
+            reasons = self._out_of_date(run)
+            enabled = enabled and run is not None and not reasons
             self.next_button.setText("Show results")
             self.next_button.setVisible(run is not None)
+            if run is not None and reasons:
+                message = ("The last results no longer match your choices (" + "; ".join(reasons)
+                           + "): score the texts to see results for these choices.")
         self.next_button.setEnabled(enabled)
         if message or not self.nav_message.text().startswith("Wait"):
             self.nav_message.setText(message)
@@ -1699,10 +1766,11 @@ class InteractEvalWizard(QWidget):
             button.setEnabled(not self.busy)
 
     def _stored_run(self) -> Any:
-        checklists = st.all_checklists(self.project, self.state)
-        if self.run is not None and [c.fingerprint() for c in self.run.checklists] == [
-                c.fingerprint() for c in checklists]:
+        """The results of the last scoring run: the ones on screen, else those stored in the
+        project (None when there are none, or their checklists are gone or changed)."""
+        if self.run is not None and self.run.run_id == self.state.run_id:
             return self.run
+        checklists = st.all_checklists(self.project, self.state)
         return st.load_run(self.project, self.state, checklists) if checklists else None
 
     @Slot()
@@ -1712,7 +1780,7 @@ class InteractEvalWizard(QWidget):
         key = self.page
         if key == "score":
             run = self._stored_run()
-            if run is not None:
+            if run is not None and not self._out_of_date(run):
                 self.show_run(run)
             return
         self.show_page(PAGES[PAGES.index(key) + 1])
@@ -1729,10 +1797,10 @@ class InteractEvalWizard(QWidget):
         page = self.state.page if self.state.page in PAGES else "dimensions"
         if page == "results":
             run = self._stored_run()
-            if run is not None:
+            if run is not None and not self._out_of_date(run):
                 self.show_run(run)
                 return
-            page = "score"
+            page = "score"  # results that no longer match the choices are not shown
         self.show_page(page)
 
 

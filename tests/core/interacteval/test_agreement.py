@@ -68,7 +68,7 @@ def test_rows_are_labelled_with_n_and_groups(crafted):
     assert [r["statistic"] for r in grouped] == ["Spearman rho", "Kendall tau-b", "Pearson r"]
     assert all("3 of 4 source documents used" in r["note"] for r in grouped)
     assert all("11 of 13 texts used" in r["note"] for r in rows)
-    assert all("1 failed" in r["note"] for r in rows)
+    assert all("1 without a score" in r["note"] for r in rows)
     assert grouped[0]["n"] == 9  # pairs inside the 3 documents used
 
 
@@ -92,3 +92,24 @@ def test_no_human_scores_no_agreement():
 def test_labels_match_core_stats():
     assert agreement_module.GROUPED_LABEL == stats.GROUPED_LABEL
     assert agreement_module.POOLED_LABEL == stats.POOLED_LABEL
+
+
+def test_think_aloud_samples_are_left_out_by_default_and_counted(crafted):
+    """Two texts that helped build the checklist (think-aloud samples) would reverse d3's
+    correlation: they are not test items, so they are left out unless asked for."""
+    flagged = [s.model_copy(update={"think_aloud_sample": s.text_id in ("d3-B", "d3-C")})
+               for s in crafted]
+    (without,) = human_agreement(flagged, n_boot=0)
+    assert (without.used, without.samples_left_out, without.samples_included) == (9, 2, 0)
+    assert without.pooled.n == 9
+    assert [g.group for g in without.per_document.skipped_groups] == ["d3", "d4"]  # one text
+    note = without.note()
+    assert "9 of 13 texts used" in note
+    assert "2 think-aloud samples left out" in note
+    rows = agreement_rows([without])
+    assert all("think-aloud samples left out" in r["note"] for r in rows)
+
+    (included,) = human_agreement(flagged, n_boot=0, include_samples=True)
+    assert (included.used, included.samples_left_out, included.samples_included) == (11, 0, 2)
+    assert included.pooled.n == 11
+    assert "2 think-aloud samples included on request" in included.note()

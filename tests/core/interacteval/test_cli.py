@@ -107,7 +107,7 @@ def test_score_with_failed_items_exits_3(inputs, scripted_model, capsys):
                  "--model", "scripted/ie-cli", "-o", str(results)])
     err = capsys.readouterr().err
     assert code == 3
-    assert "1 text(s) failed" in err
+    assert "1 text(s) have no score" in err
     scores = pd.read_excel(results, sheet_name="Scores")
     failed = scores[scores.text_id == "b"].iloc[0]
     assert failed.status == "failed" and pd.isna(failed.score)
@@ -185,3 +185,43 @@ def test_an_id_like_column_is_not_taken_as_text_id(inputs, scripted_model, capsy
     scores = pd.read_excel(results, sheet_name="Scores", dtype=str)
     assert list(scores.text_id) == ["row 2", "row 3"]
     assert list(scores.system) == ["gpt", "gpt"]
+
+
+def test_think_aloud_samples_travel_with_the_checklist_and_are_left_out(
+    inputs, scripted_model, capsys
+):
+    checklist = inputs / "checklist.xlsx"
+    assert main(["checklist", "build", "--dimension", "Coherence",
+                 "--definition-file", str(inputs / "def.txt"),
+                 "--samples", str(inputs / "samples.xlsx"),
+                 "--model", "scripted/ie-cli", "-o", str(checklist)]) == 0
+    samples = pd.read_excel(checklist, sheet_name="Samples", dtype=str)
+    assert list(samples.text) == ["Sample summary 0", "Sample summary 2", "Sample summary 4",
+                                  "Sample summary 5"]
+    rows = [{"id": f"x{i}", "doc_id": "d1", "summary": text, "Coherence": human}
+            for i, (text, human) in enumerate([
+                ("A good summary.", 5), ("A weak text.", 1), ("Another good summary.", 4),
+                ("sample summary 5", 2)])]  # the last one is a think-aloud sample
+    pd.DataFrame(rows).to_excel(inputs / "mixed.xlsx", index=False)
+    results = inputs / "r.xlsx"
+    args = ["checklist", "score", "--checklist", str(checklist), "--items",
+            str(inputs / "mixed.xlsx"), "--model", "scripted/ie-cli", "-o", str(results)]
+    capsys.readouterr()
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "1 scored text is a think-aloud sample (Coherence: x3)" in err
+    scores = pd.read_excel(results, sheet_name="Scores", dtype=str)
+    assert list(scores.think_aloud_sample) == ["no", "no", "no", "yes"]
+    agreement = pd.read_excel(results, sheet_name="Agreement", dtype=str)
+    pooled = agreement[agreement.kind == "pooled over all texts"]
+    assert set(pooled.n) == {"3"}
+    assert pooled.note.str.contains("1 think-aloud sample left out").all()
+    assert "left out of the agreement" in pd.read_excel(
+        results, sheet_name="Read me").to_string()
+
+    assert main([*args, "--include-samples"]) == 0
+    agreement = pd.read_excel(results, sheet_name="Agreement", dtype=str)
+    pooled = agreement[agreement.kind == "pooled over all texts"]
+    assert set(pooled.n) == {"4"}
+    assert "included in the agreement" in pd.read_excel(
+        results, sheet_name="Read me").to_string()

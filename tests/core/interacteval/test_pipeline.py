@@ -261,3 +261,31 @@ async def test_cancel_and_resume_through_the_gateway(tmp_path, scripted, checkli
         assert asked.count(text_id.removeprefix("t")) == 1
     assert llm.calls - before <= 3  # the three missing texts (one may have been in flight)
     assert gateway.usage.calls == llm.calls - before
+
+
+async def test_a_text_that_is_a_think_aloud_sample_is_flagged(tmp_path, checklist):
+    """The same text as one of the dimension's think-aloud samples (case and spacing aside) is
+    scored and flagged; the flag is stored, and comes back with a resumed run."""
+    from core.interacteval import ScoredSample
+    from core.project import Project
+
+    items = _items(3)
+    with_samples = checklist.model_copy(update={"samples": [
+        ScoredSample(text="  text NUMBER 1. ", score=4.0),
+        ScoredSample(text="A sample that is not scored.", score=1.0)]})
+    other = Checklist(dimension="Fluency", items=[ChecklistItem(question="Fluent?")])
+    llm = FakeLLM(lambda messages, schema: {"q1": "yes", "q2": "yes"})
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        run = await score_texts([with_samples, other], items, llm, project=project)
+        flags = {(s.dimension, s.text_id): s.think_aloud_sample for s in run.scores}
+        assert flags[("Coherence", "t1")] is True
+        assert sum(flags.values()) == 1  # not t0/t2, and not t1 on Fluency (not its sample)
+        stored = {r.payload["text_id"]: r.payload["think_aloud_sample"]
+                  for r in project.get_results(run.run_id, RESULT_KIND)
+                  if r.payload["dimension"] == "Coherence"}
+        assert stored == {"t0": False, "t1": True, "t2": False}
+        # samples given for the run (the wizard's choice) take the place of the checklist's
+        again = await score_texts([with_samples, other], items, llm, project=project,
+                                  samples={"Coherence": ["Text number 2."]})
+        assert [s.text_id for s in again.scores if s.think_aloud_sample] == ["t2"]
+        assert again.run_id != run.run_id  # other samples: another run

@@ -134,3 +134,44 @@ def test_results_workbook_reads_back_as_a_checklist_file(tmp_path, checklists):
     assert not got.errors
     assert got.checklists[0].questions == coherence.questions
     assert got.checklists[0].items[0].source_attributes == coherence.items[0].source_attributes
+
+
+# --------------------------------------------------------------------- think-aloud samples
+def test_checklist_file_keeps_its_think_aloud_samples(tmp_path, checklists):
+    from core.interacteval import ScoredSample
+
+    coherence = checklists[0].model_copy(update={"samples": [
+        ScoredSample(source="Article 1", text="A sample summary.", score=2.33, row=4),
+        ScoredSample(source="Article 2", text="=Another one.", score=5.0, row=7)]})
+    path = tmp_path / "checklist.xlsx"
+    write_checklists(path, [coherence, checklists[1]])
+    readme = pd.read_excel(path, sheet_name="Read me", dtype=str).to_string()
+    assert "row 4 (score 2.33), row 7 (score 5)" in readme
+    assert "left out of the agreement" in readme
+    assert "1 + 4 × (yes answers / questions in the checklist)" in readme  # the scoring rule
+    got = read_checklists(path)
+    assert not got.errors, got.errors
+    back = got.checklists[0]
+    assert [(s.text, s.score, s.row) for s in back.samples] == [
+        ("A sample summary.", 2.33, 4), ("=Another one.", 5.0, 7)]
+    assert got.checklists[1].samples == []
+
+
+def test_results_workbook_says_which_samples_were_left_out(tmp_path, checklists):
+    scores = [TextScore(text_id=f"t{i}", dimension="Coherence", status="ok", score=float(s),
+                        human=float(h), questions=2, answered=2, think_aloud_sample=i == 0)
+              for i, (s, h) in enumerate([(5, 1), (1, 1), (3, 3), (5, 5)])]
+    run = ScoringRun(scores=scores, settings=ScoringSettings(), model="m",
+                     checklists=[checklists[0]], date="2025-01-02 03:04")
+    path = tmp_path / "results.xlsx"
+    write_results(path, run, agreement=human_agreement(scores, n_boot=0), texts="texts.csv")
+    sheets = pd.read_excel(path, sheet_name=None, dtype=str)
+    readme = sheets["Read me"].to_string()
+    assert "1 scored text is a think-aloud sample (Coherence: t0)" in readme
+    assert "left out of the agreement" in readme
+    assert "2025-01-02 03:04" in readme and "texts.csv" in readme
+    assert list(sheets["Scores"].think_aloud_sample) == ["yes", "no", "no", "no"]
+    computed = sheets["Agreement"].dropna(subset=["value"])
+    assert len(computed) == 3  # pooled: Spearman, Kendall, Pearson over the 3 other texts
+    assert computed.note.str.contains("1 think-aloud sample left out").all()
+    assert set(computed.n) == {"3"}

@@ -163,6 +163,32 @@ async def test_cluster_attributes_unknown_component_is_remarked(coherence, attri
     assert len(result.left_out) == 4
 
 
+async def test_cluster_attributes_renamed_component_is_reported_not_guessed(
+    coherence, attributes
+):
+    llm = FakeLLM({"Clusters": {"clusters": [
+        {"component": "Flow of ideas", "notes": [1, 2]},
+        {"component": "Structure", "notes": [3]},
+    ]}})
+    result = await cluster_attributes(coherence, ["Logical flow", "Structure"], attributes, llm)
+    flow, structure = result.clusters
+    assert flow.attributes == []  # not placed under Logical flow by position
+    assert structure.attributes == [attributes[2]]
+    assert attributes[0] in result.left_out and attributes[1] in result.left_out
+    (remark,) = [r for r in result.remarks if "Flow of ideas" in r]
+    assert "numbers 1, 2" in remark and "left-out" in remark
+
+
+async def test_cluster_attributes_naming_no_component_is_refused(coherence, attributes):
+    llm = FakeLLM({"Clusters": {"clusters": [{"component": "Grammar", "notes": [1]},
+                                             {"component": "Tone", "notes": [2]}]}})
+    with pytest.raises(StageError) as err:
+        await cluster_attributes(coherence, ["Logical flow", "Structure"], attributes, llm)
+    assert err.value.kind == "rejected_output"
+    assert "names none of the listed components" in str(err.value)
+    assert "“Grammar”, “Tone”" in str(err.value)
+
+
 # ---------------------------------------------------------------------------- key questions
 def _clusters(attributes):
     return AttributeClusters(clusters=[
@@ -188,11 +214,36 @@ async def test_key_questions_align_by_name_and_carry_attributes(coherence, attri
     assert "- Pronouns point to something clear." in llm.prompts[0]
 
 
-async def test_key_questions_by_position_when_names_differ(coherence, attributes):
+async def test_key_questions_of_renamed_components_are_not_guessed_by_position(
+    coherence, attributes
+):
     llm = FakeLLM({"KeyQuestions": {"key_questions": [
         {"component": "A", "question": "Q1?"}, {"component": "B", "question": "Q2?"}]}})
-    keys = await generate_key_questions(coherence, _clusters(attributes), llm)
-    assert [k.question for k in keys] == ["Q1?", "Q2?"]
+    with pytest.raises(StageError) as err:
+        await generate_key_questions(coherence, _clusters(attributes), llm)
+    message = str(err.value)
+    assert "no key question for “Logical flow”, “Structure”" in message
+    assert "“A”, “B”, which are not among the components" in message
+    assert err.value.kind == "rejected_output"
+
+
+async def test_key_questions_renamed_then_corrected_when_asked_again(coherence, attributes):
+    """Through the gateway: a reply with a renamed component is refused and asked again with
+    the reason; the corrected reply is used."""
+    from core.llm import Gateway, MemoryCache, ScriptedLLM
+
+    renamed = {"key_questions": [{"component": "Flow of ideas", "question": "Q1?"},
+                                 {"component": "Structure", "question": "Q2?"}]}
+    right = {"key_questions": [{"component": "Logical flow", "question": "Q1?"},
+                               {"component": "Structure", "question": "Q2?"}]}
+    with ScriptedLLM({"Write exactly one key question": [renamed, right]},
+                     name="ie-keys-renamed") as llm:
+        gateway = Gateway(llm.profile(), cache=MemoryCache())
+        keys = await generate_key_questions(coherence, _clusters(attributes), gateway)
+        assert llm.calls == 2
+        assert "no key question for “Logical flow”" in llm.prompts[1]
+    assert [(k.component, k.question) for k in keys] == [("Logical flow", "Q1?"),
+                                                          ("Structure", "Q2?")]
 
 
 async def test_key_questions_missing_one_is_an_error(coherence, attributes):
@@ -221,6 +272,20 @@ async def test_sub_questions_per_key_question(coherence, attributes):
     assert groups[1].sub_questions == ["Organised?"]
     assert "no sub-question" in groups[1].note
     assert "Key question: Logical?" in llm.prompts[0]
+
+
+async def test_sub_questions_under_a_renamed_component_are_reported(coherence, attributes):
+    keys = [KeyQuestion(component="Logical flow", question="Logical?", attributes=attributes[:2]),
+            KeyQuestion(component="Structure", question="Organised?", attributes=attributes[2:])]
+    llm = FakeLLM({"SubQuestions": {"groups": [
+        {"component": "Organisation", "sub_questions": ["Is there a clear ending?"]},
+        {"component": "Logical flow", "sub_questions": ["Does each sentence follow?"]},
+    ]}})
+    groups = await generate_sub_questions(coherence, keys, llm)
+    assert groups[0].sub_questions == ["Does each sentence follow?"]
+    # not moved under Structure by position: the key question stands in, and the note says why
+    assert groups[1].sub_questions == ["Organised?"]
+    assert "“Organisation”" in groups[1].note
 
 
 # ------------------------------------------------------------------------------- validation
@@ -266,6 +331,23 @@ async def test_validation_reports_a_component_with_no_question_left(coherence, a
     assert any("Structure" in r for r in checklist.remarks)
 
 
+async def test_validation_traces_a_question_by_its_component_name(coherence, attributes):
+    llm = FakeLLM({"ValidatedQuestions": {"questions": [
+        {"question": "Is the ending clear?", "based_on": ["Structure"]},
+        {"question": "Does each sentence follow?", "based_on": ["1.1"]}]}})
+    checklist = await validate_questions(coherence, _groups(attributes), llm)
+    assert [(i.component, i.question) for i in checklist.items] == [
+        ("Logical flow", "Does each sentence follow?"), ("Structure", "Is the ending clear?")]
+
+
+async def test_validation_tracing_nothing_is_refused(coherence, attributes):
+    llm = FakeLLM({"ValidatedQuestions": {"questions": [
+        {"question": "Is it nice?", "based_on": ["7.7"]}]}})
+    with pytest.raises(StageError) as err:
+        await validate_questions(coherence, _groups(attributes), llm)
+    assert "names a draft question" in str(err.value)
+
+
 def test_checklist_without_validation(coherence, attributes):
     checklist = checklist_from_sub_questions(coherence, _groups(attributes))
     assert checklist.questions == ["Does each sentence follow?", "Are links clear?",
@@ -285,10 +367,10 @@ def test_attribute_label_round_trip():
 
 @pytest.mark.parametrize("given, expected, out", [
     (["b", "A"], ["A", "B"], [1, 0]),
-    (["flow of ideas", "Flow"], ["Logical flow", "Flow"], [0, 1]),  # exact names win
-    (["x", "y"], ["A", "B"], [0, 1]),  # nothing matches: by position
+    (["logical flow of ideas", "Flow"], ["Logical flow", "Flow"], [0, 1]),  # exact names win
+    (["x", "y"], ["A", "B"], [None, None]),  # nothing matches: nothing guessed by position
     (["A", "zzz", "B"], ["A", "B"], [0, None, 1]),
-    (["B", "zzz"], ["A", "B"], [1, 0]),  # the free component
+    (["B", "zzz"], ["A", "B"], [1, None]),  # a renamed component is not given the free one
 ])
 def test_align_component_names(given, expected, out):
     from core.interacteval._common import align
