@@ -6,10 +6,10 @@ without a window; :class:`Chart` is the widget that holds one figure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+from desktop.views import ACCENT, INK, LLM_COLOUR, MUTED, Chart
 
 __all__ = [
     "Chart",
@@ -18,41 +18,6 @@ __all__ = [
     "draw_llm_comparison",
     "draw_scores",
 ]
-
-ACCENT = "#2563a8"
-MUTED = "#9aa5b1"
-LLM_COLOUR = "#d97706"
-INK = "#1f2933"
-
-
-class Chart(QWidget):
-    """A matplotlib figure in the window; the canvas is made on the first :meth:`draw`."""
-
-    def __init__(self, minimum_height: int = 240, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.canvas: Any = None
-        self.figure: Any = None
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        self.setMinimumHeight(minimum_height)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-
-    def draw(self, paint: Callable[[Any], None]) -> None:
-        """Clear the figure and call ``paint(figure)``, then redraw."""
-        if self.canvas is None:
-            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-            from matplotlib.figure import Figure
-
-            self.figure = Figure(figsize=(5, 3), dpi=100, layout="constrained")
-            self.figure.patch.set_facecolor("#ffffff")
-            self.canvas = FigureCanvasQTAgg(self.figure)
-            self.canvas.setSizePolicy(
-                QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding
-            )
-            self._layout.addWidget(self.canvas)
-        self.figure.clear()
-        paint(self.figure)
-        self.canvas.draw_idle()
 
 
 def _style(ax: Any) -> None:

@@ -8,31 +8,18 @@ numbers and puts "not scored" last in either order.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QApplication, QStyle
 
-from desktop.columns_model import ColumnsModel
-
 __all__ = [
     "ROLE_COLOURS",
-    "SORT_ROLE",
-    "Column",
-    "FrameModel",
     "IssuesModel",
     "PreviewModel",
 ]
-
-SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1
-#: The full value of a cell (tests and the question view read it).
-VALUE_ROLE = int(Qt.ItemDataRole.UserRole) + 2
-
-Kind = Literal["text", "score", "number", "int", "bool", "percent"]
 
 #: Tints of the columns chosen for each role in the preview (light, readable under black text).
 ROLE_COLOURS = {
@@ -45,127 +32,6 @@ ROLE_COLOURS = {
 }
 
 _Index = QModelIndex | QPersistentModelIndex
-
-
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and not math.isfinite(value):
-        return True
-    try:
-        import pandas as pd
-
-        return value is pd.NA or value is pd.NaT
-    except ImportError:  # pragma: no cover
-        return False
-
-
-def _plain(value: Any) -> Any:
-    item = getattr(value, "item", None)
-    if callable(item) and not isinstance(value, (str, bytes)):
-        try:
-            value = item()
-        except (TypeError, ValueError):
-            pass
-    return None if _missing(value) else value
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of a result table: the frame column, its title, how to show it, a tooltip."""
-
-    key: str
-    title: str
-    kind: Kind = "text"
-    tip: str = ""
-    missing: str = "—"
-    """What an empty cell says (e.g. "not scored"): never a made-up number."""
-
-
-class FrameModel(ColumnsModel):
-    """A result table (workers, questions, answers, LLM scores, warnings)."""
-
-    _rows: list[list[Any]]
-
-    # -- filling --------------------------------------------------------------------------------
-    def set_frame(self, frame: Any) -> None:
-        """Show ``frame`` (a pandas DataFrame; columns the frame lacks are hidden, and come back
-        for a later frame that has them)."""
-        self.beginResetModel()
-        if not hasattr(self, "_all_columns"):
-            self._all_columns = list(self.columns)
-        present = [c for c in self._all_columns if c.key in getattr(frame, "columns", [])]
-        keys = [c.key for c in present]
-        self.columns = present
-        self._rows = (
-            [[_plain(v) for v in row] for row in frame[keys].itertuples(index=False, name=None)]
-            if keys
-            else []
-        )
-        self.endResetModel()
-
-    def set_rows(self, rows: Sequence[Sequence[Any]]) -> None:
-        """Show plain rows (one value per column, in order)."""
-        self.beginResetModel()
-        self._rows = [[_plain(v) for v in row] for row in rows]
-        self.endResetModel()
-
-    def value(self, row: int, key: str) -> Any:
-        for i, column in enumerate(self.columns):
-            if column.key == key:
-                return self._rows[row][i]
-        raise KeyError(key)
-
-    # -- Qt -------------------------------------------------------------------------------------
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not (0 <= index.row() < len(self._rows)):
-            return None
-        if not (0 <= index.column() < len(self.columns)):
-            return None
-        column = self.columns[index.column()]
-        value = self._rows[index.row()][index.column()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(column, value)
-        if role == SORT_ROLE:
-            if value is None:
-                return -math.inf if column.kind != "text" else ""
-            if column.kind == "text":
-                return str(value).casefold()
-            return float(value) if column.kind != "bool" else float(bool(value))
-        if role == VALUE_ROLE:
-            return value
-        if role == Qt.ItemDataRole.ToolTipRole:
-            if value is None:
-                return column.tip or None
-            if column.kind == "text" and len(str(value)) > 60:
-                return str(value)
-            return None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            if column.kind in ("score", "number", "int", "percent"):
-                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and value is None:
-            return QBrush(QColor("#8a94a3"))
-        return None
-
-    @staticmethod
-    def _display(column: Column, value: Any) -> str:
-        if value is None:
-            return column.missing
-        if column.kind == "score":
-            return f"{float(value):.3f}"
-        if column.kind == "number":
-            number = float(value)
-            if number != 0 and abs(number) < 1e-3:
-                return f"{number:.2e}"
-            return f"{number:.3g}" if abs(number) >= 1000 else f"{number:.3f}"
-        if column.kind == "int":
-            return f"{int(value):,}"
-        if column.kind == "percent":
-            return f"{float(value):.0f}%"
-        if column.kind == "bool":
-            return "yes" if value else "no"
-        return " ".join(str(value).split()) if len(str(value)) > 200 else str(value)
 
 
 class IssuesModel(QAbstractTableModel):

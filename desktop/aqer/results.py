@@ -9,15 +9,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -30,8 +27,8 @@ from desktop.aqer.charts import (
     draw_llm_comparison,
     draw_scores,
 )
-from desktop.aqer.models import SORT_ROLE, Column, FrameModel
 from desktop.run_panel import RunPanel
+from desktop.views import Column, FrameModel, table_view
 from desktop.widgets import fit_columns, hint_label, note_box
 
 __all__ = ["ResultsView", "describe_run", "table_view"]
@@ -111,33 +108,6 @@ AGREEMENT_COLUMNS = [
     Column("n", "n", "int", "", "—"),
     Column("note", "Note"),
 ]
-
-
-def table_view(model: Any, sortable: bool = True, stretch: int | None = None) -> QTableView:
-    """A read-only table over ``model``; sorted through a proxy when ``sortable``."""
-    view = QTableView()
-    if sortable:
-        proxy = QSortFilterProxyModel(view)
-        proxy.setSourceModel(model)
-        proxy.setSortRole(SORT_ROLE)
-        view.setModel(proxy)
-        view.setSortingEnabled(True)
-        # no sort until the user (or the page) asks for one: rows keep the input's order
-        view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        proxy.sort(-1)
-    else:
-        view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(False)
-    view.verticalHeader().setVisible(False)
-    header = view.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    header.setStretchLastSection(stretch is None)
-    header.setHighlightSections(False)
-    return view
 
 
 class ResultsView(QWidget):

@@ -57,10 +57,11 @@ from core.aqer.stored import (
 )
 from core.tables import TableIssue, guess_mapping
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
-from desktop.aqer.results import ResultsView, table_view
+from desktop.aqer.results import ResultsView
 from desktop.errors import spawn
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
+from desktop.views import table_view
 from desktop.widgets import (
     frame_layout,
     hint_label,

@@ -29,7 +29,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.interacteval.model import Checklist, ChecklistItem, ScoredSample
-from desktop.columns_model import ColumnsModel
+from desktop.views import ColumnsModel
 
 __all__ = ["ChecklistModel", "Group", "RowsModel", "SamplesModel"]
 

@@ -27,10 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.aqer.charts import ACCENT, Chart
-from desktop.aqer.models import VALUE_ROLE, Column, FrameModel
-from desktop.aqer.results import table_view
 from desktop.run_panel import RunPanel
+from desktop.views import ACCENT, VALUE_ROLE, Chart, Column, FrameModel, table_view
 from desktop.widgets import fit_columns, hint_label, note_box
 
 __all__ = ["AGREEMENT_COLUMNS", "ANSWER_COLUMNS", "ResultsView", "draw_distributions"]

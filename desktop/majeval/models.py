@@ -22,7 +22,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from desktop.columns_model import ColumnsModel
+from desktop.views import ColumnsModel
 
 __all__ = ["PERSONA_MIME", "VALUE_ROLE", "Col", "PersonaTreeModel", "RowsModel"]
 

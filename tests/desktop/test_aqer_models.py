@@ -9,8 +9,9 @@ import pytest
 from PySide6.QtCore import QSortFilterProxyModel, Qt
 
 from core.tables import TableIssue
-from desktop.aqer.models import SORT_ROLE, Column, FrameModel, IssuesModel, PreviewModel
+from desktop.aqer.models import IssuesModel, PreviewModel
 from desktop.aqer.results import WORKER_COLUMNS
+from desktop.views import SORT_ROLE, Column, FrameModel
 
 
 @pytest.fixture

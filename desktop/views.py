@@ -1,0 +1,282 @@
+"""What the three wizards' pages share for showing results: row tables, result tables and charts.
+
+- :class:`ColumnsModel`: rows under a list of columns (the base of every wizard's row table);
+- :class:`Column` and :class:`FrameModel`: a read-only result table over a pandas frame or plain
+  rows, with the raw value under :data:`SORT_ROLE` (sorting numbers as numbers, "not scored"
+  last) and :data:`VALUE_ROLE`;
+- :func:`table_view`: a read-only, sortable table view over such a model;
+- :class:`Chart`: a matplotlib figure in the window (matplotlib is imported on the first draw).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QSizePolicy,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+__all__ = [
+    "ACCENT",
+    "INK",
+    "LLM_COLOUR",
+    "MUTED",
+    "SORT_ROLE",
+    "VALUE_ROLE",
+    "Chart",
+    "Column",
+    "ColumnsModel",
+    "FrameModel",
+    "table_view",
+]
+
+_Index = QModelIndex | QPersistentModelIndex
+
+SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1
+#: The full value of a cell (tests and the question view read it).
+VALUE_ROLE = int(Qt.ItemDataRole.UserRole) + 2
+
+Kind = Literal["text", "score", "number", "int", "bool", "percent"]
+
+ACCENT = "#2563a8"
+MUTED = "#9aa5b1"
+LLM_COLOUR = "#d97706"
+INK = "#1f2933"
+
+
+
+class ColumnsModel(QAbstractTableModel):
+    """Rows (kept in ``_rows`` by the subclass) under ``columns``. A column has a ``key``, a
+    ``title`` (the header) and a ``tip`` (the header's tooltip); a column whose ``editable``
+    attribute is true has editable cells. Rows are numbered from 1 in the vertical header."""
+
+    def __init__(self, columns: Sequence[Any], parent: Any = None) -> None:
+        super().__init__(parent)
+        self.columns = list(columns)
+        self._rows: list[Any] = []
+
+    def column_of(self, key: str) -> int:
+        """The position of the column ``key``, or -1."""
+        return next((i for i, c in enumerate(self.columns) if c.key == key), -1)
+
+    # -- Qt -------------------------------------------------------------------------------------
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if getattr(self.columns[index.column()], "editable", False):
+            flags |= Qt.ItemFlag.ItemIsEditable
+        return flags
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self.columns[section].title
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return self.columns[section].tip or None
+        elif (orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole
+              and 0 <= section < len(self._rows)):
+            return str(section + 1)
+        return None
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and not math.isfinite(value):
+        return True
+    try:
+        import pandas as pd
+
+        return value is pd.NA or value is pd.NaT
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def _plain(value: Any) -> Any:
+    item = getattr(value, "item", None)
+    if callable(item) and not isinstance(value, (str, bytes)):
+        try:
+            value = item()
+        except (TypeError, ValueError):
+            pass
+    return None if _missing(value) else value
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a result table: the frame column, its title, how to show it, a tooltip."""
+
+    key: str
+    title: str
+    kind: Kind = "text"
+    tip: str = ""
+    missing: str = "—"
+    """What an empty cell says (e.g. "not scored"): never a made-up number."""
+
+
+class FrameModel(ColumnsModel):
+    """A result table (workers, questions, answers, LLM scores, warnings)."""
+
+    _rows: list[list[Any]]
+
+    # -- filling --------------------------------------------------------------------------------
+    def set_frame(self, frame: Any) -> None:
+        """Show ``frame`` (a pandas DataFrame; columns the frame lacks are hidden, and come back
+        for a later frame that has them)."""
+        self.beginResetModel()
+        if not hasattr(self, "_all_columns"):
+            self._all_columns = list(self.columns)
+        present = [c for c in self._all_columns if c.key in getattr(frame, "columns", [])]
+        keys = [c.key for c in present]
+        self.columns = present
+        self._rows = (
+            [[_plain(v) for v in row] for row in frame[keys].itertuples(index=False, name=None)]
+            if keys
+            else []
+        )
+        self.endResetModel()
+
+    def set_rows(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Show plain rows (one value per column, in order)."""
+        self.beginResetModel()
+        self._rows = [[_plain(v) for v in row] for row in rows]
+        self.endResetModel()
+
+    def value(self, row: int, key: str) -> Any:
+        for i, column in enumerate(self.columns):
+            if column.key == key:
+                return self._rows[row][i]
+        raise KeyError(key)
+
+    # -- Qt -------------------------------------------------------------------------------------
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not (0 <= index.row() < len(self._rows)):
+            return None
+        if not (0 <= index.column() < len(self.columns)):
+            return None
+        column = self.columns[index.column()]
+        value = self._rows[index.row()][index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(column, value)
+        if role == SORT_ROLE:
+            if value is None:
+                return -math.inf if column.kind != "text" else ""
+            if column.kind == "text":
+                return str(value).casefold()
+            return float(value) if column.kind != "bool" else float(bool(value))
+        if role == VALUE_ROLE:
+            return value
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if value is None:
+                return column.tip or None
+            if column.kind == "text" and len(str(value)) > 60:
+                return str(value)
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            if column.kind in ("score", "number", "int", "percent"):
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and value is None:
+            return QBrush(QColor("#8a94a3"))
+        return None
+
+    @staticmethod
+    def _display(column: Column, value: Any) -> str:
+        if value is None:
+            return column.missing
+        if column.kind == "score":
+            return f"{float(value):.3f}"
+        if column.kind == "number":
+            number = float(value)
+            if number != 0 and abs(number) < 1e-3:
+                return f"{number:.2e}"
+            return f"{number:.3g}" if abs(number) >= 1000 else f"{number:.3f}"
+        if column.kind == "int":
+            return f"{int(value):,}"
+        if column.kind == "percent":
+            return f"{float(value):.0f}%"
+        if column.kind == "bool":
+            return "yes" if value else "no"
+        return " ".join(str(value).split()) if len(str(value)) > 200 else str(value)
+
+
+def table_view(model: Any, sortable: bool = True, stretch: int | None = None) -> QTableView:
+    """A read-only table over ``model``; sorted through a proxy when ``sortable``."""
+    view = QTableView()
+    if sortable:
+        proxy = QSortFilterProxyModel(view)
+        proxy.setSourceModel(model)
+        proxy.setSortRole(SORT_ROLE)
+        view.setModel(proxy)
+        view.setSortingEnabled(True)
+        # no sort until the user (or the page) asks for one: rows keep the input's order
+        view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        proxy.sort(-1)
+    else:
+        view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.verticalHeader().setVisible(False)
+    header = view.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setStretchLastSection(stretch is None)
+    header.setHighlightSections(False)
+    return view
+
+
+
+class Chart(QWidget):
+    """A matplotlib figure in the window; the canvas is made on the first :meth:`draw`."""
+
+    def __init__(self, minimum_height: int = 240, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.canvas: Any = None
+        self.figure: Any = None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self.setMinimumHeight(minimum_height)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def draw(self, paint: Callable[[Any], None]) -> None:
+        """Clear the figure and call ``paint(figure)``, then redraw."""
+        if self.canvas is None:
+            from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+            from matplotlib.figure import Figure
+
+            self.figure = Figure(figsize=(5, 3), dpi=100, layout="constrained")
+            self.figure.patch.set_facecolor("#ffffff")
+            self.canvas = FigureCanvasQTAgg(self.figure)
+            self.canvas.setSizePolicy(
+                QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding
+            )
+            self._layout.addWidget(self.canvas)
+        self.figure.clear()
+        paint(self.figure)
+        self.canvas.draw_idle()
