@@ -7,6 +7,12 @@ ever downloaded: the hub is switched off (``HF_HUB_OFFLINE=1``) before the libra
     encoder = Encoder()                        # bundled MiniLM on the best device
     vectors = encoder(["Paris", "Lyon"], progress=p, cancel=c)   # float32, one row per text
 
+A project can remember every vector it ever needed, so known texts are never embedded twice
+and the model is not even loaded when every text is known::
+
+    cached = CachedEncoder(project, model_key(path), lambda: Encoder(path), owner="aqer")
+    vectors = cached(texts)                    # new texts only go through Encoder
+
 ``torch`` and ``sentence_transformers`` are imported only inside functions, so importing this
 module is cheap.
 """
@@ -14,21 +20,26 @@ module is cheap.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
+    from core.project import Project
     from core.runs import CancelToken, Progress
 
 __all__ = [
     "BUNDLED_MODEL_NAME",
+    "CACHE_BATCH",
+    "CachedEncoder",
     "EmbeddingError",
     "Encoder",
     "available_devices",
     "bundled_model_path",
     "check_model_folder",
+    "model_key",
     "resolve_device",
 ]
 
@@ -274,3 +285,160 @@ class Encoder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         position = {text: i for i, text in enumerate(unique)}
         return vectors[[position[t] for t in texts]]
+
+
+# ----------------------------------------------------------------------------- the vector cache
+
+#: Texts embedded (and committed to the project) per call of the underlying encoder.
+CACHE_BATCH = 64
+
+
+def model_key(model_path: str) -> str:
+    """How cached embeddings name a model: the built-in one, or a folder's full path."""
+    if not model_path:
+        return f"built-in {BUNDLED_MODEL_NAME}"
+    try:
+        return str(Path(model_path).expanduser().resolve())
+    except OSError:
+        return str(model_path)
+
+
+def _vector_key(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class CachedEncoder:
+    """An encoder that remembers every (model, text) vector in a project file.
+
+    The real encoder is made by ``make()`` only when a text is not cached yet, so a re-run on
+    known texts never loads the model. New vectors are committed per batch of
+    :data:`CACHE_BATCH`, so a cancelled run keeps what it finished. The vectors are results of
+    one run per model: method ``owner``, step ``step``, settings ``{"model": model_key}``
+    (``model_key`` from :func:`model_key`); a method keeps its own cache by passing its name.
+    """
+
+    def __init__(
+        self,
+        project: Project,
+        model_key: str,
+        make: Callable[[], Any],
+        cancel: CancelToken | None = None,
+        model_name: str = "",
+        device: str = "",
+        progress: Progress | None = None,
+        *,
+        owner: str = "embeddings",
+        step: str = "embeddings",
+    ) -> None:
+        self.owner = owner
+        self.step = step
+        self.project = project
+        self.model_key = model_key
+        self._make = make
+        self._inner: Any = None
+        self._cancel = cancel
+        self._progress = progress
+        self._cache: dict[str, tuple[np.ndarray, bool]] | None = None
+        self._run_id: int | None = None
+        self.model_name = model_name
+        self.device = device
+        self.max_seq_length: int | None = None
+        #: How many texts the real encoder embedded (0 when everything came from the cache).
+        self.embedded = 0
+
+    # -- the cache ----------------------------------------------------------------------------
+    def _load(self) -> dict[str, tuple[np.ndarray, bool]]:
+        import base64
+
+        import numpy as np
+
+        if self._cache is not None:
+            return self._cache
+        settings = {"model": self.model_key}
+        run = self.project.find_run(self.owner, self.step, settings)
+        self._run_id = run.id if run is not None else None
+        cache: dict[str, tuple[np.ndarray, bool]] = {}
+        if self._run_id is not None:
+            for item in self.project.get_results(self._run_id, "vector", status="ok"):
+                payload = item.payload or {}
+                try:
+                    vector = np.frombuffer(base64.b64decode(payload["v"]), dtype=np.float32)
+                except (KeyError, ValueError, TypeError):
+                    continue
+                cache[item.key] = (vector, bool(payload.get("cut", False)))
+                if payload.get("limit"):
+                    self.max_seq_length = int(payload["limit"])
+        self._cache = cache
+        return cache
+
+    def _store(self, texts: list[str], vectors: np.ndarray, cut: list[bool]) -> None:
+        import base64
+
+        if self._run_id is None:
+            self._run_id = self.project.start_run(
+                self.owner, self.step, {"model": self.model_key}, resume=True
+            )
+            self.project.finish_run(self._run_id, "finished")
+        with self.project.transaction():
+            for text, vector, flag in zip(texts, vectors, cut):
+                payload = {
+                    "v": base64.b64encode(vector.astype("float32").tobytes()).decode("ascii"),
+                    "cut": bool(flag),
+                }
+                if self.max_seq_length:
+                    payload["limit"] = self.max_seq_length
+                self.project.put_result(self._run_id, "vector", _vector_key(text), payload)
+
+    def _encoder(self) -> Any:
+        if self._inner is None:
+            if self._progress is not None:
+                self._progress.note(f"Loading the embedding model {self.model_name}…")
+            self._inner = self._make()
+            if self._progress is not None:
+                self._progress.note(self.describe())
+            self.model_name = str(getattr(self._inner, "model_name", "") or self.model_name)
+            self.device = str(getattr(self._inner, "device", "") or self.device)
+            limit = getattr(self._inner, "max_seq_length", None)
+            if isinstance(limit, int):
+                self.max_seq_length = limit
+        return self._inner
+
+    # -- the encoder protocol -----------------------------------------------------------------
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        cache = self._load()
+        keys = [_vector_key(t) for t in texts]
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in cache))
+        for start in range(0, len(missing), CACHE_BATCH):
+            if self._cancel is not None:
+                self._cancel.raise_if_cancelled()
+            batch = missing[start : start + CACHE_BATCH]
+            encoder = self._encoder()
+            vectors = np.asarray(encoder(batch), dtype=np.float32)
+            if vectors.ndim != 2 or vectors.shape[0] != len(batch):
+                raise RuntimeError(
+                    f"The embedding model returned {vectors.shape} for {len(batch)} texts; "
+                    "expected one vector per text. Choose another embedding model."
+                )
+            truncated = getattr(encoder, "truncated", None)
+            cut = list(truncated(batch)) if callable(truncated) else [False] * len(batch)
+            self._store(batch, vectors, cut)
+            for text, vector, flag in zip(batch, vectors, cut):
+                cache[_vector_key(text)] = (vector, bool(flag))
+            self.embedded += len(batch)
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.stack([cache[k][0] for k in keys])
+
+    def truncated(self, texts: list[str]) -> list[bool]:
+        cache = self._load()
+        return [cache.get(_vector_key(t), (None, False))[1] for t in texts]
+
+    def describe(self) -> str:
+        if self._inner is None:
+            return self.model_name or self.model_key
+        describe = getattr(self._inner, "describe", None)
+        return describe() if callable(describe) else self.model_name

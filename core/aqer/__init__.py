@@ -5,8 +5,11 @@
     result = aqer(prepared, encoder, progress=progress, cancel=cancel)
     write_report(result, "aqer-results.xlsx")
 
-Names are re-exported lazily so that importing this package (e.g. for the CLI's sub-command
-registration) does not import pandas or numpy.
+Where to look: ``inputs.py`` reads the answers files, ``pipeline.py`` composes the paper's
+stages, ``session.py`` keeps choices, inputs, embeddings and results in the project (the wizard
+and ``evaldesk aqer`` both call it), ``report.py`` writes the workbook.
+
+Names are re-exported lazily so that importing this package does not import pandas or numpy.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from typing import Any
 
 _EXPORTS = {
     "aqer": "core.aqer.pipeline",
+    "AqerSetup": "core.aqer.model",
     "embed_texts": "core.aqer.pipeline",
-    "run_aqer_file": "core.aqer.pipeline",
     "AqerNotice": "core.aqer.model",
     "AqerResult": "core.aqer.model",
     "AqerSettings": "core.aqer.model",
@@ -30,7 +33,7 @@ _EXPORTS = {
     "long_responses": "core.aqer.responses",
     "wide_responses": "core.aqer.responses",
     "prepare_responses": "core.aqer.responses",
-    "read_responses": "core.aqer.responses",
+    "read_responses": "core.aqer.inputs",
     "EmbeddedResponses": "core.aqer.synthetic_exemplary_answer",
     "synthetic_exemplary_answers": "core.aqer.synthetic_exemplary_answer",
     "similarity_to_sea": "core.aqer.synthetic_exemplary_answer",

@@ -6,10 +6,13 @@ The result's tables are pandas DataFrames whose column names are part of the Exc
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
+
+from core.embeddings import model_key
+from core.project.inputs import InputRef
 
 __all__ = [
     "AGREEMENT_COLUMNS",
@@ -17,6 +20,7 @@ __all__ = [
     "AqerNotice",
     "AqerResult",
     "AqerSettings",
+    "AqerSetup",
     "CONVERGENCE_COLUMNS",
     "LLM_ANSWER_COLUMNS",
     "LLM_SUMMARY_COLUMNS",
@@ -144,3 +148,92 @@ class AqerResult(BaseModel):
             for n in self.warnings
         ]
         return pd.DataFrame(rows, columns=WARNING_COLUMNS)
+
+
+class AqerSetup(BaseModel):
+    """Everything the user chose in the AQER wizard (stored as the ``aqer_setup`` artefact)."""
+
+    path: str = ""
+    """Where the answers file was when it was chosen ("" = none yet)."""
+    file_name: str = ""
+    content_hash: str = ""
+    """sha256 of the file's bytes when it was last read (its copy in the project has it too)."""
+    input_id: int | None = None
+    sheet: str | None = None
+    format: Literal["long", "wide"] = "long"
+    question_col: str | None = None
+    worker_col: str | None = None
+    response_col: str | None = None
+    grade_col: str | None = None
+    wide_rows: Literal["question", "worker"] = "question"
+    """In the wide layout: a row per question (a column per worker) or a row per worker."""
+    llm_cols: list[str] = Field(default_factory=list)
+    llm_workers: list[str] = Field(default_factory=list)
+    duplicates: Literal["error", "first", "last"] = "error"
+    embedding_model: str = ""
+    """A sentence-transformers folder; "" = the built-in all-MiniLM-L6-v2."""
+    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    settings: AqerSettings = Field(default_factory=AqerSettings)
+
+    @property
+    def has_file(self) -> bool:
+        return bool(self.path or self.input_id)
+
+    @property
+    def answers_ref(self) -> InputRef:
+        """Where the answers file came from (``core.project.inputs``)."""
+        return InputRef(path=self.path, file_name=self.file_name,
+                        content_hash=self.content_hash, input_id=self.input_id)
+
+    def engine_columns(self) -> dict[str, Any]:
+        """The column options of :func:`core.aqer.prepare_responses` for this setup."""
+        if self.format == "long":
+            return {
+                "question_col": self.question_col or None,
+                "worker_col": self.worker_col or None,
+                "response_col": self.response_col or None,
+                "grade_col": self.grade_col or None,
+                "llm_cols": list(self.llm_cols),
+                "llm_workers": list(self.llm_workers),
+            }
+        by_question = self.wide_rows == "question"
+        return {
+            "question_col": (self.question_col or None) if by_question else None,
+            "worker_col": None if by_question else (self.worker_col or None),
+            "response_col": None,
+            "grade_col": None,
+            "llm_cols": list(self.llm_cols) if by_question else [],
+            "llm_workers": [] if by_question else list(self.llm_workers),
+        }
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What an AQER result depends on (not where the file is, nor the device)."""
+        return {
+            "answers": self.content_hash,
+            "sheet": self.sheet,
+            "format": self.format,
+            "columns": self.engine_columns(),
+            "duplicates": self.duplicates,
+            "embedding": model_key(self.embedding_model),
+            "settings": self.settings.model_dump(mode="json"),
+        }
+
+    def describe_inputs(self, prepared: Any = None) -> dict[str, str]:
+        """The inputs as the workbook's Read me sheet lists them."""
+        rows = {
+            "Input file": self.path or self.file_name,
+            "Sheet": self.sheet or "(the first sheet)",
+            "Layout": (
+                "long (a row per answer)"
+                if self.format == "long"
+                else f"wide (a row per {self.wide_rows})"
+            ),
+        }
+        if self.content_hash:
+            rows["File checksum (SHA-256)"] = self.content_hash
+        if prepared is not None:
+            rows["Read from"] = prepared.source
+            rows["Answers"] = prepared.describe()
+        if self.duplicates != "error":
+            rows["Duplicate answers"] = f"kept the {self.duplicates} answer of each worker"
+        return rows

@@ -1,8 +1,8 @@
-"""AQER from answers to result, and from a spreadsheet to a workbook.
+"""AQER from answers to result: the paper's stages composed (never touches the project; the
+wizard and the CLI run it through ``core.aqer.session``).
 
-    prepared = read_responses("answers.xlsx", format="long")      # check the input (the wizard
-    result = aqer(prepared, Encoder(), progress=p, cancel=c)      # shows prepared.notices)
-    write_report(result, "aqer.xlsx", inputs=...)
+    prepared = read_responses("answers.xlsx", format="long")      # core.aqer.inputs
+    result = aqer(prepared, Encoder(), progress=p, cancel=c)
 
 :func:`aqer` also takes a plain long DataFrame (columns ``question``, ``worker``, ``response``,
 optionally ``is_llm``, ``model``, ``grade``) and any ``encoder`` that maps a list of strings to
@@ -13,7 +13,6 @@ an array, so tests can use a tiny encoder. Every long step reports to ``progress
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -41,16 +40,14 @@ from core.aqer.rasa import rasa_skills
 from core.aqer.responses import (
     AqerInputError,
     Duplicates,
-    Format,
     PreparedResponses,
     clean_responses,
-    read_responses,
 )
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, leave_one_out_similarity
 from core.runs import CancelToken, Progress
 from core.tables import cell_number
 
-__all__ = ["aqer", "embed_texts", "run_aqer_file"]
+__all__ = ["aqer", "embed_texts"]
 
 #: Texts per call of the encoder (progress and cancel are checked between calls).
 EMBED_CHUNK = 256
@@ -751,62 +748,3 @@ def _ai_grades(
                 [g for m, _, g in pairs if m == model],
             )
     return out
-
-
-def run_aqer_file(
-    input_path: str | Path,
-    output_path: str | Path,
-    *,
-    encoder: TextEncoder | None = None,
-    embedding_model: str = "",
-    device: str = "auto",
-    sheet: str | None = None,
-    format: Format = "long",
-    question_col: str | None = None,
-    worker_col: str | None = None,
-    response_col: str | None = None,
-    grade_col: str | None = None,
-    llm_cols: Sequence[str] = (),
-    llm_workers: Sequence[str] = (),
-    duplicates: Duplicates = "error",
-    settings: AqerSettings | None = None,
-    progress: Progress | None = None,
-    cancel: CancelToken | None = None,
-) -> AqerResult:
-    """Spreadsheet in, AQER workbook out (what ``evaldesk aqer`` runs)."""
-    from core.aqer.report import write_report
-
-    if progress is not None:
-        progress.start("Reading answers", detail=str(input_path))
-    prepared = read_responses(
-        input_path,
-        sheet=sheet,
-        format=format,
-        question_col=question_col,
-        worker_col=worker_col,
-        response_col=response_col,
-        grade_col=grade_col,
-        llm_cols=llm_cols,
-        llm_workers=llm_workers,
-        duplicates=duplicates,
-    )
-    if encoder is None:
-        from core.embeddings import Encoder
-
-        if progress is not None:
-            progress.start("Loading the embedding model")
-        encoder = Encoder(embedding_model, device=device)
-    result = aqer(prepared, encoder, settings=settings, progress=progress, cancel=cancel)
-    if progress is not None:
-        progress.start("Writing the workbook", detail=str(output_path))
-    write_report(
-        result,
-        output_path,
-        inputs={
-            "Input file": str(Path(input_path).resolve()),
-            "Read from": prepared.source,
-            "Layout": format,
-            "Answers": prepared.describe(),
-        },
-    )
-    return result

@@ -21,7 +21,6 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Collection, Iterable, Literal, Mapping, Sequence
 
 import pandas as pd
@@ -36,7 +35,6 @@ __all__ = [
     "column_letter",
     "long_responses",
     "prepare_responses",
-    "read_responses",
     "wide_responses",
 ]
 
@@ -740,60 +738,4 @@ def prepare_responses(
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
     prepared = clean_responses(long, duplicates=duplicates, source=source)
     prepared.notices[:0] = notices
-    return prepared
-
-
-def read_responses(
-    path: str | Path,
-    *,
-    sheet: str | None = None,
-    format: Format = "long",
-    question_col: str | None = None,
-    worker_col: str | None = None,
-    response_col: str | None = None,
-    grade_col: str | None = None,
-    llm_cols: Sequence[str] = (),
-    llm_workers: Sequence[str] = (),
-    duplicates: Duplicates = "error",
-) -> PreparedResponses:
-    """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them."""
-    from core import tables
-
-    path = Path(path)
-    if not path.exists():
-        raise AqerInputError(f"The file {path} does not exist. Check the name and folder.")
-    try:
-        table = tables.read_table(path, sheet=sheet)
-    except tables.TableError as exc:
-        raise AqerInputError(str(exc)) from exc
-    errors = [issue for issue in table.issues if issue.severity == "error"]
-    if errors:
-        raise AqerInputError(
-            "The answers cannot be used as they are:\n"
-            + "\n".join(f"- {issue.message}" for issue in errors)
-        )
-    source = table.where()
-    letters = dict(table.letters)
-    unnamed = {name for name, letter in letters.items() if name == f"Column {letter}"}
-    prepared = prepare_responses(
-        table.frame,
-        format=format,
-        question_col=question_col,
-        worker_col=worker_col,
-        response_col=response_col,
-        grade_col=grade_col,
-        llm_cols=llm_cols,
-        llm_workers=llm_workers,
-        duplicates=duplicates,
-        source=source,
-        first_row=(table.header_row or 1) + 1,
-        letters=letters,
-        unnamed=unnamed,
-    )
-    reading = [
-        AqerNotice(topic="Reading the file", message=issue.message, row=issue.row)
-        for issue in table.issues
-        if issue.severity != "error"
-    ]
-    prepared.notices[:0] = reading
     return prepared

@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "project": ("core.cli.project", "look inside an EvalDesk project file"),
     "llm": ("core.cli.llm", "check a language-model connection"),
     "models": ("core.cli.models", "find, download and import language models for this computer"),
-    "aqer": ("core.aqer._cli", "score crowd workers and LLM answers without an answer key (AQER)"),
+    "aqer": ("core.cli.aqer", "score crowd workers and LLM answers without an answer key (AQER)"),
     "checklist": (
         "core.interacteval._cli",
         "InteractEval: build a Yes/No checklist from think-aloud, score texts with it",

@@ -1,6 +1,6 @@
 """AQER's results page: workers, questions, AI answers, convergence, agreement and warnings.
 
-Only shows a :class:`core.aqer.stored.StoredResult`; exporting is asked for with
+Only shows a :class:`core.aqer.session.StoredResult`; exporting is asked for with
 :attr:`ResultsView.export_requested` (the wizard runs the export through the runner).
 """
 
@@ -319,7 +319,7 @@ class ResultsView(QWidget):
 
     # -- filling ------------------------------------------------------------------------------
     def set_result(self, stored: Any) -> None:
-        """Show ``stored`` (a :class:`core.aqer.stored.StoredResult`)."""
+        """Show ``stored`` (a :class:`core.aqer.session.StoredResult`)."""
         self.stored = stored
         result = stored.result
         self._drawn.clear()

@@ -1,6 +1,6 @@
 """The AQER wizard: answers file → columns → embedding model → run → results.
 
-The widgets only collect choices and show outcomes; the work is in :mod:`core.aqer.stored`
+The widgets only collect choices and show outcomes; the work is in :mod:`core.aqer.session`
 (reading, checking, running, storing, exporting), run through :mod:`desktop.runner` in the
 loop's executor. Every choice is saved in the project as soon as it is made.
 """
@@ -39,23 +39,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.aqer.stored import (
-    AnswersCheck,
-    AqerSetup,
+from core.aqer.inputs import AI_MARKS, AnswersCheck, check_answers, guess_columns
+from core.aqer.session import (
     EncoderFactory,
     OpenedAnswers,
     StoredResult,
-    check_answers,
     copy_template,
     export_result,
     load_result,
-    load_setup,
     open_answers,
+    restore_setup,
     run_setup,
     sample_path,
     save_setup,
 )
-from core.tables import TableIssue, guess_mapping
+from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
 from desktop.aqer.results import ResultsView
 from desktop.errors import spawn
@@ -85,18 +83,6 @@ PAGE_TITLES = {
     "run": "Run",
     "results": "Results",
 }
-
-#: Words that suggest a column's role (the role's own name counts too).
-SYNONYMS = {
-    "question": ["question", "questions", "item", "prompt", "question text", "task"],
-    "worker": ["worker", "student", "participant", "person", "respondent", "annotator",
-               "name", "worker id", "student id", "id", "author"],
-    "response": ["response", "answer", "answers", "reply", "text", "answer text"],
-    "grade": ["grade", "expert grade", "score", "mark", "rating", "score avg"],
-}
-
-#: Columns of a long sheet that mark AI answers by themselves (read by core.aqer.responses).
-AI_MARKS = {"is_llm", "model"}
 
 TOLERANCES = [(1e-4, "0.0001 (quicker, a little less exact)"),
               (1e-6, "0.000001 (the paper's setting)"),
@@ -129,7 +115,7 @@ class AqerWizard(QWidget):
         self.main_window = main_window
         self.project = project
         self.encoder_factory = encoder_factory
-        self.setup: AqerSetup = load_setup(project)
+        self.setup, self.setup_problem = restore_setup(project)
         self.sheets: list[str] = []
         self.read: Any = None
         self.check: AnswersCheck | None = None
@@ -782,25 +768,8 @@ class AqerWizard(QWidget):
     # ================================================================== page 2: columns
     def _guess_columns(self) -> None:
         """Suggest columns for roles that have none (or a column the sheet lacks)."""
-        if self.read is None:
-            return
-        columns = [str(c) for c in self.read.frame.columns]
-        s = self.setup
-        guess = guess_mapping(columns, SYNONYMS)
-        update: dict[str, Any] = {}
-        for role, key in (("question", "question_col"), ("worker", "worker_col"),
-                          ("response", "response_col")):
-            if getattr(s, key) not in columns:
-                update[key] = guess.get(role)
-        if s.grade_col not in columns:
-            update["grade_col"] = guess.get("grade") if s.format == "long" else None
-        if s.format == "wide" and s.question_col not in columns and s.worker_col not in columns:
-            q = guess_mapping(columns, {"question": SYNONYMS["question"]}).get("question")
-            w = guess_mapping(columns, {"worker": SYNONYMS["worker"]}).get("worker")
-            update["wide_rows"] = "worker" if (w and not q) else "question"
-            update["question_col"], update["worker_col"] = q, w
-        update["llm_cols"] = [c for c in s.llm_cols if c in columns]
-        self.setup = self.setup.model_copy(update=update)
+        if self.read is not None:
+            self.setup = guess_columns(self.setup, self.read.frame.columns)
 
     def _fill_columns_page(self) -> None:
         if self.read is None:

@@ -114,3 +114,70 @@ def test_identical_texts_once_progress_cancel_and_truncation(minilm, monkeypatch
         minilm(["x"], cancel=token)
     assert minilm.truncated(["short", "word " * 400]) == [False, True]
     assert minilm([]).shape == (0, 384)
+
+
+class _Counting:
+    """A stand-in encoder: one fixed vector per text, counting the texts it embedded."""
+
+    model_name = "counting"
+    device = "cpu"
+    max_seq_length = 8
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, texts):
+        self.seen.extend(texts)
+        return np.array([[len(t), t.count("a"), 1.0] for t in texts], dtype=np.float32)
+
+    def truncated(self, texts):
+        return [len(t) > 8 for t in texts]
+
+
+def test_cached_encoder_embeds_each_text_once_per_model_and_loads_the_model_lazily(tmp_path):
+    from core.embeddings import CACHE_BATCH, CachedEncoder, model_key
+    from core.project import Project
+
+    inner, made = _Counting(), []
+
+    def make():
+        made.append(1)
+        return inner
+
+    texts = ["a cat", "a banana split", "a cat"]
+    with Project.create(tmp_path / "p.evaldesk", method="aqer") as project:
+        first = CachedEncoder(project, model_key(""), make, owner="demo")
+        vectors = first(texts)
+        assert vectors.shape == (3, 3) and inner.seen == ["a cat", "a banana split"]
+        assert first.embedded == 2 and first.truncated(texts) == [False, True, False]
+        # another encoder on the same project and model: nothing is embedded, nothing loaded
+        again = CachedEncoder(project, model_key(""), make, owner="demo")
+        np.testing.assert_array_equal(again(texts), vectors)
+        assert again.embedded == 0 and len(made) == 1 and again.truncated(texts)[1]
+        assert again.max_seq_length == 8
+        # another model (or another owner) has its own vectors
+        other = CachedEncoder(project, model_key(str(tmp_path)), make, owner="demo")
+        other(["a cat"])
+        assert other.embedded == 1 and len(made) == 2
+        assert project.find_run("demo", "embeddings", {"model": model_key("")}) is not None
+        assert CACHE_BATCH >= 1
+
+
+def test_cached_encoder_keeps_finished_batches_when_cancelled(tmp_path, monkeypatch):
+    from core.embeddings import CachedEncoder
+    from core.project import Project
+
+    monkeypatch.setattr(embeddings, "CACHE_BATCH", 2)
+    cancel = CancelToken()
+    inner = _Counting()
+
+    def encode(texts):
+        cancel.cancel()  # the user presses Cancel while the first batch is embedded
+        return inner(texts)
+    with Project.create(tmp_path / "p.evaldesk", method="aqer") as project:
+        cached = CachedEncoder(project, "m", lambda: encode, cancel=cancel)
+        with pytest.raises(Cancelled):
+            cached(["one", "two", "three", "four"])
+        kept = CachedEncoder(project, "m", lambda: _Counting())
+        kept(["one", "two"])
+        assert kept.embedded == 0  # the first batch was kept in the project

@@ -2,51 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from core.aqer.stored import load_setup, sample_path
+from core.aqer.session import load_setup, sample_path
 from desktop.aqer import open_aqer_wizard
+from tests.core.aqer.aqer_support import TinyEncoder
 
 SHEETS = ["Workers", "Responses", "Questions", "LLM answers", "LLM summary", "Convergence",
           "Agreement", "Warnings", "Read me"]
-
-
-class TinyEncoder:
-    """Bag of hashed words: deterministic, instant, and similar answers get similar vectors."""
-
-    model_name = "tiny-test-encoder"
-    device = "cpu"
-
-    def __init__(self, gate: threading.Event | None = None) -> None:
-        self.calls: list[int] = []
-        self.made = 0
-        self.gate = gate
-        self.entered = threading.Event()
-
-    def factory(self, model_path: str, device: str) -> TinyEncoder:
-        self.made += 1
-        return self
-
-    def __call__(self, texts):
-        self.entered.set()
-        if self.gate is not None:
-            assert self.gate.wait(10), "the test never released the encoder"
-        self.calls.append(len(texts))
-        out = np.zeros((len(texts), 32), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in re.findall(r"[a-z0-9]+", text.lower()):
-                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 32] += 1.0
-            out[i, 0] += 0.2
-        return out
 
 
 @pytest.fixture

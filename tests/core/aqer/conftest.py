@@ -1,62 +1,12 @@
-"""A tiny deterministic encoder for AQER's tests: hashed bag of words -> small vectors."""
+"""Fixtures of AQER's tests (the encoder and data themselves are in ``aqer_support``)."""
 
 from __future__ import annotations
 
-import re
-import zlib
-
-import numpy as np
 import pytest
 
-DIM = 64
-
-
-class HashedBagOfWords:
-    """Each word adds 1 to a dimension chosen by its CRC32; counts calls and texts seen."""
-
-    model_name = "hashed-bag-of-words"
-    device = "cpu"
-
-    def __init__(self, dim: int = DIM) -> None:
-        self.dim = dim
-        self.calls: list[list[str]] = []
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for token in re.findall(r"\w+", text.lower()):
-                out[i, zlib.crc32(token.encode()) % self.dim] += 1.0
-        return out
-
-    @property
-    def texts_seen(self) -> list[str]:
-        return [t for call in self.calls for t in call]
+from tests.core.aqer.aqer_support import HashedBagOfWords
 
 
 @pytest.fixture
 def encoder() -> HashedBagOfWords:
     return HashedBagOfWords()
-
-
-def long_frame(answers: dict[str, dict[str, str]]):
-    """{worker: {question: answer}} -> long DataFrame (question, worker, response)."""
-    import pandas as pd
-
-    rows = [
-        (question, worker, text)
-        for worker, by_question in answers.items()
-        for question, text in by_question.items()
-    ]
-    return pd.DataFrame(rows, columns=["question", "worker", "response"])
-
-
-#: Six questions, the consensus answer of each, and a wrong answer an outlier gives.
-FACTS = {
-    "What is the capital of France?": ("Paris is the capital", "Berlin I think"),
-    "How many legs does a spider have?": ("a spider has eight legs", "six legs maybe"),
-    "What gas do plants take in?": ("plants take in carbon dioxide", "they breathe oxygen only"),
-    "What is frozen water called?": ("frozen water is called ice", "it is called steam"),
-    "Which planet is closest to the sun?": ("mercury is the closest planet", "jupiter obviously"),
-    "What do bees make?": ("bees make honey", "bees make milk"),
-}

@@ -15,8 +15,7 @@ from core.aqer.model import (
     WORKER_COLUMNS,
 )
 from core.runs import Cancelled, CancelToken, Progress
-
-from .conftest import FACTS, long_frame
+from tests.core.aqer.aqer_support import FACTS, long_frame
 
 
 def crowd(n_good: int = 5, outlier: bool = True, skip: dict | None = None) -> pd.DataFrame:

@@ -16,8 +16,7 @@ from core.aqer import aqer
 from core.aqer.rasa import rasa_skills
 from core.aqer.report import readme_rows
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, cosine_rows
-
-from .conftest import FACTS, long_frame
+from tests.core.aqer.aqer_support import FACTS, long_frame
 
 
 class Lookup:

@@ -1,4 +1,4 @@
-"""What the AQER wizard keeps in the project (core.aqer.stored): file copies, cache, results."""
+"""What AQER keeps in the project (core.aqer.session): file copies, cache, results."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from core.aqer.stored import (
+from core.aqer.session import (
     AqerSetup,
     copy_template,
     load_result,
@@ -17,7 +17,7 @@ from core.aqer.stored import (
     save_setup,
 )
 from core.project import Project
-from tests.desktop.test_aqer_wizard import TinyEncoder
+from tests.core.aqer.aqer_support import TinyEncoder
 
 
 @pytest.fixture
@@ -84,9 +84,20 @@ def test_embeddings_are_cached_per_model(project, tmp_path):
     assert "rasa_skill" not in stored.result.workers.columns
 
 
-def test_a_damaged_setup_falls_back_to_defaults(project):
+def test_a_damaged_setup_is_kept_aside_and_named_never_silently_reset(project):
+    from core.aqer.session import restore_setup
+    from core.project.payloads import PayloadUnreadable
+
     project.put_artefact("aqer_setup", "current", {"format": "sideways"}, origin="human")
-    assert load_setup(project) == AqerSetup()
+    with pytest.raises(PayloadUnreadable):
+        load_setup(project)
+    setup, problem = restore_setup(project)
+    assert setup == AqerSetup()
+    assert "AQER choices" in problem and "kept in the project" in problem
+    kept = project.list_artefacts("aqer_setup.unreadable")
+    assert [a.payload for a in kept] == [{"format": "sideways"}]
+    assert project.get_artefact("aqer_setup", "current") is None
+    assert restore_setup(project) == (AqerSetup(), "")  # told once; the original stays aside
 
 
 def test_the_template_copy_is_whole_and_leaves_nothing_behind(tmp_path):
@@ -106,7 +117,7 @@ def test_the_export_names_the_file_version_the_choices_and_when(project, tmp_pat
 
     import pandas as pd
 
-    from core.aqer.stored import export_result
+    from core.aqer.session import export_result
 
     path = tmp_path / "answers.xlsx"
     shutil.copyfile(sample_path(), path)

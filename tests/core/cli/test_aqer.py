@@ -21,8 +21,7 @@ from core.aqer.model import (
     WORKER_COLUMNS,
 )
 from core.paths import resources_dir
-
-from .conftest import FACTS, HashedBagOfWords
+from tests.core.aqer.aqer_support import FACTS, HashedBagOfWords
 
 SAMPLE = resources_dir() / "samples" / "aqer_sample.xlsx"
 
@@ -139,26 +138,38 @@ def expect_error(capsys, *argv, contains: list[str]) -> str:
 
 
 def test_missing_and_misnamed_columns(tmp_path, capsys):
-    path = write_xlsx(tmp_path / "a.xlsx", ["question", "student", "response"], good_rows())
+    path = write_xlsx(tmp_path / "a.xlsx", ["question", "pupil", "response"], good_rows())
     out = tmp_path / "o.xlsx"
-    expect_error(capsys, path, "-o", out, contains=["'worker'", "'student'", "--worker-col"])
+    expect_error(capsys, path, "-o", out, contains=["'worker'", "'pupil'", "--worker-col"])
     assert not out.exists()
-    assert run(path, "-o", out, "--worker-col", "student") == 0
+    assert run(path, "-o", out, "--worker-col", "pupil") == 0
     expect_error(
         capsys,
         path,
         "-o",
         out,
+        "--worker-col",
+        "pupil",
         "--response-col",
         "respnse",
-        contains=["'respnse'", "'worker'", "a.xlsx", "Answers", "is it 'response'?"],
+        contains=['"respnse"', "a.xlsx", "Answers", 'did you mean "response"?'],
     )
+
+
+def test_columns_are_guessed_with_the_wizards_synonyms(tmp_path):
+    """"student", "Question ID" and "Answer" are found without options, as in the wizard."""
+    rows = good_rows()
+    path = write_xlsx(tmp_path / "a.xlsx", ["Question ID", "student", "Answer"], rows)
+    out = tmp_path / "o.xlsx"
+    assert run(path, "-o", out) == 0
+    assert set(sheets(out)["Workers"]["worker"]) == {"w0", "w1", "w2", "w3"}
 
 
 def test_one_worker_or_one_question(tmp_path, capsys):
     one_worker = [r for r in good_rows() if r[1] == "w1"]
     path = write_xlsx(tmp_path / "a.xlsx", ["question", "worker", "response"], one_worker)
-    expect_error(capsys, path, "-o", tmp_path / "o.xlsx", contains=["at least 2 workers", "w1"])
+    expect_error(capsys, path, "-o", tmp_path / "o.xlsx",
+                 contains=["at least 2 workers", "finds 1 worker"])
     first_q = list(FACTS)[0]
     one_question = [r for r in good_rows() if r[0] == first_q]
     path = write_xlsx(tmp_path / "b.xlsx", ["question", "worker", "response"], one_question)
@@ -342,3 +353,31 @@ def test_llm_summary_places_each_ai_among_the_workers(tmp_path, capsys):
     readme = dict(zip(book["Read me"].iloc[:, 0], book["Read me"].iloc[:, 1]))
     assert "like for like" in readme["AI answers compared with"]
     assert readme["Scored on"].endswith("UTC")
+
+
+def test_one_column_chosen_for_two_roles_is_refused_as_in_the_wizard(tmp_path, capsys):
+    """The wizard's answer checks run on the command line too (before, the CLI scored the
+    answers with the answer column as the question, and wrote a workbook)."""
+    path = write_xlsx(tmp_path / "a.xlsx", ["question", "worker", "response"], good_rows())
+    out = tmp_path / "o.xlsx"
+    expect_error(capsys, path, "-o", out, "--question-col", "response",
+                 contains=["a.xlsx", "is chosen for both the questions and the answers"])
+    assert not out.exists()
+
+
+def test_with_a_project_the_second_run_embeds_nothing(tmp_path, monkeypatch):
+    """The CLI goes through the project's embedding cache, as the wizard does."""
+    made = []
+
+    class Counted(HashedBagOfWords):
+        def __init__(self, model_path="", device="auto", batch_size=32):
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr("core.embeddings.Encoder", Counted)
+    project = tmp_path / "answers.evaldesk"
+    assert run(SAMPLE, "-o", tmp_path / "one.xlsx", "--project", project) == 0
+    assert len(made) == 1 and len(made[0].texts_seen) == 57
+    assert run(SAMPLE, "-o", tmp_path / "two.xlsx", "--project", project,
+               "--max-iterations", "3") == 0
+    assert len(made) == 1  # every answer came from the project: the model was not even loaded

@@ -1,0 +1,415 @@
+"""AQER in a project: the only code that touches the project for AQER. The wizard and
+``evaldesk aqer`` both go through it (the CLI in a temporary project when there is no
+``--project``), so they read, check, cache, score and export the same way:
+
+    setup, problem = restore_setup(project)           # the choices kept in the project
+    setup = store_answers_file(project, setup, path)  # a file chosen now: copied into the project
+    opened = open_answers(project, setup)             # the sheet as text (+ a note for the user)
+    setup = guess_columns(opened.setup, opened.read.frame.columns)   # core.aqer.inputs
+    save_setup(project, setup)                        # saved as soon as it is chosen
+    check = check_answers(opened.read, setup)         # issues for the user; errors block
+    stored = run_setup(project, setup, factory, progress, cancel)   # in an executor
+    stored = load_result(project, setup)              # reopening: no recomputation
+    export_result(stored, "results.xlsx")             # the workbook
+
+What depends on what:
+
+* the answers file is copied into the project (``core.project.inputs``, kind ``aqer_answers``)
+  and identified by the hash of its bytes: changing the file changes the hash, so results are
+  recomputed; a file that moved or was deleted is read from the project's copy;
+* embeddings are cached per (embedding model, text) in the project
+  (:class:`core.embeddings.CachedEncoder`, a run of step ``embeddings`` per model), so changing
+  the number of rounds, the layout or adding a worker embeds only texts never seen before (and
+  does not even load the model when every text is known);
+* a finished AQER result is stored under a run whose settings are the :meth:`AqerSetup.
+  fingerprint` (file hash, sheet, layout, columns, duplicates choice, model, AQER settings);
+  :func:`load_result` finds it again when nothing it depends on changed;
+* the choices are a versioned payload (:data:`SETUP`); choices that cannot be read are set
+  aside in the project and :func:`restore_setup` says so, never silently replacing them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from core.aqer.inputs import read_answers
+from core.aqer.model import AqerSetup
+from core.embeddings import CachedEncoder, model_key
+from core.project.inputs import open_input, store_input
+from core.project.payloads import PayloadType, get_payload, load_or_recover, put_payload
+from core.runs import Cancelled, CancelToken, Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from core.aqer.model import AqerResult
+    from core.project import Project
+    from core.tables import TableRead
+
+__all__ = [
+    "ANSWERS_INPUT_KIND",
+    "SETUP",
+    "SETUP_KIND",
+    "AqerSetup",
+    "EncoderFactory",
+    "OpenedAnswers",
+    "StoredResult",
+    "answers_file",
+    "cached_encoder",
+    "copy_template",
+    "default_encoder_factory",
+    "embedding_key",
+    "export_result",
+    "load_result",
+    "load_setup",
+    "open_answers",
+    "restore_setup",
+    "result_from_payload",
+    "result_to_payload",
+    "run_setup",
+    "sample_path",
+    "save_setup",
+    "store_answers_file",
+]
+
+METHOD = "aqer"
+SETUP_KIND = "aqer_setup"
+ANSWERS_INPUT_KIND = "aqer_answers"
+SCORE_STEP = "score"
+EMBED_STEP = "embeddings"
+
+#: The user's choices, as kept in the project (version 1: the shape before versions were kept).
+SETUP: PayloadType[AqerSetup] = PayloadType(
+    SETUP_KIND, AqerSetup, version=1,
+    label="the AQER choices (answers file, columns, embedding model and settings)",
+)
+
+#: ``factory(model_path, device)`` -> an encoder (``encoder(texts)`` returns one vector per text).
+EncoderFactory = Callable[[str, str], Any]
+
+#: How cached embeddings name a model (kept under its old name).
+embedding_key = model_key
+
+
+# ----------------------------------------------------------------------------- the setup
+
+
+def load_setup(project: Project) -> AqerSetup:
+    """The setup saved in ``project`` (defaults when there is none). Raises
+    :class:`core.project.PayloadUnreadable` when it cannot be read (see :func:`restore_setup`)."""
+    return get_payload(project, SETUP, "current") or AqerSetup()
+
+
+def restore_setup(project: Project) -> tuple[AqerSetup, str]:
+    """The setup saved in ``project`` and a message for the user ("" when all is well). Choices
+    that cannot be read are kept aside in the project and the setup starts afresh."""
+    return load_or_recover(project, SETUP, "current", AqerSetup)
+
+
+def save_setup(project: Project, setup: AqerSetup) -> None:
+    """Store the user's choices now (called whenever one changes)."""
+    put_payload(project, SETUP, "current", setup, origin="human")
+
+
+# ----------------------------------------------------------------------------- the answers file
+
+
+def store_answers_file(project: Project, setup: AqerSetup, path: str | Path) -> AqerSetup:
+    """Copy ``path`` into the project and return ``setup`` pointing at it (not yet saved).
+
+    A new file (or changed content) resets what depended on the old one: the sheet when the
+    file changed, and the duplicates choice.
+    """
+    path = Path(path)
+    ref = store_input(project, ANSWERS_INPUT_KIND, path)
+    same_file = setup.path and Path(setup.path) == path
+    update: dict[str, Any] = {
+        "path": ref.path,
+        "file_name": ref.file_name,
+        "content_hash": ref.content_hash,
+        "input_id": ref.input_id,
+    }
+    if not same_file:
+        update["sheet"] = None
+    if ref.content_hash != setup.content_hash:
+        update["duplicates"] = "error"
+    return setup.model_copy(update=update)
+
+
+def answers_file(project: Project, setup: AqerSetup) -> tuple[Path, str]:
+    """The file to read for ``setup`` and a note for the user ("" when all is as chosen): the
+    user's file when it is still there, else the project's copy (``core.project.inputs``)."""
+    opened = open_input(project, ANSWERS_INPUT_KIND, setup.answers_ref)
+    if opened.changed:
+        raise ValueError(
+            f"The answers file {opened.path} changed since its columns were checked. Go back to "
+            "the first page and choose it again so EvalDesk reads the new version."
+        )
+    return opened.path, opened.note
+
+
+@dataclass
+class OpenedAnswers:
+    """The answers file as :func:`open_answers` found it."""
+
+    setup: AqerSetup
+    sheets: list[str]
+    read: TableRead
+    note: str = ""
+
+
+def open_answers(
+    project: Project,
+    setup: AqerSetup,
+    path: str | Path | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> OpenedAnswers:
+    """Read the answers of ``setup`` (or a newly chosen ``path``), keeping a copy in the project.
+
+    A file that changed since it was last read is copied again (so results are recomputed); a
+    file that is gone is read from the project's copy. Returns the updated setup (not saved).
+    """
+    if path is not None:
+        setup = store_answers_file(project, setup, path)
+    opened = open_input(project, ANSWERS_INPUT_KIND, setup.answers_ref)
+    if opened.changed:
+        setup = store_answers_file(project, setup, opened.path)
+    sheets, read = read_answers(opened.path, setup.sheet, progress, cancel)
+    setup = setup.model_copy(update={"sheet": read.sheet})
+    return OpenedAnswers(setup, sheets, read, opened.note)
+
+
+# ----------------------------------------------------------------------------- embeddings
+
+
+def default_encoder_factory(model_path: str, device: str) -> Any:
+    """The real encoder: :class:`core.embeddings.Encoder` (bundled MiniLM when path is "")."""
+    from core.embeddings import Encoder
+
+    return Encoder(model_path, device=device)
+
+
+def cached_encoder(project: Project, setup: AqerSetup, factory: EncoderFactory | None = None,
+                   progress: Progress | None = None,
+                   cancel: CancelToken | None = None) -> CachedEncoder:
+    """The encoder of ``setup`` behind the project's vector cache (the model is loaded only
+    when a text is not cached yet)."""
+    factory = factory or default_encoder_factory
+    key = model_key(setup.embedding_model)
+    return CachedEncoder(
+        project,
+        key,
+        lambda: factory(setup.embedding_model, setup.device),
+        cancel=cancel,
+        model_name=(Path(setup.embedding_model).name if setup.embedding_model
+                    else key.removeprefix("built-in ")),
+        device=setup.device,
+        progress=progress,
+        owner=METHOD,
+        step=EMBED_STEP,
+    )
+
+
+# ----------------------------------------------------------------------------- results
+
+
+def _plain(value: Any) -> Any:
+    """A cell as JSON: numpy scalars as Python numbers, NaN / NA as None."""
+    import math
+
+    if value is None:
+        return None
+    item = getattr(value, "item", None)
+    if callable(item) and not isinstance(value, (str, bytes)):
+        try:
+            value = item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    try:
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return None
+    except ImportError:  # pragma: no cover
+        pass
+    return value
+
+
+def _frame_payload(frame: pd.DataFrame) -> dict[str, Any]:
+    return {
+        "columns": [str(c) for c in frame.columns],
+        "dtypes": {str(c): str(t) for c, t in frame.dtypes.items()},
+        "rows": [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)],
+    }
+
+
+def _frame(payload: dict[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
+    columns = payload.get("columns", [])
+    frame = pd.DataFrame(payload.get("rows", []), columns=columns)
+    for column, dtype in (payload.get("dtypes") or {}).items():
+        if column not in frame.columns:
+            continue
+        try:
+            if dtype in ("Int64", "int64") and frame[column].isna().any():
+                frame[column] = frame[column].astype("Int64")
+            elif dtype in ("int64", "Int64", "bool", "float64"):
+                frame[column] = frame[column].astype(dtype)
+        except (TypeError, ValueError):
+            pass
+    return frame
+
+
+_FRAMES = ("workers", "responses", "questions", "llm_answers", "llm_summary", "convergence",
+           "agreement")
+
+
+def result_to_payload(result: AqerResult) -> dict[str, Any]:
+    """An :class:`AqerResult` as JSON for the project file."""
+    payload: dict[str, Any] = {name: _frame_payload(getattr(result, name)) for name in _FRAMES}
+    payload["warnings"] = [n.model_dump(mode="json") for n in result.warnings]
+    payload["settings"] = result.settings.model_dump(mode="json")
+    for name in ("iterations", "converged", "discriminates", "embedding_model", "device",
+                 "blank_rule", "blank_reason", "computed_at"):
+        payload[name] = getattr(result, name)
+    return payload
+
+
+def result_from_payload(payload: dict[str, Any]) -> AqerResult:
+    from core.aqer.model import AqerNotice, AqerResult, AqerSettings
+
+    return AqerResult(
+        **{name: _frame(payload[name]) for name in _FRAMES},
+        warnings=[AqerNotice.model_validate(n) for n in payload.get("warnings", [])],
+        settings=AqerSettings.model_validate(payload.get("settings") or {}),
+        iterations=int(payload.get("iterations", 0)),
+        converged=bool(payload.get("converged", False)),
+        discriminates=bool(payload.get("discriminates", True)),
+        embedding_model=str(payload.get("embedding_model", "")),
+        device=str(payload.get("device", "")),
+        blank_rule="worst" if payload.get("blank_rule") == "worst" else "missing",
+        blank_reason=str(payload.get("blank_reason", "")),
+        computed_at=str(payload.get("computed_at", "")),
+    )
+
+
+@dataclass
+class StoredResult:
+    """An AQER result as kept in the project, with the Read me inputs and where it came from."""
+
+    result: AqerResult
+    inputs: dict[str, str]
+    run_id: int
+    finished_at: str = ""
+    embedded: int = 0
+    """How many texts the embedding model embedded in this run (0 = all from the cache)."""
+
+
+def load_result(project: Project, setup: AqerSetup) -> StoredResult | None:
+    """The finished result for exactly this setup, or None (then it must be computed)."""
+    if not setup.content_hash:
+        return None
+    run = project.find_run(METHOD, SCORE_STEP, setup.fingerprint())
+    if run is None or run.status != "finished":
+        return None
+    items = project.get_results(run.id, "result", status="ok")
+    if not items or not isinstance(items[-1].payload, dict):
+        return None
+    payload = items[-1].payload
+    try:
+        result = result_from_payload(payload["result"])
+    except (KeyError, ValueError, TypeError, ValidationError):
+        return None
+    return StoredResult(result, dict(payload.get("inputs") or {}), run.id,
+                        run.finished_at or "")
+
+
+def run_setup(
+    project: Project,
+    setup: AqerSetup,
+    encoder_factory: EncoderFactory | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> StoredResult:
+    """Read the answers, run AQER (embeddings from the project's cache when known) and store
+    the result in the project. A plain function: run it in an executor."""
+    from core.aqer.inputs import read_responses
+    from core.aqer.pipeline import aqer
+
+    if progress is not None:
+        progress.start("Reading answers")
+    path, note = answers_file(project, setup)
+    run_id = project.start_run(METHOD, SCORE_STEP, setup.fingerprint(), resume=True)
+    try:
+        prepared = read_responses(
+            path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
+            **setup.engine_columns(),
+        )
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        encoder = cached_encoder(project, setup, encoder_factory, progress, cancel)
+        result = aqer(prepared, encoder, settings=setup.settings, progress=progress,
+                      cancel=cancel)
+        inputs = setup.describe_inputs(prepared)
+        if note:
+            inputs["Note"] = note
+        with project.transaction():
+            project.put_result(run_id, "result", "aqer",
+                               {"result": result_to_payload(result), "inputs": inputs})
+            project.finish_run(run_id, "finished")
+    except Cancelled:
+        project.finish_run(run_id, "cancelled", "Stopped by the user; embeddings were kept.")
+        raise
+    except Exception as exc:
+        project.finish_run(run_id, "failed", str(exc)[:500])
+        raise
+    run = project.get_run(run_id)
+    return StoredResult(result, inputs, run_id, (run.finished_at or "") if run else "",
+                        encoder.embedded)
+
+
+def export_result(stored: StoredResult, path: str | Path,
+                  progress: Progress | None = None, cancel: CancelToken | None = None) -> Path:
+    """Write the AQER workbook (the same as ``evaldesk aqer``) for a stored result."""
+    from core.aqer.report import write_report
+
+    if progress is not None:
+        progress.start("Writing the workbook", detail=str(path))
+    return write_report(stored.result, path, inputs=stored.inputs)
+
+
+def copy_template(target: str | Path) -> Path:
+    """Copy the example workbook shipped with EvalDesk to ``target``."""
+    from core import paths
+
+    source = paths.resources_dir() / "samples" / "aqer_template.xlsx"
+    target = Path(target)
+    # a copy beside it, then renamed: the workbook is never seen half-written
+    handle, part = tempfile.mkstemp(prefix="~evaldesk-", suffix=".xlsx.tmp", dir=target.parent)
+    os.close(handle)
+    try:
+        shutil.copyfile(source, part)
+        os.replace(part, target)
+    except BaseException:
+        Path(part).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def sample_path() -> Path:
+    """The small sample answers shipped with EvalDesk."""
+    from core import paths
+
+    return paths.resources_dir() / "samples" / "aqer_sample.xlsx"

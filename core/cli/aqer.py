@@ -1,0 +1,312 @@
+"""``evaldesk aqer INPUT -o OUTPUT.xlsx``: AQER from the command line.
+
+A thin adapter over ``core.aqer.session`` and ``core.aqer.inputs``, the code the wizard runs: the
+file is copied into a project (``--project``, else a temporary one), its columns are guessed
+from the same synonyms, checked by the same checks, embedded through the same cache and written
+to the same workbook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core import cli
+from core.cli._common import cli_progress, cli_project, load_settings
+
+__all__ = ["add_aqer_parser", "add_parser", "run_aqer_command"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return value
+
+
+def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "aqer",
+        help="score crowd workers and LLM answers without an answer key (AQER)",
+        description=(
+            "Score workers who answered the same questions, and LLM answers to those questions, "
+            "against the workers' consensus (AQER). Writes one Excel workbook."
+        ),
+    )
+    parser.add_argument("input", metavar="INPUT", help="answers: .xlsx, .xls or .csv")
+    parser.add_argument("-o", "--output", required=True, metavar="OUTPUT.xlsx")
+    parser.add_argument("--sheet", help="sheet name (default: the first sheet)")
+    parser.add_argument(
+        "--format",
+        choices=("long", "wide"),
+        default="long",
+        help="long: a row per answer; wide: a row per worker (or per question) (default long)",
+    )
+    parser.add_argument(
+        "--question-col", help="column with the questions (default: guessed from the headers, "
+        "e.g. 'question', 'Question ID', 'prompt')"
+    )
+    parser.add_argument(
+        "--worker-col", help="column with the worker names (default: guessed, e.g. 'worker', "
+        "'student', 'participant')"
+    )
+    parser.add_argument(
+        "--response-col", help="column with the answers (default: guessed, e.g. 'response', "
+        "'answer')"
+    )
+    parser.add_argument("--grade-col", help="column with expert grades of the answers (optional)")
+    parser.add_argument(
+        "--llm-col",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="a column holding an LLM's answers (repeatable)",
+    )
+    parser.add_argument(
+        "--llm-worker",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="treat this worker's answers as an LLM's (repeatable)",
+    )
+    parser.add_argument(
+        "--llm-as-workers",
+        action="store_true",
+        help="score LLMs jointly with the humans, as extra workers (their answers then enter "
+        "the consensus)",
+    )
+    parser.add_argument(
+        "--no-baselines", action="store_true", help="skip the RASA, F1 and BLEU-1 baselines"
+    )
+    parser.add_argument(
+        "--embedding-model",
+        metavar="PATH",
+        help="a local sentence-transformers folder (default: your setting, else the built-in "
+        "all-MiniLM-L6-v2)",
+    )
+    parser.add_argument(
+        "--device", choices=("auto", "cpu", "cuda", "mps"), help="where to embed (default auto)"
+    )
+    parser.add_argument(
+        "--duplicates",
+        choices=("first", "last", "error"),
+        default="error",
+        help="when a worker answered a question twice: keep the first, the last, or stop (default)",
+    )
+    parser.add_argument(
+        "--blank-answers",
+        choices=("worst", "missing"),
+        default=None,
+        help="how a question a worker left blank counts: worst (the weakest possible answer, "
+        "as in a class test where everyone got every question) or missing (not at all, as in "
+        "crowdsourcing where each worker got a subset). Default: decided from the data (worst "
+        "when at least half of the workers answered at least half of the questions)",
+    )
+    parser.add_argument(
+        "--project",
+        metavar="FILE.evaldesk",
+        help="keep the answers, the embeddings and the result in this project file (created if "
+        "missing); a second run embeds only answers it has not seen",
+    )
+    parser.add_argument("--max-iterations", type=_positive_int, default=100, metavar="N")
+    parser.add_argument("--tolerance", type=_positive_float, default=1e-6, metavar="T")
+    parser.set_defaults(func=run_aqer_command)
+
+
+_OPTIONS = {"question_col": "--question-col", "worker_col": "--worker-col",
+            "response_col": "--response-col"}
+
+
+def _choices(args: argparse.Namespace, columns: list[str]) -> dict:
+    """The setup fields the command line chose; roles it left out are guessed from the headers
+    with the wizard's synonyms (``core.aqer.inputs.guess_columns``)."""
+    from core.aqer.inputs import guess_columns
+    from core.aqer.model import AqerSettings, AqerSetup
+
+    given = {key: getattr(args, key) for key in (*_OPTIONS, "grade_col")
+             if getattr(args, key)}
+    wide_rows = "worker" if args.worker_col and not args.question_col else "question"
+    setup = AqerSetup(format=args.format, wide_rows=wide_rows, **given)
+    guessed = guess_columns(setup, columns)
+    chosen = guessed.model_dump(include={*_OPTIONS, "grade_col", "wide_rows"})
+    if args.format == "long":
+        chosen["grade_col"] = args.grade_col  # grades only when asked for, as before
+    chosen.update(given)
+    if args.format == "wide":
+        if args.question_col or args.worker_col:
+            chosen["wide_rows"] = wide_rows
+        else:  # as before: a column called "worker" wins over one called "question"
+            worker = chosen.get("worker_col")
+            chosen["wide_rows"] = "worker" if worker else "question"
+        chosen["response_col"] = None
+        chosen["grade_col"] = args.grade_col
+    return {
+        **chosen,
+        "format": args.format,
+        "llm_cols": list(args.llm_col),
+        "llm_workers": list(args.llm_worker),
+        "duplicates": args.duplicates,
+        "settings": AqerSettings(
+            max_iterations=args.max_iterations,
+            tolerance=args.tolerance,
+            llm_as_workers=args.llm_as_workers,
+            baselines=not args.no_baselines,
+            blank_answers=args.blank_answers or "auto",
+        ),
+    }
+
+
+def _missing_roles(setup, read) -> str:
+    """A message for roles no column was given or found for ("" when each has one)."""
+    from core.aqer.inputs import SYNONYMS
+
+    if setup.format == "long":
+        needed = [("question_col", "questions", "question"), ("worker_col", "worker names",
+                  "worker"), ("response_col", "answers", "response")]
+    elif setup.wide_rows == "question":
+        needed = [("question_col", "questions", "question")]
+    else:
+        needed = [("worker_col", "worker names", "worker")]
+    parts = [
+        f"the {what} (no column is called '{role}' or a similar name such as "
+        + ", ".join(f"'{s}'" for s in SYNONYMS[role][1:4])
+        + f"; name it with {_OPTIONS[key]})"
+        for key, what, role in needed if not getattr(setup, key)
+    ]
+    if not parts:
+        return ""
+    columns = ", ".join(f"'{c}'" for c in read.frame.columns) or "(none)"
+    return (f"Which column holds {' and '.join(parts)}? The columns of {read.describe()} are: "
+            f"{columns}.")
+
+
+def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
+    """Run AQER through the session, as the wizard does (``encoder_factory(model_path, device)``
+    makes the encoder; default: ``core.embeddings.Encoder``)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from core.aqer.inputs import check_answers
+    from core.aqer.model import AqerSetup
+    from core.aqer.responses import AqerInputError
+    from core.aqer.session import export_result, open_answers, run_setup, store_answers_file
+    from core.embeddings import EmbeddingError
+    from core.runs import Cancelled, CancelToken
+    from core.tables import TableError
+
+    output = Path(args.output)
+    if output.suffix.lower() != ".xlsx":
+        print(
+            f"evaldesk aqer: error: the output must be an .xlsx file, not '{output.name}'",
+            file=sys.stderr,
+        )
+        return 2
+    source = Path(args.input)
+    if not source.exists():
+        raise cli.UserError(
+            f"The input file {args.input} does not exist. Check the name and folder."
+        )
+    if not output.parent.exists():
+        raise cli.UserError(
+            f"The folder {output.parent} does not exist. Create it or choose another."
+        )
+    model_path, device = args.embedding_model, args.device
+    if model_path is None or device is None:
+        stored_choice = load_settings().embedding
+        model_path = stored_choice.model_path if model_path is None else model_path
+        device = stored_choice.device if device is None else device
+    progress, cancel = cli_progress(), CancelToken()
+    try:
+        with cli_project(args.project, "aqer") as project:
+            setup = store_answers_file(project, AqerSetup(), source.resolve())
+            setup = setup.model_copy(update={"sheet": args.sheet,
+                                             "embedding_model": model_path or "",
+                                             "device": device or "auto"})
+            opened = open_answers(project, setup, progress=progress, cancel=cancel)
+            if args.sheet and opened.read.sheet != args.sheet:
+                names = ", ".join(f"'{s}'" for s in opened.sheets)
+                raise cli.UserError(
+                    f"There is no sheet '{args.sheet}' in {source.name}; its sheets are: "
+                    f"{names}. Check --sheet."
+                )
+            columns = [str(c) for c in opened.read.frame.columns]
+            setup = opened.setup.model_copy(update=_choices(args, columns))
+            missing = _missing_roles(setup, opened.read)
+            if missing:
+                raise cli.UserError(missing)
+            check = check_answers(opened.read, setup)
+            if not check.ok:
+                raise cli.UserError(
+                    f"The answers in {source.name} cannot be used as they are:\n"
+                    + "\n".join(f"- {issue.message}" for issue in check.errors)
+                )
+            if check.needs_duplicate_choice:
+                raise cli.UserError(check.duplicate_message or (
+                    f"{check.duplicates} answer(s) repeat a worker's answer to the same "
+                    "question. Choose which counts (--duplicates first or --duplicates last)."
+                ))
+            stored = run_setup(project, setup, encoder_factory, progress, cancel)
+            progress.start("Writing the workbook", detail=str(output))
+            export_result(stored, output)
+    except (AqerInputError, EmbeddingError, TableError, FileNotFoundError) as exc:
+        raise cli.UserError(str(exc)) from exc
+    except Cancelled as exc:
+        raise cli.UserError(str(exc)) from exc
+    except PermissionError as exc:
+        raise cli.UserError(
+            f"Cannot write {output}: permission denied. Close the file if it is open in Excel, "
+            "or choose another name."
+        ) from exc
+    result = stored.result
+    scored = result.workers["score"].notna()
+    best = result.workers[scored].iloc[0] if scored.any() else None
+    n_questions = int(result.questions["mean_similarity"].notna().sum())
+    lines = [
+        f"Wrote {output}",
+        f"  {int(scored.sum())} workers scored on {n_questions} "
+        f"questions in {result.iterations} round(s)"
+        + ("" if result.converged else " (not converged)" if result.discriminates else " (tie)"),
+    ]
+    if best is not None:
+        lines.append(f"  best worker: {best['worker']} (score {best['score']:.2f})")
+    lines.append(
+        "  blank answers: "
+        + ("count as the weakest answer" if result.blank_rule == "worst" else "do not count")
+        + (" (your choice)" if args.blank_answers else " (decided from the data)")
+    )
+    for _, row in result.llm_summary.iterrows():
+        mean, place = row["mean_score"], row["percentile_among_workers"]
+        mean = None if pd.isna(mean) else float(mean)
+        place = None if pd.isna(place) else float(place)
+        lines.append(
+            f"  LLM {row['model']}: mean score "
+            + (f"{mean:.3f}" if mean is not None else "not computed")
+            + f" over {row['scored']} answer(s)"
+            + (
+                f"; above {place:.0f}% of the workers (like for like)"
+                if place is not None
+                else ""
+            )
+        )
+    if result.warnings:
+        lines.append(f"  {len(result.warnings)} warning(s): see the Warnings sheet")
+    print("\n".join(lines), file=sys.stderr)
+    print(str(output))
+    return 0
+
+
+add_parser = add_aqer_parser
