@@ -67,7 +67,11 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         "--response-col", help="column with the answers (default: guessed, e.g. 'response', "
         "'answer')"
     )
-    parser.add_argument("--grade-col", help="column with expert grades of the answers (optional)")
+    parser.add_argument(
+        "--grade-col",
+        help="column with expert grades of the answers (default: guessed, e.g. 'grade', "
+        "'score'; --grade-col \"\" for none)",
+    )
     parser.add_argument(
         "--llm-col",
         action="append",
@@ -142,9 +146,9 @@ def _choices(args: argparse.Namespace, columns: list[str]) -> dict:
     setup = AqerSetup(format=args.format, wide_rows=wide_rows, **given)
     guessed = guess_columns(setup, columns)
     chosen = guessed.model_dump(include={*_OPTIONS, "grade_col", "wide_rows"})
-    if args.format == "long":
-        chosen["grade_col"] = args.grade_col  # grades only when asked for, as before
     chosen.update(given)
+    if args.grade_col == "":
+        chosen["grade_col"] = None  # --grade-col "": the sheet's grades are not used
     if args.format == "wide":
         if args.question_col or args.worker_col:
             chosen["wide_rows"] = wide_rows
@@ -152,7 +156,7 @@ def _choices(args: argparse.Namespace, columns: list[str]) -> dict:
             worker = chosen.get("worker_col")
             chosen["wide_rows"] = "worker" if worker else "question"
         chosen["response_col"] = None
-        chosen["grade_col"] = args.grade_col
+        chosen["grade_col"] = args.grade_col or None
     return {
         **chosen,
         "format": args.format,
@@ -191,6 +195,18 @@ def _missing_roles(setup, read) -> str:
     columns = ", ".join(f"'{c}'" for c in read.frame.columns) or "(none)"
     return (f"Which column holds {' and '.join(parts)}? The columns of {read.describe()} are: "
             f"{columns}.")
+
+
+def _columns_used(setup) -> str:
+    """The columns the run read, e.g. "questions 'Question ID', workers 'Worker', ..."."""
+    roles = [("questions", setup.question_col), ("workers", setup.worker_col),
+             ("answers", setup.response_col), ("expert grades", setup.grade_col)]
+    if setup.format == "wide":
+        roles = roles[:1] if setup.wide_rows == "question" else roles[1:2]
+    used = [f"{role} '{column}'" for role, column in roles if column]
+    used += [f"AI answers '{column}'" for column in setup.llm_cols]
+    return ", ".join(used) + ("" if setup.grade_col or setup.format == "wide"
+                              else " (no expert grades)")
 
 
 def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
@@ -281,6 +297,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         f"questions in {result.iterations} round(s)"
         + ("" if result.converged else " (not converged)" if result.discriminates else " (tie)"),
     ]
+    lines.append("  columns: " + _columns_used(setup))
     if best is not None:
         lines.append(f"  best worker: {best['worker']} (score {best['score']:.2f})")
     lines.append(

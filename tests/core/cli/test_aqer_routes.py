@@ -1,0 +1,130 @@
+"""The issue's "done means" for AQER: the same workbook through ``evaldesk aqer`` and through the
+session functions the wizard calls gives the same exported workbook, cell by cell.
+
+Only the two cells that say when the workbook was written and when it was scored (Read me rows
+"Date" and "Scored on") may differ; every other cell of every sheet must be equal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from openpyxl import Workbook, load_workbook
+
+from core import cli
+from tests.core.aqer.aqer_support import FACTS, HashedBagOfWords
+
+#: Read me rows whose value is a time (when the workbook was written / scored).
+TIMES = {"Date", "Scored on"}
+
+
+class TinyEncoder(HashedBagOfWords):
+    """``core.embeddings.Encoder``'s stand-in: the same words give the same vectors."""
+
+    def __init__(self, model_path: str = "", device: str = "auto", batch_size: int = 32):
+        super().__init__()
+        self.max_seq_length = 256
+
+    def truncated(self, texts):
+        return [len(t) > 1000 for t in texts]
+
+
+@pytest.fixture(autouse=True)
+def tiny_encoder(monkeypatch):
+    # both routes make their encoder through core.embeddings.Encoder (the session's default)
+    monkeypatch.setattr("core.embeddings.Encoder", TinyEncoder)
+
+
+def answers_workbook(path: Path) -> Path:
+    """A long sheet as people write them: "Question ID", "Worker", "Answer", an AI's answers in
+    a "Bot" column, a teacher's "Grade", a duplicate to choose from and a blank answer."""
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Class 3B"
+    sheet.append(["Question ID", "Worker", "Answer", "Bot", "Grade"])
+    wrong_bot = {1, 4}
+    for w in range(5):
+        for k, (question, (right, wrong)) in enumerate(FACTS.items()):
+            answer = wrong if (w == 0 or (w == 3 and k % 2)) else right
+            if w == 4 and k == 2:
+                answer = ""  # left blank
+            bot = wrong if k in wrong_bot else right
+            sheet.append([question, f"student {w + 1}", answer, bot, 1 if answer == right else 0])
+    question = next(iter(FACTS))
+    sheet.append([question, "student 2", "Paris, the capital city", FACTS[question][0], 1])
+    book.save(path)
+    return path
+
+
+def through_the_cli(source: Path, out: Path) -> None:
+    code = cli.main(["aqer", str(source), "-o", str(out), "--llm-col", "Bot",
+                     "--duplicates", "last"])
+    assert code == 0
+
+
+def through_the_wizards_session(source: Path, out: Path) -> None:
+    """What the wizard does when the user picks the file, keeps the guessed columns, ticks
+    "Bot" as AI answers, keeps the last of repeated answers and presses Score, then Export."""
+    from core.aqer.inputs import check_answers, guess_columns
+    from core.aqer.session import (
+        export_result,
+        load_result,
+        open_answers,
+        restore_setup,
+        run_setup,
+        save_setup,
+    )
+    from core.project import Project
+
+    with Project.create_untitled(method="aqer") as project:
+        setup, problem = restore_setup(project)
+        assert problem == ""
+        opened = open_answers(project, setup, source)
+        setup = guess_columns(opened.setup, opened.read.frame.columns)
+        save_setup(project, setup)
+        check = check_answers(opened.read, setup)
+        assert check.ok and check.needs_duplicate_choice
+        setup = setup.model_copy(update={"llm_cols": ["Bot"], "duplicates": "last"})
+        save_setup(project, setup)
+        assert check_answers(opened.read, setup).ok
+        run_setup(project, setup)
+        export_result(load_result(project, setup), out)
+
+
+def cells(path: Path) -> dict[str, list[tuple]]:
+    book = load_workbook(path)
+    return {ws.title: [tuple(c.value for c in row) for row in ws.iter_rows()]
+            for ws in book.worksheets}
+
+
+def test_the_cli_and_the_wizard_export_the_same_workbook(tmp_path):
+    source = answers_workbook(tmp_path / "class 3B.xlsx")
+    through_the_cli(source, tmp_path / "cli.xlsx")
+    through_the_wizards_session(source, tmp_path / "wizard.xlsx")
+    a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
+    assert list(a) == list(b)
+    assert {"Workers", "LLM answers", "Agreement", "Read me"} <= set(a)
+    compared = 0
+    for name in a:
+        assert len(a[name]) == len(b[name]), name
+        for r, (row_a, row_b) in enumerate(zip(a[name], b[name]), start=1):
+            if name == "Read me" and row_a[:1] in {(t,) for t in TIMES}:
+                assert row_b[0] == row_a[0]
+                continue
+            assert row_a == row_b, f"sheet {name}, row {r}"
+            compared += len(row_a)
+    assert compared > 300
+    readme: dict = {}
+    for row in a["Read me"]:  # the "About this workbook" rows, up to the sheet list
+        if row[0] is None:
+            break
+        readme.setdefault(row[0], row[1])
+    # what the routes share is what the user chose, named in the workbook
+    assert readme["Input file"] == str(source.resolve())
+    assert readme["Sheet"] == "Class 3B"
+    assert readme["Duplicate answers"] == "kept the last answer of each worker"
+    models = {row[0] for row in a["LLM summary"][1:]}
+    assert models == {"Bot"}
+    graded = [row for row in a["Agreement"][1:] if row[0]]
+    assert graded  # the "Grade" column was found by both routes
