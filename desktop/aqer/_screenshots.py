@@ -37,19 +37,19 @@ async def _shoot(session, folder: Path) -> None:
     await asyncio.sleep(0.2)
     grab("model")
     wiz.go_next()
-    wiz.start_run()
-    await wait_until(lambda: wiz.run_panel.state is not None and wiz.run_panel.state.total)
+    wiz.pages["run"].start_run()
+    await wait_until(lambda: wiz.pages["run"].run_panel.state is not None and wiz.pages["run"].run_panel.state.total)
     await asyncio.sleep(0.05)
     grab("run")
     await wait_until(lambda: wiz.page == "results")
     await asyncio.sleep(0.5)
-    tabs = wiz.results.tabs
+    tabs = wiz.pages["results"].results.tabs
     for index, name in ((0, "results-workers"), (1, "results-questions"), (2, "results-llm"),
                         (3, "results-convergence"), (4, "results-agreement"),
                         (5, "results-warnings")):
         tabs.setCurrentIndex(index)
         if name == "results-questions":
-            wiz.results.questions_view.selectRow(4)
+            wiz.pages["results"].results.questions_view.selectRow(4)
         await asyncio.sleep(0.5)
         grab(name)
 

@@ -53,7 +53,7 @@ def to_results(qtbot, wiz):
     assert wiz.page == "model"
     click(qtbot, wiz.next_button)
     assert wiz.page == "run"
-    click(qtbot, wiz.run_button)
+    click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
 
 
@@ -64,11 +64,11 @@ def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
     assert window.stack.currentWidget() is wiz and wiz.page == "file"
     assert window.project is not None and wiz.project is window.project
     assert not wiz.next_button.isEnabled()  # nothing chosen yet
-    click(qtbot, wiz.sample_button)
+    click(qtbot, wiz.pages["file"].sample_button)
     wait_read(qtbot, wiz)
-    assert [wiz.sheet_combo.itemText(i) for i in range(wiz.sheet_combo.count())] == [
+    assert [wiz.pages["file"].sheet_combo.itemText(i) for i in range(wiz.pages["file"].sheet_combo.count())] == [
         "Long", "Wide"]
-    assert wiz.long_radio.isChecked()
+    assert wiz.pages["file"].long_radio.isChecked()
     to_results(qtbot, wiz)
 
     # the mapping was guessed and saved in the project as soon as it was chosen
@@ -77,7 +77,7 @@ def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
         "question", "worker", "response", "grade")
     assert saved.path == str(sample_path())
 
-    res = wiz.results
+    res = wiz.pages["results"].results
     # workers table: every person, sorted by score (best first)
     scores = [float(s) for s in proxy_column(res.workers_view, res.workers_model, "score")]
     assert len(scores) == 8 and scores == sorted(scores, reverse=True)
@@ -111,7 +111,7 @@ def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
 
     # export: the CLI's workbook, read back with pandas
     out = tmp_path / "results"
-    task = wiz.export(out)
+    task = wiz.pages["results"].export(out)
     qtbot.waitUntil(task.done, timeout=20_000)
     written = tmp_path / "results.xlsx"
     assert written.is_file()
@@ -132,32 +132,32 @@ def test_bad_mapping_blocks_next_with_a_message(qtbot, window, tiny):
     wait_check(qtbot, wiz)
     assert wiz.check.ok and wiz.next_button.isEnabled()
 
-    wiz.response_combo.setCurrentIndex(0)  # "(choose a column)"
+    wiz.pages["columns"].response_combo.setCurrentIndex(0)  # "(choose a column)"
     wait_check(qtbot, wiz)
     assert not wiz.check.ok
     assert not wiz.next_button.isEnabled()
     assert "Must fix" in wiz.nav_message.text()
-    messages = [wiz.issues_model.issue(r).message for r in range(wiz.issues_model.rowCount())]
+    messages = [wiz.pages["columns"].issues_model.issue(r).message for r in range(wiz.pages["columns"].issues_model.rowCount())]
     assert any('"answers"' in m and "Long" in m for m in messages), messages
-    assert wiz.issues_model.index(0, 0).data() == "Must fix"
+    assert wiz.pages["columns"].issues_model.index(0, 0).data() == "Must fix"
     wiz.go_next()
     assert wiz.page == "columns"
     assert load_setup(window.project).response_col is None  # the choice was saved
 
     # the same column for questions and workers
-    wiz.response_combo.setCurrentIndex(wiz.response_combo.findData("response"))
-    wiz.worker_combo.setCurrentIndex(wiz.worker_combo.findData("question"))
+    wiz.pages["columns"].response_combo.setCurrentIndex(wiz.pages["columns"].response_combo.findData("response"))
+    wiz.pages["columns"].worker_combo.setCurrentIndex(wiz.pages["columns"].worker_combo.findData("question"))
     wait_check(qtbot, wiz)
     assert not wiz.check.ok
     text = " ".join(i.message for i in wiz.check.errors)
     assert 'column A ("question") is chosen for both the questions and the worker names' in text
 
     # workers who share no question: the grade column as worker names
-    wiz.worker_combo.setCurrentIndex(wiz.worker_combo.findData("response"))
+    wiz.pages["columns"].worker_combo.setCurrentIndex(wiz.pages["columns"].worker_combo.findData("response"))
     wait_check(qtbot, wiz)
     assert not wiz.check.ok
 
-    wiz.worker_combo.setCurrentIndex(wiz.worker_combo.findData("worker"))
+    wiz.pages["columns"].worker_combo.setCurrentIndex(wiz.pages["columns"].worker_combo.findData("worker"))
     wait_check(qtbot, wiz)
     assert wiz.check.ok and wiz.next_button.isEnabled()
 
@@ -180,19 +180,19 @@ def _write_duplicates(path: Path) -> Path:
 def test_duplicate_rows_ask_which_to_keep(qtbot, window, tiny, tmp_path):
     path = _write_duplicates(tmp_path / "dups.xlsx")
     wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
-    wiz.ask_file_path = lambda: str(path)
-    click(qtbot, wiz.choose_button)
+    wiz.pages["file"].ask_file_path = lambda: str(path)
+    click(qtbot, wiz.pages["file"].choose_button)
     wait_read(qtbot, wiz)
     click(qtbot, wiz.next_button)
     wait_check(qtbot, wiz)
     assert (wiz.setup.question_col, wiz.setup.worker_col, wiz.setup.response_col) == (
         "Question", "Student", "Answer")
     assert wiz.check.needs_duplicate_choice and wiz.check.duplicates == 1
-    assert "repeat" in wiz.summary_label.text()
+    assert "repeat" in wiz.pages["columns"].summary_label.text()
 
     # Cancel: nothing changes, the wizard stays on the columns page
     click(qtbot, wiz.next_button)
-    box = wiz.duplicate_box
+    box = wiz.pages["columns"].duplicate_box
     assert box is not None and box.isVisible()
     assert "Cy" in box.informativeText()
     box.button(box.StandardButton.Cancel).click()
@@ -201,13 +201,13 @@ def test_duplicate_rows_ask_which_to_keep(qtbot, window, tiny, tmp_path):
 
     # Keep the last answer: saved, checked again, and on to the next page
     click(qtbot, wiz.next_button)
-    wiz.keep_last_button.click()
+    wiz.pages["columns"].keep_last_button.click()
     qtbot.waitUntil(lambda: wiz.page == "model", timeout=10_000)
     assert load_setup(window.project).duplicates == "last"
     click(qtbot, wiz.next_button)
-    click(qtbot, wiz.run_button)
+    click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
-    responses = wiz.results.stored.result.responses
+    responses = wiz.pages["results"].results.stored.result.responses
     kept = responses[(responses["worker"] == "Cy") & (responses["question"] == "2 + 2?")]
     assert kept["response"].tolist() == ["Four, I mean"]
 
@@ -224,26 +224,26 @@ def test_cancel_midway_keeps_the_wizard_usable_and_a_rerun_completes(qtbot, wind
     click(qtbot, wiz.next_button)
     ended = []
     wiz.run_ended.connect(ended.append)
-    click(qtbot, wiz.run_button)
+    click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(slow.entered.is_set, timeout=10_000)
-    qtbot.waitUntil(lambda: wiz.run_panel.cancel_button.isEnabled(), timeout=5_000)
+    qtbot.waitUntil(lambda: wiz.pages["run"].run_panel.cancel_button.isEnabled(), timeout=5_000)
     assert not wiz.back_button.isEnabled()  # no leaving the page mid-run
-    click(qtbot, wiz.run_panel.cancel_button)
+    click(qtbot, wiz.pages["run"].run_panel.cancel_button)
     gate.set()
     qtbot.waitUntil(lambda: ended == ["stopped"], timeout=15_000)
     assert wiz.page == "run"
-    assert wiz.run_panel.status == "stopped"
-    assert wiz.run_button.isEnabled() and wiz.back_button.isEnabled()
+    assert wiz.pages["run"].run_panel.status == "stopped"
+    assert wiz.pages["run"].run_button.isEnabled() and wiz.back_button.isEnabled()
     assert not wiz.next_button.isEnabled()  # no result yet
     runs = window.project.list_runs("aqer", "score")
     assert [r.status for r in runs] == ["cancelled"]
 
-    click(qtbot, wiz.run_button)
+    click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
     assert ended == ["stopped", "finished"]
     # the embeddings finished before the cancel were kept: the re-run embedded nothing new
     assert sum(slow.calls) == 57
-    assert wiz.results.workers_model.rowCount() == 8
+    assert wiz.pages["results"].results.workers_model.rowCount() == 8
 
 
 def test_reopen_shows_results_without_recomputing(qtbot, window, tiny, tmp_path):
@@ -251,7 +251,7 @@ def test_reopen_shows_results_without_recomputing(qtbot, window, tiny, tmp_path)
     wiz.load_sample()
     wait_read(qtbot, wiz)
     to_results(qtbot, wiz)
-    best = wiz.results.workers_model.value(0, "worker")
+    best = wiz.pages["results"].results.workers_model.value(0, "worker")
     window.ask_save_path = lambda: str(tmp_path / "mine.evaldesk")
     assert window.save_project_as()
     window.close_project()
@@ -263,15 +263,15 @@ def test_reopen_shows_results_without_recomputing(qtbot, window, tiny, tmp_path)
     again = open_aqer_wizard(window, encoder_factory=fresh.factory)
     assert again is not wiz
     assert again.page == "results"
-    assert again.results.workers_model.rowCount() == 8
-    assert again.results.workers_model.value(0, "worker") == best
+    assert again.pages["results"].results.workers_model.rowCount() == 8
+    assert again.pages["results"].results.workers_model.value(0, "worker") == best
     assert fresh.made == 0 and fresh.calls == []
     assert len(window.project.list_runs()) == runs_before
     # going back shows the saved choices (the file is read again, not recomputed)
     again.go_back()
     assert again.page == "run"
     assert again.next_button.isEnabled() and again.next_button.text() == "Show results"
-    assert again.existing_label.isVisible()
+    assert again.pages["run"].existing_label.isVisible()
 
 
 def test_changing_a_setting_recomputes_without_embedding_again(qtbot, window, tiny):
@@ -280,67 +280,67 @@ def test_changing_a_setting_recomputes_without_embedding_again(qtbot, window, ti
     wait_read(qtbot, wiz)
     to_results(qtbot, wiz)
     assert tiny.made == 1 and sum(tiny.calls) == 57
-    first = wiz.results.stored.run_id
+    first = wiz.pages["results"].results.stored.run_id
 
     wiz.go_back()
     wiz.go_back()
     assert wiz.page == "model"
-    wiz.rounds_spin.setValue(3)
+    wiz.pages["model"].rounds_spin.setValue(3)
     assert load_setup(window.project).settings.max_iterations == 3  # saved at once
     click(qtbot, wiz.next_button)
     assert not wiz.next_button.isEnabled()  # no result for these settings yet
-    click(qtbot, wiz.run_button)
+    click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
-    assert wiz.results.stored.run_id != first
-    assert wiz.results.stored.result.iterations <= 3
+    assert wiz.pages["results"].results.stored.run_id != first
+    assert wiz.pages["results"].results.stored.result.iterations <= 3
     assert tiny.made == 1 and sum(tiny.calls) == 57  # nothing embedded again
-    assert wiz.results.stored.embedded == 0
+    assert wiz.pages["results"].results.stored.embedded == 0
 
     # back to the old setting: the stored result comes back without a run
     wiz.go_back()
     wiz.go_back()
-    wiz.rounds_spin.setValue(100)
+    wiz.pages["model"].rounds_spin.setValue(100)
     click(qtbot, wiz.next_button)
     assert wiz.next_button.isEnabled()
     click(qtbot, wiz.next_button)
-    assert wiz.page == "results" and wiz.results.stored.run_id == first
+    assert wiz.page == "results" and wiz.pages["results"].results.stored.run_id == first
 
 
 def test_wide_sheet_with_ai_columns(qtbot, window, tiny):
     wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
     wiz.load_sample()
     wait_read(qtbot, wiz)
-    wiz.sheet_combo.setCurrentIndex(wiz.sheet_combo.findText("Wide"))
+    wiz.pages["file"].sheet_combo.setCurrentIndex(wiz.pages["file"].sheet_combo.findText("Wide"))
     wait_read(qtbot, wiz)
-    wiz.wide_radio.setChecked(True)
+    wiz.pages["file"].wide_radio.setChecked(True)
     assert wiz.setup.format == "wide" and wiz.setup.sheet == "Wide"
     click(qtbot, wiz.next_button)
     wait_check(qtbot, wiz)
     assert wiz.setup.wide_rows == "question" and wiz.setup.question_col == "question"
     # without ticking the AI columns, "LLM A" and "LLM B" count as people
     assert "10 workers" in wiz.check.prepared.describe()
-    for i in range(wiz.llm_list.count()):
-        item = wiz.llm_list.item(i)
+    for i in range(wiz.pages["columns"].llm_list.count()):
+        item = wiz.pages["columns"].llm_list.item(i)
         if item.text().startswith("LLM"):
             item.setCheckState(Qt.CheckState.Checked)
     wait_check(qtbot, wiz)
     assert wiz.setup.llm_cols == ["LLM A", "LLM B"]
     assert "8 workers" in wiz.check.prepared.describe()
-    assert wiz.preview_model.role_of(9) == "AI answers"
+    assert wiz.pages["columns"].preview_model.role_of(9) == "AI answers"
     click(qtbot, wiz.next_button)
     click(qtbot, wiz.next_button)
-    click(qtbot, wiz.run_button)
+    click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
-    assert wiz.results.llm_summary_model.rowCount() == 2
-    assert not wiz.results.tabs.isTabVisible(wiz.results.tabs.indexOf(wiz.results.agreement_tab))
+    assert wiz.pages["results"].results.llm_summary_model.rowCount() == 2
+    assert not wiz.pages["results"].results.tabs.isTabVisible(wiz.pages["results"].results.tabs.indexOf(wiz.pages["results"].results.agreement_tab))
 
 
 def test_template_download_and_home_button(qtbot, window, tiny, tmp_path):
     import pandas as pd
 
     wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
-    wiz.ask_template_path = lambda: str(tmp_path / "template")
-    click(qtbot, wiz.template_button)
+    wiz.pages["file"].ask_template_path = lambda: str(tmp_path / "template")
+    click(qtbot, wiz.pages["file"].template_button)
     qtbot.waitUntil(lambda: (tmp_path / "template.xlsx").is_file(), timeout=10_000)
     assert "Long" in pd.ExcelFile(tmp_path / "template.xlsx").sheet_names
     click(qtbot, wiz.home_button)
@@ -353,11 +353,11 @@ def test_unreadable_file_is_explained(qtbot, window, tiny, tmp_path):
     bad = tmp_path / "notes.xlsx"
     bad.write_text("this is not a workbook")
     wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
-    wiz.choose_file(bad)
+    wiz.pages["file"].choose_file(bad)
     qtbot.waitUntil(lambda: not wiz.reading, timeout=10_000)
     assert wiz.read is None and not wiz.next_button.isEnabled()
-    assert wiz.file_panel.status == "failed"
-    assert "notes.xlsx" in wiz.file_panel.message_label.text()
+    assert wiz.pages["file"].file_panel.status == "failed"
+    assert "notes.xlsx" in wiz.pages["file"].file_panel.message_label.text()
 
 
 def test_startup_does_not_import_heavy_libraries():
@@ -379,7 +379,7 @@ def test_real_minilm_on_the_sample(qtbot, window):
     wiz.load_sample()
     wait_read(qtbot, wiz)
     to_results(qtbot, wiz)
-    result = wiz.results.stored.result
+    result = wiz.pages["results"].results.stored.result
     assert result.embedding_model == "all-MiniLM-L6-v2"
     assert result.workers["score"].notna().sum() == 8
     assert len(result.llm_summary) == 2
@@ -395,17 +395,17 @@ def test_blank_answers_rule_shown_chosen_and_stated_with_the_results(qtbot, wind
     click(qtbot, wiz.next_button)
     wait_check(qtbot, wiz)
     # the sample is a class test (Farid left one question blank): detected, said why
-    assert wiz.blank_combo.currentData() == "auto"
-    assert "look dense" in wiz.blank_label.text()
-    assert "8 of 8 workers answered at least half" in wiz.blank_label.text()
-    assert "weakest possible answer" in wiz.blank_label.text()
+    assert wiz.pages["columns"].blank_combo.currentData() == "auto"
+    assert "look dense" in wiz.pages["columns"].blank_label.text()
+    assert "8 of 8 workers answered at least half" in wiz.pages["columns"].blank_label.text()
+    assert "weakest possible answer" in wiz.pages["columns"].blank_label.text()
     click(qtbot, wiz.next_button)
     click(qtbot, wiz.next_button)
     assert "blank answers count as the weakest answer (the answers look dense)" in (
-        wiz.run_summary.text())
-    click(qtbot, wiz.run_button)
+        wiz.pages["run"].run_summary.text())
+    click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
-    res = wiz.results
+    res = wiz.pages["results"].results
     run = res.run_label.text()
     for words in ("aqer_sample.xlsx", "Long", "at most 100 rounds", "tiny-test-encoder",
                   "blank answers count as the weakest answer (decided from the data)",
@@ -421,16 +421,16 @@ def test_blank_answers_rule_shown_chosen_and_stated_with_the_results(qtbot, wind
     wiz.go_back()
     wiz.go_back()
     assert wiz.page == "columns"
-    wiz.blank_combo.setCurrentIndex(wiz.blank_combo.findData("missing"))
+    wiz.pages["columns"].blank_combo.setCurrentIndex(wiz.pages["columns"].blank_combo.findData("missing"))
     assert load_setup(window.project).settings.blank_answers == "missing"
     wait_check(qtbot, wiz)
-    assert wiz.blank_label.text().startswith("Chosen by you")
+    assert wiz.pages["columns"].blank_label.text().startswith("Chosen by you")
     click(qtbot, wiz.next_button)
     click(qtbot, wiz.next_button)
     assert wiz.page == "run"
-    assert not wiz.existing_label.isVisible() and not wiz.next_button.isVisible()
-    assert "blank answers do not count (your choice)" in wiz.run_summary.text()
-    click(qtbot, wiz.run_button)
+    assert not wiz.pages["run"].existing_label.isVisible() and not wiz.next_button.isVisible()
+    assert "blank answers do not count (your choice)" in wiz.pages["run"].run_summary.text()
+    click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
     assert res.stored.run_id != first
     assert "blank answers do not count (your choice)" in res.run_label.text()
@@ -439,7 +439,7 @@ def test_blank_answers_rule_shown_chosen_and_stated_with_the_results(qtbot, wind
     wiz.go_back()
     wiz.go_back()
     wiz.go_back()
-    wiz.blank_combo.setCurrentIndex(wiz.blank_combo.findData("auto"))
+    wiz.pages["columns"].blank_combo.setCurrentIndex(wiz.pages["columns"].blank_combo.findData("auto"))
     wait_check(qtbot, wiz)
     click(qtbot, wiz.next_button)
     click(qtbot, wiz.next_button)
@@ -464,7 +464,7 @@ def test_ai_answers_are_placed_among_the_workers_like_for_like(qtbot, window, ti
     wiz.load_sample()
     wait_read(qtbot, wiz)
     to_results(qtbot, wiz)
-    res = wiz.results
+    res = wiz.pages["results"].results
     result = res.stored.result
     res.tabs.setCurrentWidget(res.llm_tab)
     like_for_like = dict(zip(result.workers["worker"], result.workers["similarity_to_others"]))
@@ -487,3 +487,48 @@ def test_ai_answers_are_placed_among_the_workers_like_for_like(qtbot, window, ti
                    for r in range(res.agreement_model.rowCount())}
     assert "AI answers, all models: AQER score vs expert grade (per answer)" in comparisons
     assert "AI answers of LLM A: AQER score vs expert grade (per answer)" in comparisons
+
+
+def test_choices_that_cannot_be_read_are_named_and_kept_in_the_project(qtbot, window, tiny):
+    project = window.ensure_project(method="aqer")
+    project.put_artefact("aqer_setup", "current", {"format": "diagonal", "sheet": "Mine"},
+                         origin="human")
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    banner = wiz.problem_banner
+    assert banner.isVisible()
+    assert "AQER choices" in banner.text() and "kept in the project" in banner.text()
+    assert wiz.page == "file" and wiz.setup.format == "long"  # this step starts afresh
+    kept = project.list_artefacts("aqer_setup.unreadable")
+    assert [a.payload for a in kept] == [{"format": "diagonal", "sheet": "Mine"}]
+    # the user goes on: the new choices are saved, the original stays aside
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    wait_check(qtbot, wiz)
+    assert load_setup(project).has_file
+    assert len(project.list_artefacts("aqer_setup.unreadable")) == 1
+
+
+def test_a_closing_wizard_stops_its_run_and_keeps_the_embeddings(qtbot, window):
+    gate = threading.Event()
+    slow = TinyEncoder(gate=gate)
+    wiz = open_aqer_wizard(window, encoder_factory=slow.factory)
+    wiz.load_sample()
+    wait_read(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.next_button)
+    ended = []
+    wiz.run_ended.connect(ended.append)
+    click(qtbot, wiz.pages["run"].run_button)
+    qtbot.waitUntil(slow.entered.is_set, timeout=10_000)
+    project = wiz.project
+    wiz.retire()  # what the window does when another wizard or project replaces this one
+    assert window.stack.indexOf(wiz) < 0
+    gate.set()
+    qtbot.waitUntil(
+        lambda: [r.status for r in project.list_runs("aqer", "score")] == ["cancelled"],
+        timeout=15_000)
+    assert ended == []  # a retired wizard shows nothing more
+    again = open_aqer_wizard(window, encoder_factory=slow.factory)
+    assert again is not wiz

@@ -1,0 +1,495 @@
+"""Step 2 of the AQER wizard: which column holds what, the AI answers, blank answers, and the
+check of the whole sheet (run in the executor after each change)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.aqer.inputs import AI_MARKS, AnswersCheck, check_answers
+from core.tables import TableIssue
+from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
+from desktop.errors import spawn
+from desktop.views import table_view
+from desktop.widgets import hint_label, intro_label, title_label
+from desktop.wizard import WizardPage
+
+__all__ = ["BLANK_CHOICES", "ColumnsPage"]
+
+log = logging.getLogger("evaldesk.aqer")
+
+BLANK_CHOICES = [("auto", "Decide from the answers (recommended)"),
+                 ("worst", "Count a blank as the weakest answer"),
+                 ("missing", "Leave blanks out (they do not count)")]
+
+
+class ColumnsPage(WizardPage):
+    """The roles of the columns, with a coloured preview and the issues of the whole sheet."""
+
+    KEY, TITLE = "columns", "Columns"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self._filling = False
+        self._check_generation = 0
+        self._advance_after_check = False
+        self.duplicate_box: QMessageBox | None = None
+        self._check_timer = QTimer(self)
+        self._check_timer.setSingleShot(True)
+        self._check_timer.setInterval(150)
+        self._check_timer.timeout.connect(self._start_check)
+
+        self.question_combo = self._column_combo("question_col")
+        self.worker_combo = self._column_combo("worker_col")
+        self.response_combo = self._column_combo("response_col")
+        self.grade_combo = self._column_combo("grade_col", "(no grades)")
+        self.long_form = QWidget()
+        lf = QFormLayout(self.long_form)
+        lf.setContentsMargins(0, 0, 0, 0)
+        lf.addRow("Questions:", self.question_combo)
+        lf.addRow("Worker names:", self.worker_combo)
+        lf.addRow("Answers:", self.response_combo)
+        lf.addRow("Expert grades (optional):", self.grade_combo)
+
+        self.rows_combo = QComboBox()
+        self.rows_combo.addItem("One question (a column per person)", "question")
+        self.rows_combo.addItem("One person (a column per question)", "worker")
+        self.rows_combo.currentIndexChanged.connect(self._columns_chosen)
+        self.key_combo = self._column_combo("key")
+        self.key_label = QLabel("Question column:")
+        self.wide_form = QWidget()
+        wf = QFormLayout(self.wide_form)
+        wf.setContentsMargins(0, 0, 0, 0)
+        wf.addRow("Each row holds:", self.rows_combo)
+        wf.addRow(self.key_label, self.key_combo)
+
+        roles_box = QGroupBox("Columns")
+        rb = QVBoxLayout(roles_box)
+        rb.addWidget(self.long_form)
+        rb.addWidget(self.wide_form)
+        roles_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+
+        self.llm_list = QListWidget()
+        self.llm_list.setMaximumHeight(96)
+        self.llm_list.setToolTip("Tick what holds an AI's answers.")
+        self.llm_list.itemChanged.connect(self._llm_ticked)
+        self.llm_hint = hint_label("")
+        llm_box = QGroupBox("AI answers (optional)")
+        lb = QVBoxLayout(llm_box)
+        lb.addWidget(self.llm_hint)
+        lb.addWidget(self.llm_list, 1)
+        llm_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+
+        top = QHBoxLayout()
+        top.addWidget(roles_box, 3)
+        top.addWidget(llm_box, 2)
+
+        self.blank_combo = QComboBox()
+        for key, text in BLANK_CHOICES:
+            self.blank_combo.addItem(text, key)
+        self.blank_combo.setToolTip(
+            "In a class test everyone gets every question, so a blank is a weak answer and must "
+            "not help a worker. In crowdsourcing each worker gets a different subset, so a "
+            "missing answer was never asked and should not count.")
+        self.blank_combo.currentIndexChanged.connect(self._blank_chosen)
+        self.blank_label = hint_label("")
+        self.blank_label.setObjectName("blankRule")
+        blank_row = QHBoxLayout()
+        blank_row.addWidget(QLabel("Blank answers:"))
+        blank_row.addWidget(self.blank_combo)
+        blank_row.addWidget(self.blank_label, 1)
+
+        self.preview_model = PreviewModel(self)
+        self.preview_view = table_view(self.preview_model, sortable=False)
+        self.preview_view.verticalHeader().setVisible(True)
+        self.preview_view.horizontalHeader().setStretchLastSection(False)
+        self.preview_title = QLabel("<b>Preview</b>")
+        legend = "  ".join(
+            f"<span style='background:{colour}'>&nbsp;{role}&nbsp;</span>"
+            for role, colour in ROLE_COLOURS.items()
+        )
+        self.preview_legend = QLabel(legend)
+        self.preview_legend.setTextFormat(Qt.TextFormat.RichText)
+        preview = QWidget()
+        pv = QVBoxLayout(preview)
+        pv.setContentsMargins(0, 0, 0, 0)
+        ph = QHBoxLayout()
+        ph.addWidget(self.preview_title)
+        ph.addStretch(1)
+        ph.addWidget(self.preview_legend)
+        pv.addLayout(ph)
+        pv.addWidget(self.preview_view, 1)
+
+        self.summary_label = QLabel()
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.issues_model = IssuesModel(self)
+        self.issues_view = table_view(self.issues_model, sortable=False)
+        self.issues_view.setWordWrap(True)
+        self.issues_view.horizontalHeader().setSectionResizeMode(
+            2, QHeaderView.ResizeMode.Stretch)
+        self.issues_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        issues = QWidget()
+        iv = QVBoxLayout(issues)
+        iv.setContentsMargins(0, 0, 0, 0)
+        iv.addWidget(self.summary_label)
+        iv.addWidget(self.issues_view, 1)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(preview)
+        split.addWidget(issues)
+        split.setSizes([300, 200])
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Which column holds what"))
+        layout.addWidget(intro_label(
+            "Tell EvalDesk which column holds the questions, the people's names and their "
+            "answers. The preview shows the first rows of the sheet with each chosen column "
+            "coloured. Below it, EvalDesk checks the whole sheet: problems marked "
+            "<b>Must fix</b> stop you from going on; those marked <b>Check</b> are worth a look "
+            "but do not."
+        ))
+        layout.addLayout(top)
+        layout.addLayout(blank_row)
+        layout.addWidget(split, 1)
+
+    def _column_combo(self, role: str, optional: str = "") -> QComboBox:
+        combo = QComboBox()
+        combo.setMinimumWidth(220)
+        combo.setProperty("role", role)
+        combo.setProperty("optional", optional)
+        combo.currentIndexChanged.connect(self._columns_chosen)
+        return combo
+
+    # ------------------------------------------------------------------ the page's protocol
+    def restore(self) -> None:
+        """Put the saved choices into the widgets (without saving them again)."""
+        self._filling = True
+        try:
+            s = self.wizard.setup
+            self.blank_combo.setCurrentIndex(
+                max(0, self.blank_combo.findData(s.settings.blank_answers)))
+            self.rows_combo.setCurrentIndex(max(0, self.rows_combo.findData(s.wide_rows)))
+        finally:
+            self._filling = False
+
+    def refresh(self) -> None:
+        wizard = self.wizard
+        if wizard.read is None and wizard.setup.has_file and not wizard.reading:
+            wizard.pages["file"].reload_file()
+        self.schedule_check()
+
+    def next_state(self) -> tuple[bool, str]:
+        wizard = self.wizard
+        if wizard.read is None:
+            return False, ""
+        if wizard.checking or wizard.check is None:
+            return False, "Checking the answers…"
+        if not wizard.check.ok:
+            n = len(wizard.check.errors)
+            return False, (f"Fix the {n} problem{'s' if n != 1 else ''} marked “Must fix” "
+                           "to go on.")
+        return True, ""
+
+    def reachable(self) -> bool:
+        return self.wizard.setup.has_file
+
+    def go_next(self) -> bool:
+        check = self.wizard.check
+        if check is not None and check.needs_duplicate_choice:
+            self.ask_duplicates()
+            return True
+        return False
+
+    # ------------------------------------------------------------------ filling
+    def fill(self) -> None:
+        """Fill the page from the sheet just read and the setup."""
+        read = self.wizard.read
+        if read is None:
+            return
+        self._filling = True
+        try:
+            columns = [str(c) for c in read.frame.columns]
+            letters = read.letters
+            s = self.wizard.setup
+            for combo, value in ((self.question_combo, s.question_col),
+                                 (self.worker_combo, s.worker_col),
+                                 (self.response_combo, s.response_col),
+                                 (self.grade_combo, s.grade_col)):
+                combo.clear()
+                combo.addItem(combo.property("optional") or "(choose a column)", None)
+                for c in columns:
+                    combo.addItem(f"{letters.get(c, '')}: {c}", c)
+                combo.setCurrentIndex(max(0, combo.findData(value)) if value else 0)
+            wide = s.format == "wide"
+            self.long_form.setVisible(not wide)
+            self.wide_form.setVisible(wide)
+            self.rows_combo.setCurrentIndex(max(0, self.rows_combo.findData(s.wide_rows)))
+            key_value = s.question_col if s.wide_rows == "question" else s.worker_col
+            self.key_combo.clear()
+            self.key_combo.addItem("(choose a column)", None)
+            for c in columns:
+                self.key_combo.addItem(f"{letters.get(c, '')}: {c}", c)
+            self.key_combo.setCurrentIndex(
+                max(0, self.key_combo.findData(key_value)) if key_value else 0)
+            self.key_label.setText(
+                "Question column:" if s.wide_rows == "question" else "Worker column:")
+            self.preview_model.set_table(read.frame, letters)
+            self.preview_title.setText(
+                f"<b>Preview</b> of {read.describe()} (first "
+                f"{min(20, len(read.frame))} of {len(read.frame):,} rows)")
+            self._fill_llm_list()
+        finally:
+            self._filling = False
+        self._update_preview_roles()
+        self.preview_view.resizeColumnsToContents()
+        header = self.preview_view.horizontalHeader()
+        for i in range(header.count()):
+            header.resizeSection(i, min(max(header.sectionSize(i), 90), 260))
+        self.schedule_check()
+
+    def _fill_llm_list(self) -> None:
+        s, read = self.wizard.setup, self.wizard.read
+        self.llm_list.clear()
+        if s.format == "long":
+            used = {s.question_col, s.worker_col, s.response_col, s.grade_col}
+            options = [str(c) for c in read.frame.columns
+                       if c not in used and str(c).strip().casefold() not in AI_MARKS]
+            chosen = set(s.llm_cols)
+            self.llm_hint.setText(
+                "Rows marked in a column called “is_llm” (yes/no) or naming a model in a "
+                "column called “model” count as AI answers automatically. If an AI's answers "
+                "are in their own column beside each question, tick that column:")
+        elif s.wide_rows == "question":
+            options = [str(c) for c in read.frame.columns if c != s.question_col]
+            chosen = set(s.llm_cols)
+            self.llm_hint.setText("Tick the columns that hold an AI's answers (not a person's):")
+        else:
+            key = s.worker_col
+            names = []
+            if key in read.frame.columns:
+                names = [v.strip() for v in read.frame[key] if v.strip()]
+            options = list(dict.fromkeys(names))
+            chosen = set(s.llm_workers)
+            self.llm_hint.setText("Tick the rows that hold an AI's answers (not a person's):")
+        self.llm_list.setVisible(bool(options))
+        if not options:
+            self.llm_hint.setText(self.llm_hint.text().split(" If an AI")[0]
+                                  + " No other column could hold AI answers.")
+        for option in options:
+            item = QListWidgetItem(option)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if option in chosen
+                               else Qt.CheckState.Unchecked)
+            self.llm_list.addItem(item)
+
+    def _update_preview_roles(self) -> None:
+        s, read = self.wizard.setup, self.wizard.read
+        roles: dict[str, str] = {}
+        if s.format == "long":
+            for col, role in ((s.question_col, "questions"), (s.worker_col, "worker names"),
+                              (s.response_col, "answers"), (s.grade_col, "expert grades")):
+                if col:
+                    roles[col] = role
+            for col in s.llm_cols:
+                roles[col] = "AI answers"
+            if read is not None:
+                for col in read.frame.columns:
+                    if str(col).strip().casefold() in AI_MARKS and col not in roles:
+                        roles[str(col)] = "AI marks"
+        else:
+            key = s.question_col if s.wide_rows == "question" else s.worker_col
+            if key:
+                roles[key] = "questions" if s.wide_rows == "question" else "worker names"
+                if read is not None:
+                    for c in read.frame.columns:
+                        if c != key:
+                            roles[str(c)] = ("AI answers" if c in s.llm_cols else "answers")
+        self.preview_model.set_roles(roles)
+
+    # ------------------------------------------------------------------ choices
+    @Slot()
+    def _columns_chosen(self, *_args: Any) -> None:
+        wizard = self.wizard
+        if self._filling or wizard.read is None:
+            return
+        if wizard.setup.format == "long":
+            wizard.save(
+                question_col=self.question_combo.currentData(),
+                worker_col=self.worker_combo.currentData(),
+                response_col=self.response_combo.currentData(),
+                grade_col=self.grade_combo.currentData(),
+            )
+        else:
+            rows = self.rows_combo.currentData()
+            key = self.key_combo.currentData()
+            if rows != wizard.setup.wide_rows:
+                wizard.save(wide_rows=rows, llm_cols=[], llm_workers=[],
+                            question_col=None, worker_col=None)
+                wizard.guess_columns()
+                self.fill()
+                return
+            if rows == "question":
+                wizard.save(question_col=key)
+            else:
+                wizard.save(worker_col=key, llm_workers=[])
+                self._filling = True
+                self._fill_llm_list()
+                self._filling = False
+        self._update_preview_roles()
+        self.schedule_check()
+
+    @Slot(int)
+    def _blank_chosen(self, *_args: Any) -> None:
+        if self._filling:
+            return
+        settings = self.wizard.setup.settings.model_copy(
+            update={"blank_answers": self.blank_combo.currentData()})
+        self.wizard.save(settings=settings)
+        self.schedule_check()
+
+    @Slot(QListWidgetItem)
+    def _llm_ticked(self, _item: QListWidgetItem) -> None:
+        if self._filling:
+            return
+        ticked = [
+            self.llm_list.item(i).text()
+            for i in range(self.llm_list.count())
+            if self.llm_list.item(i).checkState() == Qt.CheckState.Checked
+        ]
+        s = self.wizard.setup
+        if s.format == "wide" and s.wide_rows == "worker":
+            self.wizard.save(llm_workers=ticked)
+        else:
+            self.wizard.save(llm_cols=ticked)
+        self._update_preview_roles()
+        self.schedule_check()
+
+    # ------------------------------------------------------------------ the check
+    def schedule_check(self) -> None:
+        wizard = self.wizard
+        if wizard.read is None:
+            return
+        wizard.checking = True
+        self._check_generation += 1
+        wizard.update_nav()
+        self._check_timer.start()
+
+    @Slot()
+    def _start_check(self) -> None:
+        spawn(self._check(self._check_generation), where="checking the answers")
+
+    async def _check(self, generation: int) -> None:
+        wizard = self.wizard
+        read, setup = wizard.read, wizard.setup
+        if read is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            check = await loop.run_in_executor(None, check_answers, read, setup)
+        except Exception as exc:  # a bug, not the user's data: say so and keep going
+            log.exception("Checking the answers failed")
+            check = AnswersCheck(issues=[TableIssue(
+                "error", f"EvalDesk could not check these columns ({type(exc).__name__}: "
+                f"{exc}). Try other columns, or report the problem with the log file.")])
+        if generation != self._check_generation or wizard.retired:
+            return  # the user changed something meanwhile; a newer check is coming
+        wizard.check = check
+        wizard.checking = False
+        self._show_check(check)
+        wizard.update_nav()
+        wizard.checked.emit(check)
+        if self._advance_after_check:
+            self._advance_after_check = False
+            if check.ok and not check.needs_duplicate_choice and wizard.page == "columns":
+                wizard.show_page("model")
+
+    def _show_check(self, check: AnswersCheck) -> None:
+        rule = check.blank_rule
+        self.blank_label.setText(rule.reason if rule is not None else "")
+        self.issues_model.set_issues(check.issues)
+        self.issues_view.resizeColumnToContents(0)
+        self.issues_view.resizeColumnToContents(1)
+        self.issues_view.resizeRowsToContents()
+        parts = []
+        if check.prepared is not None:
+            parts.append(f"EvalDesk will read <b>{check.prepared.describe()}</b>.")
+        if check.errors:
+            parts.append(f"<span style='color:#b42318'><b>{len(check.errors)} problem(s) must "
+                         "be fixed</b></span> (in the sheet, or by choosing other columns).")
+        elif check.needs_duplicate_choice:
+            parts.append(f"<span style='color:#8a5a00'><b>{check.duplicates} answer(s) repeat "
+                         "a worker's answer to the same question</b>: you will be asked which "
+                         "to keep when you press Next.</span>")
+        if check.warnings:
+            parts.append(f"{len(check.warnings)} note(s) to check; they do not stop the run.")
+        if not check.issues and not check.needs_duplicate_choice:
+            parts.append("<span style='color:#1d7a46'>No problems found.</span>")
+        self.summary_label.setText(" ".join(parts))
+
+    # ------------------------------------------------------------------ repeated answers
+    def ask_duplicates(self) -> QMessageBox:
+        """Ask which of a worker's repeated answers to keep (non-blocking: open() + signal)."""
+        check = self.wizard.check
+        example = ""
+        if check is not None and check.prepared is not None:
+            for notice in check.prepared.notices:
+                if notice.topic == "Duplicate answer":
+                    example = notice.message.replace("; the first answer was kept and this one",
+                                                     ": one of them is")
+                    break
+        n = check.duplicates if check is not None else 0
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Answers given twice",
+            f"{n} answer(s) in the sheet repeat a worker's answer to the same question. AQER "
+            "uses one answer per worker and question. Which one should count?",
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
+        if example:
+            box.setInformativeText(f"For example: {example}\n\nThe answers left out are "
+                                   "listed under Warnings.")
+        self.keep_first_button = box.addButton("Keep the first answer",
+                                               QMessageBox.ButtonRole.AcceptRole)
+        self.keep_last_button = box.addButton("Keep the last answer",
+                                              QMessageBox.ButtonRole.AcceptRole)
+        self.keep_cancel_button = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(self.keep_cancel_button)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(self._duplicates_answered)
+        self.duplicate_box = box
+        box.open()
+        return box
+
+    @Slot(object)
+    def _duplicates_answered(self, button: Any) -> None:
+        self.duplicate_box = None
+        if button is self.keep_first_button:
+            choice = "first"
+        elif button is self.keep_last_button:
+            choice = "last"
+        else:
+            return
+        self.wizard.save(duplicates=choice)
+        self._advance_after_check = True
+        self.schedule_check()

@@ -1,0 +1,275 @@
+"""Step 1 of the AQER wizard: the answers file, its sheet and its layout."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+)
+
+from core.aqer.session import OpenedAnswers, copy_template, open_answers, sample_path
+from desktop.run_panel import RunPanel
+from desktop.runner import RunOutcome
+from desktop.widgets import hint_label, intro_label, note_box, title_label, xlsx_path
+from desktop.wizard import WizardPage
+
+__all__ = ["FilePage"]
+
+
+class FilePage(WizardPage):
+    """Choose the answers (or the sample, or save the template), the sheet and the layout."""
+
+    KEY, TITLE = "file", "Answers file"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self._filling = False
+        self.choose_button = QPushButton("Choose a file…")
+        self.choose_button.setObjectName("primaryButton")
+        self.choose_button.setToolTip("An Excel workbook (.xlsx, .xls) or a CSV file.")
+        self.choose_button.clicked.connect(self._ask_and_choose_file)
+        self.sample_button = QPushButton("Try with sample data")
+        self.sample_button.setToolTip(
+            "Load a small made-up example: 8 people and 2 AIs answered 6 general-knowledge "
+            "questions; a teacher graded every answer."
+        )
+        self.sample_button.clicked.connect(self.load_sample)
+        self.template_button = QPushButton("Download template…")
+        self.template_button.setToolTip(
+            "Save an example workbook with both layouts and instructions, to fill in with "
+            "your own answers."
+        )
+        self.template_button.clicked.connect(self._ask_and_save_template)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.choose_button)
+        buttons.addWidget(self.sample_button)
+        buttons.addWidget(self.template_button)
+        buttons.addStretch(1)
+        self.file_label = QLabel("No file chosen yet.")
+        self.file_label.setWordWrap(True)
+        self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.file_note = note_box()
+        self.file_note.hide()
+        file_box = QGroupBox("Your answers")
+        fb = QVBoxLayout(file_box)
+        fb.addLayout(buttons)
+        fb.addWidget(self.file_label)
+        fb.addWidget(self.file_note)
+
+        self.sheet_combo = QComboBox()
+        self.sheet_combo.setMinimumWidth(240)
+        self.sheet_combo.setToolTip("The sheet of the workbook that holds the answers.")
+        self.sheet_combo.currentIndexChanged.connect(self._sheet_chosen)
+        self.long_radio = QRadioButton(
+            "Long: one row per answer, with a question column, a worker column and an "
+            "answer column"
+        )
+        self.wide_radio = QRadioButton(
+            "Wide: one row per question and a column per person (or one row per person and "
+            "a column per question)"
+        )
+        self.format_group = QButtonGroup(self)
+        self.format_group.addButton(self.long_radio)
+        self.format_group.addButton(self.wide_radio)
+        self.long_radio.toggled.connect(self._format_chosen)
+        layout_box = QGroupBox("Sheet and layout")
+        form = QFormLayout(layout_box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        form.addRow("Sheet:", self.sheet_combo)
+        layout_col = QVBoxLayout()
+        layout_col.addWidget(self.long_radio)
+        layout_col.addWidget(hint_label(
+            "For example:  question | worker | response  (and optionally grade, is_llm)"))
+        layout_col.addWidget(self.wide_radio)
+        layout_col.addWidget(hint_label(
+            "For example:  question | Ana | Ben | Chloe | LLM A  — one answer in each cell"))
+        form.addRow("Layout:", layout_col)
+
+        self.file_panel = RunPanel()
+        self.file_panel.hide()
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("AQER: score answers without an answer key"))
+        layout.addWidget(intro_label(
+            "Choose the spreadsheet with your people's answers. Everyone should have answered "
+            "the same questions; AI answers to those questions may be in the same sheet. "
+            "EvalDesk keeps a copy of the file in the project, so the results can always be "
+            "traced back to it. Check that the sheet and the layout below match your file, then "
+            "press Next. No file yet? Try the sample data, or download the template."
+        ))
+        layout.addWidget(file_box)
+        layout.addWidget(layout_box)
+        layout.addWidget(self.file_panel)
+        layout.addStretch(1)
+
+    # ------------------------------------------------------------------ the page's protocol
+    def restore(self) -> None:
+        """Put the saved layout choice into the widgets (without saving it again)."""
+        self._filling = True
+        try:
+            s = self.wizard.setup
+            (self.long_radio if s.format == "long" else self.wide_radio).setChecked(True)
+            self.show_file_label()
+        finally:
+            self._filling = False
+
+    def next_state(self) -> tuple[bool, str]:
+        return self.wizard.read is not None and not self.wizard.reading, ""
+
+    def busy_changed(self, busy: str) -> None:
+        for button in (self.choose_button, self.sample_button, self.template_button):
+            button.setEnabled(not busy)
+
+    # ------------------------------------------------------------------ asking (tests replace)
+    def ask_file_path(self) -> str | None:
+        """Ask for the answers file (tests replace this)."""
+        setup = self.wizard.setup
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Choose the answers", str(Path(setup.path).parent) if setup.path
+            else str(Path.home()),
+            "Spreadsheets (*.xlsx *.xlsm *.xls *.csv *.tsv *.txt);;All files (*)")
+        return path or None
+
+    def ask_template_path(self) -> str | None:
+        """Ask where to save the template (tests replace this)."""
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save the AQER template", str(Path.home() / "aqer-template.xlsx"),
+            "Excel workbooks (*.xlsx)")
+        return path or None
+
+    # ------------------------------------------------------------------ the file
+    @Slot()
+    def _ask_and_choose_file(self) -> None:
+        path = self.ask_file_path()
+        if path:
+            self.choose_file(path)
+
+    @Slot()
+    def load_sample(self) -> None:
+        """Load the sample answers shipped with EvalDesk."""
+        self.choose_file(sample_path(), sample=True)
+
+    def choose_file(self, path: str | Path, sample: bool = False) -> None:
+        """Use ``path`` as the answers file: copy it into the project and read it."""
+        if sample:
+            self.wizard.save(format="long", sheet="Long", question_col=None, worker_col=None,
+                             response_col=None, grade_col=None, llm_cols=[], llm_workers=[])
+            self._filling = True
+            self.long_radio.setChecked(True)
+            self._filling = False
+        self.wizard.read = None
+        self.wizard.check = None
+        self._read(path=Path(path), then=None)
+
+    def reload_file(self, then: str | None = None) -> None:
+        """Read the chosen file again (another sheet, or when the wizard reopens)."""
+        self.wizard.read = None
+        self.wizard.check = None
+        self._read(path=None, then=then)
+
+    def _read(self, path: Path | None, then: str | None) -> None:
+        wizard = self.wizard
+        name = path.name if path is not None else (wizard.setup.file_name or "the answers")
+        wizard.reading = True
+        self.file_panel.show()
+        wizard.run_step(
+            self.file_panel,
+            partial(open_answers, wizard.project, wizard.setup, path),
+            title=f"Reading {name}",
+            on_done=partial(self._read_done, then=then),
+        )
+
+    def _read_done(self, outcome: RunOutcome, then: str | None = None) -> None:
+        wizard = self.wizard
+        wizard.reading = False
+        if not outcome.finished:
+            wizard.read = None
+            wizard.update_nav()
+            return
+        opened: OpenedAnswers = outcome.result
+        wizard.setup = opened.setup
+        wizard.sheets = opened.sheets
+        wizard.read = opened.read
+        self.file_panel.hide()
+        wizard.guess_columns()
+        self._filling = True
+        try:
+            self.sheet_combo.clear()
+            self.sheet_combo.addItems(wizard.sheets)
+            self.sheet_combo.setCurrentIndex(
+                max(0, self.sheet_combo.findText(wizard.read.sheet)))
+            self.sheet_combo.setEnabled(len(wizard.sheets) > 1)
+        finally:
+            self._filling = False
+        self.file_note.setText(opened.note)
+        self.file_note.setVisible(bool(opened.note))
+        self.show_file_label()
+        wizard.pages["columns"].fill()
+        wizard.update_nav()
+        if then:
+            wizard.show_page(then)
+
+    def show_file_label(self) -> None:
+        s, read = self.wizard.setup, self.wizard.read
+        if not s.has_file:
+            self.file_label.setText("No file chosen yet.")
+            return
+        text = f"<b>{s.file_name}</b><br><span style='color:#5f6b7a'>{s.path}</span>"
+        if read is not None:
+            text += (f"<br>{len(read.frame):,} rows and {len(read.frame.columns)} "
+                     f"columns in {read.describe()}")
+        self.file_label.setTextFormat(Qt.TextFormat.RichText)
+        self.file_label.setText(text)
+
+    @Slot(int)
+    def _sheet_chosen(self, index: int) -> None:
+        if self._filling or index < 0:
+            return
+        sheet = self.sheet_combo.itemText(index)
+        if sheet and sheet != self.wizard.setup.sheet:
+            self.wizard.save(sheet=sheet)
+            self.reload_file()
+
+    @Slot(bool)
+    def _format_chosen(self, *_args: Any) -> None:
+        if self._filling:
+            return
+        fmt = "long" if self.long_radio.isChecked() else "wide"
+        if fmt != self.wizard.setup.format:
+            self.wizard.save(format=fmt, llm_cols=[], llm_workers=[])
+            self.wizard.guess_columns()
+            self.wizard.pages["columns"].fill()
+
+    # ------------------------------------------------------------------ the template
+    @Slot()
+    def _ask_and_save_template(self) -> None:
+        path = self.ask_template_path()
+        if path:
+            self.save_template(path)
+
+    def save_template(self, path: str | Path) -> Any:
+        target = xlsx_path(path)
+        self.file_panel.show()
+        return self.wizard.run_step(
+            self.file_panel, lambda progress, cancel: copy_template(target),
+            title=f"Saving the template as {target.name}",
+            on_done=lambda outcome: self._template_done(outcome, target),
+        )
+
+    def _template_done(self, outcome: RunOutcome, target: Path) -> None:
+        if outcome.finished:
+            self.file_panel.finish(f"Saved the template as {target}. Fill it in, then choose "
+                                   "it with “Choose a file…”.")

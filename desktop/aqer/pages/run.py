@@ -1,0 +1,214 @@
+"""Steps 4 and 5 of the AQER wizard: score the answers, then show and export the results."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import QFileDialog, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
+
+from core.aqer.session import StoredResult, export_result, run_setup, sample_path
+from desktop.aqer.results import ResultsView
+from desktop.run_panel import RunPanel
+from desktop.runner import RunOutcome
+from desktop.widgets import intro_label, title_label, xlsx_path
+from desktop.wizard import WizardPage
+
+__all__ = ["ResultsPage", "RunPage"]
+
+_DEVICE_WORDS = {"auto": "automatic choice", "cpu": "the processor (CPU)",
+                 "cuda": "the NVIDIA graphics card", "mps": "the Apple graphics"}
+
+
+class RunPage(WizardPage):
+    """What will be scored, the Score button and the progress of the run."""
+
+    KEY, TITLE = "run", "Run"
+    NEXT_TEXT = "Show results"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self.run_summary = QLabel()
+        self.run_summary.setWordWrap(True)
+        self.run_summary.setTextFormat(Qt.TextFormat.RichText)
+        self.run_summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run_button = QPushButton("Score the answers")
+        self.run_button.setObjectName("primaryButton")
+        self.run_button.clicked.connect(self.start_run)
+        self.existing_label = QLabel()
+        self.existing_label.setObjectName("okText")
+        self.existing_label.setWordWrap(True)
+        self.existing_label.hide()
+        self.run_panel = RunPanel()
+        row = QHBoxLayout()
+        row.addWidget(self.run_button, 0)
+        row.addWidget(self.existing_label, 1)
+        row.addStretch(0)
+        summary_box = QGroupBox("What will be scored")
+        sb = QVBoxLayout(summary_box)
+        sb.addWidget(self.run_summary)
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Score the answers"))
+        layout.addWidget(intro_label(
+            "EvalDesk now embeds every answer, builds a consensus answer per question, and "
+            "repeats scoring and re-weighting until the scores settle. You can Cancel at any "
+            "time: embedded answers are kept in the project, so running again continues where "
+            "it stopped. When it finishes, the results open by themselves."
+        ))
+        layout.addWidget(summary_box)
+        layout.addLayout(row)
+        layout.addWidget(self.run_panel)
+        layout.addStretch(1)
+
+    # ------------------------------------------------------------------ the page's protocol
+    def refresh(self) -> None:
+        wizard = self.wizard
+        s, check = wizard.setup, wizard.check
+        answers = (check.prepared.describe() if check is not None
+                   and check.prepared is not None else "the answers")
+        model = s.embedding_model or "the built-in all-MiniLM-L6-v2"
+        layout = "a row per answer" if s.format == "long" else f"a row per {s.wide_rows}"
+        dup = {"first": "; repeated answers: the first counts",
+               "last": "; repeated answers: the last counts"}.get(s.duplicates, "")
+        rule = check.blank_rule if check is not None else None
+        if rule is None:
+            blank = {"worst": "count as the weakest answer (your choice)",
+                     "missing": "do not count (your choice)"}.get(
+                s.settings.blank_answers, "decided from the answers")
+        else:
+            blank = ("count as the weakest answer" if rule.rule == "worst"
+                     else "do not count") + (" (your choice)" if rule.chosen else
+                                             f" (the answers look {rule.design})")
+        ai = ("scored as extra workers" if s.settings.llm_as_workers
+              else "scored against the workers")
+        self.run_summary.setText(
+            f"<b>{answers}</b><br>"
+            f"from {s.file_name}, sheet “{s.sheet}” ({layout}{dup})<br>"
+            f"Embedding model: {model}, running on {_DEVICE_WORDS[s.device]}<br>"
+            f"At most {s.settings.max_iterations} rounds, stop below a change of "
+            f"{s.settings.tolerance:g}; baselines "
+            f"{'on' if s.settings.baselines else 'off'}; AI answers {ai}"
+            f"; blank answers {blank}."
+        )
+        stored = wizard.current_result()
+        if stored is not None and not wizard.busy:
+            when = stored.finished_at.replace("T", " ")[:16] if stored.finished_at else ""
+            self.existing_label.setText(
+                f"Results for exactly these choices are already in the project"
+                f"{' (computed ' + when + ' UTC)' if when else ''}. Press “Show results”, or "
+                "score again.")
+            self.existing_label.show()
+            self.run_button.setText("Score again")
+        else:
+            self.existing_label.hide()
+            self.run_button.setText("Score the answers")
+
+    def shows_next(self) -> bool:
+        return self.wizard.current_result(load=False) is not None and not self.wizard.busy
+
+    def next_state(self) -> tuple[bool, str]:
+        return self.wizard.current_result(load=False) is not None, ""
+
+    def reachable(self) -> bool:
+        return self.wizard.pages["model"].reachable()
+
+    def go_next(self) -> bool:
+        stored = self.wizard.current_result()
+        if stored is not None:
+            self.wizard.show_result(stored)
+        return True
+
+    def busy_changed(self, busy: str) -> None:
+        self.run_button.setEnabled(not busy)
+
+    # ------------------------------------------------------------------ the run
+    @Slot()
+    def start_run(self) -> Any:
+        """Run AQER on the current choices (in the executor); results open when it ends."""
+        wizard = self.wizard
+        if wizard.busy:
+            return None
+        self.run_button.setText("Scoring…")
+        self.existing_label.hide()
+        step = partial(run_setup, wizard.project, wizard.setup, wizard.encoder_factory)
+        return wizard.run_step(self.run_panel, step, title="Scoring the answers with AQER",
+                               on_done=self._run_done)
+
+    def _run_done(self, outcome: RunOutcome) -> None:
+        wizard = self.wizard
+        self.run_button.setText("Score the answers")
+        if outcome.finished:
+            wizard.show_result(outcome.result)
+        else:
+            self.refresh()
+            wizard.update_nav()
+        wizard.run_ended.emit(outcome.status)
+
+
+class ResultsPage(WizardPage):
+    """The result tables and charts, and Export."""
+
+    KEY, TITLE = "results", "Results"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self.results = ResultsView()
+        self.results.export_requested.connect(self._ask_and_export)
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Results"))
+        layout.addWidget(intro_label(
+            "Each worker's score says how close their answers came to the consensus of "
+            "everyone, with more trusted workers counting more. Check the Warnings tab for "
+            "answers that were left out. Export saves every table in one Excel workbook."
+        ))
+        layout.addWidget(self.results, 1)
+
+    def shows_next(self) -> bool:
+        return False
+
+    def reachable(self) -> bool:
+        return self.wizard.current_result(load=False) is not None
+
+    def set_result(self, stored: StoredResult) -> None:
+        self.results.set_result(stored)
+
+    # ------------------------------------------------------------------ export
+    def ask_export_path(self) -> str | None:
+        """Ask where to save the results workbook (tests replace this)."""
+        setup = self.wizard.setup
+        base = (Path(setup.path).stem if setup.path else "answers") + "-aqer.xlsx"
+        folder = Path(setup.path).parent if setup.path else Path.home()
+        if not folder.is_dir() or str(folder).startswith(str(sample_path().parent)):
+            folder = Path.home()
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export the AQER results", str(folder / base), "Excel workbooks (*.xlsx)")
+        return path or None
+
+    @Slot()
+    def _ask_and_export(self) -> None:
+        path = self.ask_export_path()
+        if path:
+            self.export(path)
+
+    def export(self, path: str | Path) -> Any:
+        """Write the results workbook to ``path`` (in the executor)."""
+        stored = self.wizard.stored
+        if stored is None:
+            return None
+        target = xlsx_path(path)
+        self.results.export_panel.show()
+        self.results.export_message.hide()
+        self.results.export_button.setEnabled(False)
+        return self.wizard.run_step(
+            self.results.export_panel, partial(export_result, stored, target),
+            title=f"Exporting to {target.name}",
+            on_done=lambda outcome: self._export_done(outcome, target))
+
+    def _export_done(self, outcome: RunOutcome, target: Path) -> None:
+        self.results.export_button.setEnabled(True)
+        if outcome.finished:
+            self.results.export_panel.hide()
+            self.results.show_export(str(target))
+            self.wizard.main_window.status(f"Saved {target}")
