@@ -38,7 +38,8 @@ async def _shoot(session, folder: Path) -> None:
     grab("model")
     wiz.go_next()
     wiz.pages["run"].start_run()
-    await wait_until(lambda: wiz.pages["run"].run_panel.state is not None and wiz.pages["run"].run_panel.state.total)
+    panel = wiz.pages["run"].run_panel
+    await wait_until(lambda: panel.state is not None and panel.state.total)
     await asyncio.sleep(0.05)
     grab("run")
     await wait_until(lambda: wiz.page == "results")

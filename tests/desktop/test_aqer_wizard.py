@@ -66,7 +66,8 @@ def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
     assert not wiz.next_button.isEnabled()  # nothing chosen yet
     click(qtbot, wiz.pages["file"].sample_button)
     wait_read(qtbot, wiz)
-    assert [wiz.pages["file"].sheet_combo.itemText(i) for i in range(wiz.pages["file"].sheet_combo.count())] == [
+    sheets = wiz.pages["file"].sheet_combo
+    assert [sheets.itemText(i) for i in range(sheets.count())] == [
         "Long", "Wide"]
     assert wiz.pages["file"].long_radio.isChecked()
     to_results(qtbot, wiz)
@@ -137,7 +138,8 @@ def test_bad_mapping_blocks_next_with_a_message(qtbot, window, tiny):
     assert not wiz.check.ok
     assert not wiz.next_button.isEnabled()
     assert "Must fix" in wiz.nav_message.text()
-    messages = [wiz.pages["columns"].issues_model.issue(r).message for r in range(wiz.pages["columns"].issues_model.rowCount())]
+    issues = wiz.pages["columns"].issues_model
+    messages = [issues.issue(r).message for r in range(issues.rowCount())]
     assert any('"answers"' in m and "Long" in m for m in messages), messages
     assert wiz.pages["columns"].issues_model.index(0, 0).data() == "Must fix"
     wiz.go_next()
@@ -332,7 +334,8 @@ def test_wide_sheet_with_ai_columns(qtbot, window, tiny):
     click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
     assert wiz.pages["results"].results.llm_summary_model.rowCount() == 2
-    assert not wiz.pages["results"].results.tabs.isTabVisible(wiz.pages["results"].results.tabs.indexOf(wiz.pages["results"].results.agreement_tab))
+    results = wiz.pages["results"].results
+    assert not results.tabs.isTabVisible(results.tabs.indexOf(results.agreement_tab))
 
 
 def test_template_download_and_home_button(qtbot, window, tiny, tmp_path):
