@@ -253,7 +253,8 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                                              "embedding_model": model_path or "",
                                              "device": device or "auto"})
             opened = open_answers(project, setup, progress=progress, cancel=cancel)
-            if args.sheet and opened.read.sheet != args.sheet:
+            if (args.sheet and opened.read.sheet != args.sheet
+                    and not opened.read.is_text_file):
                 names = ", ".join(f"'{s}'" for s in opened.sheets)
                 raise cli.UserError(
                     f"There is no sheet '{args.sheet}' in {source.name}; its sheets are: "

@@ -381,3 +381,10 @@ def test_with_a_project_the_second_run_embeds_nothing(tmp_path, monkeypatch):
     assert run(SAMPLE, "-o", tmp_path / "two.xlsx", "--project", project,
                "--max-iterations", "3") == 0
     assert len(made) == 1  # every answer came from the project: the model was not even loaded
+
+
+def test_a_sheet_that_is_not_there_is_named_with_the_sheets_that_are(tmp_path, capsys):
+    out = tmp_path / "o.xlsx"
+    expect_error(capsys, SAMPLE, "-o", out, "--sheet", "Lnog",
+                 contains=["'Lnog'", "'Long'", "'Wide'", "--sheet"])
+    assert not out.exists()

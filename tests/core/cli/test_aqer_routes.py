@@ -57,15 +57,29 @@ def answers_workbook(path: Path) -> Path:
     return path
 
 
-def through_the_cli(source: Path, out: Path) -> None:
-    code = cli.main(["aqer", str(source), "-o", str(out), "--llm-col", "Bot",
-                     "--duplicates", "last"])
+def wide_workbook(path: Path) -> Path:
+    """A wide sheet: a row per question under "Prompt", a column per person, a "Bot" column."""
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Answers"
+    people = ["Ana", "Ben", "Chloe", "David"]
+    sheet.append(["Prompt", *people, "Bot"])
+    for k, (question, (right, wrong)) in enumerate(FACTS.items()):
+        answers = [wrong if (p == 0 or (p == 2 and k % 2)) else right for p in range(4)]
+        sheet.append([question, *answers, wrong if k == 1 else right])
+    book.save(path)
+    return path
+
+
+def through_the_cli(source: Path, out: Path, *options: str) -> None:
+    code = cli.main(["aqer", str(source), "-o", str(out), "--llm-col", "Bot", *options])
     assert code == 0
 
 
-def through_the_wizards_session(source: Path, out: Path) -> None:
-    """What the wizard does when the user picks the file, keeps the guessed columns, ticks
-    "Bot" as AI answers, keeps the last of repeated answers and presses Score, then Export."""
+def through_the_wizards_session(source: Path, out: Path, wide: bool = False) -> None:
+    """What the wizard does when the user picks the file (choosing the wide layout for a wide
+    sheet), keeps the guessed columns, ticks "Bot" as AI answers, keeps the last of repeated
+    answers (when asked) and presses Score, then Export."""
     from core.aqer.inputs import check_answers, guess_columns
     from core.aqer.session import (
         export_result,
@@ -81,11 +95,14 @@ def through_the_wizards_session(source: Path, out: Path) -> None:
         setup, problem = restore_setup(project)
         assert problem == ""
         opened = open_answers(project, setup, source)
-        setup = guess_columns(opened.setup, opened.read.frame.columns)
+        setup = opened.setup.model_copy(update={"format": "wide" if wide else "long"})
+        setup = guess_columns(setup, opened.read.frame.columns)
         save_setup(project, setup)
         check = check_answers(opened.read, setup)
-        assert check.ok and check.needs_duplicate_choice
-        setup = setup.model_copy(update={"llm_cols": ["Bot"], "duplicates": "last"})
+        assert check.ok and check.needs_duplicate_choice != wide
+        setup = setup.model_copy(update={"llm_cols": ["Bot"]})
+        if check.needs_duplicate_choice:
+            setup = setup.model_copy(update={"duplicates": "last"})
         save_setup(project, setup)
         assert check_answers(opened.read, setup).ok
         run_setup(project, setup)
@@ -98,13 +115,9 @@ def cells(path: Path) -> dict[str, list[tuple]]:
             for ws in book.worksheets}
 
 
-def test_the_cli_and_the_wizard_export_the_same_workbook(tmp_path):
-    source = answers_workbook(tmp_path / "class 3B.xlsx")
-    through_the_cli(source, tmp_path / "cli.xlsx")
-    through_the_wizards_session(source, tmp_path / "wizard.xlsx")
-    a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
+def same_cells(a: dict[str, list[tuple]], b: dict[str, list[tuple]]) -> int:
+    """Assert both workbooks hold the same cells (but the times); the number compared."""
     assert list(a) == list(b)
-    assert {"Workers", "LLM answers", "Agreement", "Read me"} <= set(a)
     compared = 0
     for name in a:
         assert len(a[name]) == len(b[name]), name
@@ -114,7 +127,16 @@ def test_the_cli_and_the_wizard_export_the_same_workbook(tmp_path):
                 continue
             assert row_a == row_b, f"sheet {name}, row {r}"
             compared += len(row_a)
-    assert compared > 300
+    return compared
+
+
+def test_the_cli_and_the_wizard_export_the_same_workbook(tmp_path):
+    source = answers_workbook(tmp_path / "class 3B.xlsx")
+    through_the_cli(source, tmp_path / "cli.xlsx", "--duplicates", "last")
+    through_the_wizards_session(source, tmp_path / "wizard.xlsx")
+    a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
+    assert {"Workers", "LLM answers", "Agreement", "Read me"} <= set(a)
+    assert same_cells(a, b) > 300
     readme: dict = {}
     for row in a["Read me"]:  # the "About this workbook" rows, up to the sheet list
         if row[0] is None:
@@ -128,3 +150,14 @@ def test_the_cli_and_the_wizard_export_the_same_workbook(tmp_path):
     assert models == {"Bot"}
     graded = [row for row in a["Agreement"][1:] if row[0]]
     assert graded  # the "Grade" column was found by both routes
+
+
+def test_a_wide_sheet_gives_the_same_workbook_through_both_routes(tmp_path):
+    source = wide_workbook(tmp_path / "wide.xlsx")
+    through_the_cli(source, tmp_path / "cli.xlsx", "--format", "wide")
+    through_the_wizards_session(source, tmp_path / "wizard.xlsx", wide=True)
+    a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
+    assert same_cells(a, b) > 100
+    workers = {row[0] for row in a["Workers"][1:]}
+    assert workers == {"Ana", "Ben", "Chloe", "David"}  # "Prompt" held the questions
+    assert {row[0] for row in a["LLM summary"][1:]} == {"Bot"}
