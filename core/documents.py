@@ -78,6 +78,7 @@ __all__ = [
     "estimate_tokens",
     "find_evidence",
     "load_document",
+    "sentences_of",
 ]
 
 #: Documents with more pages than this are refused unless the caller raises ``max_pages``.
@@ -799,6 +800,20 @@ def _sentences(text: str) -> list[str]:
         start = m.end()
     parts.append(text[start:].strip())
     return [p for p in parts if p]
+
+
+def sentences_of(text: str, *, min_words: int = 3) -> list[str]:
+    """The sentences of ``text`` as they stand in it (spacing tidied), one per line break or
+    sentence end, without repeats; pieces of fewer than ``min_words`` words (headings, page
+    numbers) are left out. What a quote of the text may be, word for word."""
+    found: list[str] = []
+    seen: set[str] = set()
+    for line in text.split("\n"):
+        for sentence in _sentences(" ".join(line.split())):
+            if len(sentence.split()) >= min_words and sentence not in seen:
+                seen.add(sentence)
+                found.append(sentence)
+    return found
 
 
 def _words(text: str) -> list[str]:

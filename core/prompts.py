@@ -34,9 +34,11 @@ __all__ = [
     "PromptTemplate",
     "ask",
     "copied_text",
+    "held_to",
     "load",
     "parse",
     "read_template",
+    "repeats_itself",
     "reply_strings",
     "split_template",
     "template_path",
@@ -209,15 +211,35 @@ def copied_text(text: str, wording: str, material: str = "") -> bool:
     return folded in _fold(wording) and folded not in _fold(material)
 
 
+_STUTTER = re.compile(r"\b(\w+)(?:\W+\1\b){2,}", re.IGNORECASE)
+
+
+def repeats_itself(text: str) -> str:
+    """What a small model stuck in a loop repeated in ``text``: the same word three times
+    running ("user user user") or the same sentence of three or more words twice; else ""."""
+    found = _STUTTER.search(str(text))
+    if found:
+        return " ".join(found.group(0).split())[:60]
+    seen: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?;])\s+", str(text)):
+        folded = _fold(sentence)
+        if len(folded.split()) >= 3:
+            if folded in seen:
+                return " ".join(sentence.split())[:60]
+            seen.add(folded)
+    return ""
+
+
 def _copy_check(
     template: PromptTemplate,
     values: Mapping[str, Any],
     schema: type,
     own_words: Iterable[str],
     skip: Callable[[str], bool] | None,
+    refuse_loops: bool = False,
 ) -> Callable[[Any], Any]:
     """A gateway ``check`` that rejects replies repeating our template's wording."""
-    from core.llm import copied_instructions
+    from core.llm import Rejection, copied_instructions
 
     own = set(own_words)
     wording_parts = [template.wording()]
@@ -235,6 +257,12 @@ def _copy_check(
             if copied_text(text, wording, material):
                 shown = " ".join(text.split())[:80]
                 return copied_instructions(f"'{where}' (\u201c{shown}\u201d)")
+            stutter = repeats_itself(text) if refuse_loops else ""
+            if stutter and _fold(stutter) not in material:
+                return Rejection(
+                    f"'{where}' repeats itself (\u201c{stutter}\u201d); write it again in plain "
+                    "words", advice="The model wrote the same word over and over: try a larger "
+                    "model.")
         return None
 
     return check
@@ -289,13 +317,17 @@ async def ask(
     skip_copy_check: Callable[[str], bool] | None = None,
     cancel: Any = None,
     repeat: int = 0,
+    refuse_loops: bool = False,
 ) -> T:
     """One structured call with a template. The reply must fit ``schema``, must not repeat our
     instructions (placeholders named in ``own_words`` hold our wording too, for example a
     format description built in code; ``skip_copy_check(where)`` exempts fields), and must pass
     ``check``. ``core.llm.LLMFailure`` and ``Cancelled`` pass through: the caller decides what a
-    failure means for its unit of work."""
-    combined = _combine(_copy_check(template, values, schema, own_words, skip_copy_check), check)
+    failure means for its unit of work. With ``refuse_loops``, a string of the reply that
+    :func:`repeats_itself` (and is not quoted from the material) is refused too: for stages whose
+    free text becomes a result (a persona, a checklist question)."""
+    combined = _combine(_copy_check(template, values, schema, own_words, skip_copy_check,
+                                    refuse_loops), check)
     return await llm.complete_json(
         template.messages(**values),
         schema,
@@ -304,3 +336,21 @@ async def ask(
         cancel=cancel,
         check=combined,
     )
+
+
+def held_to(base: type[T], tighten: Callable[[dict[str, Any]], None]) -> type[T]:
+    """``base`` with a tighter JSON schema: ``tighten(schema)`` edits the schema dict that
+    ``model_json_schema()`` gives (the form a model with structured output is held to, e.g. an
+    ``enum`` of the document's own sentences, ``minItems``, ``maxLength``). Validation stays
+    ``base``'s own, so a server that does not hold its model to the schema is still checked the
+    same way; the class keeps ``base``'s name (the schema's name in the request)."""
+
+    class Tight(base):  # type: ignore[valid-type, misc]
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            schema = super().model_json_schema(*args, **kwargs)
+            tighten(schema)
+            return schema
+
+    Tight.__name__ = Tight.__qualname__ = base.__name__
+    return Tight

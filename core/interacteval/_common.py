@@ -16,6 +16,31 @@ from core.runs import CancelToken, Progress
 
 T = TypeVar("T", bound=BaseModel)
 
+#: Longest question a model with structured output may write (one Yes/No question, not a text).
+MAX_QUESTION_CHARS = 150
+#: The form of a question for a model with structured output: a Yes/No question (it opens with
+#: the verb such a question opens with), one line of at most :data:`MAX_QUESTION_CHARS`
+#: characters ending with its only question mark (no double quote or backslash: a grammar built
+#: from the pattern would let a model close the JSON string early).
+YES_NO_OPENERS = ("Is", "Are", "Does", "Do", "Did", "Was", "Were", "Has", "Have", "Can",
+                  "Could", "Will", "Would", "Should")
+QUESTION_PATTERN = (rf'^({"|".join(YES_NO_OPENERS)}) [^?"\\\n]{{4,{MAX_QUESTION_CHARS - 20}}}\?$')
+
+
+def one_per_component(schema: dict[str, Any], array: str, entry: str,
+                      components: Sequence[str]) -> None:
+    """In a reply's JSON ``schema``, make the list ``array`` hold exactly one ``entry`` object per
+    component, in order, each with its ``component`` name fixed (``prefixItems``): a model with
+    structured output then cannot rename, repeat or skip a component. Validation is unchanged
+    (a server that does not hold its model to the schema is checked as before)."""
+    item = schema["$defs"][entry]
+    listed = schema["properties"][array]
+    listed.pop("items", None)
+    listed["prefixItems"] = [
+        {**item, "properties": {**item["properties"], "component": {"const": name}}}
+        for name in components]
+    listed["minItems"] = listed["maxItems"] = len(components)
+
 
 def progress_or_silent(progress: Progress | None) -> Progress:
     return progress if progress is not None else Progress()
@@ -33,14 +58,15 @@ async def ask(
     repeat: int = 0,
     check: Callable[[T], Any] | None = None,
     own_words: Sequence[str] = (),
+    refuse_loops: bool = True,
 ) -> T:
     """One structured call with a prompt template (:func:`core.prompts.ask`: the reply must not
-    repeat our instructions and must pass ``check``); an LLM failure becomes :class:`StageError`
+    repeat our instructions, nor itself unless ``refuse_loops`` is off, and must pass ``check``); an LLM failure becomes :class:`StageError`
     whose message names the step and the dimension (``core.runs.Cancelled`` passes through)."""
     try:
         return await prompts.ask(
             llm, _prompts.load(template), schema, values, check=check, cancel=cancel,
-            repeat=repeat, own_words=own_words,
+            repeat=repeat, own_words=own_words, refuse_loops=refuse_loops,
         )
     except LLMFailure as failure:
         raise StageError(

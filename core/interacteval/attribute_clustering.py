@@ -14,10 +14,19 @@ names it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import align, ask, numbered, progress_or_silent, quoted
+from core import prompts
+from core.interacteval._common import (
+    align,
+    ask,
+    numbered,
+    one_per_component,
+    progress_or_silent,
+    quoted,
+)
 from core.interacteval.model import (
     Attribute,
     AttributeCluster,
@@ -43,6 +52,22 @@ class Clusters(BaseModel):
     """The model's reply: note numbers (1-based) per component."""
 
     clusters: list[ClusterReply] = Field(min_length=1)
+
+
+def clusters_schema(components: Sequence[str], count: int) -> type[Clusters]:
+    """:class:`Clusters` held (for a model with structured output) to one cluster per listed
+    component, in order (:func:`one_per_component`), and to note numbers 1 to ``count``; the reply is still checked in
+    full, since not every server holds its model to the schema."""
+
+    def tighten(schema: dict[str, Any]) -> None:
+        cluster = schema["$defs"]["ClusterReply"]
+        cluster["properties"]["notes"].update(
+            items={"type": "integer", "enum": list(range(1, count + 1))},
+            minItems=1, maxItems=count)
+        cluster["required"] = ["component", "notes"]
+        one_per_component(schema, "clusters", "ClusterReply", components)
+
+    return prompts.held_to(Clusters, tighten)
 
 
 async def cluster_attributes(
@@ -79,7 +104,7 @@ async def cluster_attributes(
         return None
 
     reply = await ask(
-        llm, "attribute_clustering", Clusters,
+        llm, "attribute_clustering", clusters_schema(components, len(attributes)),
         {
             "dimension": dimension.name,
             "components": numbered(components),

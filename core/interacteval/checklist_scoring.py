@@ -330,6 +330,7 @@ async def _ask_checklist(checklist: Checklist, item: TextItem, llm: JsonLLM, num
         {**_values(checklist, item), "questions": listed},
         stage=STAGE, dimension=checklist.dimension, cancel=cancel, repeat=settings.repeat,
         check=_reply_check(numbers, len(questions), complete=complete),
+        refuse_loops=False,  # answers are short words; the legacy count reads "Yes Yes" as is
     )
 
 
@@ -379,7 +380,7 @@ async def _ask_each(
                 llm, "question_scoring", SingleAnswer,
                 {**values, "question": " ".join(question.split())},
                 stage=STAGE, dimension=checklist.dimension, cancel=cancel,
-                repeat=settings.repeat, check=_single_check,
+                repeat=settings.repeat, check=_single_check, refuse_loops=False,
             )
         except StageError as exc:
             return number, None, exc

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core import prompts
 from core.interacteval._common import ask, attribute_lines, fold, progress_or_silent
 from core.interacteval.model import Attribute, Dimension, JsonLLM, StageError
 from core.runs import CancelToken, Progress
@@ -21,6 +23,8 @@ __all__ = ["MAX_COMPONENTS", "extract_components"]
 STAGE = "Component extraction"
 #: The paper's limit: more components overlap and add noise.
 MAX_COMPONENTS = 5
+#: Longest component name a model with structured output may write (a name, not a sentence).
+MAX_NAME_CHARS = 60
 
 
 @cache
@@ -28,7 +32,10 @@ def _reply_schema(max_components: int) -> type[BaseModel]:
     class Components(BaseModel):
         components: list[str] = Field(min_length=1, max_length=max_components)
 
-    return Components
+    def tighten(schema: dict[str, Any]) -> None:  # a component is a short name
+        schema["properties"]["components"]["items"]["maxLength"] = MAX_NAME_CHARS
+
+    return prompts.held_to(Components, tighten)
 
 
 async def extract_components(

@@ -12,10 +12,20 @@ step fails naming what could not be matched.
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import align, ask, progress_or_silent, quoted, unmatched
+from core import prompts
+from core.interacteval._common import (
+    QUESTION_PATTERN,
+    align,
+    ask,
+    one_per_component,
+    progress_or_silent,
+    quoted,
+    unmatched,
+)
 from core.interacteval.model import AttributeClusters, Dimension, JsonLLM, KeyQuestion, StageError
 from core.llm import Rejection
 from core.runs import CancelToken, Progress
@@ -31,11 +41,21 @@ class KeyQuestionReply(BaseModel):
 
 
 @cache
-def _reply_schema(n: int) -> type[BaseModel]:
+def _reply_schema(components: tuple[str, ...]) -> type[BaseModel]:
+    """One key question per component; for a model with structured output, held to the
+    components in order, names as listed (:func:`one_per_component`), and to one question
+    (:data:`QUESTION_PATTERN`)."""
+    n = len(components)
+
     class KeyQuestions(BaseModel):
         key_questions: list[KeyQuestionReply] = Field(min_length=n, max_length=n)
 
-    return KeyQuestions
+    def tighten(schema: dict[str, Any]) -> None:
+        entry = schema["$defs"]["KeyQuestionReply"]["properties"]
+        entry["question"].update(pattern=QUESTION_PATTERN)
+        one_per_component(schema, "key_questions", "KeyQuestionReply", components)
+
+    return prompts.held_to(KeyQuestions, tighten)
 
 
 def _missing_text(missing: list[str], unknown: list[str]) -> str:
@@ -90,7 +110,7 @@ async def generate_key_questions(
                          + "; write each component's name exactly as listed")
 
     reply = await ask(
-        llm, "key_questions", _reply_schema(len(components)),
+        llm, "key_questions", _reply_schema(tuple(components)),
         {
             "dimension": dimension.name,
             "definition": dimension.definition.strip() or "(no definition given)",

@@ -14,10 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import align, ask, fold, progress_or_silent, quoted, unmatched
+from core import prompts
+from core.interacteval._common import (
+    QUESTION_PATTERN,
+    align,
+    ask,
+    fold,
+    one_per_component,
+    progress_or_silent,
+    quoted,
+    unmatched,
+)
 from core.interacteval.model import Dimension, JsonLLM, KeyQuestion, StageError, SubQuestionGroup
 from core.llm import Rejection
 from core.runs import CancelToken, Progress
@@ -33,11 +44,23 @@ class SubQuestionReply(BaseModel):
 
 
 @cache
-def _reply_schema(n: int) -> type[BaseModel]:
+def _reply_schema(components: tuple[str, ...]) -> type[BaseModel]:
+    """One group per key question; for a model with structured output, held to the components'
+    in order, names as listed (:func:`one_per_component`), and to two to five short sub-questions each (as the prompt asks)."""
+    n = len(components)
+
     class SubQuestions(BaseModel):
         groups: list[SubQuestionReply] = Field(min_length=n, max_length=n)
 
-    return SubQuestions
+    def tighten(schema: dict[str, Any]) -> None:
+        entry = schema["$defs"]["SubQuestionReply"]
+        entry["properties"]["sub_questions"].update(
+            items={"type": "string", "pattern": QUESTION_PATTERN},
+            minItems=2, maxItems=5)
+        entry["required"] = ["component", "sub_questions"]
+        one_per_component(schema, "groups", "SubQuestionReply", components)
+
+    return prompts.held_to(SubQuestions, tighten)
 
 
 def _format(key_questions: Sequence[KeyQuestion]) -> str:
@@ -75,7 +98,7 @@ async def generate_sub_questions(
         return None
 
     reply = await ask(
-        llm, "sub_questions", _reply_schema(len(key_questions)),
+        llm, "sub_questions", _reply_schema(tuple(components)),
         {
             "dimension": dimension.name,
             "definition": dimension.definition.strip() or "(no definition given)",

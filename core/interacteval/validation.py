@@ -15,10 +15,18 @@ single question that cannot be traced goes under "(no component)" with a remark.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import ask, fold, progress_or_silent, unique_attributes
+from core import prompts
+from core.interacteval._common import (
+    QUESTION_PATTERN,
+    ask,
+    fold,
+    progress_or_silent,
+    unique_attributes,
+)
 from core.interacteval.model import (
     Checklist,
     ChecklistItem,
@@ -80,6 +88,29 @@ def _reference(text: str) -> str:
     return str(text).strip().strip("[]()").strip().rstrip(".")
 
 
+#: Most drafts one final question may be traced to in a model's reply (a question that merges
+#: more is no longer one question).
+MAX_SOURCES = 4
+
+
+def _reply_schema(references: Sequence[str], components: int) -> type[ValidatedQuestions]:
+    """:class:`ValidatedQuestions` held (for a model with structured output) to at most one final
+    question per draft and at least one per component (the review keeps every component
+    covered), each a Yes/No question based on drafts named by their numbers as listed."""
+
+    def tighten(schema: dict[str, Any]) -> None:
+        entry = schema["$defs"]["ValidatedQuestion"]
+        entry["properties"]["question"]["pattern"] = QUESTION_PATTERN
+        entry["properties"]["based_on"].update(
+            items={"type": "string", "enum": list(references)}, minItems=1,
+            maxItems=min(len(references), MAX_SOURCES))
+        entry["required"] = ["question", "based_on"]
+        schema["properties"]["questions"].update(
+            minItems=max(1, min(components, len(references))), maxItems=max(1, len(references)))
+
+    return prompts.held_to(ValidatedQuestions, tighten)
+
+
 async def validate_questions(
     dimension: Dimension,
     groups: Sequence[SubQuestionGroup],
@@ -121,7 +152,7 @@ async def validate_questions(
         return None
 
     reply = await ask(
-        llm, "validation", ValidatedQuestions,
+        llm, "validation", _reply_schema(list(drafts), len(groups)),
         {
             "dimension": dimension.name,
             "definition": dimension.definition.strip() or "(no definition given)",

@@ -16,9 +16,11 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core import prompts
 from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
@@ -50,6 +52,28 @@ class _Written(BaseModel):
 
 class PersonaReply(BaseModel):
     personas: list[_Written] = Field(default_factory=list)
+
+
+def persona_schema(count: int) -> type[PersonaReply]:
+    """The reply's form for ``count`` perspectives: a :class:`PersonaReply` whose JSON schema
+    (what a model with structured output is held to) asks for one to ``count`` personas, each for
+    one of the numbers 1 to ``count``, with every field filled and kept short (a small model
+    otherwise repeats itself until the answer is cut off). The reply is still checked in full
+    (:func:`usable_personas`)."""
+
+    def tighten(schema: dict[str, Any]) -> None:
+        written = schema.get("$defs", {}).get("_Written", {})
+        fields = written.get("properties", {})
+        for key, value in fields.items():
+            if key == "perspective_no":
+                value["enum"] = list(range(1, count + 1))
+            else:
+                value["maxLength"] = 80 if key == "name" else 300
+        written["required"] = list(fields)
+        schema.get("properties", {}).get("personas", {}).update(minItems=1, maxItems=count)
+        schema["required"] = ["personas"]
+
+    return prompts.held_to(PersonaReply, tighten)
 
 
 @dataclass
@@ -134,11 +158,12 @@ async def construct_personas(
     progress.start("Writing personas", total=len(groups))
 
     async def ask(group: StakeholderGroup, perspectives: Sequence[Perspective]) -> PersonaReply:
-        return await _prompts.ask(llm, TEMPLATE, PersonaReply, {
+        return await _prompts.ask(llm, TEMPLATE, persona_schema(len(perspectives)), {
             "task": task, "group": group.name,
             "description": group.description or "",
             "perspectives": _listing(perspectives)},
-            check=usable_personas(group.name, len(perspectives)), cancel=cancel)
+            check=usable_personas(group.name, len(perspectives)), cancel=cancel,
+            refuse_loops=True)
 
     async def one(group: StakeholderGroup) -> tuple[list[Persona], list[StageFailure]]:
         wanted = list(group.perspectives)

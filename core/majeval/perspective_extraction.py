@@ -19,10 +19,19 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.documents import Document, Page, chunk_pages, estimate_tokens, find_evidence
+from core import prompts
+from core.documents import (
+    Document,
+    Page,
+    chunk_pages,
+    estimate_tokens,
+    find_evidence,
+    sentences_of,
+)
 from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
@@ -35,12 +44,19 @@ from core.majeval.model import (
 from core.runs import CancelToken, Progress
 
 __all__ = ["PerspectiveExtraction", "chunk_budget", "extract_perspectives", "normalise_name",
-           "people_named"]
+           "people_named", "reply_schema"]
 
 STAGE = "Perspective extraction"
 TEMPLATE = "perspective_extraction"
 #: Smallest room for document text in one chunk; below it the model's context is too small.
 MIN_CHUNK_TOKENS = 300
+#: Bounds of one chunk's reply in the schema a model is held to (a small model otherwise repeats
+#: itself until the answer is cut off): stakeholders per chunk, perspectives per stakeholder,
+#: characters of a name and of a sentence of the model's own.
+MAX_STAKEHOLDERS = 8
+MAX_PERSPECTIVES = 6
+MAX_NAME_CHARS = 80
+MAX_SENTENCE_CHARS = 300
 #: Share of the budget a chunk may fill (the rest is margin for tokenizer differences).
 CHUNK_FILL = 0.9
 
@@ -60,6 +76,42 @@ class StakeholderList(BaseModel):
     """The model's reply for one chunk."""
 
     stakeholders: list[_FoundStakeholder] = Field(default_factory=list)
+
+
+def reply_schema(text: str) -> type[StakeholderList]:
+    """The reply's form for one chunk ``text``: a :class:`StakeholderList` whose JSON schema (what
+    a model with structured output is held to, e.g. the bundled model's grammar) allows only the
+    chunk's own sentences as evidence and, when the chunk plainly names people, asks for at least
+    one stakeholder, each with at least one perspective, names first. A small model then cannot
+    invent a quote or take the empty list as the easy answer; the reply is still checked in full
+    (:func:`grounded_in`), since not every server holds a model to the schema."""
+    quotes = sentences_of(text)
+    names_people = bool(people_named([Document(path="", name="", kind="text",
+                                                pages=[Page(number=1, text=text)])]))
+
+    def tighten(schema: dict[str, Any]) -> None:
+        defs = schema.get("$defs", {})
+        perspective = defs.get("_FoundPerspective", {})
+        fields = perspective.get("properties", {})
+        fields.get("perspective", {})["maxLength"] = MAX_SENTENCE_CHARS
+        if quotes:
+            fields.get("evidence", {})["enum"] = quotes
+        perspective["required"] = ["perspective", "evidence"]
+        stakeholder = defs.get("_FoundStakeholder", {})
+        fields = stakeholder.get("properties", {})
+        fields.get("name", {})["maxLength"] = MAX_NAME_CHARS
+        fields.get("characteristics", {})["maxLength"] = MAX_SENTENCE_CHARS
+        views = fields.get("perspectives", {})
+        views["maxItems"] = max(1, min(MAX_PERSPECTIVES, len(quotes)))
+        stakeholder["required"] = ["name", "characteristics", "perspectives"]
+        people = schema.get("properties", {}).get("stakeholders", {})
+        people["maxItems"] = MAX_STAKEHOLDERS
+        if names_people:
+            views["minItems"] = 1
+            people["minItems"] = 1
+        schema["required"] = ["stakeholders"]
+
+    return prompts.held_to(StakeholderList, tighten)
 
 
 @dataclass
@@ -201,9 +253,10 @@ async def extract_perspectives(
     async def one(chunk) -> StakeholderList | None:
         where = f"{document.name}, {_pages_text(chunk.pages)}"
         try:
-            reply = await _prompts.ask(llm, TEMPLATE, StakeholderList, {
+            reply = await _prompts.ask(llm, TEMPLATE, reply_schema(chunk.text), {
                 "task": task, "document": document.name, "pages": _pages_text(chunk.pages),
-                "text": chunk.text}, check=grounded_in(chunk.text, where), cancel=cancel)
+                "text": chunk.text}, check=grounded_in(chunk.text, where), cancel=cancel,
+            refuse_loops=True)
         except LLMFailure as failure:
             result.failures.append(StageFailure(stage=STAGE, where=where, kind=failure.kind,
                                                 message=failure.message))

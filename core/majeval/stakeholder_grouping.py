@@ -18,9 +18,11 @@ joined.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core import prompts
 from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
@@ -35,7 +37,7 @@ from core.majeval.model import (
 from core.majeval.perspective_extraction import normalise_name
 from core.runs import CancelToken, Progress
 
-__all__ = ["group_stakeholders", "numbered_perspectives", "points_back"]
+__all__ = ["group_stakeholders", "grouping_schema", "numbered_perspectives", "points_back"]
 
 STAGE = "Stakeholder grouping"
 TEMPLATE = "stakeholder_grouping"
@@ -50,6 +52,35 @@ class _Group(BaseModel):
 
 class GroupingReply(BaseModel):
     groups: list[_Group] = Field(default_factory=list)
+
+
+def grouping_schema(names: Sequence[str], count: int) -> type[GroupingReply]:
+    """The reply's form for ``count`` numbered perspectives of the stakeholders ``names``: a
+    :class:`GroupingReply` whose JSON schema (what a model with structured output is held to)
+    allows only the listed stakeholder names and the numbers 1 to ``count``, at least one group
+    and at most one per stakeholder, with short names and descriptions (a small model otherwise
+    repeats itself until the answer is cut off). The reply is still checked in full
+    (:func:`points_back`)."""
+    listed = list(dict.fromkeys(" ".join(n.split()) for n in names if n.strip()))
+
+    def tighten(schema: dict[str, Any]) -> None:
+        group = schema.get("$defs", {}).get("_Group", {})
+        fields = group.get("properties", {})
+        fields.get("name", {})["maxLength"] = 80
+        fields.get("description", {})["maxLength"] = 300
+        if listed:
+            fields.get("stakeholders", {}).update(
+                items={"type": "string", "enum": listed}, minItems=1, maxItems=len(listed))
+        fields.get("perspectives", {}).update(
+            items={"type": "array", "minItems": 1, "maxItems": count,
+                   "items": {"type": "integer", "enum": list(range(1, count + 1))}},
+            minItems=1, maxItems=count)
+        group["required"] = ["name", "description", "stakeholders", "perspectives"]
+        groups = schema.get("properties", {}).get("groups", {})
+        groups.update(minItems=1, maxItems=max(1, len(listed) or count))
+        schema["required"] = ["groups"]
+
+    return prompts.held_to(GroupingReply, tighten)
 
 
 def numbered_perspectives(stakeholders: Sequence[Stakeholder]) -> list[Perspective]:
@@ -115,9 +146,11 @@ async def group_stakeholders(
                          stage=STAGE)
     progress.start("Grouping stakeholders", total=1)
     try:
-        reply = await _prompts.ask(llm, TEMPLATE, GroupingReply, {
+        schema = grouping_schema([p.stakeholder for p in perspectives], len(perspectives))
+        reply = await _prompts.ask(llm, TEMPLATE, schema, {
             "task": task, "stakeholders": _listing(stakeholders, perspectives)},
-            check=points_back(len(perspectives)), cancel=cancel)
+            check=points_back(len(perspectives)), cancel=cancel,
+            refuse_loops=True)
     except LLMFailure as failure:
         raise StageError(f"Grouping the stakeholders did not work: {failure.message}",
                          stage=STAGE, failures=[StageFailure(

@@ -125,3 +125,33 @@ async def test_our_own_words_given_as_a_value_count_as_instructions(scripted_llm
     assert (await prompts.ask(gateway, template(), People, values)).people[0].name == "Ann"
     with pytest.raises(LLMFailure):
         await prompts.ask(gateway, template(), People, values, own_words=["format"])
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("The election user user user", "user user user"),
+    ("The storm is coming. The election is coming. The storm is coming.",
+     "The storm is coming."),
+    ("Does the summary follow the order of events?", ""),
+    ("Is it very, very clear? Is it short?", ""),
+])
+def test_a_model_stuck_in_a_loop_is_recognised(text, found):
+    assert prompts.repeats_itself(text) == found
+
+
+async def test_a_reply_that_repeats_itself_is_refused_unless_the_material_does(scripted_llm):
+    template = prompts.PromptTemplate("test", "loop", "loop-1", "Answer.", "Text: $text")
+
+    class Reply(BaseModel):
+        answer: str
+
+    llm = scripted_llm(lambda messages: {"answer": "so so so"})
+    gateway = Gateway(llm.profile(max_retries=0), cache=MemoryCache())
+    with pytest.raises(LLMFailure, match="repeats itself"):
+        await prompts.ask(gateway, template, Reply, {"text": "A calm day."}, refuse_loops=True)
+    assert llm.calls == 2  # asked again once
+    reply = await prompts.ask(gateway, template, Reply, {"text": "She said so so so."},
+                              refuse_loops=True)
+    assert reply.answer == "so so so"  # quoted from what it was given
+    llm.replies = lambda messages: {"answer": "no no no"}
+    reply = await prompts.ask(gateway, template, Reply, {"text": "A calm day."})
+    assert reply.answer == "no no no"  # not asked to refuse loops (a checklist's short answers)

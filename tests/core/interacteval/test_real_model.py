@@ -117,3 +117,43 @@ async def test_bundled_model_builds_and_scores(shared_data, tmp_path):
     agreement = sheets["Agreement"]
     undefined = agreement[agreement.value.isna()]
     assert undefined.note.str.contains("Not computed").all()  # undefined values say why
+
+
+#: Four think-aloud notes of our own on the coherence of a news summary.
+FOUR_NOTES = [
+    "The summary jumps from the storm to the election without any link between them.",
+    "Each sentence follows from the one before, so the story is easy to follow.",
+    "The second sentence repeats the first one almost word for word.",
+    "The last sentence mentions a person who was never introduced earlier.",
+]
+
+
+async def test_bundled_model_builds_yes_no_questions_from_four_notes():
+    """Held by the schema to one entry per component, note numbers that exist and Yes/No
+    questions, the bundled model gets through every build step from four notes; whatever it
+    writes is a Yes/No question that neither repeats our instructions nor loops ("user user
+    user"), or the step fails saying so."""
+    import re
+
+    from core.interacteval._common import QUESTION_PATTERN
+    from core.llm import Gateway, MemoryCache
+    from core.prompts import copied_text, repeats_itself
+    from core.settings import bundled_profile
+
+    dimension = Dimension(name="Coherence", definition=(
+        "How well the sentences of the summary fit together into a clear, logically ordered "
+        "whole."))
+    notes = [Attribute(text=t, source="teacher", source_kind="person") for t in FOUR_NOTES]
+    gateway = Gateway(bundled_profile().model_copy(update={"max_tokens": 600}),
+                      cache=MemoryCache())
+    try:
+        build = await build_checklist(dimension, [], assessors={}, builder=gateway, notes=notes)
+    except StageError as exc:
+        assert exc.kind in HONEST_FAILURES, exc.message
+        assert "larger model" in exc.message
+        return
+    wording = _our_wording()
+    assert build.checklist.questions
+    for question in build.checklist.questions:
+        assert re.match(QUESTION_PATTERN, question), question
+        assert not copied_text(question, wording) and not repeats_itself(question)

@@ -307,3 +307,50 @@ async def test_nothing_found_because_the_model_copied_the_form_says_so(scripted)
     assert "The model repeated the instructions instead of answering: it is too small for " \
         "this step; try a larger model." in message
     assert [f.kind for f in caught.value.failures] == ["copied_instructions"]
+
+
+async def test_the_schema_allows_only_the_chunks_own_sentences_as_evidence(scripted):
+    """What a model with structured output is held to (the bundled model's grammar): evidence is
+    one of the chunk's sentences word for word, and a chunk that names people needs at least
+    one stakeholder with a perspective (the empty list is not the easy answer)."""
+    llm, gateway = scripted(extraction_reply)
+    await extract_perspectives(DOC, "Judge QA pairs.", gateway, context_window=1500,
+                               answer_tokens=200)
+    schema = llm.requests[0].params["response_format"]["json_schema"]["schema"]
+    evidence = schema["$defs"]["_FoundPerspective"]["properties"]["evidence"]
+    assert evidence["enum"] == [
+        "Parents read with their children at bedtime.",
+        "Parents told us that questions should be fun and short.",
+        "Teachers want questions that connect the story with the real world."]  # no "Filler."
+    assert schema["properties"]["stakeholders"]["minItems"] == 1
+    assert schema["$defs"]["_FoundStakeholder"]["properties"]["perspectives"]["minItems"] == 1
+    assert "evidence" in schema["$defs"]["_FoundPerspective"]["required"]
+
+
+def test_a_chunk_that_names_nobody_may_answer_the_empty_list():
+    from core.majeval.perspective_extraction import reply_schema
+
+    schema = reply_schema("The weather was cold all week. Snow fell on the hills at night."
+                          ).model_json_schema()
+    assert "minItems" not in schema["properties"]["stakeholders"]
+    assert schema["properties"]["stakeholders"]["maxItems"] >= 1
+    assert schema["$defs"]["_FoundPerspective"]["properties"]["evidence"]["enum"] == [
+        "The weather was cold all week.", "Snow fell on the hills at night."]
+
+
+def test_sentences_of_a_text_are_what_may_be_quoted():
+    from core.documents import sentences_of
+
+    text = "Results\n\nParents said  it helps. It helps.\nTeachers agreed (mostly). 3"
+    assert sentences_of(text) == ["Parents said it helps.", "Teachers agreed (mostly)."]
+
+
+def test_the_grouping_schema_allows_only_listed_names_and_numbers():
+    from core.majeval.stakeholder_grouping import grouping_schema
+
+    schema = grouping_schema(["Parents", "teachers", "Parents"], 3).model_json_schema()
+    fields = schema["$defs"]["_Group"]["properties"]
+    assert fields["stakeholders"]["items"]["enum"] == ["Parents", "teachers"]
+    assert fields["perspectives"]["items"]["items"]["enum"] == [1, 2, 3]
+    assert schema["properties"]["groups"]["minItems"] == 1
+    assert schema["properties"]["groups"]["maxItems"] == 2
