@@ -16,7 +16,6 @@ from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import __version__, paths
+from desktop.views import HeaderedTableModel
 
 __all__ = ["COMPONENTS", "AboutDialog", "Component", "LicencesModel", "device_text",
            "found_licence"]
@@ -165,7 +165,7 @@ def device_text(devices: list[str], chosen: str = "auto") -> str:
 _Index = QModelIndex | QPersistentModelIndex
 
 
-class LicencesModel(QAbstractTableModel):
+class LicencesModel(HeaderedTableModel):
     """Component, role, licence, installed version, what the package metadata says."""
 
     HEADERS = ("Component", "Used for", "Licence", "Version", "Installed package says")
@@ -177,8 +177,6 @@ class LicencesModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
@@ -190,17 +188,7 @@ class LicencesModel(QAbstractTableModel):
             ] if 0 <= index.column() < len(self.HEADERS) else None
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole):
-        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
 
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 class AboutDialog(QDialog):

@@ -1,6 +1,6 @@
 """The main window: menus, the home screen, the open project and the status bar.
 
-Wizards (later issues) add their pages with :meth:`MainWindow.show_page` and return with
+Wizards add their pages with :meth:`MainWindow.show_page` and return with
 :meth:`MainWindow.show_home`; they find the open project in ``main_window.project`` (opening an
 untitled one with :meth:`MainWindow.ensure_project` when none is open), the settings in
 ``main_window.settings`` and the status bar's usage read-out in ``main_window.usage``.

@@ -1,10 +1,10 @@
 """The three evaluation methods as the home screen presents them, and the wizard registry.
 
 A method's wizard registers itself with :func:`register_wizard`; the home screen's button for that
-method then opens it. Until a wizard is registered the button says a wizard is coming and, when
-clicked, explains what the method will do and what to prepare (it never opens an empty page).
+method then opens it. A method without a registered wizard (in a build that leaves one out) has
+a button that explains what the method does and what to prepare; it never opens an empty page.
 
-    # in desktop/aqer/wizard.py (a later issue)
+    # in desktop/aqer/__init__.py
     from desktop.methods import register_wizard
 
     def open_aqer_wizard(main_window) -> None:

@@ -12,7 +12,6 @@ import logging
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
@@ -43,6 +42,7 @@ from core.local_models.discovery import (
 )
 from core.settings import Settings
 from desktop.errors import spawn
+from desktop.views import HeaderedTableModel
 
 __all__ = ["DiscoveryDialog", "FoundModelsTableModel"]
 
@@ -51,7 +51,7 @@ log = logging.getLogger("evaldesk.discovery")
 _Index = QModelIndex | QPersistentModelIndex
 
 
-class FoundModelsTableModel(QAbstractTableModel):
+class FoundModelsTableModel(HeaderedTableModel):
     """The models found, one per row: model, server, address, details, profile."""
 
     HEADERS = ("Model", "Served by", "Address", "Size and details", "Profile")
@@ -83,8 +83,6 @@ class FoundModelsTableModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
@@ -111,17 +109,7 @@ class FoundModelsTableModel(QAbstractTableModel):
                 return "An address of this computer: your texts do not leave it."
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole):
-        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
 
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 class DiscoveryDialog(QDialog):

@@ -67,6 +67,7 @@ from core.runs import Cancelled, CancelToken, Progress, ProgressState
 from core.settings import Settings
 from desktop.errors import spawn
 from desktop.runner import QtProgress
+from desktop.views import HeaderedTableModel
 
 __all__ = ["InstalledTableModel", "ModelManagerDialog", "RecommendedTableModel"]
 
@@ -76,7 +77,7 @@ _Index = QModelIndex | QPersistentModelIndex
 _RED = QColor("#a61b1b")
 
 
-class RecommendedTableModel(QAbstractTableModel):
+class RecommendedTableModel(HeaderedTableModel):
     """The recommended files: name, size, memory, licence, fits here, state."""
 
     HEADERS = ("Model", "Parameters", "File size", "Memory needed", "Licence", "Fits here?",
@@ -116,8 +117,6 @@ class RecommendedTableModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._models)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self._models):
@@ -140,20 +139,10 @@ class RecommendedTableModel(QAbstractTableModel):
             return _RED
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole):
-        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
-
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
-class InstalledTableModel(QAbstractTableModel):
+
+class InstalledTableModel(HeaderedTableModel):
     """The model files EvalDesk knows: name, where, size, licence, how it was checked."""
 
     HEADERS = ("Model file", "Where", "Size", "Licence", "Checked", "Profile")
@@ -178,8 +167,6 @@ class InstalledTableModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._files)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self._files):
@@ -205,17 +192,7 @@ class InstalledTableModel(QAbstractTableModel):
             return _RED
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole):
-        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
 
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 def _table(model: QAbstractTableModel) -> QTableView:

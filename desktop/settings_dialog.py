@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
@@ -66,6 +65,7 @@ from desktop.profile_dialog import (  # noqa: F401 - these names are also export
     run_connection_test,
     validate_api_bases,
 )
+from desktop.views import HeaderedTableModel
 from desktop.widgets import note_box
 
 __all__ = [
@@ -115,7 +115,7 @@ def _runs_on(profile: ModelProfile) -> str:
 
 
 # ------------------------------------------------------------------------------ table model
-class ProfilesTableModel(QAbstractTableModel):
+class ProfilesTableModel(HeaderedTableModel):
     """The model profiles as a read-only table: name, model, where it runs, key, default."""
 
     HEADERS = ("Name", "Model", "Runs on", "API key", "Default", "Your texts")
@@ -151,8 +151,6 @@ class ProfilesTableModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._settings.profiles)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not 0 <= index.row() < len(self._settings.profiles):
@@ -194,20 +192,7 @@ class ProfilesTableModel(QAbstractTableModel):
                 return "Wizards use the default profile unless you pick another."
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole):
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and orientation == Qt.Orientation.Horizontal
-            and 0 <= section < len(self.HEADERS)
-        ):
-            return self.HEADERS[section]
-        return None
 
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 # ------------------------------------------------------------------------------ settings dialog

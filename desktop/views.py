@@ -43,6 +43,7 @@ __all__ = [
     "Column",
     "ColumnsModel",
     "FrameModel",
+    "HeaderedTableModel",
     "table_view",
 ]
 
@@ -59,6 +60,28 @@ MUTED = "#9aa5b1"
 LLM_COLOUR = "#d97706"
 INK = "#1f2933"
 
+
+
+class HeaderedTableModel(QAbstractTableModel):
+    """A read-only table whose columns are the titles in ``HEADERS`` (the subclass gives
+    ``rowCount`` and ``data``): rows are selectable, never editable."""
+
+    HEADERS: tuple[str, ...] = ()
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
+                and 0 <= section < len(self.HEADERS)):
+            return self.HEADERS[section]
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 class ColumnsModel(QAbstractTableModel):

@@ -34,7 +34,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("EVALDESK_HOME", tempfile.mkdtemp(prefix="evaldesk-bench-"))
 
-DATA = Path(os.environ.get("EVALDESK_SHARED_DATA", "/work/shared/data"))
+DATA = Path(os.environ.get("EVALDESK_SHARED_DATA", ROOT.parent / "shared" / "data"))
 DIMENSIONS = ["coherence", "consistency", "fluency", "relevance"]
 _QUESTION = re.compile(r"^q(\d+)\. ", re.MULTILINE)
 
