@@ -1,7 +1,7 @@
 """The MAJ-Eval wizard: task → documents → extraction → personas → items → run → results.
 
 The widgets only collect choices and show outcomes; the method is in :mod:`core.majeval` and
-what is kept in the project is in :mod:`core.majeval.stored`. Every model call runs through
+what is kept in the project is in :mod:`core.majeval.session`. Every model call runs through
 :mod:`desktop.runner` with progress and Cancel; every choice and every edit is stored in the
 project as soon as it is made, so reopening the project restores the wizard where it was, with
 the results shown without asking the model again.
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.majeval import stored as st
+from core.majeval import session as st
 from core.majeval.model import COPIED, DebateSettings, Dimension, Scale
 from core.majeval.pipeline import lonely_groups
 from desktop.majeval.models import Col, RowsModel
@@ -1090,12 +1090,8 @@ class MajEvalWizard(QWidget):
         self.run = run
 
         async def go() -> None:
-            from core.majeval.agreement import human_agreement, within_group_alpha
-
             loop = asyncio.get_running_loop()
-            self.alphas = await loop.run_in_executor(None, within_group_alpha, run)
-            self.humans = await loop.run_in_executor(
-                None, partial(human_agreement, run, n_boot=200))
+            self.alphas, self.humans = await loop.run_in_executor(None, st.agreement, run)
             self.results.set_run(run, self.alphas, self.humans)
             self._check_results_current()
             self.show_page("results")

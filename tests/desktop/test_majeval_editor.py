@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from core.majeval import load_personas
-from core.majeval.stored import evidence_span
+from core.majeval.session import evidence_span
 from desktop.majeval import open_majeval_wizard
 from desktop.majeval.models import PERSONA_MIME, Col, PersonaTreeModel, RowsModel
 from tests.desktop.majeval_support import USER, panel, wait_step
@@ -174,7 +174,7 @@ def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path
                     timeout=20_000)
     assert len(editor.personas) == 7
     assert all(p.origin == "imported" for p in load_personas(window.project))
-    from core.majeval.stored import group_descriptions
+    from core.majeval.session import group_descriptions
 
     assert group_descriptions(window.project) == {
         "Parents and carers": "People who read with children: Parents and carers.",

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.majeval import load_personas
-from core.majeval.stored import load_state
+from core.majeval.session import load_state
 from desktop.majeval import open_majeval_wizard
 from tests.desktop.majeval_support import TRUE, USER, click, kind, panel, wait_step
 
@@ -316,7 +316,7 @@ def test_personas_are_flagged_when_the_task_or_documents_change(qtbot, window, s
     assert wiz.page == "personas" and wiz.personas_notice.isHidden()
 
     # imported personas were not written from these documents: nothing to flag
-    from core.majeval.stored import replace_personas
+    from core.majeval.session import replace_personas
 
     wiz.show_page("task")
     wiz.task_edit.setPlainText(task + " Shorter answers are better.")

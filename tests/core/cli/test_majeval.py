@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-
-from .conftest import SYNTHESIS, evaluation, item_of, kind, speaker, turn
+from tests.core.majeval.majeval_support import SYNTHESIS, evaluation, item_of, kind, speaker, turn
 
 DOC = """Parents and shared reading
 
