@@ -72,8 +72,9 @@ def read_document(path: str | os.PathLike[str], *, max_pages: int | None = DEFAU
 
 
 def task_text(text: str) -> str:
-    """The task description as the method uses it (white space folded to single spaces)."""
-    return " ".join(str(text).split())
+    """The task description as the method uses it, typed in the wizard or read from a file:
+    without white space at either end, lines ending in a plain line break."""
+    return "\n".join(line.rstrip() for line in str(text).strip().splitlines())
 
 
 # ------------------------------------------------------------------------------- items

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.majeval import session as st
+from core.majeval.inputs import task_text
 from core.majeval.model import COPIED, DebateSettings, Dimension, Scale
 from core.majeval.pipeline import lonely_groups
 from desktop.majeval.models import Col, RowsModel
@@ -265,7 +266,7 @@ class MajEvalWizard(QWidget):
     @Slot()
     def _save_task(self) -> None:
         self._task_timer.stop()
-        text = self.task_edit.toPlainText().strip()
+        text = task_text(self.task_edit.toPlainText())
         if text != self.state.task:
             self.state.task = text
             self._save()
