@@ -42,8 +42,8 @@ def test_items_are_read_with_row_numbered_problems(tmp_path):
         ("c", "Q: Red? A: Yes.", "", {}, 4)]
     assert read.problems == [
         'items.xlsx, sheet "Sheet1", row 3, column C ("Bot"): empty; the row is skipped.',
-        'items.xlsx, sheet "Sheet1", row 4, column D ("Rating"): “good” is not a number, so '
-        "this item has no human rating for Rating."]
+        ('items.xlsx, sheet "Sheet1", row 4, column D ("Rating"): “good” is not a number, so '
+         "this item has no human rating for Rating.")]
     named = read_items(path, opened.setup.model_copy(update={"human_names": {"Rating":
                                                                               "Quality"}}))
     assert named.items[0].human == {"Quality": 5.0}
@@ -53,8 +53,8 @@ def test_a_repeated_id_stops_the_items(tmp_path):
     path = tmp_path / "items.csv"
     pd.DataFrame({"id": ["a", "a"], "answer": ["x", "y"]}).to_csv(path, index=False)
     read = open_items(path, ItemsSetup()).read
-    assert read.errors == ['items.csv, row 3, column A ("id"): the id “a” is also in row 2; '
-                           "every item needs its own id."]
+    assert read.errors == [('items.csv, row 3, column A ("id"): the id “a” is also in row 2; '
+                            "every item needs its own id.")]
 
 
 def test_dimensions_share_one_scale(tmp_path):
@@ -63,5 +63,5 @@ def test_dimensions_share_one_scale(tmp_path):
     pd.DataFrame({"dimension": ["Clarity", "Fit"], "definition": ["Clear.", "Fits."],
                   "min": [1, 1], "max": [7, 5]}).to_excel(path, index=False)
     read = read_dimensions(path)
-    assert read.errors == ['sheet "Sheet1" of dims.xlsx: all dimensions share one scale; give '
-                           "the same min and max on every row."]
+    assert read.errors == [('sheet "Sheet1" of dims.xlsx: all dimensions share one scale; give '
+                            "the same min and max on every row.")]
