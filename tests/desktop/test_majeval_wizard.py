@@ -455,3 +455,26 @@ def test_a_model_that_copies_the_instructions_gets_a_banner_not_results(qtbot, w
         assert all(r["overall|Overall quality"] is None for r in view.scores_model.rows())
     finally:
         llm.close()
+
+
+def test_choices_that_cannot_be_read_are_named_and_kept_aside(qtbot, window, scripted):
+    """A stored state that no longer fits is never silently replaced: the wizard says which
+    step's choices could not be read, and the original stays in the project."""
+    from core.majeval.session import STATE_KIND
+
+    project = window.ensure_project(method="majeval")
+    broken = {"task": "Judge QA pairs.", "page": "items", "max_pages": "many"}
+    project.put_artefact(STATE_KIND, "state", broken, origin="human")
+    wiz = open_majeval_wizard(window)
+    assert wiz.page == "task"
+    notice = wiz.pages["task"].recovered_notice
+    assert notice.isVisibleTo(wiz)
+    assert notice.text().startswith("The MAJ-Eval choices (task, documents, items, dimensions "
+                                    "and debate options) could not be read")
+    assert "is kept in the project" in notice.text()
+    kept = project.list_artefacts(STATE_KIND + ".unreadable")
+    assert [a.payload for a in kept] == [broken]
+    wiz.pages["task"].task_edit.setPlainText("Judge QA pairs again.")
+    wiz.pages["task"].save_task()  # new choices are saved; the original stays as it was
+    assert load_state(project).task == "Judge QA pairs again."
+    assert [a.payload for a in project.list_artefacts(STATE_KIND + ".unreadable")] == [broken]
