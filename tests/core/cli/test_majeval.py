@@ -220,3 +220,26 @@ def test_a_model_that_copies_the_instructions_fails_visibly_with_exit_code_3(inp
         assert first[0] == "WARNING" and "too small for MAJ-Eval" in first[1]
     finally:
         llm.close()
+
+
+def test_a_run_with_a_project_resumes_and_asks_nothing_again(inputs, model, capsys):
+    """With --project the command line keeps every finished debate, through the same session
+    as the app: the same command again asks the model nothing."""
+    pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
+                  "perspective": ["Fun questions.", "Short questions."]}).to_excel(
+        inputs / "p.xlsx", index=False, sheet_name="Personas")
+    command = ["majeval", "run", "--personas", str(inputs / "p.xlsx"), "--items",
+               str(inputs / "items.xlsx"), "--task-file", str(inputs / "task.txt"),
+               "--model", model.model, "--project", str(inputs / "study.evaldesk"),
+               "--no-bootstrap", "-o", str(inputs / "r.xlsx")]
+    assert main(command) == 0, capsys.readouterr().err
+    calls = model.calls
+    assert main(command) == 0, capsys.readouterr().err
+    assert model.calls == calls
+    from core.majeval.session import load_state
+    from core.project import Project
+
+    with Project.open(inputs / "study.evaldesk") as project:
+        state = load_state(project)
+        assert [i.id for i in state.item_list] == ["q1", "q2", "q3"]
+        assert state.items.columns == {"content": "qa pair", "context": "story", "id": "id"}
