@@ -7,31 +7,21 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.core.majeval.majeval_support import SYNTHESIS, evaluation, item_of, kind, speaker, turn
-
-DOC = """Parents and shared reading
-
-Many parents read with their children at bedtime. Parents told us that questions should be fun and short. One mother said that long questions make her child lose interest.
-
-Teachers in preschools use stories every day. Teachers want questions that connect the story with the real world. A teacher explained that children learn new words when a question links the story to their own lives.
-"""
-
-EXTRACT = {"stakeholders": [
-    {"name": "Parents", "characteristics": "Read with their children at home.",
-     "perspectives": [
-         {"perspective": "Questions should be fun and short.",
-          "evidence": "Parents told us that questions should be fun and short."},
-         {"perspective": "Long questions lose the child's interest.",
-          "evidence": "One mother said that long questions make her child lose interest."}]},
-    {"name": "preschool teachers", "characteristics": "Use stories in class.",
-     "perspectives": [
-         {"perspective": "Questions should link the story to the real world.",
-          "evidence": "Teachers want questions that connect the story with the real world."}]}]}
-GROUPS = {"groups": [
-    {"name": "Parents", "description": "Parents of young children.",
-     "stakeholders": ["Parents"], "perspectives": [[1], [2]]},
-    {"name": "Teachers", "description": "Preschool teachers.",
-     "stakeholders": ["preschool teachers"], "perspectives": [[3]]}]}
+from tests.core.majeval.majeval_support import (
+    GROUPS,
+    SYNTHESIS,
+    evaluation,
+    item_of,
+    kind,
+    speaker,
+    turn,
+)
+from tests.core.majeval.majeval_support import (
+    STUDY as DOC,
+)
+from tests.core.majeval.majeval_support import (
+    STUDY_EXTRACT as EXTRACT,
+)
 
 
 def persona_reply(messages):

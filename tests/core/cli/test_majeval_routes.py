@@ -14,34 +14,21 @@ import openpyxl
 import pytest
 
 from core.cli import main
-from tests.core.majeval.majeval_support import SYNTHESIS, evaluation, item_of, kind, turn
+from tests.core.majeval.majeval_support import (
+    GROUPS,
+    STUDY,
+    STUDY_EXTRACT,
+    SYNTHESIS,
+    evaluation,
+    item_of,
+    kind,
+    turn,
+)
 
-STUDY = """Parents and shared reading
-
-Many parents read with their children at bedtime. Parents told us that questions should be fun and short. One mother said that long questions make her child lose interest.
-
-Teachers in preschools use stories every day. Teachers want questions that connect the story with the real world. A teacher explained that children learn new words when a question links the story to their own lives.
-"""
 #: Two lines, as a person writes it (the app keeps the line break; so does the command line).
 TASK = ("Judge question-and-answer pairs written for reading stories with children.\n"
         "Good pairs are short, correct and fun.\n")
 
-EXTRACT = {"stakeholders": [
-    {"name": "Parents", "characteristics": "Read with their children at home.",
-     "perspectives": [
-         {"perspective": "Questions should be fun and short.",
-          "evidence": "Parents told us that questions should be fun and short."},
-         {"perspective": "Long questions lose the child's interest.",
-          "evidence": "One mother said that long questions make her child lose interest."}]},
-    {"name": "preschool teachers", "characteristics": "Use stories in class.",
-     "perspectives": [
-         {"perspective": "Questions should link the story to the real world.",
-          "evidence": "Teachers want questions that connect the story with the real world."}]}]}
-GROUPS = {"groups": [
-    {"name": "Parents", "description": "Parents of young children.",
-     "stakeholders": ["Parents"], "perspectives": [[1], [2]]},
-    {"name": "Teachers", "description": "Preschool teachers.",
-     "stakeholders": ["preschool teachers"], "perspectives": [[3]]}]}
 PERSONAS = {
     "Parents": {"personas": [
         {"perspective_no": 1, "name": "Dana Ray", "demographics": "A mother of two.",
@@ -69,7 +56,7 @@ ITEMS = [
 def reply(messages):
     what = kind(messages)
     if what == "extract":
-        return EXTRACT
+        return STUDY_EXTRACT
     if what == "group":
         return GROUPS
     if what == "persona":
