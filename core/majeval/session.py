@@ -609,6 +609,16 @@ def _check_ready(project: Project, state: WizardState) -> list[Persona]:
     return personas
 
 
+class _DebateUnits(RunUnits):
+    """The debates of a run in the project. When the project was closed under a running run
+    (the user opened another one), the run's end cannot be recorded; every debate that
+    finished is kept already, and the next run with the same choices resumes."""
+
+    def end(self, status: str, message: str) -> None:
+        if not getattr(self.project, "closed", False):
+            super().end(status, message)
+
+
 async def run_debates(
     project: Project,
     state: WizardState,
@@ -630,7 +640,7 @@ async def run_debates(
     run = await evaluate(personas, state.item_list, state.task, llm_for_run(run_id),
                          dimensions=state.dimensions, scale=state.scale,
                          settings=state.settings, model=model,
-                         store=RunUnits(project, run_id, RESULT_KIND),
+                         store=_DebateUnits(project, run_id, RESULT_KIND),
                          max_units=max_units, group_descriptions=group_descriptions(project),
                          progress=progress, cancel=cancel)
     run.items_source = items_source(state)

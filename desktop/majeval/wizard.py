@@ -231,6 +231,12 @@ class MajEvalWizard(WizardShell):
         if self.chosen_profile() is None:
             self.nav_message.setText("Add a language model in Settings → Models first.")
 
+    def retire(self) -> None:
+        """Stop the page timers first (they read the project, which may be closed now)."""
+        self._usage_timer.stop()
+        self.pages["run"].stop_timers()
+        super().retire()
+
     @Slot()
     def go_home(self) -> None:
         self.editor.flush()

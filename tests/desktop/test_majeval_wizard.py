@@ -478,3 +478,40 @@ def test_choices_that_cannot_be_read_are_named_and_kept_aside(qtbot, window, scr
     wiz.pages["task"].save_task()  # new choices are saved; the original stays as it was
     assert load_state(project).task == "Judge QA pairs again."
     assert [a.payload for a in project.list_artefacts(STATE_KIND + ".unreadable")] == [broken]
+
+
+def test_a_new_project_mid_run_stops_the_debates_and_keeps_the_finished_ones(qtbot, window,
+                                                                           tmp_path):
+    """The wizard of a project that is replaced retires: its running debates stop (those that
+    finished are kept in the old project) and no step is left running."""
+    from core.llm import ScriptedLLM
+    from core.majeval.pipeline import RESULT_KIND
+
+    llm = ScriptedLLM(panel, name="mj-retire", delay_s=0.05)
+    try:
+        window.settings.user_name = USER
+        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0,
+                                                   max_concurrency=1))
+        window.settings.default_profile = "Scripted"
+        wiz = open_majeval_wizard(window)
+        to_personas(qtbot, wiz)
+        window.ask_save_path = lambda: str(tmp_path / "study.evaldesk")
+        assert window.save_project_as()  # a named project: a new one is started without asking
+        old = window.project
+        wiz.show_page("run")
+        click(qtbot, wiz.pages["run"].run_button)
+        qtbot.waitUntil(lambda: bool(old.list_runs("majeval"))
+                        and bool(old.get_results(old.list_runs("majeval")[-1].id,
+                                                 RESULT_KIND)), timeout=60_000)
+        window.new_project()
+        assert wiz.retired and window.stack.indexOf(wiz) < 0
+        qtbot.waitUntil(lambda: not wiz.running, timeout=30_000)
+        assert old.closed and window.project is not old
+        from core.project import Project
+
+        with Project.open(tmp_path / "study.evaldesk") as again:
+            run = again.list_runs("majeval")[-1]
+            kept = again.get_results(run.id, RESULT_KIND, status="ok")
+            assert 1 <= len(kept) < 12
+    finally:
+        llm.close()

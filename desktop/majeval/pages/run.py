@@ -166,6 +166,9 @@ class RunPage(MajEvalPage):
         wizard.check_results_current()
         self.busy_changed(wizard.busy)
 
+    def stop_timers(self) -> None:
+        self._units_timer.stop()
+
     @Slot()
     def _fill_units(self) -> None:
         self.units_model.set_rows(st.unit_statuses(self.project, self.state,
