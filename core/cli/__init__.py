@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "InteractEval: build a Yes/No checklist from think-aloud, score texts with it",
     ),
     "majeval": (
-        "core.majeval._cli",
+        "core.cli.majeval",
         "MAJ-Eval: stakeholder personas from documents debate and score content",
     ),
 }

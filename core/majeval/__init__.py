@@ -1,5 +1,5 @@
 """MAJ-Eval (Chen et al., "Multi-Agent-as-Judge"): stakeholder personas from documents,
-in-group debates, aggregated scores. See ``/work/shared/specs/MAJEVAL.md`` and ``model.py``.
+in-group debates, aggregated scores. See the MAJ-Eval spec and ``model.py``.
 
 The wizard drives the stages one at a time; each takes the previous (possibly edited) result:
 
@@ -7,9 +7,11 @@ The wizard drives the stages one at a time; each takes the previous (possibly ed
     found = await extract_perspectives(doc, task, gateway, context_window=..., answer_tokens=...)
     groups = await group_stakeholders(found.stakeholders + ..., task, gateway)
     built = await construct_personas(groups, task, gateway)     # built.personas: editable
-    run = await evaluate(built.personas, items, task, gateway, dimensions=..., settings=...,
-                         project=project)
+    run = await evaluate(built.personas, items, task, gateway, dimensions=..., settings=...)
     write_results(path, run, alphas=within_group_alpha(run), humans=human_agreement(run))
+
+What is kept in the project, for the wizard and the command line alike, is
+:mod:`core.majeval.session`; every file MAJ-Eval reads is read by :mod:`core.majeval.inputs`.
 """
 
 from core.majeval.aggregation import Synthesis, aggregate, combine_groups, group_means
@@ -28,6 +30,7 @@ from core.majeval.debate import (
     free_debate,
     is_challenged,
 )
+from core.majeval.inputs import PERSONA_COLUMNS, PersonasRead, read_personas
 from core.majeval.model import (
     DEFAULT_DIMENSION,
     AgentEvaluation,
@@ -52,29 +55,26 @@ from core.majeval.persona_construction import (
     construct_personas,
     simple_role,
 )
-from core.majeval.personas_io import (
-    PERSONA_COLUMNS,
-    PersonasRead,
-    read_personas,
-    write_personas,
-)
+from core.majeval.personas_io import write_personas
 from core.majeval.perspective_extraction import PerspectiveExtraction, extract_perspectives
 from core.majeval.pipeline import (
     EvaluationRun,
     PersonaCreation,
     create_personas,
-    edit_persona,
     evaluate,
     evaluate_group,
     groups_of,
+    lonely_groups,
+)
+from core.majeval.report import write_results
+from core.majeval.session import (
+    edit_persona,
     load_groups,
     load_personas,
-    lonely_groups,
     open_evaluation_run,
     save_groups,
     save_personas,
 )
-from core.majeval.report import write_results
 from core.majeval.stakeholder_grouping import group_stakeholders
 
 __all__ = [

@@ -1,24 +1,24 @@
 """MAJ-Eval end to end: personas from documents (stages 1-2), then the debates (stage 3).
 
-The wizard runs the stages one at a time (each a coroutine in its own module; each result can
-be edited before the next); :func:`create_personas` and :func:`evaluate` run them in a row for
-the CLI and tests.
+The stages are coroutines in their own modules (each result can be edited before the next);
+this module composes them: :func:`create_personas` runs stages 1-2 in a row, :func:`evaluate`
+runs stage 3. It never writes the project: what is kept, and where, is
+:mod:`core.majeval.session`, which the wizard and the command line both call.
 
 :func:`evaluate` runs one unit of work per (item, stakeholder group): phase 1 of all agents
-concurrently, the debate turn by turn, then phase 3. Units run concurrently (at most
-``max_units`` at a time, so early items finish early and are committed), and every model call
-is bounded by the gateway's own concurrency limit. With a project, each finished unit is
-committed at once, so a cancelled or crashed run resumes where it stopped: finished units are
-read back, unfinished ones replay their calls from the LLM cache (the project) and only the
-missing calls reach the model. A unit with any failure is stored as failed (with its partial
-result) and tried again on the next run.
+concurrently, the debate turn by turn, then phase 3. The units run through
+:func:`core.runs.run_units` (at most ``max_units`` at a time, so early items finish early and are
+kept), and every model call is bounded by the gateway's own concurrency limit. With a ``store``
+(the session passes one over the project), each finished unit is kept at once, so a cancelled or
+crashed run resumes where it stopped: finished units are read back, unfinished ones replay their
+calls from the LLM cache and only the missing calls reach the model. A unit with any failure is
+kept as failed (with its partial result) and tried again on the next run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -54,11 +54,11 @@ from core.majeval.perspective_extraction import (
     people_named,
 )
 from core.majeval.stakeholder_grouping import group_stakeholders
-from core.runs import Cancelled, CancelToken, Progress
+from core.runs import CancelToken, Progress, UnitStore, run_units
+from core.runs import unit_key as runs_unit_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.documents import Document
-    from core.project import Project
 
 __all__ = [
     "DOCUMENT_ARTEFACT",
@@ -71,16 +71,10 @@ __all__ = [
     "PersonaCreation",
     "copied_most",
     "create_personas",
-    "edit_persona",
     "evaluate",
     "evaluate_group",
     "groups_of",
-    "load_groups",
-    "load_personas",
     "lonely_groups",
-    "open_evaluation_run",
-    "save_groups",
-    "save_personas",
     "simple_roles_text",
     "unit_key",
 ]
@@ -170,14 +164,12 @@ async def create_personas(
     *,
     context_window: int | None = None,
     answer_tokens: int | None = None,
-    project: Project | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> PersonaCreation:
     """Perspective extraction for every document (concurrently), stakeholder grouping, persona
-    construction. ``context_window``/``answer_tokens`` default to the gateway's profile. With
-    ``project``, the documents, perspectives, groups and personas are stored as artefacts
-    (the LLM answers are in its cache, so a re-run makes no calls). Raises
+    construction. ``context_window``/``answer_tokens`` default to the gateway's profile (keeping them
+    is the session's work: :func:`core.majeval.session.create_personas_stored`). Raises
     :class:`StageError` when no persona could be made."""
     progress = progress or Progress()
     profile = getattr(llm, "profile", None)
@@ -192,60 +184,7 @@ async def create_personas(
                                                progress=progress, cancel=cancel,
                                                documents=documents)
     failures += built.failures
-    if project is not None:
-        with project.transaction():
-            for doc in documents:
-                project.put_artefact(DOCUMENT_ARTEFACT, doc.name, doc.to_dict())
-            for e in extractions:
-                project.put_artefact(PERSPECTIVES_ARTEFACT, e.document,
-                                     [s.model_dump(mode="json") for s in e.stakeholders])
-            save_groups(project, groups)
-            save_personas(project, built.personas)
     return PersonaCreation(extractions, groups, built.personas, failures)
-
-
-def save_groups(project: Project, groups: Sequence[StakeholderGroup], *,
-                origin: str = "generated") -> None:
-    project.put_artefact(GROUPS_ARTEFACT, "groups",
-                         [g.model_dump(mode="json") for g in groups], origin=origin)  # type: ignore[arg-type]
-
-
-def load_groups(project: Project) -> list[StakeholderGroup]:
-    found = project.get_artefact(GROUPS_ARTEFACT, "groups")
-    return [StakeholderGroup.model_validate(g) for g in (found.payload if found else [])]
-
-
-def save_personas(project: Project, personas: Sequence[Persona], *,
-                  origin: str = "generated", overwrite_edits: bool = False) -> None:
-    """Store each persona as an artefact (key = persona id). A persona a person has edited is
-    kept as it is unless ``overwrite_edits``. A person's change goes through
-    :func:`edit_persona`, which records who and when."""
-    with project.transaction():
-        for p in personas:
-            stored = project.get_artefact(PERSONA_ARTEFACT, p.id)
-            if stored is not None and stored.edited and not overwrite_edits:
-                continue
-            project.put_artefact(PERSONA_ARTEFACT, p.id, p.model_dump(mode="json"),
-                                 origin=origin)  # type: ignore[arg-type]
-
-
-def load_personas(project: Project) -> list[Persona]:
-    """The stored personas in the order first stored; ``edited``/``origin`` from the project."""
-    out = []
-    for artefact in project.list_artefacts(PERSONA_ARTEFACT):
-        persona = Persona.model_validate(artefact.payload)
-        out.append(persona.model_copy(update={"edited": artefact.edited or persona.edited,
-                                              "origin": artefact.origin}))
-    return out
-
-
-def edit_persona(project: Project, persona: Persona, field_name: str, new: Any,
-                 who: str) -> Persona:
-    """A person changes one field of a stored persona (``"specialty"``, ``"group"``, ...);
-    the edit is logged with who and when. Returns the updated persona."""
-    artefact = project.record_edit((PERSONA_ARTEFACT, persona.id), field_name,
-                                   getattr(persona, field_name), new, who)
-    return Persona.model_validate(artefact.payload).model_copy(update={"edited": True})
 
 
 def groups_of(personas: Sequence[Persona]) -> dict[str, list[Persona]]:
@@ -308,14 +247,15 @@ def simple_roles_text(personas: Sequence[Persona], settings: DebateSettings,
 
 
 def unit_key(item: Item, group: str, personas: Sequence[Persona], roles: str = "") -> str:
-    """The project key of one (item, group) debate: ids plus fingerprints of the content and
-    of the group's personas (and of the one-sentence ``roles`` with the simple-role option,
-    :func:`simple_roles_text`), so an edited item, persona or group description is debated
-    again."""
-    key = [item.id, group, item.fingerprint(), personas_fingerprint(personas)]
+    """The key of one (item, group) debate (:func:`core.runs.unit_key`, the one keying scheme):
+    ids plus fingerprints of the content and of the group's personas (and of the one-sentence
+    ``roles`` with the simple-role option, :func:`simple_roles_text`), so an edited item,
+    persona or group description is debated again. Keys are the same as those kept before the
+    runs module had them, so an older project resumes its debates."""
+    parts = [item.id, group, item.fingerprint(), personas_fingerprint(personas)]
     if roles:
-        key.append(hashlib.sha256(roles.encode("utf-8")).hexdigest()[:16])
-    return json.dumps(key, ensure_ascii=False)
+        parts.append(hashlib.sha256(roles.encode("utf-8")).hexdigest()[:16])
+    return runs_unit_key(*parts)
 
 
 def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
@@ -327,14 +267,6 @@ def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
         "debate": settings.model_dump(mode="json"),
         "model": model,
     }
-
-
-def open_evaluation_run(project: Project, task: str, dimensions: Sequence[Dimension],
-                        scale: Scale, settings: DebateSettings, model: str) -> int:
-    """Start (or, with identical settings, reopen) the project run :func:`evaluate` commits to.
-    Call it first when the gateway should log its calls under this run."""
-    return project.start_run(METHOD, STEP_DEBATE,
-                             _run_settings(task, dimensions, scale, settings, model), resume=True)
 
 
 async def evaluate_group(
@@ -371,8 +303,7 @@ async def evaluate(
     scale: Scale | None = None,
     settings: DebateSettings | None = None,
     model: str = "",
-    project: Project | None = None,
-    run_id: int | None = None,
+    store: UnitStore | None = None,
     max_units: int | None = None,
     group_descriptions: Mapping[str, str] | None = None,
     progress: Progress | None = None,
@@ -408,70 +339,39 @@ async def evaluate(
         concurrency = getattr(getattr(llm, "profile", None), "max_concurrency", 4)
         max_units = max(8, 4 * int(concurrency))
 
-    done: dict[str, GroupResult] = {}
-    if project is not None:
-        if run_id is None:
-            run_id = open_evaluation_run(project, task, dimensions, scale, settings, model)
-        for stored in project.get_results(run_id, RESULT_KIND, status="ok"):
-            done[stored.key] = GroupResult.model_validate(stored.payload)
     descriptions = dict(group_descriptions or {})
     roles = {g: simple_roles_text(members, settings, descriptions)
              for g, members in by_group.items()}
     keys = {(item.id, group): unit_key(item, group, by_group[group], roles[group])
             for item, group in units}
-    reused = sum(1 for key in keys.values() if key in done)
-    progress.start("Debating in stakeholder groups", total=len(units))
-    if reused:
-        progress.advance(reused, f"{reused} debates already finished in an earlier run")
 
-    gate = asyncio.Semaphore(max(1, max_units))
+    async def work(unit: tuple[Item, str]) -> GroupResult:
+        item, group = unit
+        return await evaluate_group(by_group[group], item, task, dimensions, scale, llm,
+                                    settings=settings, role_descriptions=descriptions,
+                                    cancel=cancel)
 
-    async def one(item: Item, group: str) -> GroupResult:
-        async with gate:
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            result = await evaluate_group(by_group[group], item, task, dimensions, scale, llm,
-                                          settings=settings, role_descriptions=descriptions,
-                                          cancel=cancel)
-        if project is not None and run_id is not None:
-            payload = result.model_dump(mode="json")
-            if result.status == "ok":
-                project.put_result(run_id, RESULT_KIND, keys[(item.id, group)], payload)
-            else:
-                project.put_result(run_id, RESULT_KIND, keys[(item.id, group)], payload,
-                                   status="failed", error=result.error or "The debate failed.")
+    def describe(unit: tuple[Item, str], result: GroupResult) -> str:
         turns = sum(1 for t in result.turns if t.kind == "debate")
-        progress.advance(1, f"item {item.id}, {group}: "
-                            + ("failed" if result.status == "failed" else f"{turns} turns"))
-        return result
+        return f"item {unit[0].id}, {unit[1]}: " + (
+            "failed" if result.status == "failed" else f"{turns} turns")
 
-    todo = [(item, group) for item, group in units if keys[(item.id, group)] not in done]
-    tasks = [asyncio.ensure_future(one(item, group)) for item, group in todo]
-    try:
-        if tasks:
-            await asyncio.gather(*tasks)
-    except BaseException as exc:
-        for task_ in tasks:
-            task_.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if project is not None and run_id is not None:
-            if isinstance(exc, (Cancelled, asyncio.CancelledError)):
-                project.finish_run(run_id, "cancelled", "Stopped; finished debates were kept.")
-            else:
-                project.finish_run(run_id, "failed", "Stopped by an unexpected error.")
-        raise
-    fresh = {keys[(item.id, group)]: t.result() for (item, group), t in zip(todo, tasks)}
+    outcomes = await run_units(
+        [(keys[(item.id, group)], (item, group)) for item, group in units], work,
+        judge=lambda r: (r.status == "ok", r.error or "The debate failed."),
+        dump=lambda r: r.model_dump(mode="json"),
+        load=lambda payload, _unit: GroupResult.model_validate(payload),
+        store=store, limit=max(1, max_units), title="Debating in stakeholder groups",
+        describe=describe, what="debates", progress=progress, cancel=cancel)
+    found = {o.key: o.value for o in outcomes}
     results: list[ItemResult] = []
     for item in items:
-        groups = [fresh.get(keys[(item.id, g)]) or done[keys[(item.id, g)]] for g in by_group]
+        groups = [found[keys[(item.id, g)]] for g in by_group]
         results.append(combine_groups(item.id, groups, dimensions))
     run = EvaluationRun(items=results, personas=list(personas), dimensions=dimensions,
-                        scale=scale, settings=settings, task=task, model=model, run_id=run_id,
-                        reused=reused, item_inputs=list(items),
+                        scale=scale, settings=settings, task=task, model=model,
+                        run_id=getattr(store, "run_id", None),
+                        reused=sum(1 for o in outcomes if o.reused), item_inputs=list(items),
                         group_descriptions={g: descriptions.get(g, "") for g in by_group},
                         finished_at=datetime.now().strftime("%Y-%m-%d %H:%M"))
-    if project is not None and run_id is not None:
-        failed = len(run.failed_units)
-        project.finish_run(run_id, "finished",
-                           f"{len(units) - failed} debates finished, {failed} with failures")
     return run

@@ -9,7 +9,8 @@ A method declares each thing it keeps once::
 
 The payload is stored as the model's JSON with one extra field, ``_payload_version``. Reading
 migrates an older shape step by step (``migrations[n]`` turns version n into n + 1; a payload
-written before versions were kept counts as version 1). A payload that is newer than this
+written before versions were kept counts as version 1, and one kept then as a list rather than
+an object is given to ``migrations[1]`` as that list). A payload that is newer than this
 EvalDesk, or that no longer validates, raises :class:`PayloadUnreadable`; it is never replaced
 by defaults and saved over. :func:`load_or_recover` is what a session calls when it must go on:
 it keeps the unreadable payload in the project under another key, says so in plain words, and
@@ -82,6 +83,9 @@ class PayloadType(Generic[M]):
 
     def load(self, payload: Any, key: str = "") -> M:
         """The model from a stored payload (migrated); :class:`PayloadUnreadable` otherwise."""
+        if isinstance(payload, list) and 1 in self.migrations:
+            # kept before versions were, as a list: version 1's migration reads it as it is
+            payload = {VERSION_FIELD: 2, **self._migrate(1, copy.deepcopy(payload), key)}
         if not isinstance(payload, dict):
             raise PayloadUnreadable(self, key, "it is not in the expected form")
         data = copy.deepcopy(payload)
@@ -97,12 +101,7 @@ class PayloadType(Generic[M]):
                 newer=True,
             )
         while version < self.version:
-            try:
-                data = self.migrations[version](data)
-            except Exception as exc:  # noqa: BLE001 - a migration that cannot apply
-                raise PayloadUnreadable(
-                    self, key, f"it could not be brought up to date ({exc})"
-                ) from exc
+            data = self._migrate(version, data, key)
             version += 1
         try:
             return self.model.model_validate(data)
@@ -111,6 +110,15 @@ class PayloadType(Generic[M]):
             where = ".".join(str(p) for p in first.get("loc", ()))
             detail = f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", ""))
             raise PayloadUnreadable(self, key, f"it does not fit ({detail})") from exc
+
+
+    def _migrate(self, version: int, data: Any, key: str) -> dict[str, Any]:
+        try:
+            return self.migrations[version](data)
+        except Exception as exc:  # noqa: BLE001 - a migration that cannot apply
+            raise PayloadUnreadable(
+                self, key, f"it could not be brought up to date ({exc})"
+            ) from exc
 
 
 class PayloadUnreadable(ProjectError):

@@ -39,16 +39,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.majeval import stored as st
+from core.majeval import session as st
 from core.majeval.model import PERSONA_ATTRIBUTES, Persona
-from core.majeval.pipeline import (
-    DOCUMENT_ARTEFACT,
-    edit_persona,
-    load_groups,
-    load_personas,
-    lonely_groups,
-    save_groups,
-)
+from core.majeval.pipeline import DOCUMENT_ARTEFACT, lonely_groups
+from core.majeval.session import edit_persona, load_groups, load_personas, save_groups
 from desktop.majeval.models import PersonaTreeModel
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
@@ -667,7 +661,7 @@ class PersonaEditor(QWidget):
                           on_done=lambda o: self._file_done(o, f"Saved {target}."))
 
     def import_from(self, path: str | Path) -> Any:
-        from core.majeval.personas_io import read_personas
+        from core.majeval.inputs import read_personas
 
         self.flush()
         source = Path(path)

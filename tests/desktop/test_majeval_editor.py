@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from core.majeval import load_personas
-from core.majeval.stored import evidence_span
+from core.majeval.session import evidence_span
 from desktop.majeval import open_majeval_wizard
 from desktop.majeval.models import PERSONA_MIME, Col, PersonaTreeModel, RowsModel
 from tests.desktop.majeval_support import USER, panel, wait_step
@@ -174,7 +174,7 @@ def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path
                     timeout=20_000)
     assert len(editor.personas) == 7
     assert all(p.origin == "imported" for p in load_personas(window.project))
-    from core.majeval.stored import group_descriptions
+    from core.majeval.session import group_descriptions
 
     assert group_descriptions(window.project) == {
         "Parents and carers": "People who read with children: Parents and carers.",
@@ -186,7 +186,7 @@ def test_every_model_passes_qtmodeltester(qtbot, qtmodeltester, window, scripted
     to_personas(qtbot, wiz)
     qtmodeltester.check(wiz.editor.model)
     run_all(qtbot, wiz)
-    for model in (wiz.items_model, wiz.dims_model, wiz.units_model, wiz.results.scores_model,
+    for model in (wiz.pages["items"].items_model, wiz.pages["items"].dims_model, wiz.pages["run"].units_model, wiz.results.scores_model,
                   wiz.results.transcript_model, wiz.results.change_model,
                   wiz.results.change_items_model, wiz.results.alpha_model,
                   wiz.results.human_model):
@@ -224,7 +224,7 @@ def test_failed_debate_is_shown_as_failed(qtbot, window, tmp_path):
         wiz = open_majeval_wizard(window)
         to_personas(qtbot, wiz)
         wiz.show_page("run")
-        wiz.run_button.click()
+        wiz.pages["run"].run_button.click()
         assert wait_step(qtbot, wiz, "run") == "finished"
         assert wait_step(qtbot, wiz, "results") == "finished"
         rows = {r["item"]: r for r in wiz.results.scores_model.rows()}
@@ -235,6 +235,6 @@ def test_failed_debate_is_shown_as_failed(qtbot, window, tmp_path):
         assert index.data() == "failed"
         assert rows["q1"]["status"] == "ok"
         assert "failed" in wiz.results.summary.text()
-        assert any(r["status"] == "failed" for r in wiz.units_model.rows())
+        assert any(r["status"] == "failed" for r in wiz.pages["run"].units_model.rows())
     finally:
         llm.close()

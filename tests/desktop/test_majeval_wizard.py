@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.majeval import load_personas
-from core.majeval.stored import load_state
+from core.majeval.session import load_state
 from desktop.majeval import open_majeval_wizard
 from tests.desktop.majeval_support import TRUE, USER, click, kind, panel, wait_step
 
@@ -41,19 +41,19 @@ def scripted(window):
 
 def to_personas(qtbot, wiz):
     """Sample set loaded, personas made (the wizard is left on the Personas page)."""
-    click(qtbot, wiz.sample_button)
-    assert wait_step(qtbot, wiz, "sample") == "finished", wiz.sample_panel.message_label.text()
+    click(qtbot, wiz.pages["task"].sample_button)
+    assert wait_step(qtbot, wiz, "sample") == "finished", wiz.pages["task"].sample_panel.message_label.text()
     wiz.show_page("extraction")
-    click(qtbot, wiz.extract_button)
+    click(qtbot, wiz.pages["extraction"].extract_button)
     assert wait_step(qtbot, wiz, "extraction") == "finished", \
-        wiz.extract_panel.message_label.text()
+        wiz.pages["extraction"].extract_panel.message_label.text()
     assert wiz.page == "personas"
 
 
 def run_all(qtbot, wiz):
     wiz.show_page("run")
-    click(qtbot, wiz.run_button)
-    assert wait_step(qtbot, wiz, "run") == "finished", wiz.run_panel.message_label.text()
+    click(qtbot, wiz.pages["run"].run_button)
+    assert wait_step(qtbot, wiz, "run") == "finished", wiz.pages["run"].run_panel.message_label.text()
     assert wait_step(qtbot, wiz, "results") == "finished"
 
 
@@ -63,12 +63,12 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     wiz = open_majeval_wizard(window)
     assert window.stack.currentWidget() is wiz and wiz.page == "task"
     assert not wiz.next_button.isEnabled()  # no task yet
-    click(qtbot, wiz.template_buttons["Medical evidence summaries"])
-    wiz._save_task()
+    click(qtbot, wiz.pages["task"].template_buttons["Medical evidence summaries"])
+    wiz.pages["task"].save_task()
     assert "medical studies" in load_state(window.project).task
 
     # -- the sample set: task, two documents, the items
-    click(qtbot, wiz.sample_button)
+    click(qtbot, wiz.pages["task"].sample_button)
     assert wait_step(qtbot, wiz, "sample") == "finished"
     project = window.project
     state = load_state(project)
@@ -80,32 +80,32 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     click(qtbot, wiz.next_button)
     assert wiz.page == "documents"
     for row in (0, 1, 0, 1):  # looking at documents is not correcting them
-        wiz.doc_list.setCurrentRow(row)
-    wiz.page_list.setCurrentRow(0)
-    wiz.save_page_text()
+        wiz.pages["documents"].doc_list.setCurrentRow(row)
+    wiz.pages["documents"].page_list.setCurrentRow(0)
+    wiz.pages["documents"].save_page_text()
     assert project.list_edits(kind="majeval.document") == []
     assert "One mother said" in wiz.docs[0].pages[0].text
-    wiz.doc_list.setCurrentRow(1)
-    wiz.page_list.setCurrentRow(0)
-    original = wiz.page_edit.toPlainText()
+    wiz.pages["documents"].doc_list.setCurrentRow(1)
+    wiz.pages["documents"].page_list.setCurrentRow(0)
+    original = wiz.pages["documents"].page_edit.toPlainText()
     assert "Thirty-two teachers" in original
-    wiz.page_edit.setPlainText(original.replace("Thirty-two teachers",
+    wiz.pages["documents"].page_edit.setPlainText(original.replace("Thirty-two teachers",
                                                 "Thirty-two CORRECTED teachers"))
-    wiz.save_page_text()
+    wiz.pages["documents"].save_page_text()
     edits = project.list_edits(("majeval.document", "teachers_views.md"))
     assert edits and edits[-1].who == USER and edits[-1].field == "pages.0"
     assert wiz.docs[1].pages[0].edited
-    assert "corrected" in wiz.page_list.item(0).text()
+    assert "corrected" in wiz.pages["documents"].page_list.item(0).text()
 
     # -- extraction: live progress, then the persona editor with everything found
     click(qtbot, wiz.next_button)
     assert wiz.page == "extraction"
-    click(qtbot, wiz.extract_button)
+    click(qtbot, wiz.pages["extraction"].extract_button)
     assert wait_step(qtbot, wiz, "extraction") == "finished"
     extraction = [r for r in scripted.requests if kind(r.messages) == "extract"]
     assert len(extraction) == 2
     assert any("Thirty-two CORRECTED teachers" in r.prompt for r in extraction)  # the correction
-    assert "calls" in wiz.extract_usage.text() and "tokens" in wiz.extract_usage.text()
+    assert "calls" in wiz.pages["extraction"].extract_usage.text() and "tokens" in wiz.pages["extraction"].extract_usage.text()
     assert wiz.page == "personas"
     editor = wiz.editor
     assert editor.groups() == ["Parents and carers", "Teachers"]
@@ -118,20 +118,20 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     setup = load_state(project).items
     assert setup.columns == {"content": "qa_pair", "context": "story_section", "id": "id"}
     assert setup.human == ["teacher_rating"]
-    assert wiz.items_model.rowCount() == 6
+    assert wiz.pages["items"].items_model.rowCount() == 6
     assert [d.name for d in load_state(project).dimensions] == ["Overall quality"]
 
     # -- run: options stored, then every debate
     click(qtbot, wiz.next_button)
     assert wiz.page == "run"
-    wiz.rounds_spin.setValue(2)
+    wiz.pages["run"].rounds_spin.setValue(2)
     assert load_state(project).settings.rounds == 2
-    click(qtbot, wiz.run_button)
+    click(qtbot, wiz.pages["run"].run_button)
     assert wait_step(qtbot, wiz, "run") == "finished"
     assert wait_step(qtbot, wiz, "results") == "finished"
     assert wiz.page == "results"
-    statuses = {r["status"] for r in wiz.units_model.rows()}
-    assert statuses == {"finished"} and wiz.units_model.rowCount() == 12
+    statuses = {r["status"] for r in wiz.pages["run"].units_model.rows()}
+    assert statuses == {"finished"} and wiz.pages["run"].units_model.rowCount() == 12
 
     # -- results: scores per group and overall, transcript with the coordinator's reasons
     view = wiz.results
@@ -152,7 +152,7 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
 
     # -- export: the engine's workbook, read back
     target = tmp_path / "results.xlsx"
-    wiz.export(target)
+    wiz.pages["results"].export(target)
     assert wait_step(qtbot, wiz, "export") == "finished"
     book = pd.read_excel(target, sheet_name=None)
     assert list(book) == RESULT_SHEETS
@@ -171,7 +171,7 @@ def test_cancel_mid_run_then_resume_repeats_no_finished_debate(qtbot, window, tm
         if kind(messages) == "aggregate":
             seen.append("a")
             if len(seen) == 3:  # Cancel pressed while the third group summary comes in
-                wiz_ref[0].run_panel.request_cancel()
+                wiz_ref[0].pages["run"].run_panel.request_cancel()
         return panel(messages)
 
     llm = ScriptedLLM(stopping, name="mj-cancel")
@@ -185,15 +185,15 @@ def test_cancel_mid_run_then_resume_repeats_no_finished_debate(qtbot, window, tm
         to_personas(qtbot, wiz)
         wiz.show_page("run")
         before = llm.calls
-        click(qtbot, wiz.run_button)
+        click(qtbot, wiz.pages["run"].run_button)
         assert wait_step(qtbot, wiz, "run") == "stopped"
-        finished = [r for r in wiz.units_model.rows() if r["status"] == "finished"]
+        finished = [r for r in wiz.pages["run"].units_model.rows() if r["status"] == "finished"]
         assert 1 <= len(finished) < 12
-        assert "already finished" in wiz.run_summary.text()
+        assert "already finished" in wiz.pages["run"].run_summary.text()
         first = [json.dumps(r.messages) for r in llm.requests[before:]]
 
         middle = llm.calls
-        click(qtbot, wiz.run_button)
+        click(qtbot, wiz.pages["run"].run_button)
         assert wait_step(qtbot, wiz, "run") == "finished"
         again = [json.dumps(r.messages) for r in llm.requests[middle:]]
         assert not set(first) & set(again)  # nothing asked twice
@@ -205,7 +205,7 @@ def test_cancel_mid_run_then_resume_repeats_no_finished_debate(qtbot, window, tm
                 named = next((n for n in personas if system.startswith(f"You are {n}.")), None)
                 assert not (items[unit["item"]] in system and named is not None
                             and personas[named] == unit["group"])
-        assert {r["status"] for r in wiz.units_model.rows()} == {"finished"}
+        assert {r["status"] for r in wiz.pages["run"].units_model.rows()} == {"finished"}
     finally:
         llm.close()
 
@@ -224,14 +224,14 @@ def test_reopened_project_shows_results_without_new_calls(qtbot, window, scripte
     assert wiz2 is not wiz
     qtbot.waitUntil(lambda: wiz2.page == "results", timeout=20_000)
     assert wiz2.results.scores_model.rowCount() == 6
-    assert wiz2.task_edit.toPlainText().startswith("Judge question-and-answer pairs")
+    assert wiz2.pages["task"].task_edit.toPlainText().startswith("Judge question-and-answer pairs")
     assert len(wiz2.docs) == 2 and len(wiz2.editor.personas) == 7
     assert load_state(window.project).settings.rounds == 3
     assert scripted.calls == calls  # shown from the project, nothing recomputed
     wiz2.show_page("items")  # the items file is read again only now, in the executor
     qtbot.waitUntil(lambda: wiz2.opened_items is not None, timeout=20_000)
-    assert wiz2.column_combos["content"].currentText() == "qa_pair"
-    assert wiz2.items_model.rowCount() == 6
+    assert wiz2.pages["items"].column_combos["content"].currentText() == "qa_pair"
+    assert wiz2.pages["items"].items_model.rowCount() == 6
 
 
 def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window, scripted,
@@ -243,19 +243,19 @@ def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window,
                    encoding="utf-8")
     wiz = open_majeval_wizard(window)
     wiz.show_page("documents")
-    wiz.max_pages_spin.setValue(1)
+    wiz.pages["documents"].max_pages_spin.setValue(1)
     assert load_state(window.project).max_pages == 1
-    wiz.add_documents([doc])
+    wiz.pages["documents"].add_documents([doc])
     assert wait_step(qtbot, wiz, "documents") == "finished"
-    assert wiz.docs == [] and wiz.doc_errors.isVisibleTo(wiz)
-    assert "the limit is 1" in wiz.doc_errors.text() and "long_study.md" in wiz.doc_errors.text()
-    wiz.max_pages_spin.setValue(50)
-    wiz.add_documents([doc])
+    assert wiz.docs == [] and wiz.pages["documents"].doc_errors.isVisibleTo(wiz)
+    assert "the limit is 1" in wiz.pages["documents"].doc_errors.text() and "long_study.md" in wiz.pages["documents"].doc_errors.text()
+    wiz.pages["documents"].max_pages_spin.setValue(50)
+    wiz.pages["documents"].add_documents([doc])
     assert wait_step(qtbot, wiz, "documents") == "finished"
     assert [d.name for d in wiz.docs] == ["long_study.md"] and len(wiz.docs[0].pages) > 1
-    assert not wiz.doc_errors.isVisibleTo(wiz)
-    assert wiz.doc_warnings.isVisibleTo(wiz) and "reference" in wiz.doc_warnings.text().lower()
-    wiz.remove_current_document()
+    assert not wiz.pages["documents"].doc_errors.isVisibleTo(wiz)
+    assert wiz.pages["documents"].doc_warnings.isVisibleTo(wiz) and "reference" in wiz.pages["documents"].doc_warnings.text().lower()
+    wiz.pages["documents"].remove_current_document()
     assert wiz.docs == [] and load_state(window.project).documents == []
 
 
@@ -267,12 +267,12 @@ def test_extraction_that_finds_nobody_fails_with_a_plain_message(qtbot, window):
         window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
         window.settings.default_profile = "Scripted"
         wiz = open_majeval_wizard(window)
-        click(qtbot, wiz.sample_button)
+        click(qtbot, wiz.pages["task"].sample_button)
         assert wait_step(qtbot, wiz, "sample") == "finished"
         wiz.show_page("extraction")
-        click(qtbot, wiz.extract_button)
+        click(qtbot, wiz.pages["extraction"].extract_button)
         assert wait_step(qtbot, wiz, "extraction") == "failed"
-        message = wiz.extract_panel.message_label.text()
+        message = wiz.pages["extraction"].extract_panel.message_label.text()
         assert "No stakeholder perspectives came back from the model, although the documents " \
             "plainly name people" in message
         assert "try a larger model" in message
@@ -285,46 +285,46 @@ def test_extraction_that_finds_nobody_fails_with_a_plain_message(qtbot, window):
 def test_personas_are_flagged_when_the_task_or_documents_change(qtbot, window, scripted):
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
-    assert wiz.personas_notice.isHidden()
+    assert wiz.pages["personas"].personas_notice.isHidden()
 
     wiz.show_page("task")
-    task = wiz.task_edit.toPlainText()
-    wiz.task_edit.setPlainText(task + " Also judge how kind the answer is.")
+    task = wiz.pages["task"].task_edit.toPlainText()
+    wiz.pages["task"].task_edit.setPlainText(task + " Also judge how kind the answer is.")
     wiz.show_page("personas")
-    assert not wiz.personas_notice.isHidden()
-    assert "task description changed" in wiz.personas_notice.text()
-    assert "Find stakeholders again" in wiz.personas_notice.text()
+    assert not wiz.pages["personas"].personas_notice.isHidden()
+    assert "task description changed" in wiz.pages["personas"].personas_notice.text()
+    assert "Find stakeholders again" in wiz.pages["personas"].personas_notice.text()
     wiz.show_page("extraction")
-    assert not wiz.extract_notice.isHidden()
+    assert not wiz.pages["extraction"].extract_notice.isHidden()
 
     wiz.show_page("task")  # back as it was: the personas fit again
-    wiz.task_edit.setPlainText(task)
+    wiz.pages["task"].task_edit.setPlainText(task)
     wiz.show_page("personas")
-    assert wiz.personas_notice.isHidden()
+    assert wiz.pages["personas"].personas_notice.isHidden()
 
     wiz.show_page("documents")  # a corrected page
-    wiz.doc_list.setCurrentRow(0)
-    wiz.page_list.setCurrentRow(0)
-    wiz.page_edit.setPlainText(wiz.page_edit.toPlainText() + " One father agreed.")
-    wiz.save_page_text()
+    wiz.pages["documents"].doc_list.setCurrentRow(0)
+    wiz.pages["documents"].page_list.setCurrentRow(0)
+    wiz.pages["documents"].page_edit.setPlainText(wiz.pages["documents"].page_edit.toPlainText() + " One father agreed.")
+    wiz.pages["documents"].save_page_text()
     wiz.show_page("personas")
-    assert "documents changed" in wiz.personas_notice.text()
+    assert "documents changed" in wiz.pages["personas"].personas_notice.text()
 
     wiz.show_page("extraction")  # written again: up to date, the notice goes
-    click(qtbot, wiz.extract_button)
+    click(qtbot, wiz.pages["extraction"].extract_button)
     assert wait_step(qtbot, wiz, "extraction") == "finished"
-    assert wiz.page == "personas" and wiz.personas_notice.isHidden()
+    assert wiz.page == "personas" and wiz.pages["personas"].personas_notice.isHidden()
 
     # imported personas were not written from these documents: nothing to flag
-    from core.majeval.stored import replace_personas
+    from core.majeval.session import replace_personas
 
     wiz.show_page("task")
-    wiz.task_edit.setPlainText(task + " Shorter answers are better.")
+    wiz.pages["task"].task_edit.setPlainText(task + " Shorter answers are better.")
     wiz.show_page("personas")
-    assert not wiz.personas_notice.isHidden()
+    assert not wiz.pages["personas"].personas_notice.isHidden()
     replace_personas(window.project, load_personas(window.project), USER)
     wiz.show_page("personas")
-    assert wiz.personas_notice.isHidden()
+    assert wiz.pages["personas"].personas_notice.isHidden()
 
 
 def test_results_say_which_run_they_show_and_go_out_of_date_when_choices_change(
@@ -340,30 +340,30 @@ def test_results_say_which_run_they_show_and_go_out_of_date_when_choices_change(
     assert "scored: Overall quality (1 to 5)" in about and "full personas" in about
     assert view.stale.isHidden() and view.export_button.isEnabled()
     wiz.show_page("run")
-    assert "All debates are finished" in wiz.run_summary.text()
+    assert "All debates are finished" in wiz.pages["run"].run_summary.text()
 
     # the simple-roles ablation is another run: nothing of it is finished, results are stale
-    wiz.simple_roles_check.setChecked(True)
-    assert "All debates are finished" not in wiz.run_summary.text()
-    assert wiz.run_button.text() == "Start the debates"
-    assert {r["status"] for r in wiz.units_model.rows()} == {"waiting"}
+    wiz.pages["run"].simple_roles_check.setChecked(True)
+    assert "All debates are finished" not in wiz.pages["run"].run_summary.text()
+    assert wiz.pages["run"].run_button.text() == "Start the debates"
+    assert {r["status"] for r in wiz.pages["run"].units_model.rows()} == {"waiting"}
     assert not view.stale.isHidden()
     assert "the simple-roles option changed" in view.stale.text()
     assert not view.export_button.isEnabled()
     target = tmp_path / "stale.xlsx"
-    assert wiz.export(target) is None and not target.exists()  # never written as current
-    wiz.simple_roles_check.setChecked(False)  # back as it was: current again
+    assert wiz.pages["results"].export(target) is None and not target.exists()  # never written as current
+    wiz.pages["run"].simple_roles_check.setChecked(False)  # back as it was: current again
     assert view.stale.isHidden() and view.export_button.isEnabled()
-    assert "All debates are finished" in wiz.run_summary.text()
+    assert "All debates are finished" in wiz.pages["run"].run_summary.text()
 
-    wiz.rounds_spin.setValue(2)
+    wiz.pages["run"].rounds_spin.setValue(2)
     assert "the debate rounds (3 then, 2 now)" in view.stale.text()
-    assert "All debates are finished" not in wiz.run_summary.text()
-    wiz.rounds_spin.setValue(3)
-    wiz.dims_model.setData(wiz.dims_model.index(0, 1), "How well it suits a 5-year-old.")
+    assert "All debates are finished" not in wiz.pages["run"].run_summary.text()
+    wiz.pages["run"].rounds_spin.setValue(3)
+    wiz.pages["items"].dims_model.setData(wiz.pages["items"].dims_model.index(0, 1), "How well it suits a 5-year-old.")
     assert "the dimensions changed" in view.stale.text()
-    assert "All debates are finished" not in wiz.run_summary.text()
-    wiz.dims_model.setData(wiz.dims_model.index(0, 1), load_state(window.project)
+    assert "All debates are finished" not in wiz.pages["run"].run_summary.text()
+    wiz.pages["items"].dims_model.setData(wiz.pages["items"].dims_model.index(0, 1), load_state(window.project)
                            .dimensions[0].definition)
 
     # another model: the results are not the new model's
@@ -372,10 +372,10 @@ def test_results_say_which_run_they_show_and_go_out_of_date_when_choices_change(
     other = ScriptedLLM(panel, name="mj-other")
     try:
         window.settings.upsert_profile(other.profile(name="Other", max_retries=0))
-        wiz._fill_profiles()
-        wiz.run_profile.setCurrentText("Other")
+        wiz.fill_profiles()
+        wiz.pages["run"].run_profile.setCurrentText("Other")
         assert "the model (scripted/mj-wizard then, scripted/mj-other now)" in view.stale.text()
-        assert "All debates are finished" not in wiz.run_summary.text()
+        assert "All debates are finished" not in wiz.pages["run"].run_summary.text()
     finally:
         other.close()
 
@@ -391,7 +391,7 @@ def test_a_group_of_one_persona_is_flagged_before_the_run(qtbot, window, scripte
     assert "The group Librarians has one persona, so it cannot debate" in \
         editor.lonely_notice.text()
     wiz.show_page("run")
-    assert not wiz.lonely_notice.isHidden() and "Librarians" in wiz.lonely_notice.text()
+    assert not wiz.pages["run"].lonely_notice.isHidden() and "Librarians" in wiz.pages["run"].lonely_notice.text()
     run_all(qtbot, wiz)
     rows = {r["group"]: r for r in wiz.results.change_model.rows()}
     assert rows["Librarians"]["change"] == "undefined: one agent"
@@ -453,5 +453,65 @@ def test_a_model_that_copies_the_instructions_gets_a_banner_not_results(qtbot, w
                                             "repeated the instructions instead of answering")
         assert "12 of 12 debates failed" in view.summary.text()
         assert all(r["overall|Overall quality"] is None for r in view.scores_model.rows())
+    finally:
+        llm.close()
+
+
+def test_choices_that_cannot_be_read_are_named_and_kept_aside(qtbot, window, scripted):
+    """A stored state that no longer fits is never silently replaced: the wizard says which
+    step's choices could not be read, and the original stays in the project."""
+    from core.majeval.session import STATE_KIND
+
+    project = window.ensure_project(method="majeval")
+    broken = {"task": "Judge QA pairs.", "page": "items", "max_pages": "many"}
+    project.put_artefact(STATE_KIND, "state", broken, origin="human")
+    wiz = open_majeval_wizard(window)
+    assert wiz.page == "task"
+    notice = wiz.pages["task"].recovered_notice
+    assert notice.isVisibleTo(wiz)
+    assert notice.text().startswith("The MAJ-Eval choices (task, documents, items, dimensions "
+                                    "and debate options) could not be read")
+    assert "is kept in the project" in notice.text()
+    kept = project.list_artefacts(STATE_KIND + ".unreadable")
+    assert [a.payload for a in kept] == [broken]
+    wiz.pages["task"].task_edit.setPlainText("Judge QA pairs again.")
+    wiz.pages["task"].save_task()  # new choices are saved; the original stays as it was
+    assert load_state(project).task == "Judge QA pairs again."
+    assert [a.payload for a in project.list_artefacts(STATE_KIND + ".unreadable")] == [broken]
+
+
+def test_a_new_project_mid_run_stops_the_debates_and_keeps_the_finished_ones(qtbot, window,
+                                                                           tmp_path):
+    """The wizard of a project that is replaced retires: its running debates stop (those that
+    finished are kept in the old project) and no step is left running."""
+    from core.llm import ScriptedLLM
+    from core.majeval.pipeline import RESULT_KIND
+
+    llm = ScriptedLLM(panel, name="mj-retire", delay_s=0.05)
+    try:
+        window.settings.user_name = USER
+        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0,
+                                                   max_concurrency=1))
+        window.settings.default_profile = "Scripted"
+        wiz = open_majeval_wizard(window)
+        to_personas(qtbot, wiz)
+        window.ask_save_path = lambda: str(tmp_path / "study.evaldesk")
+        assert window.save_project_as()  # a named project: a new one is started without asking
+        old = window.project
+        wiz.show_page("run")
+        click(qtbot, wiz.pages["run"].run_button)
+        qtbot.waitUntil(lambda: bool(old.list_runs("majeval"))
+                        and bool(old.get_results(old.list_runs("majeval")[-1].id,
+                                                 RESULT_KIND)), timeout=60_000)
+        window.new_project()
+        assert wiz.retired and window.stack.indexOf(wiz) < 0
+        qtbot.waitUntil(lambda: not wiz.running, timeout=30_000)
+        assert old.closed and window.project is not old
+        from core.project import Project
+
+        with Project.open(tmp_path / "study.evaldesk") as again:
+            run = again.list_runs("majeval")[-1]
+            kept = again.get_results(run.id, RESULT_KIND, status="ok")
+            assert 1 <= len(kept) < 12
     finally:
         llm.close()

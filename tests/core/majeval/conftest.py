@@ -1,46 +1,17 @@
-"""Helpers for the MAJ-Eval tests: personas, items, and a scripted panel of agents that answers
-through the real gateway (``core.llm.ScriptedLLM``)."""
+"""Fixtures of the MAJ-Eval tests: a scripted panel of agents that answers through the real
+gateway (``core.llm.ScriptedLLM``), and items. The helpers are in ``majeval_support``."""
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from core.majeval import Item, Persona
-from tests.core.majeval.prompt_kinds import kind, speaker  # noqa: F401 (used by the tests)
+from core.majeval import Item
 
 _names = itertools.count()
-
-
-def persona(group: str, name: str, **kw: Any) -> Persona:
-    values = {"demographics": f"{name} is 40 and works in a school.",
-                  "perspective": f"{name} cares about age-appropriate questions.",
-                  "specialty": "Reading with children.", "psychological_traits": "Patient.",
-                  "social_relationships": "Works with parents."}
-    values.update(kw)
-    return Persona(id=f"{group}/{name}", group=group, name=name, **values)
-
-
-def item_of(messages: list[dict[str, Any]]) -> str:
-    text = messages[0]["content"]
-    found = re.search(r'content to judge:\n"""\n(.*?)\n"""', text, re.DOTALL)
-    return found.group(1) if found else ""
-
-
-def evaluation(score: int, why: str = "fine", dim: str = "Overall quality") -> dict:
-    return {"rationale": why, "scores": {dim: score}}
-
-
-def turn(message: str, score: int, done: bool = False, dim: str = "Overall quality") -> dict:
-    return {"message": message, "no_more_comments": done, "scores": {dim: score}}
-
-
-SYNTHESIS = {"agreement": "They agree it is clear.", "disagreement": "Lee finds it too hard.",
-             "overall": "Mostly suitable."}
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from core.majeval import (
     is_challenged,
 )
 
-from .conftest import SYNTHESIS, evaluation, kind, persona, speaker, turn
+from .majeval_support import SYNTHESIS, evaluation, kind, persona, speaker, turn
 
 Q = "Overall quality"
 AGENTS = [("a", "Ms Amy Lee"), ("b", "Mr Bo Chen"), ("c", "Dr Cara Diaz")]

@@ -8,7 +8,7 @@ import pytest
 from core.majeval import PERSONA_COLUMNS, read_personas, write_personas
 from core.tables import TableError
 
-from .conftest import persona
+from .majeval_support import persona
 
 
 def test_round_trip_keeps_every_field(tmp_path):

@@ -16,7 +16,7 @@ from core.majeval import (
 )
 from core.runs import Cancelled, CancelToken
 
-from .conftest import SYNTHESIS, evaluation, item_of, kind, persona, speaker, turn
+from .majeval_support import SYNTHESIS, evaluation, item_of, kind, persona, speaker, turn, units_in
 
 Q = "Overall quality"
 PERSONAS = [persona("Teachers", "Ms Amy Lee"), persona("Teachers", "Mr Bo Chen"),
@@ -77,14 +77,15 @@ async def test_resume_after_cancel_repeats_no_call(scripted, items, tmp_path):
     with Project.create(tmp_path / "p.evaldesk") as project:
         llm, gateway = scripted(stopping, cache=project, max_concurrency=1)
         with pytest.raises(Cancelled):
-            await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, project=project,
-                           model="m", max_units=1, cancel=cancel)
+            await evaluate(PERSONAS, items, "Judge QA pairs.", gateway,
+                           store=units_in(project, model="m"), model="m", max_units=1,
+                           cancel=cancel)
         first = [json.dumps(r.messages) for r in llm.requests]
         assert project.list_runs("majeval")[-1].status == "cancelled"
 
         again = Gateway(gateway.profile, cache=project)  # same model, a new session
-        run = await evaluate(PERSONAS, items, "Judge QA pairs.", again, project=project,
-                             model="m")
+        run = await evaluate(PERSONAS, items, "Judge QA pairs.", again,
+                             store=units_in(project, model="m"), model="m")
         second = [json.dumps(r.messages) for r in llm.requests[len(first):]]
         # only the answer that was in flight when Cancel was pressed is asked again
         assert len(set(first) & set(second)) <= 1
@@ -94,8 +95,8 @@ async def test_resume_after_cancel_repeats_no_call(scripted, items, tmp_path):
 
         before = llm.calls
         rerun = await evaluate(PERSONAS, items, "Judge QA pairs.",
-                               Gateway(gateway.profile, cache=project), project=project,
-                               model="m")
+                               Gateway(gateway.profile, cache=project),
+                               store=units_in(project, model="m"), model="m")
         assert llm.calls == before and rerun.reused == 4  # a finished run makes no call
 
 
@@ -112,7 +113,7 @@ async def test_a_failed_agent_is_retried_on_resume(scripted, items, tmp_path):
 
     with Project.create(tmp_path / "p.evaldesk") as project:
         llm, gateway = scripted(flaky, cache=project)
-        run = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, project=project)
+        run = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, store=units_in(project))
         parents = [g for g in run.groups if g.group == "Parents"]
         assert all(g.status == "partial" for g in parents)
         assert all(r.status == "partial" for r in run.items)
@@ -121,7 +122,7 @@ async def test_a_failed_agent_is_retried_on_resume(scripted, items, tmp_path):
         broken["on"] = False
         seen = llm.calls
         run2 = await evaluate(PERSONAS, items, "Judge QA pairs.",
-                              Gateway(gateway.profile, cache=project), project=project)
+                              Gateway(gateway.profile, cache=project), store=units_in(project))
         assert all(r.status == "ok" for r in run2.items)
         assert run2.reused == 2  # the teachers' debates were not redone
         redone = llm.requests[seen:]
@@ -275,16 +276,16 @@ async def test_simple_roles_carry_the_group_description_and_a_new_one_is_debated
     with Project.create(tmp_path / "p.evaldesk") as project:
         llm, gateway = scripted(reply, cache=project)
         run = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
-                             project=project, group_descriptions=about)
+                             store=units_in(project, settings=settings), group_descriptions=about)
         assert "You are Ms Amy Lee, one of the Teachers (preschool teachers who often read " \
             "books to their students); your specialty: reading with children." in seen
         assert run.group_descriptions == about
         calls = llm.calls
         again = await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
-                               project=project, group_descriptions=about)
+                               store=units_in(project, settings=settings), group_descriptions=about)
         assert llm.calls == calls and again.reused == 4  # nothing changed: nothing asked
         changed = {**about, "Parents": "Grandparents who care for children after school."}
         await evaluate(PERSONAS, items, "Judge QA pairs.", gateway, settings=settings,
-                       project=project, group_descriptions=changed)
+                       store=units_in(project, settings=settings), group_descriptions=changed)
         redone = {speaker(r.messages) for r in llm.requests[calls:]}
         assert redone == {"Dana Ray", "Eli Stone"}  # only the parents' roles changed

@@ -11,48 +11,12 @@ from core.majeval import (
     Stakeholder,
     construct_personas,
     create_personas,
-    edit_persona,
     extract_perspectives,
     group_stakeholders,
-    load_personas,
 )
 from core.majeval.perspective_extraction import chunk_budget, normalise_name
 
-from .conftest import kind
-
-PAGES = [
-    ("Parents read with their children at bedtime.\n\nParents told us that questions should be "
-    "fun and short."),
-    "Teachers want questions that connect the story with the real world.\n\n" + "Filler. " * 300,
-    "The parents also said that pictures help children answer.",
-]
-DOC = Document(path="study.pdf", name="study.pdf", kind="pdf",
-               pages=[Page(number=i, text=t) for i, t in enumerate(PAGES, 1)])
-
-
-def extraction_reply(messages):
-    """The scripted extraction: the last chunk's first answer quotes a sentence that is not in
-    the text (and gives one perspective no quote); asked again, it quotes the text."""
-    text = messages[1]["content"]
-    reasked = len(messages) > 2
-    found = []
-    if "fun and short" in text:
-        found.append({"name": "Parents", "characteristics": "Read at home.", "perspectives": [
-            {"perspective": "Questions should be fun and short.",
-             "evidence": "Parents told us that questions should be fun and short."}]})
-    if "real world" in text:
-        found.append({"name": "teachers", "characteristics": "", "perspectives": [
-            {"perspective": "Link the story to the real world.",
-             "evidence": "Teachers want questions that connect the story to real life."}]})
-    if "pictures help" in text:
-        quote = "The parents also said that pictures help children answer."
-        found.append({"name": "The parents", "characteristics": "", "perspectives": [
-            {"perspective": "Pictures help children answer.",
-             "evidence": quote if reasked else
-             "A sentence that is nowhere in the document at all, really."},
-            {"perspective": "questions should be fun and short",
-             "evidence": quote if reasked else ""}]})
-    return {"stakeholders": found}
+from .majeval_support import DOC, extraction_reply
 
 
 async def test_perspectives_are_merged_over_chunks_and_traced_to_pages(scripted):
@@ -240,37 +204,6 @@ async def test_a_persona_copied_from_the_form_is_a_failure(scripted, written, ki
     assert built.personas == []
     assert [f.kind for f in built.failures] == [kind]
     assert llm.calls == 2
-
-
-async def test_create_personas_stores_artefacts_and_edits_keep_who(scripted, tmp_path):
-    from core.project import Project
-
-    def reply(messages):
-        what = kind(messages)
-        if what == "extract":
-            return extraction_reply(messages)
-        if what == "group":
-            return {"groups": [{"name": "Parents", "stakeholders": ["Parents"],
-                                "perspectives": [[1], [2]]},
-                               {"name": "Teachers", "perspectives": [[3]]}]}
-        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz", "perspective": "x"}]}
-
-    with Project.create(tmp_path / "p.evaldesk") as project:
-        llm, gateway = scripted(reply, cache=project, context_window=1500, max_tokens=200)
-        made = await create_personas([DOC], "Judge QA pairs.", gateway, project=project)
-        assert [p.group for p in made.personas] == ["Parents", "Parents", "Teachers"]
-        stored = load_personas(project)
-        assert [p.id for p in stored] == [p.id for p in made.personas]
-        assert stored[0].evidence == "Parents told us that questions should be fun and short."
-        changed = edit_persona(project, stored[0], "specialty", "Speech therapy.", "Anna")
-        assert changed.specialty == "Speech therapy." and changed.edited
-        again = load_personas(project)[0]
-        assert again.edited and again.specialty == "Speech therapy."
-        assert project.list_edits(kind="majeval.persona")[0].who == "Anna"
-        calls = llm.calls
-        await create_personas([DOC], "Judge QA pairs.", gateway, project=project)
-        assert llm.calls == calls  # every answer came from the project
-        assert load_personas(project)[0].specialty == "Speech therapy."  # edit not overwritten
 
 
 async def test_nothing_found_in_documents_that_name_people_blames_the_model(scripted):

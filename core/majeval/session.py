@@ -1,25 +1,32 @@
-"""MAJ-Eval wizard state kept in the project file, so nothing the user did is lost.
+"""MAJ-Eval's session: the only code that touches the project for MAJ-Eval. The wizard and
+the command line (``evaldesk majeval``) both work through it, so the same inputs give the same
+results by either route.
 
-The wizard works through this module; every change is stored as soon as it is made:
-
-    state = load_state(project)                     # task, documents, items, options, run id
+    state, problem = open_state(project)            # the choices; problem: what could not be read
     doc = add_document(project, state, path)        # read (executor), copy into the project
     doc = edit_page(project, doc.name, 3, text, who="Anna")     # a person's correction
     made = await create_personas_stored(project, state, llm)    # stages 1-2, resumable
-    run = await run_debates(project, state, llm)    # stage 3, resumable (engine's evaluate)
+    state.items = store_items_file(project, state.items, path)  # then open_items / read_items
+    run = await run_debates(project, state, llm_for_run)        # stage 3, resumable
     run = load_run(project, state)                  # reopening: results without model calls
+    export_results(project, run, path)              # the results workbook
 
-Documents are the engine's artefacts ``majeval.document`` (key = file name); a corrected page is
-recorded with ``project.record_edit`` (field ``pages.<i>``), so who changed which page is kept.
-Perspectives per document are stored with the fingerprint of what they were read from (task and
-page text), so a document whose text changed is read again and the others are not. Personas and
-groups are the engine's artefacts (:func:`core.majeval.save_personas`, ``edit_persona``).
+Kept in the project (each a typed artefact, see :mod:`core.project.payloads`):
+
+* ``majeval.wizard`` / ``state``: :class:`WizardState` (:data:`STATE`);
+* ``majeval.document`` / file name: a document's pages; a corrected page is recorded with
+  ``project.record_edit`` (field ``pages.<i>``), so who changed which page is kept;
+* ``majeval.perspectives`` / file name: :class:`DocumentPerspectives` (:data:`PERSPECTIVES`), the
+  stakeholders found with the fingerprint of the task and text they were read from (one shape;
+  the list an older command line kept is brought up to it by a migration);
+* ``majeval.groups`` and ``majeval.persona``: groups and personas (:func:`save_personas`,
+  :func:`edit_persona` keeps who and when);
+* each debate: a result of the run's units (:class:`core.project.units.RunUnits`), keyed by
+  :func:`core.majeval.pipeline.unit_key`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,9 +36,19 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from core.documents import DEFAULT_MAX_PAGES, Document, load_document
+from core.documents import DEFAULT_MAX_PAGES, Document
 from core.llm import LLMFactory, gateway_for
 from core.majeval.aggregation import combine_groups
+from core.majeval.inputs import (
+    ITEM_ROLES,
+    ItemsRead,
+    ItemsSetup,
+    OpenedItems,
+    guess_item_columns,
+    open_items,
+    read_document,
+    read_items,
+)
 from core.majeval.model import (
     DEFAULT_DIMENSION,
     DebateSettings,
@@ -50,6 +67,7 @@ from core.majeval.persona_construction import persona_id
 from core.majeval.perspective_extraction import extract_perspectives
 from core.majeval.pipeline import (
     DOCUMENT_ARTEFACT,
+    GROUPS_ARTEFACT,
     METHOD,
     PERSONA_ARTEFACT,
     PERSPECTIVES_ARTEFACT,
@@ -60,23 +78,26 @@ from core.majeval.pipeline import (
     _run_settings,
     evaluate,
     groups_of,
-    load_groups,
-    load_personas,
-    open_evaluation_run,
-    save_groups,
-    save_personas,
     simple_roles_text,
     unit_key,
 )
+from core.project.inputs import InputRef, fingerprint, open_input, store_input
+from core.project.payloads import PayloadType, load_or_recover, put_payload
+from core.project.payloads import get_payload as _get_payload
+from core.project.units import RunUnits
 from core.runs import CancelToken, Progress
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
 
 __all__ = [
+    "BOOTSTRAP_SAMPLES",
     "EXAMPLE_TASKS",
     "ITEM_ROLES",
+    "PERSPECTIVES",
+    "STATE",
     "STATE_KIND",
+    "DocumentPerspectives",
     "ItemsRead",
     "ItemsSetup",
     "LLMFactory",
@@ -85,29 +106,43 @@ __all__ = [
     "WizardState",
     "add_document",
     "add_persona",
+    "agreement",
     "create_personas_stored",
     "current_run",
     "default_llm_factory",
     "delete_persona",
     "edit_page",
+    "edit_persona",
     "evidence_span",
+    "export_personas",
     "export_results",
     "extraction_fingerprint",
     "group_descriptions",
+    "guess_item_columns",
     "items_file",
     "items_source",
     "load_documents",
+    "load_groups",
+    "load_personas",
     "load_run",
     "load_state",
+    "open_evaluation_run",
     "open_items",
+    "open_state",
+    "personas_out_of_date",
     "read_items",
     "remove_document",
+    "replace_personas",
+    "restore_persona",
     "run_debates",
     "run_differences",
     "run_progress",
     "sample_folder",
+    "save_groups",
+    "save_personas",
     "save_state",
     "store_items_file",
+    "stored_perspectives",
     "unit_statuses",
 ]
 
@@ -130,13 +165,6 @@ EXAMPLE_TASKS = {
         "right strength of the claim, and is clear for the clinicians and patients who read it."),
 }
 
-#: Roles of the columns of an items sheet (role -> what the user reads in the wizard).
-ITEM_ROLES = {
-    "content": "Content to judge",
-    "context": "Context (story section, source text)",
-    "id": "Item id",
-}
-
 #: The model of a run (``core.llm.LLMFactory``); the default caches every call in the project.
 default_llm_factory: LLMFactory = gateway_for
 
@@ -149,24 +177,10 @@ def sample_folder() -> Path:
 
 
 def _hash(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return fingerprint(value)
 
 
 # ------------------------------------------------------------------------------ the state
-class ItemsSetup(BaseModel):
-    """The items file (copied into the project), its sheet and the chosen columns."""
-
-    path: str = ""
-    file_name: str = ""
-    input_id: int | None = None
-    sheet: str | None = None
-    columns: dict[str, str | None] = Field(default_factory=dict)
-    """role (see :data:`ITEM_ROLES`) -> column; None = not used."""
-    human: list[str] = Field(default_factory=list)
-    """Columns with human ratings (the human dimension is the column's name)."""
-
-
 class WizardState(BaseModel):
     """Everything the user chose in the MAJ-Eval wizard (artefact ``majeval.wizard``)."""
 
@@ -196,19 +210,60 @@ class WizardState(BaseModel):
     """The debate run last started (its finished debates are in the project)."""
 
 
+#: The wizard's choices (one per project, key ``state``).
+STATE: PayloadType[WizardState] = PayloadType(
+    STATE_KIND, WizardState, version=1,
+    label="the MAJ-Eval choices (task, documents, items, dimensions and debate options)")
+
+
+def open_state(project: Project) -> tuple[WizardState, str]:
+    """The stored choices, and "" or a message saying they could not be read (then the stored
+    version is kept aside in the project, never saved over, and the choices start afresh)."""
+    return load_or_recover(project, STATE, STATE_KEY, WizardState)
+
+
 def load_state(project: Project) -> WizardState:
-    """The stored wizard state (a fresh one when there is none or it cannot be read)."""
-    artefact = project.get_artefact(STATE_KIND, STATE_KEY)
-    if artefact is None:
-        return WizardState()
-    try:
-        return WizardState.model_validate(artefact.payload)
-    except ValidationError:
-        return WizardState()
+    """The stored choices (fresh ones when there are none; see :func:`open_state`)."""
+    return open_state(project)[0]
 
 
 def save_state(project: Project, state: WizardState) -> None:
-    project.put_artefact(STATE_KIND, STATE_KEY, state.model_dump(mode="json"), origin="human")
+    put_payload(project, STATE, STATE_KEY, state, origin="human")
+
+
+# --------------------------------------------------------------------------- perspectives
+class DocumentPerspectives(BaseModel):
+    """The stakeholders stage 1 found in one document, with the fingerprint of what they were
+    read from (:func:`extraction_fingerprint`; "" when not known)."""
+
+    fingerprint: str = ""
+    stakeholders: list[Stakeholder] = Field(default_factory=list)
+
+
+def _perspectives_from_v1(old: Any) -> dict[str, Any]:
+    """Version 1 had two shapes: the wizard's ``{"fingerprint", "stakeholders"}`` and the
+    command line's bare list of stakeholders (no fingerprint: the document is read again,
+    from the cache)."""
+    if isinstance(old, list):
+        return {"fingerprint": "", "stakeholders": old}
+    return old
+
+
+#: The perspectives found per document (key = document name).
+PERSPECTIVES: PayloadType[DocumentPerspectives] = PayloadType(
+    PERSPECTIVES_ARTEFACT, DocumentPerspectives, version=2,
+    migrations={1: _perspectives_from_v1}, label="the stakeholders found in a document")
+
+
+def stored_perspectives(project: Project, name: str) -> DocumentPerspectives | None:
+    """The perspectives kept for document ``name`` (None when there are none or they cannot be
+    read: then the document is read again, from the cache)."""
+    from core.project.payloads import PayloadUnreadable
+
+    try:
+        return _get_payload(project, PERSPECTIVES, name)
+    except PayloadUnreadable:
+        return None
 
 
 # ------------------------------------------------------------------------------ documents
@@ -219,9 +274,9 @@ def add_document(project: Project, state: WizardState, path: str | Path, *,
     the extracted pages in the project, and list it in ``state`` (saved). A document of the same
     name is replaced. Raises :class:`core.documents.DocumentError` with a plain message."""
     path = Path(path)
-    doc = load_document(path, max_pages=state.max_pages, progress=progress, cancel=cancel)
+    doc = read_document(path, max_pages=state.max_pages, progress=progress, cancel=cancel)
     with project.transaction():
-        project.add_input(DOCUMENT_INPUT_KIND, path.name, path.read_bytes())
+        store_input(project, DOCUMENT_INPUT_KIND, path)
         project.put_artefact(DOCUMENT_ARTEFACT, doc.name, doc.to_dict(), origin="imported")
         if doc.name not in state.documents:
             state.documents.append(doc.name)
@@ -316,15 +371,11 @@ class PersonasMade:
     read: list[str] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
     kept_edited: int = 0
-
-
-def _stored_stakeholders(project: Project, name: str) -> list[Stakeholder]:
-    artefact = project.get_artefact(PERSPECTIVES_ARTEFACT, name)
-    if artefact is None:
-        return []
-    payload = artefact.payload
-    rows = payload.get("stakeholders", []) if isinstance(payload, dict) else payload
-    return [Stakeholder.model_validate(s) for s in rows]
+    groups: list[StakeholderGroup] = field(default_factory=list)
+    perspectives: int = 0
+    """Perspectives found in all documents."""
+    units: int = 0
+    """Model steps of this creation (document parts read, plus one per group)."""
 
 
 async def create_personas_stored(
@@ -361,13 +412,13 @@ async def create_personas_stored(
         found = await extract_perspectives(doc, state.task, llm, context_window=window,
                                            answer_tokens=answer, progress=progress,
                                            cancel=cancel)
+        made.units += found.chunks
         failures.extend(found.failures)
         if found.failures:  # read again next time (the finished chunks come from the cache)
             return
-        project.put_artefact(PERSPECTIVES_ARTEFACT, doc.name,
-                             {"fingerprint": wanted,
-                              "stakeholders": [s.model_dump(mode="json")
-                                               for s in found.stakeholders]})
+        put_payload(project, PERSPECTIVES, doc.name,
+                    DocumentPerspectives(fingerprint=wanted, stakeholders=found.stakeholders),
+                    origin="generated")
         state.extracted[doc.name] = wanted
         save_state(project, state)
         made.read.append(doc.name)
@@ -375,8 +426,9 @@ async def create_personas_stored(
     for doc in docs:  # one after the other, so the progress reads per document
         await one(doc)
     for doc in docs:
-        if state.extracted.get(doc.name):
-            stakeholders.extend(_stored_stakeholders(project, doc.name))
+        kept = stored_perspectives(project, doc.name) if state.extracted.get(doc.name) else None
+        if kept is not None:
+            stakeholders.extend(kept.stakeholders)
         else:  # failed chunks: use what the other chunks found (from the cache, no calls)
             found = await extract_perspectives(doc, state.task, llm, context_window=window,
                                                answer_tokens=answer, cancel=cancel)
@@ -399,6 +451,9 @@ async def create_personas_stored(
         save_state(project, state)
     made.personas = load_personas(project)
     made.failures = failures
+    made.groups = list(groups)
+    made.units += len(groups)
+    made.perspectives = sum(len(s.perspectives) for s in stakeholders)
     return made
 
 
@@ -461,133 +516,86 @@ def replace_personas(project: Project, personas: Sequence[Persona], who: str,
     return load_personas(project)
 
 
+# ------------------------------------------------------------------- groups and personas
+def save_groups(project: Project, groups: Sequence[StakeholderGroup], *,
+                origin: str = "generated") -> None:
+    project.put_artefact(GROUPS_ARTEFACT, "groups",
+                         [g.model_dump(mode="json") for g in groups], origin=origin)  # type: ignore[arg-type]
+
+
+def load_groups(project: Project) -> list[StakeholderGroup]:
+    found = project.get_artefact(GROUPS_ARTEFACT, "groups")
+    return [StakeholderGroup.model_validate(g) for g in (found.payload if found else [])]
+
+
+def save_personas(project: Project, personas: Sequence[Persona], *,
+                  origin: str = "generated", overwrite_edits: bool = False) -> None:
+    """Store each persona as an artefact (key = persona id). A persona a person has edited is
+    kept as it is unless ``overwrite_edits``. A person's change goes through
+    :func:`edit_persona`, which records who and when."""
+    with project.transaction():
+        for p in personas:
+            stored = project.get_artefact(PERSONA_ARTEFACT, p.id)
+            if stored is not None and stored.edited and not overwrite_edits:
+                continue
+            project.put_artefact(PERSONA_ARTEFACT, p.id, p.model_dump(mode="json"),
+                                 origin=origin)  # type: ignore[arg-type]
+
+
+def load_personas(project: Project) -> list[Persona]:
+    """The stored personas in the order first stored; ``edited``/``origin`` from the project."""
+    out = []
+    for artefact in project.list_artefacts(PERSONA_ARTEFACT):
+        persona = Persona.model_validate(artefact.payload)
+        out.append(persona.model_copy(update={"edited": artefact.edited or persona.edited,
+                                              "origin": artefact.origin}))
+    return out
+
+
+def edit_persona(project: Project, persona: Persona, field_name: str, new: Any,
+                 who: str) -> Persona:
+    """A person changes one field of a stored persona (``"specialty"``, ``"group"``, ...);
+    the edit is logged with who and when. Returns the updated persona."""
+    artefact = project.record_edit((PERSONA_ARTEFACT, persona.id), field_name,
+                                   getattr(persona, field_name), new, who)
+    return Persona.model_validate(artefact.payload).model_copy(update={"edited": True})
+
+
+
+def open_evaluation_run(project: Project, task: str, dimensions: Sequence[Dimension],
+                        scale: Scale, settings: DebateSettings, model: str) -> int:
+    """Start (or, with identical settings, reopen) the project run :func:`evaluate` commits to.
+    Call it first when the gateway should log its calls under this run."""
+    return project.start_run(METHOD, STEP_DEBATE,
+                             _run_settings(task, dimensions, scale, settings, model), resume=True)
+
+
 def group_descriptions(project: Project) -> dict[str, str]:
     """group -> description of the stored groups (the simple-role option uses them)."""
     return {g.name: g.description for g in load_groups(project)}
 
 
 # ---------------------------------------------------------------------------------- items
-def guess_item_columns(columns: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
-    """Suggest the columns of an items sheet: (role -> column, human rating columns)."""
-    from core.tables import guess_mapping, guess_named_column
-
-    guessed = guess_mapping(list(columns), {
-        "content": ["qa pair", "qa", "answer", "summary", "output", "generated", "response",
-                    "text", "question"],
-        "context": ["story section", "story", "source", "section", "target", "input",
-                    "article", "passage"],
-    })
-    guessed["id"] = guess_named_column(columns, {"id", "itemid", "item", "rowid"},
-                                       guessed.values())
-    human = [c for c in columns if re.search(r"rating|score|grade|human|expert", str(c),
-                                             re.IGNORECASE) and c not in guessed.values()]
-    return {r: guessed.get(r) for r in ITEM_ROLES}, human
-
-
-@dataclass
-class ItemsRead:
-    """Items read from a sheet: ``errors`` stop the run; ``problems`` are skipped rows or
-    cells (each names the row and column)."""
-
-    items: list[Item] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    describe: str = ""
-
-
-def read_items(path: str | Path, setup: ItemsSetup) -> ItemsRead:
-    """Read the items with the chosen columns (every cell as text)."""
-    from core.tables import TableError, cell_number, map_columns, read_table
-
-    try:
-        read = read_table(Path(path), setup.sheet)
-    except TableError as exc:
-        return ItemsRead(errors=[exc.message])
-    mapping: dict[str, str | None] = {role: setup.columns.get(role) for role in ITEM_ROLES}
-    for col in setup.human:
-        mapping[f"human:{col}"] = col
-    mapped = map_columns(read, mapping, required=["content"])
-    result = ItemsRead(errors=[i.message for i in mapped.errors],
-                       problems=[i.message for i in mapped.warnings], describe=read.describe())
-    if result.errors:
-        return result
-    frame = mapped.frame
-    seen: dict[str, int] = {}
-    for row in mapped.rows:
-        content = frame.at[row, "content"]
-        if not content.strip():
-            result.problems.append(f"{mapped.where(row, 'content')}: empty; the row is skipped.")
-            continue
-        item_id = (frame.at[row, "id"].strip() if "id" in frame else "") or f"row {row}"
-        if item_id in seen:
-            result.errors.append(f"{mapped.where(row, 'id')}: the id “{item_id}” is also in row "
-                                 f"{seen[item_id]}; every item needs its own id.")
-            continue
-        seen[item_id] = row
-        human: dict[str, float] = {}
-        for col in setup.human:
-            raw = frame.at[row, f"human:{col}"].strip()
-            if not raw:
-                continue
-            value = cell_number(raw)
-            if value is not None:
-                human[col] = value
-            else:
-                result.problems.append(
-                    f"{mapped.where(row, f'human:{col}')}: “{raw}” is not a number, so this "
-                    f"item has no human rating for {col}.")
-        result.items.append(Item(id=item_id, content=content,
-                                 context=frame.at[row, "context"] if "context" in frame else "",
-                                 human=human, row=row))
-    if not result.items and not result.errors:
-        result.errors.append(f"{read.describe()} has no items to evaluate.")
-    return result
-
-
-@dataclass
-class OpenedItems:
-    """An items file opened for the wizard: sheets, columns, setup (guesses filled in), items."""
-
-    sheets: list[str]
-    columns: list[str]
-    setup: ItemsSetup
-    read: ItemsRead
-
-
-def open_items(path: str | Path, setup: ItemsSetup) -> OpenedItems:
-    """List the sheets, read the chosen one, guess the columns not chosen yet, read the items.
-    A plain function (run it in an executor); problems come back in ``read.errors``."""
-    from core.tables import TableError, list_sheets, read_table
-
-    try:
-        sheets = list_sheets(Path(path))
-        sheet = setup.sheet if setup.sheet in sheets else sheets[0]
-        table = read_table(Path(path), sheet)
-    except TableError as exc:
-        return OpenedItems([], [], setup, ItemsRead(errors=[exc.message]))
-    columns = [str(c) for c in table.frame.columns]
-    roles, human = guess_item_columns(columns)
-    chosen = {r: (c if c in columns else None) for r, c in setup.columns.items()}
-    if not any(chosen.values()):
-        chosen = roles
-    people = [c for c in setup.human if c in columns] if setup.columns else human
-    setup = setup.model_copy(update={"sheet": sheet, "columns": chosen, "human": people})
-    return OpenedItems(sheets, columns, setup, read_items(path, setup))
-
-
 def store_items_file(project: Project, setup: ItemsSetup, path: str | Path) -> ItemsSetup:
     """Copy the items file into the project (so a moved file can still be read)."""
-    path = Path(path)
-    input_id = project.add_input(ITEMS_INPUT_KIND, path.name, path.read_bytes())
-    return setup.model_copy(update={"path": str(path), "file_name": path.name,
-                                    "input_id": input_id, "sheet": None, "columns": {},
-                                    "human": []})
+    ref = store_input(project, ITEMS_INPUT_KIND, path)
+    return setup.model_copy(update={"path": ref.path, "file_name": ref.file_name,
+                                    "input_id": ref.input_id, "content_hash": ref.content_hash,
+                                    "sheet": None, "columns": {}, "human": [],
+                                    "human_names": {}})
 
 
 def items_file(project: Project, setup: ItemsSetup) -> Path | None:
-    """The items file: where it was chosen, or the project's copy when it moved or changed."""
-    return project.input_file(setup.input_id, setup.path, setup.file_name or "items.xlsx",
-                              temp_prefix="evaldesk-items-")
+    """The items file: where it was chosen, or the project's copy when it is gone (None when
+    neither is there). A file that changed since it was chosen is read as it is now."""
+    if not setup.path and setup.input_id is None:
+        return None
+    ref = InputRef(path=setup.path, file_name=setup.file_name, content_hash=setup.content_hash,
+                   input_id=setup.input_id)
+    try:
+        return open_input(project, ITEMS_INPUT_KIND, ref).path
+    except FileNotFoundError:
+        return None
 
 
 # ----------------------------------------------------------------------------- the debates
@@ -601,12 +609,23 @@ def _check_ready(project: Project, state: WizardState) -> list[Persona]:
     return personas
 
 
+class _DebateUnits(RunUnits):
+    """The debates of a run in the project. When the project was closed under a running run
+    (the user opened another one), the run's end cannot be recorded; every debate that
+    finished is kept already, and the next run with the same choices resumes."""
+
+    def end(self, status: str, message: str) -> None:
+        if not getattr(self.project, "closed", False):
+            super().end(status, message)
+
+
 async def run_debates(
     project: Project,
     state: WizardState,
     llm_for_run: Callable[[int], Any],
     *,
     model: str = "",
+    max_units: int | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> EvaluationRun:
@@ -620,8 +639,9 @@ async def run_debates(
     save_state(project, state)
     run = await evaluate(personas, state.item_list, state.task, llm_for_run(run_id),
                          dimensions=state.dimensions, scale=state.scale,
-                         settings=state.settings, model=model, project=project,
-                         run_id=run_id, group_descriptions=group_descriptions(project),
+                         settings=state.settings, model=model,
+                         store=_DebateUnits(project, run_id, RESULT_KIND),
+                         max_units=max_units, group_descriptions=group_descriptions(project),
                          progress=progress, cancel=cancel)
     run.items_source = items_source(state)
     return run
@@ -762,23 +782,39 @@ def run_differences(project: Project, state: WizardState, run: EvaluationRun,
     return out
 
 
-def export_results(project: Project, run: EvaluationRun, path: str | Path,
-                   progress: Progress | None = None, cancel: CancelToken | None = None) -> Path:
-    """Write the results workbook (the engine's :func:`core.majeval.write_results`) with the
-    agreement statistics and the model usage. Blocking: run it in an executor."""
+#: Bootstrap resamples for the correlations' confidence intervals (screen and workbook alike).
+BOOTSTRAP_SAMPLES = 1000
+
+
+def agreement(run: EvaluationRun, n_boot: int = BOOTSTRAP_SAMPLES) -> tuple[list[Any], list[Any]]:
+    """Krippendorff's alpha within each group and the correlations with the human ratings
+    (``n_boot`` 0: no confidence intervals). Blocking: run it in an executor."""
     from core.majeval.agreement import human_agreement, within_group_alpha
+
+    return list(within_group_alpha(run)), list(human_agreement(run, n_boot=n_boot))
+
+
+def export_results(project: Project, run: EvaluationRun, path: str | Path,
+                   progress: Progress | None = None, cancel: CancelToken | None = None, *,
+                   n_boot: int = BOOTSTRAP_SAMPLES) -> Path:
+    """Write the results workbook (:func:`core.majeval.report.write_results`) with the agreement
+    statistics, the model calls kept for the run, and the people's corrections. Blocking: run
+    it in an executor. Raises :class:`core.tables.TableError` when it cannot be written."""
     from core.majeval.report import write_results
 
     progress = progress or Progress()
     progress.start("Computing agreement", total=2)
-    alphas = within_group_alpha(run)
-    humans = human_agreement(run, n_boot=200)
+    alphas, humans = agreement(run, n_boot)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
     progress.advance(1, "Writing the workbook")
     readme: list[tuple[str, str]] = []
     if run.run_id is not None:
         usage = project.llm_usage(run.run_id)
         readme.append(("Model calls", (f"{usage.calls} calls stored, {usage.prompt_tokens:,} "
                                       f"tokens in, {usage.completion_tokens:,} out")))
+    if not n_boot:
+        readme.append(("Confidence intervals", "not computed (no bootstrap)"))
     edits = [e for e in project.list_edits(kind=PERSONA_ARTEFACT)]
     if edits:
         who = sorted({e.who for e in edits})
@@ -791,6 +827,23 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
     target = Path(path)
     write_results(target, run, alphas=alphas, humans=humans, readme=readme)
     progress.advance(1, f"Saved {target.name}")
+    return target
+
+
+def export_personas(project: Project, state: WizardState, path: str | Path, *,
+                    readme: Sequence[tuple[str, str]] = ()) -> Path:
+    """Write the stored personas and their groups' descriptions to a Personas workbook that
+    can be edited and imported again (by the wizard or ``evaldesk majeval run``), saying which
+    documents and task they were made from (``readme``: more lines first, e.g. a warning and the
+    model). Raises :class:`core.tables.TableError` when it cannot be written."""
+    from core.majeval.personas_io import write_personas
+
+    docs = load_documents(project, state)
+    notes = [*readme, ("Documents", ", ".join(d.name for d in docs)),
+             ("Task", state.personas_task or state.task)]
+    target = Path(path)
+    write_personas(target, load_personas(project), readme=notes,
+                   descriptions=group_descriptions(project))
     return target
 
 

@@ -7,32 +7,21 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-
-from .conftest import SYNTHESIS, evaluation, item_of, kind, speaker, turn
-
-DOC = """Parents and shared reading
-
-Many parents read with their children at bedtime. Parents told us that questions should be fun and short. One mother said that long questions make her child lose interest.
-
-Teachers in preschools use stories every day. Teachers want questions that connect the story with the real world. A teacher explained that children learn new words when a question links the story to their own lives.
-"""
-
-EXTRACT = {"stakeholders": [
-    {"name": "Parents", "characteristics": "Read with their children at home.",
-     "perspectives": [
-         {"perspective": "Questions should be fun and short.",
-          "evidence": "Parents told us that questions should be fun and short."},
-         {"perspective": "Long questions lose the child's interest.",
-          "evidence": "One mother said that long questions make her child lose interest."}]},
-    {"name": "preschool teachers", "characteristics": "Use stories in class.",
-     "perspectives": [
-         {"perspective": "Questions should link the story to the real world.",
-          "evidence": "Teachers want questions that connect the story with the real world."}]}]}
-GROUPS = {"groups": [
-    {"name": "Parents", "description": "Parents of young children.",
-     "stakeholders": ["Parents"], "perspectives": [[1], [2]]},
-    {"name": "Teachers", "description": "Preschool teachers.",
-     "stakeholders": ["preschool teachers"], "perspectives": [[3]]}]}
+from tests.core.majeval.majeval_support import (
+    GROUPS,
+    SYNTHESIS,
+    evaluation,
+    item_of,
+    kind,
+    speaker,
+    turn,
+)
+from tests.core.majeval.majeval_support import (
+    STUDY as DOC,
+)
+from tests.core.majeval.majeval_support import (
+    STUDY_EXTRACT as EXTRACT,
+)
 
 
 def persona_reply(messages):
@@ -221,3 +210,26 @@ def test_a_model_that_copies_the_instructions_fails_visibly_with_exit_code_3(inp
         assert first[0] == "WARNING" and "too small for MAJ-Eval" in first[1]
     finally:
         llm.close()
+
+
+def test_a_run_with_a_project_resumes_and_asks_nothing_again(inputs, model, capsys):
+    """With --project the command line keeps every finished debate, through the same session
+    as the app: the same command again asks the model nothing."""
+    pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
+                  "perspective": ["Fun questions.", "Short questions."]}).to_excel(
+        inputs / "p.xlsx", index=False, sheet_name="Personas")
+    command = ["majeval", "run", "--personas", str(inputs / "p.xlsx"), "--items",
+               str(inputs / "items.xlsx"), "--task-file", str(inputs / "task.txt"),
+               "--model", model.model, "--project", str(inputs / "study.evaldesk"),
+               "--no-bootstrap", "-o", str(inputs / "r.xlsx")]
+    assert main(command) == 0, capsys.readouterr().err
+    calls = model.calls
+    assert main(command) == 0, capsys.readouterr().err
+    assert model.calls == calls
+    from core.majeval.session import load_state
+    from core.project import Project
+
+    with Project.open(inputs / "study.evaldesk") as project:
+        state = load_state(project)
+        assert [i.id for i in state.item_list] == ["q1", "q2", "q3"]
+        assert state.items.columns == {"content": "qa pair", "context": "story", "id": "id"}

@@ -1,0 +1,166 @@
+"""Pages 3 and 4: find the stakeholders and write personas (a model step), then check and edit
+the personas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QPushButton, QVBoxLayout
+
+from core.majeval.model import COPIED
+from desktop.majeval.pages._base import MajEvalPage, count, st
+from desktop.majeval.persona_editor import PersonaEditor
+from desktop.run_panel import RunPanel
+from desktop.runner import RunOutcome
+from desktop.widgets import hint_label, intro_label, note_box, title_label
+
+__all__ = ["ExtractionPage", "PersonasPage"]
+
+
+class ExtractionPage(MajEvalPage):
+    KEY, TITLE = "extraction", "Find stakeholders"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self.extract_profile = wizard.profile_combo()
+        self.extract_button = QPushButton("Find stakeholders and write personas")
+        self.extract_button.setObjectName("primaryButton")
+        self.extract_button.clicked.connect(self.start_extraction)
+        self.extract_summary = QLabel()
+        self.extract_summary.setWordWrap(True)
+        self.extract_summary.setTextFormat(Qt.TextFormat.RichText)
+        self.extract_panel = RunPanel()
+        self.extract_usage = hint_label()
+        self.extract_usage.hide()
+        self.failures_list = QListWidget()
+        self.failures_list.setMaximumHeight(120)
+        self.failures_list.hide()
+        self.extract_notice = note_box()
+        self.extract_notice.hide()
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Model:"))
+        row.addWidget(self.extract_profile)
+        row.addStretch(1)
+        row.addWidget(self.extract_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Find the stakeholders and write personas"))
+        layout.addWidget(intro_label(
+            "The model reads each document in parts and lists the kinds of people it mentions "
+            "and what they care about, each with a sentence from the text as evidence. It then "
+            "puts similar stakeholders into groups (for example “parents” and “caregivers”) and "
+            "writes one persona for each distinct point of view. You check and edit everything "
+            "on the next page. A document that has not changed is not read again, and Cancel "
+            "keeps what is finished."))
+        layout.addLayout(row)
+        layout.addWidget(self.extract_notice)
+        layout.addWidget(self.extract_panel)
+        layout.addWidget(self.extract_usage)
+        layout.addWidget(self.extract_summary)
+        layout.addWidget(self.failures_list)
+        layout.addStretch(1)
+
+    def refresh(self) -> None:
+        self.fill()
+        self.wizard.fill_outdated_notice()
+
+    def next_state(self) -> tuple[bool, str]:
+        if not self.wizard.editor.personas:
+            return False, "There are no personas yet."
+        return True, ""
+
+    def busy_changed(self, busy: str) -> None:
+        self.extract_button.setEnabled(not busy and bool(self.wizard.docs)
+                                       and self.wizard.chosen_profile() is not None)
+        if busy == "extraction":
+            self.extract_button.setText("Working…")
+
+    @Slot()
+    def start_extraction(self) -> Any:
+        wizard = self.wizard
+        if wizard.busy:
+            return None
+        wizard.pages["task"].save_task()
+        wizard.pages["documents"].save_page_text()
+
+        async def step(progress, cancel):
+            llm = wizard.llm()
+            return await st.create_personas_stored(self.project, self.state, llm,
+                                                   progress=progress, cancel=cancel)
+
+        return wizard.start_step("extraction", self.extract_panel, step,
+                                 "Finding stakeholders and writing personas",
+                                 self._extraction_done, usage_label=self.extract_usage)
+
+    def _extraction_done(self, outcome: RunOutcome) -> None:
+        wizard = self.wizard
+        wizard.state = st.load_state(self.project)
+        wizard.editor.reload()
+        self.fill()
+        wizard.fill_outdated_notice()
+        if outcome.finished:
+            wizard.show_page("personas")
+
+    def fill(self) -> None:
+        editor, docs, state = self.wizard.editor, self.wizard.docs, self.state
+        personas = editor.personas
+        groups = editor.groups()
+        read = [d.name for d in docs if state.extracted.get(d.name)]
+        if personas:
+            self.extract_summary.setText(
+                f"<b>{len(personas)} personas in {len(groups)} groups</b> "
+                f"({', '.join(groups)}) from {len(read)} of {len(docs)} documents. "
+                "Press Next to check them.")
+        else:
+            self.extract_summary.setText("No personas yet.")
+        copied = sum(1 for f in state.failures if f.kind == COPIED)
+        if copied:
+            self.extract_summary.setText(
+                self.extract_summary.text() + f"<br><span style='color:#b42318'><b>"
+                f"{count(copied, 'part')} failed because the model repeated the instructions "
+                "instead of answering</b>: check the personas closely, or try a larger "
+                "model.</span>")
+        self.failures_list.clear()
+        for f in state.failures:
+            self.failures_list.addItem(f"FAILED — {f.where}: {f.message}")
+        self.failures_list.setVisible(bool(state.failures))
+        if self.wizard.busy != "extraction":
+            self.extract_button.setText("Find stakeholders again" if personas else
+                                        "Find stakeholders and write personas")
+
+
+class PersonasPage(MajEvalPage):
+    KEY, TITLE = "personas", "Personas"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self.editor = PersonaEditor(wizard.project, lambda: wizard.who)
+        self.editor.changed.connect(self._personas_changed)
+        self.personas_notice = note_box()
+        self.personas_notice.hide()
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Check and edit the personas"))
+        layout.addWidget(intro_label(
+            "Each persona stands for one point of view found in your documents; the personas "
+            "of a group discuss every item together. Change any text, drag a persona onto "
+            "another group, rename or merge groups, add or delete personas. Each persona's "
+            "evidence opens the page it comes from. Your changes are saved at once and marked "
+            "as yours (✎); Undo takes back the last change."))
+        layout.addWidget(self.personas_notice)
+        layout.addWidget(self.editor, 1)
+
+    def refresh(self) -> None:
+        self.wizard.fill_outdated_notice()
+
+    def leave(self) -> None:
+        self.editor.flush()
+
+    def next_state(self) -> tuple[bool, str]:
+        if not self.editor.personas:
+            return False, "There are no personas yet."
+        return True, ""
+
+    @Slot()
+    def _personas_changed(self) -> None:
+        self.wizard.update_nav()
+        self.wizard.pages["run"].fill()

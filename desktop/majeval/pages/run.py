@@ -1,0 +1,260 @@
+"""Pages 6 and 7: run the debates (options, progress per debate), then the results and their
+export."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+)
+
+from core.majeval.model import DebateSettings
+from core.majeval.pipeline import lonely_groups
+from desktop.majeval.models import Col, RowsModel
+from desktop.majeval.pages._base import MajEvalPage, count, st
+from desktop.majeval.persona_editor import lonely_text
+from desktop.majeval.results import ResultsView, table_view
+from desktop.run_panel import RunPanel
+from desktop.runner import RunOutcome
+from desktop.widgets import hint_label, intro_label, note_box, title_label, xlsx_path
+
+__all__ = ["ResultsPage", "RunPage"]
+
+
+class RunPage(MajEvalPage):
+    KEY, TITLE = "run", "Run"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self._filling = False
+        self.rounds_spin = QSpinBox()
+        self.rounds_spin.setRange(1, 20)
+        self.rounds_spin.setToolTip("The debate stops after this many rounds (each persona "
+                                    "speaking once is a round), or earlier when nobody "
+                                    "disagrees.")
+        self.rounds_spin.valueChanged.connect(self._options_chosen)
+        self.no_debate_check = QCheckBox("No debate: keep the personas' first scores (faster, "
+                                         "cheaper; the paper's ablation)")
+        self.no_debate_check.toggled.connect(self._options_chosen)
+        self.simple_roles_check = QCheckBox("Simple roles: one sentence per persona instead of "
+                                            "the five attributes (the paper's ablation)")
+        self.simple_roles_check.setToolTip(
+            "Each persona is told only its name, its group with the group's description, and "
+            "its specialty, in one sentence (for example: You are Ana Ruiz, one of the "
+            "teachers (preschool teachers who often read books to their students); your "
+            "specialty: early literacy).")
+        self.simple_roles_check.toggled.connect(self._options_chosen)
+        self.run_profile = wizard.profile_combo()
+        options = QGroupBox("Options")
+        form = QFormLayout(options)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        form.addRow("Model:", self.run_profile)
+        form.addRow("Debate rounds at most:", self.rounds_spin)
+        form.addRow("", self.no_debate_check)
+        form.addRow("", self.simple_roles_check)
+        self.run_summary = QLabel()
+        self.run_summary.setWordWrap(True)
+        self.run_summary.setTextFormat(Qt.TextFormat.RichText)
+        self.run_button = QPushButton("Start the debates")
+        self.run_button.setObjectName("primaryButton")
+        self.run_button.clicked.connect(self.start_run)
+        self.run_panel = RunPanel()
+        self.run_usage = hint_label()
+        self.run_usage.hide()
+        self.lonely_notice = note_box()
+        self.lonely_notice.hide()
+        self.units_model = RowsModel([Col("item", "Item"), Col("group", "Group"),
+                                      Col("status", "Status"), Col("note", "Note", missing="")])
+        self.units_view = table_view(self.units_model)
+        self._units_timer = QTimer(self)
+        self._units_timer.setInterval(700)
+        self._units_timer.timeout.connect(self._fill_units)
+        row = QHBoxLayout()
+        row.addWidget(self.run_summary, 1)
+        row.addWidget(self.run_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Run the debates"))
+        layout.addWidget(intro_label(
+            "For every item, the personas of each group first judge it alone, then discuss it: "
+            "a coordinator gives every persona the floor, letting the one addressed by name or "
+            "the one who disagrees most speak next, until nobody disagrees or the rounds are "
+            "used up. A group of one persona cannot debate: its persona's own judgement counts. "
+            "A neutral summary of each group's views and the group's mean score follow. "
+            "Finished debates are saved one by one; after Cancel (or a crash) the run goes on "
+            "where it stopped."))
+        layout.addWidget(options)
+        layout.addWidget(self.lonely_notice)
+        layout.addLayout(row)
+        layout.addWidget(self.run_panel)
+        layout.addWidget(self.run_usage)
+        layout.addWidget(self.units_view, 1)
+
+    def refresh(self) -> None:
+        self.fill()
+
+    def next_state(self) -> tuple[bool, str]:
+        if self.wizard.run is None:
+            return False, "Run the debates to see results."
+        return True, ""
+
+    def go_next(self) -> bool:
+        wizard = self.wizard
+        if wizard.run is not None and wizard.results.run is not wizard.run:
+            wizard.show_run(wizard.run)
+            return True
+        return False
+
+    def busy_changed(self, busy: str) -> None:
+        wizard = self.wizard
+        self.run_button.setEnabled(not busy and bool(wizard.editor.personas)
+                                   and bool(self.state.item_list)
+                                   and wizard.chosen_profile() is not None)
+        if busy == "run":
+            self.run_button.setText("Debating…")
+
+    @Slot()
+    def _options_chosen(self, *_args: Any) -> None:
+        if self._filling:
+            return
+        self.state.settings = DebateSettings(rounds=self.rounds_spin.value(),
+                                             no_debate=self.no_debate_check.isChecked(),
+                                             simple_roles=self.simple_roles_check.isChecked())
+        self.save()
+        self.fill()
+
+    def fill(self) -> None:
+        wizard, state = self.wizard, self.state
+        self._filling = True
+        s = state.settings
+        self.rounds_spin.setValue(s.rounds)
+        self.no_debate_check.setChecked(s.no_debate)
+        self.simple_roles_check.setChecked(s.simple_roles)
+        self._filling = False
+        done, total = st.run_progress(self.project, state, wizard.model())
+        groups = len(wizard.editor.groups())
+        dims = ", ".join(d.name for d in state.dimensions)
+        text = (f"<b>{count(len(state.item_list), 'item')} × {count(groups, 'group')} = "
+                f"{count(total, 'debate')}</b>, scoring {dims} on "
+                f"{state.scale.describe()}.")
+        if done and done < total:
+            text += (f"<br>{done} of these debates are already finished with these choices and "
+                     "will not be repeated.")
+        elif total and done == total:
+            text += ("<br>All debates are finished for these personas, items, options and "
+                     "model.")
+        self.run_summary.setText(text)
+        if wizard.busy != "run":
+            self.run_button.setText("Continue the debates" if 0 < done < total else
+                                    "Run again (failed debates only)" if total and done == total
+                                    else "Start the debates")
+        lonely = lonely_groups(wizard.editor.personas)
+        self.lonely_notice.setText(lonely_text(lonely))
+        self.lonely_notice.setVisible(bool(lonely))
+        self._fill_units()
+        wizard.check_results_current()
+        self.busy_changed(wizard.busy)
+
+    def stop_timers(self) -> None:
+        self._units_timer.stop()
+
+    @Slot()
+    def _fill_units(self) -> None:
+        self.units_model.set_rows(st.unit_statuses(self.project, self.state,
+                                                   self.wizard.model()))
+
+    @Slot()
+    def start_run(self) -> Any:
+        wizard = self.wizard
+        if wizard.busy:
+            return None
+        wizard.editor.flush()
+        model = wizard.model()
+
+        async def step(progress, cancel):
+            return await st.run_debates(self.project, self.state, wizard.llm, model=model,
+                                        progress=progress, cancel=cancel)
+
+        self._units_timer.start()
+        total = st.run_progress(self.project, self.state)[1]
+        return wizard.start_step("run", self.run_panel, step, f"Debating {total} times",
+                                 self._run_done, usage_label=self.run_usage)
+
+    def _run_done(self, outcome: RunOutcome) -> None:
+        self._units_timer.stop()
+        self.fill()
+        if outcome.finished:
+            self.wizard.show_run(outcome.result)
+
+
+class ResultsPage(MajEvalPage):
+    KEY, TITLE = "results", "Results"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self.results = ResultsView()
+        self.results.export_button.clicked.connect(self._ask_export)
+        self.results_intro = intro_label(
+            "The scores of each stakeholder group per item, the groups' written feedback and "
+            "the full debate (who spoke, and why the coordinator chose them), how the debate "
+            "changed the scores, and how well the personas agree with each other and with "
+            "people's ratings. Export writes all of it to one Excel workbook.")
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Results"))
+        layout.addWidget(self.results_intro)
+        layout.addWidget(self.results, 1)
+
+    def refresh(self) -> None:
+        self.wizard.check_results_current()
+
+    def reachable(self) -> bool:
+        return self.wizard.run is not None
+
+    def shows_next(self) -> bool:
+        return False
+
+    def ask_export_path(self) -> str | None:
+        """Ask where to save the results workbook (tests replace this)."""
+        path, _ = QFileDialog.getSaveFileName(self, "Export the results",
+                                              "majeval-results.xlsx", "Excel workbook (*.xlsx)")
+        return path or None
+
+    @Slot()
+    def _ask_export(self) -> None:
+        path = self.ask_export_path()
+        if path:
+            self.export(path)
+
+    def export(self, path: str | Path) -> Any:
+        wizard = self.wizard
+        if wizard.run is None:
+            return None
+        wizard.check_results_current()
+        if self.results.out_of_date:  # never written as if they were current
+            self.results.export_message.setText(
+                "Not exported: these results are out of date. Run the debates again first.")
+            self.results.export_message.show()
+            return None
+        target = xlsx_path(path)
+        self.results.export_panel.show()
+
+        def done(outcome: RunOutcome) -> None:
+            if outcome.finished:
+                self.results.export_panel.hide()
+                self.results.show_export(str(target))
+                wizard.main_window.status(f"Saved {target}")
+
+        return wizard.start_step("export", self.results.export_panel,
+                                 partial(st.export_results, self.project, wizard.run, target),
+                                 f"Exporting to {target.name}", done)

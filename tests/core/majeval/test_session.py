@@ -1,0 +1,169 @@
+"""The MAJ-Eval session: what is kept in the project, how older projects are read, and what
+happens to choices that cannot be read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from core.majeval import Item, Stakeholder
+from core.majeval import session as st
+from core.majeval.pipeline import DOCUMENT_ARTEFACT, PERSPECTIVES_ARTEFACT, unit_key
+from core.project.payloads import VERSION_FIELD
+
+from .majeval_support import DOC, extraction_reply, kind, persona
+
+PARENTS = Stakeholder.model_validate({
+    "name": "Parents", "characteristics": "Read at home.",
+    "perspectives": [{"id": "P1", "stakeholder": "Parents",
+                      "perspective": "Questions should be fun and short.",
+                      "evidence": "Parents told us that questions should be fun and short."}]})
+TEACHERS = Stakeholder.model_validate({
+    "name": "Teachers", "characteristics": "",
+    "perspectives": [{"id": "P2", "stakeholder": "Teachers",
+                      "perspective": "Link the story to the real world.",
+                      "evidence": "Teachers want questions that connect the story to real "
+                                  "life."}]})
+
+
+def building(messages):
+    """Grouping and personas only: a document read from the project is never sent again."""
+    what = kind(messages)
+    if what == "extract":
+        raise AssertionError("the document was read again")
+    if what == "group":
+        return {"groups": [{"name": "Parents", "stakeholders": ["Parents"],
+                            "perspectives": [[1]]},
+                           {"name": "Teachers", "stakeholders": ["Teachers"],
+                            "perspectives": [[2]]}]}
+    return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz", "perspective": "x"}]}
+
+
+def _project_with_doc(tmp_path):
+    from core.project import Project
+
+    project = Project.create(tmp_path / "p.evaldesk")
+    project.put_artefact(DOCUMENT_ARTEFACT, DOC.name, DOC.to_dict(), origin="imported")
+    state = st.WizardState(task="Judge QA pairs.", documents=[DOC.name])
+    st.save_state(project, state)
+    return project, state
+
+
+@pytest.mark.parametrize("old", [
+    # what the wizard kept before payloads had versions
+    {"fingerprint": "F", "stakeholders": [PARENTS.model_dump(mode="json"),
+                                          TEACHERS.model_dump(mode="json")]},
+    # what the command line kept (a bare list)
+    [PARENTS.model_dump(mode="json"), TEACHERS.model_dump(mode="json")],
+], ids=["wizard shape", "command line shape"])
+async def test_an_older_project_with_perspectives_in_either_old_shape_still_opens(
+        scripted, tmp_path, old):
+    project, state = _project_with_doc(tmp_path)
+    with project:
+        project.put_artefact(PERSPECTIVES_ARTEFACT, DOC.name, old, origin="generated")
+        state.extracted[DOC.name] = st.extraction_fingerprint(state.task, DOC)
+        st.save_state(project, state)
+
+        kept = st.stored_perspectives(project, DOC.name)
+        assert kept is not None and [s.name for s in kept.stakeholders] == ["Parents",
+                                                                             "Teachers"]
+        llm, gateway = scripted(building, cache=project)
+        made = await st.create_personas_stored(project, st.load_state(project), gateway)
+        assert made.reused == [DOC.name] and [p.group for p in made.personas] == [
+            "Parents", "Teachers"]
+        assert not any(kind(r.messages) == "extract" for r in llm.requests)
+
+
+async def test_perspectives_are_kept_in_one_shape_with_their_fingerprint(scripted, tmp_path):
+    project, state = _project_with_doc(tmp_path)
+    with project:
+        def reply(messages):
+            return extraction_reply(messages) if kind(messages) == "extract" else \
+                building(messages)
+
+        _llm, gateway = scripted(reply, cache=project, context_window=1500, max_tokens=200)
+        await st.create_personas_stored(project, state, gateway)
+        payload = project.get_artefact(PERSPECTIVES_ARTEFACT, DOC.name).payload
+        assert payload[VERSION_FIELD] == 2
+        assert payload["fingerprint"] == st.extraction_fingerprint(state.task, DOC)
+        assert [s["name"] for s in payload["stakeholders"]] == ["Parents", "teachers"]
+
+
+def test_choices_that_cannot_be_read_are_kept_aside_and_said_so(tmp_path):
+    from core.project import Project
+
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        broken = {"task": "Judge QA pairs.", "max_pages": "many", "documents": ["a.pdf"]}
+        project.put_artefact(st.STATE_KIND, "state", broken, origin="human")
+        state, problem = st.open_state(project)
+        assert state == st.WizardState()
+        assert problem.startswith("The MAJ-Eval choices (task, documents, items, dimensions "
+                                  "and debate options) could not be read: it does not fit "
+                                  "(max_pages:")
+        assert "is kept in the project" in problem
+        kept = project.list_artefacts(st.STATE_KIND + ".unreadable")
+        assert len(kept) == 1 and kept[0].payload == broken  # the original, as it was
+        st.save_state(project, state)  # saving the fresh choices does not touch it
+        assert project.list_artefacts(st.STATE_KIND + ".unreadable")[0].payload == broken
+        assert st.open_state(project) == (state, "")
+
+
+def test_choices_saved_by_a_newer_evaldesk_are_not_replaced(tmp_path):
+    from core.project import Project
+
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        newer = {VERSION_FIELD: 9, "task": "Judge QA pairs."}
+        project.put_artefact(st.STATE_KIND, "state", newer, origin="human")
+        _state, problem = st.open_state(project)
+        assert "saved by a newer EvalDesk" in problem
+        assert project.list_artefacts(st.STATE_KIND + ".unreadable")[0].payload == newer
+
+
+def test_debate_keys_are_those_older_projects_kept():
+    """The one keying scheme (core.runs.unit_key) gives the keys kept before it, so an older
+    project's finished debates are found again (no migration needed)."""
+    from core.majeval.model import personas_fingerprint
+
+    item = Item(id="q1", content="Q: Why? A: Because.", context="A story.")
+    members = [persona("Parents", "Dana Ray"), persona("Parents", "Eli Stone")]
+    roles = "You are Dana Ray.\nYou are Eli Stone."
+    old = json.dumps([item.id, "Parents", item.fingerprint(), personas_fingerprint(members),
+                      hashlib.sha256(roles.encode("utf-8")).hexdigest()[:16]],
+                     ensure_ascii=False)
+    assert unit_key(item, "Parents", members, roles) == old
+    assert unit_key(item, "Parents", members) == json.dumps(
+        [item.id, "Parents", item.fingerprint(), personas_fingerprint(members)])
+
+
+async def test_created_personas_are_kept_and_a_persons_edits_survive_a_new_creation(
+        scripted, tmp_path):
+    def reply(messages):
+        what = kind(messages)
+        if what == "extract":
+            return extraction_reply(messages)
+        if what == "group":
+            return {"groups": [{"name": "Parents", "stakeholders": ["Parents"],
+                                "perspectives": [[1], [2]]},
+                               {"name": "Teachers", "perspectives": [[3]]}]}
+        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz", "perspective": "x"}]}
+
+    project, state = _project_with_doc(tmp_path)
+    with project:
+        llm, gateway = scripted(reply, cache=project, context_window=1500, max_tokens=200)
+        made = await st.create_personas_stored(project, state, gateway)
+        assert [p.group for p in made.personas] == ["Parents", "Parents", "Teachers"]
+        stored = st.load_personas(project)
+        assert [p.id for p in stored] == [p.id for p in made.personas]
+        assert stored[0].evidence == "Parents told us that questions should be fun and short."
+        changed = st.edit_persona(project, stored[0], "specialty", "Speech therapy.", "Anna")
+        assert changed.specialty == "Speech therapy." and changed.edited
+        again = st.load_personas(project)[0]
+        assert again.edited and again.specialty == "Speech therapy."
+        assert project.list_edits(kind="majeval.persona")[0].who == "Anna"
+        calls = llm.calls
+        state.extracted.clear()  # read the document again: every answer is in the project
+        await st.create_personas_stored(project, state, gateway)
+        assert llm.calls == calls
+        assert st.load_personas(project)[0].specialty == "Speech therapy."  # edit kept
