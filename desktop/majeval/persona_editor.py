@@ -643,16 +643,16 @@ class PersonaEditor(QWidget):
             self.import_from(path)
 
     def export_to(self, path: str | Path) -> Any:
-        from core.majeval.personas_io import write_personas
-
+        """Write the personas as the command line does (``session.export_personas``: with the
+        documents and task they were made from), in a step that can be watched."""
         self.flush()
         target = xlsx_path(path)
-        personas = list(self.personas)
-        about = st.group_descriptions(self.project)
+        project = self.project
+        state = st.load_state(project)
 
         def step(progress, cancel):
             progress.start(f"Writing {target.name}", total=1)
-            write_personas(target, personas, descriptions=about)
+            st.export_personas(project, state, target)
             progress.advance(1)
             return target
 

@@ -164,6 +164,8 @@ def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path
                     timeout=20_000)
     frame = pd.read_excel(target, sheet_name="Personas")
     assert len(frame) == 7
+    readme = pd.read_excel(target, sheet_name="Read me", header=None, dtype=str).to_string()
+    assert "Documents" in readme and "Task" in readme  # what they were made from, as the CLI
     assert frame.group_description.iloc[0] == "People who read with children: Parents and " \
         "carers."  # the group's description goes along (the simple roles use it)
     frame.loc[0, "name"] = "Renamed In Excel"
