@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = [
+    "HasIssues",
     "EXCEL_CELL_LIMIT",
     "CutCell",
     "ExportReport",
@@ -147,7 +148,9 @@ class TableError(Exception):
         self.path = Path(path) if path is not None else None
 
 
-class _HasIssues:
+class HasIssues:
+    """Something read with a list of ``issues``: its errors, warnings and whether it is ok."""
+
     issues: list[TableIssue]
 
     @property
@@ -175,7 +178,7 @@ class _HasIssues:
 
 
 @dataclass
-class TableRead(_HasIssues):
+class TableRead(HasIssues):
     """A sheet read as text.
 
     ``frame``: one column per header, every cell a ``str`` (empty cells ``""``), index = the
@@ -239,7 +242,7 @@ class TableRead(_HasIssues):
 
 
 @dataclass
-class MappedTable(_HasIssues):
+class MappedTable(HasIssues):
     """A table with its columns assigned to a method's roles.
 
     ``frame`` has one column per mapped role (named by the role, text cells, same row-number

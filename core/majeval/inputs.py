@@ -28,6 +28,7 @@ from core.majeval.model import DEFAULT_DIMENSION, Dimension, Item, Persona, Scal
 from core.majeval.persona_construction import persona_id
 from core.runs import CancelToken, Progress
 from core.tables import (
+    HasIssues,
     MappedRow,
     TableError,
     TableIssue,
@@ -270,7 +271,7 @@ _EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r])")
 
 
 @dataclass
-class PersonasRead:
+class PersonasRead(HasIssues):
     """What :func:`read_personas` found: the personas (when there is no error) and every
     problem, each naming file, sheet, row and column."""
 
@@ -278,14 +279,6 @@ class PersonasRead:
     issues: list[TableIssue] = field(default_factory=list)
     descriptions: dict[str, str] = field(default_factory=dict)
     """group -> its description (the first one given for the group)."""
-
-    @property
-    def errors(self) -> list[TableIssue]:
-        return [i for i in self.issues if i.severity == "error"]
-
-    @property
-    def warnings(self) -> list[TableIssue]:
-        return [i for i in self.issues if i.severity == "warning"]
 
     @property
     def groups(self) -> list[str]:
