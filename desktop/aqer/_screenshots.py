@@ -19,7 +19,7 @@ async def _shoot(session, folder: Path) -> None:
     from desktop.aqer import open_aqer_wizard
 
     window = session.window
-    window.resize(1280, 820)
+    window.resize(1280, 800)
     await asyncio.sleep(0.3)
 
     grab = grabber(session, folder, "aqer")

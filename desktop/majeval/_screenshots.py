@@ -23,7 +23,7 @@ async def _shoot(session, folder: Path) -> None:
     from tests.desktop.majeval_support import demo_panel
 
     window = session.window
-    window.resize(1280, 860)
+    window.resize(1280, 800)
     llm = ScriptedLLM(demo_panel, name="screenshots", delay_s=1.0, tokens_per_word=1.3)
     window.settings.user_name = "Dr. Ana Silva"
     window.settings.upsert_profile(llm.profile(name="Demo model (scripted)", max_concurrency=2))
