@@ -51,7 +51,9 @@ PROVIDERS = {
     "ollama_chat": "Ollama", "hosted_vllm": "a vLLM server",
 }
 #: Providers whose usual address (no API base given) is on this computer.
-_LOCAL_BY_DEFAULT = {"ollama", "ollama_chat"}
+#: Providers whose texts stay on this computer unless an API base says otherwise: Ollama, and
+#: ``scripted`` (core.llm.ScriptedLLM, an in-process stand-in for a model in tests and demos).
+_LOCAL_BY_DEFAULT = {"ollama", "ollama_chat", "scripted"}
 
 
 @dataclass(frozen=True)

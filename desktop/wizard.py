@@ -146,6 +146,20 @@ class WizardShell(QWidget):
         except KeyError:
             return settings.profile() if settings.profiles else None
 
+    def after_cloud_notice(self, profile: Any, start: Callable[[], Any]) -> Any:
+        """Start a run whose texts go to ``profile``'s model: at once when they stay on this
+        computer (or the project already said "don't ask again" for that service), otherwise
+        once the user agrees to the one plain notice (:func:`desktop.cloud_notice.
+        confirm_cloud_use`). Returns what ``start`` returns, or None while the notice is open
+        (``self.cloud_notice``) or when the user declined."""
+        from core.privacy import needs_cloud_notice
+        from desktop.cloud_notice import confirm_cloud_use
+
+        if profile is None or not needs_cloud_notice(self.project, profile):
+            return start()
+        self.cloud_notice = confirm_cloud_use(self, self.project, profile, start, who=self.who)
+        return None
+
     # ------------------------------------------------------------------------- navigation
     @property
     def page(self) -> str:

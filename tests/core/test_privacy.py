@@ -66,3 +66,10 @@ def test_without_a_project_the_notice_is_always_asked():
     openai = _profile("openai/gpt-4o-mini")
     assert needs_cloud_notice(None, openai)
     assert not remember_cloud_notice(None, openai, "me")
+
+
+def test_the_scripted_stand_in_model_keeps_texts_on_this_computer():
+    from core.llm import ScriptedLLM
+
+    with ScriptedLLM(lambda messages: {}, name="privacy") as llm:
+        assert not destination(llm.profile()).leaves_computer

@@ -515,3 +515,27 @@ def test_a_new_project_mid_run_stops_the_debates_and_keeps_the_finished_ones(qtb
             assert 1 <= len(kept) < 12
     finally:
         llm.close()
+
+
+def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted):
+    """With a profile that sends texts to a service on the internet, Find stakeholders opens
+    the one plain notice and starts nothing until the user agrees; declined, nothing runs."""
+    from core.settings import ModelProfile
+    from desktop.cloud_notice import SEND_BUTTON
+
+    wiz = open_majeval_wizard(window)
+    click(qtbot, wiz.pages["task"].sample_button)
+    assert wait_step(qtbot, wiz, "sample") == "finished"
+    window.settings.upsert_profile(ModelProfile(name="Cloud", model="openai/gpt-4o-mini"))
+    window.settings.default_profile = "Cloud"
+    wiz.state.profile = "Cloud"
+    wiz.show_page("extraction")
+    assert wiz.pages["extraction"].start_extraction() is None
+    box = wiz.cloud_notice
+    assert box is not None and box.isVisible()
+    assert "OpenAI" in box.text() and not wiz.busy
+    box.reject()
+    qtbot.waitUntil(lambda: not box.isVisible())
+    assert not wiz.busy and scripted.calls == 0  # declined: nothing started, nothing sent
+    buttons = [b.text() for b in box.buttons()]
+    assert SEND_BUTTON in buttons

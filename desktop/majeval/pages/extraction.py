@@ -77,9 +77,15 @@ class ExtractionPage(MajEvalPage):
 
     @Slot()
     def start_extraction(self) -> Any:
+        """Find the stakeholders (after the notice when the documents would leave this
+        computer)."""
         wizard = self.wizard
         if wizard.busy:
             return None
+        return wizard.after_cloud_notice(wizard.chosen_profile(), self._start_extraction)
+
+    def _start_extraction(self) -> Any:
+        wizard = self.wizard
         wizard.pages["task"].save_task()
         wizard.pages["documents"].save_page_text()
 

@@ -176,9 +176,14 @@ class RunPage(MajEvalPage):
 
     @Slot()
     def start_run(self) -> Any:
+        """Run the debates (after the notice when the items would leave this computer)."""
         wizard = self.wizard
         if wizard.busy:
             return None
+        return wizard.after_cloud_notice(wizard.chosen_profile(), self._start_run)
+
+    def _start_run(self) -> Any:
+        wizard = self.wizard
         wizard.editor.flush()
         model = wizard.model()
 
