@@ -3,7 +3,7 @@ results.
 
 The widgets only collect choices and show outcomes; the method is in :mod:`core.interacteval`
 (each stage a coroutine taking the previous, possibly edited, result) and what is kept in the
-project is in :mod:`core.interacteval.stored`. Every model call runs through
+project is in :mod:`core.interacteval.session`. Every model call runs through
 :mod:`desktop.runner` with progress and Cancel; every choice and every edit is stored in the
 project as soon as it is made, so reopening the project restores the wizard where it was.
 """
@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.interacteval import stored as st
+from core.interacteval import session as st
 from core.interacteval.model import (
     Attribute,
     AttributeCluster,
@@ -51,6 +51,7 @@ from desktop.interacteval.results import ResultsView
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
 from desktop.widgets import (
+    alert_box,
     frame_layout,
     hint_label,
     intro_label,
@@ -133,7 +134,8 @@ class InteractEvalWizard(QWidget):
         self.main_window = main_window
         self.project = project
         self.llm_factory = llm_factory or st.default_llm_factory
-        self.state = st.load_state(project)
+        #: Said when the stored choices could not be read (the original is kept aside).
+        self.state, self.state_problem = st.open_state(project)
         self.busy = ""
         self.opened_texts: st.OpenedTexts | None = None
         self.run: Any = None
@@ -159,6 +161,8 @@ class InteractEvalWizard(QWidget):
         self.dim_combo.currentIndexChanged.connect(self._dimension_chosen)
         steps.addWidget(self.dim_label)
         steps.addWidget(self.dim_combo)
+        self.state_alert = alert_box(self.state_problem)
+        self.state_alert.setVisible(bool(self.state_problem))
 
         self.stack = QStackedWidget()
         self.pages: dict[str, QWidget] = {
@@ -175,7 +179,12 @@ class InteractEvalWizard(QWidget):
 
         nav = navigation(self, "Back to the home screen. Everything is kept in the project; "
                                "open InteractEval again to carry on.", self.main_window.show_home)
-        frame_layout(self, steps, self.stack, nav)
+        body = QWidget()
+        column = QVBoxLayout(body)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.state_alert)
+        column.addWidget(self.stack, 1)
+        frame_layout(self, steps, body, nav)
 
     # ================================================================== helpers
     @property
@@ -691,19 +700,10 @@ class InteractEvalWizard(QWidget):
         if dim is None or not self.state.assessors or self.busy:
             return None
         assessors = {name: self._llm(name) for name in self.state.assessors}
-        samples = self.state.chosen_samples(dim.name)
-        input_hash = st.stage_input(self.project, self.state, dim.name, "think_aloud")
 
         async def job(progress, cancel):
-            from core.interacteval import think_aloud
-
-            result = await think_aloud(dim, samples, assessors, progress=progress,
-                                       cancel=cancel)
-            if not result.attributes and result.failures:
-                raise RuntimeError("No model could think aloud: " + "; ".join(
-                    f"{f.who}: {f.message}" for f in result.failures))
-            st.put_stage(self.project, dim.name, "think_aloud", result, input_hash=input_hash)
-            return result
+            return await st.run_think_aloud(self.project, self.state, dim.name, assessors,
+                                            progress=progress, cancel=cancel)
 
         self.think_panel.show()
         self._set_busy("think_aloud")
@@ -1059,57 +1059,6 @@ class InteractEvalWizard(QWidget):
         self._refresh_build_status()
 
     # -- running steps ---------------------------------------------------------------------------
-    async def _run_stage(self, key: str, dim: Dimension, llm: Any, progress: Any,
-                         cancel: Any) -> Any:
-        """One construction step on the stored (possibly edited) output of the step before."""
-        from core.interacteval import (
-            checklist_from_sub_questions,
-            cluster_attributes,
-            extract_components,
-            generate_key_questions,
-            generate_sub_questions,
-            save_checklist,
-            validate_questions,
-        )
-
-        name = dim.name
-        state = self.state
-        input_hash = st.stage_input(self.project, state, name, key)
-
-        def need(stage: str, what: str) -> Any:
-            got = st.get_stage(self.project, name, stage)
-            if got is None:
-                raise RuntimeError(f"{what} for {name} are missing: run the step before first.")
-            return got.value
-
-        attributes = st.attributes_of(self.project, state, name)
-        if key == "components":
-            value = await extract_components(dim, attributes, llm, progress=progress,
-                                             cancel=cancel)
-        elif key == "clusters":
-            value = await cluster_attributes(dim, need("components", "The components"),
-                                             attributes, llm, progress=progress, cancel=cancel)
-        elif key == "key_questions":
-            value = await generate_key_questions(dim, need("clusters", "The attribute groups"),
-                                                 llm, progress=progress, cancel=cancel)
-        elif key == "sub_questions":
-            value = await generate_sub_questions(dim, need("key_questions", "The key questions"),
-                                                 llm, progress=progress, cancel=cancel)
-        else:
-            groups = need("sub_questions", "The sub-questions")
-            if state.validate_questions:
-                checklist = await validate_questions(dim, groups, llm, progress=progress,
-                                                     cancel=cancel)
-            else:
-                checklist = checklist_from_sub_questions(dim, groups)
-            checklist.samples = state.chosen_samples(name)  # the think-aloud's samples
-            save_checklist(self.project, checklist)
-            state.checklist_inputs[name] = input_hash
-            st.save_state(self.project, state)
-            return checklist
-        st.put_stage(self.project, name, key, value, input_hash=input_hash)
-        return value
-
     def _stage_is_current(self, key: str) -> bool:
         return self._stage_status(key)[1]
 
@@ -1137,10 +1086,8 @@ class InteractEvalWizard(QWidget):
         llm = self._llm(self._builder_name())
 
         async def job(progress, cancel):
-            result = None
-            for key in keys:
-                result = await self._run_stage(key, dim, llm, progress, cancel)
-            return result
+            return await st.run_build_steps(self.project, self.state, dim.name, keys, llm,
+                                            progress=progress, cancel=cancel)
 
         titles = {k: t for k, t, _w in BUILD_STEPS}
         title = (f"{titles[keys[0]]} for {dim.name}" if len(keys) == 1 else
@@ -1211,26 +1158,10 @@ class InteractEvalWizard(QWidget):
     def import_checklists(self, path: str | Path) -> list[str]:
         """Read a checklist workbook; its checklists replace those of the same dimensions
         (new dimensions are added). Returns the problems (empty when all went well)."""
-        from core.interacteval import read_checklists, save_checklist
-
-        got = read_checklists(path)
+        got = st.import_checklists(self.project, self.state, path)
         if got.errors:
             self.checklist_message.setText("The file cannot be used: " + " ".join(got.errors))
             return got.errors
-        dims = list(self.state.dimensions)
-        for checklist in got.checklists:
-            existing = next((d for d in dims if d.name.casefold() ==
-                             checklist.dimension.casefold()), None)
-            if existing is None:
-                dims.append(Dimension(name=checklist.dimension,
-                                      definition=checklist.definition))
-            else:
-                checklist = checklist.model_copy(update={
-                    "dimension": existing.name,
-                    "definition": checklist.definition or existing.definition})
-            save_checklist(self.project, checklist, origin="imported")
-        self.state.dimensions = dims
-        self._save()
         self._fill_dimensions()
         self._fill_checklist()
         note = (" Notes: " + " ".join(got.problems)) if got.problems else ""
@@ -1247,15 +1178,11 @@ class InteractEvalWizard(QWidget):
 
     def export_checklists(self, path: str | Path) -> Any:
         """Write every checklist to a workbook (sheet ``Checklist``) in the executor."""
-        from core.interacteval import write_checklists
-
-        checklists = st.all_checklists(self.project, self.state)
         target = xlsx_path(path)
-        readme = [("Made by", self.who)]
         panel = self.results.export_panel if self.page == "results" else self.build_panel
         panel.show()
-        return self._start(panel, _plain_step(write_checklists, target, checklists,
-                                         readme=readme),
+        return self._start(panel, _plain_step(st.export_checklists, self.project, self.state,
+                                              target, who=self.who),
                           title=f"Exporting the checklists to {target.name}",
                           on_done=partial(self._exported, target, panel))
 
@@ -1526,26 +1453,17 @@ class InteractEvalWizard(QWidget):
         """Score every text on every checklist; finished texts are kept as they finish."""
         if not self._can_score():
             return None
-        from core.interacteval import open_scoring_run, score_texts
-
-        checklists = st.all_checklists(self.project, self.state)
         items = list(self.opened_texts.read.items)
         profile = self._profile(self.state.scorer or self._builder_name())
-        settings = self.state.scoring
-        samples = st.run_samples(self.project, self.state, checklists)
-        run_id = open_scoring_run(self.project, checklists, settings, profile.model, samples)
-        self.state.run_id = run_id
-        self.state.text_order = [i.id for i in items]
-        self.state.run_texts = self.state.texts.model_copy(deep=True)
-        self.state.run_count = len(items)
-        self._save()
+        plan = st.plan_scoring(self.project, self.state, items, profile.model)
         self.run = None  # the earlier results are not this run's
-        llm = self.llm_factory(profile, self.project, run_id)
+        llm = self.llm_factory(profile, self.project, plan.run_id)
 
         async def job(progress, cancel):
-            return await score_texts(checklists, items, llm, settings=settings,
-                                     model=profile.model, project=self.project, run_id=run_id,
-                                     samples=samples, progress=progress, cancel=cancel)
+            return await st.score_texts(plan.checklists, plan.items, llm,
+                                        project=self.project, settings=plan.settings,
+                                        model=plan.model, run_id=plan.run_id,
+                                        samples=plan.samples, progress=progress, cancel=cancel)
 
         self.score_panel.show()
         self._set_busy("score")
@@ -1669,18 +1587,11 @@ class InteractEvalWizard(QWidget):
             self.results.set_out_of_date(reasons)
             self.main_window.status("Not exported: the results are out of date.")
             return None
-        from core.interacteval import write_results
-
         target = xlsx_path(path)
-        usage = self.project.llm_usage(self.run.run_id) if self.run.run_id else None
-        readme = [("Scored by", self.who)]
-        if usage is not None:
-            readme.append(("Model calls", (f"{usage.calls} calls stored, {usage.prompt_tokens:,} "
-                                          f"tokens in, {usage.completion_tokens:,} out")))
         self.results.export_panel.show()
         return self._start(self.results.export_panel,
-                          _plain_step(write_results, target, self.run,
-                                      agreement=self.agreement, readme=readme,
+                          _plain_step(st.export_results, self.project, self.run, target,
+                                      agreement=self.agreement or None, who=self.who,
                                       texts=st.run_texts_line(self.state),
                                       include_samples=self.state.include_samples),
                           title=f"Exporting to {target.name}",

@@ -7,7 +7,7 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from core.interacteval import Attribute, Checklist, ChecklistItem, ScoredSample, save_checklist
 from core.interacteval.pipeline import CHECKLIST_ARTEFACT
-from core.interacteval.stored import load_checklist
+from core.interacteval.session import load_checklist
 from core.project import Project
 from desktop.interacteval.checklist_editor import ChecklistEditor
 from desktop.interacteval.models import ChecklistModel, RowColumn, RowsModel, SamplesModel

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from core.interacteval import Checklist, ChecklistItem, save_checklist
-from core.interacteval.stored import load_state, sample_folder
+from core.interacteval.session import load_state, sample_folder
 from desktop.interacteval import open_interacteval_wizard
 from tests.desktop.interacteval_support import USER, click, scripted_reply, wait_step
 

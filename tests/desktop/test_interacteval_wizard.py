@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.interacteval import load_checklists
-from core.interacteval.stored import STAGE_KIND, get_stage, load_state
+from core.interacteval.session import STAGE_KIND, get_stage, load_state
 from desktop.interacteval import open_interacteval_wizard
 from tests.desktop.interacteval_support import USER, click, scripted_reply, wait_step
 

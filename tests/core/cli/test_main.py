@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from core import __version__
-from core.cli import main
 from core.cli import COMMANDS as COMMAND_MODULES
+from core.cli import main
 
 HEAVY = ("pandas", "scipy", "torch", "litellm", "sentence_transformers", "PySide6", "qasync")
 

@@ -16,6 +16,7 @@ from core.interacteval import (
     load_checklists,
     save_checklist,
     score_texts,
+    session,
 )
 from core.interacteval.pipeline import RESULT_KIND
 from core.runs import Cancelled, CancelToken, Progress
@@ -151,7 +152,7 @@ async def test_scoring_commits_each_text_and_resume_after_cancel_repeats_nothing
     items = _items()
     with Project.create(tmp_path / "p.evaldesk", method="interacteval") as project:
         with pytest.raises(Cancelled):
-            await score_texts([checklist], items, llm, model="fake", project=project,
+            await session.score_texts([checklist], items, llm, model="fake", project=project,
                               cancel=cancel)
         (run,) = project.list_runs("interacteval", "score")
         assert run.status == "cancelled"
@@ -159,7 +160,7 @@ async def test_scoring_commits_each_text_and_resume_after_cancel_repeats_nothing
         assert len(committed) == 3 and len(asked) == 3
 
         states = []
-        result = await score_texts([checklist], items, llm, model="fake", project=project,
+        result = await session.score_texts([checklist], items, llm, model="fake", project=project,
                                    progress=Progress(states.append))
     assert len(asked) == 6
     assert sorted(asked) == sorted(i.text for i in items)  # every text asked exactly once
@@ -177,15 +178,15 @@ async def test_changed_settings_or_checklist_start_a_new_run(tmp_path, checklist
     llm = FakeLLM(_reply_by_text)
     items = _items(2)
     with Project.create(tmp_path / "p.evaldesk") as project:
-        first = await score_texts([checklist], items, llm, model="fake", project=project)
-        same = await score_texts([checklist], items, llm, model="fake", project=project)
+        first = await session.score_texts([checklist], items, llm, model="fake", project=project)
+        same = await session.score_texts([checklist], items, llm, model="fake", project=project)
         assert len(llm.calls) == 2 and same.reused == 2 and same.run_id == first.run_id
-        legacy = await score_texts([checklist], items, llm, model="fake", project=project,
+        legacy = await session.score_texts([checklist], items, llm, model="fake", project=project,
                                    settings=ScoringSettings(counting="legacy"))
         assert legacy.run_id != first.run_id and len(llm.calls) == 4
         edited = checklist.model_copy(deep=True)
         edited.items[0].question = "Does it flow well?"
-        again = await score_texts([edited], items, llm, model="fake", project=project)
+        again = await session.score_texts([edited], items, llm, model="fake", project=project)
         assert again.run_id not in (first.run_id, legacy.run_id) and len(llm.calls) == 6
 
 
@@ -196,11 +197,11 @@ async def test_failed_texts_are_retried_on_resume(tmp_path, checklist):
     llm = FakeLLM({"ChecklistAnswers": replies})
     items = _items(1)
     with Project.create(tmp_path / "p.evaldesk") as project:
-        first = await score_texts([checklist], items, llm, project=project)
+        first = await session.score_texts([checklist], items, llm, project=project)
         assert first.scores[0].status == "failed"
         (stored,) = project.get_results(first.run_id, RESULT_KIND)
         assert stored.status == "failed" and "server" in stored.error
-        second = await score_texts([checklist], items, llm, project=project)
+        second = await session.score_texts([checklist], items, llm, project=project)
     assert second.scores[0].status == "ok" and second.scores[0].score == 5.0
 
 
@@ -243,7 +244,7 @@ async def test_cancel_and_resume_through_the_gateway(tmp_path, scripted, checkli
         run_id = open_scoring_run(project, [checklist], settings, profile.model)
         gateway = Gateway(profile, cache=project, run_id=run_id)
         with pytest.raises(Cancelled):
-            await score_texts([checklist], items, gateway, settings=settings,
+            await session.score_texts([checklist], items, gateway, settings=settings,
                               model=profile.model, project=project, run_id=run_id,
                               progress=Progress(listener), cancel=cancel)
         finished = {r.payload["text_id"] for r in project.get_results(run_id, RESULT_KIND)}
@@ -252,7 +253,7 @@ async def test_cancel_and_resume_through_the_gateway(tmp_path, scripted, checkli
 
         run_id = open_scoring_run(project, [checklist], settings, profile.model)
         gateway = Gateway(profile, cache=project, run_id=run_id)
-        result = await score_texts([checklist], items, gateway, settings=settings,
+        result = await session.score_texts([checklist], items, gateway, settings=settings,
                                    model=profile.model, project=project, run_id=run_id)
     assert result.reused == 2
     assert all(s.status == "ok" for s in result.scores)
@@ -276,7 +277,7 @@ async def test_a_text_that_is_a_think_aloud_sample_is_flagged(tmp_path, checklis
     other = Checklist(dimension="Fluency", items=[ChecklistItem(question="Fluent?")])
     llm = FakeLLM(lambda messages, schema: {"q1": "yes", "q2": "yes"})
     with Project.create(tmp_path / "p.evaldesk") as project:
-        run = await score_texts([with_samples, other], items, llm, project=project)
+        run = await session.score_texts([with_samples, other], items, llm, project=project)
         flags = {(s.dimension, s.text_id): s.think_aloud_sample for s in run.scores}
         assert flags[("Coherence", "t1")] is True
         assert sum(flags.values()) == 1  # not t0/t2, and not t1 on Fluency (not its sample)
@@ -285,7 +286,7 @@ async def test_a_text_that_is_a_think_aloud_sample_is_flagged(tmp_path, checklis
                   if r.payload["dimension"] == "Coherence"}
         assert stored == {"t0": False, "t1": True, "t2": False}
         # samples given for the run (the wizard's choice) take the place of the checklist's
-        again = await score_texts([with_samples, other], items, llm, project=project,
+        again = await session.score_texts([with_samples, other], items, llm, project=project,
                                   samples={"Coherence": ["Text number 2."]})
         assert [s.text_id for s in again.scores if s.think_aloud_sample] == ["t2"]
         assert again.run_id != run.run_id  # other samples: another run

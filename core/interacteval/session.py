@@ -1,43 +1,55 @@
-"""InteractEval wizard state kept in the project file, so nothing the user did is lost.
+"""InteractEval in a project: the ONLY code that touches the project for this method. The wizard
+and the ``evaldesk checklist`` command both call it, so they read, run, keep and export alike:
 
-The wizard works through this module; every change is stored as soon as it is made:
-
-    state = load_state(project)                  # dimensions, samples, notes, texts, choices
+    state, problem = open_state(project)         # dimensions, samples, notes, texts, choices
     save_state(project, state)
-    put_stage(project, "Coherence", "components", ["Flow", "Order"], input_hash=...)
+    await run_think_aloud(project, state, "Coherence", {"GPT-4o": llm})   # kept as a step result
+    await run_build_steps(project, state, "Coherence", ["components", ...], llm)
     edit_stage(project, "Coherence", "components", ["Flow", "Logical order"], who="Anna")
-    stage = get_stage(project, "Coherence", "components")   # StageOutput (value, input, edited)
     edit_checklist(project, checklist, who="Anna")          # via project.record_edit
+    job = plan_scoring(project, state, items, model)       # the run, its checklists and samples
+    run = await score_texts(checklists, items, llm, project=project, run_id=job.run_id, ...)
     run = load_run(project, state, checklists)              # reopening: no new model calls
     results_out_of_date(project, state, run, checklists, model)  # why it no longer matches
+    export_results(project, run, path, texts=..., include_samples=...)
 
-Stage outputs are artefacts of kind ``interacteval.stage`` keyed ``<dimension>/<stage>``, with
-the hash of what the stage consumed (``input``), so a step whose predecessor changed is shown as
-out of date. Generated outputs are stored with origin "generated"; a person's edit goes through
-``project.record_edit`` (who and when are kept). The checklists are the engine's artefacts
-(:func:`core.interacteval.save_checklist`).
+The wizard state is a versioned payload (:data:`STATE`); one that cannot be read is set aside
+in the project and :func:`open_state` says so. Step outputs are artefacts of kind
+``interacteval.stage`` keyed ``<dimension>/<stage>``, with the hash of what the step consumed
+(``input``), so a step whose predecessor changed is shown as out of date. Generated outputs are
+stored with origin "generated"; a person's edit goes through ``project.record_edit`` (who and
+when are kept). Scored texts are the units of a project run (``core.project.units.RunUnits``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from core.interacteval._common import unique_attributes
+from core.interacteval.inputs import (
+    TEXT_ROLES,
+    OpenedTexts,
+    TextsRead,
+    TextsSetup,
+    guess_text_columns,
+    open_texts,
+    read_texts,
+)
 from core.interacteval.model import (
     Attribute,
     AttributeClusters,
     Checklist,
     Dimension,
+    JsonLLM,
     KeyQuestion,
     ScoredSample,
     ScoringSettings,
+    StageError,
     SubQuestionGroup,
     TextItem,
     TextScore,
@@ -48,24 +60,30 @@ from core.interacteval.pipeline import (
     METHOD,
     RESULT_KIND,
     STEP_SCORE,
+    SampleTexts,
     ScoringRun,
-    load_checklists,
     run_settings,
-    save_checklist,
 )
+from core.interacteval.pipeline import score_texts as _score_texts
 from core.llm import LLMFactory, gateway_for
+from core.project.inputs import InputRef, fingerprint, open_input, store_input
+from core.project.payloads import PayloadType, load_or_recover, put_payload
+from core.runs import CancelToken, Progress
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
 
 __all__ = [
+    "BUILD_KEYS",
     "STAGES",
     "STAGE_KIND",
+    "STATE",
     "STATE_KIND",
     "SUMMEVAL_DIMENSIONS",
     "TEXT_ROLES",
     "LLMFactory",
     "OpenedTexts",
+    "ScoringJob",
     "StageOutput",
     "TextsRead",
     "TextsSetup",
@@ -75,24 +93,39 @@ __all__ = [
     "default_llm_factory",
     "edit_checklist",
     "edit_stage",
+    "export_checklists",
+    "export_results",
     "fingerprint",
     "get_stage",
     "guess_text_columns",
+    "import_checklists",
     "load_checklist",
+    "load_checklists",
     "load_run",
     "load_state",
+    "open_scoring_run",
+    "open_state",
     "open_texts",
+    "open_texts_file",
+    "person",
+    "plan_scoring",
     "put_stage",
     "read_texts",
     "results_out_of_date",
+    "run_build_step",
+    "run_build_steps",
     "run_samples",
     "run_texts_line",
+    "run_think_aloud",
     "sample_folder",
+    "save_checklist",
     "save_state",
+    "score_texts",
     "stage_input",
     "store_texts_file",
     "texts_file",
     "texts_key",
+    "texts_line",
 ]
 
 STATE_KIND = "interacteval.wizard"
@@ -120,15 +153,6 @@ SUMMEVAL_DIMENSIONS = [
         "minor details, repetition and information that does not matter.")),
 ]
 
-#: Roles of the columns of a texts sheet (role -> what the user reads in the wizard).
-TEXT_ROLES = {
-    "text": "Text to score",
-    "source": "Source (what the text is about)",
-    "source_id": "Source document id",
-    "id": "Text id",
-    "system": "System (who wrote it)",
-}
-
 #: The model of a run (``core.llm.LLMFactory``); the default caches every call in the project.
 default_llm_factory: LLMFactory = gateway_for
 
@@ -140,36 +164,7 @@ def sample_folder() -> Path:
     return resources_dir() / "samples" / "interacteval"
 
 
-def fingerprint(value: Any) -> str:
-    """A short hash of a JSON-able value (pydantic models are dumped first)."""
-
-    def plain(v: Any) -> Any:
-        if isinstance(v, BaseModel):
-            return v.model_dump(mode="json")
-        if isinstance(v, (list, tuple)):
-            return [plain(x) for x in v]
-        if isinstance(v, dict):
-            return {str(k): plain(x) for k, x in v.items()}
-        return v
-
-    data = json.dumps(plain(value), ensure_ascii=False, sort_keys=True)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
-
-
 # ------------------------------------------------------------------------------ the state
-class TextsSetup(BaseModel):
-    """The texts to score: the file (copied into the project), sheet and column choices."""
-
-    path: str = ""
-    file_name: str = ""
-    input_id: int | None = None
-    sheet: str | None = None
-    columns: dict[str, str | None] = Field(default_factory=dict)
-    """role (see :data:`TEXT_ROLES`) -> column; None = not used."""
-    human: dict[str, str | None] = Field(default_factory=dict)
-    """dimension -> column with human scores; None = none."""
-
-
 class WizardState(BaseModel):
     """Everything the user chose in the InteractEval wizard (artefact ``interacteval.wizard``)."""
 
@@ -212,19 +207,25 @@ class WizardState(BaseModel):
         return [self.samples[i] for i in self.chosen.get(name, []) if 0 <= i < len(self.samples)]
 
 
+#: The wizard's choices, kept as one versioned payload.
+STATE = PayloadType(STATE_KIND, WizardState, version=1,
+                    label="the InteractEval choices (dimensions, samples, notes and texts)")
+
+
+def open_state(project: Project) -> tuple[WizardState, str]:
+    """The stored wizard state (a fresh one when there is none) and a message for the user
+    ("" when all is well). A state that cannot be read (e.g. saved by a newer EvalDesk) is kept
+    in the project under another key and the message says so; it is never saved over."""
+    return load_or_recover(project, STATE, STATE_KEY, WizardState)
+
+
 def load_state(project: Project) -> WizardState:
-    """The stored wizard state (a fresh one when there is none or it cannot be read)."""
-    artefact = project.get_artefact(STATE_KIND, STATE_KEY)
-    if artefact is None:
-        return WizardState()
-    try:
-        return WizardState.model_validate(artefact.payload)
-    except ValidationError:
-        return WizardState()
+    """The stored wizard state (see :func:`open_state`, which also says what went wrong)."""
+    return open_state(project)[0]
 
 
 def save_state(project: Project, state: WizardState) -> None:
-    project.put_artefact(STATE_KIND, STATE_KEY, state.model_dump(mode="json"), origin="human")
+    put_payload(project, STATE, STATE_KEY, state, origin="human")
 
 
 def rename_dimension(project: Project, state: WizardState, old: str, new: str, who: str) -> None:
@@ -398,108 +399,34 @@ def edit_checklist(project: Project, checklist: Checklist, *, who: str) -> Check
 
 
 # ---------------------------------------------------------------------------------- texts
-def guess_text_columns(columns: Sequence[str], dimensions: Sequence[str]) -> tuple[
-    dict[str, str | None], dict[str, str | None]
-]:
-    """Suggest the columns of a texts sheet: (role -> column, dimension -> human score column)."""
-    from core.tables import guess_mapping, guess_named_column
-
-    guessed = guess_mapping(list(columns), {
-        "text": ["summary", "answer", "essay", "output", "system output", "response"],
-        "source_id": ["doc id", "document id", "source id", "article id", "question id"],
-        "system": ["system id", "model", "generator", "bot"],
-        "source": ["article", "document", "input", "source text", "question", "prompt"],
-    })
-    guessed["id"] = guess_named_column(columns, {"id", "textid", "itemid", "rowid"},
-                                       guessed.values())
-    roles = {role: guessed.get(role) for role in TEXT_ROLES}
-    human = {d: next((c for c in columns if str(c).strip().casefold() == d.casefold()), None)
-             for d in dimensions}
-    return roles, human
-
-
-@dataclass
-class TextsRead:
-    """Texts read from a sheet: ``errors`` stop scoring; ``problems`` are skipped rows or
-    cells (each names the row and column)."""
-
-    items: list[TextItem] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    describe: str = ""
-
-
-def read_texts(path: str | Path, setup: TextsSetup) -> TextsRead:
-    """Read the texts to score with the chosen columns (every cell as text)."""
-    from core.tables import TableError, cell_number, map_columns, read_table
-
-    try:
-        read = read_table(Path(path), setup.sheet)
-    except TableError as exc:
-        return TextsRead(errors=[exc.message])
-    mapping: dict[str, str | None] = {role: setup.columns.get(role) for role in TEXT_ROLES}
-    for dim, col in setup.human.items():
-        mapping[f"human:{dim}"] = col
-    mapped = map_columns(read, mapping, required=["text"])
-    result = TextsRead(errors=[i.message for i in mapped.errors],
-                       problems=[i.message for i in mapped.warnings], describe=read.describe())
-    if result.errors:
-        return result
-    frame = mapped.frame
-    seen: dict[str, int] = {}
-    source_ids: dict[str, str] = {}
-    for row in mapped.rows:
-        text = frame.at[row, "text"]
-        if not text.strip():
-            result.problems.append(f"{mapped.where(row, 'text')}: no text; the row is skipped.")
-            continue
-        text_id = (frame.at[row, "id"].strip() if "id" in frame else "") or f"row {row}"
-        if text_id in seen:
-            result.errors.append(f"{mapped.where(row, 'id')}: the id “{text_id}” is also in row "
-                                 f"{seen[text_id]}; every text needs its own id.")
-            continue
-        seen[text_id] = row
-        source = frame.at[row, "source"] if "source" in frame else ""
-        source_id = frame.at[row, "source_id"].strip() if "source_id" in frame else ""
-        if not source_id and source.strip():
-            source_id = source_ids.setdefault(source.strip(), f"source {len(source_ids) + 1}")
-        human: dict[str, float] = {}
-        for dim, col in setup.human.items():
-            if not col:
-                continue
-            raw = frame.at[row, f"human:{dim}"].strip()
-            if not raw:
-                continue
-            value = cell_number(raw)
-            if value is not None:
-                human[dim] = value
-            else:
-                result.problems.append(
-                    f"{mapped.where(row, f'human:{dim}')}: “{raw}” is not a number, so this "
-                    f"text has no human score for {dim}.")
-        result.items.append(TextItem(
-            id=text_id, text=text, source=source, source_id=source_id,
-            system=frame.at[row, "system"].strip() if "system" in frame else "",
-            human=human, row=row,
-        ))
-    if not result.items and not result.errors:
-        result.errors.append(f"{read.describe()} has no texts to score.")
-    return result
-
-
 def store_texts_file(project: Project, setup: TextsSetup, path: str | Path) -> TextsSetup:
     """Copy the texts file into the project (so a moved file can still be read)."""
-    path = Path(path)
-    data = path.read_bytes()
-    input_id = project.add_input(TEXTS_INPUT_KIND, path.name, data)
-    return setup.model_copy(update={"path": str(path), "file_name": path.name,
-                                    "input_id": input_id})
+    ref = store_input(project, TEXTS_INPUT_KIND, path)
+    return setup.model_copy(update={"path": ref.path, "file_name": ref.file_name,
+                                    "input_id": ref.input_id, "content_hash": ref.content_hash})
+
+
+def open_texts_file(project: Project, setup: TextsSetup) -> tuple[Path | None, TextsSetup, str]:
+    """The texts file to read (``core.project.inputs.open_input``: where it was chosen, a new
+    version when it changed, the project's copy when it is gone), the setup (updated when a
+    new version was read) and a note for the user; (None, setup, why) when there is none."""
+    if not setup.path and setup.input_id is None:
+        return None, setup, ""
+    ref = InputRef(path=setup.path, file_name=setup.file_name, content_hash=setup.content_hash,
+                   input_id=setup.input_id)
+    try:
+        opened = open_input(project, TEXTS_INPUT_KIND, ref)
+    except FileNotFoundError as exc:
+        return None, setup, str(exc)
+    if opened.ref != ref:
+        setup = setup.model_copy(update={"input_id": opened.ref.input_id,
+                                         "content_hash": opened.ref.content_hash})
+    return opened.path, setup, opened.note
 
 
 def texts_file(project: Project, setup: TextsSetup) -> Path | None:
-    """The texts file: where it was chosen, or the project's copy when it moved or changed."""
-    return project.input_file(setup.input_id, setup.path, setup.file_name or "texts.xlsx",
-                              temp_prefix="evaldesk-texts-")
+    """The texts file to read (see :func:`open_texts_file`), None when there is none."""
+    return open_texts_file(project, setup)[0]
 
 
 # -------------------------------------------------------------------------------- results
@@ -554,13 +481,7 @@ def texts_key(setup: TextsSetup | None) -> str:
 
 def run_texts_line(state: WizardState) -> str:
     """The texts of the last run in plain words ("texts.csv, sheet X: 12 texts")."""
-    setup = state.run_texts
-    if setup is None or not setup.file_name:
-        return ""
-    count = f": {state.run_count} text{'s' if state.run_count != 1 else ''}" \
-        if state.run_count else ""
-    sheet = setup.sheet if setup.sheet and setup.sheet != setup.file_name else ""
-    return setup.file_name + (f", sheet {sheet}" if sheet else "") + count
+    return texts_line(state.run_texts, state.run_count)
 
 
 def run_samples(project: Project, state: WizardState,
@@ -621,36 +542,247 @@ def all_checklists(project: Project, state: WizardState) -> list[Checklist]:
     return [stored[d.name] for d in state.dimensions if d.name in stored and stored[d.name].items]
 
 
+# ------------------------------------------------------------------------ checklists kept
+def save_checklist(project: Project, checklist: Checklist, *, origin: str = "generated",
+                   run_id: int | None = None) -> None:
+    """Store a checklist in the project (artefact ``interacteval.checklist``, key = dimension).
+    A person's later changes go through :func:`edit_checklist` so who and when are kept."""
+    project.put_artefact(CHECKLIST_ARTEFACT, checklist.dimension,
+                         checklist.model_dump(mode="json"), origin=origin,  # type: ignore[arg-type]
+                         run_id=run_id)
+
+
+def load_checklists(project: Project) -> list[Checklist]:
+    """The checklists stored in the project, in the order they were first stored."""
+    return [Checklist.model_validate(a.payload)
+            for a in project.list_artefacts(CHECKLIST_ARTEFACT)]
+
+
+def import_checklists(project: Project, state: WizardState, path: str | Path) -> Any:
+    """Read a checklist workbook (:func:`core.interacteval.inputs.read_checklists`); its
+    checklists replace those of the same dimensions (matched ignoring case; new dimensions are
+    added to ``state``, which is saved). Returns what was read (its ``errors`` mean nothing was
+    imported)."""
+    from core.interacteval.inputs import read_checklists
+
+    got = read_checklists(path)
+    if got.errors:
+        return got
+    dims = list(state.dimensions)
+    with project.transaction():
+        for checklist in got.checklists:
+            existing = next((d for d in dims if d.name.casefold() ==
+                             checklist.dimension.casefold()), None)
+            if existing is None:
+                dims.append(Dimension(name=checklist.dimension,
+                                      definition=checklist.definition))
+            else:
+                checklist = checklist.model_copy(update={
+                    "dimension": existing.name,
+                    "definition": checklist.definition or existing.definition})
+            save_checklist(project, checklist, origin="imported")
+        state.dimensions = dims
+        save_state(project, state)
+    return got
+
+
+def export_checklists(project: Project, state: WizardState, path: str | Path, *,
+                      who: str = "") -> Any:
+    """Write every checklist of the wizard's dimensions to a workbook."""
+    from core.interacteval.report import write_checklists
+
+    readme = [("Made by", who)] if who else []
+    return write_checklists(path, all_checklists(project, state), readme=readme)
+
+
+# ------------------------------------------------------------------------ building steps
+#: The construction steps after the think-aloud, in order ("checklist" = the review).
+BUILD_KEYS = ("components", "clusters", "key_questions", "sub_questions", "checklist")
+
+
+async def run_think_aloud(project: Project, state: WizardState, dimension: str,
+                          assessors: Mapping[str, JsonLLM], *,
+                          progress: Progress | None = None,
+                          cancel: CancelToken | None = None) -> ThinkAloudResult:
+    """Every model of ``assessors`` thinks aloud about ``dimension`` over its chosen samples;
+    the result is kept as the step's output. Raises :class:`StageError` when no model could."""
+    from core.interacteval.think_aloud import think_aloud
+
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    input_hash = stage_input(project, state, dimension, "think_aloud")
+    result = await think_aloud(dim, state.chosen_samples(dimension), assessors,
+                               progress=progress, cancel=cancel)
+    if not result.attributes and result.failures:
+        kinds = [f.kind for f in result.failures if f.kind]
+        raise StageError("No model could think aloud: " + "; ".join(
+            f"{f.who}: {f.message}" for f in result.failures), stage="Think-aloud",
+            dimension=dimension, kind=max(set(kinds), key=kinds.count) if kinds else "")
+    put_stage(project, dimension, "think_aloud", result, input_hash=input_hash)
+    return result
+
+
+async def run_build_step(project: Project, state: WizardState, dimension: str, key: str,
+                         llm: JsonLLM, *, progress: Progress | None = None,
+                         cancel: CancelToken | None = None) -> Any:
+    """One construction step (``key`` in :data:`BUILD_KEYS`) on the kept (possibly edited)
+    output of the step before; its output is kept (the review's is the checklist)."""
+    from core.interacteval.attribute_clustering import cluster_attributes
+    from core.interacteval.component_extraction import extract_components
+    from core.interacteval.key_questions import generate_key_questions
+    from core.interacteval.sub_questions import generate_sub_questions
+    from core.interacteval.validation import (
+        checklist_from_sub_questions,
+        validate_questions,
+    )
+
+    if key not in BUILD_KEYS:
+        raise ValueError(f"unknown step {key!r}")
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    input_hash = stage_input(project, state, dimension, key)
+
+    def need(stage: str, what: str) -> Any:
+        got = get_stage(project, dimension, stage)
+        if got is None:
+            raise StageError(f"{what} for {dimension} are missing: run the step before first.",
+                             dimension=dimension)
+        return got.value
+
+    attributes = attributes_of(project, state, dimension)
+    if key == "components":
+        value: Any = await extract_components(dim, attributes, llm, progress=progress,
+                                              cancel=cancel)
+    elif key == "clusters":
+        value = await cluster_attributes(dim, need("components", "The components"),
+                                         attributes, llm, progress=progress, cancel=cancel)
+    elif key == "key_questions":
+        value = await generate_key_questions(dim, need("clusters", "The attribute groups"),
+                                             llm, progress=progress, cancel=cancel)
+    elif key == "sub_questions":
+        value = await generate_sub_questions(dim, need("key_questions", "The key questions"),
+                                             llm, progress=progress, cancel=cancel)
+    else:
+        groups = need("sub_questions", "The sub-questions")
+        if state.validate_questions:
+            checklist = await validate_questions(dim, groups, llm, progress=progress,
+                                                 cancel=cancel)
+        else:
+            checklist = checklist_from_sub_questions(dim, groups)
+        checklist.samples = state.chosen_samples(dimension)  # the think-aloud's samples
+        with project.transaction():
+            save_checklist(project, checklist)
+            state.checklist_inputs[dimension] = input_hash
+            save_state(project, state)
+        return checklist
+    put_stage(project, dimension, key, value, input_hash=input_hash)
+    return value
+
+
+async def run_build_steps(project: Project, state: WizardState, dimension: str,
+                          keys: Sequence[str], llm: JsonLLM, *,
+                          progress: Progress | None = None,
+                          cancel: CancelToken | None = None) -> Any:
+    """:func:`run_build_step` for each of ``keys`` in turn; the last one's output."""
+    result = None
+    for key in keys:
+        result = await run_build_step(project, state, dimension, key, llm, progress=progress,
+                                      cancel=cancel)
+    return result
+
+
+# -------------------------------------------------------------------------------- scoring
+def open_scoring_run(project: Project, checklists: Sequence[Checklist],
+                     settings: ScoringSettings, model: str,
+                     samples: SampleTexts | None = None) -> int:
+    """Start (or, with identical checklists, model, settings and samples, reopen) the project
+    run that :func:`score_texts` keeps its scored texts in. Call it first when the gateway
+    should log its calls under this run; pass the same ``samples`` as to
+    :func:`score_texts`."""
+    return project.start_run(METHOD, STEP_SCORE,
+                             run_settings(checklists, settings, model, samples), resume=True)
+
+
+async def score_texts(
+    checklists: Sequence[Checklist],
+    items: Sequence[TextItem],
+    llm: JsonLLM,
+    *,
+    project: Project,
+    settings: ScoringSettings | None = None,
+    model: str = "",
+    run_id: int | None = None,
+    samples: SampleTexts | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> ScoringRun:
+    """Score every text with every checklist (``core.interacteval.pipeline.score_texts``),
+    keeping each scored text in project run ``run_id`` (opened here when None) as soon as it
+    is done: scores kept by an identical earlier run are reused, failed ones tried again."""
+    from core.project.units import RunUnits
+
+    settings = settings or ScoringSettings()
+    if run_id is None:
+        run_id = open_scoring_run(project, checklists, settings, model, samples)
+    return await _score_texts(checklists, items, llm, settings=settings, model=model,
+                              store=RunUnits(project, run_id, RESULT_KIND), run_id=run_id,
+                              samples=samples, progress=progress, cancel=cancel)
+
+
 @dataclass
-class OpenedTexts:
-    """A texts file opened for the wizard: its sheets, the chosen sheet's columns, the setup
-    (with guessed columns filled in) and the texts read with it."""
+class ScoringJob:
+    """A scoring run about to start: its project run, what it scores and with which options."""
 
-    sheets: list[str]
-    columns: list[str]
-    setup: TextsSetup
-    read: TextsRead
+    run_id: int
+    checklists: list[Checklist]
+    items: list[TextItem]
+    settings: ScoringSettings
+    model: str
+    samples: dict[str, list[ScoredSample]]
 
 
-def open_texts(path: str | Path, setup: TextsSetup, dimensions: Sequence[str]) -> OpenedTexts:
-    """List the sheets, read the chosen one, guess the columns not chosen yet, read the texts.
-    A plain function (run it in an executor); problems come back in ``read.errors``."""
-    from core.tables import TableError, list_sheets, read_table
+def plan_scoring(project: Project, state: WizardState, items: Sequence[TextItem],
+                 model: str) -> ScoringJob:
+    """Open the scoring run of the wizard's checklists over ``items`` with ``model`` and
+    remember it in ``state`` (saved): which run, the texts' order, file and count."""
+    checklists = all_checklists(project, state)
+    samples = run_samples(project, state, checklists)
+    run_id = open_scoring_run(project, checklists, state.scoring, model, samples)
+    state.run_id = run_id
+    state.text_order = [i.id for i in items]
+    state.run_texts = state.texts.model_copy(deep=True)
+    state.run_count = len(items)
+    save_state(project, state)
+    return ScoringJob(run_id, checklists, list(items), state.scoring, model, samples)
 
-    try:
-        sheets = list_sheets(Path(path))
-        sheet = setup.sheet if setup.sheet in sheets else sheets[0]
-        table = read_table(Path(path), sheet)
-    except TableError as exc:
-        return OpenedTexts([], [], setup, TextsRead(errors=[exc.message]))
-    columns = [str(c) for c in table.frame.columns]
-    roles, human = guess_text_columns(columns, dimensions)
-    chosen = {r: (c if c in columns else None) for r, c in setup.columns.items()}
-    if not any(chosen.values()):
-        chosen = roles
-    people = {d: (setup.human.get(d) if setup.human.get(d) in columns else None)
-              for d in dimensions}
-    if not setup.human:
-        people = human
-    setup = setup.model_copy(update={"sheet": sheet, "columns": chosen, "human": people})
-    return OpenedTexts(sheets, columns, setup, read_texts(path, setup))
+
+def texts_line(setup: TextsSetup | None, count: int) -> str:
+    """The texts of a run in plain words ("texts.csv, sheet X: 12 texts")."""
+    if setup is None or not setup.file_name:
+        return ""
+    shown = f": {count} text{'s' if count != 1 else ''}" if count else ""
+    sheet = setup.sheet if setup.sheet and setup.sheet != setup.file_name else ""
+    return setup.file_name + (f", sheet {sheet}" if sheet else "") + shown
+
+
+def person(name: str | None) -> str:
+    """Who is working, for the edit history and the exports ("unnamed person" when unset)."""
+    return (name or "").strip() or "unnamed person"
+
+
+def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts: str = "",
+                   include_samples: bool = False, who: str = "",
+                   agreement: Sequence[Any] | None = None) -> Any:
+    """Write the results workbook of ``run`` (the app and the CLI alike): the agreement with
+    the human scores (computed here unless given), who scored and the model calls stored for
+    the run in the Read me sheet."""
+    from core.interacteval.agreement import human_agreement
+    from core.interacteval.report import write_results
+
+    if agreement is None:
+        agreement = human_agreement(run.scores, include_samples=include_samples)
+    lines = [("Scored by", person(who))]
+    if run.run_id is not None:
+        usage = project.llm_usage(run.run_id)
+        lines.append(("Model calls", (f"{usage.calls} calls stored, {usage.prompt_tokens:,} "
+                                      f"tokens in, {usage.completion_tokens:,} out")))
+    return write_results(path, run, agreement=agreement, readme=lines,
+                         texts=texts, include_samples=include_samples)
