@@ -319,3 +319,24 @@ def test_renaming_a_dimension_takes_its_work_along(qtbot, window, scripted):
     for step in ("components", "checklist"):
         text, current = wiz._stage_status(step)
         assert "Out of date" in text and not current
+
+
+def test_choices_that_cannot_be_read_are_named_and_kept(qtbot, window, tmp_path):
+    from core.interacteval.session import STATE_KIND
+    from core.project import Project
+    from core.project.payloads import UNREADABLE_SUFFIX
+
+    path = tmp_path / "newer.evaldesk"
+    newer = {"dimensions": [{"name": "Clarity", "definition": ""}], "_payload_version": 99}
+    with Project.create(path, method="interacteval") as project:
+        project.put_artefact(STATE_KIND, "state", newer, origin="human")
+    assert window.open_project(path)
+    wiz = open_interacteval_wizard(window)
+    assert wiz.state_alert.isVisibleTo(wiz)
+    text = wiz.state_alert.text()
+    assert "InteractEval choices" in text and "newer EvalDesk" in text and "kept" in text
+    (kept,) = wiz.project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)
+    assert kept.payload == newer
+    # working on saves a fresh state; the original stays aside
+    wiz.add_dimension("Accuracy")
+    assert wiz.project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)[0].payload == newer
