@@ -48,13 +48,14 @@ async def _shoot(session, folder: Path) -> None:
     await asyncio.sleep(0.3)
     grab("samples")
     wiz.go_next()
-    items = [wiz.pages["think_aloud"].assessor_list.item(i) for i in range(wiz.pages["think_aloud"].assessor_list.count())]
+    think = wiz.pages["think_aloud"]
+    items = [think.assessor_list.item(i) for i in range(think.assessor_list.count())]
     for item in items:
         if "example" in item.text():
             item.setCheckState(item.checkState().Checked)
-    wiz.pages["think_aloud"].run_think_aloud()
+    think.run_think_aloud()
     await _step(wiz, "think_aloud")
-    wiz.pages["think_aloud"].author_edit.setText("Ms Okafor")
+    think.author_edit.setText("Ms Okafor")
     await asyncio.sleep(0.3)
     grab("think-aloud")
     wiz.go_next()
@@ -64,8 +65,9 @@ async def _shoot(session, folder: Path) -> None:
     await asyncio.sleep(0.3)
     grab("build")
     wiz.go_next()
-    wiz.pages["checklist"].editor.model.set_question(0, 0, "Does the answer use only words a ten-year-old knows?")
-    wiz.pages["checklist"].editor.select(0, 0)
+    editor = wiz.pages["checklist"].editor
+    editor.model.set_question(0, 0, "Does the answer use only words a ten-year-old knows?")
+    editor.select(0, 0)
     await asyncio.sleep(0.3)
     grab("checklist")
     wiz.dim_combo.setCurrentText("Accuracy")
