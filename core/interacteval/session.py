@@ -89,6 +89,7 @@ __all__ = [
     "TextsSetup",
     "WizardState",
     "all_checklists",
+    "checklist_origin",
     "attributes_of",
     "default_llm_factory",
     "edit_checklist",
@@ -380,6 +381,15 @@ def load_checklist(project: Project, dimension: str) -> Checklist | None:
     if artefact is None:
         return None
     return Checklist.model_validate(artefact.payload)
+
+
+def checklist_origin(project: Project, dimension: str) -> tuple[str, bool]:
+    """Where the checklist of ``dimension`` came from ("generated", "imported", "human"; ""
+    when there is none) and whether a person edited it since."""
+    artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+    if artefact is None:
+        return "", False
+    return str(artefact.origin), bool(artefact.edited)
 
 
 def edit_checklist(project: Project, checklist: Checklist, *, who: str) -> Checklist:

@@ -214,9 +214,9 @@ class BuildPage(InteractEvalPage):
                 return "Not run yet.", False
             current = self.state.checklist_inputs.get(name) == st.stage_input(
                 self.project, self.state, name, "checklist")
-            artefact = self.project.get_artefact(st.CHECKLIST_ARTEFACT, name)
-            made = "imported" if artefact and artefact.origin == "imported" else "made"
-            edited = " and edited in the checklist editor" if artefact and artefact.edited else ""
+            origin, was_edited = st.checklist_origin(self.project, name)
+            made = "imported" if origin == "imported" else "made"
+            edited = " and edited in the checklist editor" if was_edited else ""
             text = f"{len(checklist.items)} questions ({made}{edited})."
             if not current and made != "imported":
                 return ("<span style='color:#b45309'>Out of date: the sub-questions changed "
