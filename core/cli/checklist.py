@@ -168,7 +168,6 @@ def run_build(args: argparse.Namespace) -> int:
     from core.interacteval import (
         Dimension,
         StageError,
-        build_checklist,
         session,
         suggest_samples,
         write_checklists,
@@ -227,11 +226,17 @@ def run_build(args: argparse.Namespace) -> int:
             p.name: project_gateway(p, project) for p in profiles
         }
         builder = assessors.get(builder_profile.name) or project_gateway(builder_profile, project)
+        # the wizard's choices for this one dimension (not stored: a --project file keeps its
+        # own wizard choices); the steps run and are kept as the wizard runs them
+        state = session.WizardState(
+            dimensions=[dimension], current=name, samples=list(samples),
+            chosen={name: list(range(len(samples)))}, assessors=list(assessors),
+            builder=builder_profile.name, notes={name: notes},
+            validate_questions=not args.no_validation)
         try:
-            build = asyncio.run(build_checklist(
-                dimension, samples, assessors=assessors, builder=builder, notes=notes,
-                validate=not args.no_validation, progress=cli_progress(),
-            ))
+            build = asyncio.run(session.build_dimension(
+                project, state, name, assessors, builder, progress=cli_progress(),
+                keep_state=False))
         except StageError as exc:
             if exc.kind == COPIED:
                 say(f"evaldesk: {exc.message}")
@@ -241,7 +246,6 @@ def run_build(args: argparse.Namespace) -> int:
             raise UserError(exc.message) from None
         for failure in build.think_aloud.failures:
             say(f"evaldesk: note: think-aloud by {failure.who} failed: {failure.message}")
-        session.save_checklist(project, build.checklist)
 
     readme = [
         ("Dimension", f"{name}: {definition}"),

@@ -89,8 +89,9 @@ __all__ = [
     "TextsSetup",
     "WizardState",
     "all_checklists",
-    "checklist_origin",
     "attributes_of",
+    "build_dimension",
+    "checklist_origin",
     "default_llm_factory",
     "edit_checklist",
     "edit_stage",
@@ -624,18 +625,21 @@ async def run_think_aloud(project: Project, state: WizardState, dimension: str,
                                progress=progress, cancel=cancel)
     if not result.attributes and result.failures:
         kinds = [f.kind for f in result.failures if f.kind]
-        raise StageError("No model could think aloud: " + "; ".join(
+        error = StageError("No model could think aloud: " + "; ".join(
             f"{f.who}: {f.message}" for f in result.failures), stage="Think-aloud",
             dimension=dimension, kind=max(set(kinds), key=kinds.count) if kinds else "")
+        error.result = result  # type: ignore[attr-defined]  # who failed, and why
+        raise error
     put_stage(project, dimension, "think_aloud", result, input_hash=input_hash)
     return result
 
 
 async def run_build_step(project: Project, state: WizardState, dimension: str, key: str,
                          llm: JsonLLM, *, progress: Progress | None = None,
-                         cancel: CancelToken | None = None) -> Any:
+                         cancel: CancelToken | None = None, keep_state: bool = True) -> Any:
     """One construction step (``key`` in :data:`BUILD_KEYS`) on the kept (possibly edited)
-    output of the step before; its output is kept (the review's is the checklist)."""
+    output of the step before; its output is kept (the review's is the checklist). With
+    ``keep_state`` False the wizard's stored choices are left alone (the CLI's build)."""
     from core.interacteval.attribute_clustering import cluster_attributes
     from core.interacteval.component_extraction import extract_components
     from core.interacteval.key_questions import generate_key_questions
@@ -658,6 +662,15 @@ async def run_build_step(project: Project, state: WizardState, dimension: str, k
         return got.value
 
     attributes = attributes_of(project, state, dimension)
+    if key == "components" and not attributes:
+        ta = get_stage(project, dimension, "think_aloud")
+        failures = ta.value.failures if ta is not None else []
+        why = "; ".join(f"{f.who}: {f.message}" for f in failures) or "no notes were given"
+        kinds = [f.kind for f in failures if f.kind]
+        raise StageError(
+            f"There are no think-aloud attributes for {dimension} ({why}). Add notes or "
+            "choose a model that works.", stage="Think-aloud", dimension=dimension,
+            kind=max(set(kinds), key=kinds.count) if kinds else "")
     if key == "components":
         value: Any = await extract_components(dim, attributes, llm, progress=progress,
                                               cancel=cancel)
@@ -681,7 +694,8 @@ async def run_build_step(project: Project, state: WizardState, dimension: str, k
         with project.transaction():
             save_checklist(project, checklist)
             state.checklist_inputs[dimension] = input_hash
-            save_state(project, state)
+            if keep_state:
+                save_state(project, state)
         return checklist
     put_stage(project, dimension, key, value, input_hash=input_hash)
     return value
@@ -690,13 +704,49 @@ async def run_build_step(project: Project, state: WizardState, dimension: str, k
 async def run_build_steps(project: Project, state: WizardState, dimension: str,
                           keys: Sequence[str], llm: JsonLLM, *,
                           progress: Progress | None = None,
-                          cancel: CancelToken | None = None) -> Any:
+                          cancel: CancelToken | None = None, keep_state: bool = True) -> Any:
     """:func:`run_build_step` for each of ``keys`` in turn; the last one's output."""
     result = None
     for key in keys:
         result = await run_build_step(project, state, dimension, key, llm, progress=progress,
-                                      cancel=cancel)
+                                      cancel=cancel, keep_state=keep_state)
     return result
+
+
+async def build_dimension(project: Project, state: WizardState, dimension: str,
+                          assessors: Mapping[str, JsonLLM], builder: JsonLLM, *,
+                          progress: Progress | None = None, cancel: CancelToken | None = None,
+                          keep_state: bool = True) -> Any:
+    """Every step for ``dimension`` in a row, as the wizard runs them: think-aloud by
+    ``assessors`` (none: people's notes only; when every model fails the notes go on alone),
+    then the construction steps with ``builder``. Returns the
+    :class:`core.interacteval.pipeline.ChecklistBuild` (for the export's sheets)."""
+    from core.interacteval.pipeline import ChecklistBuild
+
+    think = ThinkAloudResult(dimension=dimension)
+    if assessors:
+        try:
+            think = await run_think_aloud(project, state, dimension, assessors,
+                                          progress=progress, cancel=cancel)
+        except StageError as exc:
+            if not state.notes.get(dimension):
+                raise
+            think = getattr(exc, "result", think)
+    checklist = await run_build_steps(project, state, dimension, BUILD_KEYS, builder,
+                                      progress=progress, cancel=cancel, keep_state=keep_state)
+
+    def value(stage: str) -> Any:
+        got = get_stage(project, dimension, stage)
+        return got.value if got is not None else None
+
+    return ChecklistBuild(
+        dimension=state.dimension(dimension) or Dimension(name=dimension),
+        samples=state.chosen_samples(dimension), think_aloud=think,
+        notes=list(state.notes.get(dimension, [])),
+        attributes=attributes_of(project, state, dimension), components=value("components"),
+        clusters=value("clusters"), key_questions=value("key_questions"),
+        sub_questions=value("sub_questions"), checklist=checklist,
+        validated=state.validate_questions)
 
 
 # -------------------------------------------------------------------------------- scoring
