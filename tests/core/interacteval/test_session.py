@@ -242,3 +242,25 @@ async def test_a_text_that_is_a_think_aloud_sample_is_flagged(tmp_path, checklis
                                   samples={"Coherence": ["Text number 2."]})
         assert [s.text_id for s in again.scores if s.think_aloud_sample] == ["t2"]
         assert again.run_id != run.run_id  # other samples: another run
+
+
+async def test_scores_kept_under_the_keys_of_earlier_versions_are_reused(tmp_path, checklist):
+    """Scored texts were keyed as a JSON list [dimension, text id, hash of text and source]
+    before the one keying scheme (core.runs.unit_key); that is the same string, so a run
+    started by an earlier EvalDesk resumes without asking again (no migration needed)."""
+    import hashlib
+    import json
+
+    item = _items(1)[0]
+    digest = hashlib.sha256(json.dumps([item.text, item.source], ensure_ascii=False)
+                            .encode("utf-8")).hexdigest()[:12]
+    old_key = json.dumps([checklist.dimension, item.id, digest], ensure_ascii=False)
+    llm = FakeLLM(_reply_by_text)
+    with Project.create(tmp_path / "k.evaldesk") as project:
+        run_id = session.open_scoring_run(project, [checklist], ScoringSettings(), "fake")
+        kept = {"text_id": item.id, "dimension": checklist.dimension, "status": "ok",
+                "score": 4.0, "answered": 2, "questions": 2}
+        project.put_result(run_id, RESULT_KIND, old_key, kept)
+        run = await session.score_texts([checklist], [item], llm, project=project,
+                                        model="fake", run_id=run_id)
+    assert llm.calls == [] and run.reused == 1 and run.scores[0].score == 4.0
