@@ -340,3 +340,19 @@ def test_choices_that_cannot_be_read_are_named_and_kept(qtbot, window, tmp_path)
     # working on saves a fresh state; the original stays aside
     wiz.pages["dimensions"].add_dimension("Accuracy")
     assert wiz.project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)[0].payload == newer
+
+
+def test_a_texts_file_that_is_gone_is_read_from_the_project_and_said(qtbot, window, tmp_path):
+    texts = tmp_path / "answers.csv"
+    texts.write_text("answer,Clarity\nThe sky is blue.,4\nRain falls.,3\n", encoding="utf-8")
+    wiz = open_interacteval_wizard(window)
+    wiz.pages["dimensions"].add_dimension("Clarity")
+    score = wiz.pages["score"]
+    score.choose_texts(texts)
+    assert wait_step(qtbot, wiz, "texts") == "finished"
+    assert score.texts_label.text() == "<b>answers.csv</b>"
+    texts.unlink()
+    score.read_texts()
+    assert wait_step(qtbot, wiz, "texts") == "finished"
+    assert "copy saved in the project" in score.texts_label.text()
+    assert [i.text for i in wiz.opened_texts.read.items] == ["The sky is blue.", "Rain falls."]

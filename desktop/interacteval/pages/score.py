@@ -35,6 +35,7 @@ class ScorePage(InteractEvalPage):
     def __init__(self, wizard: Any) -> None:
         super().__init__(wizard)
         self._filling = False
+        self._file_note = ""
         self.texts_button = QPushButton("Choose the texts file…")
         self.texts_button.setObjectName("primaryButton")
         self.texts_button.clicked.connect(self._ask_texts)
@@ -157,10 +158,12 @@ class ScorePage(InteractEvalPage):
         return self.read_texts()
 
     def read_texts(self) -> Any:
-        setup = self.state.texts
-        path = st.texts_file(self.project, setup)
+        path, setup, self._file_note = st.open_texts_file(self.project, self.state.texts)
+        if setup != self.state.texts:  # a new version of the file was read (and kept)
+            self.state.texts = setup
+            self._save()
         if path is None:
-            self.texts_label.setText("No texts file chosen yet.")
+            self.texts_label.setText(self._file_note or "No texts file chosen yet.")
             return None
         names = [d.name for d in self.state.dimensions]
         self.score_panel.show()
@@ -187,7 +190,8 @@ class ScorePage(InteractEvalPage):
         setup = self.state.texts
         self._filling = True
         try:
-            self.texts_label.setText(f"<b>{setup.file_name}</b>" if setup.file_name else
+            note = f" ({self._file_note})" if self._file_note else ""
+            self.texts_label.setText(f"<b>{setup.file_name}</b>{note}" if setup.file_name else
                                      "No texts file chosen yet.")
             self.sheet_combo.clear()
             for sheet in (opened.sheets if opened else []):
