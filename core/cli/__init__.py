@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("core.cli.models", "find, download and import language models for this computer"),
     "aqer": ("core.cli.aqer", "score crowd workers and LLM answers without an answer key (AQER)"),
     "checklist": (
-        "core.interacteval._cli",
+        "core.cli.checklist",
         "InteractEval: build a Yes/No checklist from think-aloud, score texts with it",
     ),
     "majeval": (

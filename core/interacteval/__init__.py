@@ -1,5 +1,6 @@
 """InteractEval (Chu, Kim & Yi, CHI '25): checklists from human and LLM think-aloud, then
-checklist scoring. See ``/work/shared/specs/INTERACTEVAL.md`` and ``model.py``.
+checklist scoring. See ``model.py`` for the types, ``inputs.py`` for every file reader and
+``session.py`` for what the wizard and the ``evaldesk checklist`` command keep in a project.
 
 The wizard drives the stages one at a time; each takes the previous (possibly edited) result:
 
@@ -10,7 +11,7 @@ The wizard drives the stages one at a time; each takes the previous (possibly ed
     keys = await generate_key_questions(dimension, clusters, builder)
     subs = await generate_sub_questions(dimension, keys, builder)
     checklist = await validate_questions(dimension, subs, builder)
-    run = await score_texts([checklist], items, gateway, project=project)
+    run = await score_texts([checklist], items, gateway)
 """
 
 from core.interacteval.agreement import DimensionAgreement, agreement_rows, human_agreement
@@ -22,6 +23,15 @@ from core.interacteval.checklist_scoring import (
     score_text,
 )
 from core.interacteval.component_extraction import MAX_COMPONENTS, extract_components
+from core.interacteval.inputs import (
+    ChecklistRead,
+    NotesRead,
+    SamplesRead,
+    parse_notes,
+    read_checklists,
+    read_notes,
+    read_samples,
+)
 from core.interacteval.key_questions import generate_key_questions
 from core.interacteval.model import (
     Attribute,
@@ -46,20 +56,13 @@ from core.interacteval.pipeline import (
     ChecklistBuild,
     ScoringRun,
     build_checklist,
-    load_checklists,
-    open_scoring_run,
-    save_checklist,
     score_texts,
 )
-from core.interacteval.report import (
-    ChecklistRead,
-    read_checklists,
-    write_checklists,
-    write_results,
-)
-from core.interacteval.samples import SamplesRead, read_samples, suggest_samples
+from core.interacteval.report import write_checklists, write_results
+from core.interacteval.samples import suggest_samples
+from core.interacteval.session import load_checklists, open_scoring_run, save_checklist
 from core.interacteval.sub_questions import generate_sub_questions
-from core.interacteval.think_aloud import NotesRead, parse_notes, read_notes, think_aloud
+from core.interacteval.think_aloud import think_aloud
 from core.interacteval.validation import checklist_from_sub_questions, validate_questions
 
 __all__ = [

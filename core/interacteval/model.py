@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from core import runs
 from core.llm import JsonLLM
 
 __all__ = [
@@ -56,19 +57,16 @@ SCORE_COLUMNS = ["text_id", "source_id", "system", "dimension", "status", "score
 ANSWER_COLUMNS = ["text_id", "dimension", "question_no", "question", "answer", "raw_answer"]
 
 
-class StageError(Exception):
+class StageError(runs.StageError):
     """A construction step could not produce a result (the model failed, or its answer was
-    unusable). ``str()`` is a plain message naming the step and the dimension."""
+    unusable). ``str()`` is a plain message naming the step and the dimension (``where``);
+    ``kind`` is the ``LLMFailure`` kind behind it ("copied_instructions", ...), if any."""
 
     def __init__(
         self, message: str, *, stage: str = "", dimension: str = "", kind: str = ""
     ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.stage = stage
+        super().__init__(message, stage=stage, where=dimension, kind=kind)
         self.dimension = dimension
-        #: The ``LLMFailure`` kind behind it ("copied_instructions", "invalid_output"...), if any.
-        self.kind = kind
 
 
 # ------------------------------------------------------------------------------------ inputs

@@ -1,22 +1,23 @@
 """InteractEval end to end: build a checklist (stages 1-2) and score texts with it (stage 3).
 
-The wizard runs the stages one by one (each a coroutine in its own module, each result editable
-before the next); :func:`build_checklist` runs them all in a row for the CLI and for tests.
-:func:`score_texts` scores every text on every checklist concurrently (bounded by the gateway's
-own concurrency limit) and, given a project, commits each scored text as it finishes, so a
-cancelled or crashed run resumes without asking the model again.
+Pure composition of the paper's stages; nothing here touches a project (that is
+:mod:`core.interacteval.session`). The wizard runs the stages one by one (each a coroutine in
+its own module, each result editable before the next); :func:`build_checklist` runs them all in
+a row for the CLI and for tests. :func:`score_texts` scores every text on every checklist
+concurrently (bounded by the gateway's own concurrency limit), keeping each scored text in the
+given unit store as it finishes, so a cancelled or crashed run resumes without asking again.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from core import runs
 from core.interacteval._common import progress_or_silent, unique_attributes
 from core.interacteval.attribute_clustering import cluster_attributes
 from core.interacteval.checklist_scoring import score_text
@@ -40,10 +41,7 @@ from core.interacteval.model import (
 from core.interacteval.sub_questions import generate_sub_questions
 from core.interacteval.think_aloud import think_aloud
 from core.interacteval.validation import checklist_from_sub_questions, validate_questions
-from core.runs import Cancelled, CancelToken, Progress
-
-if TYPE_CHECKING:  # pragma: no cover
-    from core.project import Project
+from core.runs import CancelToken, Progress, UnitStore, run_units
 
 __all__ = [
     "CHECKLIST_ARTEFACT",
@@ -54,11 +52,8 @@ __all__ = [
     "ScoringRun",
     "build_checklist",
     "copy_warning",
-    "load_checklists",
-    "open_scoring_run",
     "run_settings",
     "sample_texts",
-    "save_checklist",
     "score_texts",
     "unit_key",
 ]
@@ -156,21 +151,6 @@ async def build_checklist(
     )
 
 
-def save_checklist(project: Project, checklist: Checklist, *, origin: str = "generated",
-                   run_id: int | None = None) -> None:
-    """Store a checklist in the project (artefact ``interacteval.checklist``, key = dimension).
-    A person's later changes go through ``project.record_edit`` so who and when are kept."""
-    project.put_artefact(CHECKLIST_ARTEFACT, checklist.dimension,
-                         checklist.model_dump(mode="json"), origin=origin,  # type: ignore[arg-type]
-                         run_id=run_id)
-
-
-def load_checklists(project: Project) -> list[Checklist]:
-    """The checklists stored in the project, in the order they were first stored."""
-    return [Checklist.model_validate(a.payload)
-            for a in project.list_artefacts(CHECKLIST_ARTEFACT)]
-
-
 # -------------------------------------------------------------------------------- scoring
 @dataclass
 class ScoringRun:
@@ -208,11 +188,12 @@ class ScoringRun:
 
 
 def unit_key(checklist: Checklist, item: TextItem) -> str:
-    """The project key of one scored text: dimension, text id and a hash of what was scored,
-    so an edited text is scored again."""
+    """The key of one scored text (:func:`core.runs.unit_key`): dimension, text id and a hash
+    of what was scored, so an edited text is scored again. Keys stored before the one keying
+    scheme were the same JSON list, so earlier runs resume without a migration."""
     digest = hashlib.sha256(json.dumps([item.text, item.source], ensure_ascii=False)
                             .encode("utf-8")).hexdigest()[:12]
-    return json.dumps([checklist.dimension, item.id, digest], ensure_ascii=False)
+    return runs.unit_key(checklist.dimension, item.id, digest)
 
 
 def _fold_text(text: str) -> str:
@@ -257,17 +238,6 @@ def run_settings(checklists: Sequence[Checklist], settings: ScoringSettings, mod
     return out
 
 
-def open_scoring_run(project: Project, checklists: Sequence[Checklist],
-                     settings: ScoringSettings, model: str,
-                     samples: SampleTexts | None = None) -> int:
-    """Start (or, with identical checklists, model, settings and samples, reopen) the project
-    run that :func:`score_texts` commits to. Call it first when the gateway should log its calls
-    under this run (``Gateway(profile, cache=project, run_id=...)``); pass the same
-    ``samples`` as to :func:`score_texts`."""
-    return project.start_run(METHOD, STEP_SCORE,
-                             run_settings(checklists, settings, model, samples), resume=True)
-
-
 async def score_texts(
     checklists: Sequence[Checklist],
     items: Sequence[TextItem],
@@ -275,95 +245,65 @@ async def score_texts(
     *,
     settings: ScoringSettings | None = None,
     model: str = "",
-    project: Project | None = None,
+    store: UnitStore | None = None,
     run_id: int | None = None,
     samples: SampleTexts | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> ScoringRun:
-    """Score every item with every checklist, concurrently.
+    """Score every item with every checklist, concurrently (one unit per checklist and text,
+    keyed by :func:`unit_key`, run by :func:`core.runs.run_units`).
 
     A text that is one of its dimension's think-aloud samples (the same text, ignoring case
     and spacing; ``samples``: dimension -> samples or texts, default each checklist's own
     :attr:`Checklist.samples`) is scored as any other and flagged ``think_aloud_sample``; the
     agreement leaves it out by default.
 
-    With ``project``, scores already stored by an identical earlier run are reused (failed ones
-    are tried again) and every new score is committed as soon as it is done; ``model`` names
-    the model in the run's settings. On cancel the unfinished work is stopped, the run is
-    marked cancelled and :class:`core.runs.Cancelled` is raised; what finished is kept."""
+    With ``store`` (the session's ``RunUnits`` of project run ``run_id``), scores already kept
+    by an earlier attempt of the same run are reused (failed ones are tried again) and every
+    new score is kept as soon as it is done. On cancel the unfinished work is stopped and
+    :class:`core.runs.Cancelled` is raised; what finished is kept."""
     settings = settings or ScoringSettings()
     progress = progress_or_silent(progress)
     ids = [item.id for item in items]
     if len(set(ids)) != len(ids):
         duplicates = sorted({i for i in ids if ids.count(i) > 1})[:5]
         raise ValueError("Each text needs its own id; repeated: " + ", ".join(duplicates))
-    units = [(c, item) for c in checklists for item in items]
-    done: dict[str, TextScore] = {}
     flagged = sample_texts(checklists, samples)
-    if project is not None:
-        if run_id is None:
-            run_id = open_scoring_run(project, checklists, settings, model, samples)
-        for result in project.get_results(run_id, RESULT_KIND, status="ok"):
-            done[result.key] = TextScore.model_validate(result.payload)
-    wanted = {unit_key(c, item) for c, item in units}
-    reused = sum(1 for key in done if key in wanted)
-    progress.start("Scoring texts with the checklist", total=len(units))
-    if reused:
-        progress.advance(reused, f"{reused} already scored in an earlier run")
+    units = [(unit_key(c, item), (c, item)) for c in checklists for item in items]
 
-    async def one(checklist: Checklist, item: TextItem) -> TextScore:
+    async def work(unit: tuple[Checklist, TextItem]) -> TextScore:
+        checklist, item = unit
         score = await score_text(checklist, item, llm, settings=settings, cancel=cancel)
-        score.think_aloud_sample = (_fold_text(item.text)
-                                    in flagged.get(checklist.dimension, set()))
-        if project is not None and run_id is not None:
-            key = unit_key(checklist, item)
-            if score.status == "ok":
-                project.put_result(run_id, RESULT_KIND, key, score.model_dump(mode="json"))
-            else:
-                project.put_result(run_id, RESULT_KIND, key, score.model_dump(mode="json"),
-                                   status="failed", error=score.note or "The text failed.")
-        detail = (f"{item.id} ({checklist.dimension}): "
-                  + (f"{score.score:.2f}" if score.score is not None else score.status))
-        progress.advance(1, detail)
+        score.think_aloud_sample = _fold_text(item.text) in flagged.get(checklist.dimension, set())
         return score
 
-    todo = [(c, item) for c, item in units if unit_key(c, item) not in done]
-    tasks = [asyncio.ensure_future(one(c, item)) for c, item in todo]
-    try:
-        if tasks:
-            await asyncio.gather(*tasks)
-    except (Cancelled, asyncio.CancelledError):
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if project is not None and run_id is not None:
-            project.finish_run(run_id, "cancelled", "Stopped; finished texts were kept.")
-        raise
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if project is not None and run_id is not None:
-            project.finish_run(run_id, "failed", "Stopped by an unexpected error.")
-        raise
-    fresh = {unit_key(c, item): task.result() for (c, item), task in zip(todo, tasks)}
-    scores = []
-    for c, item in units:
-        key = unit_key(c, item)
-        # reused scores take the human score, source and system from today's sheet; every
-        # score is flagged against today's think-aloud samples
-        score = fresh[key] if key in fresh else done[key].model_copy(update={
-            "human": item.human.get(c.dimension), "source_id": item.source_id,
+    def load(payload: Any, unit: tuple[Checklist, TextItem]) -> TextScore:
+        # a kept score takes the human score, source and system from today's sheet
+        checklist, item = unit
+        return TextScore.model_validate(payload).model_copy(update={
+            "human": item.human.get(checklist.dimension), "source_id": item.source_id,
             "system": item.system,
         })
-        score.think_aloud_sample = _fold_text(item.text) in flagged.get(c.dimension, set())
+
+    def describe(unit: tuple[Checklist, TextItem], score: TextScore) -> str:
+        checklist, item = unit
+        return (f"{item.id} ({checklist.dimension}): "
+                + (f"{score.score:.2f}" if score.score is not None else score.status))
+
+    done = await run_units(
+        units, work,
+        judge=lambda score: (score.status == "ok", score.note or "The text failed."),
+        dump=lambda score: score.model_dump(mode="json"),
+        load=load, store=store, title="Scoring texts with the checklist", describe=describe,
+        what="texts", progress=progress, cancel=cancel,
+    )
+    scores = []
+    for result, (_key, (checklist, item)) in zip(done, units):
+        # every score is flagged against today's think-aloud samples
+        score = result.value
+        score.think_aloud_sample = _fold_text(item.text) in flagged.get(checklist.dimension, set())
         scores.append(score)
-    run = ScoringRun(scores=scores, settings=settings, model=model, run_id=run_id,
-                     reused=reused, checklists=list(checklists),
-                     date=datetime.now().strftime("%Y-%m-%d %H:%M"))
-    if project is not None and run_id is not None:
-        project.finish_run(run_id, "finished",
-                           f"{len(run.scored)} scored, {len(run.incomplete)} incomplete, "
-                           f"{len(run.failed) - len(run.incomplete)} failed")
-    return run
+    return ScoringRun(scores=scores, settings=settings, model=model, run_id=run_id,
+                      reused=sum(1 for r in done if r.reused), checklists=list(checklists),
+                      date=datetime.now().strftime("%Y-%m-%d %H:%M"))

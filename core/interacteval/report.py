@@ -1,7 +1,8 @@
 """InteractEval's Excel files: the checklist file (share, edit outside the app, read back) and
 the results workbook of a scoring run.
 
-Checklist file (:func:`write_checklists` / :func:`read_checklists`):
+Checklist file (:func:`write_checklists`; read back by
+:func:`core.interacteval.inputs.read_checklists`):
 
 * ``Checklist``: ``dimension``, ``component``, ``key_question``, ``question``,
   ``source_attributes`` (one attribute per line, ``[model: GPT-4] text`` or
@@ -24,9 +25,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.interacteval.model import (
@@ -35,8 +34,6 @@ from core.interacteval.model import (
     SCORE_COLUMNS,
     Attribute,
     Checklist,
-    ChecklistItem,
-    ScoredSample,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,10 +44,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ATTRIBUTE_COLUMNS",
     "SAMPLE_COLUMNS",
-    "ChecklistRead",
     "format_attributes",
     "parse_attributes",
-    "read_checklists",
     "run_lines",
     "samples_line",
     "samples_summary",
@@ -241,181 +236,6 @@ def write_checklists(
 
 
 # ------------------------------------------------------------------------------ reading back
-@dataclass
-class ChecklistRead:
-    """Checklists read from a file. ``errors`` (plain sentences naming sheet, row and column)
-    stop the file from being used; ``problems`` are warnings."""
-
-    checklists: list[Checklist] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors and bool(self.checklists)
-
-
-def _unquote(text: str) -> str:
-    return _EXPORT_QUOTE.sub("", text.strip())
-
-
-def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
-    """Read a checklist file written by :func:`write_checklists` (and perhaps edited in Excel).
-
-    The ``Checklist`` sheet is required (for a workbook with one sheet, that sheet), with at
-    least the columns ``dimension`` and ``question``. A row with a question but no dimension,
-    or with a dimension but no question, is an error naming its row and column. Repeated
-    questions within a dimension and dimensions without a definition are warnings."""
-    from core.tables import TableError, list_sheets, map_columns, read_table
-
-    path = Path(path)
-    result = ChecklistRead()
-    try:
-        sheets = list_sheets(path)
-    except TableError as exc:
-        result.errors.append(exc.message)
-        return result
-    folded = {s.casefold(): s for s in sheets}
-    # "Checklists" is the sheet of a results workbook: it can be read back too
-    sheet = folded.get(CHECKLIST_SHEET.casefold()) or folded.get("checklists")
-    if sheet is None:
-        if len(sheets) == 1:
-            sheet = sheets[0]
-        else:
-            result.errors.append(
-                f'{path.name} has no sheet called "{CHECKLIST_SHEET}" (its sheets: '
-                + ", ".join(f'"{s}"' for s in sheets) + "). Rename the sheet that holds the "
-                "questions to Checklist."
-            )
-            return result
-    try:
-        read = read_table(path, sheet)
-    except TableError as exc:
-        result.errors.append(exc.message)
-        return result
-    columns = {str(c).strip().casefold().replace(" ", "_"): c for c in read.frame.columns}
-    mapping = {role: columns.get(role) for role in CHECKLIST_COLUMNS}
-    mapped = map_columns(read, mapping, required=["dimension", "question"])
-    result.errors += [i.message for i in mapped.errors]
-    result.problems += [i.message for i in mapped.warnings]
-    if mapped.errors:
-        return result
-    frame = mapped.frame
-    order: list[str] = []
-    by_dimension: dict[str, Checklist] = {}
-    for row in mapped.rows:
-        cells = {role: _unquote(frame.at[row, role]) if role in frame else ""
-                 for role in CHECKLIST_COLUMNS}
-        dimension, question = cells["dimension"], " ".join(cells["question"].split())
-        if not dimension and not question:
-            if any(cells.values()):
-                result.problems.append(
-                    f"{mapped.where(row)}: the row has no dimension and no question; skipped.")
-            continue
-        if not dimension:
-            result.errors.append(
-                f"{mapped.where(row, 'dimension')}: the question has no dimension. Write the "
-                "dimension it belongs to (e.g. Coherence).")
-            continue
-        if not question:
-            result.errors.append(
-                f"{mapped.where(row, 'question')}: there is no question in this row. Write the "
-                "question or delete the row.")
-            continue
-        key = dimension.casefold()
-        if key not in by_dimension:
-            by_dimension[key] = Checklist(dimension=dimension)
-            order.append(key)
-        checklist = by_dimension[key]
-        if question.casefold() in {q.casefold() for q in checklist.questions}:
-            result.problems.append(
-                f"{mapped.where(row, 'question')}: the same question appears twice for "
-                f"{dimension}; both are asked.")
-        checklist.items.append(ChecklistItem(
-            component=cells["component"],
-            key_question=cells["key_question"],
-            question=question,
-            source_attributes=parse_attributes(cells["source_attributes"]),
-            edited_by=cells["edited_by"],
-        ))
-    definitions = _read_definitions(path, sheets, result)
-    samples = _read_samples(path, sheets, result)
-    for key in order:
-        checklist = by_dimension[key]
-        definition = definitions.get(key, "")
-        if not definition:
-            result.problems.append(
-                f'{path.name}: no definition for {checklist.dimension} (sheet "{DIMENSIONS_SHEET}"'
-                "); the scoring prompt will only name the dimension.")
-        checklist.definition = definition
-        checklist.samples = samples.get(key, [])
-        result.checklists.append(checklist)
-    if not result.checklists and not result.errors:
-        result.errors.append(f'{read.describe()} holds no questions.')
-    return result
-
-
-def _read_samples(path: Path, sheets: list[str],
-                  result: ChecklistRead) -> dict[str, list[ScoredSample]]:
-    """The optional Samples sheet: dimension (folded) -> the think-aloud samples. A row that
-    cannot be read is a warning naming it (it only decides which texts are flagged)."""
-    from core.tables import TableError, cell_number, read_table
-
-    sheet = {s.casefold(): s for s in sheets}.get(SAMPLES_SHEET.casefold())
-    if sheet is None:
-        return {}
-    try:
-        read = read_table(path, sheet)
-    except TableError as exc:
-        result.problems.append(exc.message)
-        return {}
-    columns = {str(c).strip().casefold(): c for c in read.frame.columns}
-    if "dimension" not in columns or "text" not in columns:
-        result.problems.append(
-            f'{read.describe()}: needs the columns "dimension" and "text"; the think-aloud '
-            "samples were not read, so no scored text will be flagged as one.")
-        return {}
-    out: dict[str, list[ScoredSample]] = {}
-    frame = read.frame
-    for row in read.rows:
-        dimension = frame.at[row, columns["dimension"]].strip()
-        text = _unquote(frame.at[row, columns["text"]])
-        if not dimension or not text:
-            continue
-        score = cell_number(frame.at[row, columns["score"]]) if "score" in columns else None
-        source = _unquote(frame.at[row, columns["source"]]) if "source" in columns else ""
-        number = cell_number(frame.at[row, columns["row"]]) if "row" in columns else None
-        out.setdefault(dimension.casefold(), []).append(ScoredSample(
-            source=source, text=text, score=score if score is not None else float("nan"),
-            dimension=dimension, row=int(number) if number is not None else None))
-    return out
-
-
-def _read_definitions(path: Path, sheets: list[str], result: ChecklistRead) -> dict[str, str]:
-    from core.tables import TableError, read_table
-
-    sheet = {s.casefold(): s for s in sheets}.get(DIMENSIONS_SHEET.casefold())
-    if sheet is None:
-        return {}
-    try:
-        read = read_table(path, sheet)
-    except TableError as exc:
-        result.problems.append(exc.message)
-        return {}
-    columns = {str(c).strip().casefold(): c for c in read.frame.columns}
-    if "dimension" not in columns or "definition" not in columns:
-        result.problems.append(
-            f'{read.describe()}: needs the columns "dimension" and "definition"; the definitions '
-            "were not read.")
-        return {}
-    out = {}
-    for row in read.rows:
-        name = read.frame.at[row, columns["dimension"]].strip()
-        if name:
-            out[name.casefold()] = _unquote(read.frame.at[row, columns["definition"]])
-    return out
-
-
 # ------------------------------------------------------------------------------- results
 def _scores_frame(run: ScoringRun):
     import pandas as pd

@@ -2,19 +2,15 @@
 
 Models act as assessors: each reads the rubric and the rated samples and lists what to keep in
 mind when rating the dimension, in general terms (:func:`think_aloud`; the paper used four
-different LLMs). People's think-aloud notes are typed in (:func:`parse_notes`) or imported from
-a text file with one attribute per line or a sheet with ``author`` and ``attribute`` columns
-(:func:`read_notes`). Every attribute keeps its source.
+different LLMs). People's think-aloud notes are read by :mod:`core.interacteval.inputs`. Every
+attribute keeps its source.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -30,7 +26,7 @@ from core.interacteval.model import (
 )
 from core.runs import CancelToken, Progress
 
-__all__ = ["NotesRead", "format_samples", "parse_notes", "read_notes", "think_aloud"]
+__all__ = ["format_samples", "think_aloud"]
 
 STAGE = "Think-aloud"
 
@@ -106,103 +102,4 @@ async def think_aloud(
             result.failures.append(outcome)
         else:
             result.attributes.extend(outcome)
-    return result
-
-
-# ------------------------------------------------------------------------------ human notes
-def parse_notes(text: str, author: str) -> list[Attribute]:
-    """Typed or pasted notes: one attribute per non-empty line (bullets and numbers removed)."""
-    author = author.strip() or "unnamed person"
-    out = []
-    for line in str(text).splitlines():
-        cleaned = _clean(line)
-        if cleaned:
-            out.append(Attribute(text=cleaned, source=author, source_kind="person"))
-    return out
-
-
-@dataclass
-class NotesRead:
-    """Attributes read from a notes file; ``problems`` are plain sentences (file, row, column)
-    about rows that were skipped; ``errors`` stop the file from being used."""
-
-    attributes: list[Attribute] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-
-_LINE_FILES = {".txt", ".md", ".text", ""}
-
-
-def read_notes(path: str | os.PathLike[str], *, author: str | None = None) -> NotesRead:
-    """Human think-aloud notes from a file.
-
-    * ``.txt`` / ``.md``: one attribute per line; the author is ``author`` or else the file
-      name without its extension ("anna.txt" -> "anna").
-    * ``.xlsx`` / ``.xls`` / ``.csv`` / ``.tsv``: a sheet with an ``attribute`` column (also
-      "note", "consideration", "text") and optionally an ``author`` column (also "name",
-      "person", "expert"); rows without an author get ``author`` or the file name.
-    """
-    path = Path(path)
-    default_author = (author or path.stem).strip() or "unnamed person"
-    if path.suffix.lower() in _LINE_FILES:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            return NotesRead(errors=[f'The notes file "{path}" cannot be read ({exc.strerror}).'])
-        text = _decode(raw)
-        attributes = parse_notes(text, default_author)
-        result = NotesRead(attributes=attributes)
-        if not attributes:
-            result.errors.append(f'The notes file "{path.name}" holds no notes (it is empty).')
-        return result
-    return _read_notes_sheet(path, default_author)
-
-
-def _decode(raw: bytes) -> str:
-    for encoding in ("utf-8-sig", "utf-16"):
-        try:
-            if encoding == "utf-16" and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-                continue
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(raw).best()
-    return str(best) if best is not None else raw.decode("latin-1")
-
-
-def _read_notes_sheet(path: Path, default_author: str) -> NotesRead:
-    from core.tables import TableError, guess_mapping, map_columns, read_table
-
-    try:
-        read = read_table(path)
-    except TableError as exc:
-        return NotesRead(errors=[exc.message])
-    roles = {
-        "attribute": ["attributes", "note", "notes", "consideration", "text", "thought"],
-        "author": ["name", "person", "expert", "who", "source"],
-    }
-    mapping = guess_mapping(list(read.frame.columns), roles)
-    mapped = map_columns(read, mapping, required=["attribute"])
-    result = NotesRead(errors=[i.message for i in mapped.errors],
-                       problems=[i.message for i in mapped.warnings])
-    if result.errors:
-        return result
-    frame = mapped.frame
-    for row, attribute_text in zip(mapped.rows, frame["attribute"]):
-        who = frame.at[row, "author"].strip() if "author" in frame else ""
-        text = _clean(attribute_text)
-        if not text:
-            if who:
-                result.problems.append(
-                    f"{mapped.where(row, 'attribute')}: no attribute, so the row was skipped."
-                )
-            continue
-        result.attributes.append(
-            Attribute(text=text, source=who or default_author, source_kind="person")
-        )
-    if not result.attributes:
-        result.errors.append(f"{read.describe()} holds no attributes.")
     return result

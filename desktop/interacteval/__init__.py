@@ -29,7 +29,7 @@ def open_interacteval_wizard(main_window: Any, llm_factory: Any = None) -> Any:
 def open_interacteval_sample(main_window: Any, llm_factory: Any = None) -> Any:
     """Open the InteractEval wizard with the sample set shipped with EvalDesk loaded."""
     wizard = open_interacteval_wizard(main_window, llm_factory=llm_factory)
-    wizard.load_sample_set()
+    wizard.pages["dimensions"].load_sample_set()
     return wizard
 
 

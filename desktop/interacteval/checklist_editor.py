@@ -1,7 +1,7 @@
 """The checklist editor: components as headings, questions editable, reordered by drag and drop,
 added, deleted, moved between components, with the attributes (and whose) behind each question.
 
-Every change is stored in the project at once through :func:`core.interacteval.stored.
+Every change is stored in the project at once through :func:`core.interacteval.session.
 edit_checklist` (``project.record_edit``, with the user's name); Undo restores the checklist as
 it was before the last change (also stored, as an edit by the same person).
 """
@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval.model import Checklist
-from core.interacteval.stored import edit_checklist
+from core.interacteval.session import edit_checklist
 from desktop.interacteval.models import ChecklistModel
 from desktop.widgets import hint_label, note_box
 
@@ -195,7 +195,7 @@ class ChecklistEditor(QWidget):
         self.saved.emit(checklist)
 
     def _stored(self) -> Checklist | None:
-        from core.interacteval.stored import load_checklist
+        from core.interacteval.session import load_checklist
 
         return load_checklist(self.project, self.model.dimension) if self.project else None
 

@@ -7,7 +7,7 @@
   edited, reordered by drag and drop, and moved between components; every change marks the
   question with the editor's name and emits ``changed``.
 
-Result tables reuse :class:`desktop.aqer.models.FrameModel`.
+Result tables use the shared :class:`desktop.views.FrameModel`.
 """
 
 from __future__ import annotations

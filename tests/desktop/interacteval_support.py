@@ -9,7 +9,7 @@ import re
 
 from PySide6.QtCore import Qt
 
-from core.interacteval.stored import sample_folder
+from core.interacteval.session import sample_folder
 
 USER = "Test Person"
 

@@ -7,7 +7,7 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from core.interacteval import Attribute, Checklist, ChecklistItem, ScoredSample, save_checklist
 from core.interacteval.pipeline import CHECKLIST_ARTEFACT
-from core.interacteval.stored import load_checklist
+from core.interacteval.session import load_checklist
 from core.project import Project
 from desktop.interacteval.checklist_editor import ChecklistEditor
 from desktop.interacteval.models import ChecklistModel, RowColumn, RowsModel, SamplesModel
@@ -160,13 +160,13 @@ def test_import_and_export_excel_from_the_wizard(qtbot, window, tmp_path):
     from core.interacteval import write_checklists
 
     write_checklists(source, [checklist()])
-    problems = wiz.import_checklists(source)
+    problems = wiz.pages["checklist"].import_checklists(source)
     assert problems == []
     assert [d.name for d in wiz.state.dimensions] == ["Coherence"]
     wiz.show_page("checklist")
-    assert wiz.editor.model.question_count() == 4
+    assert wiz.pages["checklist"].editor.model.question_count() == 4
     assert window.project.get_artefact(CHECKLIST_ARTEFACT, "Coherence").origin == "imported"
-    wiz.editor.model.set_question(0, 0, "Edited in the app?")
+    wiz.pages["checklist"].editor.model.set_question(0, 0, "Edited in the app?")
     out = tmp_path / "out.xlsx"
     wiz.export_checklists(out)
     assert wait_step(qtbot, wiz, "export") == "finished"
@@ -177,9 +177,9 @@ def test_import_and_export_excel_from_the_wizard(qtbot, window, tmp_path):
     pd.DataFrame({"a": [1]}).to_excel(tmp_path / "bad.xlsx", sheet_name="One", index=False)
     with pd.ExcelWriter(tmp_path / "bad.xlsx", mode="a") as writer:
         pd.DataFrame({"b": [1]}).to_excel(writer, sheet_name="Two", index=False)
-    errors = wiz.import_checklists(tmp_path / "bad.xlsx")
+    errors = wiz.pages["checklist"].import_checklists(tmp_path / "bad.xlsx")
     assert errors and "Checklist" in errors[0]
-    assert "cannot be used" in wiz.checklist_message.text()
+    assert "cannot be used" in wiz.pages["checklist"].checklist_message.text()
 
 
 # ------------------------------------------------------------------------- model testers

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from core.interacteval import Checklist, ChecklistItem, save_checklist
-from core.interacteval.stored import load_state, sample_folder
+from core.interacteval.session import load_state, sample_folder
 from desktop.interacteval import open_interacteval_wizard
 from tests.desktop.interacteval_support import USER, click, scripted_reply, wait_step
 
@@ -41,7 +41,7 @@ def scripted(window):
 def ready(qtbot, window):
     """The sample set with two small checklists, on the Score page with the texts read."""
     wiz = open_interacteval_wizard(window)
-    click(qtbot, wiz.sample_button)
+    click(qtbot, wiz.pages["dimensions"].sample_button)
     qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=20_000)
     for name in ("Clarity", "Accuracy"):
         save_checklist(window.project, Checklist(dimension=name, definition=f"{name}.", items=[
@@ -60,8 +60,8 @@ def settle(qtbot, wiz):
 
 
 def score(qtbot, wiz):
-    click(qtbot, wiz.score_button)
-    assert wait_step(qtbot, wiz, "score") == "finished", wiz.score_panel.message_label.text()
+    click(qtbot, wiz.pages["score"].score_button)
+    assert wait_step(qtbot, wiz, "score") == "finished", wiz.pages["score"].score_panel.message_label.text()
     assert wiz.page == "results"
 
 
@@ -70,7 +70,7 @@ def test_results_say_which_run_and_go_out_of_date_when_choices_change(
 ):
     wiz = ready(qtbot, window)
     score(qtbot, wiz)
-    res = wiz.results
+    res = wiz.pages["results"].results
     shown = res.run_label.text()
     for part in ("Scored on", "texts.csv: 12 texts", scripted.model, "Clarity (3 questions)",
                  "whole checklist in one call", "1 + 4 × (yes answers / questions"):
@@ -78,14 +78,14 @@ def test_results_say_which_run_and_go_out_of_date_when_choices_change(
     assert res.banner.isHidden() and res.export_button.isEnabled()
     qtbot.waitUntil(lambda: bool(wiz.agreement), timeout=30_000)
     out = tmp_path / "current.xlsx"
-    wiz.export_results(out)
+    wiz.pages["results"].export_results(out)
     assert wait_step(qtbot, wiz, "export") == "finished"
     readme = pd.read_excel(out, sheet_name="Read me", dtype=str).to_string()
     assert "Scored on" in readme and "texts.csv" in readme and scripted.model in readme
 
     # another scoring option: the results are not current any more
     wiz.show_page("score")
-    wiz.legacy_check.setChecked(True)
+    wiz.pages["score"].legacy_check.setChecked(True)
     assert wiz.next_button.text() == "Show results" and not wiz.next_button.isEnabled()
     assert "scoring options were changed" in wiz.nav_message.text()
     wiz.show_page("results")  # through the step buttons: shown as out of date
@@ -93,10 +93,10 @@ def test_results_say_which_run_and_go_out_of_date_when_choices_change(
     assert "scoring options were changed" in res.banner.text()
     assert not res.export_button.isEnabled()
     stale = tmp_path / "stale.xlsx"
-    assert wiz.export_results(stale) is None and not stale.exists()
+    assert wiz.pages["results"].export_results(stale) is None and not stale.exists()
     # back to the choices of the run: current again
     wiz.show_page("score")
-    wiz.legacy_check.setChecked(False)
+    wiz.pages["score"].legacy_check.setChecked(False)
     assert wiz.next_button.isEnabled(), (wiz.nav_message.text(), wiz.state.scorer)
     wiz.show_page("results")
     assert res.banner.isHidden() and res.export_button.isEnabled()
@@ -128,7 +128,7 @@ def test_show_results_is_off_for_a_new_unscored_texts_file(qtbot, window, script
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    wiz.choose_texts(other)
+    wiz.pages["score"].choose_texts(other)
     qtbot.waitUntil(lambda: not wiz.busy and wiz.state.texts.file_name == "other_texts.csv",
                     timeout=20_000)
     qtbot.waitUntil(lambda: wiz.opened_texts.setup.file_name == "other_texts.csv",
@@ -157,13 +157,13 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    wiz.choose_texts(path)
+    wiz.pages["score"].choose_texts(path)
     qtbot.waitUntil(lambda: not wiz.busy and wiz.opened_texts is not None
                     and wiz.opened_texts.setup.file_name == path.name, timeout=20_000)
     score(qtbot, wiz)
     flagged = [(s.dimension, s.text_id) for s in wiz.run.scores if s.think_aloud_sample]
     assert flagged == [("Clarity", "t99")]
-    res = wiz.results
+    res = wiz.pages["results"].results
     assert not res.samples_check.isHidden() and not res.samples_check.isChecked()
     assert "1 scored text is a think-aloud sample (Clarity: t99)" in res.run_label.text()
     qtbot.waitUntil(lambda: bool(wiz.agreement), timeout=30_000)
@@ -179,7 +179,7 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
     assert (clarity.samples_included, clarity.used) == (1, 13)
     assert load_state(window.project).include_samples is True
     out = tmp_path / "results.xlsx"
-    wiz.export_results(out)
+    wiz.pages["results"].export_results(out)
     assert wait_step(qtbot, wiz, "export") == "finished"
     assert "included in the agreement on request" in pd.read_excel(
         out, sheet_name="Read me", dtype=str).to_string()
@@ -188,9 +188,9 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
 
 def test_a_run_where_most_texts_copied_the_instructions_says_so(qtbot, window, scripted):
     wiz = ready(qtbot, window)
-    wiz.scorer_combo.setCurrentText("Copier")
+    wiz.pages["score"].scorer_combo.setCurrentText("Copier")
     score(qtbot, wiz)
-    res = wiz.results
+    res = wiz.pages["results"].results
     assert all(s.status == "failed" and s.score is None for s in wiz.run.scores)
     assert not res.banner.isHidden()
     assert "the model repeated the instructions" in res.banner.text()

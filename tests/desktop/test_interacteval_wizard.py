@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.interacteval import load_checklists
-from core.interacteval.stored import STAGE_KIND, get_stage, load_state
+from core.interacteval.session import STAGE_KIND, get_stage, load_state
 from desktop.interacteval import open_interacteval_wizard
 from tests.desktop.interacteval_support import USER, click, scripted_reply, wait_step
 
@@ -28,13 +28,13 @@ def scripted(window):
 
 
 def load_sample(qtbot, wiz):
-    click(qtbot, wiz.sample_button)
+    click(qtbot, wiz.pages["dimensions"].sample_button)
     qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=20_000)
 
 
 def build_all(qtbot, wiz):
-    click(qtbot, wiz.run_rest_button)
-    assert wait_step(qtbot, wiz, "build") == "finished", wiz.build_panel.message_label.text()
+    click(qtbot, wiz.pages["build"].run_rest_button)
+    assert wait_step(qtbot, wiz, "build") == "finished", wiz.pages["build"].build_panel.message_label.text()
 
 
 def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
@@ -46,7 +46,7 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     load_sample(qtbot, wiz)
     project = window.project
     assert [d.name for d in wiz.state.dimensions] == ["Clarity", "Accuracy"]
-    assert wiz.dimensions_model.rowCount() == 2
+    assert wiz.pages["dimensions"].dimensions_model.rowCount() == 2
 
     # -- samples: 4 suggested per dimension, spread over the score range; the user changes one
     click(qtbot, wiz.next_button)
@@ -54,7 +54,7 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     chosen = wiz.state.chosen_samples("Clarity")
     assert len(chosen) == 4
     assert min(s.score for s in chosen) == 1 and max(s.score for s in chosen) == 5
-    model = wiz.samples_model
+    model = wiz.pages["samples"].samples_model
     unticked = next(r for r in range(model.rowCount())
                     if model.index(r, 0).data(Qt.ItemDataRole.CheckStateRole)
                     == Qt.CheckState.Unchecked)
@@ -65,16 +65,16 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     # -- think-aloud: two model profiles and typed notes; every attribute shows its source
     click(qtbot, wiz.next_button)
     assert wiz.page == "think_aloud"
-    items = [wiz.assessor_list.item(i) for i in range(wiz.assessor_list.count())]
+    items = [wiz.pages["think_aloud"].assessor_list.item(i) for i in range(wiz.pages["think_aloud"].assessor_list.count())]
     next(i for i in items if i.data(Qt.ItemDataRole.UserRole) == "Scripted B").setCheckState(
         Qt.CheckState.Checked)
     assert load_state(project).assessors == ["Scripted A", "Scripted B"]
-    click(qtbot, wiz.think_button)
+    click(qtbot, wiz.pages["think_aloud"].think_button)
     assert wait_step(qtbot, wiz, "think_aloud") == "finished"
-    wiz.author_edit.setText("Anna")
-    wiz.notes_edit.setPlainText("- Each example fits the question.\n\nNo jargon at all.")
-    click(qtbot, wiz.add_notes_button)
-    rows = wiz.attributes_model.rows()
+    wiz.pages["think_aloud"].author_edit.setText("Anna")
+    wiz.pages["think_aloud"].notes_edit.setPlainText("- Each example fits the question.\n\nNo jargon at all.")
+    click(qtbot, wiz.pages["think_aloud"].add_notes_button)
+    rows = wiz.pages["think_aloud"].attributes_model.rows()
     whose = [(r["who"], r["kind"]) for r in rows]
     assert ("Scripted A", "model") in whose and ("Scripted B", "model") in whose
     assert ("Ms Okafor", "person") in whose and ("Anna", "person") in whose
@@ -86,18 +86,18 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     # -- build: components, then an edit that the next step receives
     click(qtbot, wiz.next_button)
     assert wiz.page == "build"
-    click(qtbot, wiz.build_run_buttons["components"])
+    click(qtbot, wiz.pages["build"].build_run_buttons["components"])
     assert wait_step(qtbot, wiz, "build") == "finished"
-    assert wiz.components_edit.toPlainText() == "Plain words\nOrder of ideas"
-    wiz.components_edit.setPlainText("Everyday words EDITED\nOrder of ideas\nExamples")
-    wiz.flush_edits()
+    assert wiz.pages["build"].components_edit.toPlainText() == "Plain words\nOrder of ideas"
+    wiz.pages["build"].components_edit.setPlainText("Everyday words EDITED\nOrder of ideas\nExamples")
+    wiz.pages["build"].flush_edits()
     stored = get_stage(project, "Clarity", "components")
     assert stored.value == ["Everyday words EDITED", "Order of ideas", "Examples"]
     assert stored.edited and stored.edited_by == USER
     edits = project.list_edits((STAGE_KIND, "Clarity/components"))
     assert edits[-1].who == USER
-    wiz.show_build_step("clusters")
-    click(qtbot, wiz.build_run_buttons["clusters"])
+    wiz.pages["build"].show_build_step("clusters")
+    click(qtbot, wiz.pages["build"].build_run_buttons["clusters"])
     assert wait_step(qtbot, wiz, "build") == "finished"
     clustering = [p for p in scripted.prompts[prompts_before:] if "Sort the notes" in p]
     assert clustering and "Everyday words EDITED" in clustering[-1]
@@ -105,21 +105,21 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     assert [c.component for c in clusters.clusters] == [
         "Everyday words EDITED", "Order of ideas", "Examples"]
     # edit a key question after its step, before sub-questions run
-    wiz.show_build_step("key_questions")
-    click(qtbot, wiz.build_run_buttons["key_questions"])
+    wiz.pages["build"].show_build_step("key_questions")
+    click(qtbot, wiz.pages["build"].build_run_buttons["key_questions"])
     assert wait_step(qtbot, wiz, "build") == "finished"
-    wiz.keys_model.setData(wiz.keys_model.index(0, 1), "Are all words ones a child knows?")
+    wiz.pages["build"].keys_model.setData(wiz.pages["build"].keys_model.index(0, 1), "Are all words ones a child knows?")
     build_all(qtbot, wiz)  # sub-questions and review
     subs_prompt = [p for p in scripted.prompts if "write two to five sub-questions" in p][-1]
     assert "Are all words ones a child knows?" in subs_prompt
     checklist = next(c for c in load_checklists(project) if c.dimension == "Clarity")
     assert len(checklist.items) == 6 and checklist.items[0].component == "Everyday words EDITED"
-    assert "✓" in wiz.build_list.item(4).text()
+    assert "✓" in wiz.pages["build"].build_list.item(4).text()
 
     # -- checklist editor: edit, move between components; marked as the user's
     click(qtbot, wiz.next_button)
     assert wiz.page == "checklist"
-    tree = wiz.editor.model
+    tree = wiz.pages["checklist"].editor.model
     assert [g.name for g in tree.groups] == ["Everyday words EDITED", "Order of ideas",
                                              "Examples"]
     tree.setData(tree.question_index(0, 0), "Does the answer use only everyday words?")
@@ -144,13 +144,13 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     assert wiz.state.texts.human == {"Clarity": "Clarity", "Accuracy": "Accuracy"}
     assert len(wiz.opened_texts.read.items) == 12
     calls_before = scripted.calls
-    click(qtbot, wiz.score_button)
+    click(qtbot, wiz.pages["score"].score_button)
     assert wait_step(qtbot, wiz, "score") == "finished"
     assert scripted.calls - calls_before == 24  # 12 texts x 2 dimensions, one call each
     assert wiz.page == "results"
     qtbot.waitUntil(lambda: bool(wiz.agreement), timeout=30_000)
 
-    res = wiz.results
+    res = wiz.pages["results"].results
     assert res.scores_model.rowCount() == 12
     assert "12 texts" in res.summary.text()
     res.scores_view.selectRow(0)
@@ -166,7 +166,7 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
 
     # -- export: the results workbook and the checklist file, read back with pandas
     out = tmp_path / "results.xlsx"
-    wiz.export_results(out)
+    wiz.pages["results"].export_results(out)
     assert wait_step(qtbot, wiz, "export") == "finished"
     book = pd.read_excel(out, sheet_name=None)
     assert list(book) == RESULT_SHEETS
@@ -194,7 +194,7 @@ def test_reopening_the_project_shows_the_results_without_new_calls(qtbot, window
         build_all(qtbot, wiz)
     wiz.show_page("score")
     qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
-    click(qtbot, wiz.score_button)
+    click(qtbot, wiz.pages["score"].score_button)
     assert wait_step(qtbot, wiz, "score") == "finished"
     first = [(s.text_id, s.dimension, s.score) for s in wiz.run.scores]
     path = tmp_path / "ie.evaldesk"
@@ -207,11 +207,11 @@ def test_reopening_the_project_shows_the_results_without_new_calls(qtbot, window
     again = open_interacteval_wizard(window)
     assert again is not wiz and again.page == "results"
     assert [(s.text_id, s.dimension, s.score) for s in again.run.scores] == first
-    assert again.results.scores_model.rowCount() == 12
+    assert again.pages["results"].results.scores_model.rowCount() == 12
     assert scripted.calls == calls  # nothing was asked again
     # every earlier page still holds what was done
     again.show_page("think_aloud")
-    assert any(r["who"] == "Mr Lindqvist" for r in again.attributes_model.rows())
+    assert any(r["who"] == "Mr Lindqvist" for r in again.pages["think_aloud"].attributes_model.rows())
     again.show_page("score")
     qtbot.waitUntil(lambda: again.opened_texts is not None and not again.busy, timeout=20_000)
     assert again.next_button.text() == "Show results" and again.next_button.isEnabled()
@@ -227,12 +227,12 @@ def test_a_failed_step_is_shown_and_nothing_is_stored(qtbot, window, scripted):
         load_sample(qtbot, wiz)
         wiz.state.builder = "Broken"
         wiz.show_page("build")
-        click(qtbot, wiz.build_run_buttons["components"])
+        click(qtbot, wiz.pages["build"].build_run_buttons["components"])
         assert wait_step(qtbot, wiz, "build") == "failed"
-        message = wiz.build_panel.message_label.text()
+        message = wiz.pages["build"].build_panel.message_label.text()
         assert "Component extraction for Clarity did not work" in message
         assert get_stage(window.project, "Clarity", "components") is None
-        assert "Not run yet" in wiz.build_status["components"].text()
+        assert "Not run yet" in wiz.pages["build"].build_status["components"].text()
     finally:
         broken.close()
 
@@ -270,17 +270,17 @@ def test_cancel_mid_scoring_then_resume_without_repeating(qtbot, window, scripte
             ChecklistItem(component="A", question="Is it short?")]))
     wiz.show_page("score")
     qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
-    click(qtbot, wiz.score_button)
+    click(qtbot, wiz.pages["score"].score_button)
     qtbot.waitUntil(lambda: len(fake.asked) == 5, timeout=10_000)
     qtbot.wait(50)
-    click(qtbot, wiz.score_panel.cancel_button)
+    click(qtbot, wiz.pages["score"].score_panel.cancel_button)
     assert wait_step(qtbot, wiz, "score") == "stopped"
-    assert wiz.page == "score" and "kept" in wiz.score_panel.message_label.text()
+    assert wiz.page == "score" and "kept" in wiz.pages["score"].score_panel.message_label.text()
     first = list(fake.asked)
     assert len(first) == 5
 
     fake.open_calls = 10_000  # resume: only the 19 texts not done yet are asked
-    click(qtbot, wiz.score_button)
+    click(qtbot, wiz.pages["score"].score_button)
     assert wait_step(qtbot, wiz, "score") == "finished"
     assert len(fake.asked) == 24
     assert len(set(fake.asked)) == 24  # no text was asked twice
@@ -294,13 +294,13 @@ def test_renaming_a_dimension_takes_its_work_along(qtbot, window, scripted):
     wiz.show_page("build")
     build_all(qtbot, wiz)
     wiz.show_page("checklist")
-    tree = wiz.editor.model
+    tree = wiz.pages["checklist"].editor.model
     tree.setData(tree.question_index(0, 0), "Does the answer use only everyday words?")
     notes = wiz.state.notes.get("Clarity")
     chosen = wiz.state.chosen.get("Clarity")
 
     wiz.show_page("dimensions")
-    wiz.dimensions_model.setData(wiz.dimensions_model.index(0, 0), "Readability")
+    wiz.pages["dimensions"].dimensions_model.setData(wiz.pages["dimensions"].dimensions_model.index(0, 0), "Readability")
     state = load_state(project)
     assert [d.name for d in state.dimensions] == ["Readability", "Accuracy"]
     assert state.notes.get("Readability") == notes and "Clarity" not in state.notes
@@ -317,5 +317,42 @@ def test_renaming_a_dimension_takes_its_work_along(qtbot, window, scripted):
     wiz.dim_combo.setCurrentText("Readability")
     wiz.show_page("build")
     for step in ("components", "checklist"):
-        text, current = wiz._stage_status(step)
+        text, current = wiz.pages["build"]._stage_status(step)
         assert "Out of date" in text and not current
+
+
+def test_choices_that_cannot_be_read_are_named_and_kept(qtbot, window, tmp_path):
+    from core.interacteval.session import STATE_KIND
+    from core.project import Project
+    from core.project.payloads import UNREADABLE_SUFFIX
+
+    path = tmp_path / "newer.evaldesk"
+    newer = {"dimensions": [{"name": "Clarity", "definition": ""}], "_payload_version": 99}
+    with Project.create(path, method="interacteval") as project:
+        project.put_artefact(STATE_KIND, "state", newer, origin="human")
+    assert window.open_project(path)
+    wiz = open_interacteval_wizard(window)
+    assert wiz.state_alert.isVisibleTo(wiz)
+    text = wiz.state_alert.text()
+    assert "InteractEval choices" in text and "newer EvalDesk" in text and "kept" in text
+    (kept,) = wiz.project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)
+    assert kept.payload == newer
+    # working on saves a fresh state; the original stays aside
+    wiz.pages["dimensions"].add_dimension("Accuracy")
+    assert wiz.project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)[0].payload == newer
+
+
+def test_a_texts_file_that_is_gone_is_read_from_the_project_and_said(qtbot, window, tmp_path):
+    texts = tmp_path / "answers.csv"
+    texts.write_text("answer,Clarity\nThe sky is blue.,4\nRain falls.,3\n", encoding="utf-8")
+    wiz = open_interacteval_wizard(window)
+    wiz.pages["dimensions"].add_dimension("Clarity")
+    score = wiz.pages["score"]
+    score.choose_texts(texts)
+    assert wait_step(qtbot, wiz, "texts") == "finished"
+    assert score.texts_label.text() == "<b>answers.csv</b>"
+    texts.unlink()
+    score.read_texts()
+    assert wait_step(qtbot, wiz, "texts") == "finished"
+    assert "copy saved in the project" in score.texts_label.text()
+    assert [i.text for i in wiz.opened_texts.read.items] == ["The sky is blue.", "Rain falls."]

@@ -217,7 +217,7 @@ def test_duplicates_error_by_default_and_first_or_last_on_request(encoder):
         aqer(frame, encoder)
     first = aqer(frame, encoder, duplicates="first")
     last = aqer(frame, encoder, duplicates="last")
-    pick = lambda res: res.responses[  # noqa: E731
+    pick = lambda res: res.responses[
         (res.responses["worker"] == "good0") & (res.responses["question"] == list(FACTS)[0])
     ]["response"].tolist()
     assert pick(first) != ["Lyon"] and pick(last) == ["Lyon"]

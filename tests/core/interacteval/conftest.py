@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core.interacteval import Attribute, Dimension, ScoredSample
+from core.interacteval import Attribute, Checklist, ChecklistItem, Dimension, ScoredSample
 from core.llm import LLMFailure
 
 
@@ -80,3 +80,26 @@ def attributes() -> list[Attribute]:
         Attribute(text="No abrupt jumps between topics.", source="Anna", source_kind="person"),
         Attribute(text="Ends with a conclusion.", source="Llama", source_kind="model"),
     ]
+
+
+@pytest.fixture
+def scripted():
+    from core.llm import ScriptedLLM
+
+    made = []
+
+    def make(replies, **kw):
+        llm = ScriptedLLM(replies, name=f"ie-core-{len(made)}", **kw)
+        made.append(llm)
+        return llm
+
+    yield make
+    for llm in made:
+        llm.close()
+
+
+@pytest.fixture
+def checklist() -> Checklist:
+    return Checklist(dimension="Coherence", definition="Hangs together.", items=[
+        ChecklistItem(component="Flow", question="Does it flow?"),
+        ChecklistItem(component="Flow", question="Is it organised?")])

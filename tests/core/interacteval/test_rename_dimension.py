@@ -1,9 +1,9 @@
-"""Renaming a dimension in a project (core.interacteval.stored.rename_dimension)."""
+"""Renaming a dimension in a project (core.interacteval.session.rename_dimension)."""
 
 from __future__ import annotations
 
 from core.interacteval.model import Dimension
-from core.interacteval.stored import (
+from core.interacteval.session import (
     STAGE_KIND,
     WizardState,
     get_stage,

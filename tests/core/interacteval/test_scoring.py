@@ -15,6 +15,7 @@ from core.interacteval import (
     legacy_count,
     parse_answer,
     score_text,
+    session,
 )
 from core.interacteval.checklist_scoring import answers_schema
 
@@ -306,7 +307,7 @@ async def test_per_question_mode_asks_an_unusable_answer_again(scripted, checkli
 async def test_an_incomplete_text_is_retried_on_resume(tmp_path, scripted, item):
     """Through the gateway with the project as cache: the questions still unanswered are asked
     again when scoring resumes (an unusable answer is never taken from the cache)."""
-    from core.interacteval import open_scoring_run, score_texts
+    from core.interacteval import open_scoring_run
     from core.llm import Gateway
     from core.project import Project
 
@@ -327,14 +328,14 @@ async def test_an_incomplete_text_is_retried_on_resume(tmp_path, scripted, item)
     with Project.create(tmp_path / "p.evaldesk") as project:
         run_id = open_scoring_run(project, [checklist], settings, llm.model)
         gateway = Gateway(llm.profile(), cache=project, run_id=run_id)
-        first = await score_texts([checklist], [item], gateway, settings=settings,
+        first = await session.score_texts([checklist], [item], gateway, settings=settings,
                                   model=llm.model, project=project, run_id=run_id)
         assert first.scores[0].status == "incomplete" and first.scores[0].score is None
         state["resumed"] = True
         before = llm.calls
         run_id = open_scoring_run(project, [checklist], settings, llm.model)
         gateway = Gateway(llm.profile(), cache=project, run_id=run_id)
-        second = await score_texts([checklist], [item], gateway, settings=settings,
+        second = await session.score_texts([checklist], [item], gateway, settings=settings,
                                    model=llm.model, project=project, run_id=run_id)
     assert llm.calls - before == 1  # only the three missing questions, once
     assert second.scores[0].status == "ok"

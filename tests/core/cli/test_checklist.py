@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-
-from .test_pipeline import BUILD_REPLIES
+from tests.core.interacteval_support import BUILD_REPLIES
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
 """``evaldesk checklist build`` and ``evaldesk checklist score`` (InteractEval, headless).
 
-Same code path as the wizard. Heavy libraries (pandas, litellm) are imported inside the
-handlers, so ``evaldesk --version`` stays fast.
+A thin adapter over :mod:`core.interacteval.inputs` (the same readers and column synonyms as the
+wizard) and :mod:`core.interacteval.session` (the same project run, unit keys, cache and
+export), in the ``--project`` file or a temporary project. Heavy libraries (pandas, litellm) are
+imported inside the handlers, so ``evaldesk --version`` stays fast.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from core.cli import COMMANDS, EXIT_SOME_FAILED, UserError
-from core.method_cli import (
+from core.cli import EXIT_SOME_FAILED, UserError
+from core.cli._common import (
     adhoc_profile,
     cli_progress,
+    cli_project,
     load_settings,
-    open_project,
     profile_names,
     project_gateway,
     read_text_file,
@@ -31,7 +33,7 @@ _EPILOG_SCORE = (
 )
 
 
-def add_checklist_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "checklist",
         help="InteractEval: build a Yes/No checklist from think-aloud, score texts with it",
@@ -166,13 +168,11 @@ def run_build(args: argparse.Namespace) -> int:
     from core.interacteval import (
         Dimension,
         StageError,
-        build_checklist,
-        read_checklists,
-        read_notes,
-        read_samples,
+        session,
         suggest_samples,
         write_checklists,
     )
+    from core.interacteval.inputs import read_checklists, read_notes, read_samples
     from core.interacteval.pipeline import COPIED, copy_warning
     from core.tables import TableError
 
@@ -221,17 +221,22 @@ def run_build(args: argparse.Namespace) -> int:
             raise UserError("--merge: the output file cannot be read:\n" + "\n".join(old.errors))
         existing = [c for c in old.checklists if c.dimension.casefold() != name.casefold()]
 
-    project = open_project(args.project, "interacteval")
-    try:
+    with cli_project(args.project, "interacteval") as project:
         assessors = {} if args.no_think_aloud else {
             p.name: project_gateway(p, project) for p in profiles
         }
         builder = assessors.get(builder_profile.name) or project_gateway(builder_profile, project)
+        # the wizard's choices for this one dimension (not stored: a --project file keeps its
+        # own wizard choices); the steps run and are kept as the wizard runs them
+        state = session.WizardState(
+            dimensions=[dimension], current=name, samples=list(samples),
+            chosen={name: list(range(len(samples)))}, assessors=list(assessors),
+            builder=builder_profile.name, notes={name: notes},
+            validate_questions=not args.no_validation)
         try:
-            build = asyncio.run(build_checklist(
-                dimension, samples, assessors=assessors, builder=builder, notes=notes,
-                validate=not args.no_validation, progress=cli_progress(),
-            ))
+            build = asyncio.run(session.build_dimension(
+                project, state, name, assessors, builder, progress=cli_progress(),
+                keep_state=False))
         except StageError as exc:
             if exc.kind == COPIED:
                 say(f"evaldesk: {exc.message}")
@@ -241,13 +246,6 @@ def run_build(args: argparse.Namespace) -> int:
             raise UserError(exc.message) from None
         for failure in build.think_aloud.failures:
             say(f"evaldesk: note: think-aloud by {failure.who} failed: {failure.message}")
-        if project is not None:
-            from core.interacteval import save_checklist
-
-            save_checklist(project, build.checklist)
-    finally:
-        if project is not None:
-            project.close()
 
     readme = [
         ("Dimension", f"{name}: {definition}"),
@@ -276,32 +274,20 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------- score
-def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
-    """Read the texts to score (with human scores) from the items sheet."""
-    from core.interacteval import TextItem
-    from core.tables import (
-        TableError,
-        cell_number,
-        guess_mapping,
-        guess_named_column,
-        map_columns,
-        read_table,
-    )
+def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> Any:
+    """The texts sheet and its columns: the options given, else the wizard's guesses
+    (:func:`core.interacteval.inputs.guess_text_columns`, one list of synonyms per role)."""
+    from core.interacteval.inputs import TextsSetup, guess_text_columns
+    from core.tables import TableError, list_sheets, read_table
 
     try:
-        read = read_table(args.items, args.sheet)
+        sheets = list_sheets(args.items)
+        sheet = args.sheet or sheets[0]
+        read = read_table(args.items, sheet)
     except TableError as exc:
         raise UserError(exc.message) from None
-    columns = list(read.frame.columns)
-    guessed = guess_mapping(columns, {
-        "text": ["summary", "answer", "essay", "output", "system output", "response"],
-        "source_id": ["doc id", "document id", "source id", "article id"],
-        "system": ["system id", "model", "generator"],
-        "source": ["article", "document", "input", "source text"],
-    })
-    # the id only by its exact name: "system_id" or "model_id" are not text ids
-    guessed["id"] = guess_named_column(columns, {"id", "textid", "itemid", "rowid"},
-                                       guessed.values())
+    columns = [str(c) for c in read.frame.columns]
+    guessed, by_name = guess_text_columns(columns, dimensions)
     mapping: dict[str, str | None] = {
         "text": args.text_col or guessed["text"],
         "source": args.source_col or guessed["source"],
@@ -309,7 +295,7 @@ def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
         "id": args.id_col or guessed["id"],
         "system": args.system_col or guessed["system"],
     }
-    human_cols: dict[str, str] = {}
+    human: dict[str, str | None] = {}
     for spec in args.human_col:
         if "=" in spec:
             dim, col = (part.strip() for part in spec.split("=", 1))
@@ -317,80 +303,36 @@ def _items(args: argparse.Namespace, dimensions: list[str]) -> list[Any]:
             if not match:
                 raise UserError(f"--human-col {spec}: the checklist has no dimension '{dim}' "
                                 f"(it has {', '.join(dimensions)}).")
-            human_cols[match[0]] = col
+            human[match[0]] = col
         elif len(dimensions) == 1:
-            human_cols[dimensions[0]] = spec.strip()
+            human[dimensions[0]] = spec.strip()
         else:
             raise UserError(f"--human-col {spec}: the checklist has several dimensions; write "
                             "DIMENSION=COLUMN, e.g. --human-col Coherence=coh_mean.")
     if not args.human_col:
-        for dim in dimensions:
-            col = next((c for c in columns if str(c).strip().casefold() == dim.casefold()), None)
-            if col is not None:
-                human_cols[dim] = col
-                say(f'Human scores for {dim}: column "{col}" (its name matches the dimension).')
-    for dim, col in human_cols.items():
-        mapping[f"human:{dim}"] = col
-    mapped = map_columns(read, mapping, required=["text"])
-    for issue in mapped.warnings:
-        say(f"evaldesk: note: {issue.message}")
-    if mapped.errors:
-        raise UserError("\n".join(i.message for i in mapped.errors))
-    frame = mapped.frame
-    items: list[TextItem] = []
-    seen_ids: dict[str, int] = {}
-    source_ids: dict[str, str] = {}
-    problems: list[str] = []
-    for row in mapped.rows:
-        text = frame.at[row, "text"]
-        if not text.strip():
-            say(f"evaldesk: note: {mapped.where(row, 'text')}: no text; the row is skipped.")
-            continue
-        text_id = frame.at[row, "id"].strip() if "id" in frame else ""
-        text_id = text_id or f"row {row}"
-        if text_id in seen_ids:
-            problems.append(f"{mapped.where(row, 'id')}: the id “{text_id}” is also in row "
-                            f"{seen_ids[text_id]}; every text needs its own id.")
-            continue
-        seen_ids[text_id] = row
-        source = frame.at[row, "source"] if "source" in frame else ""
-        source_id = frame.at[row, "source_id"].strip() if "source_id" in frame else ""
-        if not source_id and source.strip():
-            source_id = source_ids.setdefault(source.strip(), f"source {len(source_ids) + 1}")
-        human: dict[str, float] = {}
-        for dim in human_cols:
-            raw = frame.at[row, f"human:{dim}"].strip()
-            if not raw:
-                continue
-            value = cell_number(raw)
-            if value is not None:
-                human[dim] = value
-            else:
-                say(f"evaldesk: note: {mapped.where(row, f'human:{dim}')}: “{raw}” is not a "
-                    "number; this text has no human score for " + dim + ".")
-        items.append(TextItem(
-            id=text_id, text=text, source=source, source_id=source_id,
-            system=frame.at[row, "system"].strip() if "system" in frame else "",
-            human=human, row=row,
-        ))
-    if problems:
-        raise UserError("\n".join(problems))
-    if not items:
-        raise UserError(f"{read.describe()} has no texts to score.")
-    return items
+        human = {d: c for d, c in by_name.items() if c is not None}
+        for dim, col in human.items():
+            say(f'Human scores for {dim}: column "{col}" (its name matches the dimension).')
+    return TextsSetup(sheet=sheet, columns=mapping, human=human)
+
+
+def _items(args: argparse.Namespace, setup: Any) -> list[Any]:
+    """Read the texts to score (with human scores) from the items sheet."""
+    from core.interacteval.inputs import read_texts
+
+    got = read_texts(args.items, setup)
+    for problem in got.problems:
+        say(f"evaldesk: note: {problem}")
+    if got.errors:
+        raise UserError("\n".join(got.errors))
+    return got.items
 
 
 def run_score(args: argparse.Namespace) -> int:
     import asyncio
 
-    from core.interacteval import (
-        ScoringSettings,
-        human_agreement,
-        open_scoring_run,
-        read_checklists,
-        score_texts,
-        write_results,
-    )
+    from core.interacteval import ScoringSettings, session
+    from core.interacteval.inputs import read_checklists
     from core.tables import TableError
 
     got = read_checklists(args.checklist)
@@ -410,42 +352,34 @@ def run_score(args: argparse.Namespace) -> int:
     if args.max_unanswered is not None:
         say("evaldesk: note: --max-unanswered is no longer used: a text with a question still "
             "unanswered after asking again has no score (it is marked incomplete).")
-    items = _items(args, [c.dimension for c in checklists])
+    setup = _texts_setup(args, [c.dimension for c in checklists])
+    items = _items(args, setup)
     settings = ScoringSettings(
         mode="per_question" if args.per_question else "checklist",
         counting="legacy" if args.legacy_count else "answers",
     )
     profile = _profiles([args.profile] if args.profile else [],
                         [args.model] if args.model else [])[0]
-    project = open_project(args.project, "interacteval")
-    try:
-        run_id = None
-        if project is not None:
-            run_id = open_scoring_run(project, checklists, settings, profile.model)
+    who = session.person(load_settings().user_name)
+    with cli_project(args.project, "interacteval") as project:
+        setup = session.store_texts_file(project, setup, args.items)
+        run_id = session.open_scoring_run(project, checklists, settings, profile.model)
         gateway = project_gateway(profile, project, run_id)
         say(f"Scoring {len(items)} texts on {', '.join(c.dimension for c in checklists)} "
             f"with {profile.model}.")
-        run = asyncio.run(score_texts(
-            checklists, items, gateway, settings=settings, model=profile.model,
-            project=project, run_id=run_id, progress=cli_progress(),
+        run = asyncio.run(session.score_texts(
+            checklists, items, gateway, project=project, settings=settings,
+            model=profile.model, run_id=run_id, progress=cli_progress(),
         ))
-    finally:
-        if project is not None:
-            project.close()
-    results = human_agreement(run.scores, include_samples=args.include_samples)
-    usage = gateway.usage
-    readme = [
-        ("Checklist file", str(args.checklist)),
-        ("Model calls", (
-            f"{usage.calls} calls, {usage.cache_hits} answers from the cache, "
-            f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out")),
-    ]
-    try:
-        write_results(args.output, run, agreement=results, readme=readme,
-                      texts=str(args.items) + (f", sheet {args.sheet}" if args.sheet else ""),
-                      include_samples=args.include_samples)
-    except TableError as exc:
-        raise UserError(exc.message) from None
+        usage = gateway.usage
+        say(f"Model calls: {usage.calls} calls, {usage.cache_hits} answers from the cache, "
+            f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out.")
+        try:
+            session.export_results(project, run, args.output,
+                                   texts=session.texts_line(setup, len(items)),
+                                   include_samples=args.include_samples, who=who)
+        except TableError as exc:
+            raise UserError(exc.message) from None
     for checklist in checklists:
         mine = [s for s in run.scores if s.dimension == checklist.dimension]
         ok = [s.score for s in mine if s.status == "ok" and s.score is not None]
@@ -453,7 +387,9 @@ def run_score(args: argparse.Namespace) -> int:
         if ok:
             line += f", mean {sum(ok) / len(ok):.2f}"
         say(line)
-    for result in results:
+    from core.interacteval.agreement import human_agreement
+
+    for result in human_agreement(run.scores, include_samples=args.include_samples):
         if result.per_document is not None and result.per_document.spearman.defined:
             report = result.per_document
             say(f"{result.dimension}: Spearman rho with human scores, per source document "
@@ -474,6 +410,3 @@ def run_score(args: argparse.Namespace) -> int:
             "with the reason. Scoring again with --project asks only for them.")
         return EXIT_SOME_FAILED
     return 0
-
-
-add_parser = add_checklist_parser

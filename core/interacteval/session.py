@@ -1,0 +1,848 @@
+"""InteractEval in a project: the ONLY code that touches the project for this method. The wizard
+and the ``evaldesk checklist`` command both call it, so they read, run, keep and export alike:
+
+    state, problem = open_state(project)         # dimensions, samples, notes, texts, choices
+    save_state(project, state)
+    await run_think_aloud(project, state, "Coherence", {"GPT-4o": llm})   # kept as a step result
+    await run_build_steps(project, state, "Coherence", ["components", ...], llm)
+    edit_stage(project, "Coherence", "components", ["Flow", "Logical order"], who="Anna")
+    edit_checklist(project, checklist, who="Anna")          # via project.record_edit
+    job = plan_scoring(project, state, items, model)       # the run, its checklists and samples
+    run = await score_texts(checklists, items, llm, project=project, run_id=job.run_id, ...)
+    run = load_run(project, state, checklists)              # reopening: no new model calls
+    results_out_of_date(project, state, run, checklists, model)  # why it no longer matches
+    export_results(project, run, path, texts=..., include_samples=...)
+
+The wizard state is a versioned payload (:data:`STATE`); one that cannot be read is set aside
+in the project and :func:`open_state` says so. Step outputs are artefacts of kind
+``interacteval.stage`` keyed ``<dimension>/<stage>``, with the hash of what the step consumed
+(``input``), so a step whose predecessor changed is shown as out of date. Generated outputs are
+stored with origin "generated"; a person's edit goes through ``project.record_edit`` (who and
+when are kept). Scored texts are the units of a project run (``core.project.units.RunUnits``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from core.interacteval._common import unique_attributes
+from core.interacteval.inputs import (
+    TEXT_ROLES,
+    OpenedTexts,
+    TextsRead,
+    TextsSetup,
+    guess_text_columns,
+    open_texts,
+    read_texts,
+)
+from core.interacteval.model import (
+    Attribute,
+    AttributeClusters,
+    Checklist,
+    Dimension,
+    JsonLLM,
+    KeyQuestion,
+    ScoredSample,
+    ScoringSettings,
+    StageError,
+    SubQuestionGroup,
+    TextItem,
+    TextScore,
+    ThinkAloudResult,
+)
+from core.interacteval.pipeline import (
+    CHECKLIST_ARTEFACT,
+    METHOD,
+    RESULT_KIND,
+    STEP_SCORE,
+    SampleTexts,
+    ScoringRun,
+    run_settings,
+)
+from core.interacteval.pipeline import score_texts as _score_texts
+from core.llm import LLMFactory, gateway_for
+from core.project.inputs import InputRef, fingerprint, open_input, store_input
+from core.project.payloads import PayloadType, load_or_recover, put_payload
+from core.runs import CancelToken, Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.project import Project
+
+__all__ = [
+    "BUILD_KEYS",
+    "STAGES",
+    "STAGE_KIND",
+    "STATE",
+    "STATE_KIND",
+    "SUMMEVAL_DIMENSIONS",
+    "TEXT_ROLES",
+    "LLMFactory",
+    "OpenedTexts",
+    "ScoringJob",
+    "StageOutput",
+    "TextsRead",
+    "TextsSetup",
+    "WizardState",
+    "all_checklists",
+    "attributes_of",
+    "build_dimension",
+    "checklist_origin",
+    "default_llm_factory",
+    "edit_checklist",
+    "edit_stage",
+    "export_checklists",
+    "export_results",
+    "fingerprint",
+    "get_stage",
+    "guess_text_columns",
+    "import_checklists",
+    "load_checklist",
+    "load_checklists",
+    "load_run",
+    "load_state",
+    "open_scoring_run",
+    "open_state",
+    "open_texts",
+    "open_texts_file",
+    "person",
+    "plan_scoring",
+    "put_stage",
+    "read_texts",
+    "results_out_of_date",
+    "run_build_step",
+    "run_build_steps",
+    "run_samples",
+    "run_texts_line",
+    "run_think_aloud",
+    "sample_folder",
+    "save_checklist",
+    "save_state",
+    "score_texts",
+    "stage_input",
+    "store_texts_file",
+    "texts_file",
+    "texts_key",
+    "texts_line",
+]
+
+STATE_KIND = "interacteval.wizard"
+STATE_KEY = "state"
+STAGE_KIND = "interacteval.stage"
+TEXTS_INPUT_KIND = "interacteval_texts"
+
+#: The construction steps whose output is stored (the checklist itself is the engine's artefact).
+STAGES = ("think_aloud", "components", "clusters", "key_questions", "sub_questions")
+
+#: SummEval's four dimensions, defined in our own words (a template on the first page).
+SUMMEVAL_DIMENSIONS = [
+    Dimension(name="Coherence", definition=(
+        "How well the summary hangs together as a whole: its sentences follow on from one "
+        "another in a sensible order and build a clear picture of the topic, rather than a "
+        "heap of loosely related facts.")),
+    Dimension(name="Consistency", definition=(
+        "Whether everything the summary says is backed by the source document: it adds no "
+        "facts, names, numbers or claims that the source does not support.")),
+    Dimension(name="Fluency", definition=(
+        "How well each sentence is written on its own: correct grammar, spelling and "
+        "punctuation, natural word order, and nothing that makes it hard to read.")),
+    Dimension(name="Relevance", definition=(
+        "Whether the summary keeps the most important points of the source and leaves out "
+        "minor details, repetition and information that does not matter.")),
+]
+
+#: The model of a run (``core.llm.LLMFactory``); the default caches every call in the project.
+default_llm_factory: LLMFactory = gateway_for
+
+
+def sample_folder() -> Path:
+    """The folder of the sample set shipped with EvalDesk."""
+    from core.paths import resources_dir
+
+    return resources_dir() / "samples" / "interacteval"
+
+
+# ------------------------------------------------------------------------------ the state
+class WizardState(BaseModel):
+    """Everything the user chose in the InteractEval wizard (artefact ``interacteval.wizard``)."""
+
+    page: str = "dimensions"
+    dimensions: list[Dimension] = Field(default_factory=list)
+    current: str = ""
+    """The dimension shown on the per-dimension pages."""
+    samples_file: str = ""
+    samples: list[ScoredSample] = Field(default_factory=list)
+    """Every rated sample read from the samples sheet."""
+    chosen: dict[str, list[int]] = Field(default_factory=dict)
+    """dimension -> indices into ``samples`` shown in the think-aloud."""
+    assessors: list[str] = Field(default_factory=list)
+    """Model profiles that think aloud."""
+    builder: str = ""
+    """The model profile that builds the checklist ("" = the first assessor / default)."""
+    notes: dict[str, list[Attribute]] = Field(default_factory=dict)
+    """dimension -> people's think-aloud notes."""
+    validate_questions: bool = True
+    checklist_inputs: dict[str, str] = Field(default_factory=dict)
+    """dimension -> hash of the sub-questions the checklist was made from."""
+    texts: TextsSetup = Field(default_factory=TextsSetup)
+    scorer: str = ""
+    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+    run_id: int | None = None
+    """The scoring run last started (its finished texts are kept in the project)."""
+    text_order: list[str] = Field(default_factory=list)
+    """Text ids in the order of the texts sheet of that run."""
+    run_texts: TextsSetup | None = None
+    """The texts file, sheet and columns of that run (results of other texts are not current)."""
+    run_count: int = 0
+    """How many texts that run scored."""
+    include_samples: bool = False
+    """Keep texts that are think-aloud samples in the agreement (left out by default)."""
+
+    def dimension(self, name: str) -> Dimension | None:
+        return next((d for d in self.dimensions if d.name == name), None)
+
+    def chosen_samples(self, name: str) -> list[ScoredSample]:
+        return [self.samples[i] for i in self.chosen.get(name, []) if 0 <= i < len(self.samples)]
+
+
+#: The wizard's choices, kept as one versioned payload.
+STATE = PayloadType(STATE_KIND, WizardState, version=1,
+                    label="the InteractEval choices (dimensions, samples, notes and texts)")
+
+
+def open_state(project: Project) -> tuple[WizardState, str]:
+    """The stored wizard state (a fresh one when there is none) and a message for the user
+    ("" when all is well). A state that cannot be read (e.g. saved by a newer EvalDesk) is kept
+    in the project under another key and the message says so; it is never saved over."""
+    return load_or_recover(project, STATE, STATE_KEY, WizardState)
+
+
+def load_state(project: Project) -> WizardState:
+    """The stored wizard state (see :func:`open_state`, which also says what went wrong)."""
+    return open_state(project)[0]
+
+
+def save_state(project: Project, state: WizardState) -> None:
+    put_payload(project, STATE, STATE_KEY, state, origin="human")
+
+
+def rename_dimension(project: Project, state: WizardState, old: str, new: str, who: str) -> None:
+    """Rename a dimension everywhere: the people's notes, chosen samples, human-score column,
+    the samples, the build steps' results and the checklist (each with its edit history; the
+    checklist's new name is logged as ``who``'s edit), and save ``state``. Steps that read the
+    name show as out of date. Results left under ``new`` by a dimension deleted earlier give
+    way (their deletion is logged, with what they held)."""
+    if not new or new == old:
+        return
+    for mapping in (state.notes, state.chosen, state.checklist_inputs, state.texts.human):
+        if old in mapping:
+            mapping[new] = mapping.pop(old)  # type: ignore[index]
+    for sample in state.samples:
+        if sample.dimension == old:
+            sample.dimension = new
+    if state.current == old:
+        state.current = new
+    state.dimensions = [d.model_copy(update={"name": new}) if d.name == old else d
+                        for d in state.dimensions]
+    moves = [(STAGE_KIND, _stage_key(old, stage), _stage_key(new, stage))
+             for stage in _STAGE_TYPES]
+    moves.append((CHECKLIST_ARTEFACT, old, new))
+    with project.transaction():
+        for kind, before, after in moves:
+            leftover = project.get_artefact(kind, after)
+            if leftover is not None:
+                project.delete_artefact(leftover, who)
+            if project.get_artefact(kind, before) is not None:
+                project.rename_artefact((kind, before), after)
+        checklist = project.get_artefact(CHECKLIST_ARTEFACT, new)
+        if checklist is not None and checklist.payload.get("dimension") == old:
+            project.record_edit(checklist, "dimension", old, new, who)
+        save_state(project, state)
+
+
+# ------------------------------------------------------------------------ stage outputs
+_STAGE_TYPES: dict[str, Any] = {
+    "think_aloud": ThinkAloudResult,
+    "components": list[str],
+    "clusters": AttributeClusters,
+    "key_questions": list[KeyQuestion],
+    "sub_questions": list[SubQuestionGroup],
+}
+
+
+@dataclass
+class StageOutput:
+    """One stored step result: ``value`` (typed), the hash of what it consumed, and whether a
+    person edited it (``edited_by`` names who, last)."""
+
+    value: Any
+    input: str
+    edited: bool = False
+    edited_by: str = ""
+
+
+def _stage_key(dimension: str, stage: str) -> str:
+    return f"{dimension}/{stage}"
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    return value
+
+
+def _load(stage: str, raw: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(_STAGE_TYPES[stage]).validate_python(raw)
+
+
+def get_stage(project: Project, dimension: str, stage: str) -> StageOutput | None:
+    """The stored output of ``stage`` for ``dimension`` (None when not run yet)."""
+    artefact = project.get_artefact(STAGE_KIND, _stage_key(dimension, stage))
+    if artefact is None:
+        return None
+    try:
+        value = _load(stage, artefact.payload["value"])
+    except (ValidationError, KeyError, TypeError):
+        return None
+    who = ""
+    if artefact.edited:
+        edits = project.list_edits((STAGE_KIND, artefact.key))
+        who = edits[-1].who if edits else ""
+    return StageOutput(value=value, input=str(artefact.payload.get("input", "")),
+                       edited=artefact.edited, edited_by=who)
+
+
+def put_stage(project: Project, dimension: str, stage: str, value: Any, *,
+              input_hash: str, run_id: int | None = None) -> None:
+    """Store a generated step result (replacing the previous one)."""
+    if stage not in _STAGE_TYPES:
+        raise ValueError(f"unknown stage {stage!r}")
+    project.put_artefact(STAGE_KIND, _stage_key(dimension, stage),
+                         {"input": input_hash, "value": _dump(value)}, origin="generated",
+                         run_id=run_id)
+
+
+def edit_stage(project: Project, dimension: str, stage: str, value: Any, *, who: str) -> None:
+    """A person changed a step result: stored with who and when (``project.record_edit``)."""
+    key = (STAGE_KIND, _stage_key(dimension, stage))
+    artefact = project.get_artefact(*key)
+    if artefact is None:  # typed in before the step ever ran
+        project.put_artefact(key[0], key[1], {"input": "", "value": _dump(value)},
+                             origin="human")
+        artefact = project.get_artefact(*key)
+        assert artefact is not None
+    new = _dump(value)
+    if artefact.payload.get("value") == new:
+        return
+    project.record_edit(key, "value", artefact.payload.get("value"), new, who)
+
+
+def attributes_of(project: Project, state: WizardState, dimension: str) -> list[Attribute]:
+    """The merged think-aloud attributes of ``dimension``: models' first, then people's notes,
+    exact repeats removed (what component extraction reads)."""
+    stored = get_stage(project, dimension, "think_aloud")
+    models = stored.value.attributes if stored is not None else []
+    return unique_attributes([*models, *state.notes.get(dimension, [])])
+
+
+def stage_input(project: Project, state: WizardState, dimension: str, stage: str) -> str:
+    """The hash of what ``stage`` would consume now (compare with ``StageOutput.input``)."""
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+
+    def value(name: str) -> Any:
+        got = get_stage(project, dimension, name)
+        return got.value if got is not None else None
+
+    if stage == "think_aloud":
+        return fingerprint([dim, state.chosen_samples(dimension), state.assessors])
+    if stage == "components":
+        return fingerprint([dim, attributes_of(project, state, dimension)])
+    if stage == "clusters":
+        return fingerprint([dim, value("components"), attributes_of(project, state, dimension)])
+    if stage == "key_questions":
+        return fingerprint([dim, value("clusters")])
+    if stage == "sub_questions":
+        return fingerprint([dim, value("key_questions")])
+    if stage == "checklist":
+        return fingerprint([dim, value("sub_questions"), state.validate_questions])
+    raise ValueError(f"unknown stage {stage!r}")
+
+
+# ----------------------------------------------------------------------------- checklists
+def load_checklist(project: Project, dimension: str) -> Checklist | None:
+    artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+    if artefact is None:
+        return None
+    return Checklist.model_validate(artefact.payload)
+
+
+def checklist_origin(project: Project, dimension: str) -> tuple[str, bool]:
+    """Where the checklist of ``dimension`` came from ("generated", "imported", "human"; ""
+    when there is none) and whether a person edited it since."""
+    artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+    if artefact is None:
+        return "", False
+    return str(artefact.origin), bool(artefact.edited)
+
+
+def edit_checklist(project: Project, checklist: Checklist, *, who: str) -> Checklist:
+    """Store a person's change of a checklist (its items and definition) with who and when.
+    Items whose text, component or position changed should carry ``edited_by`` already."""
+    key = (CHECKLIST_ARTEFACT, checklist.dimension)
+    artefact = project.get_artefact(*key)
+    if artefact is None:
+        save_checklist(project, checklist, origin="human")
+        return checklist
+    new = checklist.model_dump(mode="json")
+    old = artefact.payload
+    for name in ("items", "definition"):
+        if old.get(name) != new[name]:
+            project.record_edit(key, name, old.get(name), new[name], who)
+    return checklist
+
+
+# ---------------------------------------------------------------------------------- texts
+def store_texts_file(project: Project, setup: TextsSetup, path: str | Path) -> TextsSetup:
+    """Copy the texts file into the project (so a moved file can still be read)."""
+    ref = store_input(project, TEXTS_INPUT_KIND, path)
+    return setup.model_copy(update={"path": ref.path, "file_name": ref.file_name,
+                                    "input_id": ref.input_id, "content_hash": ref.content_hash})
+
+
+def open_texts_file(project: Project, setup: TextsSetup) -> tuple[Path | None, TextsSetup, str]:
+    """The texts file to read (``core.project.inputs.open_input``: where it was chosen, a new
+    version when it changed, the project's copy when it is gone), the setup (updated when a
+    new version was read) and a note for the user; (None, setup, why) when there is none."""
+    if not setup.path and setup.input_id is None:
+        return None, setup, ""
+    ref = InputRef(path=setup.path, file_name=setup.file_name, content_hash=setup.content_hash,
+                   input_id=setup.input_id)
+    try:
+        opened = open_input(project, TEXTS_INPUT_KIND, ref)
+    except FileNotFoundError as exc:
+        return None, setup, str(exc)
+    if opened.ref != ref:
+        setup = setup.model_copy(update={"input_id": opened.ref.input_id,
+                                         "content_hash": opened.ref.content_hash})
+    return opened.path, setup, opened.note
+
+
+def texts_file(project: Project, setup: TextsSetup) -> Path | None:
+    """The texts file to read (see :func:`open_texts_file`), None when there is none."""
+    return open_texts_file(project, setup)[0]
+
+
+# -------------------------------------------------------------------------------- results
+def load_run(project: Project, state: WizardState,
+             checklists: Sequence[Checklist]) -> ScoringRun | None:
+    """The scores of the last scoring run from the project, without asking any model; None
+    when there is none, it did not finish, or the checklists changed since."""
+    if state.run_id is None:
+        return None
+    run = project.get_run(state.run_id)
+    if run is None or run.method != METHOD or run.step != STEP_SCORE or run.status != "finished":
+        return None
+    wanted = {c.dimension: c.fingerprint() for c in checklists}
+    if (run.settings or {}).get("checklists") != wanted:
+        return None
+    by_key: dict[tuple[str, str], TextScore] = {}
+    for result in project.get_results(run.id, RESULT_KIND):
+        try:
+            score = TextScore.model_validate(result.payload)
+        except ValidationError:
+            continue
+        by_key[(score.dimension, score.text_id)] = score
+    order = state.text_order or sorted({t for _, t in by_key})
+    scores = [by_key[(c.dimension, t)] for c in checklists for t in order
+              if (c.dimension, t) in by_key]
+    if not scores:
+        return None
+    settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
+    return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
+                      run_id=run.id, checklists=list(checklists), date=_local(run.finished_at))
+
+
+def _local(stamp: str | None) -> str:
+    """A stored UTC time as local "YYYY-MM-DD HH:MM" ("" when there is none)."""
+    if not stamp:
+        return ""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp
+
+
+def texts_key(setup: TextsSetup | None) -> str:
+    """What identifies the texts a run scored: the stored file (by content), its sheet and the
+    column choices (the human-score columns too: they are part of the results)."""
+    if setup is None:
+        return ""
+    return fingerprint([setup.input_id, setup.sheet, setup.columns, setup.human])
+
+
+def run_texts_line(state: WizardState) -> str:
+    """The texts of the last run in plain words ("texts.csv, sheet X: 12 texts")."""
+    return texts_line(state.run_texts, state.run_count)
+
+
+def run_samples(project: Project, state: WizardState,
+                checklists: Sequence[Checklist]) -> dict[str, list[ScoredSample]]:
+    """Per dimension, the think-aloud samples a scored text is compared with: the samples
+    chosen for the dimension now and those its checklist was built from (repeats removed)."""
+    out: dict[str, list[ScoredSample]] = {}
+    for checklist in checklists:
+        seen: set[str] = set()
+        samples = []
+        for sample in [*state.chosen_samples(checklist.dimension), *checklist.samples]:
+            key = " ".join(sample.text.split()).casefold()
+            if key and key not in seen:
+                seen.add(key)
+                samples.append(sample)
+        out[checklist.dimension] = samples
+    return out
+
+
+def results_out_of_date(project: Project, state: WizardState, run: ScoringRun | None,
+                        checklists: Sequence[Checklist], model: str) -> list[str]:
+    """Why ``run`` no longer matches the current choices, in plain words (empty: it is
+    current): a checklist edited, added or removed, other scoring options, another model, other
+    think-aloud samples, or another texts file, sheet or columns."""
+    if run is None:
+        return []
+    stored = project.get_run(run.run_id) if run.run_id is not None else None
+    then = (stored.settings if stored is not None else None) or {}
+    now = run_settings(checklists, state.scoring, model,
+                       run_samples(project, state, checklists))
+    reasons: list[str] = []
+    before, after = then.get("checklists", {}), now["checklists"]
+    for dimension, key in after.items():
+        if dimension not in before:
+            reasons.append(f"{dimension} has a checklist that these results do not cover")
+        elif before[dimension] != key:
+            reasons.append(f"the checklist of {dimension} was changed")
+    for dimension in before:
+        if dimension not in after:
+            reasons.append(f"the checklist of {dimension} is no longer there")
+    if then.get("scoring") != now["scoring"]:
+        reasons.append("the scoring options were changed")
+    if then.get("model") != now["model"]:
+        reasons.append(f"another model is chosen ({now['model'] or 'none'}; these results are "
+                       f"from {then.get('model') or 'an unnamed model'})")
+    if then.get("samples", {}) != now.get("samples", {}):
+        reasons.append("the think-aloud samples were changed")
+    if state.run_texts is None:
+        reasons.append("the texts file of these results was not recorded")
+    elif texts_key(state.run_texts) != texts_key(state.texts):
+        reasons.append("another texts file, sheet or column choice is chosen")
+    return reasons
+
+
+def all_checklists(project: Project, state: WizardState) -> list[Checklist]:
+    """The stored checklists of the wizard's dimensions, in the dimensions' order."""
+    stored = {c.dimension: c for c in load_checklists(project)}
+    return [stored[d.name] for d in state.dimensions if d.name in stored and stored[d.name].items]
+
+
+# ------------------------------------------------------------------------ checklists kept
+def save_checklist(project: Project, checklist: Checklist, *, origin: str = "generated",
+                   run_id: int | None = None) -> None:
+    """Store a checklist in the project (artefact ``interacteval.checklist``, key = dimension).
+    A person's later changes go through :func:`edit_checklist` so who and when are kept."""
+    project.put_artefact(CHECKLIST_ARTEFACT, checklist.dimension,
+                         checklist.model_dump(mode="json"), origin=origin,  # type: ignore[arg-type]
+                         run_id=run_id)
+
+
+def load_checklists(project: Project) -> list[Checklist]:
+    """The checklists stored in the project, in the order they were first stored."""
+    return [Checklist.model_validate(a.payload)
+            for a in project.list_artefacts(CHECKLIST_ARTEFACT)]
+
+
+def import_checklists(project: Project, state: WizardState, path: str | Path) -> Any:
+    """Read a checklist workbook (:func:`core.interacteval.inputs.read_checklists`); its
+    checklists replace those of the same dimensions (matched ignoring case; new dimensions are
+    added to ``state``, which is saved). Returns what was read (its ``errors`` mean nothing was
+    imported)."""
+    from core.interacteval.inputs import read_checklists
+
+    got = read_checklists(path)
+    if got.errors:
+        return got
+    dims = list(state.dimensions)
+    with project.transaction():
+        for checklist in got.checklists:
+            existing = next((d for d in dims if d.name.casefold() ==
+                             checklist.dimension.casefold()), None)
+            if existing is None:
+                dims.append(Dimension(name=checklist.dimension,
+                                      definition=checklist.definition))
+            else:
+                checklist = checklist.model_copy(update={
+                    "dimension": existing.name,
+                    "definition": checklist.definition or existing.definition})
+            save_checklist(project, checklist, origin="imported")
+        state.dimensions = dims
+        save_state(project, state)
+    return got
+
+
+def export_checklists(project: Project, state: WizardState, path: str | Path, *,
+                      who: str = "") -> Any:
+    """Write every checklist of the wizard's dimensions to a workbook."""
+    from core.interacteval.report import write_checklists
+
+    readme = [("Made by", who)] if who else []
+    return write_checklists(path, all_checklists(project, state), readme=readme)
+
+
+# ------------------------------------------------------------------------ building steps
+#: The construction steps after the think-aloud, in order ("checklist" = the review).
+BUILD_KEYS = ("components", "clusters", "key_questions", "sub_questions", "checklist")
+
+
+async def run_think_aloud(project: Project, state: WizardState, dimension: str,
+                          assessors: Mapping[str, JsonLLM], *,
+                          progress: Progress | None = None,
+                          cancel: CancelToken | None = None) -> ThinkAloudResult:
+    """Every model of ``assessors`` thinks aloud about ``dimension`` over its chosen samples;
+    the result is kept as the step's output. Raises :class:`StageError` when no model could."""
+    from core.interacteval.think_aloud import think_aloud
+
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    input_hash = stage_input(project, state, dimension, "think_aloud")
+    result = await think_aloud(dim, state.chosen_samples(dimension), assessors,
+                               progress=progress, cancel=cancel)
+    if not result.attributes and result.failures:
+        kinds = [f.kind for f in result.failures if f.kind]
+        error = StageError("No model could think aloud: " + "; ".join(
+            f"{f.who}: {f.message}" for f in result.failures), stage="Think-aloud",
+            dimension=dimension, kind=max(set(kinds), key=kinds.count) if kinds else "")
+        error.result = result  # type: ignore[attr-defined]  # who failed, and why
+        raise error
+    put_stage(project, dimension, "think_aloud", result, input_hash=input_hash)
+    return result
+
+
+async def run_build_step(project: Project, state: WizardState, dimension: str, key: str,
+                         llm: JsonLLM, *, progress: Progress | None = None,
+                         cancel: CancelToken | None = None, keep_state: bool = True) -> Any:
+    """One construction step (``key`` in :data:`BUILD_KEYS`) on the kept (possibly edited)
+    output of the step before; its output is kept (the review's is the checklist). With
+    ``keep_state`` False the wizard's stored choices are left alone (the CLI's build)."""
+    from core.interacteval.attribute_clustering import cluster_attributes
+    from core.interacteval.component_extraction import extract_components
+    from core.interacteval.key_questions import generate_key_questions
+    from core.interacteval.sub_questions import generate_sub_questions
+    from core.interacteval.validation import (
+        checklist_from_sub_questions,
+        validate_questions,
+    )
+
+    if key not in BUILD_KEYS:
+        raise ValueError(f"unknown step {key!r}")
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    input_hash = stage_input(project, state, dimension, key)
+
+    def need(stage: str, what: str) -> Any:
+        got = get_stage(project, dimension, stage)
+        if got is None:
+            raise StageError(f"{what} for {dimension} are missing: run the step before first.",
+                             dimension=dimension)
+        return got.value
+
+    attributes = attributes_of(project, state, dimension)
+    if key == "components" and not attributes:
+        ta = get_stage(project, dimension, "think_aloud")
+        failures = ta.value.failures if ta is not None else []
+        why = "; ".join(f"{f.who}: {f.message}" for f in failures) or "no notes were given"
+        kinds = [f.kind for f in failures if f.kind]
+        raise StageError(
+            f"There are no think-aloud attributes for {dimension} ({why}). Add notes or "
+            "choose a model that works.", stage="Think-aloud", dimension=dimension,
+            kind=max(set(kinds), key=kinds.count) if kinds else "")
+    if key == "components":
+        value: Any = await extract_components(dim, attributes, llm, progress=progress,
+                                              cancel=cancel)
+    elif key == "clusters":
+        value = await cluster_attributes(dim, need("components", "The components"),
+                                         attributes, llm, progress=progress, cancel=cancel)
+    elif key == "key_questions":
+        value = await generate_key_questions(dim, need("clusters", "The attribute groups"),
+                                             llm, progress=progress, cancel=cancel)
+    elif key == "sub_questions":
+        value = await generate_sub_questions(dim, need("key_questions", "The key questions"),
+                                             llm, progress=progress, cancel=cancel)
+    else:
+        groups = need("sub_questions", "The sub-questions")
+        if state.validate_questions:
+            checklist = await validate_questions(dim, groups, llm, progress=progress,
+                                                 cancel=cancel)
+        else:
+            checklist = checklist_from_sub_questions(dim, groups)
+        checklist.samples = state.chosen_samples(dimension)  # the think-aloud's samples
+        with project.transaction():
+            save_checklist(project, checklist)
+            state.checklist_inputs[dimension] = input_hash
+            if keep_state:
+                save_state(project, state)
+        return checklist
+    put_stage(project, dimension, key, value, input_hash=input_hash)
+    return value
+
+
+async def run_build_steps(project: Project, state: WizardState, dimension: str,
+                          keys: Sequence[str], llm: JsonLLM, *,
+                          progress: Progress | None = None,
+                          cancel: CancelToken | None = None, keep_state: bool = True) -> Any:
+    """:func:`run_build_step` for each of ``keys`` in turn; the last one's output."""
+    result = None
+    for key in keys:
+        result = await run_build_step(project, state, dimension, key, llm, progress=progress,
+                                      cancel=cancel, keep_state=keep_state)
+    return result
+
+
+async def build_dimension(project: Project, state: WizardState, dimension: str,
+                          assessors: Mapping[str, JsonLLM], builder: JsonLLM, *,
+                          progress: Progress | None = None, cancel: CancelToken | None = None,
+                          keep_state: bool = True) -> Any:
+    """Every step for ``dimension`` in a row, as the wizard runs them: think-aloud by
+    ``assessors`` (none: people's notes only; when every model fails the notes go on alone),
+    then the construction steps with ``builder``. Returns the
+    :class:`core.interacteval.pipeline.ChecklistBuild` (for the export's sheets)."""
+    from core.interacteval.pipeline import ChecklistBuild
+
+    think = ThinkAloudResult(dimension=dimension)
+    if assessors:
+        try:
+            think = await run_think_aloud(project, state, dimension, assessors,
+                                          progress=progress, cancel=cancel)
+        except StageError as exc:
+            if not state.notes.get(dimension):
+                raise
+            think = getattr(exc, "result", think)
+    checklist = await run_build_steps(project, state, dimension, BUILD_KEYS, builder,
+                                      progress=progress, cancel=cancel, keep_state=keep_state)
+
+    def value(stage: str) -> Any:
+        got = get_stage(project, dimension, stage)
+        return got.value if got is not None else None
+
+    return ChecklistBuild(
+        dimension=state.dimension(dimension) or Dimension(name=dimension),
+        samples=state.chosen_samples(dimension), think_aloud=think,
+        notes=list(state.notes.get(dimension, [])),
+        attributes=attributes_of(project, state, dimension), components=value("components"),
+        clusters=value("clusters"), key_questions=value("key_questions"),
+        sub_questions=value("sub_questions"), checklist=checklist,
+        validated=state.validate_questions)
+
+
+# -------------------------------------------------------------------------------- scoring
+def open_scoring_run(project: Project, checklists: Sequence[Checklist],
+                     settings: ScoringSettings, model: str,
+                     samples: SampleTexts | None = None) -> int:
+    """Start (or, with identical checklists, model, settings and samples, reopen) the project
+    run that :func:`score_texts` keeps its scored texts in. Call it first when the gateway
+    should log its calls under this run; pass the same ``samples`` as to
+    :func:`score_texts`."""
+    return project.start_run(METHOD, STEP_SCORE,
+                             run_settings(checklists, settings, model, samples), resume=True)
+
+
+async def score_texts(
+    checklists: Sequence[Checklist],
+    items: Sequence[TextItem],
+    llm: JsonLLM,
+    *,
+    project: Project,
+    settings: ScoringSettings | None = None,
+    model: str = "",
+    run_id: int | None = None,
+    samples: SampleTexts | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> ScoringRun:
+    """Score every text with every checklist (``core.interacteval.pipeline.score_texts``),
+    keeping each scored text in project run ``run_id`` (opened here when None) as soon as it
+    is done: scores kept by an identical earlier run are reused, failed ones tried again."""
+    from core.project.units import RunUnits
+
+    settings = settings or ScoringSettings()
+    if run_id is None:
+        run_id = open_scoring_run(project, checklists, settings, model, samples)
+    return await _score_texts(checklists, items, llm, settings=settings, model=model,
+                              store=RunUnits(project, run_id, RESULT_KIND), run_id=run_id,
+                              samples=samples, progress=progress, cancel=cancel)
+
+
+@dataclass
+class ScoringJob:
+    """A scoring run about to start: its project run, what it scores and with which options."""
+
+    run_id: int
+    checklists: list[Checklist]
+    items: list[TextItem]
+    settings: ScoringSettings
+    model: str
+    samples: dict[str, list[ScoredSample]]
+
+
+def plan_scoring(project: Project, state: WizardState, items: Sequence[TextItem],
+                 model: str) -> ScoringJob:
+    """Open the scoring run of the wizard's checklists over ``items`` with ``model`` and
+    remember it in ``state`` (saved): which run, the texts' order, file and count."""
+    checklists = all_checklists(project, state)
+    samples = run_samples(project, state, checklists)
+    run_id = open_scoring_run(project, checklists, state.scoring, model, samples)
+    state.run_id = run_id
+    state.text_order = [i.id for i in items]
+    state.run_texts = state.texts.model_copy(deep=True)
+    state.run_count = len(items)
+    save_state(project, state)
+    return ScoringJob(run_id, checklists, list(items), state.scoring, model, samples)
+
+
+def texts_line(setup: TextsSetup | None, count: int) -> str:
+    """The texts of a run in plain words ("texts.csv, sheet X: 12 texts")."""
+    if setup is None or not setup.file_name:
+        return ""
+    shown = f": {count} text{'s' if count != 1 else ''}" if count else ""
+    sheet = setup.sheet if setup.sheet and setup.sheet != setup.file_name else ""
+    return setup.file_name + (f", sheet {sheet}" if sheet else "") + shown
+
+
+def person(name: str | None) -> str:
+    """Who is working, for the edit history and the exports ("unnamed person" when unset)."""
+    return (name or "").strip() or "unnamed person"
+
+
+def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts: str = "",
+                   include_samples: bool = False, who: str = "",
+                   agreement: Sequence[Any] | None = None) -> Any:
+    """Write the results workbook of ``run`` (the app and the CLI alike): the agreement with
+    the human scores (computed here unless given), who scored and the model calls stored for
+    the run in the Read me sheet."""
+    from core.interacteval.agreement import human_agreement
+    from core.interacteval.report import write_results
+
+    if agreement is None:
+        agreement = human_agreement(run.scores, include_samples=include_samples)
+    lines = [("Scored by", person(who))]
+    if run.run_id is not None:
+        usage = project.llm_usage(run.run_id)
+        lines.append(("Model calls", (f"{usage.calls} calls stored, {usage.prompt_tokens:,} "
+                                      f"tokens in, {usage.completion_tokens:,} out")))
+    return write_results(path, run, agreement=agreement, readme=lines,
+                         texts=texts, include_samples=include_samples)

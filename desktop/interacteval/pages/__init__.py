@@ -1,0 +1,1 @@
+"""The pages of the InteractEval wizard, one class per step (see ``desktop/wizard.py``)."""

@@ -1,0 +1,103 @@
+"""Page 5: check and edit the checklist; import or export checklist workbooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QVBoxLayout,
+)
+
+from core.interacteval import session as st
+from desktop.interacteval.checklist_editor import ChecklistEditor
+from desktop.interacteval.pages._base import InteractEvalPage
+from desktop.widgets import (
+    hint_label,
+    intro_label,
+    title_label,
+)
+
+
+class ChecklistPage(InteractEvalPage):
+    KEY, TITLE = "checklist", "Checklist"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self._filling = False
+        self.editor = ChecklistEditor()
+        self.editor.import_requested.connect(self._ask_import_checklists)
+        self.editor.export_requested.connect(self._ask_export_checklists)
+        self.editor.saved.connect(lambda _c: self.wizard.update_nav())
+        self.checklist_message = hint_label()
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Check and edit the checklist"))
+        layout.addWidget(intro_label(
+            "These Yes/No questions will be asked about every text; “Yes” is always the good "
+            "answer. Components are headings (their key question is not asked). Double-click "
+            "a question to change it, drag it to reorder or to move it under another "
+            "component, or use the buttons. Select a question to see the think-aloud "
+            "attributes it came from and whose they were. Every change is saved at once with "
+            "your name (Settings → Your name)."))
+        layout.addWidget(self.checklist_message)
+        layout.addWidget(self.editor, 1)
+
+    def refresh(self) -> None:
+        self._fill_checklist()
+
+    def next_state(self) -> tuple[bool, str]:
+        if not st.all_checklists(self.project, self.state):
+            return False, "Build or import a checklist to go on."
+        return True, ""
+
+    def _fill_checklist(self) -> None:
+        name = self.state.current
+        checklist = st.load_checklist(self.project, name) if name else None
+        self.editor.set_checklist(self.project, checklist if checklist else None, self.who)
+        if checklist is None:
+            self.checklist_message.setText(
+                f"There is no checklist for {name} yet: build it on the Build page, or import "
+                "a checklist workbook." if name else "Add a dimension first.")
+        else:
+            people = sum(1 for i in checklist.items if i.edited_by)
+            self.checklist_message.setText(
+                f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
+                f"components; {people} changed by people.")
+
+    def ask_checklist_import_path(self) -> str | None:
+        return self.editor.ask_import_path()
+
+    def ask_checklist_export_path(self) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export the checklists", str(Path.home() / "checklists.xlsx"),
+            "Excel workbooks (*.xlsx)")
+        return path or None
+
+    @Slot()
+    def _ask_import_checklists(self) -> None:
+        path = self.ask_checklist_import_path()
+        if path:
+            self.import_checklists(path)
+
+    def import_checklists(self, path: str | Path) -> list[str]:
+        """Read a checklist workbook; its checklists replace those of the same dimensions
+        (new dimensions are added). Returns the problems (empty when all went well)."""
+        got = st.import_checklists(self.project, self.state, path)
+        if got.errors:
+            self.checklist_message.setText("The file cannot be used: " + " ".join(got.errors))
+            return got.errors
+        self.wizard.fill_dimension_combo()
+        self._fill_checklist()
+        note = (" Notes: " + " ".join(got.problems)) if got.problems else ""
+        self.checklist_message.setText(
+            f"Imported {len(got.checklists)} checklist(s) from {Path(path).name}.{note}")
+        self.wizard.update_nav()
+        return got.problems
+
+    @Slot()
+    def _ask_export_checklists(self) -> None:
+        path = self.ask_checklist_export_path()
+        if path:
+            self.wizard.export_checklists(path)

@@ -1,0 +1,145 @@
+"""Page 7: the scores, answers, distribution and agreement of the last scoring run; export."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QVBoxLayout,
+)
+
+from core.interacteval import session as st
+from desktop.interacteval.pages._base import InteractEvalPage, plain_step
+from desktop.interacteval.results import ResultsView
+from desktop.runner import RunOutcome
+from desktop.widgets import (
+    intro_label,
+    title_label,
+    xlsx_path,
+)
+
+
+class ResultsPage(InteractEvalPage):
+    KEY, TITLE = "results", "Results"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self._filling = False
+        self.results = ResultsView()
+        self.results.export_requested.connect(self._ask_export_results)
+        self.results.export_checklists_requested.connect(self._ask_export_checklists)
+        self.results.include_samples_changed.connect(self.set_include_samples)
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Results"))
+        layout.addWidget(intro_label(
+            "Every text's score on every dimension, and every Yes/No answer behind it: select "
+            "a text to see them. The Distribution tab shows how the scores spread; the "
+            "Agreement tab compares them with the human scores, if the texts had any. Export "
+            "saves everything in one Excel workbook."))
+        layout.addWidget(self.results, 1)
+
+    def refresh(self) -> None:
+        run = self.wizard.run
+        if run is not None:
+            self.results.set_run_lines(self._run_lines(run))
+            self.results.set_out_of_date(self.wizard.out_of_date(run))
+
+    def shows_next(self) -> bool:
+        return False
+
+    def show_run(self, run: Any) -> None:
+        """Show a scoring run (from a finished scoring or from the project), saying which run
+        it is and whether it still matches the current choices, and compute the agreement in
+        the executor."""
+        self.wizard.run = run
+        self.wizard.agreement = []
+        self.results.set_run(run, lines=self._run_lines(run),
+                             include_samples=self.state.include_samples,
+                             out_of_date=self.wizard.out_of_date(run))
+        self.wizard.show_page("results")
+        self._compute_agreement()
+
+    def _ask_export_checklists(self) -> None:
+        path = self.wizard.pages["checklist"].ask_checklist_export_path()
+        if path:
+            self.wizard.export_checklists(path)
+
+    def _run_lines(self, run: Any) -> list[tuple[str, str]]:
+        from core.interacteval.report import run_lines
+
+        return run_lines(run, texts=st.run_texts_line(self.state),
+                         include_samples=self.state.include_samples)
+
+    def _compute_agreement(self) -> None:
+        run = self.wizard.run
+        if run is None or not any(s.human is not None for s in run.scores):
+            return
+        from core.interacteval import agreement_rows, human_agreement
+
+        include = self.state.include_samples
+
+        def compute(progress, cancel):
+            progress.start("Correlating with the human scores", total=1)
+            results = human_agreement(run.scores, include_samples=include)
+            progress.advance(1)
+            return results, agreement_rows(results)
+
+        self.results.agreement_panel.show()
+        self.results.agreement_label.setText("Computing the agreement…")
+        self.wizard.run_background(self.results.agreement_panel, compute,
+                                   title="Computing the agreement",
+                                   on_done=partial(self._agreement_done, run), what="agreement")
+
+    @Slot(bool)
+    def set_include_samples(self, include: bool) -> None:
+        """Keep (or leave out) the think-aloud samples in the agreement, and compute it again."""
+        if include == self.state.include_samples:
+            return
+        self.state.include_samples = include
+        self._save()
+        if self.wizard.run is not None:
+            self.results.set_run_lines(self._run_lines(self.wizard.run))
+            self._compute_agreement()
+
+    def _agreement_done(self, run: Any, outcome: RunOutcome) -> None:
+        if outcome.finished and run is self.wizard.run:
+            self.wizard.agreement, rows = outcome.result
+            self.results.agreement_panel.hide()
+            self.results.set_agreement(rows)
+
+    def ask_results_path(self) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export the InteractEval results", str(Path.home() / "interacteval.xlsx"),
+            "Excel workbooks (*.xlsx)")
+        return path or None
+
+    @Slot()
+    def _ask_export_results(self) -> None:
+        path = self.ask_results_path()
+        if path:
+            self.export_results(path)
+
+    def export_results(self, path: str | Path) -> Any:
+        """Write the results workbook (Scores, Answers, Checklists, Attributes, Agreement).
+        Results that no longer match the current choices are not exported."""
+        if self.wizard.run is None:
+            return None
+        reasons = self.wizard.out_of_date(self.wizard.run)
+        if reasons:
+            self.results.set_out_of_date(reasons)
+            self.wizard.main_window.status("Not exported: the results are out of date.")
+            return None
+        target = xlsx_path(path)
+        self.results.export_panel.show()
+        return self.wizard.run_background(self.results.export_panel,
+                          plain_step(st.export_results, self.project, self.wizard.run, target,
+                                      agreement=self.wizard.agreement or None, who=self.who,
+                                      texts=st.run_texts_line(self.state),
+                                      include_samples=self.state.include_samples),
+                          title=f"Exporting to {target.name}",
+                          on_done=partial(self.wizard.exported, target, self.results.export_panel),
+                                         what="export")

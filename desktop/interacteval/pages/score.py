@@ -1,0 +1,341 @@
+"""Page 6: the texts to score (file, sheet, columns, human scores), the model and the scoring options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+)
+
+from core.interacteval import session as st
+from desktop.interacteval.pages._base import InteractEvalPage, plain_step
+from desktop.run_panel import RunPanel
+from desktop.runner import RunOutcome
+from desktop.widgets import (
+    intro_label,
+    title_label,
+)
+
+
+class ScorePage(InteractEvalPage):
+    KEY, TITLE = "score", "Score"
+    NEXT_TEXT = "Show results"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self._filling = False
+        self._file_note = ""
+        self.texts_button = QPushButton("Choose the texts file…")
+        self.texts_button.setObjectName("primaryButton")
+        self.texts_button.clicked.connect(self._ask_texts)
+        self.texts_label = QLabel("No texts file chosen yet.")
+        self.texts_label.setWordWrap(True)
+        self.sheet_combo = QComboBox()
+        self.sheet_combo.setMinimumWidth(200)
+        self.sheet_combo.currentIndexChanged.connect(self._texts_choice_changed)
+        self.role_combos: dict[str, QComboBox] = {}
+        columns_box = QGroupBox("Which column holds what")
+        self.columns_form = QFormLayout(columns_box)
+        self.columns_form.addRow("Sheet:", self.sheet_combo)
+        for role, label in st.TEXT_ROLES.items():
+            combo = QComboBox()
+            combo.setMinimumWidth(200)
+            combo.currentIndexChanged.connect(self._texts_choice_changed)
+            self.role_combos[role] = combo
+            self.columns_form.addRow(label + ":", combo)
+        self.human_box = QGroupBox("Human scores (optional, for the agreement)")
+        self.human_form = QFormLayout(self.human_box)
+        self.human_combos: dict[str, QComboBox] = {}
+
+        self.scorer_combo = QComboBox()
+        self.scorer_combo.currentIndexChanged.connect(self._scoring_chosen)
+        self.per_question_check = QCheckBox("Ask one question per call (more calls; the paper "
+                                            "asked the whole checklist at once)")
+        self.per_question_check.toggled.connect(self._scoring_chosen)
+        self.legacy_check = QCheckBox("Legacy count (reproduces the authors' code: only “Yes” "
+                                      "with a capital Y counts; for replication only)")
+        self.legacy_check.toggled.connect(self._scoring_chosen)
+        model_box = QGroupBox("Model and settings")
+        mf = QFormLayout(model_box)
+        mf.addRow("Model profile:", self.scorer_combo)
+        mf.addRow(self.per_question_check)
+        mf.addRow(self.legacy_check)
+
+        self.texts_summary = QLabel()
+        self.texts_summary.setWordWrap(True)
+        self.texts_summary.setTextFormat(Qt.TextFormat.RichText)
+        self.score_button = QPushButton("Score the texts")
+        self.score_button.setObjectName("primaryButton")
+        self.score_button.clicked.connect(self.start_scoring)
+        self.score_panel = RunPanel()
+        self.score_panel.hide()
+
+        left = QVBoxLayout()
+        left.addWidget(columns_box)
+        left.addWidget(self.human_box)
+        left.addStretch(1)
+        right = QVBoxLayout()
+        right.addWidget(model_box)
+        right.addWidget(self.texts_summary)
+        right.addStretch(1)
+        body = QHBoxLayout()
+        body.addLayout(left, 1)
+        body.addLayout(right, 1)
+        top = QHBoxLayout()
+        top.addWidget(self.texts_button)
+        top.addWidget(self.texts_label, 1)
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.score_button)
+        run_row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Score the texts"))
+        layout.addWidget(intro_label(
+            "Choose the spreadsheet with the texts to score and say which column holds what. "
+            "The model answers every checklist question about every text; the score is "
+            "1 + 4 × (yes answers / questions), from 1 to 5; a question left unanswered is "
+            "asked again, and a text with a question still unanswered gets no score (it is "
+            "shown as incomplete, and scoring again asks again). Each scored text is "
+            "saved at once: Cancel any time, and scoring again continues where it stopped "
+            "without asking the model twice. Human scores, if the sheet has them, are used "
+            "only to show the agreement."))
+        layout.addLayout(top)
+        layout.addLayout(body, 1)
+        layout.addLayout(run_row)
+        layout.addWidget(self.score_panel)
+
+    def refresh(self) -> None:
+        self._fill_scoring()
+
+    def busy_changed(self, busy: str) -> None:
+        self.score_button.setEnabled(self._can_score())
+        self.texts_button.setEnabled(not busy)
+
+    def shows_next(self) -> bool:
+        return self.wizard.stored_run() is not None
+
+    def next_state(self) -> tuple[bool, str]:
+        run = self.wizard.stored_run()
+        reasons = self.wizard.out_of_date(run)
+        if run is not None and reasons:
+            return False, ("The last results no longer match your choices ("
+                           + "; ".join(reasons)
+                           + "): score the texts to see results for these choices.")
+        return run is not None, ""
+
+    def go_next(self) -> bool:
+        run = self.wizard.stored_run()
+        if run is not None and not self.wizard.out_of_date(run):
+            self.wizard.show_run(run)
+        return True
+
+    def ask_texts_path(self) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Choose the texts to score", str(Path.home()),
+            "Spreadsheets (*.xlsx *.xls *.csv *.tsv);;All files (*)")
+        return path or None
+
+    @Slot()
+    def _ask_texts(self) -> None:
+        path = self.ask_texts_path()
+        if path:
+            self.choose_texts(path)
+
+    def choose_texts(self, path: str | Path) -> Any:
+        """Use ``path`` as the texts file (copied into the project) and read it."""
+        self.state.texts = st.store_texts_file(self.project, st.TextsSetup(), path)
+        self._save()
+        return self.read_texts()
+
+    def read_texts(self) -> Any:
+        path, setup, self._file_note = st.open_texts_file(self.project, self.state.texts)
+        if setup != self.state.texts:  # a new version of the file was read (and kept)
+            self.state.texts = setup
+            self._save()
+        if path is None:
+            self.texts_label.setText(self._file_note or "No texts file chosen yet.")
+            return None
+        names = [d.name for d in self.state.dimensions]
+        self.score_panel.show()
+        return self.wizard.run_step(self.score_panel, plain_step(st.open_texts, path, setup,
+                                                    names),
+                          title=f"Reading {setup.file_name}", on_done=self._texts_read,
+                                    busy="texts")
+
+    def _texts_read(self, outcome: RunOutcome) -> None:
+        if not outcome.finished:
+            return
+        opened: st.OpenedTexts = outcome.result
+        self.wizard.opened_texts = opened
+        self.state.texts = opened.setup
+        self._save()
+        if not opened.read.errors:
+            self.score_panel.hide()
+        self._fill_texts_widgets()
+        self._show_texts_summary()
+        self.wizard.update_nav()
+
+    def _fill_texts_widgets(self) -> None:
+        opened = self.wizard.opened_texts
+        setup = self.state.texts
+        self._filling = True
+        try:
+            note = f" ({self._file_note})" if self._file_note else ""
+            self.texts_label.setText(f"<b>{setup.file_name}</b>{note}" if setup.file_name else
+                                     "No texts file chosen yet.")
+            self.sheet_combo.clear()
+            for sheet in (opened.sheets if opened else []):
+                self.sheet_combo.addItem(sheet)
+            if setup.sheet:
+                self.sheet_combo.setCurrentText(setup.sheet)
+            columns = opened.columns if opened else []
+            for role, combo in self.role_combos.items():
+                combo.clear()
+                combo.addItem("(none)" if role != "text" else "(choose)", None)
+                for c in columns:
+                    combo.addItem(c, c)
+                combo.setCurrentIndex(max(0, combo.findData(setup.columns.get(role))))
+            while self.human_form.rowCount():
+                self.human_form.removeRow(0)
+            self.human_combos = {}
+            for d in self.state.dimensions:
+                combo = QComboBox()
+                combo.addItem("(no human scores)", None)
+                for c in columns:
+                    combo.addItem(c, c)
+                combo.setCurrentIndex(max(0, combo.findData(setup.human.get(d.name))))
+                combo.currentIndexChanged.connect(self._texts_choice_changed)
+                self.human_combos[d.name] = combo
+                self.human_form.addRow(f"{d.name}:", combo)
+        finally:
+            self._filling = False
+
+    def _fill_scoring(self) -> None:
+        self._filling = True
+        try:
+            self.scorer_combo.clear()
+            names = [p.name for p in self._profiles()]
+            for name in names:
+                self.scorer_combo.addItem(name)
+            # the profile scoring will use (the default one when none was chosen)
+            used = self._profile(self.state.scorer or self._builder_name())
+            chosen = used.name if used is not None else ""
+            if chosen in names:
+                self.scorer_combo.setCurrentIndex(names.index(chosen))
+            self.per_question_check.setChecked(self.state.scoring.mode == "per_question")
+            self.legacy_check.setChecked(self.state.scoring.counting == "legacy")
+        finally:
+            self._filling = False
+        if self.wizard.opened_texts is None and self.state.texts.file_name and not self.busy:
+            self.read_texts()
+        else:
+            self._fill_texts_widgets()
+            self._show_texts_summary()
+
+    @Slot()
+    def _texts_choice_changed(self, *_args: Any) -> None:
+        if self._filling or self.wizard.opened_texts is None:
+            return
+        sheet = self.sheet_combo.currentText() or None
+        setup = self.state.texts
+        if sheet != setup.sheet:
+            self.state.texts = setup.model_copy(update={"sheet": sheet, "columns": {},
+                                                        "human": {}})
+            self._save()
+            self.read_texts()
+            return
+        columns = {role: combo.currentData() for role, combo in self.role_combos.items()}
+        human = {d: combo.currentData() for d, combo in self.human_combos.items()}
+        self.state.texts = setup.model_copy(update={"columns": columns, "human": human})
+        self._save()
+        self.read_texts()
+
+    @Slot()
+    def _scoring_chosen(self, *_args: Any) -> None:
+        if self._filling:
+            return
+        self.state.scorer = self.scorer_combo.currentText()
+        self.state.scoring = self.state.scoring.model_copy(update={
+            "mode": "per_question" if self.per_question_check.isChecked() else "checklist",
+            "counting": "legacy" if self.legacy_check.isChecked() else "answers",
+        })
+        self._save()
+        self._show_texts_summary()
+        self.wizard.update_nav()
+
+    def _show_texts_summary(self) -> None:
+        checklists = st.all_checklists(self.project, self.state)
+        missing = [d.name for d in self.state.dimensions
+                   if d.name not in {c.dimension for c in checklists}]
+        parts = []
+        if self.wizard.opened_texts is not None:
+            read = self.wizard.opened_texts.read
+            if read.errors:
+                parts.append("<span style='color:#b42318'><b>Cannot score yet:</b> "
+                             + " ".join(read.errors) + "</span>")
+            else:
+                humans = [d for d, c in self.state.texts.human.items() if c]
+                parts.append(f"<b>{len(read.items)} texts</b> from {read.describe}"
+                             + (f", with human scores for {', '.join(humans)}" if humans else
+                                "") + ".")
+                if read.problems:
+                    parts.append(f"{len(read.problems)} note(s): " + " ".join(read.problems[:3]))
+        if checklists:
+            n_q = sum(len(c.items) for c in checklists)
+            calls = (len(self.wizard.opened_texts.read.items) if self.wizard.opened_texts else 0) * (
+                len(checklists) if self.state.scoring.mode == "checklist" else n_q)
+            parts.append(f"Checklists: {', '.join(f'{c.dimension} ({len(c.items)} questions)' for c in checklists)}; "
+                         f"about {calls:,} model calls.")
+        else:
+            parts.append("<span style='color:#b42318'>There is no checklist yet: build one "
+                         "first.</span>")
+        if missing:
+            parts.append(f"Not scored (no checklist): {', '.join(missing)}.")
+        self.texts_summary.setText("<br>".join(parts))
+        self.busy_changed(self.busy)
+
+    def _can_score(self) -> bool:
+        return (not self.busy and self.wizard.opened_texts is not None
+                and not self.wizard.opened_texts.read.errors and bool(self.wizard.opened_texts.read.items)
+                and bool(st.all_checklists(self.project, self.state))
+                and bool(self._profiles()))
+
+    @Slot()
+    def start_scoring(self) -> Any:
+        """Score every text on every checklist; finished texts are kept as they finish."""
+        if not self._can_score():
+            return None
+        items = list(self.wizard.opened_texts.read.items)
+        profile = self._profile(self.state.scorer or self._builder_name())
+        plan = st.plan_scoring(self.project, self.state, items, profile.model)
+        self.wizard.run = None  # the earlier results are not this run's
+        llm = self.wizard.llm_factory(profile, self.project, plan.run_id)
+
+        async def job(progress, cancel):
+            return await st.score_texts(plan.checklists, plan.items, llm,
+                                        project=self.project, settings=plan.settings,
+                                        model=plan.model, run_id=plan.run_id,
+                                        samples=plan.samples, progress=progress, cancel=cancel)
+
+        self.score_panel.show()
+        self.score_button.setText("Scoring…")
+        return self.wizard.run_step(self.score_panel, job,
+                          title=f"Scoring {len(items)} texts with {profile.name}",
+                          on_done=self._scoring_done, busy="score")
+
+    def _scoring_done(self, outcome: RunOutcome) -> None:
+        self.score_button.setText("Score the texts")
+        if outcome.finished:
+            self.wizard.show_run(outcome.result)
+        else:
+            self.wizard.update_nav()

@@ -1,0 +1,305 @@
+"""Page 3: think-aloud, by AI assessors (model profiles) and by people (typed or imported notes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.interacteval import session as st
+from core.interacteval.model import (
+    Attribute,
+)
+from desktop.interacteval.models import RowColumn, RowsModel
+from desktop.interacteval.pages._base import InteractEvalPage
+from desktop.run_panel import RunPanel
+from desktop.runner import RunOutcome
+from desktop.widgets import (
+    hint_label,
+    intro_label,
+    row_table,
+    title_label,
+)
+
+
+class ThinkAloudPage(InteractEvalPage):
+    KEY, TITLE = "think_aloud", "Think-aloud"
+
+    def __init__(self, wizard: Any) -> None:
+        super().__init__(wizard)
+        self._filling = False
+        self.assessor_list = QListWidget()
+        self.assessor_list.setMaximumHeight(110)
+        self.assessor_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.assessor_list.setToolTip("Tick the model profiles (from Settings) that think "
+                                      "aloud. The paper used four different models.")
+        self.assessor_list.itemChanged.connect(self._assessors_ticked)
+        self.builder_combo = QComboBox()
+        self.builder_combo.setToolTip("The model that turns the attributes into a checklist "
+                                      "(the Build page).")
+        self.builder_combo.currentIndexChanged.connect(self._builder_chosen)
+        self.think_button = QPushButton("Run think-aloud")
+        self.think_button.setObjectName("primaryButton")
+        self.think_button.clicked.connect(self.run_think_aloud)
+        self.think_panel = RunPanel()
+        self.think_panel.hide()
+        self.failures_label = QLabel()
+        self.failures_label.setObjectName("errorText")
+        self.failures_label.setWordWrap(True)
+        self.failures_label.hide()
+        models_box = QGroupBox("AI assessors")
+        mb = QVBoxLayout(models_box)
+        mb.addWidget(self.assessor_list)
+        form = QFormLayout()
+        form.addRow("Builds the checklist:", self.builder_combo)
+        mb.addLayout(form)
+        mb.addWidget(self.think_button)
+        mb.addWidget(self.think_panel)
+        mb.addWidget(self.failures_label)
+
+        self.author_edit = QLineEdit()
+        self.author_edit.setPlaceholderText("who wrote these notes")
+        self.notes_edit = QPlainTextEdit()
+        self.notes_edit.setPlaceholderText(
+            "What do you look for when you rate this dimension? One thought per line, e.g.\n"
+            "Each sentence follows on from the one before.\nPronouns point to something clear.")
+        self.notes_edit.setMaximumHeight(110)
+        self.add_notes_button = QPushButton("Add these notes")
+        self.add_notes_button.clicked.connect(self.add_typed_notes)
+        self.import_notes_button = QPushButton("Import notes file…")
+        self.import_notes_button.setToolTip("A text file (one thought per line; the file name "
+                                            "is the author) or a sheet with author and "
+                                            "attribute columns.")
+        self.import_notes_button.clicked.connect(self._ask_notes)
+        notes_box = QGroupBox("People's think-aloud notes")
+        nb = QVBoxLayout(notes_box)
+        author_row = QHBoxLayout()
+        author_row.addWidget(QLabel("Author:"))
+        author_row.addWidget(self.author_edit, 1)
+        nb.addLayout(author_row)
+        nb.addWidget(self.notes_edit)
+        nrow = QHBoxLayout()
+        nrow.addWidget(self.add_notes_button)
+        nrow.addWidget(self.import_notes_button)
+        nrow.addStretch(1)
+        nb.addLayout(nrow)
+        self.notes_message = hint_label()
+        nb.addWidget(self.notes_message)
+
+        self.attributes_model = RowsModel([
+            RowColumn("text", "Attribute"),
+            RowColumn("who", "Whose"),
+            RowColumn("kind", "From"),
+        ], self)
+        self.attributes_view = row_table(self.attributes_model, stretch=0)
+        self.attributes_view.setSelectionMode(
+            QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.attributes_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.remove_attributes_button = QPushButton("Remove selected")
+        self.remove_attributes_button.clicked.connect(self.remove_selected_attributes)
+        self.attributes_label = QLabel()
+        arow = QHBoxLayout()
+        arow.addWidget(self.attributes_label, 1)
+        arow.addWidget(self.remove_attributes_button)
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 6, 0)
+        lv.addWidget(models_box)
+        lv.addWidget(notes_box)
+        lv.addStretch(1)
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(6, 0, 0, 0)
+        rv.addLayout(arow)
+        rv.addWidget(self.attributes_view, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setSizes([430, 650])
+        layout = QVBoxLayout(self)
+        layout.addWidget(title_label("Think aloud: what matters when rating?"))
+        layout.addWidget(intro_label(
+            "AI models and people each say what they keep in mind when rating the dimension. "
+            "The paper found that people are better at inner qualities (coherence, fluency) and "
+            "models at matching the source (consistency, relevance), and that <b>both together "
+            "work best</b>. Run one or more models from Settings, and type or import your own "
+            "notes. The table on the right lists every attribute with whose it is."))
+        layout.addWidget(split, 1)
+
+    def refresh(self) -> None:
+        self._fill_think_aloud()
+
+    def busy_changed(self, busy: str) -> None:
+        self.think_button.setEnabled(not busy and self.dimension is not None
+                                     and bool(self.state.assessors))
+
+    def _fill_think_aloud(self) -> None:
+        self._filling = True
+        try:
+            profiles = self._profiles()
+            names = [p.name for p in profiles]
+            if not self.state.assessors and names:
+                default = self.wizard.main_window.settings.default_profile
+                self.state.assessors = [default if default in names else names[0]]
+            self.assessor_list.clear()
+            for p in profiles:
+                item = QListWidgetItem(p.name)
+                item.setToolTip(f"Model: {p.model}")
+                item.setData(Qt.ItemDataRole.UserRole, p.name)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Checked if p.name in self.state.assessors
+                                   else Qt.CheckState.Unchecked)
+                self.assessor_list.addItem(item)
+            self.builder_combo.clear()
+            for name in names:
+                self.builder_combo.addItem(name)
+            builder = self._builder_name()
+            if builder in names:
+                self.builder_combo.setCurrentIndex(names.index(builder))
+            if not self.author_edit.text():
+                self.author_edit.setText(self.who)
+        finally:
+            self._filling = False
+        self._fill_attributes()
+        self.busy_changed(self.busy)
+
+    def _fill_attributes(self) -> None:
+        name = self.state.current
+        stored = st.get_stage(self.project, name, "think_aloud") if name else None
+        models = stored.value.attributes if stored is not None else []
+        notes = self.state.notes.get(name, [])
+        rows = [{"text": a.text, "who": a.source or "unknown",
+                 "kind": "model" if a.source_kind == "model" else "person",
+                 "_origin": ("model", i)} for i, a in enumerate(models)]
+        rows += [{"text": a.text, "who": a.source or "unknown", "kind": "person",
+                  "_origin": ("note", i)} for i, a in enumerate(notes)]
+        self.attributes_model.set_rows(rows)
+        self.attributes_view.resizeRowsToContents()
+        self.attributes_label.setText(
+            f"<b>{len(rows)} attributes for {name}</b>: {len(models)} from models, "
+            f"{len(notes)} from people.")
+        failures = stored.value.failures if stored is not None else []
+        self.failures_label.setText("\n".join(f"{f.who} failed: {f.message}" for f in failures))
+        self.failures_label.setVisible(bool(failures))
+
+    @Slot()
+    def _assessors_ticked(self, *_args: Any) -> None:
+        if self._filling:
+            return
+        self.state.assessors = [
+            self.assessor_list.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(self.assessor_list.count())
+            if self.assessor_list.item(i).checkState() == Qt.CheckState.Checked]
+        self._save()
+        self.busy_changed(self.busy)
+
+    @Slot(int)
+    def _builder_chosen(self, index: int) -> None:
+        if self._filling or index < 0:
+            return
+        self.state.builder = self.builder_combo.itemText(index)
+        self._save()
+
+    @Slot()
+    def run_think_aloud(self) -> Any:
+        """Ask every ticked model to think aloud about the current dimension."""
+        dim = self.dimension
+        if dim is None or not self.state.assessors or self.busy:
+            return None
+        assessors = {name: self._llm(name) for name in self.state.assessors}
+
+        async def job(progress, cancel):
+            return await st.run_think_aloud(self.project, self.state, dim.name, assessors,
+                                            progress=progress, cancel=cancel)
+
+        self.think_panel.show()
+        return self.wizard.run_step(self.think_panel, job, title=f"Think-aloud on {dim.name}",
+                          on_done=self._think_done, busy="think_aloud")
+
+    def _think_done(self, outcome: RunOutcome) -> None:
+        self._fill_attributes()
+
+    def add_notes(self, attributes: list[Attribute]) -> None:
+        name = self.state.current
+        if not name or not attributes:
+            return
+        self.state.notes[name] = [*self.state.notes.get(name, []), *attributes]
+        self._save()
+        self._fill_attributes()
+
+    @Slot()
+    def add_typed_notes(self) -> None:
+        from core.interacteval import parse_notes
+
+        notes = parse_notes(self.notes_edit.toPlainText(), self.author_edit.text() or self.who)
+        if not notes:
+            self.notes_message.setText("Type at least one note (one per line) first.")
+            return
+        self.add_notes(notes)
+        self.notes_edit.clear()
+        self.notes_message.setText(f"Added {len(notes)} note(s) by {notes[0].source}.")
+
+    def ask_notes_path(self) -> str | None:
+        """Ask for a notes file (tests replace this)."""
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import think-aloud notes", str(Path.home()),
+            "Notes (*.txt *.md *.xlsx *.xls *.csv);;All files (*)")
+        return path or None
+
+    @Slot()
+    def _ask_notes(self) -> None:
+        path = self.ask_notes_path()
+        if path:
+            self.import_notes(path)
+
+    def import_notes(self, path: str | Path) -> None:
+        from core.interacteval import read_notes
+
+        got = read_notes(path)
+        if got.errors:
+            self.notes_message.setText(" ".join(got.errors))
+            return
+        self.add_notes(got.attributes)
+        authors = sorted({a.source for a in got.attributes})
+        extra = f" {len(got.problems)} row(s) skipped." if got.problems else ""
+        self.notes_message.setText(f"Imported {len(got.attributes)} note(s) by "
+                                   f"{', '.join(authors)} from {Path(path).name}.{extra}")
+
+    @Slot()
+    def remove_selected_attributes(self) -> None:
+        name = self.state.current
+        rows = self.attributes_model.rows()
+        picked = {i.row() for i in self.attributes_view.selectionModel().selectedRows()}
+        if not picked:
+            return
+        drop_models = {rows[r]["_origin"][1] for r in picked if rows[r]["_origin"][0] == "model"}
+        drop_notes = {rows[r]["_origin"][1] for r in picked if rows[r]["_origin"][0] == "note"}
+        if drop_notes:
+            self.state.notes[name] = [a for i, a in enumerate(self.state.notes.get(name, []))
+                                      if i not in drop_notes]
+            self._save()
+        stored = st.get_stage(self.project, name, "think_aloud")
+        if drop_models and stored is not None:
+            kept = [a for i, a in enumerate(stored.value.attributes) if i not in drop_models]
+            st.edit_stage(self.project, name, "think_aloud",
+                          stored.value.model_copy(update={"attributes": kept}), who=self.who)
+        self._fill_attributes()

@@ -1,0 +1,126 @@
+"""One route: ``evaldesk checklist score`` and the session functions the wizard calls give the
+same results workbook for the same texts sheet and checklist, cell by cell.
+
+The texts sheet has the headers a chatbot evaluation has ("Question ID", "Bot", "Prompt",
+"Response"): both routes must find the source, its id and the system in them (before, the CLI
+did not, so its Scores sheet had no source ids or systems, its prompts had no source and its
+agreement had no documents). Only the run's date and time cells ("Scored on", "Exported" on the
+Read me sheet) may differ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pandas as pd
+import pytest
+from openpyxl import load_workbook
+
+from core.cli import main
+from core.interacteval import Checklist, ChecklistItem, session
+from core.interacteval.agreement import human_agreement
+from core.interacteval.inputs import TextsSetup, open_texts
+from core.interacteval.report import write_checklists
+from core.llm import ScriptedLLM, gateway_for
+from core.project import Project
+from core.settings import ModelProfile, SettingsStore
+
+#: Read me rows that hold when the run happened (the only cells allowed to differ).
+DATE_ROWS = {"Scored on", "Exported"}
+MODEL = "scripted/ie-routes"
+
+
+@pytest.fixture
+def scripted():
+    def reply(messages):
+        prompt = "\n".join(m["content"] for m in messages)
+        # the answers depend on the text and on whether the prompt carried its source
+        good = "clear answer" in prompt
+        sourced = "How do I reset" in prompt or "Which plan" in prompt
+        return {"q1": "yes", "q2": "yes" if good else "no", "q3": "yes" if sourced else "no"}
+
+    llm = ScriptedLLM(reply, name="ie-routes")
+    yield llm
+    llm.close()
+
+
+@pytest.fixture
+def files(tmp_path):
+    rows = []
+    for qid, prompt in (("Q1", "How do I reset my password?"),
+                        ("Q2", "Which plan suits a small school?")):
+        for bot, answer, human in (("Bot A", "A clear answer with steps.", 4.5),
+                                   ("Bot B", "Something vague.", 2.0),
+                                   ("Bot C", "Another clear answer, shorter.", 4.0)):
+            rows.append({"Question ID": qid, "Bot": bot, "Prompt": prompt,
+                         "Response": f"{answer} ({qid})", "Helpfulness": human})
+    pd.DataFrame(rows).to_excel(tmp_path / "texts.xlsx", index=False, sheet_name="Answers")
+    checklist = Checklist(dimension="Helpfulness", definition="Whether the reply helps.",
+                          items=[ChecklistItem(question="Does it answer the question?"),
+                                 ChecklistItem(question="Is it clear?"),
+                                 ChecklistItem(question="Does it use the question's details?")])
+    write_checklists(tmp_path / "checklist.xlsx", [checklist])
+    return tmp_path
+
+
+def _wizard_route(folder, out):
+    """What the wizard does, through the same session functions: import the checklist file,
+    choose the texts file (columns guessed), score with the default model factory, export."""
+    with Project.create(folder / "wizard.evaldesk", method="interacteval") as project:
+        state, problem = session.open_state(project)
+        assert problem == ""
+        assert not session.import_checklists(project, state, folder / "checklist.xlsx").errors
+        state.texts = session.store_texts_file(project, TextsSetup(), folder / "texts.xlsx")
+        path, state.texts, _note = session.open_texts_file(project, state.texts)
+        opened = open_texts(path, state.texts, [d.name for d in state.dimensions])
+        state.texts = opened.setup
+        assert not opened.read.errors
+        plan = session.plan_scoring(project, state, opened.read.items, MODEL)
+        llm = session.default_llm_factory(ModelProfile(name=MODEL, model=MODEL), project,
+                                          plan.run_id)
+        run = asyncio.run(session.score_texts(
+            plan.checklists, plan.items, llm, project=project, settings=plan.settings,
+            model=plan.model, run_id=plan.run_id, samples=plan.samples))
+        agreement = human_agreement(run.scores, include_samples=state.include_samples)
+        who = SettingsStore().load().user_name  # the wizard's person: Settings -> your name
+        session.export_results(project, run, out, agreement=agreement, who=who,
+                               texts=session.run_texts_line(state),
+                               include_samples=state.include_samples)
+    assert gateway_for is session.default_llm_factory  # the wizard's default model factory
+
+
+def _cells(path):
+    book = load_workbook(path)
+    out = {}
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            if sheet.title == "Read me" and row and row[0].value in DATE_ROWS:
+                continue
+            for cell in row:
+                out[(sheet.title, cell.coordinate)] = cell.value
+    return out
+
+
+def test_cli_and_wizard_session_write_the_same_workbook(files, scripted, capsys):
+    cli_out = files / "cli.xlsx"
+    code = main(["checklist", "score", "--checklist", str(files / "checklist.xlsx"),
+                 "--items", str(files / "texts.xlsx"), "--model", MODEL, "-o", str(cli_out)])
+    assert code == 0, capsys.readouterr().err
+    wizard_out = files / "wizard.xlsx"
+    _wizard_route(files, wizard_out)
+
+    cli, wizard = _cells(cli_out), _cells(wizard_out)
+    assert load_workbook(cli_out).sheetnames == load_workbook(wizard_out).sheetnames
+    differ = {key: (cli.get(key), wizard.get(key)) for key in cli.keys() | wizard.keys()
+              if cli.get(key) != wizard.get(key)}
+    assert differ == {}
+
+    scores = pd.read_excel(cli_out, sheet_name="Scores", dtype=str)
+    # the chatbot headers were understood: source id, system, and the prompt as the source
+    assert list(scores.source_id) == ["Q1"] * 3 + ["Q2"] * 3
+    assert list(scores.system) == ["Bot A", "Bot B", "Bot C"] * 2
+    # q3 is yes only when the prompt carried the question: 3 of 3 yes (5) or 2 of 3 (3.667)
+    assert [round(float(s), 3) for s in scores.score] == [5.0, 3.667, 5.0] * 2
+    texts = pd.read_excel(cli_out, sheet_name="Read me", header=None, dtype=str)
+    texts_row = texts[texts[0] == "Texts"][1].tolist()
+    assert texts_row == ["texts.xlsx, sheet Answers: 6 texts"]
