@@ -147,17 +147,30 @@ class WizardShell(QWidget):
             return settings.profile() if settings.profiles else None
 
     def after_cloud_notice(self, profile: Any, start: Callable[[], Any]) -> Any:
-        """Start a run whose texts go to ``profile``'s model: at once when they stay on this
-        computer (or the project already said "don't ask again" for that service), otherwise
-        once the user agrees to the one plain notice (:func:`desktop.cloud_notice.
-        confirm_cloud_use`). Returns what ``start`` returns, or None while the notice is open
+        """Start a run whose texts go to ``profile``'s model (or to each of a list of profiles,
+        as when several assessors think aloud): at once when they stay on this computer (or the
+        project already said "don't ask again" for that service), otherwise once the user
+        agrees to the one plain notice (:func:`desktop.cloud_notice.confirm_cloud_use`), one
+        notice per service. Returns what ``start`` returns, or None while a notice is open
         (``self.cloud_notice``) or when the user declined."""
-        from core.privacy import needs_cloud_notice
+        from core.privacy import destination, needs_cloud_notice
         from desktop.cloud_notice import confirm_cloud_use
 
-        if profile is None or not needs_cloud_notice(self.project, profile):
+        profiles = profile if isinstance(profile, (list, tuple)) else [profile]
+        waiting, seen = [], set()
+        for p in profiles:
+            if p is None or not needs_cloud_notice(self.project, p):
+                continue
+            key = destination(p).key
+            if key not in seen:
+                seen.add(key)
+                waiting.append(p)
+        if not waiting:
             return start()
-        self.cloud_notice = confirm_cloud_use(self, self.project, profile, start, who=self.who)
+        first, rest = waiting[0], waiting[1:]
+        self.cloud_notice = confirm_cloud_use(
+            self, self.project, first,
+            (lambda: self.after_cloud_notice(rest, start)) if rest else start, who=self.who)
         return None
 
     # ------------------------------------------------------------------------- navigation

@@ -356,3 +356,62 @@ def test_a_texts_file_that_is_gone_is_read_from_the_project_and_said(qtbot, wind
     assert wait_step(qtbot, wiz, "texts") == "finished"
     assert "copy saved in the project" in score.texts_label.text()
     assert [i.text for i in wiz.opened_texts.read.items] == ["The sky is blue.", "Rain falls."]
+
+
+def _answer_notice(qtbot, wiz, accept: bool) -> str:
+    """Click Send and run (or Cancel) on the open cloud notice; returns its text."""
+    from desktop.cloud_notice import SEND_BUTTON
+
+    box = wiz.cloud_notice
+    assert box is not None and box.isVisible()
+    text = box.text()
+    wanted = SEND_BUTTON if accept else "Cancel"
+    next(b for b in box.buttons() if b.text() == wanted).click()
+    qtbot.waitUntil(lambda: not box.isVisible())
+    return text
+
+
+def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted):
+    """Think-aloud asks once per service the ticked models would send the samples to (two
+    services: two notices, and declining the second starts nothing); building and scoring with
+    a model on the internet ask first too, and run only once the user agrees."""
+    from core.interacteval import Checklist, ChecklistItem, save_checklist
+    from core.settings import ModelProfile
+
+    window.settings.upsert_profile(ModelProfile(name="Cloud A", model="openai/gpt-4o-mini"))
+    window.settings.upsert_profile(ModelProfile(name="Cloud B",
+                                                model="anthropic/claude-3-5-haiku-latest"))
+    window.settings.upsert_profile(ModelProfile(name="Cloud A2", model="openai/gpt-4o"))
+    fake = GatedLLM(open_calls=10_000)
+    wiz = open_interacteval_wizard(window, llm_factory=lambda profile, project, run_id: fake)
+    load_sample(qtbot, wiz)
+
+    # think-aloud: two OpenAI profiles and one Anthropic profile ticked: two notices
+    wiz.state.assessors = ["Scripted A", "Cloud A", "Cloud A2", "Cloud B"]
+    wiz.show_page("think_aloud")
+    calls = scripted.calls
+    assert wiz.pages["think_aloud"].run_think_aloud() is None
+    assert "OpenAI" in _answer_notice(qtbot, wiz, accept=True)
+    assert not wiz.busy  # still waiting for the second service
+    assert "Anthropic" in _answer_notice(qtbot, wiz, accept=False)
+    assert not wiz.busy and scripted.calls == calls and not fake.asked
+
+    # build: the builder is on the internet; declined, no step runs and nothing is kept
+    wiz.state.builder = "Cloud A"
+    wiz.show_page("build")
+    assert wiz.pages["build"].run_stage("components") is None
+    assert "OpenAI" in _answer_notice(qtbot, wiz, accept=False)
+    assert not wiz.busy and not fake.asked
+    assert get_stage(window.project, "Clarity", "components") is None
+
+    # score: agreed, the run starts with the chosen model
+    for name in ("Clarity", "Accuracy"):
+        save_checklist(window.project, Checklist(dimension=name, items=[
+            ChecklistItem(component="A", question=f"Is the {name.lower()} fine?")]))
+    wiz.state.scorer = "Cloud B"
+    wiz.show_page("score")
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    assert wiz.pages["score"].start_scoring() is None and not fake.asked
+    assert "Anthropic" in _answer_notice(qtbot, wiz, accept=True)
+    assert wait_step(qtbot, wiz, "score") == "finished"
+    assert len(fake.asked) == 24 and scripted.calls == calls

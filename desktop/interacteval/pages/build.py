@@ -398,10 +398,16 @@ class BuildPage(InteractEvalPage):
         return self._run_stages(keys[first:])
 
     def _run_stages(self, keys: list[str]) -> Any:
+        if self.dimension is None or self.busy:
+            return None
+        self.flush_edits()
+        return self.wizard.after_cloud_notice(self._profile(self._builder_name()),
+                                              partial(self._start_stages, keys))
+
+    def _start_stages(self, keys: list[str]) -> Any:
         dim = self.dimension
         if dim is None or self.busy:
             return None
-        self.flush_edits()
         llm = self._llm(self._builder_name())
 
         async def job(progress, cancel):

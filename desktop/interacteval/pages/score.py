@@ -312,7 +312,14 @@ class ScorePage(InteractEvalPage):
 
     @Slot()
     def start_scoring(self) -> Any:
-        """Score every text on every checklist; finished texts are kept as they finish."""
+        """Score every text on every checklist; finished texts are kept as they finish (after
+        the notice when the texts would leave this computer)."""
+        if not self._can_score():
+            return None
+        profile = self._profile(self.state.scorer or self._builder_name())
+        return self.wizard.after_cloud_notice(profile, self._start_scoring)
+
+    def _start_scoring(self) -> Any:
         if not self._can_score():
             return None
         items = list(self.wizard.opened_texts.read.items)

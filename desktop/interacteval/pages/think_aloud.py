@@ -221,7 +221,14 @@ class ThinkAloudPage(InteractEvalPage):
 
     @Slot()
     def run_think_aloud(self) -> Any:
-        """Ask every ticked model to think aloud about the current dimension."""
+        """Ask every ticked model to think aloud about the current dimension (after the notice
+        when a ticked model would take the sample texts off this computer)."""
+        if self.dimension is None or not self.state.assessors or self.busy:
+            return None
+        profiles = [self._profile(name) for name in self.state.assessors]
+        return self.wizard.after_cloud_notice(profiles, self._run_think_aloud)
+
+    def _run_think_aloud(self) -> Any:
         dim = self.dimension
         if dim is None or not self.state.assessors or self.busy:
             return None
