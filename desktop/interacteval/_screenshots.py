@@ -29,7 +29,7 @@ async def _shoot(session, folder: Path) -> None:
     from tests.desktop.interacteval_support import scripted_reply
 
     window = session.window
-    window.resize(1280, 820)
+    window.resize(1280, 800)
     llm = ScriptedLLM(scripted_reply, name="screenshots", delay_s=0.05)
     window.settings.user_name = "Ms Okafor"
     window.settings.upsert_profile(llm.profile(name="GPT-4o mini (example)"))
