@@ -417,28 +417,25 @@ class MainWindow(QMainWindow):
     def ask_open_path(self) -> str | None:
         """Ask for a project file to open (tests replace this)."""
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open an EvalDesk project", self._default_folder(),
+            self, "Open an EvalDesk project", self.default_folder(),
             f"EvalDesk projects (*{PROJECT_SUFFIX});;All files (*)",
         )
         return path or None
 
     def ask_save_path(self) -> str | None:
         """Ask where to save the project (tests replace this)."""
-        suggested = str(Path(self._default_folder()) / f"{self.project_name() or 'project'}"
+        suggested = str(Path(self.default_folder()) / f"{self.project_name() or 'project'}"
                         f"{PROJECT_SUFFIX}")
         path, _ = QFileDialog.getSaveFileName(
             self, "Save the project as", suggested, f"EvalDesk projects (*{PROJECT_SUFFIX})"
         )
         return path or None
 
-    def _default_folder(self) -> str:
-        if self.project is not None and not self.project.is_temporary:
-            return str(self.project.path.parent)
-        for row, recent in enumerate(self.recent.paths()):
-            if self.recent.exists(row):
-                return str(Path(recent).parent)
-        documents = Path.home() / "Documents"
-        return str(documents if documents.is_dir() else Path.home())
+    def default_folder(self) -> str:
+        """Where every file dialog opens (:func:`desktop.file_dialogs.start_folder`)."""
+        from desktop.file_dialogs import start_folder
+
+        return start_folder(self.project, self.recent.paths())
 
     @Slot()
     def open_project_dialog(self) -> bool:

@@ -8,14 +8,12 @@ it was before the last change (also stored, as an edit by the same person).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -30,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from core.interacteval.model import Checklist
 from core.interacteval.session import edit_checklist
+from desktop.file_dialogs import open_file
 from desktop.interacteval.models import ChecklistModel
 from desktop.widgets import hint_label, note_box
 
@@ -328,7 +327,5 @@ class ChecklistEditor(QWidget):
         self.undo_button.setEnabled(bool(self.undo_stack))
 
     def ask_import_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Import checklists", str(Path.home()),
-            "Checklist workbooks (*.xlsx *.xls *.csv);;All files (*)")
-        return path or None
+        return open_file(self, "Import checklists",
+                         "Checklist workbooks (*.xlsx *.xls *.csv);;All files (*)")

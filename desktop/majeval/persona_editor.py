@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -43,6 +42,7 @@ from core.majeval import session as st
 from core.majeval.model import PERSONA_ATTRIBUTES, Persona
 from core.majeval.pipeline import DOCUMENT_ARTEFACT, lonely_groups
 from core.majeval.session import edit_persona, load_groups, load_personas, save_groups
+from desktop.file_dialogs import open_file, save_file
 from desktop.majeval.models import PersonaTreeModel
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
@@ -623,12 +623,8 @@ class PersonaEditor(QWidget):
     def ask_path(self, save: bool) -> str | None:
         """Ask for a Personas workbook (tests replace this)."""
         if save:
-            path, _ = QFileDialog.getSaveFileName(self, "Export the personas", "personas.xlsx",
-                                                  "Excel workbook (*.xlsx)")
-        else:
-            path, _ = QFileDialog.getOpenFileName(self, "Import personas", "",
-                                                  "Spreadsheets (*.xlsx *.xls *.csv)")
-        return path or None
+            return save_file(self, "Export the personas", "personas.xlsx")
+        return open_file(self, "Import personas")
 
     @Slot()
     def _ask_export(self) -> None:

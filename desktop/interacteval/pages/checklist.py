@@ -7,11 +7,11 @@ from typing import Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
-    QFileDialog,
     QVBoxLayout,
 )
 
 from core.interacteval import session as st
+from desktop.file_dialogs import save_file
 from desktop.interacteval.checklist_editor import ChecklistEditor
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.widgets import (
@@ -70,10 +70,7 @@ class ChecklistPage(InteractEvalPage):
         return self.editor.ask_import_path()
 
     def ask_checklist_export_path(self) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export the checklists", str(Path.home() / "checklists.xlsx"),
-            "Excel workbooks (*.xlsx)")
-        return path or None
+        return save_file(self, "Export the checklists", "checklists.xlsx")
 
     @Slot()
     def _ask_import_checklists(self) -> None:

@@ -8,11 +8,11 @@ from typing import Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
-    QFileDialog,
     QVBoxLayout,
 )
 
 from core.interacteval import session as st
+from desktop.file_dialogs import save_file
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.interacteval.results import ResultsView
 from desktop.runner import RunOutcome
@@ -112,10 +112,7 @@ class ResultsPage(InteractEvalPage):
             self.results.set_agreement(rows)
 
     def ask_results_path(self) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export the InteractEval results", str(Path.home() / "interacteval.xlsx"),
-            "Excel workbooks (*.xlsx)")
-        return path or None
+        return save_file(self, "Export the InteractEval results", "interacteval.xlsx")
 
     @Slot()
     def _ask_export_results(self) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval.model import ScoredSample
+from desktop.file_dialogs import open_file
 from desktop.interacteval.models import SamplesModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
@@ -81,10 +81,7 @@ class SamplesPage(InteractEvalPage):
 
     def ask_samples_path(self) -> str | None:
         """Ask for the scored sheet (tests replace this)."""
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Choose the scored samples", str(Path.home()),
-            "Spreadsheets (*.xlsx *.xls *.csv *.tsv);;All files (*)")
-        return path or None
+        return open_file(self, "Choose the scored samples")
 
     @Slot()
     def _ask_samples(self) -> None:

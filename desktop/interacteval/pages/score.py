@@ -9,7 +9,6 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval import session as st
+from desktop.file_dialogs import open_file
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
@@ -140,10 +140,7 @@ class ScorePage(InteractEvalPage):
         return True
 
     def ask_texts_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Choose the texts to score", str(Path.home()),
-            "Spreadsheets (*.xlsx *.xls *.csv *.tsv);;All files (*)")
-        return path or None
+        return open_file(self, "Choose the texts to score")
 
     @Slot()
     def _ask_texts(self) -> None:

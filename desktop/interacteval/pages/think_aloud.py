@@ -9,7 +9,6 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -28,6 +27,7 @@ from core.interacteval import session as st
 from core.interacteval.model import (
     Attribute,
 )
+from desktop.file_dialogs import open_file
 from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
@@ -267,10 +267,8 @@ class ThinkAloudPage(InteractEvalPage):
 
     def ask_notes_path(self) -> str | None:
         """Ask for a notes file (tests replace this)."""
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Import think-aloud notes", str(Path.home()),
-            "Notes (*.txt *.md *.xlsx *.xls *.csv);;All files (*)")
-        return path or None
+        return open_file(self, "Import think-aloud notes",
+                         "Notes (*.txt *.md *.xlsx *.xls *.csv);;All files (*)")
 
     @Slot()
     def _ask_notes(self) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.file_dialogs import open_files
 from desktop.majeval.pages._base import MajEvalPage, st
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
@@ -131,10 +131,8 @@ class DocumentsPage(MajEvalPage):
 
     def ask_document_paths(self) -> list[str]:
         """Ask for documents (tests replace this)."""
-        paths, _ = QFileDialog.getOpenFileNames(
-            self, "Add documents about the stakeholders", "",
-            "Documents (*.pdf *.txt *.md *.markdown);;All files (*)")
-        return paths
+        return open_files(self, "Add documents about the stakeholders",
+                          "Documents (*.pdf *.txt *.md *.markdown);;All files (*)")
 
     @Slot()
     def _ask_documents(self) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from core.majeval.inputs import ITEM_ROLES, OpenedItems, open_items, read_items
 from core.majeval.model import Dimension, Scale
+from desktop.file_dialogs import open_file
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.pages._base import MajEvalPage, st
 from desktop.majeval.results import table_view
@@ -144,9 +144,7 @@ class ItemsPage(MajEvalPage):
 
     def ask_items_path(self) -> str | None:
         """Ask for the items spreadsheet (tests replace this)."""
-        path, _ = QFileDialog.getOpenFileName(self, "Choose the items to judge", "",
-                                              "Spreadsheets (*.xlsx *.xls *.csv *.tsv)")
-        return path or None
+        return open_file(self, "Choose the items to judge")
 
     @Slot()
     def _ask_items(self) -> None:

@@ -10,7 +10,6 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from core.majeval.model import DebateSettings
 from core.majeval.pipeline import lonely_groups
+from desktop.file_dialogs import save_file
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.majeval.persona_editor import lonely_text
@@ -231,9 +231,7 @@ class ResultsPage(MajEvalPage):
 
     def ask_export_path(self) -> str | None:
         """Ask where to save the results workbook (tests replace this)."""
-        path, _ = QFileDialog.getSaveFileName(self, "Export the results",
-                                              "majeval-results.xlsx", "Excel workbook (*.xlsx)")
-        return path or None
+        return save_file(self, "Export the results", "majeval-results.xlsx")
 
     @Slot()
     def _ask_export(self) -> None:
