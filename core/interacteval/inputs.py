@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -486,26 +487,40 @@ def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
     return result
 
 
-def _read_samples(path: Path, sheets: list[str],
-                  result: ChecklistRead) -> dict[str, list[ScoredSample]]:
-    """The optional Samples sheet: dimension (folded) -> the think-aloud samples. A row that
-    cannot be read is a warning naming it (it only decides which texts are flagged)."""
-    from core.tables import TableError, cell_number, read_table
+def _optional_sheet(path: Path, sheets: list[str], name: str, needed: tuple[str, ...],
+                    result: ChecklistRead, lost: str) -> tuple[Any, dict[str, Any]] | None:
+    """The optional sheet ``name`` of a checklist workbook and its columns by folded header, or
+    None when there is none or it cannot be used (then a problem says what ``lost`` means)."""
+    from core.tables import TableError, read_table
 
-    sheet = {s.casefold(): s for s in sheets}.get(SAMPLES_SHEET.casefold())
+    sheet = {s.casefold(): s for s in sheets}.get(name.casefold())
     if sheet is None:
-        return {}
+        return None
     try:
         read = read_table(path, sheet)
     except TableError as exc:
         result.problems.append(exc.message)
-        return {}
+        return None
     columns = {str(c).strip().casefold(): c for c in read.frame.columns}
-    if "dimension" not in columns or "text" not in columns:
-        result.problems.append(
-            f'{read.describe()}: needs the columns "dimension" and "text"; the think-aloud '
-            "samples were not read, so no scored text will be flagged as one.")
+    if any(n not in columns for n in needed):
+        wanted = " and ".join(f'"{n}"' for n in needed)
+        result.problems.append(f"{read.describe()}: needs the columns {wanted}; {lost}")
+        return None
+    return read, columns
+
+
+def _read_samples(path: Path, sheets: list[str],
+                  result: ChecklistRead) -> dict[str, list[ScoredSample]]:
+    """The optional Samples sheet: dimension (folded) -> the think-aloud samples. A row that
+    cannot be read is a warning naming it (it only decides which texts are flagged)."""
+    from core.tables import cell_number
+
+    found = _optional_sheet(path, sheets, SAMPLES_SHEET, ("dimension", "text"), result,
+                            "the think-aloud samples were not read, so no scored text will be "
+                            "flagged as one.")
+    if found is None:
         return {}
+    read, columns = found
     out: dict[str, list[ScoredSample]] = {}
     frame = read.frame
     for row in read.rows:
@@ -523,22 +538,11 @@ def _read_samples(path: Path, sheets: list[str],
 
 
 def _read_definitions(path: Path, sheets: list[str], result: ChecklistRead) -> dict[str, str]:
-    from core.tables import TableError, read_table
-
-    sheet = {s.casefold(): s for s in sheets}.get(DIMENSIONS_SHEET.casefold())
-    if sheet is None:
+    found = _optional_sheet(path, sheets, DIMENSIONS_SHEET, ("dimension", "definition"), result,
+                            "the definitions were not read.")
+    if found is None:
         return {}
-    try:
-        read = read_table(path, sheet)
-    except TableError as exc:
-        result.problems.append(exc.message)
-        return {}
-    columns = {str(c).strip().casefold(): c for c in read.frame.columns}
-    if "dimension" not in columns or "definition" not in columns:
-        result.problems.append(
-            f'{read.describe()}: needs the columns "dimension" and "definition"; the definitions '
-            "were not read.")
-        return {}
+    read, columns = found
     out = {}
     for row in read.rows:
         name = read.frame.at[row, columns["dimension"]].strip()
