@@ -34,6 +34,7 @@ from core.interacteval.report import (
     parse_attributes,
 )
 from core.interacteval.think_aloud import _clean
+from core.tables import RowsRead
 
 __all__ = [
     "NOTE_SYNONYMS",
@@ -130,15 +131,9 @@ def guess_text_columns(columns: Sequence[str], dimensions: Sequence[str]) -> tup
     return roles, guess_human_columns(columns, dimensions)
 
 
-@dataclass
-class TextsRead:
-    """Texts read from a sheet: ``errors`` stop scoring; ``problems`` are skipped rows or
-    cells (each names the row and column)."""
-
-    items: list[TextItem] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    describe: str = ""
+TextsRead = RowsRead[TextItem]
+"""Texts read from a sheet: ``errors`` stop scoring; ``problems`` are skipped rows or cells (each
+names the row and column); the one reader result of :mod:`core.tables`."""
 
 
 def read_texts(path: str | os.PathLike[str], setup: TextsSetup) -> TextsRead:
@@ -168,8 +163,7 @@ def read_texts(path: str | os.PathLike[str], setup: TextsSetup) -> TextsRead:
 
     got = read_mapped_rows(path, setup.sheet, mapping, make, required="text", id_role="id",
                            numbers=numbers, what="texts to score", one="text", empty="no text")
-    return TextsRead(items=got.items, problems=got.problems, errors=got.errors,
-                     describe=got.describe)
+    return got
 
 
 @dataclass

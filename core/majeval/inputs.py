@@ -30,6 +30,7 @@ from core.runs import CancelToken, Progress
 from core.tables import (
     HasIssues,
     MappedRow,
+    RowsRead,
     TableError,
     TableIssue,
     guess_mapping,
@@ -135,15 +136,9 @@ def guess_item_columns(columns: Sequence[str]) -> tuple[dict[str, str | None], l
     return {r: guessed.get(r) for r in ITEM_ROLES}, human
 
 
-@dataclass
-class ItemsRead:
-    """Items read from a sheet: ``errors`` stop the run; ``problems`` are skipped rows or
-    cells (each names the row and column)."""
-
-    items: list[Item] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    describe: str = ""
+ItemsRead = RowsRead[Item]
+"""Items read from a sheet: ``errors`` stop the run; ``problems`` are skipped rows or cells (each
+names the row and column); the one reader result of :mod:`core.tables`."""
 
 
 def read_items(path: str | os.PathLike[str], setup: ItemsSetup) -> ItemsRead:
@@ -162,8 +157,7 @@ def read_items(path: str | os.PathLike[str], setup: ItemsSetup) -> ItemsRead:
 
     read = read_mapped_rows(Path(path), setup.sheet, mapping, make, required="content",
                             numbers=numbers, what="items to evaluate")
-    return ItemsRead(items=list(read.items), problems=list(read.problems),
-                     errors=list(read.errors), describe=read.describe)
+    return read
 
 
 @dataclass
