@@ -261,17 +261,22 @@ class WizardShell(QWidget):
         title: str,
         on_done: Callable[[RunOutcome[Any]], Any] | None = None,
         busy: str | None = None,
+        background: bool = False,
     ) -> asyncio.Task:
         """Start ``step(progress, cancel)`` in ``panel`` (see :func:`desktop.runner.start_step`):
         the wizard is busy until it ends, then ``on_done(outcome)`` runs and
-        :attr:`step_ended` is emitted. A retired wizard's steps are cancelled."""
+        :attr:`step_ended` is emitted. A retired wizard's steps are cancelled. A ``background``
+        step (a short one: an export, the agreement) does not make the wizard busy: the user
+        may go on."""
         what = busy if busy is not None else title
-        self.set_busy(what)
+        if not background:
+            self.set_busy(what)
 
         def done(outcome: RunOutcome[Any]) -> Any:
             if self._retired:
                 return None
-            self.set_busy("")
+            if not background:
+                self.set_busy("")
             try:
                 if on_done is not None:
                     return on_done(outcome)
@@ -303,7 +308,7 @@ class WizardShell(QWidget):
         if self.page:
             try:
                 self.current.leave()
-            except Exception:  # noqa: BLE001 - a failed save must not keep a dead wizard alive
+            except Exception:
                 log.exception("Saving the page of a closing wizard failed")
         stack = getattr(self.main_window, "stack", None)
         if stack is not None and stack.indexOf(self) >= 0:

@@ -27,7 +27,7 @@ from desktop.interacteval.pages.samples import SamplesPage
 from desktop.interacteval.pages.score import ScorePage
 from desktop.interacteval.pages.think_aloud import ThinkAloudPage
 from desktop.run_panel import RunPanel
-from desktop.runner import RunOutcome, start_step
+from desktop.runner import RunOutcome
 from desktop.widgets import alert_box, xlsx_path
 from desktop.wizard import WizardShell
 from desktop.wizard import open_wizard as open_shell
@@ -141,21 +141,8 @@ class InteractEvalWizard(WizardShell):
                        on_done: Any = None) -> Any:
         """A short step that does not make the wizard busy (the agreement, an export): the
         user may go on; a closing wizard still stops it. :attr:`step_ended` says when it ends."""
-
-        def done(outcome: RunOutcome) -> Any:
-            if self.retired:
-                return None
-            try:
-                if on_done is not None:
-                    return on_done(outcome)
-            finally:
-                self.step_ended.emit(what, outcome.status)
-            return None
-
-        task = start_step(panel, step, title=title, on_done=done)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
+        return self.run_step(panel, step, title=title, on_done=on_done, busy=what,
+                             background=True)
 
     def export_checklists(self, path: str | Path) -> Any:
         """Write every checklist to a workbook (sheet ``Checklist``) in the executor."""
