@@ -47,3 +47,37 @@ def resources_dir() -> Path:
     if bundle:
         return Path(bundle) / "resources"
     return Path(__file__).resolve().parent.parent / "resources"
+
+
+def current_umask() -> int:
+    """The process's umask (read from /proc where it exists, so it is never changed)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def temp_file_beside(target: Path, *, prefix: str, suffix: str) -> Path:
+    """An empty temporary file in ``target``'s folder, to be renamed onto ``target`` when it is
+    complete (so ``target`` is never seen half-written).
+
+    ``tempfile.mkstemp`` creates its file readable by its owner only (0600), and the rename
+    keeps that: a workbook or project the user saved on a shared drive would be unreadable to
+    colleagues. The file gets the permissions a plainly created file would have instead
+    (0666 minus the umask, e.g. 0644). Raises ``OSError`` when the folder is not writable.
+    """
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=Path(target).parent)
+    try:
+        if os.name == "posix":
+            os.fchmod(fd, 0o666 & ~current_umask())
+    finally:
+        os.close(fd)
+    return Path(name)

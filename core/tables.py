@@ -45,7 +45,6 @@ import numbers
 import os
 import posixpath
 import re
-import tempfile
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -1994,11 +1993,11 @@ def _fill_readme(ws, readme, written, long_name, n_long, notes, writer: _SheetWr
 
 def _make_temp(folder: Path, path: Path) -> str:
     try:
-        fd, name = tempfile.mkstemp(prefix="~evaldesk-", suffix=".xlsx.tmp", dir=folder)
+        from core.paths import temp_file_beside
+
+        return str(temp_file_beside(folder / path.name, prefix="~evaldesk-", suffix=".xlsx.tmp"))
     except OSError as exc:
         raise _write_error(exc, path, creating=True) from None
-    os.close(fd)
-    return name
 
 
 def _replace(tmp_name: str, path: Path) -> None:

@@ -1,5 +1,8 @@
 """Add or edit one model profile (with its key in the OS keyring), and the connection test.
 
+On a computer without a password store the dialog says so and offers to keep the key until
+EvalDesk closes (:func:`core.secrets.set_session_key`) or to read it from an environment variable.
+
 Moved out of ``desktop.settings_dialog`` (which still exports these names) to keep each module
 short. API keys go to the keyring through :mod:`core.secrets` and are never written to a file.
 """
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlparse
@@ -131,7 +135,7 @@ async def check_profile(profile: ModelProfile, api_key: str | None) -> tuple[boo
 
 
 # ------------------------------------------------------------------------------ profile editor
-KeyAction = Literal["keep", "set", "remove"]
+KeyAction = Literal["keep", "set", "session", "remove"]
 
 
 class ProfileDialog(QDialog):
@@ -225,6 +229,7 @@ class ProfileDialog(QDialog):
         key_box.setSpacing(2)
         key_box.addLayout(key_buttons)
         key_box.addWidget(self.key_status)
+        key_box.addWidget(self._no_store_choice())
 
         self.service_box = QWidget()
         service_form = QFormLayout(self.service_box)
@@ -378,19 +383,101 @@ class ProfileDialog(QDialog):
         self.retries_spin.setValue(base.max_retries)
         self.context_spin.setValue(base.context_window)
         (self.local_radio if is_local else self.service_radio).setChecked(True)
+        self._no_store = not base.is_local and not secrets.password_store_available()
+        if profile is not None and secrets.key_source(profile.name) == "environment":
+            self.env_radio.setChecked(True)
         stored = bool(profile) and not base.is_local and _key_state(profile.name)
         self._key_action = "keep" if stored else "new"
         self._update_key_widgets()
         self._update_mode()
 
     # -- key ----------------------------------------------------------------------------------
+    def _no_store_choice(self) -> QWidget:
+        """What to do with the key on a computer without a password store (hidden elsewhere)."""
+        self.no_store_box = QWidget()
+        self.no_store_box.setObjectName("noStoreBox")
+        self.no_store_label = QLabel(
+            f"{secrets.NO_STORE} Choose how EvalDesk gets the key:"
+        )
+        self.no_store_label.setWordWrap(True)
+        self.session_radio = QRadioButton("Use this key until EvalDesk closes")
+        self.session_radio.setToolTip(
+            "The key is kept in memory only, never written anywhere. You type it again the "
+            "next time you start EvalDesk."
+        )
+        self.env_radio = QRadioButton()
+        self.env_hint = QLabel()
+        self.env_hint.setObjectName("hint")
+        self.env_hint.setWordWrap(True)
+        self.env_hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        choice = QButtonGroup(self.no_store_box)
+        choice.addButton(self.session_radio)
+        choice.addButton(self.env_radio)
+        self.session_radio.setChecked(True)
+        box = QVBoxLayout(self.no_store_box)
+        box.setContentsMargins(0, 4, 0, 0)
+        box.setSpacing(2)
+        box.addWidget(self.no_store_label)
+        box.addWidget(self.session_radio)
+        box.addWidget(self.env_radio)
+        box.addWidget(self.env_hint)
+        self.session_radio.toggled.connect(self._update_key_widgets)
+        self.model_edit.textChanged.connect(self._update_env_text)
+        self.name_edit.textChanged.connect(self._update_env_text)
+        self._no_store = False
+        self.no_store_box.hide()
+        return self.no_store_box
+
+    def env_variable(self) -> str:
+        """The environment variable to name: the provider's own, else EvalDesk's."""
+        name = self.name_edit.text().strip() or "profile name"
+        return (secrets.provider_variable(self.model_edit.text())
+                or secrets.environment_variable(name))
+
+    @Slot()
+    def _update_env_text(self) -> None:
+        variable = self.env_variable()
+        self.env_radio.setText(f"Use the environment variable {variable}")
+        self.env_hint.setText(
+            f"Set {variable} to the key before starting EvalDesk (for example in your "
+            "shell's start-up file); EvalDesk then reads the key from there every time."
+        )
+        self.key_edit.setPlaceholderText(
+            f"Read from {variable}" if self.uses_environment else "Paste the API key here"
+        )
+
+    @property
+    def uses_environment(self) -> bool:
+        """No password store, and the user chose the environment variable."""
+        return self._no_store and self.env_radio.isChecked()
+
     @property
     def key_stored(self) -> bool:
         return self._key_action in ("keep", "replace", "remove")
 
     def _update_key_widgets(self) -> None:
         action = self._key_action
-        if action == "keep":
+        self.no_store_box.setVisible(self._no_store)
+        self._update_env_text()
+        source = (secrets.key_source(self.original_name)
+                  if self.original_name and action == "keep" else None)
+        if self.uses_environment:
+            self.key_status.setText(
+                "The key is read from the environment variable named below." if action in (
+                    "new", "replace") else
+                "The key kept until EvalDesk closes is forgotten when you press OK; the key is "
+                "then read from the environment variable named below."
+                if source == "session" else "A key is found for this profile. It stays hidden."
+            )
+        elif action == "keep" and source == "session":
+            self.key_status.setText("A key is kept for this profile until EvalDesk closes. It "
+                                    "stays hidden.")
+        elif action == "keep" and source == "environment":
+            self.key_status.setText(
+                "The key comes from the environment variable "
+                f"{secrets.environment_variable(self.original_name or '')}. It stays hidden."
+            )
+        elif action == "keep":
             self.key_status.setText("A key is stored for this profile. It stays hidden.")
         elif action == "replace":
             self.key_status.setText("Type the new key; it replaces the stored one when you "
@@ -402,6 +489,13 @@ class ProfileDialog(QDialog):
                 "Hosted providers need a key; servers on your own network usually do not."
             )
         self.key_edit.setVisible(action in ("new", "replace"))
+        # what is typed would not be kept: it is neither used nor editable
+        self.key_edit.setEnabled(not self.uses_environment)
+        self.key_edit.setToolTip(
+            "Kept in memory only, until EvalDesk closes. It is shown as dots." if self._no_store
+            else "Kept in your system's password store (Keychain, Credential Manager, Secret "
+            "Service), never in a file. It is shown as dots."
+        )
         self.key_stored_label.setVisible(action in ("keep", "remove"))
         self.key_stored_label.setEnabled(action == "keep")
         self.replace_key_button.setVisible(action == "keep")
@@ -428,23 +522,31 @@ class ProfileDialog(QDialog):
         self._update_key_widgets()
 
     def key_change(self) -> tuple[KeyAction, str | None]:
-        """What to do with the keyring when this dialog is applied."""
+        """What to do with the key when this dialog is applied: "set" (the password store),
+        "session" (kept in memory until EvalDesk closes), "remove" or "keep"."""
         if self.local_radio.isChecked():
             return ("remove", None) if self.key_stored else ("keep", None)
         typed = self.key_edit.text().strip()
+        if self.uses_environment:
+            kept = self.original_name and secrets.key_source(self.original_name) == "session"
+            return ("remove", None) if kept or self._key_action == "remove" else ("keep", None)
         if self._key_action in ("new", "replace") and typed:
-            return "set", typed
+            return ("session" if self._no_store else "set"), typed
         if self._key_action == "remove":
             return "remove", None
         return "keep", None
 
     def key_for_test(self) -> str | None:
+        """The key the run will use once this dialog is applied (the same lookup as a run)."""
         action, typed = self.key_change()
-        if action == "set":
+        if action in ("set", "session"):
             return typed
-        if action == "keep" and self.original_name and self._key_action == "keep":
+        if action == "remove":  # only the environment is left ("" = the provider's variable)
+            name = self.name_edit.text().strip() or self.original_name or ""
+            return os.environ.get(secrets.environment_variable(name)) or ""
+        if self.original_name and self._key_action == "keep":  # it moves if renamed
             return secrets.get_api_key(self.original_name)
-        return None
+        return None  # the run's own lookup under the profile's name
 
     # -- mode ---------------------------------------------------------------------------------
     @Slot()

@@ -115,6 +115,21 @@ def _runs_on(profile: ModelProfile) -> str:
 
 
 # ------------------------------------------------------------------------------ table model
+_KEY_WORDS = {"session": "until EvalDesk closes", "environment": "environment variable"}
+_KEY_TIPS = {
+    "session": "This computer has no password store: the key is kept in memory until EvalDesk "
+               "closes (hidden). Type it again next time, or set an environment variable.",
+    "environment": "The key is read from an environment variable (hidden).",
+}
+
+
+def _source(name: str) -> str | None:
+    try:
+        return secrets.key_source(name)
+    except Exception:  # noqa: BLE001 - a broken keyring must not break the settings window
+        return None
+
+
 class ProfilesTableModel(HeaderedTableModel):
     """The model profiles as a read-only table: name, model, where it runs, key, default."""
 
@@ -167,7 +182,9 @@ class ProfilesTableModel(HeaderedTableModel):
             if column == 3:
                 if profile.is_local:
                     return "not needed"
-                return "stored" if self._keys[index.row()] else "none"
+                if not self._keys[index.row()]:
+                    return "none"
+                return _KEY_WORDS.get(_source(profile.name), "stored")
             if column == 4:
                 return "default" if profile.name == self._settings.default_profile else ""
             if column == 5:
@@ -180,7 +197,8 @@ class ProfilesTableModel(HeaderedTableModel):
                 return destination(profile).label
             if column == 3 and not profile.is_local:
                 return (
-                    "A key is stored in your system's password store (hidden)."
+                    _KEY_TIPS.get(_source(profile.name),
+                                  "A key is stored in your system's password store (hidden).")
                     if self._keys[index.row()]
                     else "No key stored. Servers on your own network often need none; hosted "
                     "providers also accept their usual environment variable (e.g. "
@@ -483,18 +501,24 @@ class SettingsDialog(QDialog):
         old = dialog.original_name
         action, key = dialog.key_change()
         self.settings.upsert_profile(profile, old_name=old)
+        problem, title = "", "The API key is kept until EvalDesk closes"
         try:
             if old and old != profile.name:  # renamed: the key moves with the profile
                 moved = secrets.get_api_key(old) if action == "keep" else None
+                if moved and secrets.key_source(old) == "environment":
+                    moved = None  # an environment variable cannot move
                 secrets.delete_api_key(old)
-                if moved:
-                    secrets.set_api_key(profile.name, moved)
-            if action == "set" and key:
-                secrets.set_api_key(profile.name, key)
+                if moved:  # never dropped: kept for this session when it cannot be stored
+                    problem = secrets.keep_api_key(profile.name, moved)[1]
+            if action in ("set", "session") and key:
+                problem = secrets.keep_api_key(profile.name, key,
+                                               session_only=action == "session")[1]
             elif action == "remove":
                 secrets.delete_api_key(profile.name)
-        except secrets.KeyringUnavailable as exc:
-            self._warn("The API key was not stored", str(exc))
+        except secrets.KeyringUnavailable as exc:  # only removing raises
+            problem, title = str(exc), "The API key was not removed"
+        if problem:
+            self._warn(title, problem)
         self.save()
         self.profiles_model.reload()
         self.select_profile(profile.name)

@@ -66,9 +66,13 @@ def memory_keyring(monkeypatch) -> MemoryKeyring:
 
     backend = _Backend()
     backend.store = MemoryKeyring()
+    from core import secrets
+
     previous = keyring.get_keyring()
     keyring.set_keyring(backend)
+    secrets._SESSION.clear()  # keys kept "until EvalDesk closes" belong to one test
     yield backend.store
+    secrets._SESSION.clear()
     keyring.set_keyring(previous)
 
 

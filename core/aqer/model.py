@@ -34,7 +34,8 @@ __all__ = [
 #: ``similarity_to_others``, ``simplified_score``, ``rasa_skill``, ``f1``, ``bleu1``,
 #: ``expert_grade`` and ``is_llm`` follow when computed.
 WORKER_COLUMNS = ["worker", "score", "raw_score", "weight", "rank", "answered"]
-#: ``similarity_to_others`` (the answer against the consensus of the *other* workers) follows.
+#: ``grade`` (the answer's expert grade as a number, empty when it has none) follows when the
+#: input had grades, then ``is_llm`` when AI answers were scored as workers.
 RESPONSE_COLUMNS = ["question", "worker", "response", "similarity"]
 #: ``mean_similarity_to_others`` follows (the like-for-like measure AI answers are compared with).
 QUESTION_COLUMNS = ["question", "mean_similarity", "best_response", "best_worker", "answered"]

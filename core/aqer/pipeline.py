@@ -460,6 +460,7 @@ def aqer(
             "worker": people["worker"],
             "response": people["response"],
             "similarity": _none_if_nan(similarity_by_row.reindex(people.index).to_numpy()),
+            "grade": _grades(people["grade"]),
         }
     )
     if settings.llm_as_workers:
@@ -471,6 +472,7 @@ def aqer(
                 "worker": blanks["worker"].to_numpy(),
                 "response": [None] * len(blanks),
                 "similarity": outcome.blank_value[blank_q].tolist(),
+                "grade": _grades(blanks["grade"]),
             }
         )
         if settings.llm_as_workers:
@@ -565,7 +567,11 @@ def aqer(
 
     return AqerResult(
         workers=workers,
-        responses=responses_out[RESPONSE_COLUMNS + (["is_llm"] if settings.llm_as_workers else [])],
+        responses=responses_out[
+            RESPONSE_COLUMNS
+            + (["grade"] if responses_out["grade"].notna().any() else [])
+            + (["is_llm"] if settings.llm_as_workers else [])
+        ],
         questions=questions,
         llm_answers=llm_answers,
         llm_summary=llm_summary,
@@ -718,6 +724,12 @@ def _blank_notices(
             )
         )
     return out
+
+
+def _grades(cells: Any) -> np.ndarray:
+    """Expert grades as numbers (NaN: no grade, or not a number)."""
+    numbers = [cell_number(g) for g in cells]
+    return np.array([np.nan if n is None else n for n in numbers], dtype=np.float64)
 
 
 def _ai_grades(

@@ -1,8 +1,10 @@
 """AQER's workbook: the sheets and columns of the Excel contract in ``AQER.md``.
 
-Sheets: ``Workers``, ``Responses``, ``Questions``, ``LLM answers`` and ``LLM summary`` (when
-LLM answers were given), ``Convergence``, ``Agreement`` (when the sheet had expert grades),
-``Warnings`` and ``Read me``. The CLI and the GUI write the same workbook through
+Sheets, in the results page's words with numbers shown rounded: ``Workers`` (the expert grade
+beside the score), ``Answers`` (one row per worker and question: answer, similarity, grade),
+``Questions``, ``AI answers`` and ``AI summary`` (when AI answers were given), ``Convergence``,
+``Agreement`` (when the sheet had expert grades), ``Warnings``; then ``Raw numbers`` (every
+number at full precision under the contract's column names) and ``Read me``. The CLI and the GUI write the same workbook through
 :func:`write_report`.
 """
 
@@ -12,50 +14,160 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.aqer.model import AqerResult
+import numpy as np
+import pandas as pd
 
-__all__ = ["readme_rows", "report_sheets", "scored_when", "write_report"]
+from core.aqer.model import (
+    AGREEMENT_COLUMNS,
+    CONVERGENCE_COLUMNS,
+    LLM_ANSWER_COLUMNS,
+    LLM_SUMMARY_COLUMNS,
+    QUESTION_COLUMNS,
+    RESPONSE_COLUMNS,
+    WARNING_COLUMNS,
+    WORKER_COLUMNS,
+    AqerResult,
+)
+
+__all__ = [
+    "FORMATS",
+    "LABELS",
+    "answers_by_person",
+    "raw_numbers",
+    "read_report",
+    "readme_rows",
+    "report_sheets",
+    "scored_when",
+    "write_report",
+]
+
+#: The workbook's words for the result frames' columns: the same as the results page's
+#: (``desktop/aqer/results.py``; a test keeps them equal). Raw names stay on "Raw numbers".
+LABELS: dict[str, dict[str, str]] = {
+    "workers": {
+        "rank": "Rank",
+        "worker": "Worker",
+        "score": "Score",
+        "expert_grade": "Expert grade",
+        "raw_score": "Mean similarity",
+        "weight": "Weight",
+        "answered": "Answers",
+        "blank": "Left blank",
+        "similarity_to_others": "Similarity to the others",
+        "simplified_score": "One-pass score",
+        "rasa_skill": "RASA skill",
+        "f1": "F1",
+        "bleu1": "BLEU-1",
+        "is_llm": "AI",
+    },
+    "answers": {
+        "worker": "Worker",
+        "question": "Question",
+        "response": "Answer",
+        "similarity": "Similarity",
+        "grade": "Expert grade",
+        "is_llm": "AI",
+    },
+    "questions": {
+        "question": "Question",
+        "mean_similarity": "Mean similarity",
+        "answered": "Answers",
+        "best_worker": "Best answer by",
+        "best_response": "Best answer",
+    },
+    "llm_answers": {
+        "model": "AI model",
+        "question": "Question",
+        "response": "Answer",
+        "score": "Similarity",
+        "workers_similarity_to_others": "Workers' mean (like for like)",
+        "model_mean": "Mean score",
+    },
+    "llm_summary": {
+        "model": "AI model",
+        "mean_score": "Mean score",
+        "percentile_among_workers": "Above % of workers",
+        "scored": "Scored",
+        "answered": "Answered",
+        "blank": "Left blank",
+    },
+    "convergence": {"iteration": "Round", "rmse": "Change in weights"},
+    "agreement": {
+        "comparison": "Comparison",
+        "statistic": "Statistic",
+        "kind": "Compared",
+        "value": "Value",
+        "ci_low": "95% CI low",
+        "ci_high": "95% CI high",
+        "p_value": "p",
+        "n": "n",
+        "note": "Note",
+    },
+    "warnings": {
+        "topic": "Topic",
+        "message": "What happened",
+        "question": "Question",
+        "worker": "Worker",
+        "row": "Row",
+    },
+}
+
+#: Excel number formats by column (the cells keep their full values; only the display rounds).
+_SCORE, _GRADE, _INT = "0.000", "0.00", "0"
+FORMATS: dict[str, str] = {
+    "score": _SCORE, "raw_score": _SCORE, "similarity_to_others": _SCORE,
+    "simplified_score": _SCORE, "f1": _SCORE, "bleu1": _SCORE, "similarity": _SCORE,
+    "mean_similarity": _SCORE, "model_mean": _SCORE, "workers_similarity_to_others": _SCORE,
+    "mean_score": _SCORE, "weight": "0.0000", "rasa_skill": _GRADE, "expert_grade": _GRADE,
+    "grade": _GRADE, "rank": _INT, "answered": _INT, "blank": _INT, "scored": _INT,
+    "iteration": _INT, "n": _INT, "row": _INT, "percentile_among_workers": '0"%"',
+    "rmse": "0.00E+00", "value": _SCORE, "ci_low": _SCORE, "ci_high": _SCORE,
+    "p_value": '[<0.001]"< 0.001";0.000',
+}
 
 _WORKERS = (
-    "One row per worker, best first. score: the paper's grade, min-max scaled (best 1, worst 0). "
-    "raw_score: mean cosine similarity of the worker's answers with the synthetic exemplary "
-    "answers (SEA). weight: the worker's voting weight in the final SEA (weights sum to 1). "
-    "rank: 1 = best. answered: answers that count in the score. blank: questions left blank that "
-    "count as the weakest answer (see Read me). similarity_to_others: mean similarity of the "
-    "worker's answers with the consensus of the OTHER workers (final weights), the measure AI "
-    "answers are compared with. simplified_score: one pass with equal weights (the paper's "
-    "ablation). rasa_skill: RASA reliability (higher = better). f1, bleu1: mean token F1 / "
-    "BLEU-1 against the other workers' answers. expert_grade: mean grade of the answers AQER "
-    "scored."
+    "One row per worker, best first. Score: AQER's grade from 0 to 1 (the weakest worker gets "
+    "0, the best 1). Expert grade: the mean of the grades in your sheet for the answers AQER "
+    "scored (for comparison only). Mean similarity: how close the worker's answers are to the "
+    "consensus answers on average. Weight: the worker's say in the final consensus (the "
+    "weights add up to 1). Answers: answers that count in the score. Left blank: questions left "
+    "blank that count as the weakest answer (see Read me). Similarity to the others: like Mean "
+    "similarity, but against the consensus of the OTHER workers, the measure AI answers are "
+    "compared with. One-pass score: one pass with equal weights (the paper's simpler variant). "
+    "RASA skill, F1, BLEU-1: other published ways to score answers, for comparison."
 )
-_RESPONSES = (
-    "Every answer with its cosine similarity to the SEA of its question (empty: not scored, "
-    "see Warnings). A row with an empty response is a question left blank that counts as the "
-    "weakest answer."
+_ANSWERS = (
+    "One row per worker and question: the answer, its similarity to the question's consensus "
+    "answer (0 to 1, empty: not scored, see Warnings) and the expert grade when your sheet had "
+    "one. An empty answer is a question left blank that counts as the weakest answer."
 )
 _QUESTIONS = (
-    "Per question: mean similarity of the answers to the SEA (lower = harder or more varied), "
-    "the answer closest to the SEA (best-response selection) and its worker, number of answers."
+    "Per question: mean similarity of the answers to the consensus (lower = harder or more "
+    "varied), the answer closest to the consensus and who wrote it, the number of answers."
 )
 _LLM = (
-    "Each LLM answer scored by its cosine similarity to the SEA built from the workers' answers "
-    "with the final weights (LLM answers never enter the SEA unless scored as workers). An empty "
-    "response is a question the LLM left blank, counted as the weakest answer. model_mean: the "
-    "model's mean. workers_similarity_to_others: the workers' mean similarity on that question "
-    "to the consensus of the other workers (like for like with the LLM's score)."
+    "Each AI answer with its similarity to the consensus built from the workers' answers (AI "
+    "answers never shape the consensus unless scored as workers). An empty answer is a "
+    "question the AI left blank, counted as the weakest answer. Workers' mean (like for like): "
+    "the workers' mean similarity on that question to the consensus of the OTHER workers."
 )
 _LLM_SUMMARY = (
-    "Per LLM: mean score over its scored answers (counted blanks included), how many answers "
-    "were scored, given and left blank; percentile_among_workers: the share of workers (0-100) "
-    "whose similarity to the consensus of the other workers is below the LLM's mean score."
+    "Per AI model: mean score over its scored answers (counted blanks included), how many "
+    "answers were scored, given and left blank. Above % of workers: the share of workers whose "
+    "similarity to the consensus of the other workers is below the AI's mean score."
 )
-_CONVERGENCE = "Root mean squared change of the workers' weights after each round."
+_CONVERGENCE = "How much the workers' weights changed after each round (root mean square)."
 _AGREEMENT = (
-    "Correlation of each method with the expert grades in the input: per worker (mean grade of "
-    "the answers AQER scored) and per answer; rows starting 'AI answers' compare the AI answers' "
-    "AQER scores with the grades given to them (all models pooled, then each model)."
+    "How well each method's scores agree with the expert grades in your sheet: per worker "
+    "(mean grade of the answers AQER scored) and per answer; rows starting 'AI answers' compare "
+    "the AI answers' scores with the grades given to them (all models pooled, then each model)."
 )
 _WARNINGS = "Everything left out or worth checking, with the row of the input it concerns."
+_RAW = (
+    "Every number of this workbook at full precision, one per row, under its name in AQER's "
+    "file format (for programs and for checking): which sheet, worker or AI model, question, "
+    "measure, value."
+)
 
 
 def readme_rows(
@@ -120,6 +232,12 @@ def readme_rows(
             "A worker's expert grade is the mean grade of the answers AQER scored (and of the "
             "blanks it counted), so both sides cover the same answers.",
         ),
+        (
+            "Numbers",
+            "Shown rounded (3 decimals for scores and similarities, 2 for grades); each cell "
+            "keeps its full value, and the Raw numbers sheet lists every number at full "
+            "precision under its name in AQER's file format.",
+        ),
         ("Warnings", f"{len(result.warnings)} (all of them are on the Warnings sheet)"),
     ]
     shown = 10
@@ -150,28 +268,118 @@ def _ai_comparison(result: AqerResult) -> str:
     return (
         "Each AI answer is compared with the consensus of all workers (final weights). A "
         "worker's own answer is part of that consensus, so workers are placed beside the AIs by "
-        "their similarity to the consensus of the OTHER workers (similarity_to_others, like for "
-        "like); percentile_among_workers is the share of workers below the AI on that measure."
+        "their similarity to the consensus of the OTHER workers (\"Similarity to the others\", "
+        "like for like); \"Above % of workers\" is the share of workers below the AI on that "
+        "measure."
     )
 
 
 def report_sheets(result: AqerResult) -> list[Any]:
-    """The workbook's sheets (``core.tables.Sheet``) in order."""
+    """The workbook's sheets (``core.tables.Sheet``) in order: readable sheets in the results
+    page's words, numbers shown rounded, then "Raw numbers"."""
     from core.tables import Sheet
 
+    def sheet(name: str, frame: pd.DataFrame, labels: str, description: str) -> Sheet:
+        words = LABELS[labels]
+        order = [c for c in words if c in frame.columns]
+        order += [c for c in frame.columns if c not in words]
+        shown = frame[order].rename(columns=words)
+        formats = {words.get(c, c): FORMATS[c] for c in order if c in FORMATS}
+        return Sheet(name, shown, description=description, number_formats=formats)
+
     sheets = [
-        Sheet("Workers", result.workers, description=_WORKERS),
-        Sheet("Responses", result.responses, description=_RESPONSES),
-        Sheet("Questions", result.questions, description=_QUESTIONS),
+        sheet("Workers", result.workers, "workers", _WORKERS),
+        sheet("Answers", answers_by_person(result), "answers", _ANSWERS),
+        sheet("Questions", result.questions, "questions", _QUESTIONS),
     ]
     if len(result.llm_answers):
-        sheets.append(Sheet("LLM answers", result.llm_answers, description=_LLM))
-        sheets.append(Sheet("LLM summary", result.llm_summary, description=_LLM_SUMMARY))
-    sheets.append(Sheet("Convergence", result.convergence, description=_CONVERGENCE))
+        sheets.append(sheet("AI answers", result.llm_answers, "llm_answers", _LLM))
+        sheets.append(sheet("AI summary", result.llm_summary, "llm_summary", _LLM_SUMMARY))
+    sheets.append(sheet("Convergence", result.convergence, "convergence", _CONVERGENCE))
     if len(result.agreement):
-        sheets.append(Sheet("Agreement", result.agreement, description=_AGREEMENT))
-    sheets.append(Sheet("Warnings", result.warnings_frame(), description=_WARNINGS))
+        sheets.append(sheet("Agreement", result.agreement, "agreement", _AGREEMENT))
+    sheets.append(sheet("Warnings", result.warnings_frame(), "warnings", _WARNINGS))
+    sheets.append(Sheet("Raw numbers", raw_numbers(result), description=_RAW))
     return sheets
+
+
+def answers_by_person(result: AqerResult) -> pd.DataFrame:
+    """The answers, one row per worker and question: workers in the Workers sheet's order (best
+    first), questions in the order they were asked."""
+    answers = result.responses
+    people = {name: k for k, name in enumerate(result.workers["worker"])}
+    asked = {q: k for k, q in enumerate(result.questions["question"])}
+    order = sorted(
+        range(len(answers)),
+        key=lambda i: (people.get(answers["worker"].iat[i], len(people)),
+                       asked.get(answers["question"].iat[i], len(asked)), i),
+    )
+    return answers.iloc[order].reset_index(drop=True)
+
+
+#: Which frame is which sheet on "Raw numbers", and the columns that say whose number it is.
+_RAW_FRAMES = (
+    ("Workers", "workers", "worker", None),
+    ("Answers", "responses", "worker", "question"),
+    ("Questions", "questions", None, "question"),
+    ("AI answers", "llm_answers", "model", "question"),
+    ("AI summary", "llm_summary", "model", None),
+)
+#: Columns that hold words, never numbers (an answer "4.39" is an answer, not a number).
+_TEXT = {"worker", "question", "model", "response", "best_response", "best_worker", "is_llm"}
+
+
+def raw_numbers(result: AqerResult) -> pd.DataFrame:
+    """Every number of the result frames at full precision: sheet, worker or AI model,
+    question, measure (the frame's own column name), value. Empty numbers are left out."""
+    rows: list[tuple[str, Any, Any, str, float]] = []
+    for sheet_name, attribute, who, question in _RAW_FRAMES:
+        frame = getattr(result, attribute)
+        measures = [c for c in frame.columns if c not in _TEXT and c not in (who, question)]
+        for record in frame.to_dict("records"):
+            for measure in measures:
+                value = record.get(measure)
+                if value is None or isinstance(value, bool | np.bool_):
+                    continue
+                try:
+                    number = float(value)
+                except (TypeError, ValueError):
+                    continue
+                if np.isfinite(number):
+                    rows.append((sheet_name, record.get(who) if who else None,
+                                 record.get(question) if question else None, measure, number))
+    return pd.DataFrame(rows, columns=["Sheet", "Worker or AI model", "Question", "Measure",
+                                       "Value"])
+
+
+#: Readable sheet -> (the contract's sheet name in ``AQER.md``, its labels, its column order).
+_CONTRACT = {
+    "Workers": ("Workers", "workers", WORKER_COLUMNS),
+    "Answers": ("Responses", "answers", RESPONSE_COLUMNS),
+    "Questions": ("Questions", "questions", QUESTION_COLUMNS),
+    "AI answers": ("LLM answers", "llm_answers", LLM_ANSWER_COLUMNS),
+    "AI summary": ("LLM summary", "llm_summary", LLM_SUMMARY_COLUMNS),
+    "Convergence": ("Convergence", "convergence", CONVERGENCE_COLUMNS),
+    "Agreement": ("Agreement", "agreement", AGREEMENT_COLUMNS),
+    "Warnings": ("Warnings", "warnings", WARNING_COLUMNS),
+}
+
+
+def read_report(path: str | Path) -> dict[str, pd.DataFrame]:
+    """An AQER workbook read back as the contract's tables (``AQER.md``): the sheets under
+    their contract names ("Responses", "LLM answers", ...) with the contract's column names
+    and order; "Raw numbers" and "Read me" as they are. For programs and tests."""
+    book = pd.read_excel(path, sheet_name=None)
+    tables: dict[str, pd.DataFrame] = {}
+    for name, frame in book.items():
+        if name not in _CONTRACT:
+            tables[name] = frame
+            continue
+        contract, labels, order = _CONTRACT[name]
+        frame = frame.rename(columns={v: k for k, v in LABELS[labels].items()})
+        columns = [c for c in order if c in frame.columns]
+        tables[contract] = frame[columns + [c for c in frame.columns if c not in columns]]
+    return tables
 
 
 def write_report(

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +42,7 @@ from pydantic import ValidationError
 from core.aqer.inputs import read_answers
 from core.aqer.model import AqerSetup
 from core.embeddings import CachedEncoder, model_key
+from core.paths import temp_file_beside
 from core.project.inputs import open_input, store_input
 from core.project.payloads import PayloadType, get_payload, load_or_recover, put_payload
 from core.runs import Cancelled, CancelToken, Progress
@@ -397,8 +397,7 @@ def copy_template(target: str | Path) -> Path:
     source = paths.resources_dir() / "samples" / "aqer_template.xlsx"
     target = Path(target)
     # a copy beside it, then renamed: the workbook is never seen half-written
-    handle, part = tempfile.mkstemp(prefix="~evaldesk-", suffix=".xlsx.tmp", dir=target.parent)
-    os.close(handle)
+    part = temp_file_beside(target, prefix="~evaldesk-", suffix=".xlsx.tmp")
     try:
         shutil.copyfile(source, part)
         os.replace(part, target)

@@ -596,11 +596,7 @@ class Project:
             new_conn: sqlite3.Connection | None = None
             try:
                 try:
-                    fd, name = tempfile.mkstemp(
-                        prefix=".evaldesk-save-", suffix=".tmp", dir=target.parent
-                    )
-                    os.close(fd)
-                    tmp = Path(name)
+                    tmp = paths.temp_file_beside(target, prefix=".evaldesk-save-", suffix=".tmp")
                 except OSError as exc:
                     raise _unwritable(target.parent, exc) from exc
                 copy = sqlite3.connect(str(tmp))
@@ -1522,8 +1518,7 @@ def _upgrade(path: Path, version: int) -> None:
     """Keep a copy beside ``path``, then upgrade it to ``SCHEMA_VERSION`` in one transaction."""
     backup = _backup_path(path, SCHEMA_VERSION)
     try:
-        fd, name = tempfile.mkstemp(prefix=".evaldesk-backup-", suffix=".tmp", dir=path.parent)
-        os.close(fd)
+        name = str(paths.temp_file_beside(backup, prefix=".evaldesk-backup-", suffix=".tmp"))
         shutil.copyfile(path, name)
         os.replace(name, backup)
     except OSError as exc:

@@ -1000,7 +1000,7 @@ def test_disk_full_and_unwritable_folder(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(tables.tempfile, "mkstemp", denied)
+    monkeypatch.setattr("tempfile.mkstemp", denied)  # the temporary file beside the target
     with pytest.raises(TableError, match="may not write in the folder"):
         write_workbook(path, [Sheet("S", pd.DataFrame({"a": [1]}))])
 

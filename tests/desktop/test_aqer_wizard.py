@@ -15,8 +15,8 @@ from core.aqer.session import load_setup, sample_path
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder
 
-SHEETS = ["Workers", "Responses", "Questions", "LLM answers", "LLM summary", "Convergence",
-          "Agreement", "Warnings", "Read me"]
+SHEETS = ["Workers", "Answers", "Questions", "AI answers", "AI summary", "Convergence",
+          "Agreement", "Warnings", "Raw numbers", "Read me"]
 
 
 @pytest.fixture
@@ -118,9 +118,9 @@ def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
     assert written.is_file()
     book = pd.ExcelFile(written)
     assert book.sheet_names == SHEETS
-    workers = pd.read_excel(written, sheet_name="Workers")
-    assert list(workers.columns[:6]) == ["worker", "score", "raw_score", "weight", "rank",
-                                         "answered"]
+    workers = pd.read_excel(written, sheet_name="Workers")  # the results page's words
+    assert list(workers.columns[:5]) == ["Rank", "Worker", "Score", "Expert grade",
+                                         "Mean similarity"]
     assert len(workers) == 8
     assert str(written) in res.export_message.text()
 

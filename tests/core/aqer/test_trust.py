@@ -342,7 +342,7 @@ def test_the_read_me_says_which_run_and_which_rules(encoder):
     assert readme["Scored on"].endswith("UTC") and readme["Scored on"][:4].isdigit()
     assert readme["Blank answers"]
     assert "OTHER workers" in readme["AI answers compared with"]
-    assert "percentile_among_workers" in readme["AI answers compared with"]
+    assert "Above % of workers" in readme["AI answers compared with"]  # the sheet's words
     assert readme["Embedding model"] == "hashed-bag-of-words"
 
 

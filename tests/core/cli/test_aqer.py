@@ -68,7 +68,10 @@ def write_xlsx(path: Path, header: list, rows: list[list], sheet: str = "Answers
 
 
 def sheets(path: Path) -> dict[str, pd.DataFrame]:
-    return pd.read_excel(path, sheet_name=None)
+    """The workbook as the contract's tables (its sheets use the results page's words)."""
+    from core.aqer.report import read_report
+
+    return read_report(path)
 
 
 def test_sample_end_to_end_sheets_and_columns_follow_the_contract(tmp_path, capsys):
@@ -87,13 +90,14 @@ def test_sample_end_to_end_sheets_and_columns_follow_the_contract(tmp_path, caps
         "Convergence",
         "Agreement",
         "Warnings",
+        "Raw numbers",
         "Read me",
     ]
     assert list(book["Workers"].columns)[: len(WORKER_COLUMNS)] == WORKER_COLUMNS
     assert {"simplified_score", "rasa_skill", "f1", "bleu1", "expert_grade"} <= set(
         book["Workers"].columns
     )
-    assert list(book["Responses"].columns) == RESPONSE_COLUMNS
+    assert list(book["Responses"].columns) == [*RESPONSE_COLUMNS, "grade"]  # graded
     assert list(book["Questions"].columns) == QUESTION_COLUMNS
     assert list(book["LLM answers"].columns) == LLM_ANSWER_COLUMNS
     assert list(book["Convergence"].columns) == CONVERGENCE_COLUMNS
@@ -253,7 +257,7 @@ def test_formula_without_saved_value_is_an_error_and_formula_text_stays_text(tmp
     wb.save(path)
     out = tmp_path / "o.xlsx"
     assert run(path, "-o", out) == 0
-    written = load_workbook(out)["Responses"]
+    written = load_workbook(out)["Answers"]  # column C: the answers
     values = [c.value for c in written["C"]]
     assert not any(isinstance(v, str) and v.startswith("=") for v in values)
     assert any(isinstance(v, str) and "HYPERLINK" in v for v in values)

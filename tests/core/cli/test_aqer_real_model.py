@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from core import cli
+from core.aqer.report import read_report
 from core.paths import resources_dir
 
 SAMPLE = resources_dir() / "samples" / "aqer_sample.xlsx"
@@ -18,7 +18,7 @@ def test_sample_with_minilm(tmp_path, capsys):
         ["aqer", str(SAMPLE), "-o", str(out), "--grade-col", "grade", "--device", "cpu"]
     )
     assert code == 0, capsys.readouterr().err
-    book = pd.read_excel(out, sheet_name=None)
+    book = read_report(out)
     workers = book["Workers"].set_index("worker")
     # Hugo answered every question wrongly: the lowest score, weight 0.
     assert workers["score"].idxmin() == "Hugo"

@@ -135,7 +135,7 @@ def test_the_cli_and_the_wizard_export_the_same_workbook(tmp_path):
     through_the_cli(source, tmp_path / "cli.xlsx", "--duplicates", "last")
     through_the_wizards_session(source, tmp_path / "wizard.xlsx")
     a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
-    assert {"Workers", "LLM answers", "Agreement", "Read me"} <= set(a)
+    assert {"Workers", "Answers", "AI answers", "Agreement", "Raw numbers", "Read me"} <= set(a)
     assert same_cells(a, b) > 300
     readme: dict = {}
     for row in a["Read me"]:  # the "About this workbook" rows, up to the sheet list
@@ -146,7 +146,7 @@ def test_the_cli_and_the_wizard_export_the_same_workbook(tmp_path):
     assert readme["Input file"] == str(source.resolve())
     assert readme["Sheet"] == "Class 3B"
     assert readme["Duplicate answers"] == "kept the last answer of each worker"
-    models = {row[0] for row in a["LLM summary"][1:]}
+    models = {row[0] for row in a["AI summary"][1:]}
     assert models == {"Bot"}
     graded = [row for row in a["Agreement"][1:] if row[0]]
     assert graded  # the "Grade" column was found by both routes
@@ -158,6 +158,6 @@ def test_a_wide_sheet_gives_the_same_workbook_through_both_routes(tmp_path):
     through_the_wizards_session(source, tmp_path / "wizard.xlsx", wide=True)
     a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
     assert same_cells(a, b) > 100
-    workers = {row[0] for row in a["Workers"][1:]}
+    workers = {row[1] for row in a["Workers"][1:]}  # Rank, Worker, ...
     assert workers == {"Ana", "Ben", "Chloe", "David"}  # "Prompt" held the questions
-    assert {row[0] for row in a["LLM summary"][1:]} == {"Bot"}
+    assert {row[0] for row in a["AI summary"][1:]} == {"Bot"}
