@@ -355,7 +355,7 @@ def run_setup(
     try:
         prepared = read_responses(
             path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
-            **setup.engine_columns(),
+            **setup.engine_columns(), **setup.grades_columns(),
         )
         if cancel is not None:
             cancel.raise_if_cancelled()
