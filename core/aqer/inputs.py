@@ -200,13 +200,19 @@ _RESET = {"question_col": None, "worker_col": None, "response_col": None, "grade
 
 
 def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *,
-                layout: bool = True, fuzzy: bool = True) -> GuessedSetup:
+                layout: bool = True, fuzzy: bool = True,
+                keep_rows: bool = False) -> GuessedSetup:
     """The choices for a sheet just chosen (a new file or sheet): every column choice of the
-    previous one is dropped, the layout is guessed (``layout=False`` keeps ``setup.format``),
+    previous one is dropped, the layout is guessed (``layout=False`` keeps ``setup.format`` and
+    ``setup.wide_rows``),
     columns are suggested from :data:`SYNONYMS` (then, with ``fuzzy``, from close names such
     as "Qestion"), columns of numbers are used as grades or left out, and a sheet of grades
-    among ``sheets`` is proposed. The notes say what was guessed and why."""
-    out = GuessedSetup(setup.model_copy(update=dict(_RESET)))
+    among ``sheets`` is proposed. ``keep_rows`` (with ``layout=False``): the user chose what a
+    wide sheet's row holds, so its key column is guessed for that. The notes say what was guessed and why."""
+    reset = dict(_RESET)
+    if not layout:
+        reset.pop("wide_rows")
+    out = GuessedSetup(setup.model_copy(update=reset))
     if layout:
         out.layout = guess_layout(read)
         out.notes.append(out.layout.reason)
@@ -216,6 +222,11 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
                 out.layout.key_col)
         out.setup = out.setup.model_copy(update=update)
     columns = [str(c) for c in read.frame.columns]
+    if keep_rows and not layout and out.setup.format == "wide" and columns:
+        # the user chose what a row holds: its key is named like it, else column A
+        role = "question" if out.setup.wide_rows == "question" else "worker"
+        key = tables.guess_mapping(columns, {role: SYNONYMS[role]})[role] or columns[0]
+        out.setup = out.setup.model_copy(update={f"{role}_col": key})
     s = guess_columns(out.setup, columns)
     if fuzzy:
         s = _close_columns(s, read, out.notes)
@@ -339,8 +350,9 @@ def attach_grades_sheet(prepared: PreparedResponses, path: str | Path, sheet: st
                                                             and where in n.message)]
     if unmatched:
         issues.append(read.issue("warning", (
-            f"{len(unmatched)} name{'s' if len(unmatched) != 1 else ''} in the grades match no "
-            f"one in the answers and {'were' if len(unmatched) != 1 else 'was'} left out: "
+            f"{len(unmatched)} name{'s' if len(unmatched) != 1 else ''} in the grades "
+            f"{'match' if len(unmatched) != 1 else 'matches'} no one in the answers and "
+            f"{'were' if len(unmatched) != 1 else 'was'} left out: "
             f"{', '.join(unmatched[:20])}{' and more' if len(unmatched) > 20 else ''}. Check "
             "the spelling in either sheet (case and spaces do not matter).")))
     humans = sorted(set(prepared.frame.loc[~prepared.frame["is_llm"], "worker"]))

@@ -160,8 +160,8 @@ class ColumnsPage(WizardPage):
         tokens_row = QHBoxLayout()
         tokens_row.addWidget(QLabel("Also blank when the answer is:"))
         tokens_row.addWidget(self.blank_tokens_edit, 1)
-        tokens_row.addWidget(hint_label("(separated by commas; edit the list if one of these "
-                                        "is a real answer in your sheet)"))
+        tokens_row.addWidget(hint_label("(commas between; remove a word that is a real "
+                                        "answer in your sheet)"))
 
         self.preview_model = PreviewModel(self)
         self.preview_view = table_view(self.preview_model, sortable=False)
@@ -208,7 +208,7 @@ class ColumnsPage(WizardPage):
         layout.addWidget(title_label("Which column holds what"))
         layout.addWidget(intro_label(
             "Tell EvalDesk which column holds the questions, the people's names and their "
-            "answers. The preview shows the first rows of the sheet with each chosen column "
+            "answers; EvalDesk's guess and why are said below. The preview shows the first rows of the sheet with each chosen column "
             "coloured. Below it, EvalDesk checks the whole sheet: problems marked "
             "<b>Must fix</b> stop you from going on; those marked <b>Check</b> are worth a look "
             "but do not."

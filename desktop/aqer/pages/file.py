@@ -96,11 +96,12 @@ class FilePage(WizardPage):
         layout_col.addWidget(self.wide_radio)
         layout_col.addWidget(hint_label(
             "For example:  question | Ana | Ben | Chloe | LLM A  — one answer in each cell"))
-        form.addRow("Layout:", layout_col)
-        self.layout_guess = hint_label("")
+        self.layout_guess = note_box()
         self.layout_guess.setObjectName("layoutGuess")
+        self.layout_guess.setWordWrap(False)  # one line: a wrapped label is cut in this form
         self.layout_guess.hide()
-        form.addRow("", self.layout_guess)
+        layout_col.addWidget(self.layout_guess)
+        form.addRow("Layout:", layout_col)
 
         self.file_panel = RunPanel()
         self.file_panel.hide()

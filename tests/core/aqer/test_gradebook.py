@@ -106,7 +106,7 @@ def test_a_grades_sheet_is_joined_by_name_and_unmatched_names_are_listed(with_sh
     assert len(grades) == 28  # 30 students, one misspelt, one missing
     assert grades["Ben Smith"] == pytest.approx(grades_by_student()["Ben Smith"])
     text = " ".join(i.message for i in check.warnings)
-    assert "'Emma Rosi' (row 6)" in text and "match no one" in text
+    assert "'Emma Rosi' (row 6)" in text and "matches no one" in text
     assert "No grade for 2 people: 'Dina Haddad', 'Emma Rossi'" in text
 
 
