@@ -196,6 +196,7 @@ class GuessedSetup:
 
 _RESET = {"question_col": None, "worker_col": None, "response_col": None, "grade_col": None,
           "llm_cols": [], "llm_workers": [], "ignore_cols": [], "grades_sheet": None,
+          "grades_file": None,
           "grades_name_col": None, "grades_value_col": None, "wide_rows": "question"}
 
 
@@ -298,7 +299,7 @@ def _name_key(name: Any) -> str:
     return " ".join(str(name).split()).casefold()
 
 
-def attach_grades_sheet(prepared: PreparedResponses, path: str | Path, sheet: str,
+def attach_grades_sheet(prepared: PreparedResponses, path: str | Path, sheet: str | None,
                         name_col: str | None = None, value_col: str | None = None,
                         grades: TableRead | None = None) -> list[TableIssue]:
     """Join one grade per person from ``sheet`` of ``path`` to ``prepared`` by name (case and
@@ -308,7 +309,7 @@ def attach_grades_sheet(prepared: PreparedResponses, path: str | Path, sheet: st
         read = grades or tables.read_table(path, sheet=sheet)
     except tables.TableError as exc:
         return [TableIssue("error", f"The grades sheet '{sheet}' cannot be read: {exc}", sheet)]
-    if read.sheet != sheet and not read.is_text_file:
+    if sheet and read.sheet != sheet and not read.is_text_file:
         return [TableIssue("error", f"There is no sheet '{sheet}' in {Path(path).name} for the "
                            "grades. Choose another sheet (or none).", sheet)]
     columns = [str(c) for c in read.frame.columns]
@@ -340,7 +341,7 @@ def attach_grades_sheet(prepared: PreparedResponses, path: str | Path, sheet: st
             unmatched.append(f"'{str(name).strip()}' (row {row})")
         else:
             grades_by.setdefault(worker, str(grade))
-    where = (f"sheet '{read.sheet}', column {read.letters.get(value_col, '?')} "
+    where = (f"{read.describe()}, column {read.letters.get(value_col, '?')} "
              f"'{value_col}', joined by '{name_col}'")
     set_person_grades(prepared, grades_by, where)
     issues = [TableIssue("warning", n.message, read.sheet)
@@ -450,8 +451,11 @@ def _required_roles(setup: AqerSetup) -> dict[str, str | None]:
     return roles
 
 
-def check_answers(read: TableRead, setup: AqerSetup) -> AnswersCheck:
-    """Check the chosen columns on the whole sheet; plain messages naming sheet, row, column."""
+def check_answers(read: TableRead, setup: AqerSetup,
+                  grades_path: str | Path | None = None) -> AnswersCheck:
+    """Check the chosen columns on the whole sheet; plain messages naming sheet, row, column.
+    ``grades_path``: where to read ``setup.grades_file`` (``core.aqer.session.grades_path``;
+    default: where the user chose it)."""
     from core.aqer.blanks import blank_rule
 
     roles = _required_roles(setup)
@@ -512,8 +516,9 @@ def check_answers(read: TableRead, setup: AqerSetup) -> AnswersCheck:
         check.issues.append(tables.TableIssue("error", str(exc), read.sheet))
         return check
     check.prepared = prepared
-    if setup.grades_sheet:
-        check.issues.extend(attach_grades_sheet(prepared, read.path, setup.grades_sheet,
+    if setup.grades_sheet or setup.grades_file:
+        path = read.path if not setup.grades_file else (grades_path or setup.grades_file.path)
+        check.issues.extend(attach_grades_sheet(prepared, path, setup.grades_sheet,
                                                 setup.grades_name_col, setup.grades_value_col))
         if not check.ok:
             return check
@@ -593,9 +598,11 @@ def read_responses(
     grades_sheet: str | None = None,
     grades_name_col: str | None = None,
     grades_value_col: str | None = None,
+    grades_path: str | Path | None = None,
 ) -> PreparedResponses:
     """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them; with
-    ``grades_sheet``, join one grade per person from that sheet (:func:`attach_grades_sheet`)."""
+    ``grades_sheet`` (of ``grades_path`` when given, else of this file), join one grade per
+    person from that sheet (:func:`attach_grades_sheet`)."""
     path = Path(path)
     if not path.exists():
         raise AqerInputError(f"The file {path} does not exist. Check the name and folder.")
@@ -629,9 +636,9 @@ def read_responses(
         letters=letters,
         unnamed=unnamed,
     )
-    if grades_sheet:
-        issues = attach_grades_sheet(prepared, path, grades_sheet, grades_name_col,
-                                     grades_value_col)
+    if grades_sheet or grades_path:
+        issues = attach_grades_sheet(prepared, grades_path or path, grades_sheet,
+                                     grades_name_col, grades_value_col)
         errors = [i.message for i in issues if i.severity == "error"]
         if errors:
             raise AqerInputError("The grades cannot be used as they are:\n"

@@ -177,7 +177,10 @@ class AqerSetup(BaseModel):
     blank_tokens: list[str] = Field(default_factory=lambda: list(DEFAULT_BLANK_TOKENS))
     """Answers that mean "no answer" ("n/a", "-", ...): read as blank, not as answers."""
     grades_sheet: str | None = None
-    """Another sheet of the same workbook with one grade per person, joined by name."""
+    """Another sheet of the same workbook with one grade per person, joined by name (with
+    ``grades_file``: the sheet of that file; None = its first sheet)."""
+    grades_file: InputRef | None = None
+    """A file of its own with one grade per person (``core.aqer.session.store_grades_file``)."""
     grades_name_col: str | None = None
     """Its column of names (None = guessed); ``grades_value_col`` its grades (None = guessed)."""
     grades_value_col: str | None = None
@@ -225,7 +228,7 @@ class AqerSetup(BaseModel):
 
     def grades_columns(self) -> dict[str, Any]:
         """Where the per-person grades of another sheet are (``core.aqer.inputs``), or {}."""
-        if not self.grades_sheet:
+        if not (self.grades_sheet or self.grades_file):
             return {}
         return {"grades_sheet": self.grades_sheet, "grades_name_col": self.grades_name_col,
                 "grades_value_col": self.grades_value_col}
@@ -237,7 +240,8 @@ class AqerSetup(BaseModel):
             "sheet": self.sheet,
             "format": self.format,
             "columns": self.engine_columns(),
-            **({"grades": self.grades_columns()} if self.grades_sheet else {}),
+            **({"grades": self.grades_columns()} if self.grades_columns() else {}),
+            **({"grades_file": self.grades_file.content_hash} if self.grades_file else {}),
             "duplicates": self.duplicates,
             "embedding": model_key(self.embedding_model),
             "settings": self.settings.model_dump(mode="json"),
@@ -261,7 +265,14 @@ class AqerSetup(BaseModel):
             rows["Answers"] = prepared.describe()
         if self.format == "wide" and self.wide_rows == "worker" and self.grade_col:
             rows["Expert grades"] = f"column '{self.grade_col}' (one grade per person)"
-        if self.grades_sheet:
+        if self.grades_file:
+            sheet = f", sheet '{self.grades_sheet}'" if self.grades_sheet else ""
+            name = self.grades_file.path or self.grades_file.file_name
+            rows["Expert grades"] = (f"the file {name}{sheet} (one grade per person, "
+                                     "joined by name)")
+            if self.grades_file.content_hash:
+                rows["Grades file checksum (SHA-256)"] = self.grades_file.content_hash
+        elif self.grades_sheet:
             rows["Expert grades"] = (f"sheet '{self.grades_sheet}' (one grade per person, "
                                      "joined by name)")
         if self.ignore_cols and self.format == "wide":

@@ -84,6 +84,13 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         "\"\" for none)",
     )
     parser.add_argument(
+        "--grades-file",
+        metavar="FILE",
+        help="a file of its own with one grade per person (.xlsx, .xls or .csv: a name column "
+        "and a grade column), joined by name ignoring case and spaces; --grades-sheet then "
+        "names its sheet (default: its first sheet)",
+    )
+    parser.add_argument(
         "--ignore-col",
         action="append",
         default=[],
@@ -196,6 +203,9 @@ def _choices(args: argparse.Namespace, read, sheets=()) -> tuple[dict, list[str]
                              c in args.ignore_col]
     if chosen.get("grade_col") in args.ignore_col:
         chosen["grade_col"] = None
+    if args.grades_file:  # the grades come from that file (unless a grade column is named)
+        chosen["grades_sheet"] = None
+        chosen["grade_col"] = args.grade_col or None
     if fmt == "wide":  # a column of numbers not used as the grades is never an answer
         chosen["ignore_cols"] += [c for c in guessed.numeric if c != chosen.get("grade_col")
                                   and c not in chosen["ignore_cols"]]
@@ -203,6 +213,8 @@ def _choices(args: argparse.Namespace, read, sheets=()) -> tuple[dict, list[str]
         chosen["grades_sheet"] = args.grades_sheet or None
     elif chosen.get("grade_col"):
         chosen["grades_sheet"] = None
+    if args.grades_file and args.grades_sheet is not None:
+        chosen["grades_sheet"] = None  # a sheet of the grades file, set with it below
     tokens = BLANK_TOKENS if args.blank_token is None else args.blank_token
     return {
         **chosen,
@@ -260,12 +272,15 @@ def _columns_used(setup) -> str:
     if setup.format == "wide":
         roles = roles[:1] if setup.wide_rows == "question" else [roles[1], roles[3]]
     used = [f"{role} '{column}'" for role, column in roles if column]
-    if setup.grades_sheet:
+    if setup.grades_file:
+        used.append(f"expert grades from the file '{setup.grades_file.file_name}' (joined by "
+                    "name)")
+    elif setup.grades_sheet:
         used.append(f"expert grades from the sheet '{setup.grades_sheet}' (joined by name)")
     used += [f"AI answers '{column}'" for column in setup.llm_cols]
     if setup.format == "wide" and setup.ignore_cols:
         used.append("left out " + ", ".join(f"'{c}'" for c in setup.ignore_cols))
-    return ", ".join(used) + ("" if setup.grade_col or setup.grades_sheet
+    return ", ".join(used) + ("" if setup.grade_col or setup.grades_sheet or setup.grades_file
                               else " (no expert grades)")
 
 
@@ -279,7 +294,13 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
     from core.aqer.inputs import check_answers
     from core.aqer.model import AqerSetup
     from core.aqer.responses import AqerInputError
-    from core.aqer.session import export_result, open_answers, run_setup, store_answers_file
+    from core.aqer.session import (
+        export_result,
+        open_answers,
+        run_setup,
+        store_answers_file,
+        store_grades_file,
+    )
     from core.embeddings import EmbeddingError
     from core.runs import Cancelled, CancelToken
     from core.tables import TableError
@@ -322,6 +343,13 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                 )
             chosen, guessed = _choices(args, opened.read, opened.sheets)
             setup = opened.setup.model_copy(update=chosen)
+            if args.grades_file:
+                grades = Path(args.grades_file)
+                if not grades.is_file():
+                    raise cli.UserError(f"The grades file {args.grades_file} does not exist. "
+                                        "Check the name and folder (--grades-file).")
+                setup = store_grades_file(project, setup, grades.resolve(),
+                                          args.grades_sheet or None)
             missing = _missing_roles(setup, opened.read)
             if missing:
                 raise cli.UserError(missing)

@@ -59,7 +59,8 @@ def _rows(seed: int = 7):
 
 def gradebook(path: Path, grades: str = "column") -> Path:
     """Write the gradebook: ``grades="column"`` puts "Average grade" beside the questions
-    (sheet "Exam"); ``"sheet"`` puts the grades on a second sheet "Grades"."""
+    (sheet "Exam"); ``"sheet"`` puts the grades on a second sheet "Grades"; ``"file"`` puts
+    them in a CSV file of their own (:func:`grades_file_of`)."""
     book = Workbook()
     exam = book.active
     exam.title = "Exam"
@@ -75,6 +76,7 @@ def gradebook(path: Path, grades: str = "column") -> Path:
             exam.append([name, *answers])
         sheet = book.create_sheet("Grades")
         sheet.append(["Name", "Grade"])
+        lines = ["Name,Grade"]
         for s, (name, _answers, grade) in enumerate(rows):
             if s == 29:
                 continue  # no grade for the last student
@@ -83,8 +85,17 @@ def gradebook(path: Path, grades: str = "column") -> Path:
             if s == 1:
                 name = "  ben   SMITH "  # other case and spacing: still Ben Smith
             sheet.append([name, grade])
+            lines.append(f"{name},{grade}")
+        if grades == "file":
+            book.remove(sheet)
+            grades_file_of(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
     book.save(path)
     return path
+
+
+def grades_file_of(path: Path) -> Path:
+    """Where ``gradebook(path, grades="file")`` writes the grades."""
+    return path.with_name(path.stem + " grades.csv")
 
 
 def grades_by_student() -> dict[str, float]:
