@@ -355,7 +355,7 @@ def attach_grades_sheet(prepared: PreparedResponses, path: str | Path, sheet: st
             f"{'match' if len(unmatched) != 1 else 'matches'} no one in the answers and "
             f"{'were' if len(unmatched) != 1 else 'was'} left out: "
             f"{', '.join(unmatched[:20])}{' and more' if len(unmatched) > 20 else ''}. Check "
-            "the spelling in either sheet (case and spaces do not matter).")))
+            "the spelling in the answers or in the grades (case and spaces do not matter).")))
     humans = sorted(set(prepared.frame.loc[~prepared.frame["is_llm"], "worker"]))
     without = [w for w in humans if w not in prepared.person_grades]
     if without and grades_by:

@@ -662,3 +662,28 @@ def test_a_gradebook_with_a_grades_sheet_gives_the_clis_agreement(qtbot, window,
     cli_row = agreement[(agreement["comparison"] == "AQER score vs expert grade (per worker)")
                         & (agreement["statistic"] == "Spearman rho")].iloc[0]
     assert cli_row["value"] == pytest.approx(app_value, abs=1e-9) and cli_row["n"] == 28
+
+
+def test_a_grades_file_of_its_own_is_joined_by_name(qtbot, window, tiny, tmp_path):
+    from tests.core.aqer.gradebook import grades_file_of, gradebook
+
+    source = gradebook(tmp_path / "exam.xlsx", grades="file")
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    choose(qtbot, wiz, source)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    page = wiz.pages["columns"]
+    assert wiz.check.prepared.person_grades == {}
+    page.ask_grades_path = lambda: str(grades_file_of(source))
+    click(qtbot, page.grades_file_button)
+    wait_check(qtbot, wiz)
+    assert page.grades_sheet_combo.currentText() == "file “exam grades.csv”"
+    saved = load_setup(window.project)
+    assert saved.grades_file is not None and saved.grades_file.input_id is not None
+    assert len(wiz.check.prepared.person_grades) == 28
+    assert any("'Emma Rosi' (row 6)" in i.message for i in wiz.check.warnings)
+    # "(none)": no grades any more
+    page.grades_sheet_combo.setCurrentIndex(0)
+    wait_check(qtbot, wiz)
+    assert load_setup(window.project).grades_file is None
+    assert wiz.check.prepared.person_grades == {}

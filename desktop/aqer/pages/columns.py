@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
@@ -19,7 +20,9 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QFileDialog,
     QMessageBox,
+    QPushButton,
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
@@ -27,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.aqer.inputs import AI_MARKS, BLANK_TOKENS, AnswersCheck, check_answers, numeric_columns
+from core.aqer.session import grades_path, store_grades_file
 from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
 from desktop.errors import spawn
@@ -37,6 +41,9 @@ from desktop.wizard import WizardPage
 __all__ = ["BLANK_CHOICES", "ColumnsPage"]
 
 log = logging.getLogger("evaldesk.aqer")
+
+#: The grades combo's item for a grades file of its own.
+FILE = "\x00file"
 
 BLANK_CHOICES = [("auto", "Decide from the answers (recommended)"),
                  ("worst", "Count a blank as the weakest answer"),
@@ -89,14 +96,28 @@ class ColumnsPage(WizardPage):
             "column of grades. Names are matched ignoring case and spaces; names that match no "
             "one are listed below.")
         self.grades_sheet_combo.currentIndexChanged.connect(self._grades_sheet_chosen)
-        self.grades_sheet_label = QLabel("Or grades on the sheet:")
+        self.grades_sheet_label = QLabel("Or grades from:")
+        self.grades_sheet_label.setToolTip(self.grades_sheet_combo.toolTip())
+        self.grades_sheet_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.grades_file_button = QPushButton("Grades file…")
+        self.grades_file_button.setToolTip(
+            "A file of its own (.xlsx, .xls or .csv) with a column of names and a column of "
+            "grades, one row per person. EvalDesk keeps a copy in the project.")
+        self.grades_file_button.clicked.connect(self._ask_and_choose_grades_file)
+        grades_row = QHBoxLayout()
+        grades_row.setContentsMargins(0, 0, 0, 0)
+        grades_row.addWidget(self.grades_sheet_combo, 1)
+        grades_row.addWidget(self.grades_file_button)
+        self.grades_row = QWidget()
+        self.grades_row.setLayout(grades_row)
         self.wide_form = QWidget()
         wf = QFormLayout(self.wide_form)
         wf.setContentsMargins(0, 0, 0, 0)
         wf.addRow("Each row holds:", self.rows_combo)
         wf.addRow(self.key_label, self.key_combo)
         wf.addRow(self.wide_grade_label, self.wide_grade_combo)
-        wf.addRow(self.grades_sheet_label, self.grades_sheet_combo)
+        wf.addRow(self.grades_sheet_label, self.grades_row)
 
         roles_box = QGroupBox("Columns")
         rb = QVBoxLayout(roles_box)
@@ -309,12 +330,16 @@ class ColumnsPage(WizardPage):
             self.grades_sheet_combo.clear()
             self.grades_sheet_combo.addItem("(none)", None)
             for sheet in others:
-                self.grades_sheet_combo.addItem(sheet, sheet)
-            self.grades_sheet_combo.setCurrentIndex(
-                max(0, self.grades_sheet_combo.findData(s.grades_sheet)) if s.grades_sheet
-                else 0)
-            self.grades_sheet_combo.setVisible(wide and bool(others))
-            self.grades_sheet_label.setVisible(wide and bool(others))
+                self.grades_sheet_combo.addItem(f"sheet “{sheet}”", sheet)
+            if s.grades_file is not None:
+                self.grades_sheet_combo.addItem(f"file “{s.grades_file.shown_name}”", FILE)
+                self.grades_sheet_combo.setCurrentIndex(self.grades_sheet_combo.count() - 1)
+            else:
+                self.grades_sheet_combo.setCurrentIndex(
+                    max(0, self.grades_sheet_combo.findData(s.grades_sheet)) if s.grades_sheet
+                    else 0)
+            self.grades_row.setVisible(wide)
+            self.grades_sheet_label.setVisible(wide)
             self.blank_tokens_edit.setText(", ".join(s.blank_tokens))
             notes = self.wizard.guess_notes
             self.guess_note.setText("<br>".join(notes))
@@ -472,9 +497,43 @@ class ColumnsPage(WizardPage):
     def _grades_sheet_chosen(self, *_args: Any) -> None:
         if self._filling or self.wizard.read is None:
             return
-        self.wizard.save(grades_sheet=self.grades_sheet_combo.currentData(),
+        chosen = self.grades_sheet_combo.currentData()
+        if chosen == FILE:
+            return
+        self.wizard.save(grades_sheet=chosen, grades_file=None,
                          grades_name_col=None, grades_value_col=None)
-        self.schedule_check()
+        self.fill()
+
+    def ask_grades_path(self) -> str | None:
+        """Ask for a file of grades (tests replace this)."""
+        answers = self.wizard.setup.path
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Choose the grades (one per person)",
+            str(Path(answers).parent) if answers else str(Path.home()),
+            "Spreadsheets (*.xlsx *.xlsm *.xls *.csv *.tsv *.txt);;All files (*)")
+        return path or None
+
+    @Slot()
+    def _ask_and_choose_grades_file(self) -> None:
+        path = self.ask_grades_path()
+        if path:
+            self.choose_grades_file(path)
+
+    def choose_grades_file(self, path: str) -> None:
+        """Use ``path`` for one grade per person (copied into the project)."""
+        wizard = self.wizard
+        try:
+            setup = store_grades_file(wizard.project, wizard.setup, path)
+        except OSError as exc:
+            QMessageBox.warning(self, "Grades file", f"EvalDesk cannot read {path}: {exc}")
+            return
+        s = wizard.setup
+        ignore = list(s.ignore_cols)
+        if s.grade_col and s.grade_col in self._numeric and s.grade_col not in ignore:
+            ignore.append(s.grade_col)  # no longer the grades: still never an answer
+        wizard.save(grades_file=setup.grades_file, grades_sheet=None, grades_name_col=None,
+                    grades_value_col=None, grade_col=None, ignore_cols=ignore)
+        self.fill()
 
     @Slot(QListWidgetItem)
     def _ignore_ticked(self, _item: QListWidgetItem) -> None:
@@ -540,7 +599,17 @@ class ColumnsPage(WizardPage):
             return
         loop = asyncio.get_running_loop()
         try:
-            check = await loop.run_in_executor(None, check_answers, read, setup)
+            grades = grades_path(wizard.project, setup)
+        except (OSError, ValueError) as exc:  # gone, or changed since it was chosen
+            grades = None
+            setup = setup.model_copy(update={"grades_file": None, "grades_sheet": None})
+            problem = TableIssue("error", str(exc))
+        else:
+            problem = None
+        try:
+            check = await loop.run_in_executor(None, check_answers, read, setup, grades)
+            if problem is not None:
+                check.issues.insert(0, problem)
         except Exception as exc:  # a bug, not the user's data: say so and keep going
             log.exception("Checking the answers failed")
             check = AnswersCheck(issues=[TableIssue(
