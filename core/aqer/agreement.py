@@ -1,7 +1,8 @@
 """Agreement of AQER (and the baselines) with expert grades, when the sheet has them.
 
 A worker's expert grade is the mean grade of their graded answers among those AQER scored (the
-paper's Table 3 compares each worker's score with it). The answer-level row compares each
+paper's Table 3 compares each worker's score with it), or, when the teacher gave one grade per
+person (a grade column of a wide sheet, or a grades sheet), that grade as it is. The answer-level row compares each
 answer's similarity to its SEA with that answer's grade. Grades on AI answers (the paper's
 Fig. 3) are compared with the AI answers' AQER scores, per answer: all models pooled, and each
 model on its own when there are several. Statistics come from ``core.stats.correlations`` (Pearson, Spearman,
@@ -26,23 +27,26 @@ def agreement_table(
     answer_similarity: Any = None,
     answer_grade: Any = None,
     ai_answers: Mapping[str, tuple[Any, Any]] | None = None,
+    per_person: bool = False,
 ) -> pd.DataFrame:
     """Rows of the ``Agreement`` sheet (columns ``core.stats.ROW_COLUMNS``).
 
     ``worker_scores`` maps a method's name ("AQER score", "RASA skill", ...) to per-worker values
     paired with ``expert_grade``; None entries are missing and are counted, not guessed.
     ``ai_answers`` maps a model's name ("" for all models pooled) to (AQER scores, grades) of
-    its answers.
+    its answers. ``per_person``: ``expert_grade`` is one grade given to each person (a grade
+    column or a grades sheet), not the mean of their answers' grades.
     """
     from core import stats
 
     reports: dict[str, Any] = {}
     for name, values in worker_scores.items():
-        reports[f"{name} vs mean expert grade (per worker)"] = stats.correlations(
+        grade = "expert grade" if per_person else "mean expert grade"
+        reports[f"{name} vs {grade} (per worker)"] = stats.correlations(
             list(values),
             list(expert_grade),
             x_name=f"the {name} values",
-            y_name="the workers' mean expert grades",
+            y_name=f"the workers' {grade}s",
             label="per worker",
         )
     if answer_similarity is not None and answer_grade is not None:

@@ -14,14 +14,21 @@ one item each (a wide sheet holds a question or a worker per row, a long sheet o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import tables
-from core.aqer.model import AqerNotice, AqerSetup
-from core.aqer.responses import AqerInputError, PreparedResponses, prepare_responses
+from core.aqer.model import DEFAULT_BLANK_TOKENS, AqerNotice, AqerSetup
+from core.aqer.responses import (
+    AqerInputError,
+    PreparedResponses,
+    closest_column,
+    prepare_responses,
+    set_person_grades,
+)
 from core.tables import TableIssue, TableRead
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,14 +38,24 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "AI_MARKS",
+    "BLANK_TOKENS",
     "ROLE_NAMES",
     "SYNONYMS",
     "AnswersCheck",
+    "GuessedSetup",
+    "LayoutGuess",
+    "attach_grades_sheet",
     "check_answers",
     "guess_columns",
+    "guess_layout",
+    "guess_setup",
+    "numeric_columns",
     "read_answers",
     "read_responses",
 ]
+
+#: Answers read as blank by default (the user sees and edits the list; compared ignoring case).
+BLANK_TOKENS = list(DEFAULT_BLANK_TOKENS)
 
 #: Words that suggest a column's role (the role's own name counts too). One list per role, for
 #: the wizard's suggestions and the CLI's defaults alike.
@@ -75,6 +92,284 @@ def guess_columns(setup: AqerSetup, columns: Iterable[Any]) -> AqerSetup:
         update["question_col"], update["worker_col"] = q, w
     update["llm_cols"] = [c for c in s.llm_cols if c in columns]
     return setup.model_copy(update=update)
+
+
+#: A column is "mostly numbers" when at least this share of its filled cells are numbers.
+NUMERIC_SHARE = 0.8
+#: Headers that name a question by number ("Q1", "Question 3", "Item 2.", "Task 4").
+_NUMBERED = re.compile(r"^(q|question|item|task|ex|exercise)\s*[.#:]?\s*\d+\b", re.IGNORECASE)
+
+
+def numeric_columns(read: TableRead, skip: Iterable[Any] = ()) -> dict[str, tuple[int, int]]:
+    """Columns most of whose filled cells are numbers: column -> (numbers, filled cells).
+
+    Such a column (an "Average grade" beside the questions) is never an answer column: AQER
+    compares texts, and a number's "closeness" to other numbers says nothing of its quality.
+    """
+    skipped = {str(c) for c in skip if c}
+    found: dict[str, tuple[int, int]] = {}
+    for column in read.frame.columns:
+        if str(column) in skipped:
+            continue
+        cells = [str(v).strip() for v in read.frame[column] if str(v).strip()]
+        numbers = sum(tables.cell_number(v) is not None for v in cells)
+        if len(cells) >= 2 and numbers >= NUMERIC_SHARE * len(cells):
+            found[str(column)] = (numbers, len(cells))
+    return found
+
+
+def _matches(header: str, role: str) -> bool:
+    """True when ``header`` is the role's name or one of its synonyms, or their plural (case,
+    spaces and punctuation aside): "Student", "Names", "Grades"."""
+    words = tables._words(str(header))
+    names = {tables._words(x) for x in [role, *SYNONYMS[role]]}
+    return words in names or (words.endswith("s") and words[:-1] in names)
+
+
+def _mentions(header: str, role: str) -> bool:
+    """True when ``header`` contains one of the role's words ("Average grade")."""
+    return tables.guess_mapping([str(header)], {role: SYNONYMS[role]}).get(role) is not None
+
+
+def _looks_like_question(text: str) -> bool:
+    text = str(text).strip()
+    return bool(text) and (text.endswith("?") or bool(_NUMBERED.match(text)))
+
+
+@dataclass
+class LayoutGuess:
+    """The layout :func:`guess_layout` read from a sheet, and why (one plain sentence)."""
+
+    format: str
+    wide_rows: str = "question"
+    key_col: str | None = None
+    reason: str = ""
+
+
+def guess_layout(read: TableRead) -> LayoutGuess:
+    """Long or wide, and for wide whether a row is a person or a question, from the headers
+    (and, when they say nothing, from the cells)."""
+    columns = [str(c) for c in read.frame.columns]
+    if not columns:
+        return LayoutGuess("long", reason="The sheet has no columns.")
+    found = tables.guess_mapping(columns, {r: SYNONYMS[r] for r in ("question", "worker",
+                                                                   "response")})
+    q, w, r = found["question"], found["worker"], found["response"]
+    if r and (q or w) and not _looks_like_question(r):
+        cols = ", ".join(f"'{c}'" for c in (q, w, r) if c)
+        return LayoutGuess("long", reason=(
+            f"Guessed the long layout (a row per answer): the sheet has the columns {cols}."))
+    first = columns[0]
+    label = f"column {read.letters.get(first, 'A')} is called '{first}'"
+    others = columns[1:]
+    numbered = [c for c in others if _looks_like_question(c)]
+    if _matches(first, "worker"):
+        return LayoutGuess("wide", "worker", first, (
+            f"Guessed the wide layout with a row per person: {label}."))
+    if _matches(first, "question"):
+        return LayoutGuess("wide", "question", first, (
+            f"Guessed the wide layout with a row per question: {label}."))
+    if others and len(numbered) >= max(2, len(others) / 2):
+        shown = ", ".join(f"'{c}'" for c in numbered[:3])
+        return LayoutGuess("wide", "worker", first, (
+            f"Guessed the wide layout with a row per person: the other columns look like "
+            f"questions ({shown}{', ...' if len(numbered) > 3 else ''})."))
+    values = [str(v).strip() for v in read.frame[first] if str(v).strip()]
+    if values and sum(_looks_like_question(v) for v in values) >= len(values) / 2:
+        return LayoutGuess("wide", "question", first, (
+            f"Guessed the wide layout with a row per question: the cells of column "
+            f"{read.letters.get(first, 'A')} look like questions."))
+    return LayoutGuess("wide", "question", first, (
+        "Guessed the wide layout with a row per question (nothing in the headers names the "
+        "questions or the people): check it, and choose a row per person if that fits."))
+
+
+@dataclass
+class GuessedSetup:
+    """:func:`guess_setup`'s choices and what was guessed, in plain sentences."""
+
+    setup: AqerSetup
+    layout: LayoutGuess | None = None
+    notes: list[str] = field(default_factory=list)
+    numeric: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+_RESET = {"question_col": None, "worker_col": None, "response_col": None, "grade_col": None,
+          "llm_cols": [], "llm_workers": [], "ignore_cols": [], "grades_sheet": None,
+          "grades_file": None,
+          "grades_name_col": None, "grades_value_col": None, "wide_rows": "question"}
+
+
+def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *,
+                layout: bool = True, fuzzy: bool = True,
+                keep_rows: bool = False) -> GuessedSetup:
+    """The choices for a sheet just chosen (a new file or sheet): every column choice of the
+    previous one is dropped, the layout is guessed (``layout=False`` keeps ``setup.format`` and
+    ``setup.wide_rows``),
+    columns are suggested from :data:`SYNONYMS` (then, with ``fuzzy``, from close names such
+    as "Qestion"), columns of numbers are used as grades or left out, and a sheet of grades
+    among ``sheets`` is proposed. ``keep_rows`` (with ``layout=False``): the user chose what a
+    wide sheet's row holds, so its key column is guessed for that. The notes say what was guessed and why."""
+    reset = dict(_RESET)
+    if not layout:
+        reset.pop("wide_rows")
+    out = GuessedSetup(setup.model_copy(update=reset))
+    if layout:
+        out.layout = guess_layout(read)
+        out.notes.append(out.layout.reason)
+        update: dict[str, Any] = {"format": out.layout.format, "wide_rows": out.layout.wide_rows}
+        if out.layout.format == "wide":
+            update["question_col" if out.layout.wide_rows == "question" else "worker_col"] = (
+                out.layout.key_col)
+        out.setup = out.setup.model_copy(update=update)
+    columns = [str(c) for c in read.frame.columns]
+    if keep_rows and not layout and out.setup.format == "wide" and columns:
+        # the user chose what a row holds: its key is named like it, else column A
+        role = "question" if out.setup.wide_rows == "question" else "worker"
+        key = tables.guess_mapping(columns, {role: SYNONYMS[role]})[role] or columns[0]
+        out.setup = out.setup.model_copy(update={f"{role}_col": key})
+    s = guess_columns(out.setup, columns)
+    if fuzzy:
+        s = _close_columns(s, read, out.notes)
+    if s.format == "wide":
+        key = s.question_col if s.wide_rows == "question" else s.worker_col
+        out.numeric = numeric_columns(read, skip=[key])
+        ignore: list[str] = []
+        grade = None
+        for column, (numbers, filled) in out.numeric.items():
+            what = (f"Column {read.letters.get(column, '?')} '{column}' is mostly numbers "
+                    f"({numbers} of {filled} filled cells), so it is not scored as answers")
+            if s.wide_rows == "worker" and grade is None and _mentions(column, "grade"):
+                grade = column
+                out.notes.append(f"{what}: it is used as the expert grades (one per person). "
+                                 "Choose “(no grades)” to leave it out instead.")
+            else:
+                ignore.append(column)
+                out.notes.append(f"{what}: it is left out" + (
+                    " (choose it as the expert grades if it holds one grade per person)."
+                    if s.wide_rows == "worker" else "."))
+        s = s.model_copy(update={"grade_col": grade, "ignore_cols": ignore})
+        if grade is None:
+            sheet = _grades_sheet(read, sheets)
+            if sheet:
+                s = s.model_copy(update={"grades_sheet": sheet})
+                out.notes.append(f"The sheet '{sheet}' looks like a list of grades: its grades "
+                                 "are joined to the people by name.")
+    out.setup = s
+    return out
+
+
+def _close_columns(setup: AqerSetup, read: TableRead, notes: list[str]) -> AqerSetup:
+    """Roles still without a column get the column whose name is close to the role's (a typo
+    such as "Qestion" or "Studnet"), said in ``notes``."""
+    columns = [str(c) for c in read.frame.columns]
+    if setup.format == "long":
+        needed = [("question_col", "question"), ("worker_col", "worker"),
+                  ("response_col", "response")]
+    else:
+        needed = [("question_col", "question") if setup.wide_rows == "question"
+                  else ("worker_col", "worker")]
+    taken = {setup.question_col, setup.worker_col, setup.response_col, setup.grade_col}
+    update: dict[str, Any] = {}
+    for key, role in needed:
+        if getattr(setup, key):
+            continue
+        for name in [role, *SYNONYMS[role]]:
+            match = closest_column(name, [c for c in columns if c not in taken])
+            if match:
+                update[key] = match
+                taken.add(match)
+                notes.append(f"No column is called '{role}'; is it '{match}' (column "
+                             f"{read.letters.get(match, '?')})? It is chosen for the "
+                             f"{ROLE_NAMES[key]}: change it below if not.")
+                break
+    return setup.model_copy(update=update)
+
+
+def _grades_sheet(read: TableRead, sheets: Sequence[str]) -> str | None:
+    """Another sheet of the workbook named like grades ("Grades", "Marks", "Scores")."""
+    for sheet in sheets:
+        if sheet != read.sheet and _matches(sheet, "grade"):
+            return sheet
+    return None
+
+
+def _name_key(name: Any) -> str:
+    """A person's name for joining: case and runs of spaces ignored."""
+    return " ".join(str(name).split()).casefold()
+
+
+def attach_grades_sheet(prepared: PreparedResponses, path: str | Path, sheet: str | None,
+                        name_col: str | None = None, value_col: str | None = None,
+                        grades: TableRead | None = None) -> list[TableIssue]:
+    """Join one grade per person from ``sheet`` of ``path`` to ``prepared`` by name (case and
+    spaces ignored): sets ``prepared.person_grades`` and returns the issues (an error when the
+    sheet cannot be used; warnings naming names that match no one, and people without one)."""
+    try:
+        read = grades or tables.read_table(path, sheet=sheet)
+    except tables.TableError as exc:
+        return [TableIssue("error", f"The grades sheet '{sheet}' cannot be read: {exc}", sheet)]
+    if sheet and read.sheet != sheet and not read.is_text_file:
+        return [TableIssue("error", f"There is no sheet '{sheet}' in {Path(path).name} for the "
+                           "grades. Choose another sheet (or none).", sheet)]
+    columns = [str(c) for c in read.frame.columns]
+    found = tables.guess_mapping(columns, {"worker": SYNONYMS["worker"],
+                                           "grade": SYNONYMS["grade"]})
+    name_col = name_col if name_col in columns else (found["worker"] or
+                                                     (columns[0] if columns else None))
+    if value_col not in columns:
+        value_col = found["grade"] if found["grade"] != name_col else None
+        if value_col is None:
+            numeric = [c for c in numeric_columns(read, skip=[name_col])]
+            value_col = numeric[0] if numeric else None
+    if not name_col or not value_col:
+        return [read.issue("error", "a grades sheet needs a column of names and a column of "
+                           "grades (numbers); this one has "
+                           + (", ".join(f"'{c}'" for c in columns) or "no columns")
+                           + ". Choose another sheet for the grades, or none.")]
+    people = {_name_key(w): w for w in prepared.frame["worker"].unique()}
+    if len(prepared.blanks):
+        people.update({_name_key(w): w for w in prepared.blanks["worker"].unique()
+                       if _name_key(w) not in people})
+    grades_by: dict[str, str] = {}
+    unmatched: list[str] = []
+    for row, name, grade in zip(read.rows, read.frame[name_col], read.frame[value_col]):
+        if not str(name).strip():
+            continue
+        worker = people.get(_name_key(name))
+        if worker is None:
+            unmatched.append(f"'{str(name).strip()}' (row {row})")
+        else:
+            grades_by.setdefault(worker, str(grade))
+    where = (f"{read.describe()}, column {read.letters.get(value_col, '?')} "
+             f"'{value_col}', joined by '{name_col}'")
+    set_person_grades(prepared, grades_by, where)
+    issues = [TableIssue("warning", n.message, read.sheet)
+              for n in prepared.notices if n.topic == "Grade is not a number"
+              and where in n.message]
+    prepared.notices = [n for n in prepared.notices if not (n.topic == "Grade is not a number"
+                                                            and where in n.message)]
+    if unmatched:
+        issues.append(read.issue("warning", (
+            f"{len(unmatched)} name{'s' if len(unmatched) != 1 else ''} in the grades "
+            f"{'match' if len(unmatched) != 1 else 'matches'} no one in the answers and "
+            f"{'were' if len(unmatched) != 1 else 'was'} left out: "
+            f"{', '.join(unmatched[:20])}{' and more' if len(unmatched) > 20 else ''}. Check "
+            "the spelling in the answers or in the grades (case and spaces do not matter).")))
+    humans = sorted(set(prepared.frame.loc[~prepared.frame["is_llm"], "worker"]))
+    without = [w for w in humans if w not in prepared.person_grades]
+    if without and grades_by:
+        issues.append(read.issue("warning", (
+            f"No grade for {len(without)} {'people' if len(without) != 1 else 'person'}: "
+            + ", ".join(f"'{w}'" for w in without[:20]) + (" and more" if len(without) > 20
+                                                            else "")
+            + ". They are scored but left out of the agreement with the grades.")))
+    if not grades_by:
+        issues.append(read.issue("error", (
+            f"none of the names in column {read.letters.get(name_col, '?')} '{name_col}' "
+            "match a person in the answers, so no grade can be used. Check that this is the "
+            "sheet of grades, or choose none.")))
+    return issues
 
 
 def read_answers(
@@ -150,11 +445,17 @@ def _required_roles(setup: AqerSetup) -> dict[str, str | None]:
         return roles
     if setup.wide_rows == "question":
         return {"questions": setup.question_col}
-    return {"worker names": setup.worker_col}
+    roles = {"worker names": setup.worker_col}
+    if setup.grade_col:
+        roles["expert grades"] = setup.grade_col
+    return roles
 
 
-def check_answers(read: TableRead, setup: AqerSetup) -> AnswersCheck:
-    """Check the chosen columns on the whole sheet; plain messages naming sheet, row, column."""
+def check_answers(read: TableRead, setup: AqerSetup,
+                  grades_path: str | Path | None = None) -> AnswersCheck:
+    """Check the chosen columns on the whole sheet; plain messages naming sheet, row, column.
+    ``grades_path``: where to read ``setup.grades_file`` (``core.aqer.session.grades_path``;
+    default: where the user chose it)."""
     from core.aqer.blanks import blank_rule
 
     roles = _required_roles(setup)
@@ -215,6 +516,22 @@ def check_answers(read: TableRead, setup: AqerSetup) -> AnswersCheck:
         check.issues.append(tables.TableIssue("error", str(exc), read.sheet))
         return check
     check.prepared = prepared
+    if setup.grades_sheet or setup.grades_file:
+        path = read.path if not setup.grades_file else (grades_path or setup.grades_file.path)
+        check.issues.extend(attach_grades_sheet(prepared, path, setup.grades_sheet,
+                                                setup.grades_name_col, setup.grades_value_col))
+        if not check.ok:
+            return check
+    if setup.format == "wide":
+        key = setup.question_col if setup.wide_rows == "question" else setup.worker_col
+        used = set(prepared.frame["cell"].str.extract(r"^([A-Z]+)", expand=False).dropna())
+        for column, (numbers, filled) in numeric_columns(
+                read, skip=[key, setup.grade_col, *setup.ignore_cols]).items():
+            if read.letters.get(column) in used:
+                check.issues.append(read.issue("warning", (
+                    f"this column is mostly numbers ({numbers} of {filled} filled cells) but is "
+                    "scored as answers. If it holds grades or totals, leave it out (or use it "
+                    "as the expert grades)."), column=column))
     check.blank_rule = blank_rule(
         prepared, setup.settings.blank_answers, setup.settings.llm_as_workers
     )
@@ -275,9 +592,17 @@ def read_responses(
     grade_col: str | None = None,
     llm_cols: Sequence[str] = (),
     llm_workers: Sequence[str] = (),
+    ignore_cols: Sequence[str] = (),
+    blank_tokens: Sequence[str] = (),
     duplicates: Duplicates = "error",
+    grades_sheet: str | None = None,
+    grades_name_col: str | None = None,
+    grades_value_col: str | None = None,
+    grades_path: str | Path | None = None,
 ) -> PreparedResponses:
-    """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them."""
+    """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them; with
+    ``grades_sheet`` (of ``grades_path`` when given, else of this file), join one grade per
+    person from that sheet (:func:`attach_grades_sheet`)."""
     path = Path(path)
     if not path.exists():
         raise AqerInputError(f"The file {path} does not exist. Check the name and folder.")
@@ -303,12 +628,22 @@ def read_responses(
         grade_col=grade_col,
         llm_cols=llm_cols,
         llm_workers=llm_workers,
+        ignore_cols=ignore_cols,
+        blank_tokens=blank_tokens,
         duplicates=duplicates,
         source=source,
         first_row=(table.header_row or 1) + 1,
         letters=letters,
         unnamed=unnamed,
     )
+    if grades_sheet or grades_path:
+        issues = attach_grades_sheet(prepared, grades_path or path, grades_sheet,
+                                     grades_name_col, grades_value_col)
+        errors = [i.message for i in issues if i.severity == "error"]
+        if errors:
+            raise AqerInputError("The grades cannot be used as they are:\n"
+                                 + "\n".join(f"- {m}" for m in errors))
+        prepared.notices.extend(AqerNotice(topic="Grades", message=i.message) for i in issues)
     reading = [
         AqerNotice(topic="Reading the file", message=issue.message, row=issue.row)
         for issue in table.issues

@@ -16,6 +16,7 @@ from core.project.inputs import InputRef
 
 __all__ = [
     "AGREEMENT_COLUMNS",
+    "DEFAULT_BLANK_TOKENS",
     "BlankAnswers",
     "AqerNotice",
     "AqerResult",
@@ -73,6 +74,8 @@ AGREEMENT_COLUMNS = [
 WARNING_COLUMNS = ["topic", "message", "question", "worker", "row"]
 
 Duplicates = Literal["first", "last", "error"]
+#: Answers that mean "no answer" and are read as blank (compared ignoring case and spaces).
+DEFAULT_BLANK_TOKENS = ("not answered", "no answer", "n/a", "-", "?")
 #: How blank answers count: decided from the data ("auto"), as the weakest possible answer
 #: ("worst") or not at all ("missing").
 BlankAnswers = Literal["auto", "worst", "missing"]
@@ -170,6 +173,18 @@ class AqerSetup(BaseModel):
     """In the wide layout: a row per question (a column per worker) or a row per worker."""
     llm_cols: list[str] = Field(default_factory=list)
     llm_workers: list[str] = Field(default_factory=list)
+    ignore_cols: list[str] = Field(default_factory=list)
+    """Wide layout: columns that are not answers (left out; e.g. a column of numbers)."""
+    blank_tokens: list[str] = Field(default_factory=lambda: list(DEFAULT_BLANK_TOKENS))
+    """Answers that mean "no answer" ("n/a", "-", ...): read as blank, not as answers."""
+    grades_sheet: str | None = None
+    """Another sheet of the same workbook with one grade per person, joined by name (with
+    ``grades_file``: the sheet of that file; None = its first sheet)."""
+    grades_file: InputRef | None = None
+    """A file of its own with one grade per person (``core.aqer.session.store_grades_file``)."""
+    grades_name_col: str | None = None
+    """Its column of names (None = guessed); ``grades_value_col`` its grades (None = guessed)."""
+    grades_value_col: str | None = None
     duplicates: Literal["error", "first", "last"] = "error"
     embedding_model: str = ""
     """A sentence-transformers folder; "" = the built-in all-MiniLM-L6-v2."""
@@ -196,16 +211,28 @@ class AqerSetup(BaseModel):
                 "grade_col": self.grade_col or None,
                 "llm_cols": list(self.llm_cols),
                 "llm_workers": list(self.llm_workers),
+                "blank_tokens": list(self.blank_tokens),
             }
         by_question = self.wide_rows == "question"
+        key = self.question_col if by_question else self.worker_col
         return {
             "question_col": (self.question_col or None) if by_question else None,
             "worker_col": None if by_question else (self.worker_col or None),
             "response_col": None,
-            "grade_col": None,
+            "grade_col": None if by_question else (self.grade_col or None),
             "llm_cols": list(self.llm_cols) if by_question else [],
             "llm_workers": [] if by_question else list(self.llm_workers),
+            "ignore_cols": [c for c in self.ignore_cols
+                            if c not in (key, None if by_question else self.grade_col)],
+            "blank_tokens": list(self.blank_tokens),
         }
+
+    def grades_columns(self) -> dict[str, Any]:
+        """Where the per-person grades of another sheet are (``core.aqer.inputs``), or {}."""
+        if not (self.grades_sheet or self.grades_file):
+            return {}
+        return {"grades_sheet": self.grades_sheet, "grades_name_col": self.grades_name_col,
+                "grades_value_col": self.grades_value_col}
 
     def fingerprint(self) -> dict[str, Any]:
         """What an AQER result depends on (not where the file is, nor the device)."""
@@ -214,6 +241,8 @@ class AqerSetup(BaseModel):
             "sheet": self.sheet,
             "format": self.format,
             "columns": self.engine_columns(),
+            **({"grades": self.grades_columns()} if self.grades_columns() else {}),
+            **({"grades_file": self.grades_file.content_hash} if self.grades_file else {}),
             "duplicates": self.duplicates,
             "embedding": model_key(self.embedding_model),
             "settings": self.settings.model_dump(mode="json"),
@@ -235,6 +264,22 @@ class AqerSetup(BaseModel):
         if prepared is not None:
             rows["Read from"] = prepared.source
             rows["Answers"] = prepared.describe()
+        if self.format == "wide" and self.wide_rows == "worker" and self.grade_col:
+            rows["Expert grades"] = f"column '{self.grade_col}' (one grade per person)"
+        if self.grades_file:
+            sheet = f", sheet '{self.grades_sheet}'" if self.grades_sheet else ""
+            name = self.grades_file.path or self.grades_file.file_name
+            rows["Expert grades"] = (f"the file {name}{sheet} (one grade per person, "
+                                     "joined by name)")
+            if self.grades_file.content_hash:
+                rows["Grades file checksum (SHA-256)"] = self.grades_file.content_hash
+        elif self.grades_sheet:
+            rows["Expert grades"] = (f"sheet '{self.grades_sheet}' (one grade per person, "
+                                     "joined by name)")
+        if self.ignore_cols and self.format == "wide":
+            rows["Columns left out"] = ", ".join(f"'{c}'" for c in self.ignore_cols)
+        rows["Read as blank"] = (", ".join(f"'{t}'" for t in self.blank_tokens)
+                                 + " (and empty cells)") if self.blank_tokens else "empty cells"
         if self.duplicates != "error":
             rows["Duplicate answers"] = f"kept the {self.duplicates} answer of each worker"
         return rows

@@ -535,12 +535,20 @@ def aqer(
     answer_worker = np.concatenate([w_idx, blank_w])
     methods: dict[str, Any] = {}
     expert: list[Any] = []
-    if np.isfinite(answer_grade).any():
-        has = np.isfinite(answer_grade)
-        sums = np.bincount(answer_worker[has], weights=answer_grade[has], minlength=len(scored_names))
-        counts = np.bincount(answer_worker[has], minlength=len(scored_names))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_grade = dict(zip(scored_names, sums / counts))
+    answer_graded = bool(np.isfinite(answer_grade).any())
+    person_grades = prepared.person_grades
+    if person_grades or answer_graded:
+        if person_grades:
+            # One grade per person is already what a worker's score is compared with: it is
+            # used as it is, not copied onto each answer (that would invent answer grades).
+            mean_grade = dict(person_grades)
+        else:
+            has = np.isfinite(answer_grade)
+            sums = np.bincount(answer_worker[has], weights=answer_grade[has],
+                               minlength=len(scored_names))
+            counts = np.bincount(answer_worker[has], minlength=len(scored_names))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean_grade = dict(zip(scored_names, sums / counts))
         workers["expert_grade"] = _none_if_nan(
             [mean_grade.get(n, float("nan")) for n in workers["worker"]]
         )
@@ -560,9 +568,10 @@ def aqer(
         agreement = agreement_table(
             methods,
             expert,
-            answer_similarity=answer_similarity if methods else None,
-            answer_grade=answer_grade if methods else None,
+            answer_similarity=answer_similarity if methods and answer_graded else None,
+            answer_grade=answer_grade if methods and answer_graded else None,
             ai_answers=ai,
+            per_person=bool(person_grades),
         )
 
     return AqerResult(

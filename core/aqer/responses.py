@@ -31,10 +31,13 @@ __all__ = [
     "AqerInputError",
     "LONG_COLUMNS",
     "PreparedResponses",
+    "blank_token_set",
     "clean_responses",
+    "closest_column",
     "column_letter",
     "long_responses",
     "prepare_responses",
+    "set_person_grades",
     "wide_responses",
 ]
 
@@ -61,6 +64,11 @@ class PreparedResponses:
     frame: pd.DataFrame
     notices: list[AqerNotice] = field(default_factory=list)
     source: str = ""
+    person_grades: dict[str, float] = field(default_factory=dict)
+    """One expert grade per person (a grade column of a wide sheet, or a grades sheet joined by
+    name): compared with each worker's score as it is, never copied onto their answers."""
+    grades_source: str = ""
+    """Where ``person_grades`` came from, in words ("column L 'Average grade'")."""
     blanks: pd.DataFrame = field(default_factory=lambda: _empty_frame())
     """Answers left blank (empty or only spaces), one row per (worker, question) that has no
     answer, same columns as ``frame``: in a dense design they count as the weakest answer
@@ -158,12 +166,31 @@ def _find_column(
     )
 
 
+def closest_column(name: str, columns: Iterable[Any]) -> str | None:
+    """The column whose name is closest to ``name`` (a typo such as "Qestion"), or None.
+
+    Case is ignored; "close" is :func:`difflib.get_close_matches`' default (ratio >= 0.6). The
+    CLI's "is it 'Qestion'?" and the wizard's suggestions both come from here.
+    """
+    import difflib
+
+    named = [str(c) for c in columns if not _is_unnamed(c)]
+    close = difflib.get_close_matches(str(name).strip().casefold(),
+                                      [c.strip().casefold() for c in named], 1)
+    if not close:
+        return None
+    return next(c for c in named if c.strip().casefold() == close[0])
+
+
+def blank_token_set(tokens: Iterable[str]) -> set[str]:
+    """The answers read as blank, folded (case and runs of spaces ignored)."""
+    return {" ".join(str(t).split()).casefold() for t in tokens if str(t).strip()}
+
+
 def _require_columns(
     frame: pd.DataFrame, wanted: Sequence[tuple[str, str, str]], source: str
 ) -> None:
     """Raise one message naming every (column, role, option) the frame lacks."""
-    import difflib
-
     missing = [
         (name, role, option)
         for name, role, option in wanted
@@ -174,11 +201,8 @@ def _require_columns(
     columns = [str(c) for c in frame.columns if not _is_unnamed(c)]
     parts = []
     for name, role, option in missing:
-        close = difflib.get_close_matches(str(name).casefold(), [c.casefold() for c in columns], 1)
-        hint = ""
-        if close:
-            match = next(c for c in columns if c.casefold() == close[0])
-            hint = f"; is it '{match}'?"
+        match = closest_column(name, columns)
+        hint = f"; is it '{match}'?" if match else ""
         parts.append(f"'{name}' (the {role}, {option}){hint}")
     shown = ", ".join(f"'{c}'" for c in columns) or "(none)"
     raise AqerInputError(
@@ -388,12 +412,18 @@ def wide_responses(
     question_col: str | None = None,
     llm_cols: Sequence[str] = (),
     llm_workers: Sequence[str] = (),
+    grade_col: str | None = None,
+    ignore_cols: Collection[str] = (),
     source: str = "",
     first_row: int = 2,
     letters: Mapping[str, str] | None = None,
     unnamed: Collection[str] = (),
+    grades: dict[str, str] | None = None,
 ) -> tuple[pd.DataFrame, list[AqerNotice]]:
     """Read a wide sheet into the long frame (not yet cleaned).
+
+    ``grade_col`` (a row per worker only): each worker's expert grade, put in ``grades`` (a
+    dict the caller passes) as worker -> the cell's text. ``ignore_cols`` are not answers.
 
     With ``worker_col`` (or a column called "worker"): a row per worker, a column per question.
     With ``question_col`` (or a column called "question"): a row per question, a column per
@@ -424,9 +454,19 @@ def wide_responses(
             "the LLM rows as LLMs (--llm-worker NAME), or use a sheet with a row per question "
             "and a column per worker, where LLM answers can be columns (--llm-col)."
         )
+    if grade_col and not by_worker:
+        raise AqerInputError(
+            "A grade column gives one grade per row, but each row of this sheet is a question. "
+            "Put one grade per person in a sheet with a row per person, or on a sheet of its own "
+            "(a name column and a grade column)."
+        )
     llm_found = {
         _find_column(frame, c, f"answers of the LLM '{c}'", source, "--llm-col") for c in llm_cols
     }
+    grade_found = (_find_column(frame, grade_col, "expert grades", source, "--grade-col")
+                   if grade_col else None)
+    left_out = {_find_column(frame, c, "", source, "", required=False) for c in ignore_cols}
+    left_out.discard(None)
     letters = _letters(frame, letters)
     rows = _rows(frame, first_row)
     keys = [cell_text(v).strip() for v in frame[key_col]]
@@ -440,7 +480,7 @@ def wide_responses(
     notices: list[AqerNotice] = []
     value_columns = []
     for column in frame.columns:
-        if column == key_col:
+        if column == key_col or column == grade_found or column in left_out:
             continue
         filled = [j for j, v in enumerate(frame[column]) if cell_text(v).strip()]
         if _is_unnamed(column) or column in unnamed:
@@ -463,6 +503,8 @@ def wide_responses(
             if any(cell_text(frame[c].iloc[j]).strip() for c in value_columns):
                 keyless.append(rows[j])
             continue
+        if grade_found is not None and grades is not None:
+            grades.setdefault(key, cell_text(frame[grade_found].iloc[j]).strip())
         for column in value_columns:
             header = cell_text(column).strip()
             question, worker = (header, key) if by_worker else (key, header)
@@ -499,10 +541,13 @@ def wide_responses(
 
 
 def clean_responses(
-    frame: pd.DataFrame, duplicates: Duplicates = "error", source: str = ""
+    frame: pd.DataFrame, duplicates: Duplicates = "error", source: str = "",
+    blank_tokens: Iterable[str] = (),
 ) -> PreparedResponses:
     """Check a long frame: text cells, empty answers out (as notices), duplicates resolved.
 
+    An answer that is one of ``blank_tokens`` ("n/a", "-", ...; case and spaces ignored) is
+    read as blank, with one notice naming its cells.
     ``frame`` needs ``question``, ``worker`` and ``response``; ``is_llm``, ``model``, ``grade``,
     ``row`` and ``cell`` are optional. Cleaning a cleaned frame changes nothing.
     """
@@ -569,6 +614,25 @@ def clean_responses(
                 )
             )
         out = out[~unplaced]
+
+    # Answers that say "no answer" ("n/a", "-", ...) are blanks, not answers.
+    tokens = blank_token_set(blank_tokens)
+    if tokens:
+        said = out["response"].map(lambda t: " ".join(t.split()).casefold() in tokens)
+        if said.any():
+            hits = out[said]
+            shown = [f"{_at(item).strip(' ()') or 'row ?'} ('{item['response']}')"
+                     for _, item in hits.head(40).iterrows()]
+            more = f" and {len(hits) - 40} more" if len(hits) > 40 else ""
+            notices.append(AqerNotice(
+                topic="Read as blank",
+                message=(f"{len(hits)} answer{'s' if len(hits) != 1 else ''}{_where(source)} "
+                         f"say there is no answer and {'were' if len(hits) != 1 else 'was'} "
+                         f"read as blank: {', '.join(shown)}{more}. Change the list of "
+                         "answers read as blank if one of them is a real answer."),
+                row=_first(hits["row"]),
+            ))
+            out.loc[said, "response"] = ""
 
     # Empty and whitespace-only answers are missing answers (an "I don't know" is an answer).
     empty = out["response"] == ""
@@ -687,6 +751,8 @@ def prepare_responses(
     grade_col: str | None = None,
     llm_cols: Sequence[str] = (),
     llm_workers: Sequence[str] = (),
+    ignore_cols: Collection[str] = (),
+    blank_tokens: Iterable[str] = (),
     duplicates: Duplicates = "error",
     source: str = "",
     first_row: int = 2,
@@ -695,6 +761,9 @@ def prepare_responses(
 ) -> PreparedResponses:
     """A sheet (already read, all cells text) in either layout -> checked long answers.
 
+    In the wide layout with a row per worker, ``grade_col`` holds one grade per person
+    (``PreparedResponses.person_grades``); ``ignore_cols`` are left out. ``blank_tokens`` are
+    answers read as blank (``core.aqer.model.DEFAULT_BLANK_TOKENS``).
     ``letters`` (column -> spreadsheet letter) and ``unnamed`` (columns whose header cell is
     empty) come from ``core.tables.TableRead``; they make messages point at the right cells.
     """
@@ -711,12 +780,8 @@ def prepare_responses(
             first_row=first_row,
             letters=letters,
         )
-    elif format == "wide":
-        if grade_col:
-            raise AqerInputError(
-                "Expert grades need the long layout (one row per answer, with a grade column): "
-                "a wide sheet has no place for a grade beside each answer."
-            )
+    person: dict[str, str] = {}
+    if format == "wide":
         if response_col:
             raise AqerInputError(
                 "A wide sheet has no answer column: every column except the worker (or "
@@ -729,13 +794,49 @@ def prepare_responses(
             question_col=question_col,
             llm_cols=llm_cols,
             llm_workers=llm_workers,
+            grade_col=grade_col,
+            ignore_cols=ignore_cols,
             source=source,
             first_row=first_row,
             letters=letters,
             unnamed=unnamed,
+            grades=person,
         )
-    else:
+    elif format != "long":
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
-    prepared = clean_responses(long, duplicates=duplicates, source=source)
+    prepared = clean_responses(long, duplicates=duplicates, source=source,
+                               blank_tokens=blank_tokens)
     prepared.notices[:0] = notices
+    if person:
+        found = _find_column(frame, grade_col, "", source, "", required=False) or grade_col
+        where = f"column {_letters(frame, letters).get(found, '?')} '{found}'"
+        set_person_grades(prepared, person, where, source)
     return prepared
+
+
+def set_person_grades(prepared: PreparedResponses, grades: Mapping[str, str], where: str,
+                      source: str = "") -> None:
+    """Keep one grade per person (text -> number); grades that are not numbers are named in
+    a notice and left out. ``where`` says where the grades came from, for the screens."""
+    from core.tables import cell_number
+
+    numbers: dict[str, float] = {}
+    bad = []
+    for worker, text in grades.items():
+        if not str(text).strip():
+            continue
+        value = cell_number(text)
+        if value is None:
+            bad.append(f"'{worker}' ('{_short(str(text), 20)}')")
+        else:
+            numbers[worker] = float(value)
+    if bad:
+        prepared.notices.append(AqerNotice(
+            topic="Grade is not a number",
+            message=(f"{len(bad)} expert grade{'s' if len(bad) != 1 else ''} in {where}"
+                     f"{_where(source)} {'are' if len(bad) != 1 else 'is'} not a number and "
+                     f"{'were' if len(bad) != 1 else 'was'} left out of the agreement: "
+                     f"{_list_rows(bad)}."),
+        ))
+    prepared.person_grades = numbers
+    prepared.grades_source = where

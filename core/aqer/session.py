@@ -63,6 +63,8 @@ __all__ = [
     "OpenedAnswers",
     "StoredResult",
     "answers_file",
+    "grades_path",
+    "store_grades_file",
     "cached_encoder",
     "copy_template",
     "default_encoder_factory",
@@ -83,6 +85,7 @@ __all__ = [
 METHOD = "aqer"
 SETUP_KIND = "aqer_setup"
 ANSWERS_INPUT_KIND = "aqer_answers"
+GRADES_INPUT_KIND = "aqer_grades"
 SCORE_STEP = "score"
 EMBED_STEP = "embeddings"
 
@@ -154,6 +157,31 @@ def answers_file(project: Project, setup: AqerSetup) -> tuple[Path, str]:
             "the first page and choose it again so EvalDesk reads the new version."
         )
     return opened.path, opened.note
+
+
+def store_grades_file(project: Project, setup: AqerSetup, path: str | Path | None,
+                      sheet: str | None = None) -> AqerSetup:
+    """A file of its own with one grade per person (None: no such file), copied into the
+    project like the answers; ``sheet`` is its sheet (None = the first)."""
+    if path is None:
+        return setup.model_copy(update={"grades_file": None, "grades_sheet": None})
+    ref = store_input(project, GRADES_INPUT_KIND, Path(path))
+    return setup.model_copy(update={"grades_file": ref, "grades_sheet": sheet,
+                                    "grades_name_col": None, "grades_value_col": None,
+                                    "grade_col": None})
+
+
+def grades_path(project: Project, setup: AqerSetup) -> Path | None:
+    """Where to read ``setup.grades_file`` (the user's file, else the project's copy)."""
+    if setup.grades_file is None:
+        return None
+    opened = open_input(project, GRADES_INPUT_KIND, setup.grades_file)
+    if opened.changed:
+        raise ValueError(
+            f"The grades file {opened.path} changed since it was chosen. Choose it again on the "
+            "Columns page (or give it again) so EvalDesk reads the new version."
+        )
+    return opened.path
 
 
 @dataclass
@@ -355,7 +383,8 @@ def run_setup(
     try:
         prepared = read_responses(
             path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
-            **setup.engine_columns(),
+            **setup.engine_columns(), **setup.grades_columns(),
+            grades_path=grades_path(project, setup),
         )
         if cancel is not None:
             cancel.raise_if_cancelled()

@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from core import cli
+from core.aqer.model import DEFAULT_BLANK_TOKENS as BLANK_TOKENS
 from core.cli._common import cli_progress, cli_project, load_settings
 
 __all__ = ["add_aqer_parser", "add_parser", "run_aqer_command"]
@@ -52,8 +53,9 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--format",
         choices=("long", "wide"),
-        default="long",
-        help="long: a row per answer; wide: a row per worker (or per question) (default long)",
+        default=None,
+        help="long: a row per answer; wide: a row per worker (or per question) (default: "
+        "guessed from the sheet, and said)",
     )
     parser.add_argument(
         "--question-col", help="column with the questions (default: guessed from the headers, "
@@ -69,8 +71,41 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--grade-col",
-        help="column with expert grades of the answers (default: guessed, e.g. 'grade', "
-        "'score'; --grade-col \"\" for none)",
+        help="column with expert grades: of each answer (long layout), or one per person "
+        "(wide layout with a row per person, e.g. 'Average grade') (default: guessed, e.g. "
+        "'grade', 'score', or a column of numbers named like a grade; --grade-col \"\" for none)",
+    )
+    parser.add_argument(
+        "--grades-sheet",
+        metavar="SHEET",
+        help="another sheet of the workbook with one grade per person (a name column and a "
+        "grade column), joined by name ignoring case and spaces (default: a sheet called "
+        "'Grades', 'Marks' or 'Scores' when the answers have no grade column; --grades-sheet "
+        "\"\" for none)",
+    )
+    parser.add_argument(
+        "--grades-file",
+        metavar="FILE",
+        help="a file of its own with one grade per person (.xlsx, .xls or .csv: a name column "
+        "and a grade column), joined by name ignoring case and spaces; --grades-sheet then "
+        "names its sheet (default: its first sheet)",
+    )
+    parser.add_argument(
+        "--ignore-col",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="wide layout: a column that holds no answers, left out (repeatable). Columns that "
+        "are mostly numbers are left out (or used as grades) without asking",
+    )
+    parser.add_argument(
+        "--blank-token",
+        action="append",
+        default=None,
+        metavar="TEXT",
+        help="an answer that means 'no answer', read as blank (repeatable; replaces the "
+        "default list: " + ", ".join(f"'{t}'" for t in BLANK_TOKENS) + "; --blank-token \"\" "
+        "for none). The cells read as blank are listed in the Warnings sheet",
     )
     parser.add_argument(
         "--llm-col",
@@ -134,32 +169,57 @@ _OPTIONS = {"question_col": "--question-col", "worker_col": "--worker-col",
             "response_col": "--response-col"}
 
 
-def _choices(args: argparse.Namespace, columns: list[str]) -> dict:
-    """The setup fields the command line chose; roles it left out are guessed from the headers
-    with the wizard's synonyms (``core.aqer.inputs.guess_columns``)."""
-    from core.aqer.inputs import guess_columns
+def _choices(args: argparse.Namespace, read, sheets=()) -> tuple[dict, list[str]]:
+    """The setup fields the command line chose, and what was guessed (plain sentences): the
+    layout when ``--format`` is not given, and the roles it left out, from the headers and the
+    cells as the wizard guesses them (``core.aqer.inputs.guess_setup``)."""
+    from core.aqer.inputs import guess_setup
     from core.aqer.model import AqerSettings, AqerSetup
 
     given = {key: getattr(args, key) for key in (*_OPTIONS, "grade_col")
              if getattr(args, key)}
+    fmt = args.format or ("long" if args.response_col else None)
     wide_rows = "worker" if args.worker_col and not args.question_col else "question"
-    setup = AqerSetup(format=args.format, wide_rows=wide_rows, **given)
-    guessed = guess_columns(setup, columns)
-    chosen = guessed.model_dump(include={*_OPTIONS, "grade_col", "wide_rows"})
+    guessed = guess_setup(AqerSetup(format=fmt or "long", wide_rows=wide_rows, **given), read,
+                          sheets, layout=fmt is None, fuzzy=False)
+    fmt = guessed.setup.format
+    chosen = guessed.setup.model_dump(include={*_OPTIONS, "grade_col", "wide_rows",
+                                               "ignore_cols", "grades_sheet"})
     chosen.update(given)
-    if args.grade_col == "":
-        chosen["grade_col"] = None  # --grade-col "": the sheet's grades are not used
-    if args.format == "wide":
+    if fmt == "wide":
         if args.question_col or args.worker_col:
             chosen["wide_rows"] = wide_rows
-        else:  # as before: a column called "worker" wins over one called "question"
+        elif args.format:  # as before: a column called "worker" wins over one called "question"
             worker = chosen.get("worker_col")
             chosen["wide_rows"] = "worker" if worker else "question"
         chosen["response_col"] = None
+        if chosen["wide_rows"] == "question" and not args.grade_col:
+            chosen["grade_col"] = None
+    if args.grade_col == "":
+        chosen["grade_col"] = None  # --grade-col "": the sheet's grades are not used
+    ignored = [*chosen["ignore_cols"], *[c for c in args.ignore_col
+                                         if c not in chosen["ignore_cols"]]]
+    chosen["ignore_cols"] = [c for c in ignored if c != chosen.get("grade_col") or
+                             c in args.ignore_col]
+    if chosen.get("grade_col") in args.ignore_col:
+        chosen["grade_col"] = None
+    if args.grades_file:  # the grades come from that file (unless a grade column is named)
+        chosen["grades_sheet"] = None
         chosen["grade_col"] = args.grade_col or None
+    if fmt == "wide":  # a column of numbers not used as the grades is never an answer
+        chosen["ignore_cols"] += [c for c in guessed.numeric if c != chosen.get("grade_col")
+                                  and c not in chosen["ignore_cols"]]
+    if args.grades_sheet is not None:
+        chosen["grades_sheet"] = args.grades_sheet or None
+    elif chosen.get("grade_col"):
+        chosen["grades_sheet"] = None
+    if args.grades_file and args.grades_sheet is not None:
+        chosen["grades_sheet"] = None  # a sheet of the grades file, set with it below
+    tokens = BLANK_TOKENS if args.blank_token is None else args.blank_token
     return {
         **chosen,
-        "format": args.format,
+        "blank_tokens": [t for t in tokens if t.strip()],
+        "format": fmt,
         "llm_cols": list(args.llm_col),
         "llm_workers": list(args.llm_worker),
         "duplicates": args.duplicates,
@@ -170,12 +230,13 @@ def _choices(args: argparse.Namespace, columns: list[str]) -> dict:
             baselines=not args.no_baselines,
             blank_answers=args.blank_answers or "auto",
         ),
-    }
+    }, guessed.notes
 
 
 def _missing_roles(setup, read) -> str:
     """A message for roles no column was given or found for ("" when each has one)."""
     from core.aqer.inputs import SYNONYMS
+    from core.aqer.responses import closest_column
 
     if setup.format == "long":
         needed = [("question_col", "questions", "question"), ("worker_col", "worker names",
@@ -184,10 +245,17 @@ def _missing_roles(setup, read) -> str:
         needed = [("question_col", "questions", "question")]
     else:
         needed = [("worker_col", "worker names", "worker")]
+    def close(role: str) -> str:
+        for name in [role, *SYNONYMS[role]]:
+            match = closest_column(name, read.frame.columns)
+            if match:
+                return f"; is it '{match}'?"
+        return ""
+
     parts = [
         f"the {what} (no column is called '{role}' or a similar name such as "
         + ", ".join(f"'{s}'" for s in SYNONYMS[role][1:4])
-        + f"; name it with {_OPTIONS[key]})"
+        + f"{close(role)} Name it with {_OPTIONS[key]})"
         for key, what, role in needed if not getattr(setup, key)
     ]
     if not parts:
@@ -202,10 +270,17 @@ def _columns_used(setup) -> str:
     roles = [("questions", setup.question_col), ("workers", setup.worker_col),
              ("answers", setup.response_col), ("expert grades", setup.grade_col)]
     if setup.format == "wide":
-        roles = roles[:1] if setup.wide_rows == "question" else roles[1:2]
+        roles = roles[:1] if setup.wide_rows == "question" else [roles[1], roles[3]]
     used = [f"{role} '{column}'" for role, column in roles if column]
+    if setup.grades_file:
+        used.append(f"expert grades from the file '{setup.grades_file.file_name}' (joined by "
+                    "name)")
+    elif setup.grades_sheet:
+        used.append(f"expert grades from the sheet '{setup.grades_sheet}' (joined by name)")
     used += [f"AI answers '{column}'" for column in setup.llm_cols]
-    return ", ".join(used) + ("" if setup.grade_col or setup.format == "wide"
+    if setup.format == "wide" and setup.ignore_cols:
+        used.append("left out " + ", ".join(f"'{c}'" for c in setup.ignore_cols))
+    return ", ".join(used) + ("" if setup.grade_col or setup.grades_sheet or setup.grades_file
                               else " (no expert grades)")
 
 
@@ -219,7 +294,13 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
     from core.aqer.inputs import check_answers
     from core.aqer.model import AqerSetup
     from core.aqer.responses import AqerInputError
-    from core.aqer.session import export_result, open_answers, run_setup, store_answers_file
+    from core.aqer.session import (
+        export_result,
+        open_answers,
+        run_setup,
+        store_answers_file,
+        store_grades_file,
+    )
     from core.embeddings import EmbeddingError
     from core.runs import Cancelled, CancelToken
     from core.tables import TableError
@@ -260,8 +341,15 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                     f"There is no sheet '{args.sheet}' in {source.name}; its sheets are: "
                     f"{names}. Check --sheet."
                 )
-            columns = [str(c) for c in opened.read.frame.columns]
-            setup = opened.setup.model_copy(update=_choices(args, columns))
+            chosen, guessed = _choices(args, opened.read, opened.sheets)
+            setup = opened.setup.model_copy(update=chosen)
+            if args.grades_file:
+                grades = Path(args.grades_file)
+                if not grades.is_file():
+                    raise cli.UserError(f"The grades file {args.grades_file} does not exist. "
+                                        "Check the name and folder (--grades-file).")
+                setup = store_grades_file(project, setup, grades.resolve(),
+                                          args.grades_sheet or None)
             missing = _missing_roles(setup, opened.read)
             if missing:
                 raise cli.UserError(missing)
@@ -298,6 +386,11 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         f"questions in {result.iterations} round(s)"
         + ("" if result.converged else " (not converged)" if result.discriminates else " (tie)"),
     ]
+    row = "person" if setup.wide_rows == "worker" else "question"
+    lines.append("  layout: " + ("long (a row per answer)" if setup.format == "long"
+                                 else f"wide (a row per {row})")
+                 + ("" if args.format else " (guessed; --format to choose)"))
+    lines += [f"  {note}" for note in guessed]
     lines.append("  columns: " + _columns_used(setup))
     if best is not None:
         lines.append(f"  best worker: {best['worker']} (score {best['score']:.2f})")

@@ -296,7 +296,8 @@ class ResultsView(QWidget):
         layout = QVBoxLayout(page)
         layout.addWidget(hint_label(
             "How well each method's scores agree with the expert grades in your sheet: per "
-            "worker (the mean grade of the answers AQER scored) and per answer. Rows starting "
+            "worker (the person's own grade when you gave one per person, else the mean grade "
+            "of the answers AQER scored) and, when answers have grades, per answer. Rows starting "
             "“AI answers” compare the AI answers' scores with the grades given to them. "
             "'undefined' means the statistic cannot be computed (for example every grade is the "
             "same, or fewer than 3 values)."

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from PySide6.QtCore import Signal
 
-from core.aqer.inputs import AnswersCheck, guess_columns
+from core.aqer.inputs import AnswersCheck, guess_columns, guess_setup
 from core.aqer.session import (
     AqerSetup,
     EncoderFactory,
@@ -55,6 +55,8 @@ class AqerWizard(WizardShell):
     checking = False
     reading = False
     stored: StoredResult | None = None
+    #: What was guessed for the sheet shown, and why (plain sentences for the columns page).
+    guess_notes: ClassVar[list[str]] = []
     _stored_fingerprint: dict[str, Any] | None = None
 
     def __init__(self, main_window: Any, project: Any,
@@ -63,6 +65,7 @@ class AqerWizard(WizardShell):
         self.encoder_factory = encoder_factory
         self.setup, self.setup_problem = restore_setup(project)
         self.sheets = []
+        self.guess_notes = []
         #: Choices that could not be read (kept aside in the project), said once on top.
         self.problem_banner = alert_box(self.setup_problem)
         self.problem_banner.setVisible(bool(self.setup_problem))
@@ -83,6 +86,28 @@ class AqerWizard(WizardShell):
         """Suggest columns for roles that have none (or a column the sheet lacks), and save."""
         if self.read is not None:
             self.setup = guess_columns(self.setup, self.read.frame.columns)
+        save_setup(self.project, self.setup)
+
+    def guess_anew(self, format: str | None = None, wide_rows: str | None = None) -> None:
+        """A new file or sheet (or another layout chosen): drop the column choices made for
+        the previous one and guess them from this sheet (the layout too unless ``format`` is
+        given), keeping the notes that say what was guessed and why; saved at once."""
+        if self.read is None:
+            return
+        if format is None:
+            guessed = guess_setup(self.setup, self.read, self.sheets)
+        else:
+            update: dict[str, Any] = {"format": format}
+            if wide_rows is not None:
+                update["wide_rows"] = wide_rows
+            elif format == "wide":  # the sheet's own orientation when it looks wide
+                layout = guess_setup(self.setup, self.read, self.sheets).setup
+                update["wide_rows"] = layout.wide_rows if layout.format == "wide" else (
+                    self.setup.wide_rows)
+            guessed = guess_setup(self.setup.model_copy(update=update), self.read, self.sheets,
+                                  layout=False, keep_rows=True)
+        self.setup = guessed.setup
+        self.guess_notes = guessed.notes
         save_setup(self.project, self.setup)
 
     def current_result(self, load: bool = True) -> StoredResult | None:

@@ -537,3 +537,154 @@ def test_a_closing_wizard_stops_its_run_and_keeps_the_embeddings(qtbot, window):
     assert ended == []  # a retired wizard shows nothing more
     again = open_aqer_wizard(window, encoder_factory=slow.factory)
     assert again is not wiz
+
+
+def choose(qtbot, wiz, path):
+    wiz.pages["file"].ask_file_path = lambda: str(path)
+    click(qtbot, wiz.pages["file"].choose_button)
+    wait_read(qtbot, wiz)
+
+
+def checked_columns(listw):
+    return [listw.item(i).data(Qt.ItemDataRole.UserRole) for i in range(listw.count())
+            if listw.item(i).checkState() == Qt.CheckState.Checked]
+
+
+def test_a_gradebook_is_guessed_explained_and_its_columns_can_be_left_out(qtbot, window, tiny,
+                                                                          tmp_path):
+    from tests.core.aqer.gradebook import gradebook
+
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    choose(qtbot, wiz, gradebook(tmp_path / "exam.xlsx"))
+    file_page, page = wiz.pages["file"], wiz.pages["columns"]
+    assert file_page.wide_radio.isChecked()  # guessed, and said why
+    assert "row per person" in file_page.layout_guess.text()
+    assert "'Student'" in file_page.layout_guess.text()
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    assert page.rows_combo.currentData() == "worker" and page.key_combo.currentData() == "Student"
+    # the average grade: detected, used as the grades, never an answer; the page says why
+    assert page.wide_grade_combo.currentData() == "Average grade"
+    assert page.wide_grade_combo.isVisible()
+    assert "mostly numbers (30 of 30 filled cells)" in page.guess_note.text()
+    assert page.guess_note.isVisible()
+    assert page.preview_model.role_of(11) == "expert grades"
+    assert wiz.check.prepared.frame["question"].nunique() == 10
+    assert len(wiz.check.prepared.person_grades) == 30
+    # "n/a", "-", "?", "not answered" are blanks, named by cell; the list is the user's
+    assert page.blank_tokens_edit.text() == "not answered, no answer, n/a, -, ?"
+    issues = [page.issues_model.issue(r).message for r in range(page.issues_model.rowCount())]
+    assert any("read as blank" in m and "D5 ('n/a')" in m and "B14 ('?')" in m for m in issues)
+    assert len(wiz.check.prepared.blanks) == 6
+    page.blank_tokens_edit.setText("n/a")
+    page.blank_tokens_edit.editingFinished.emit()
+    assert load_setup(window.project).blank_tokens == ["n/a"]
+    wait_check(qtbot, wiz)
+    assert len(wiz.check.prepared.blanks) == 3  # "n/a", "N/A" and the empty cell
+    # any column can be left out
+    assert page.ignore_box.isVisible() and page.ignore_list.count() == 10
+    page.ignore_list.item(9).setCheckState(Qt.CheckState.Checked)
+    assert load_setup(window.project).ignore_cols == ["Q10. What melts ice?"]
+    wait_check(qtbot, wiz)
+    assert wiz.check.prepared.frame["question"].nunique() == 9
+    # no grades: the column of numbers is left out, not scored
+    page.wide_grade_combo.setCurrentIndex(0)
+    wait_check(qtbot, wiz)
+    assert "Average grade" in checked_columns(page.ignore_list)
+    assert wiz.check.prepared.person_grades == {}
+    assert "Average grade" not in set(wiz.check.prepared.frame["question"])
+
+    # a new file: nothing of the previous layout carries over
+    choose(qtbot, wiz, _write_duplicates(tmp_path / "long.xlsx"))
+    assert wiz.setup.format == "long" and file_page.long_radio.isChecked()
+    assert wiz.setup.ignore_cols == [] and wiz.setup.grade_col is None
+    assert "long layout" in file_page.layout_guess.text()
+    wait_check(qtbot, wiz)  # the new file's check ends before the test does
+
+
+def test_a_typo_in_a_header_is_matched_on_the_columns_page(qtbot, window, tiny, tmp_path):
+    import pandas as pd
+
+    path = tmp_path / "typo.xlsx"
+    pd.DataFrame({"Qestion": ["a", "a", "b", "b"], "Worker": ["x", "y", "x", "y"],
+                  "Answer": ["1 one", "1 uno", "2 two", "2 dos"]}).to_excel(path, index=False)
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    choose(qtbot, wiz, path)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    page = wiz.pages["columns"]
+    assert page.question_combo.currentData() == "Qestion"
+    assert "is it 'Qestion'" in page.guess_note.text()
+    assert wiz.check.ok
+
+
+def test_a_gradebook_with_a_grades_sheet_gives_the_clis_agreement(qtbot, window, tiny, tmp_path,
+                                                                  monkeypatch, capsys):
+
+    from core import cli
+    from tests.core.aqer.gradebook import gradebook
+
+    source = gradebook(tmp_path / "exam.xlsx", grades="sheet")
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    choose(qtbot, wiz, source)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    page = wiz.pages["columns"]
+    assert page.grades_sheet_combo.currentData() == "Grades"
+    assert "'Grades' looks like a list of grades" in page.guess_note.text()
+    warnings = " ".join(i.message for i in wiz.check.warnings)
+    assert "'Emma Rosi' (row 6)" in warnings and "No grade for 2 people" in warnings
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.next_button)
+    click(qtbot, wiz.pages["run"].run_button)
+    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+    res = wiz.pages["results"].results
+    assert res.tabs.isTabVisible(res.tabs.indexOf(res.agreement_tab))
+    shown = {(res.agreement_model.value(r, "comparison"), res.agreement_model.value(r, "statistic")):
+             r for r in range(res.agreement_model.rowCount())}
+    row = shown[("AQER score vs expert grade (per worker)", "Spearman rho")]
+    app_value = res.stored.result.agreement.iloc[row]["value"]
+
+    class SameEncoder(TinyEncoder):  # the CLI makes its encoder through core.embeddings
+        max_seq_length = 256
+
+        def __init__(self, model_path="", device="auto", batch_size=32):
+            super().__init__()
+
+        def truncated(self, texts):
+            return [False] * len(texts)
+
+    monkeypatch.setattr("core.embeddings.Encoder", SameEncoder)
+    out = tmp_path / "cli.xlsx"
+    assert cli.main(["aqer", str(source), "-o", str(out)]) == 0
+    from core.aqer.report import read_report
+
+    agreement = read_report(out)["Agreement"]
+    cli_row = agreement[(agreement["comparison"] == "AQER score vs expert grade (per worker)")
+                        & (agreement["statistic"] == "Spearman rho")].iloc[0]
+    assert cli_row["value"] == pytest.approx(app_value, abs=1e-9) and cli_row["n"] == 28
+
+
+def test_a_grades_file_of_its_own_is_joined_by_name(qtbot, window, tiny, tmp_path):
+    from tests.core.aqer.gradebook import gradebook, grades_file_of
+
+    source = gradebook(tmp_path / "exam.xlsx", grades="file")
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    choose(qtbot, wiz, source)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    page = wiz.pages["columns"]
+    assert wiz.check.prepared.person_grades == {}
+    page.ask_grades_path = lambda: str(grades_file_of(source))
+    click(qtbot, page.grades_file_button)
+    wait_check(qtbot, wiz)
+    assert page.grades_sheet_combo.currentText() == "file “exam grades.csv”"
+    saved = load_setup(window.project)
+    assert saved.grades_file is not None and saved.grades_file.input_id is not None
+    assert len(wiz.check.prepared.person_grades) == 28
+    assert any("'Emma Rosi' (row 6)" in i.message for i in wiz.check.warnings)
+    # "(none)": no grades any more
+    page.grades_sheet_combo.setCurrentIndex(0)
+    wait_check(qtbot, wiz)
+    assert load_setup(window.project).grades_file is None
+    assert wiz.check.prepared.person_grades == {}

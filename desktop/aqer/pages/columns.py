@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
@@ -16,26 +17,33 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QFileDialog,
     QMessageBox,
+    QPushButton,
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-from core.aqer.inputs import AI_MARKS, AnswersCheck, check_answers
+from core.aqer.inputs import AI_MARKS, BLANK_TOKENS, AnswersCheck, check_answers, numeric_columns
+from core.aqer.session import grades_path, store_grades_file
 from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
 from desktop.errors import spawn
 from desktop.views import table_view
-from desktop.widgets import hint_label, intro_label, title_label
+from desktop.widgets import hint_label, intro_label, note_box, title_label
 from desktop.wizard import WizardPage
 
 __all__ = ["BLANK_CHOICES", "ColumnsPage"]
 
 log = logging.getLogger("evaldesk.aqer")
+
+#: The grades combo's item for a grades file of its own.
+FILE = "\x00file"
 
 BLANK_CHOICES = [("auto", "Decide from the answers (recommended)"),
                  ("worst", "Count a blank as the weakest answer"),
@@ -50,6 +58,7 @@ class ColumnsPage(WizardPage):
     def __init__(self, wizard: Any) -> None:
         super().__init__(wizard)
         self._filling = False
+        self._numeric: dict[str, tuple[int, int]] = {}
         self._check_generation = 0
         self._advance_after_check = False
         self.duplicate_box: QMessageBox | None = None
@@ -76,11 +85,39 @@ class ColumnsPage(WizardPage):
         self.rows_combo.currentIndexChanged.connect(self._columns_chosen)
         self.key_combo = self._column_combo("key")
         self.key_label = QLabel("Question column:")
+        self.wide_grade_combo = self._column_combo("wide_grade", "(no grades)")
+        self.wide_grade_combo.setToolTip(
+            "A column with one grade per person (for example an average grade). It is compared "
+            "with each person's AQER score; it is never scored as an answer.")
+        self.wide_grade_label = QLabel("Expert grades (optional):")
+        self.grades_sheet_combo = QComboBox()
+        self.grades_sheet_combo.setToolTip(
+            "Another sheet of this workbook with one grade per person: a column of names and a "
+            "column of grades. Names are matched ignoring case and spaces; names that match no "
+            "one are listed below.")
+        self.grades_sheet_combo.currentIndexChanged.connect(self._grades_sheet_chosen)
+        self.grades_sheet_label = QLabel("Or grades from:")
+        self.grades_sheet_label.setToolTip(self.grades_sheet_combo.toolTip())
+        self.grades_sheet_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.grades_file_button = QPushButton("Grades file…")
+        self.grades_file_button.setToolTip(
+            "A file of its own (.xlsx, .xls or .csv) with a column of names and a column of "
+            "grades, one row per person. EvalDesk keeps a copy in the project.")
+        self.grades_file_button.clicked.connect(self._ask_and_choose_grades_file)
+        grades_row = QHBoxLayout()
+        grades_row.setContentsMargins(0, 0, 0, 0)
+        grades_row.addWidget(self.grades_sheet_combo, 1)
+        grades_row.addWidget(self.grades_file_button)
+        self.grades_row = QWidget()
+        self.grades_row.setLayout(grades_row)
         self.wide_form = QWidget()
         wf = QFormLayout(self.wide_form)
         wf.setContentsMargins(0, 0, 0, 0)
         wf.addRow("Each row holds:", self.rows_combo)
         wf.addRow(self.key_label, self.key_combo)
+        wf.addRow(self.wide_grade_label, self.wide_grade_combo)
+        wf.addRow(self.grades_sheet_label, self.grades_row)
 
         roles_box = QGroupBox("Columns")
         rb = QVBoxLayout(roles_box)
@@ -99,9 +136,25 @@ class ColumnsPage(WizardPage):
         lb.addWidget(self.llm_list, 1)
         llm_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
+        self.ignore_list = QListWidget()
+        self.ignore_list.setMaximumHeight(96)
+        self.ignore_list.setToolTip(
+            "Ticked columns are left out: they are not scored as answers. Columns that are "
+            "mostly numbers start ticked (unless they are the expert grades).")
+        self.ignore_list.itemChanged.connect(self._ignore_ticked)
+        self.ignore_box = QGroupBox("Leave out")
+        ib = QVBoxLayout(self.ignore_box)
+        ib.addWidget(hint_label("Tick the columns that hold no answers:"))
+        ib.addWidget(self.ignore_list, 1)
+        self.ignore_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+
         top = QHBoxLayout()
         top.addWidget(roles_box, 3)
         top.addWidget(llm_box, 2)
+        top.addWidget(self.ignore_box, 2)
+        self.guess_note = note_box()
+        self.guess_note.setObjectName("guessNote")
+        self.guess_note.hide()
 
         self.blank_combo = QComboBox()
         for key, text in BLANK_CHOICES:
@@ -117,6 +170,19 @@ class ColumnsPage(WizardPage):
         blank_row.addWidget(QLabel("Blank answers:"))
         blank_row.addWidget(self.blank_combo)
         blank_row.addWidget(self.blank_label, 1)
+        self.blank_tokens_edit = QLineEdit()
+        self.blank_tokens_edit.setPlaceholderText("(only empty cells)")
+        self.blank_tokens_edit.setToolTip(
+            "Answers that mean the person did not answer, separated by commas. They count as "
+            "blank answers (as an empty cell does), not as answers; case and spaces do not "
+            "matter. The cells read as blank are listed below. EvalDesk's list: "
+            + ", ".join(BLANK_TOKENS) + ".")
+        self.blank_tokens_edit.editingFinished.connect(self._blank_tokens_edited)
+        tokens_row = QHBoxLayout()
+        tokens_row.addWidget(QLabel("Also blank when the answer is:"))
+        tokens_row.addWidget(self.blank_tokens_edit, 1)
+        tokens_row.addWidget(hint_label("(commas between; remove a word that is a real "
+                                        "answer in your sheet)"))
 
         self.preview_model = PreviewModel(self)
         self.preview_view = table_view(self.preview_model, sortable=False)
@@ -163,13 +229,15 @@ class ColumnsPage(WizardPage):
         layout.addWidget(title_label("Which column holds what"))
         layout.addWidget(intro_label(
             "Tell EvalDesk which column holds the questions, the people's names and their "
-            "answers. The preview shows the first rows of the sheet with each chosen column "
+            "answers; EvalDesk's guess and why are said below. The preview shows the first rows of the sheet with each chosen column "
             "coloured. Below it, EvalDesk checks the whole sheet: problems marked "
             "<b>Must fix</b> stop you from going on; those marked <b>Check</b> are worth a look "
             "but do not."
         ))
+        layout.addWidget(self.guess_note)
         layout.addLayout(top)
         layout.addLayout(blank_row)
+        layout.addLayout(tokens_row)
         layout.addWidget(split, 1)
 
     def _column_combo(self, role: str, optional: str = "") -> QComboBox:
@@ -189,6 +257,7 @@ class ColumnsPage(WizardPage):
             self.blank_combo.setCurrentIndex(
                 max(0, self.blank_combo.findData(s.settings.blank_answers)))
             self.rows_combo.setCurrentIndex(max(0, self.rows_combo.findData(s.wide_rows)))
+            self.blank_tokens_edit.setText(", ".join(s.blank_tokens))
         finally:
             self._filling = False
 
@@ -234,7 +303,8 @@ class ColumnsPage(WizardPage):
             for combo, value in ((self.question_combo, s.question_col),
                                  (self.worker_combo, s.worker_col),
                                  (self.response_combo, s.response_col),
-                                 (self.grade_combo, s.grade_col)):
+                                 (self.grade_combo, s.grade_col),
+                                 (self.wide_grade_combo, s.grade_col)):
                 combo.clear()
                 combo.addItem(combo.property("optional") or "(choose a column)", None)
                 for c in columns:
@@ -253,6 +323,29 @@ class ColumnsPage(WizardPage):
                 max(0, self.key_combo.findData(key_value)) if key_value else 0)
             self.key_label.setText(
                 "Question column:" if s.wide_rows == "question" else "Worker column:")
+            by_worker = wide and s.wide_rows == "worker"
+            self.wide_grade_combo.setVisible(by_worker)
+            self.wide_grade_label.setVisible(by_worker)
+            others = [x for x in self.wizard.sheets if x != read.sheet]
+            self.grades_sheet_combo.clear()
+            self.grades_sheet_combo.addItem("(none)", None)
+            for sheet in others:
+                self.grades_sheet_combo.addItem(f"sheet “{sheet}”", sheet)
+            if s.grades_file is not None:
+                self.grades_sheet_combo.addItem(f"file “{s.grades_file.shown_name}”", FILE)
+                self.grades_sheet_combo.setCurrentIndex(self.grades_sheet_combo.count() - 1)
+            else:
+                self.grades_sheet_combo.setCurrentIndex(
+                    max(0, self.grades_sheet_combo.findData(s.grades_sheet)) if s.grades_sheet
+                    else 0)
+            self.grades_row.setVisible(wide)
+            self.grades_sheet_label.setVisible(wide)
+            self.blank_tokens_edit.setText(", ".join(s.blank_tokens))
+            notes = self.wizard.guess_notes
+            self.guess_note.setText("<br>".join(notes))
+            self.guess_note.setVisible(bool(notes))
+            self._numeric = numeric_columns(read)
+            self._fill_ignore_list()
             self.preview_model.set_table(read.frame, letters)
             self.preview_title.setText(
                 f"<b>Preview</b> of {read.describe()} (first "
@@ -267,6 +360,30 @@ class ColumnsPage(WizardPage):
             header.resizeSection(i, min(max(header.sectionSize(i), 90), 260))
         self.schedule_check()
 
+    def _fill_ignore_list(self) -> None:
+        s, read = self.wizard.setup, self.wizard.read
+        self.ignore_list.clear()
+        wide = s.format == "wide"
+        self.ignore_box.setVisible(wide)
+        if not wide or read is None:
+            return
+        key = s.question_col if s.wide_rows == "question" else s.worker_col
+        grade = s.grade_col if s.wide_rows == "worker" else None
+        for column in read.frame.columns:
+            column = str(column)
+            if column in (key, grade):
+                continue
+            text = f"{read.letters.get(column, '')}: {column}"
+            if column in self._numeric:
+                numbers, filled = self._numeric[column]
+                text += f"  (numbers in {numbers} of {filled} cells)"
+            item = QListWidgetItem(text)
+            item.setData(Qt.ItemDataRole.UserRole, column)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if column in s.ignore_cols
+                               else Qt.CheckState.Unchecked)
+            self.ignore_list.addItem(item)
+
     def _fill_llm_list(self) -> None:
         s, read = self.wizard.setup, self.wizard.read
         self.llm_list.clear()
@@ -280,7 +397,8 @@ class ColumnsPage(WizardPage):
                 "column called “model” count as AI answers automatically. If an AI's answers "
                 "are in their own column beside each question, tick that column:")
         elif s.wide_rows == "question":
-            options = [str(c) for c in read.frame.columns if c != s.question_col]
+            options = [str(c) for c in read.frame.columns
+                       if c != s.question_col and c not in s.ignore_cols]
             chosen = set(s.llm_cols)
             self.llm_hint.setText("Tick the columns that hold an AI's answers (not a person's):")
         else:
@@ -318,11 +436,14 @@ class ColumnsPage(WizardPage):
                         roles[str(col)] = "AI marks"
         else:
             key = s.question_col if s.wide_rows == "question" else s.worker_col
+            grade = s.grade_col if s.wide_rows == "worker" else None
             if key:
                 roles[key] = "questions" if s.wide_rows == "question" else "worker names"
+                if grade:
+                    roles[grade] = "expert grades"
                 if read is not None:
                     for c in read.frame.columns:
-                        if c != key:
+                        if c not in (key, grade) and c not in s.ignore_cols:
                             roles[str(c)] = ("AI answers" if c in s.llm_cols else "answers")
         self.preview_model.set_roles(roles)
 
@@ -343,18 +464,23 @@ class ColumnsPage(WizardPage):
             rows = self.rows_combo.currentData()
             key = self.key_combo.currentData()
             if rows != wizard.setup.wide_rows:
-                wizard.save(wide_rows=rows, llm_cols=[], llm_workers=[],
-                            question_col=None, worker_col=None)
-                wizard.guess_columns()
+                wizard.guess_anew(format="wide", wide_rows=rows)
                 self.fill()
                 return
+            s = wizard.setup
+            grade = self.wide_grade_combo.currentData() if rows == "worker" else None
+            ignore = [c for c in s.ignore_cols if c not in (key, grade)]
+            if s.grade_col and s.grade_col != grade and s.grade_col in self._numeric:
+                ignore.append(s.grade_col)  # no longer the grades: still never an answer
             if rows == "question":
-                wizard.save(question_col=key)
+                wizard.save(question_col=key, ignore_cols=ignore)
             else:
-                wizard.save(worker_col=key, llm_workers=[])
-                self._filling = True
-                self._fill_llm_list()
-                self._filling = False
+                wizard.save(worker_col=key, llm_workers=[], grade_col=grade,
+                            ignore_cols=ignore)
+            self._filling = True
+            self._fill_llm_list()
+            self._fill_ignore_list()
+            self._filling = False
         self._update_preview_roles()
         self.schedule_check()
 
@@ -366,6 +492,74 @@ class ColumnsPage(WizardPage):
             update={"blank_answers": self.blank_combo.currentData()})
         self.wizard.save(settings=settings)
         self.schedule_check()
+
+    @Slot(int)
+    def _grades_sheet_chosen(self, *_args: Any) -> None:
+        if self._filling or self.wizard.read is None:
+            return
+        chosen = self.grades_sheet_combo.currentData()
+        if chosen == FILE:
+            return
+        self.wizard.save(grades_sheet=chosen, grades_file=None,
+                         grades_name_col=None, grades_value_col=None)
+        self.fill()
+
+    def ask_grades_path(self) -> str | None:
+        """Ask for a file of grades (tests replace this)."""
+        answers = self.wizard.setup.path
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Choose the grades (one per person)",
+            str(Path(answers).parent) if answers else str(Path.home()),
+            "Spreadsheets (*.xlsx *.xlsm *.xls *.csv *.tsv *.txt);;All files (*)")
+        return path or None
+
+    @Slot()
+    def _ask_and_choose_grades_file(self) -> None:
+        path = self.ask_grades_path()
+        if path:
+            self.choose_grades_file(path)
+
+    def choose_grades_file(self, path: str) -> None:
+        """Use ``path`` for one grade per person (copied into the project)."""
+        wizard = self.wizard
+        try:
+            setup = store_grades_file(wizard.project, wizard.setup, path)
+        except OSError as exc:
+            QMessageBox.warning(self, "Grades file", f"EvalDesk cannot read {path}: {exc}")
+            return
+        s = wizard.setup
+        ignore = list(s.ignore_cols)
+        if s.grade_col and s.grade_col in self._numeric and s.grade_col not in ignore:
+            ignore.append(s.grade_col)  # no longer the grades: still never an answer
+        wizard.save(grades_file=setup.grades_file, grades_sheet=None, grades_name_col=None,
+                    grades_value_col=None, grade_col=None, ignore_cols=ignore)
+        self.fill()
+
+    @Slot(QListWidgetItem)
+    def _ignore_ticked(self, _item: QListWidgetItem) -> None:
+        if self._filling:
+            return
+        ticked = [
+            self.ignore_list.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(self.ignore_list.count())
+            if self.ignore_list.item(i).checkState() == Qt.CheckState.Checked
+        ]
+        s = self.wizard.setup
+        self.wizard.save(ignore_cols=ticked, llm_cols=[c for c in s.llm_cols if c not in ticked])
+        self._filling = True
+        self._fill_llm_list()
+        self._filling = False
+        self._update_preview_roles()
+        self.schedule_check()
+
+    @Slot()
+    def _blank_tokens_edited(self) -> None:
+        if self._filling:
+            return
+        tokens = [t.strip() for t in self.blank_tokens_edit.text().split(",") if t.strip()]
+        if tokens != self.wizard.setup.blank_tokens:
+            self.wizard.save(blank_tokens=tokens)
+            self.schedule_check()
 
     @Slot(QListWidgetItem)
     def _llm_ticked(self, _item: QListWidgetItem) -> None:
@@ -405,7 +599,17 @@ class ColumnsPage(WizardPage):
             return
         loop = asyncio.get_running_loop()
         try:
-            check = await loop.run_in_executor(None, check_answers, read, setup)
+            grades = grades_path(wizard.project, setup)
+        except (OSError, ValueError) as exc:  # gone, or changed since it was chosen
+            grades = None
+            setup = setup.model_copy(update={"grades_file": None, "grades_sheet": None})
+            problem = TableIssue("error", str(exc))
+        else:
+            problem = None
+        try:
+            check = await loop.run_in_executor(None, check_answers, read, setup, grades)
+            if problem is not None:
+                check.issues.insert(0, problem)
         except Exception as exc:  # a bug, not the user's data: say so and keep going
             log.exception("Checking the answers failed")
             check = AnswersCheck(issues=[TableIssue(

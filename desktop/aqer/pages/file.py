@@ -96,6 +96,11 @@ class FilePage(WizardPage):
         layout_col.addWidget(self.wide_radio)
         layout_col.addWidget(hint_label(
             "For example:  question | Ana | Ben | Chloe | LLM A  — one answer in each cell"))
+        self.layout_guess = note_box()
+        self.layout_guess.setObjectName("layoutGuess")
+        self.layout_guess.setWordWrap(False)  # one line: a wrapped label is cut in this form
+        self.layout_guess.hide()
+        layout_col.addWidget(self.layout_guess)
         form.addRow("Layout:", layout_col)
 
         self.file_panel = RunPanel()
@@ -165,22 +170,19 @@ class FilePage(WizardPage):
     def choose_file(self, path: str | Path, sample: bool = False) -> None:
         """Use ``path`` as the answers file: copy it into the project and read it."""
         if sample:
-            self.wizard.save(format="long", sheet="Long", question_col=None, worker_col=None,
-                             response_col=None, grade_col=None, llm_cols=[], llm_workers=[])
-            self._filling = True
-            self.long_radio.setChecked(True)
-            self._filling = False
+            self.wizard.save(sheet="Long")
         self.wizard.read = None
         self.wizard.check = None
-        self._read(path=Path(path), then=None)
+        self._read(path=Path(path), then=None, new=True)
 
-    def reload_file(self, then: str | None = None) -> None:
-        """Read the chosen file again (another sheet, or when the wizard reopens)."""
+    def reload_file(self, then: str | None = None, new: bool = False) -> None:
+        """Read the chosen file again (when the wizard reopens, keeping the choices; or
+        another sheet, ``new=True``: the choices are guessed anew for it)."""
         self.wizard.read = None
         self.wizard.check = None
-        self._read(path=None, then=then)
+        self._read(path=None, then=then, new=new)
 
-    def _read(self, path: Path | None, then: str | None) -> None:
+    def _read(self, path: Path | None, then: str | None, new: bool = False) -> None:
         wizard = self.wizard
         name = path.name if path is not None else (wizard.setup.file_name or "the answers")
         wizard.reading = True
@@ -189,10 +191,11 @@ class FilePage(WizardPage):
             self.file_panel,
             partial(open_answers, wizard.project, wizard.setup, path),
             title=f"Reading {name}",
-            on_done=partial(self._read_done, then=then),
+            on_done=partial(self._read_done, then=then, new=new),
         )
 
-    def _read_done(self, outcome: RunOutcome, then: str | None = None) -> None:
+    def _read_done(self, outcome: RunOutcome, then: str | None = None,
+                   new: bool = False) -> None:
         wizard = self.wizard
         wizard.reading = False
         if not outcome.finished:
@@ -204,9 +207,14 @@ class FilePage(WizardPage):
         wizard.sheets = opened.sheets
         wizard.read = opened.read
         self.file_panel.hide()
-        wizard.guess_columns()
+        if new:  # nothing chosen for another file or sheet carries over to this one
+            wizard.guess_anew()
+        else:
+            wizard.guess_columns()
         self._filling = True
         try:
+            (self.long_radio if wizard.setup.format == "long" else self.wide_radio).setChecked(
+                True)
             self.sheet_combo.clear()
             self.sheet_combo.addItems(wizard.sheets)
             self.sheet_combo.setCurrentIndex(
@@ -214,6 +222,7 @@ class FilePage(WizardPage):
             self.sheet_combo.setEnabled(len(wizard.sheets) > 1)
         finally:
             self._filling = False
+        self.show_layout_guess(new)
         self.file_note.setText(opened.note)
         self.file_note.setVisible(bool(opened.note))
         self.show_file_label()
@@ -221,6 +230,15 @@ class FilePage(WizardPage):
         wizard.update_nav()
         if then:
             wizard.show_page(then)
+
+    def show_layout_guess(self, guessed: bool = True) -> None:
+        """Say which layout was guessed from the sheet and why (or that the user chose it)."""
+        notes = self.wizard.guess_notes
+        text = notes[0] if guessed and notes and notes[0].startswith("Guessed") else ""
+        if text:
+            text += " Choose the other layout if this is wrong."
+        self.layout_guess.setText(text)
+        self.layout_guess.setVisible(bool(text))
 
     def show_file_label(self) -> None:
         s, read = self.wizard.setup, self.wizard.read
@@ -241,7 +259,7 @@ class FilePage(WizardPage):
         sheet = self.sheet_combo.itemText(index)
         if sheet and sheet != self.wizard.setup.sheet:
             self.wizard.save(sheet=sheet)
-            self.reload_file()
+            self.reload_file(new=True)
 
     @Slot(bool)
     def _format_chosen(self, *_args: Any) -> None:
@@ -249,8 +267,8 @@ class FilePage(WizardPage):
             return
         fmt = "long" if self.long_radio.isChecked() else "wide"
         if fmt != self.wizard.setup.format:
-            self.wizard.save(format=fmt, llm_cols=[], llm_workers=[])
-            self.wizard.guess_columns()
+            self.wizard.guess_anew(format=fmt)
+            self.layout_guess.setText(f"You chose the {fmt} layout.")
             self.wizard.pages["columns"].fill()
 
     # ------------------------------------------------------------------ the template

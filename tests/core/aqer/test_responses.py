@@ -195,7 +195,27 @@ def test_clean_is_idempotent():
     assert once["response"].tolist()[0] == "a"
 
 
-def test_grades_in_wide_layout_are_refused():
-    frame = text_frame([["ann", "a"]], ["worker", "Q1"])
-    with pytest.raises(AqerInputError, match="long layout"):
-        prepare_responses(frame, format="wide", grade_col="g")
+def test_a_wide_sheet_takes_one_grade_per_person_from_a_grade_column():
+    frame = text_frame([["ann", "a", "3,5"], ["bob", "b", "x"]], ["worker", "Q1", "Mark"])
+    prepared = prepare_responses(frame, format="wide", worker_col="worker", grade_col="Mark")
+    assert prepared.person_grades == {"ann": 3.5}  # not a number: named, left out
+    assert set(prepared.frame["question"]) == {"Q1"}  # the grade is not an answer
+    assert any("'bob' ('x')" in n.message for n in prepared.notices)
+    assert (prepared.frame["grade"] == "").all()  # never copied onto the answers
+    # a row per question has no place for a grade per person
+    frame = text_frame([["Q1", "a"]], ["question", "ann"])
+    with pytest.raises(AqerInputError, match="each row of this sheet is a question"):
+        prepare_responses(frame, format="wide", question_col="question", grade_col="ann")
+
+
+def test_answers_that_say_no_answer_are_blanks_named_by_cell():
+    frame = text_frame([["ann", "a", "N/A"], ["bob", " - ", "b"], ["cy", "?", "not  answered"]],
+                       ["worker", "Q1", "Q2"])
+    prepared = prepare_responses(frame, format="wide", worker_col="worker",
+                                 blank_tokens=["not answered", "n/a", "-", "?"])
+    assert len(prepared.frame) == 2 and len(prepared.blanks) == 4
+    [notice] = [n for n in prepared.notices if n.topic == "Read as blank"]
+    for cell in ("C2 ('N/A')", "B3 ('-')", "B4 ('?')", "C4 ('not  answered')"):
+        assert cell in notice.message
+    # without the list they are answers, as before
+    assert len(prepare_responses(frame, format="wide", worker_col="worker").frame) == 6

@@ -392,3 +392,26 @@ def test_a_sheet_that_is_not_there_is_named_with_the_sheets_that_are(tmp_path, c
     expect_error(capsys, SAMPLE, "-o", out, "--sheet", "Lnog",
                  contains=["'Lnog'", "'Long'", "'Wide'", "--sheet"])
     assert not out.exists()
+
+
+def test_a_gradebook_with_left_out_columns_grades_and_words_read_as_blank(tmp_path, capsys):
+    from tests.core.aqer.gradebook import gradebook
+
+    path = gradebook(tmp_path / "exam.xlsx")
+    out = tmp_path / "o.xlsx"
+    assert run(path, "-o", out, "--ignore-col", "Q10. What melts ice?", "--blank-token", "n/a",
+               "--blank-token", "-") == 0
+    said = capsys.readouterr().err
+    book = sheets(out)
+    assert len(book["Questions"]) == 9 and "Average grade" not in set(book["Questions"]["question"])
+    assert "left out 'Q10. What melts ice?'" in said and "expert grades 'Average grade'" in said
+    blank = [m for m in book["Warnings"]["message"] if "read as blank" in m]
+    assert len(blank) == 1 and "D5 ('n/a')" in blank[0] and "'?'" not in blank[0]
+    # no grades: the column of numbers is still no question
+    assert run(path, "-o", out, "--grade-col", "") == 0
+    assert "no expert grades" in capsys.readouterr().err
+    book = sheets(out)
+    assert len(book["Questions"]) == 10 and "Agreement" not in book
+    # a typo in a header: the CLI asks about the close name
+    typo = write_xlsx(tmp_path / "t.xlsx", ["Qestion", "worker", "response"], good_rows())
+    expect_error(capsys, typo, "-o", out, contains=["is it 'Qestion'?", "--question-col"])

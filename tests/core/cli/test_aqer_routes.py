@@ -13,6 +13,7 @@ import pytest
 from openpyxl import Workbook, load_workbook
 
 from core import cli
+from core.aqer.model import AqerSetup
 from tests.core.aqer.aqer_support import FACTS, HashedBagOfWords
 
 #: Read me rows whose value is a time (when the workbook was written / scored).
@@ -161,3 +162,60 @@ def test_a_wide_sheet_gives_the_same_workbook_through_both_routes(tmp_path):
     workers = {row[1] for row in a["Workers"][1:]}  # Rank, Worker, ...
     assert workers == {"Ana", "Ben", "Chloe", "David"}  # "Prompt" held the questions
     assert {row[0] for row in a["AI summary"][1:]} == {"Bot"}
+
+
+def through_the_wizard_with_its_guess(source: Path, out: Path, grades: Path | None = None) -> dict:
+    """What the wizard does with a new file: its guess (layout, columns, the grade column or
+    the grades sheet, the answers read as blank) kept as it is, then Score and Export."""
+    from core.aqer.inputs import check_answers, guess_setup
+    from core.aqer.session import (
+        export_result,
+        grades_path,
+        load_result,
+        open_answers,
+        run_setup,
+        save_setup,
+        store_grades_file,
+    )
+    from core.project import Project
+
+    with Project.create_untitled(method="aqer") as project:
+        opened = open_answers(project, AqerSetup(), source)
+        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
+        if grades is not None:  # "Choose a grades file…" on the Columns page
+            setup = store_grades_file(project, setup, grades)
+        save_setup(project, setup)
+        assert check_answers(opened.read, setup, grades_path(project, setup)).ok
+        run_setup(project, setup)
+        export_result(load_result(project, setup), out)
+        return setup.model_dump()
+
+
+@pytest.mark.parametrize("shape", ["column", "sheet", "file"])
+def test_a_gradebook_gives_the_same_agreement_through_both_routes(tmp_path, shape, capsys):
+    from tests.core.aqer.gradebook import grades_file_of, gradebook
+
+    source = gradebook(tmp_path / f"exam {shape}.xlsx", grades=shape)
+    grades = grades_file_of(source) if shape == "file" else None
+    options = ["--grades-file", str(grades)] if grades else []
+    assert cli.main(["aqer", str(source), "-o", str(tmp_path / "cli.xlsx"), *options]) == 0
+    said = capsys.readouterr().err
+    assert "layout: wide (a row per person) (guessed" in said
+    setup = through_the_wizard_with_its_guess(source, tmp_path / "wizard.xlsx", grades)
+    a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
+    assert same_cells(a, b) > 300
+    assert setup["format"] == "wide" and setup["worker_col"] == "Student"
+    agreement = {(row[0], row[1]): row for row in a["Agreement"][1:] if row[0]}
+    spearman = agreement[("AQER score vs expert grade (per worker)", "Spearman rho")]
+    assert spearman[7] == (30 if shape == "column" else 28)  # n: people with a grade
+    questions = {row[0] for row in a["Questions"][1:]}
+    assert len(questions) == 10 and "Average grade" not in questions
+    warnings = " ".join(str(row[1]) for row in a["Warnings"][1:])
+    assert "read as blank" in warnings
+    if shape == "sheet":
+        assert "'Emma Rosi' (row 6)" in warnings and "expert grades from the sheet" in said
+    elif shape == "file":
+        assert "'Emma Rosi' (row 6)" in warnings and "expert grades from the file" in said
+        assert "Grades file checksum (SHA-256)" in {row[0] for row in a["Read me"]}
+    else:
+        assert "expert grades 'Average grade'" in said
