@@ -91,3 +91,14 @@ def test_the_main_window_uses_the_same_folder(window, saved, monkeypatch):
     asked = Asked(monkeypatch)
     assert window.ask_open_path() is None
     assert Path(asked.folders[-1][1]) == saved
+
+
+def test_aqer_exports_open_in_the_project_folder(window, saved, monkeypatch):
+    from desktop.aqer import open_aqer_wizard
+
+    asked = Asked(monkeypatch)
+    wiz = open_aqer_wizard(window)
+    assert wiz.pages["file"].ask_template_path() is None
+    assert wiz.pages["results"].ask_export_path() is None
+    assert [Path(f) for _t, f in asked.folders] == [saved / "aqer-template.xlsx",
+                                                    saved / "answers-aqer.xlsx"]

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.aqer.session import OpenedAnswers, copy_template, open_answers, sample_path
+from desktop.file_dialogs import save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import hint_label, intro_label, note_box, title_label, xlsx_path
@@ -150,10 +151,7 @@ class FilePage(WizardPage):
 
     def ask_template_path(self) -> str | None:
         """Ask where to save the template (tests replace this)."""
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Save the AQER template", str(Path.home() / "aqer-template.xlsx"),
-            "Excel workbooks (*.xlsx)")
-        return path or None
+        return save_file(self, "Save the AQER template", "aqer-template.xlsx")
 
     # ------------------------------------------------------------------ the file
     @Slot()

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QFileDialog, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
-from core.aqer.session import StoredResult, export_result, run_setup, sample_path
+from core.aqer.session import StoredResult, export_result, run_setup
 from desktop.aqer.results import ResultsView
+from desktop.file_dialogs import save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import intro_label, title_label, xlsx_path
@@ -179,12 +180,7 @@ class ResultsPage(WizardPage):
         """Ask where to save the results workbook (tests replace this)."""
         setup = self.wizard.setup
         base = (Path(setup.path).stem if setup.path else "answers") + "-aqer.xlsx"
-        folder = Path(setup.path).parent if setup.path else Path.home()
-        if not folder.is_dir() or str(folder).startswith(str(sample_path().parent)):
-            folder = Path.home()
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export the AQER results", str(folder / base), "Excel workbooks (*.xlsx)")
-        return path or None
+        return save_file(self, "Export the AQER results", base)
 
     @Slot()
     def _ask_and_export(self) -> None:
