@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from core.interacteval.model import (
     CHECKLIST_COLUMNS,
@@ -34,6 +34,7 @@ from core.interacteval.report import (
     parse_attributes,
 )
 from core.interacteval.think_aloud import _clean
+from core.project.inputs import SheetChoice
 from core.tables import RowsRead
 
 __all__ = [
@@ -97,17 +98,10 @@ NOTE_SYNONYMS: dict[str, list[str]] = {
 
 
 # ---------------------------------------------------------------------------------- texts
-class TextsSetup(BaseModel):
-    """The texts to score: the file (copied into the project), sheet and column choices."""
+class TextsSetup(SheetChoice):
+    """The texts to score: the file (copied into the project), sheet and column choices (roles:
+    :data:`TEXT_ROLES`)."""
 
-    path: str = ""
-    file_name: str = ""
-    input_id: int | None = None
-    content_hash: str = ""
-    """sha256 of the file's bytes when it was chosen (see ``core.project.inputs``)."""
-    sheet: str | None = None
-    columns: dict[str, str | None] = Field(default_factory=dict)
-    """role (see :data:`TEXT_ROLES`) -> column; None = not used."""
     human: dict[str, str | None] = Field(default_factory=dict)
     """dimension -> column with human scores; None = none."""
 

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from core.documents import DEFAULT_MAX_PAGES, Document, load_document
 from core.majeval.model import DEFAULT_DIMENSION, Dimension, Item, Persona, Scale
 from core.majeval.persona_construction import persona_id
+from core.project.inputs import SheetChoice
 from core.runs import CancelToken, Progress
 from core.tables import (
     HasIssues,
@@ -103,17 +104,10 @@ ID_NAMES = {"id", "itemid", "item", "rowid", "questionid", "qid", "promptid", "t
 HUMAN_PATTERN = re.compile(r"rating|score|grade|human|expert", re.IGNORECASE)
 
 
-class ItemsSetup(BaseModel):
-    """The items file (copied into the project), its sheet and the chosen columns."""
+class ItemsSetup(SheetChoice):
+    """The items file (copied into the project), its sheet and the chosen columns (roles:
+    :data:`ITEM_ROLES`)."""
 
-    path: str = ""
-    file_name: str = ""
-    input_id: int | None = None
-    content_hash: str = ""
-    """sha256 of the bytes last read ("" = kept before EvalDesk recorded it)."""
-    sheet: str | None = None
-    columns: dict[str, str | None] = Field(default_factory=dict)
-    """role (see :data:`ITEM_ROLES`) -> column; None = not used."""
     human: list[str] = Field(default_factory=list)
     """Columns with human ratings."""
     human_names: dict[str, str] = Field(default_factory=dict)

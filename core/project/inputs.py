@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project._file import Project
 
-__all__ = ["InputRef", "OpenedInput", "file_hash", "fingerprint", "open_input", "store_input"]
+__all__ = ["InputRef", "OpenedInput", "SheetChoice", "file_hash", "fingerprint", "open_input", "store_input"]
 
 _CHUNK = 1 << 20
 
@@ -78,6 +78,14 @@ class InputRef(BaseModel):
     @property
     def shown_name(self) -> str:
         return self.file_name or Path(self.path).name or "(no file)"
+
+
+class SheetChoice(InputRef):
+    """A sheet a method reads: the file (:class:`InputRef`), the sheet, and which column holds
+    each of the method's roles (role -> column; None = not used)."""
+
+    sheet: str | None = None
+    columns: dict[str, str | None] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
