@@ -12,6 +12,11 @@ Every method's agreement screen uses this module. Three kinds of result:
 * :func:`krippendorff_alpha` - agreement among several raters (nominal, ordinal or interval
   level), our own implementation through the coincidence matrix of Krippendorff (2011),
   "Computing Krippendorff's Alpha-Reliability".
+* :func:`paired_correlation_difference` - is condition A closer to the human ratings than
+  condition B? The difference of their correlations with a paired bootstrap CI and p-value over
+  the units both scored (every method's comparison view uses this one).
+* :func:`binary_agreement` - a judge's Yes/No answers against a person's: Cohen's kappa, MCC and
+  the false-pass and false-fail rates.
 
 Nothing here is silent. A missing or non-numeric value is dropped and counted. A statistic that
 cannot be computed (fewer than 3 pairs, a constant column, a single rating value) is returned as
@@ -42,16 +47,21 @@ __all__ = [
     "POOLED_LABEL",
     "ROW_COLUMNS",
     "STATISTIC_NAMES",
+    "MIN_PAIRED_UNITS",
     "AlphaResult",
+    "BinaryAgreement",
     "Correlation",
     "CorrelationReport",
     "GroupCorrelation",
     "GroupedCorrelationReport",
     "Level",
+    "PairedDifference",
     "agreement_rows",
+    "binary_agreement",
     "correlations",
     "grouped_correlations",
     "krippendorff_alpha",
+    "paired_correlation_difference",
 ]
 
 #: The correlation coefficients we compute, in the order the agreement screens show them
@@ -986,3 +996,390 @@ def _ratings_table(data: Any) -> list[list[Any]]:
                 "needs one cell per unit (leave the cell empty when a rating is missing)."
             )
     return table
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing two conditions against the same human ratings
+# --------------------------------------------------------------------------------------------
+
+#: Fewest units (pairs, or groups when ``groups`` is given) for a paired comparison.
+MIN_PAIRED_UNITS = 10
+
+_ROW_FUNCTIONS = {"pearson": _pearson_rows, "spearman": _spearman_rows, "kendall": _kendall_rows}
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """How much better condition A agrees with the human ratings than condition B.
+
+    ``difference`` = agreement(A, human) - agreement(B, human), both computed over the same units
+    (the ones both conditions scored and the human rated). ``ci_low``/``ci_high`` are a paired
+    percentile bootstrap over those units; ``p_value`` is two-sided (twice the smaller share of
+    bootstrap differences on either side of 0, with the usual +1 correction). ``value is None``
+    style: ``difference is None`` means undefined and ``reason`` says why ("not enough units").
+    """
+
+    method: str
+    a_value: float | None
+    b_value: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    n: int  #: units used: pairs, or groups when grouped
+    unit: str  #: "pairs" or "groups"
+    n_dropped: int  #: pairs left out (a missing value in A, B or the human ratings)
+    ci: float = 0.95
+    n_boot: int = 2000
+    seed: int = 0
+    reason: str = ""
+    note: str = ""
+
+    @property
+    def defined(self) -> bool:
+        return self.difference is not None
+
+    @property
+    def statistic(self) -> str:
+        return STATISTIC_NAMES[self.method]
+
+    @property
+    def ci_excludes_zero(self) -> bool:
+        return (
+            self.ci_low is not None
+            and self.ci_high is not None
+            and (self.ci_low > 0 or self.ci_high < 0)
+        )
+
+    def summary(self, a_name: str, b_name: str) -> str:
+        """One plain sentence, e.g. "Combined agrees better with your ratings than AI-only
+        (Spearman rho 0.61 vs 0.44; difference 0.17, 95% CI 0.05 to 0.29)."."""
+        if not self.defined:
+            return f"{_sentence(a_name)} and {b_name} cannot be compared: {self.reason}."
+        numbers_ = f"{self.statistic} {_r2(self.a_value)} vs {_r2(self.b_value)}"
+        diff = f"difference {_r2(self.difference)}"
+        if self.ci_low is None or self.ci_high is None:
+            detail = f"({numbers_}; {diff}, no interval: {self.note})"
+        else:
+            detail = (
+                f"({numbers_}; {diff}, {_percent(self.ci)} CI {_r2(self.ci_low)} to "
+                f"{_r2(self.ci_high)}, {self.n} {self.unit})"
+            )
+        if not self.ci_excludes_zero:
+            return (
+                f"{_sentence(a_name)} and {b_name} agree about equally well with your ratings: "
+                f"the difference could be zero {detail}."
+            )
+        better = "better" if self.difference > 0 else "less well"
+        return f"{_sentence(a_name)} agrees {better} with your ratings than {b_name} {detail}."
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "statistic": self.statistic,
+            "a_value": self.a_value,
+            "b_value": self.b_value,
+            "difference": self.difference,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "p_value": self.p_value,
+            "n": self.n,
+            "unit": self.unit,
+            "n_dropped": self.n_dropped,
+            "ci": self.ci,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "reason": self.reason,
+            "note": self.note,
+        }
+
+
+def _r2(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _group_coefficients(
+    x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int, method: str
+) -> np.ndarray:
+    """The coefficient inside each group (NaN where fewer than 2 pairs or a side is constant)."""
+    out = np.full(n_groups, np.nan)
+    row = _ROW_FUNCTIONS[method]
+    for g in range(n_groups):
+        sel = codes == g
+        xs, ys = x[sel], y[sel]
+        if xs.shape[0] < _MIN_GROUP_PAIRS or np.all(xs == xs[0]) or np.all(ys == ys[0]):
+            continue
+        out[g] = _clip(float(row(xs[None, :], ys[None, :])[0]))
+    return out
+
+
+def _bootstrap_p(diffs: np.ndarray) -> float:
+    below = int(np.count_nonzero(diffs <= 0))
+    above = int(np.count_nonzero(diffs >= 0))
+    return float(min(1.0, 2.0 * (min(below, above) + 1) / (diffs.shape[0] + 1)))
+
+
+def paired_correlation_difference(
+    a: Sequence[Any] | np.ndarray,
+    b: Sequence[Any] | np.ndarray,
+    human: Sequence[Any] | np.ndarray,
+    *,
+    method: str = "spearman",
+    groups: Sequence[Hashable] | np.ndarray | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    ci: float = 0.95,
+) -> PairedDifference:
+    """Is condition ``a`` closer to the human ratings than condition ``b``? (paired bootstrap)
+
+    ``a``, ``b`` and ``human`` are paired one to one (the same units in the same order). A unit
+    missing in any of the three is left out and counted, so both conditions are compared on the
+    units they both scored. Without ``groups`` the coefficient is pooled over pairs and the
+    bootstrap resamples pairs; with ``groups`` (e.g. the source document of each text) the
+    coefficient is the per-group average (:func:`grouped_correlations`'s definition) over the
+    groups where both conditions' coefficients are defined, and the bootstrap resamples groups.
+    Below :data:`MIN_PAIRED_UNITS` units the result is undefined: "not enough units".
+    """
+    if method not in STATISTIC_NAMES:
+        raise ValueError(f"method must be one of {', '.join(STATISTIC_NAMES)} (got {method!r})")
+    _check_options(n_boot, ci)
+    av = _numeric_vector(a, "the first condition's scores")
+    bv = _numeric_vector(b, "the second condition's scores")
+    hv = _numeric_vector(human, "the human ratings")
+    if not (av.shape[0] == bv.shape[0] == hv.shape[0]):
+        raise ValueError(
+            f"The two conditions and the human ratings must be paired one to one (got "
+            f"{av.shape[0]}, {bv.shape[0]} and {hv.shape[0]} values)."
+        )
+    keep = ~(np.isnan(av) | np.isnan(bv) | np.isnan(hv))
+    group_list = None
+    if groups is not None:
+        group_list = list(groups)
+        if len(group_list) != av.shape[0]:
+            raise ValueError(
+                f"groups has {len(group_list)} entries but the scores have {av.shape[0]}; "
+                "give one group per scored unit."
+            )
+        keep &= np.array([not _is_missing(g) for g in group_list], dtype=bool)
+    n_dropped = int(np.count_nonzero(~keep))
+    av, bv, hv = av[keep], bv[keep], hv[keep]
+    common = {"n_dropped": n_dropped, "ci": ci, "n_boot": n_boot, "seed": seed}
+    rng = np.random.default_rng(seed)
+
+    if group_list is None:
+        n, unit = int(av.shape[0]), "pairs"
+
+        def undefined(reason: str) -> PairedDifference:
+            return PairedDifference(
+                method, None, None, None, None, None, None, n, unit, reason=reason, **common
+            )
+
+        if n < MIN_PAIRED_UNITS:
+            return undefined(f"not enough units: {n} pairs, at least {MIN_PAIRED_UNITS} needed")
+        for values, name in ((av, "the first condition's scores"),
+                             (bv, "the second condition's scores"), (hv, "the human ratings")):
+            if np.all(values == values[0]):
+                return undefined(f"{name} are all the same, so no correlation can be computed")
+        row = _ROW_FUNCTIONS[method]
+        a_val = _clip(float(row(av[None, :], hv[None, :])[0]))
+        b_val = _clip(float(row(bv[None, :], hv[None, :])[0]))
+        diffs_list: list[np.ndarray] = []
+        chunk = max(1, min(n_boot, 1_000_000 // n)) if n_boot else 1
+        done = 0
+        while done < n_boot:
+            size = min(chunk, n_boot - done)
+            idx = rng.integers(0, n, size=(size, n))
+            done += size
+            ab, bb, hb = av[idx], bv[idx], hv[idx]
+            ok = (
+                (ab.max(axis=1) > ab.min(axis=1))
+                & (bb.max(axis=1) > bb.min(axis=1))
+                & (hb.max(axis=1) > hb.min(axis=1))
+            )
+            if np.any(ok):
+                diffs_list.append(row(ab[ok], hb[ok]) - row(bb[ok], hb[ok]))
+        diffs = np.concatenate(diffs_list) if diffs_list else np.empty(0)
+        resampled = "pairs"
+    else:
+        kept_groups = [g for g, k in zip(group_list, keep, strict=True) if k]
+        order: dict[Hashable, int] = {}
+        codes = np.array([order.setdefault(g, len(order)) for g in kept_groups], dtype=int)
+        ga = _group_coefficients(av, hv, codes, len(order), method)
+        gb = _group_coefficients(bv, hv, codes, len(order), method)
+        both = ~(np.isnan(ga) | np.isnan(gb))
+        ga, gb = ga[both], gb[both]
+        n, unit = int(ga.shape[0]), "groups"
+        if n < MIN_PAIRED_UNITS:
+            return PairedDifference(
+                method, None, None, None, None, None, None, n, unit,
+                reason=(
+                    f"not enough units: {n} groups where both conditions' correlations are "
+                    f"defined, at least {MIN_PAIRED_UNITS} needed"
+                ),
+                **common,
+            )  # fmt: skip
+        a_val, b_val = float(ga.mean()), float(gb.mean())
+        per_group = ga - gb
+        idx = rng.integers(0, n, size=(n_boot, n)) if n_boot else np.empty((0, n), dtype=int)
+        diffs = per_group[idx].mean(axis=1)
+        resampled = "groups"
+
+    difference = a_val - b_val
+    if n_boot == 0:
+        note, low, high, p_value = "no CI (bootstrap switched off)", None, None, None
+    elif diffs.shape[0] * 2 < n_boot:
+        note = (
+            f"no CI: only {diffs.shape[0]} of {n_boot} bootstrap resamples were usable "
+            "(too little variation)"
+        )
+        low = high = p_value = None
+    else:
+        tail = (1.0 - ci) / 2.0
+        lo, hi = np.quantile(diffs, [tail, 1.0 - tail])
+        low, high = float(lo), float(hi)
+        p_value = _bootstrap_p(diffs)
+        note = (
+            f"{_percent(ci)} CI and p-value: paired percentile bootstrap over {resampled} "
+            f"({n_boot} resamples, seed {seed})"
+        )
+        if diffs.shape[0] < n_boot:
+            note += f"; {n_boot - diffs.shape[0]} resamples skipped (a side was all the same)"
+    return PairedDifference(
+        method, a_val, b_val, float(difference), low, high, p_value, n, unit,
+        note=note, **common,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Yes/No agreement between a judge and a person
+# --------------------------------------------------------------------------------------------
+
+_YES_WORDS = frozenset({"yes", "y", "true", "1", "pass", "passed"})
+_NO_WORDS = frozenset({"no", "n", "false", "0", "fail", "failed"})
+
+
+@dataclass(frozen=True)
+class BinaryAgreement:
+    """A judge's Yes/No answers against a person's, on the items both answered.
+
+    ``kappa`` is Cohen's kappa and ``mcc`` the Matthews correlation coefficient (both as
+    scikit-learn defines them). ``false_pass_rate``: of the items the person answered No, the
+    share the judge answered Yes; ``false_fail_rate``: of the items the person answered Yes, the
+    share the judge answered No. A value that cannot be computed is ``None`` and ``reasons`` maps
+    its field name to why, in plain words.
+    """
+
+    kappa: float | None
+    mcc: float | None
+    false_pass_rate: float | None
+    false_fail_rate: float | None
+    n: int
+    both_yes: int
+    both_no: int
+    judge_yes_person_no: int  #: false passes
+    judge_no_person_yes: int  #: false fails
+    n_dropped: int = 0  #: items left out: missing or not Yes/No on either side
+    reasons: Mapping[str, str] = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.reasons is None:
+            object.__setattr__(self, "reasons", {})
+
+    @property
+    def agreement(self) -> float | None:
+        """Share of items where judge and person gave the same answer."""
+        return None if self.n == 0 else (self.both_yes + self.both_no) / self.n
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kappa": self.kappa,
+            "mcc": self.mcc,
+            "false_pass_rate": self.false_pass_rate,
+            "false_fail_rate": self.false_fail_rate,
+            "agreement": self.agreement,
+            "n": self.n,
+            "both_yes": self.both_yes,
+            "both_no": self.both_no,
+            "judge_yes_person_no": self.judge_yes_person_no,
+            "judge_no_person_yes": self.judge_no_person_yes,
+            "n_dropped": self.n_dropped,
+            "reasons": dict(self.reasons),
+        }
+
+
+def _yes_no(value: Any) -> bool | None:
+    """True for Yes, False for No, None for missing or anything else."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Real):
+        if value == 1:
+            return True
+        if value == 0:
+            return False
+        return None
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _YES_WORDS:
+            return True
+        if word in _NO_WORDS:
+            return False
+    return None
+
+
+def binary_agreement(
+    judge: Sequence[Any] | np.ndarray, human: Sequence[Any] | np.ndarray
+) -> BinaryAgreement:
+    """Cohen's kappa, MCC, false-pass and false-fail rates of ``judge`` against ``human``.
+
+    Both lists are paired one to one; answers may be booleans, 1/0 or the words Yes/No (any
+    case). Items missing or not Yes/No on either side are left out and counted.
+    """
+    judge_list, human_list = list(judge), list(human)
+    if len(judge_list) != len(human_list):
+        raise ValueError(
+            f"The judge has {len(judge_list)} answers but the person has {len(human_list)}; "
+            "they must be paired one to one."
+        )
+    pairs = [(_yes_no(j), _yes_no(h)) for j, h in zip(judge_list, human_list, strict=True)]
+    used = [(j, h) for j, h in pairs if j is not None and h is not None]
+    n = len(used)
+    tp = sum(1 for j, h in used if j and h)
+    tn = sum(1 for j, h in used if not j and not h)
+    fp = sum(1 for j, h in used if j and not h)
+    fn = sum(1 for j, h in used if not j and h)
+    reasons: dict[str, str] = {}
+    kappa = mcc = fpr = ffr = None
+    if n == 0:
+        for field in ("kappa", "mcc", "false_pass_rate", "false_fail_rate"):
+            reasons[field] = "no item has a Yes/No answer from both the judge and the person"
+    else:
+        person_no, person_yes = tn + fp, tp + fn
+        if person_no:
+            fpr = fp / person_no
+        else:
+            reasons["false_pass_rate"] = "the person answered No to no item"
+        if person_yes:
+            ffr = fn / person_yes
+        else:
+            reasons["false_fail_rate"] = "the person answered Yes to no item"
+        observed = (tp + tn) / n
+        judge_yes = tp + fp
+        expected = (judge_yes * person_yes + (n - judge_yes) * person_no) / (n * n)
+        if expected >= 1.0:
+            reasons["kappa"] = (
+                "the judge and the person each gave only one answer (the same one) to every "
+                "item, so agreement beyond chance cannot be measured"
+            )
+        else:
+            kappa = (observed - expected) / (1.0 - expected)
+        denominator = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+        if denominator == 0:
+            side = "the judge" if judge_yes in (0, n) else "the person"
+            reasons["mcc"] = f"{side} gave the same answer to every item, so MCC is undefined"
+        else:
+            mcc = (tp * tn - fp * fn) / math.sqrt(denominator)
+    return BinaryAgreement(
+        kappa=kappa, mcc=mcc, false_pass_rate=fpr, false_fail_rate=ffr, n=n,
+        both_yes=tp, both_no=tn, judge_yes_person_no=fp, judge_no_person_yes=fn,
+        n_dropped=len(pairs) - n, reasons=reasons,
+    )  # fmt: skip
