@@ -44,10 +44,10 @@ from scipy import stats as sps
 __all__ = [
     "GROUPED_LABEL",
     "METHODS",
+    "MIN_PAIRED_UNITS",
     "POOLED_LABEL",
     "ROW_COLUMNS",
     "STATISTIC_NAMES",
-    "MIN_PAIRED_UNITS",
     "AlphaResult",
     "BinaryAgreement",
     "Correlation",
