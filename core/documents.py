@@ -360,8 +360,9 @@ def _read_pdf(path: Path, data: bytes, max_pages: int | None, progress: Progress
              if len(re.sub(r"\s", "", t)) < MIN_PAGE_CHARS and i + 1 not in failed]
     if len(empty) + len(failed) == count:
         raise DocumentError(
-            f"“{name}” has no text layer: none of its {count} pages contains readable text "
-            f"(it is probably a scanned image). Use your PDF reader's “Recognise text” (OCR) "
+            f"“{name}” has no text layer: "
+            f"{'its one page has' if count == 1 else 'none of its pages has'} readable text "
+            "(it is probably a scanned image). Use your PDF reader's “Recognise text” (OCR) "
             "tool, save the result and import it again, or paste the text into a .txt file.",
             path=path)
     if empty:

@@ -41,6 +41,7 @@ from core.local_models.discovery import (
     profile_for,
 )
 from core.settings import Settings
+from core.words import count
 from desktop.errors import spawn
 from desktop.views import HeaderedTableModel
 
@@ -225,7 +226,7 @@ class DiscoveryDialog(QDialog):
         lines = []
         if found:
             servers = ", ".join(f"{r.program} (port {r.port})" for r in found)
-            lines.append(f"Found {_plural(models, 'model')} on {servers}.")
+            lines.append(f"Found {count(models, 'model')} on {servers}.")
             empty = [r for r in found if not r.models]
             if empty:
                 lines.append("No chat model is available yet on " + ", ".join(
@@ -275,7 +276,3 @@ class DiscoveryDialog(QDialog):
         if self._task is not None and not self._task.done():
             self._task.cancel()
         super().done(result)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -17,7 +17,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.project import Project, ProjectError
+from core.words import count
 from desktop.methods import METHODS
+from desktop.widgets import hint_label
 
 __all__ = [
     "RECOVERY_EXPLAINED",
@@ -69,18 +71,14 @@ class UnsavedProject:
         if self.problem:
             parts.append("could not be read")
         else:
-            parts.append(_count(self.inputs, "input"))
+            parts.append(count(self.inputs, "input"))
             if self.artefacts:
-                parts.append(_count(self.artefacts, "generated or edited item"))
+                parts.append(count(self.artefacts, "generated or edited item"))
             if self.runs:
-                parts.append(_count(self.runs, "run"))
+                parts.append(count(self.runs, "run"))
         if self.modified is not None:
             parts.append(f"last changed {_when(self.modified)}")
         return " · ".join(parts)
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _when(moment: datetime) -> str:
@@ -217,9 +215,7 @@ class UnsavedProjectsSection(QFrame):
         self.setObjectName("card")
         self.title = QLabel("Unsaved projects from earlier sessions")
         self.title.setObjectName("sectionTitle")
-        self.explanation = QLabel(RECOVERY_EXPLAINED)
-        self.explanation.setObjectName("hint")
-        self.explanation.setWordWrap(True)
+        self.explanation = hint_label(RECOVERY_EXPLAINED)
         self.rows_layout = QVBoxLayout()
         self.rows_layout.setSpacing(6)
         layout = QVBoxLayout(self)

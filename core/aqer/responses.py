@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import pandas as pd
 
 from core.aqer.model import AqerNotice
+from core.words import count
 
 __all__ = [
-    "AqerInputError",
     "LONG_COLUMNS",
+    "AqerInputError",
     "PreparedResponses",
     "blank_token_set",
     "clean_responses",
@@ -89,8 +91,8 @@ class PreparedResponses:
     def describe(self) -> str:
         humans = self.frame[~self.frame["is_llm"]]
         text = (
-            f"{len(humans)} answers from {humans['worker'].nunique()} workers to "
-            f"{self.frame['question'].nunique()} questions"
+            f"{count(len(humans), 'answer')} from {count(humans['worker'].nunique(), 'worker')} "
+            f"to {count(self.frame['question'].nunique(), 'question')}"
         )
         blank = int((~self.blanks["is_llm"]).sum()) if len(self.blanks) else 0
         if blank:

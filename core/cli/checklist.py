@@ -23,6 +23,7 @@ from core.cli._common import (
     read_text_file,
     say,
 )
+from core.words import count
 
 _EPILOG_SCORE = (
     "Exit codes: 0 every text was scored; 1 a problem you can fix (the message says what); "
@@ -203,7 +204,8 @@ def run_build(args: argparse.Namespace) -> int:
         if got.errors:
             raise UserError("\n".join(got.errors))
         authors = sorted({a.source for a in got.attributes})
-        say(f"{len(got.attributes)} notes from {', '.join(authors)} ({Path(notes_path).name})")
+        say(f"{count(len(got.attributes), 'note')} from {', '.join(authors)} "
+            f"({Path(notes_path).name})")
         notes.extend(got.attributes)
 
     if args.no_think_aloud and not notes:
@@ -259,8 +261,9 @@ def run_build(args: argparse.Namespace) -> int:
     except TableError as exc:
         raise UserError(exc.message) from None
     checklist = build.checklist
-    say(f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
-        f"components, from {len(build.attributes)} attributes. Written to {output}.")
+    say(f"{name}: {count(len(checklist.items), 'question')} under "
+        f"{count(len(checklist.components), 'component')}, from "
+        f"{count(len(build.attributes), 'attribute')}. Written to {output}.")
     for remark in [*build.clusters.remarks, *checklist.remarks]:
         say(f"evaldesk: note: {remark}")
     failures = build.think_aloud.failures
@@ -365,7 +368,7 @@ def run_score(args: argparse.Namespace) -> int:
         setup = session.store_texts_file(project, setup, args.items)
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)
         gateway = project_gateway(profile, project, run_id)
-        say(f"Scoring {len(items)} texts on {', '.join(c.dimension for c in checklists)} "
+        say(f"Scoring {count(len(items), 'text')} on {', '.join(c.dimension for c in checklists)} "
             f"with {profile.model}.")
         run = asyncio.run(session.score_texts(
             checklists, items, gateway, project=project, settings=settings,
@@ -383,7 +386,7 @@ def run_score(args: argparse.Namespace) -> int:
     for checklist in checklists:
         mine = [s for s in run.scores if s.dimension == checklist.dimension]
         ok = [s.score for s in mine if s.status == "ok" and s.score is not None]
-        line = f"{checklist.dimension}: {len(ok)} of {len(mine)} texts scored"
+        line = f"{checklist.dimension}: {len(ok)} of {count(len(mine), 'text')} scored"
         if ok:
             line += f", mean {sum(ok) / len(ok):.2f}"
         say(line)
@@ -394,7 +397,7 @@ def run_score(args: argparse.Namespace) -> int:
             report = result.per_document
             say(f"{result.dimension}: Spearman rho with human scores, per source document "
                 f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
-                f"{len(report.groups)} documents used)")
+                f"{count(len(report.groups), 'document')} used)")
     from core.interacteval.report import samples_summary
 
     flagged = [sc for sc in run.scores if sc.think_aloud_sample]

@@ -24,6 +24,7 @@ from core.cli._common import (
     read_text_file,
     say,
 )
+from core.words import count
 
 __all__ = ["add_parser", "run_debates", "run_personas"]
 
@@ -201,9 +202,9 @@ def run_personas(args: argparse.Namespace) -> int:
             st.export_personas(project, state, args.output, readme=readme)
         except TableError as exc:
             raise UserError(exc.message) from None
-        say(f"{made.perspectives} perspectives from {len(state.documents)} documents, "
-            f"{len(made.groups)} groups, {len(made.personas)} personas. Written to "
-            f"{args.output}.")
+        say(f"{count(made.perspectives, 'perspective')} from "
+            f"{count(len(state.documents), 'document')}, {count(len(made.groups), 'group')}, "
+            f"{count(len(made.personas), 'persona')}. Written to {args.output}.")
     if warning:
         say(f"evaldesk: {warning}")
         return EXIT_SOME_FAILED
@@ -294,8 +295,9 @@ def run_debates(args: argparse.Namespace) -> int:
             gateways.append(project_gateway(profile, project, run_id))
             return gateways[-1]
 
-        say(f"{len(state.item_list)} items x {len(got.groups)} stakeholder groups "
-            f"({len(personas)} agents) with {profile.model}.")
+        say(f"{count(len(state.item_list), 'item')} x "
+            f"{count(len(got.groups), 'stakeholder group')} "
+            f"({count(len(personas), 'agent')}) with {profile.model}.")
         for group in lonely_groups(personas):
             say(f"evaldesk: note: group {group} has one persona, so it cannot debate: its "
                 "persona's own evaluation is its score, and its agreement and change are "
@@ -313,7 +315,7 @@ def run_debates(args: argparse.Namespace) -> int:
         _alphas, humans = st.agreement(run, n_boot=0)
     for dim in state.dimensions:
         values = [r.overall[dim.name] for r in run.items if dim.name in r.overall]
-        line = f"{dim.name}: {len(values)} of {len(run.items)} items scored"
+        line = f"{dim.name}: {len(values)} of {count(len(run.items), 'item')} scored"
         if values:
             line += f", mean {sum(values) / len(values):.2f}"
         say(line)

@@ -21,6 +21,7 @@ from typing import Any
 
 from core.cli import UserError
 from core.cli._common import load_settings, say
+from core.words import count
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -194,15 +195,11 @@ def run_find(args: argparse.Namespace) -> int:
         for profile in profiles:
             settings.upsert_profile(profile)
         _save(settings)
-        print(f"Added {_plural(len(profiles), 'model profile')}: "
+        print(f"Added {count(len(profiles), 'model profile')}: "
               + ", ".join(f"'{p.name}'" for p in profiles) + ".")
     elif profiles:
         say("Add them as model profiles with: evaldesk models find --add")
     return 0
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _save(settings: Any) -> None:

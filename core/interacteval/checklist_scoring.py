@@ -59,6 +59,7 @@ from core.interacteval.model import (
 )
 from core.llm import Rejection
 from core.runs import CancelToken
+from core.words import count as count_of
 
 __all__ = [
     "LEGACY_RULE",
@@ -417,7 +418,7 @@ def _tally(score: TextScore, asked: _Asked, settings: ScoringSettings) -> TextSc
     elif score.unanswered:
         score.status = "incomplete"
         notes.insert(0, (
-            f"{len(score.unanswered)} of {n} questions still unanswered after asking again "
+            f"{len(score.unanswered)} of {count_of(n, 'question')} still unanswered after asking again "
             f"({_listed(score.unanswered)}), so there is no score; scoring again asks them again"))
         if asked.failures:
             notes.append(f"the model's last answer: {asked.failures[0][0].rstrip('.')}")
@@ -428,7 +429,7 @@ def _tally(score: TextScore, asked: _Asked, settings: ScoringSettings) -> TextSc
         if settings.counting == "legacy":
             score.score = score.legacy_score
             notes.append(f"legacy count as in the authors' code: “Yes” (capital Y) in {count} of "
-                         f"{n} answers")
+                         f"{count_of(n, 'answer')}")
         else:
             score.score = checklist_score(score.yes, n)
     score.note = "; ".join(notes)

@@ -37,6 +37,7 @@ from core.interacteval.model import (
 )
 from core.llm import Rejection
 from core.runs import CancelToken, Progress
+from core.words import count
 
 __all__ = ["checklist_from_sub_questions", "validate_questions"]
 
@@ -189,5 +190,5 @@ async def validate_questions(
         checklist.remarks.append(
             f"No question of the component “{component}” was kept by the review."
         )
-    progress.advance(1, f"{len(checklist.items)} questions")
+    progress.advance(1, count(len(checklist.items), "question"))
     return checklist

@@ -32,6 +32,7 @@ from core.majeval.model import (
     generic_name,
 )
 from core.runs import CancelToken, Progress
+from core.words import count
 
 __all__ = ["PersonaConstruction", "construct_personas", "persona_id", "simple_role",
            "usable_personas"]
@@ -212,7 +213,7 @@ async def construct_personas(
                 psychological_traits=_clean(w.psychological_traits),
                 social_relationships=_clean(w.social_relationships),
                 perspective_id=p.id, evidence=p.evidence, document=p.document, page=p.page))
-        progress.advance(1, f"{group.name}: {len(personas)} personas")
+        progress.advance(1, f"{group.name}: {count(len(personas), 'persona')}")
         return personas, failures
 
     outcomes = await asyncio.gather(*(one(g) for g in groups))

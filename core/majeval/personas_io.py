@@ -23,6 +23,7 @@ from core.majeval.inputs import (
     read_personas,
 )
 from core.majeval.model import Persona
+from core.words import count
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.tables import ExportReport
@@ -59,8 +60,8 @@ def write_personas(path: str | os.PathLike[str], personas: Sequence[Persona], *,
     edited = [f"{p.name} ({p.group})" for p in personas if p.edited]
     notes = [
         *readme,
-        ("Personas", (f"{len(personas)} personas in {len({p.group for p in personas})} "
-                     "stakeholder groups.")),
+        ("Personas", (f"{count(len(personas), 'persona')} in "
+                      f"{count(len({p.group for p in personas}), 'stakeholder group')}.")),
         ("How to edit", ("Change any cell, add rows (one per persona) or delete rows, then import "
                         "the file again. group, name and perspective must be filled in; page is "
                         "empty or a page number. Personas of one group debate together. "

@@ -5,13 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from core.majeval import session as st
+from core.words import count
 from desktop.wizard import WizardPage
 
 __all__ = ["MajEvalPage", "count", "st"]
-
-
-def count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 class MajEvalPage(WizardPage):

@@ -1,0 +1,20 @@
+"""Small wording helpers every screen, message and export shares: "1 question", "3 questions",
+"1 person", "2 people"."""
+
+from __future__ import annotations
+
+__all__ = ["count"]
+
+#: Nouns whose plural is not the singular + "s".
+_IRREGULAR = {"person": "people", "this": "these", "summary": "summaries", "match": "matches",
+              "is": "are", "was": "were", "has": "have"}
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun in the right number, with thousands separated: "1 persona",
+    "2 personas", "1,200 answers", "1 person", "3 people"."""
+    if n == 1:
+        return f"1 {noun}"
+    many = plural or _IRREGULAR.get(noun) or (noun[:-1] + "ies" if noun.endswith("y")
+                                              and noun[-2:-1] not in "aeiou" else noun + "s")
+    return f"{n:,} {many}"
