@@ -24,7 +24,14 @@ from typing import Any
 from pydantic import Field
 
 from core.documents import DEFAULT_MAX_PAGES, Document, load_document
-from core.majeval.model import DEFAULT_DIMENSION, Dimension, Item, Persona, Scale
+from core.majeval.model import (
+    DEFAULT_DIMENSION,
+    REQUIRED_PERSONA_FIELDS,
+    Dimension,
+    Item,
+    Persona,
+    Scale,
+)
 from core.majeval.persona_construction import persona_id
 from core.project.inputs import SheetChoice
 from core.runs import CancelToken, Progress
@@ -36,8 +43,10 @@ from core.tables import (
     TableIssue,
     guess_mapping,
     guess_named_column,
+    keep_chosen,
     list_sheets,
     map_columns,
+    open_sheet,
     read_mapped_rows,
     read_table,
 )
@@ -168,18 +177,12 @@ def open_items(path: str | os.PathLike[str], setup: ItemsSetup) -> OpenedItems:
     """List the sheets, read the chosen one (the first when none is chosen), guess the columns
     not chosen yet, read the items. Problems come back in ``read.errors``."""
     try:
-        sheets = list_sheets(Path(path))
-        sheet = setup.sheet if setup.sheet in sheets else sheets[0]
-        table = read_table(Path(path), sheet)
+        opened = open_sheet(path, setup.sheet)
     except TableError as exc:
         return OpenedItems([], [], setup, ItemsRead(errors=[exc.message]))
-    columns = [str(c) for c in table.frame.columns]
+    sheets, sheet, columns = opened.sheets, opened.sheet, opened.columns
     roles, human = guess_item_columns(columns)
-    chosen = {r: (c if c in columns else None) for r, c in setup.columns.items()}
-    if not any(chosen.values()):
-        chosen = roles
-    else:
-        chosen = {**{r: None for r in ITEM_ROLES}, **chosen}
+    chosen = {**{r: None for r in ITEM_ROLES}, **keep_chosen(setup.columns, columns, roles)}
     people = [c for c in setup.human if c in columns] if setup.columns else human
     setup = setup.model_copy(update={"sheet": sheet, "columns": chosen, "human": people})
     return OpenedItems(sheets, columns, setup, read_items(path, setup))
@@ -252,7 +255,8 @@ PERSONAS_SHEET = "Personas"
 PERSONA_COLUMNS = ["group", "name", "demographics", "perspective", "specialty",
                    "psychological_traits", "social_relationships", "evidence", "document", "page",
                    "group_description"]
-REQUIRED_PERSONA_COLUMNS = ("group", "name", "perspective")
+#: The one persona rule (core.majeval.model.persona_problem) read as columns.
+REQUIRED_PERSONA_COLUMNS = REQUIRED_PERSONA_FIELDS
 #: Columns that may be missing without a remark (files written before they existed).
 QUIET = ("group_description",)
 _EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r])")

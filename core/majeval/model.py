@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, Literal
 
@@ -30,6 +30,8 @@ __all__ = [
     "DEFAULT_DIMENSION",
     "FINALISED_BY",
     "PERSONA_ATTRIBUTES",
+    "PERSONA_FIELD_WORDS",
+    "REQUIRED_PERSONA_FIELDS",
     "AgentEvaluation",
     "AgentResult",
     "DebateSettings",
@@ -49,6 +51,7 @@ __all__ = [
     "debate_reply_schema",
     "evaluation_schema",
     "generic_name",
+    "persona_problem",
     "personas_fingerprint",
 ]
 
@@ -210,6 +213,25 @@ class Persona(BaseModel):
     def fingerprint(self) -> str:
         """What the agent is told (edits change it, so a debate with edited personas reruns)."""
         return _digest([self.group, self.name, *(getattr(self, a) for a in PERSONA_ATTRIBUTES)])
+
+
+#: What every persona must have, wherever it comes from (the editor, an imported sheet, the
+#: CLI, the model): one rule, checked by :func:`persona_problem`.
+REQUIRED_PERSONA_FIELDS = ("group", "name", "perspective")
+
+#: How the required fields are called on screen and in messages.
+PERSONA_FIELD_WORDS = {"group": "a group", "name": "a name", "perspective": "a perspective"}
+
+
+def persona_problem(values: Persona | Mapping[str, Any]) -> str:
+    """Why these persona fields are not a valid persona ("" when they are): every persona needs
+    a group, a name and a perspective (the agent is told to argue from it)."""
+    get = values.get if isinstance(values, Mapping) else (lambda k: getattr(values, k, ""))
+    missing = [PERSONA_FIELD_WORDS[f] for f in REQUIRED_PERSONA_FIELDS
+               if not str(get(f) or "").strip()]
+    if not missing:
+        return ""
+    return "a persona needs " + " and ".join(missing) + " (its perspective is what it argues from)"
 
 
 def personas_fingerprint(personas: Sequence[Persona]) -> str:

@@ -51,6 +51,7 @@ from core.majeval.inputs import (
 )
 from core.majeval.model import (
     DEFAULT_DIMENSION,
+    REQUIRED_PERSONA_FIELDS,
     DebateSettings,
     Dimension,
     GroupResult,
@@ -61,6 +62,7 @@ from core.majeval.model import (
     StageFailure,
     Stakeholder,
     StakeholderGroup,
+    persona_problem,
     personas_fingerprint,
 )
 from core.majeval.persona_construction import persona_id
@@ -174,6 +176,10 @@ def sample_folder() -> Path:
     from core.paths import resources_dir
 
     return resources_dir() / "samples" / "majeval"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _hash(value: Any) -> str:
@@ -555,7 +561,12 @@ def load_personas(project: Project) -> list[Persona]:
 def edit_persona(project: Project, persona: Persona, field_name: str, new: Any,
                  who: str) -> Persona:
     """A person changes one field of a stored persona (``"specialty"``, ``"group"``, ...);
-    the edit is logged with who and when. Returns the updated persona."""
+    the edit is logged with who and when. Returns the updated persona. Raises ``ValueError``
+    (nothing stored) when the edit would break the one persona rule (:func:`persona_problem`):
+    a required field cannot be emptied."""
+    if field_name in REQUIRED_PERSONA_FIELDS and not str(new or "").strip():
+        problem = persona_problem(persona.model_copy(update={field_name: ""}))
+        raise ValueError(f"{_sentence(problem)}; the old {field_name} of {persona.name} was kept.")
     artefact = project.record_edit((PERSONA_ARTEFACT, persona.id), field_name,
                                    getattr(persona, field_name), new, who)
     return Persona.model_validate(artefact.payload).model_copy(update={"edited": True})
@@ -604,6 +615,13 @@ def _check_ready(project: Project, state: WizardState) -> list[Persona]:
     if not personas:
         raise ValueError("There are no personas yet: create them (page 3) or import them "
                          "(page 4) first.")
+    incomplete = [f"{p.name or 'a persona without a name'} ({p.group}): {persona_problem(p)}"
+                  for p in personas if persona_problem(p)]
+    if incomplete:
+        raise ValueError("These personas are not complete, so they cannot take part in a debate: "
+                         + "; ".join(incomplete[:5])
+                         + ("; and more" if len(incomplete) > 5 else "")
+                         + ". Fill them in on the personas page (page 4), or delete them.")
     if not state.item_list:
         raise ValueError("There are no items: choose the items file and its columns (page 5).")
     return personas

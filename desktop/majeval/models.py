@@ -7,7 +7,6 @@ dragged onto another group (it asks the editor to move it: the model itself stor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from desktop.views import ColumnsModel
+from core.majeval.model import persona_problem
+from desktop.views import ColumnsModel, MoveDragMixin
 
 __all__ = ["PERSONA_MIME", "VALUE_ROLE", "Col", "PersonaTreeModel", "RowsModel"]
 
@@ -30,6 +30,7 @@ VALUE_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 PERSONA_MIME = "application/x-evaldesk-persona"
 FAILED = QColor("#fde2e1")
 EDITED = QColor("#1d4ed8")
+INCOMPLETE = QColor("#b91c1c")
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -132,10 +133,12 @@ class RowsModel(ColumnsModel):
             self.endRemoveRows()
 
 
-class PersonaTreeModel(QAbstractItemModel):
+class PersonaTreeModel(MoveDragMixin, QAbstractItemModel):
     """Groups (top level) and their personas (children). Dragging a persona onto a group (or
     onto one of its personas) emits :attr:`move_requested`; the editor stores the move and
     calls :meth:`set_personas` again."""
+
+    drag_mime = PERSONA_MIME
 
     #: (persona id, target group name)
     move_requested = Signal(str, str)
@@ -230,15 +233,21 @@ class PersonaTreeModel(QAbstractItemModel):
                     "A stakeholder group: its personas debate together. Drop a persona here "
                     "to move it into this group.")
             return None
+        problem = persona_problem(persona)
         if role == Qt.ItemDataRole.DisplayRole:
             mark = "  ✎ edited" if persona.edited else ""
             origin = "  (imported)" if persona.origin == "imported" else ""
-            return f"{persona.name}{mark}{origin}"
+            incomplete = "  ⚠ incomplete" if problem else ""
+            return f"{persona.name}{mark}{origin}{incomplete}"
         if role == Qt.ItemDataRole.EditRole:
             return persona.name
+        if role == Qt.ItemDataRole.ForegroundRole and problem:
+            return QBrush(INCOMPLETE)
         if role == Qt.ItemDataRole.ForegroundRole and persona.edited:
             return QBrush(EDITED)
         if role == Qt.ItemDataRole.ToolTipRole:
+            if problem:
+                return f"Not complete: {problem}. It cannot take part in a debate until then."
             return persona.perspective or persona.name
         if role == VALUE_ROLE:
             return persona.id
@@ -261,20 +270,9 @@ class PersonaTreeModel(QAbstractItemModel):
             flags |= Qt.ItemFlag.ItemIsDragEnabled
         return flags
 
-    def supportedDropActions(self) -> Qt.DropAction:
-        return Qt.DropAction.MoveAction
-
-    def supportedDragActions(self) -> Qt.DropAction:
-        return Qt.DropAction.MoveAction
-
-    def mimeTypes(self) -> list[str]:
-        return [PERSONA_MIME]
-
-    def mimeData(self, indexes: Sequence[QModelIndex]) -> QMimeData:
-        ids = [p.id for p in (self.persona_at(i) for i in indexes) if p is not None]
-        data = QMimeData()
-        data.setData(PERSONA_MIME, json.dumps(ids).encode("utf-8"))
-        return data
+    def drag_payload(self, indexes: Sequence[QModelIndex]) -> Any:
+        """The ids of the dragged personas."""
+        return [p.id for p in (self.persona_at(i) for i in indexes) if p is not None]
 
     def canDropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int,
                         parent: _Index) -> bool:
@@ -285,9 +283,8 @@ class PersonaTreeModel(QAbstractItemModel):
         if not self.canDropMimeData(data, action, row, column, parent):
             return False
         group = self.group_at(parent)
-        try:
-            ids = json.loads(bytes(data.data(PERSONA_MIME).data()).decode("utf-8"))
-        except ValueError:
+        ids = self.dropped(data)
+        if not isinstance(ids, list):
             return False
         for persona_id in ids:
             self.move_requested.emit(str(persona_id), str(group))

@@ -39,14 +39,20 @@ from PySide6.QtWidgets import (
 )
 
 from core.majeval import session as st
-from core.majeval.model import PERSONA_ATTRIBUTES, Persona
+from core.majeval.model import (
+    PERSONA_ATTRIBUTES,
+    PERSONA_FIELD_WORDS,
+    REQUIRED_PERSONA_FIELDS,
+    Persona,
+)
 from core.majeval.pipeline import DOCUMENT_ARTEFACT, lonely_groups
 from core.majeval.session import edit_persona, load_groups, load_personas, save_groups
+from core.words import count
 from desktop.file_dialogs import open_file, save_file
 from desktop.majeval.models import PersonaTreeModel
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
-from desktop.widgets import note_box, xlsx_path
+from desktop.widgets import hint_label, note_box, xlsx_path
 
 __all__ = ["ATTRIBUTE_LABELS", "EvidenceDialog", "PersonaEditor"]
 
@@ -81,9 +87,7 @@ class EvidenceDialog(QDialog):
         self.page_combo.currentIndexChanged.connect(self._page_chosen)
         self.text = QTextEdit()
         self.text.setReadOnly(True)
-        self.note = QLabel()
-        self.note.setObjectName("hint")
-        self.note.setWordWrap(True)
+        self.note = hint_label()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         top = QHBoxLayout()
@@ -218,9 +222,7 @@ class PersonaEditor(QWidget):
         self.form_stack.addWidget(self._persona_form())
         self.form_stack.addWidget(self._group_form())
 
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setObjectName("hint")
+        self.message = hint_label()
         self.lonely_notice = note_box()
         self.lonely_notice.hide()
         self.file_panel = RunPanel()
@@ -322,10 +324,8 @@ class PersonaEditor(QWidget):
         merge_row.addWidget(QLabel("Merge this group into:"))
         merge_row.addWidget(self.merge_combo, 1)
         merge_row.addWidget(self.merge_button)
-        hint = QLabel("To split a group, select one of its personas and type a new group name "
+        hint = hint_label("To split a group, select one of its personas and type a new group name "
                       "in its Group box (or drag it onto another group).")
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(6, 0, 0, 0)
@@ -446,8 +446,10 @@ class PersonaEditor(QWidget):
         changes = []
         for key, value in pending.items():
             value = value.strip() if key == "name" else value
-            if key == "name" and not value:
-                self.message.setText("A persona needs a name; the old name was kept.")
+            if key in REQUIRED_PERSONA_FIELDS and not value.strip():
+                # the one persona rule (core.majeval.model.persona_problem)
+                self.message.setText(f"A persona needs {PERSONA_FIELD_WORDS[key]}; the old "
+                                     f"{key} was kept.")
                 continue
             if getattr(persona, key) != value:
                 changes.append((key, value))
@@ -557,7 +559,8 @@ class PersonaEditor(QWidget):
             n += 1
         persona = st.add_persona(self.project, group, f"New persona {n}", self.who())
         self.undo_stack.append([("delete", persona)])
-        self.message.setText(f"Added a persona to {group}: fill in its name and attributes.")
+        self.message.setText(f"Added a persona to {group}: fill in its name and attributes; "
+                             "it needs a perspective before it can take part in a debate.")
         self._after_change(persona.id)
         self.name_edit.setFocus()
         self.name_edit.selectAll()
@@ -684,8 +687,8 @@ class PersonaEditor(QWidget):
         self.undo_stack.clear()
         notes = "".join(f"\n{i.message}" for i in read.warnings[:4])
         self.file_panel.hide()
-        self.message.setText(f"Imported {len(read.personas)} personas in {len(read.groups)} "
-                             f"groups.{notes}")
+        self.message.setText(f"Imported {count(len(read.personas), 'persona')} in "
+                             f"{count(len(read.groups), 'group')}.{notes}")
         self._after_change()
 
     def _file_done(self, outcome: RunOutcome, text: str) -> None:

@@ -240,3 +240,28 @@ def test_failed_debate_is_shown_as_failed(qtbot, window, tmp_path):
         assert any(r["status"] == "failed" for r in wiz.pages["run"].units_model.rows())
     finally:
         llm.close()
+
+
+def test_the_editor_keeps_to_the_one_persona_rule(qtbot, window, scripted):
+    """Emptying a perspective is refused (the stored text stays), and a new persona is marked
+    incomplete until it has one, in the words the import and the debate use."""
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    editor = wiz.editor
+    first = editor.personas[0]
+    select(editor, first.id)
+    editor.attribute_edits["perspective"].setPlainText("   ")
+    editor.flush()
+    assert "needs a perspective" in editor.message.text()
+    assert next(p for p in load_personas(window.project) if p.id == first.id).perspective \
+        == first.perspective
+
+    added = editor.add_persona()
+    index = editor.model.persona_index(added.id)
+    assert "incomplete" in editor.model.data(index)
+    assert "needs a perspective" in editor.model.data(index, Qt.ItemDataRole.ToolTipRole)
+    select(editor, added.id)
+    editor.attribute_edits["perspective"].setPlainText("Reading together every night matters.")
+    editor.flush()
+    index = editor.model.persona_index(added.id)
+    assert "incomplete" not in editor.model.data(index)

@@ -167,3 +167,35 @@ async def test_created_personas_are_kept_and_a_persons_edits_survive_a_new_creat
         await st.create_personas_stored(project, state, gateway)
         assert llm.calls == calls
         assert st.load_personas(project)[0].specialty == "Speech therapy."  # edit kept
+
+
+def test_one_persona_rule_for_the_editor_the_import_and_the_debate(tmp_path):
+    """An empty perspective is refused when editing, on import and before a debate, with the
+    same rule (core.majeval.model.persona_problem): the editor can no longer make a persona its
+    own export cannot bring back."""
+    from core.majeval.inputs import read_personas
+    from core.majeval.model import persona_problem
+    from core.majeval.personas_io import write_personas
+    from core.project import Project
+
+    project = Project.create(tmp_path / "p.evaldesk")
+    st.save_personas(project, [persona("Parents", "Sam Ortiz")], origin="generated")
+    sam = st.load_personas(project)[0]
+    with pytest.raises(ValueError, match="needs a perspective"):
+        st.edit_persona(project, sam, "perspective", "   ", "Ana")
+    assert st.load_personas(project)[0].perspective == sam.perspective  # nothing stored
+
+    added = st.add_persona(project, "Parents", "New persona 1", "Ana")
+    assert "perspective" in persona_problem(added)
+    state = st.WizardState(task="Judge QA pairs.", item_list=[Item(id="1", content="Q?")])
+    with pytest.raises(ValueError, match=r"New persona 1 \(Parents\).*needs a perspective"):
+        st._check_ready(project, state)
+
+    export = tmp_path / "personas.xlsx"
+    write_personas(export, st.load_personas(project))
+    read = read_personas(export)
+    assert any("perspective is empty" in i.message for i in read.errors)
+    st.edit_persona(project, added, "perspective", "Reading together matters.", "Ana")
+    write_personas(export, st.load_personas(project))
+    assert read_personas(export).ok
+    assert len(st._check_ready(project, state)) == 2
