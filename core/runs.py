@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = [
-    "Cancelled",
     "CancelToken",
+    "Cancelled",
     "Progress",
     "ProgressState",
     "StageError",

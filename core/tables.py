@@ -58,12 +58,13 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = [
-    "HasIssues",
     "EXCEL_CELL_LIMIT",
     "CutCell",
     "ExportReport",
+    "HasIssues",
     "MappedRow",
     "MappedTable",
+    "OpenedSheet",
     "RowsRead",
     "Sheet",
     "TableError",
@@ -72,8 +73,10 @@ __all__ = [
     "cell_number",
     "guess_mapping",
     "guess_named_column",
+    "keep_chosen",
     "list_sheets",
     "map_columns",
+    "open_sheet",
     "preview",
     "read_mapped_rows",
     "read_table",
@@ -747,23 +750,26 @@ def _xlsx_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
     return grid
 
 
-def _xls_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
+def _open_xls(path: Path, *, formatting: bool):
+    """An .xls workbook opened on demand (with cell formats when asked and the file allows);
+    a password or a damaged file becomes a :class:`TableError` that says what to do."""
     import xlrd
-
-    def open_book(formatting: bool):
-        return xlrd.open_workbook(str(path), formatting_info=formatting, on_demand=True)
 
     try:
         try:
-            book = open_book(True)
-        except NotImplementedError:
-            book = open_book(False)
+            return xlrd.open_workbook(str(path), formatting_info=formatting, on_demand=True)
+        except NotImplementedError:  # formats of this kind of .xls cannot be read
+            return xlrd.open_workbook(str(path), on_demand=True)
     except xlrd.XLRDError as exc:
         if "encrypt" in str(exc).lower():
             raise _password_error(path) from None
         raise _damaged_error(path, str(exc)) from None
     except Exception as exc:
         raise _damaged_error(path, f"{type(exc).__name__}: {exc}") from None
+
+
+def _xls_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
+    book = _open_xls(path, formatting=True)
     try:
         chosen = _pick_sheet(path, book.sheet_names(), sheet)
         sh = book.sheet_by_name(chosen)
@@ -1242,16 +1248,7 @@ def list_sheets(path: str | os.PathLike[str]) -> list[str]:
     if kind == "text":
         return [path.name]
     if kind == "xls":
-        import xlrd
-
-        try:
-            book = xlrd.open_workbook(str(path), on_demand=True)
-        except xlrd.XLRDError as exc:
-            if "encrypt" in str(exc).lower():
-                raise _password_error(path) from None
-            raise _damaged_error(path, str(exc)) from None
-        except Exception as exc:
-            raise _damaged_error(path, f"{type(exc).__name__}: {exc}") from None
+        book = _open_xls(path, formatting=False)
         try:
             return list(book.sheet_names())
         finally:
@@ -1279,6 +1276,35 @@ def read_table(
     path = Path(path)
     grid = _grid(path, sheet, None)
     return _build(path, grid, header_row=header_row, max_cell_chars=max_cell_chars, validate=True)
+
+
+@dataclass(frozen=True)
+class OpenedSheet:
+    """A workbook's sheets, the sheet read (the chosen one, or the first) and its table."""
+
+    sheets: list[str]
+    sheet: str
+    table: TableRead
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(c) for c in self.table.frame.columns]
+
+
+def open_sheet(path: str | os.PathLike[str], sheet: str | None = None) -> OpenedSheet:
+    """List the sheets and read ``sheet`` when the file has it, else the first one.
+    Raises :class:`TableError` when the file cannot be read at all."""
+    sheets = list_sheets(path)
+    chosen = sheet if sheet in sheets else sheets[0]
+    return OpenedSheet(sheets, chosen, read_table(path, chosen))
+
+
+def keep_chosen(chosen: Mapping[str, str | None], columns: Sequence[str],
+                guessed: Mapping[str, str | None]) -> dict[str, str | None]:
+    """The user's role -> column choices that still name a column of the sheet; the guesses
+    when none does (a new file, or nothing chosen yet)."""
+    kept = {role: (col if col in columns else None) for role, col in chosen.items()}
+    return kept if any(kept.values()) else dict(guessed)
 
 
 def preview(path: str | os.PathLike[str], sheet: str | None = None, n: int = 20) -> pd.DataFrame:

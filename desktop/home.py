@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from desktop.methods import METHODS, MethodInfo, wizard_for
 from desktop.recent import ExistsRole, PathRole, RecentProjectsModel
 from desktop.recovery import UnsavedProjectsSection
+from desktop.widgets import hint_label
 
 __all__ = ["COMING_SOON", "HomePage", "MethodCard"]
 
@@ -56,9 +57,7 @@ class MethodCard(QFrame):
         self.what = _section("What it does", info.what_it_does)
         self.when = _section("Use it when", info.use_it_when)
         self.bring = _section("What you bring", info.you_bring)
-        llm = QLabel(info.needs_llm)
-        llm.setObjectName("hint")
-        llm.setWordWrap(True)
+        llm = hint_label(info.needs_llm)
         self.button = QPushButton()
         self.button.setObjectName("primaryButton")
         self.button.clicked.connect(lambda: self.start_requested.emit(self.info.key))
@@ -134,12 +133,10 @@ class HomePage(QWidget):
 
         recent_title = QLabel("Recent projects")
         recent_title.setObjectName("sectionTitle")
-        recent_hint = QLabel(
+        recent_hint = hint_label(
             "A project is one file that keeps your inputs, your edits and every result. "
             "Double-click a project to open it."
         )
-        recent_hint.setObjectName("hint")
-        recent_hint.setWordWrap(True)
         self.recent_view = QListView()
         self.recent_view.setModel(recent)
         self.recent_view.setObjectName("recentList")

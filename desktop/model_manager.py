@@ -68,6 +68,7 @@ from core.settings import Settings
 from desktop.errors import spawn
 from desktop.runner import QtProgress
 from desktop.views import HeaderedTableModel
+from desktop.widgets import hint_label
 
 __all__ = ["InstalledTableModel", "ModelManagerDialog", "RecommendedTableModel"]
 
@@ -243,9 +244,7 @@ class ModelManagerDialog(QDialog):
         )
         intro.setWordWrap(True)
         intro.setObjectName("intro")
-        self.computer_label = QLabel()
-        self.computer_label.setObjectName("hint")
-        self.computer_label.setWordWrap(True)
+        self.computer_label = hint_label()
 
         self.recommended_model = RecommendedTableModel(type(self).recommended, self.here,
                                                        self.folder, self)

@@ -41,6 +41,7 @@ from shiboken6 import isValid
 from core import secrets
 from core.settings import LOCAL_MODEL_PREFIX, ModelProfile, Settings, bundled_profile
 from desktop.errors import spawn
+from desktop.widgets import hint_label
 
 __all__ = [
     "API_BASES_HELP",
@@ -187,12 +188,10 @@ class ProfileDialog(QDialog):
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("e.g. openai/gpt-4o-mini or ollama/llama3.1")
         self.model_edit.setToolTip(MODEL_STRING_HELP)
-        model_hint = QLabel(
+        model_hint = hint_label(
             "The litellm model string: provider/model, e.g. <i>openai/gpt-4o-mini</i>, "
             "<i>ollama/llama3.1</i>. Hover for more examples."
         )
-        model_hint.setObjectName("hint")
-        model_hint.setWordWrap(True)
         self.bases_edit = QPlainTextEdit()
         self.bases_edit.setPlaceholderText(
             "Leave empty for hosted providers. For Ollama: http://localhost:11434"
@@ -201,9 +200,7 @@ class ProfileDialog(QDialog):
         self.bases_edit.setFixedHeight(56)
         self.bases_edit.setTabChangesFocus(True)
 
-        self.key_status = QLabel()
-        self.key_status.setWordWrap(True)
-        self.key_status.setObjectName("hint")
+        self.key_status = hint_label()
         self.key_edit = QLineEdit()
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_edit.setPlaceholderText("Paste the API key here")
@@ -406,9 +403,7 @@ class ProfileDialog(QDialog):
             "next time you start EvalDesk."
         )
         self.env_radio = QRadioButton()
-        self.env_hint = QLabel()
-        self.env_hint.setObjectName("hint")
-        self.env_hint.setWordWrap(True)
+        self.env_hint = hint_label()
         self.env_hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         choice = QButtonGroup(self.no_store_box)
         choice.addButton(self.session_radio)

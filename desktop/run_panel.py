@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.runs import CancelToken, ProgressState
+from desktop.widgets import hint_label
 
 __all__ = ["RunPanel", "RunStatus", "format_elapsed"]
 
@@ -59,9 +60,7 @@ class RunPanel(QFrame):
         self.title_label.setObjectName("runTitle")
         self.stage_label = QLabel("")
         self.stage_label.setWordWrap(True)
-        self.detail_label = QLabel("")
-        self.detail_label.setObjectName("hint")
-        self.detail_label.setWordWrap(True)
+        self.detail_label = hint_label("")
         self.bar = QProgressBar()
         self.bar.setTextVisible(False)
         self.bar.setRange(0, 1)

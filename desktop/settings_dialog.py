@@ -66,7 +66,7 @@ from desktop.profile_dialog import (  # noqa: F401 - these names are also export
     validate_api_bases,
 )
 from desktop.views import HeaderedTableModel
-from desktop.widgets import note_box
+from desktop.widgets import hint_label, note_box
 
 __all__ = [
     "ProfileDialog",
@@ -398,9 +398,7 @@ class SettingsDialog(QDialog):
             "Where the embedding model runs. A graphics card is much faster on large inputs; "
             "“Automatic” picks CUDA, then Apple MPS, then the processor."
         )
-        self.device_label = QLabel("Detected on this computer: detecting…")
-        self.device_label.setObjectName("hint")
-        self.device_label.setWordWrap(True)
+        self.device_label = hint_label("Detected on this computer: detecting…")
 
         model_box = QGroupBox("Embedding model")
         model_layout = QVBoxLayout(model_box)

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QMimeData,
     QModelIndex,
     QPersistentModelIndex,
     QSortFilterProxyModel,
@@ -44,6 +46,7 @@ __all__ = [
     "ColumnsModel",
     "FrameModel",
     "HeaderedTableModel",
+    "MoveDragMixin",
     "table_view",
 ]
 
@@ -60,6 +63,38 @@ MUTED = "#9aa5b1"
 LLM_COLOUR = "#d97706"
 INK = "#1f2933"
 
+
+
+class MoveDragMixin:
+    """Drag and drop that moves rows inside one item model (mix in before the Qt model class).
+    The dragged rows travel as JSON under the model's own ``drag_mime`` type: the model says
+    what to pack (``drag_payload``) and reads it back in ``dropMimeData`` (``dropped``)."""
+
+    drag_mime: str = ""
+
+    def drag_payload(self, indexes: Sequence[QModelIndex]) -> Any:
+        raise NotImplementedError
+
+    def supportedDropActions(self) -> Qt.DropAction:
+        return Qt.DropAction.MoveAction
+
+    def supportedDragActions(self) -> Qt.DropAction:
+        return Qt.DropAction.MoveAction
+
+    def mimeTypes(self) -> list[str]:
+        return [self.drag_mime]
+
+    def mimeData(self, indexes: Sequence[QModelIndex]) -> QMimeData:
+        data = QMimeData()
+        data.setData(self.drag_mime, json.dumps(self.drag_payload(indexes)).encode("utf-8"))
+        return data
+
+    def dropped(self, data: QMimeData) -> Any:
+        """What :meth:`mimeData` packed, or None when it cannot be read."""
+        try:
+            return json.loads(bytes(data.data(self.drag_mime).data()).decode("utf-8"))
+        except ValueError:
+            return None
 
 
 class HeaderedTableModel(QAbstractTableModel):

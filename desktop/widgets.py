@@ -68,11 +68,31 @@ def title_label(text: str) -> QLabel:
     return label
 
 
+def page_layout(page: QWidget, title: str, intro: str = "") -> QVBoxLayout:
+    """The page's top-to-bottom layout, opened by its title and (when given) its intro
+    paragraph; the caller adds the rest."""
+    layout = QVBoxLayout(page)
+    layout.addWidget(title_label(title))
+    if intro:
+        layout.addWidget(intro_label(intro))
+    return layout
+
+
 def hint_label(text: str = "") -> QLabel:
     """A wrapped, quieter line of explanation."""
     label = QLabel(text)
     label.setObjectName("hint")
     label.setWordWrap(True)
+    return label
+
+
+def done_label() -> QLabel:
+    """A hidden, wrapped, selectable line saying what was just done (where a file was saved)."""
+    label = QLabel()
+    label.setObjectName("okText")
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.hide()
     return label
 
 

@@ -11,7 +11,8 @@ Kendall with p-values and bootstrap intervals; undefined values say why).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 

@@ -29,7 +29,7 @@ from core.aqer.responses import (
     prepare_responses,
     set_person_grades,
 )
-from core.tables import TableIssue, TableRead
+from core.tables import HasIssues, TableIssue, TableRead
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.aqer.blanks import BlankRule
@@ -394,7 +394,7 @@ def read_answers(
 
 
 @dataclass
-class AnswersCheck:
+class AnswersCheck(HasIssues):
     """What the user must know about the chosen columns before running AQER.
 
     ``issues`` are :class:`core.tables.TableIssue` items (errors block the next step, warnings
@@ -410,18 +410,6 @@ class AnswersCheck:
     """How blank answers will count for these answers and settings, and why."""
     duplicate_message: str = ""
     """When a choice is needed: which worker answered which question twice, in which rows."""
-
-    @property
-    def errors(self) -> list[TableIssue]:
-        return [i for i in self.issues if i.severity == "error"]
-
-    @property
-    def warnings(self) -> list[TableIssue]:
-        return [i for i in self.issues if i.severity == "warning"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
 
 
 ROLE_NAMES = {

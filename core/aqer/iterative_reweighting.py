@@ -25,7 +25,7 @@ from core.aqer.synthetic_exemplary_answer import (
 )
 from core.runs import CancelToken, Progress
 
-__all__ = ["ReweightingOutcome", "TIE_TOLERANCE", "iterative_reweighting", "min_max"]
+__all__ = ["TIE_TOLERANCE", "ReweightingOutcome", "iterative_reweighting", "min_max"]
 
 #: Raw scores closer than this count as a tie (cosines are computed in float32).
 TIE_TOLERANCE = 1e-7

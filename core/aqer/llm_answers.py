@@ -74,7 +74,7 @@ def llm_answer_tables(
             {
                 "model": model,
                 "mean_score": mean,
-                "scored": int(len(scored)),
+                "scored": len(scored),
                 "answered": int((~is_blank[group.index]).sum()),
                 "blank": int(is_blank[group.index].sum()),
                 "percentile_among_workers": (

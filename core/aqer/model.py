@@ -13,22 +13,23 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.embeddings import model_key
 from core.project.inputs import InputRef
+from core.stats import ROW_COLUMNS
 
 __all__ = [
     "AGREEMENT_COLUMNS",
-    "DEFAULT_BLANK_TOKENS",
-    "BlankAnswers",
-    "AqerNotice",
-    "AqerResult",
-    "AqerSettings",
-    "AqerSetup",
     "CONVERGENCE_COLUMNS",
+    "DEFAULT_BLANK_TOKENS",
     "LLM_ANSWER_COLUMNS",
     "LLM_SUMMARY_COLUMNS",
     "QUESTION_COLUMNS",
     "RESPONSE_COLUMNS",
     "WARNING_COLUMNS",
     "WORKER_COLUMNS",
+    "AqerNotice",
+    "AqerResult",
+    "AqerSettings",
+    "AqerSetup",
+    "BlankAnswers",
 ]
 
 #: Columns of the ``Workers`` sheet; ``blank`` (when blank answers count as the weakest answer),
@@ -59,18 +60,8 @@ LLM_SUMMARY_COLUMNS = [
     "percentile_among_workers",
 ]
 CONVERGENCE_COLUMNS = ["iteration", "rmse"]
-#: Same columns as ``core.stats.ROW_COLUMNS`` (every method's Agreement sheet looks alike).
-AGREEMENT_COLUMNS = [
-    "comparison",
-    "statistic",
-    "kind",
-    "value",
-    "p_value",
-    "ci_low",
-    "ci_high",
-    "n",
-    "note",
-]
+#: Every method's Agreement sheet looks alike: the columns of ``core.stats.ROW_COLUMNS``.
+AGREEMENT_COLUMNS = list(ROW_COLUMNS)
 WARNING_COLUMNS = ["topic", "message", "question", "worker", "row"]
 
 Duplicates = Literal["first", "last", "error"]

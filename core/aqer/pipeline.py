@@ -12,8 +12,9 @@ an array, so tests can use a tiny encoder. Every long step reports to ``progress
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

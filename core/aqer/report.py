@@ -10,9 +10,10 @@ number at full precision under the contract's column names) and ``Read me``. The
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

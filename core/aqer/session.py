@@ -63,13 +63,12 @@ __all__ = [
     "OpenedAnswers",
     "StoredResult",
     "answers_file",
-    "grades_path",
-    "store_grades_file",
     "cached_encoder",
     "copy_template",
     "default_encoder_factory",
     "embedding_key",
     "export_result",
+    "grades_path",
     "load_result",
     "load_setup",
     "open_answers",
@@ -80,6 +79,7 @@ __all__ = [
     "sample_path",
     "save_setup",
     "store_answers_file",
+    "store_grades_file",
 ]
 
 METHOD = "aqer"

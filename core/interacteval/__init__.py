@@ -14,6 +14,7 @@ The wizard drives the stages one at a time; each takes the previous (possibly ed
     run = await score_texts([checklist], items, gateway)
 """
 
+from core.interacteval import model as _model
 from core.interacteval.agreement import DimensionAgreement, agreement_rows, human_agreement
 from core.interacteval.attribute_clustering import cluster_attributes
 from core.interacteval.checklist_scoring import (
@@ -33,25 +34,7 @@ from core.interacteval.inputs import (
     read_samples,
 )
 from core.interacteval.key_questions import generate_key_questions
-from core.interacteval.model import (
-    Attribute,
-    AttributeCluster,
-    AttributeClusters,
-    Checklist,
-    ChecklistItem,
-    Dimension,
-    JsonLLM,
-    KeyQuestion,
-    QuestionAnswer,
-    ScoredSample,
-    ScoringSettings,
-    StageError,
-    StageFailure,
-    SubQuestionGroup,
-    TextItem,
-    TextScore,
-    ThinkAloudResult,
-)
+from core.interacteval.model import *  # the types, listed once in model.__all__
 from core.interacteval.pipeline import (
     ChecklistBuild,
     ScoringRun,
@@ -67,29 +50,12 @@ from core.interacteval.validation import checklist_from_sub_questions, validate_
 
 __all__ = [
     "MAX_COMPONENTS",
-    "Attribute",
-    "AttributeCluster",
-    "AttributeClusters",
-    "Checklist",
     "ChecklistBuild",
-    "ChecklistItem",
     "ChecklistRead",
-    "Dimension",
     "DimensionAgreement",
-    "JsonLLM",
-    "KeyQuestion",
     "NotesRead",
-    "QuestionAnswer",
     "SamplesRead",
-    "ScoredSample",
     "ScoringRun",
-    "ScoringSettings",
-    "StageError",
-    "StageFailure",
-    "SubQuestionGroup",
-    "TextItem",
-    "TextScore",
-    "ThinkAloudResult",
     "agreement_rows",
     "build_checklist",
     "checklist_from_sub_questions",
@@ -116,3 +82,4 @@ __all__ = [
     "write_checklists",
     "write_results",
 ]
+__all__ += _model.__all__

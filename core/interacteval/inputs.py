@@ -177,19 +177,15 @@ def open_texts(path: str | os.PathLike[str], setup: TextsSetup,
                dimensions: Sequence[str]) -> OpenedTexts:
     """List the sheets, read the chosen one, guess the columns not chosen yet, read the texts.
     A plain function (run it in an executor); problems come back in ``read.errors``."""
-    from core.tables import TableError, list_sheets, read_table
+    from core.tables import TableError, keep_chosen, open_sheet
 
     try:
-        sheets = list_sheets(Path(path))
-        sheet = setup.sheet if setup.sheet in sheets else sheets[0]
-        table = read_table(Path(path), sheet)
+        opened = open_sheet(path, setup.sheet)
     except TableError as exc:
         return OpenedTexts([], [], setup, TextsRead(errors=[exc.message]))
-    columns = [str(c) for c in table.frame.columns]
+    sheets, sheet, columns = opened.sheets, opened.sheet, opened.columns
     roles, human = guess_text_columns(columns, dimensions)
-    chosen = {r: (c if c in columns else None) for r, c in setup.columns.items()}
-    if not any(chosen.values()):
-        chosen = roles
+    chosen = keep_chosen(setup.columns, columns, roles)
     people = {d: (setup.human.get(d) if setup.human.get(d) in columns else None)
               for d in dimensions}
     if not setup.human:

@@ -14,6 +14,7 @@ What is kept in the project, for the wizard and the command line alike, is
 :mod:`core.majeval.session`; every file MAJ-Eval reads is read by :mod:`core.majeval.inputs`.
 """
 
+from core.majeval import model as _model
 from core.majeval.aggregation import Synthesis, aggregate, combine_groups, group_means
 from core.majeval.agreement import (
     GroupAlpha,
@@ -31,25 +32,7 @@ from core.majeval.debate import (
     is_challenged,
 )
 from core.majeval.inputs import PERSONA_COLUMNS, PersonasRead, read_personas
-from core.majeval.model import (
-    DEFAULT_DIMENSION,
-    AgentEvaluation,
-    AgentResult,
-    DebateSettings,
-    DebateTurn,
-    Dimension,
-    GroupResult,
-    Item,
-    ItemResult,
-    JsonLLM,
-    Persona,
-    Perspective,
-    Scale,
-    StageError,
-    StageFailure,
-    Stakeholder,
-    StakeholderGroup,
-)
+from core.majeval.model import *  # the types, listed once in model.__all__
 from core.majeval.persona_construction import (
     PersonaConstruction,
     construct_personas,
@@ -78,33 +61,16 @@ from core.majeval.session import (
 from core.majeval.stakeholder_grouping import group_stakeholders
 
 __all__ = [
-    "DEFAULT_DIMENSION",
     "NO_MORE_COMMENTS",
     "PERSONA_COLUMNS",
-    "AgentEvaluation",
-    "AgentResult",
     "Coordinator",
-    "DebateSettings",
-    "DebateTurn",
-    "Dimension",
     "EvaluationRun",
     "GroupAlpha",
-    "GroupResult",
     "HumanAgreement",
-    "Item",
-    "ItemResult",
-    "JsonLLM",
-    "Persona",
     "PersonaConstruction",
     "PersonaCreation",
     "PersonasRead",
-    "Perspective",
     "PerspectiveExtraction",
-    "Scale",
-    "StageError",
-    "StageFailure",
-    "Stakeholder",
-    "StakeholderGroup",
     "Synthesis",
     "agent_identity",
     "aggregate",
@@ -135,3 +101,4 @@ __all__ = [
     "write_personas",
     "write_results",
 ]
+__all__ += _model.__all__

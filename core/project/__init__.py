@@ -13,46 +13,6 @@ ways the methods keep their work in it.
 A method's ``session`` module is the only code that uses these for that method.
 """
 
-from core.project._file import (
-    APPLICATION_ID,
-    MIGRATIONS,
-    PROJECT_SUFFIX,
-    SCHEMA_VERSION,
-    Artefact,
-    Edit,
-    LLMUsage,
-    NotAProject,
-    Project,
-    ProjectDamaged,
-    ProjectError,
-    ProjectInfo,
-    ProjectInput,
-    ProjectLocked,
-    ProjectTooNew,
-    ProjectUnwritable,
-    Result,
-    Run,
-    untitled_folder,
-)
-
-__all__ = [
-    "APPLICATION_ID",
-    "MIGRATIONS",
-    "PROJECT_SUFFIX",
-    "SCHEMA_VERSION",
-    "Artefact",
-    "Edit",
-    "LLMUsage",
-    "NotAProject",
-    "Project",
-    "ProjectDamaged",
-    "ProjectError",
-    "ProjectInfo",
-    "ProjectInput",
-    "ProjectLocked",
-    "ProjectTooNew",
-    "ProjectUnwritable",
-    "Result",
-    "Run",
-    "untitled_folder",
-]
+# The file's public names are listed once, in _file.__all__.
+from core.project._file import *
+from core.project._file import __all__ as __all__

@@ -115,7 +115,7 @@ class PayloadType(Generic[M]):
     def _migrate(self, version: int, data: Any, key: str) -> dict[str, Any]:
         try:
             return self.migrations[version](data)
-        except Exception as exc:  # noqa: BLE001 - a migration that cannot apply
+        except Exception as exc:
             raise PayloadUnreadable(
                 self, key, f"it could not be brought up to date ({exc})"
             ) from exc

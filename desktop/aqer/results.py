@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.words import count
 from desktop.aqer.charts import (
     Chart,
     draw_convergence,
@@ -29,7 +30,7 @@ from desktop.aqer.charts import (
 )
 from desktop.run_panel import RunPanel
 from desktop.views import Column, FrameModel, table_view
-from desktop.widgets import fit_columns, hint_label, note_box
+from desktop.widgets import done_label, fit_columns, hint_label, note_box
 
 __all__ = ["ResultsView", "describe_run", "table_view"]
 
@@ -124,9 +125,7 @@ class ResultsView(QWidget):
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         #: Which run these results are: inputs, options, model, date.
-        self.run_label = QLabel()
-        self.run_label.setObjectName("hint")
-        self.run_label.setWordWrap(True)
+        self.run_label = hint_label()
         self.run_label.setTextFormat(Qt.TextFormat.RichText)
         self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.export_button = QPushButton("Export to Excel…")
@@ -138,11 +137,7 @@ class ResultsView(QWidget):
         self.export_button.clicked.connect(self.export_requested)
         self.export_panel = RunPanel()
         self.export_panel.hide()
-        self.export_message = QLabel()
-        self.export_message.setObjectName("okText")
-        self.export_message.setWordWrap(True)
-        self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.export_message.hide()
+        self.export_message = done_label()
 
         top = QHBoxLayout()
         words = QVBoxLayout()
@@ -352,8 +347,8 @@ class ResultsView(QWidget):
         )
         model = result.embedding_model or "the embedding model"
         self.summary.setText(
-            f"<b>{_count(len(scored), 'worker')}</b> scored on "
-            f"<b>{_count(n_questions, 'question')}</b> with {model}; {how}.{best}{llm}{warn}"
+            f"<b>{count(len(scored), 'worker')}</b> scored on "
+            f"<b>{count(n_questions, 'question')}</b> with {model}; {how}.{best}{llm}{warn}"
         )
         self.run_label.setText(describe_run(stored))
 
@@ -504,10 +499,6 @@ class ResultsView(QWidget):
     def show_export(self, path: str) -> None:
         self.export_message.setText(f"Saved the workbook as {path}")
         self.export_message.show()
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _ai_words(row: Any) -> str:

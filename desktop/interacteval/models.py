@@ -12,7 +12,6 @@ Result tables use the shared :class:`desktop.views.FrameModel`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +28,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.interacteval.model import Checklist, ChecklistItem, ScoredSample
-from desktop.views import ColumnsModel
+from desktop.views import ColumnsModel, MoveDragMixin
 
 __all__ = ["ChecklistModel", "Group", "RowsModel", "SamplesModel"]
 
@@ -202,7 +201,7 @@ class Group:
     items: list[ChecklistItem] = field(default_factory=list)
 
 
-class ChecklistModel(QAbstractItemModel):
+class ChecklistModel(MoveDragMixin, QAbstractItemModel):
     """The checklist as a tree: components (rows at the top) hold questions (their children).
 
     Column 0 is the component name or the question (both editable), column 1 who changed the
@@ -210,6 +209,8 @@ class ChecklistModel(QAbstractItemModel):
     dragged within and between components. Every change marks the questions it touched with
     :attr:`who` and emits ``changed(description)``.
     """
+
+    drag_mime = MIME
 
     HEADERS = ("Question", "Changed by", "Based on")
     changed = Signal(str)
@@ -463,21 +464,10 @@ class ChecklistModel(QAbstractItemModel):
         return self.set_question(index.internalId() - 1, index.row(), str(value))
 
     # -- Qt: drag and drop ----------------------------------------------------------------------
-    def supportedDropActions(self) -> Qt.DropAction:
-        return Qt.DropAction.MoveAction
-
-    def supportedDragActions(self) -> Qt.DropAction:
-        return Qt.DropAction.MoveAction
-
-    def mimeTypes(self) -> list[str]:
-        return [MIME]
-
-    def mimeData(self, indexes: Sequence[QModelIndex]) -> QMimeData:
-        where = sorted({(i.internalId() - 1, i.row()) for i in indexes
-                        if i.isValid() and i.internalId() != 0})
-        data = QMimeData()
-        data.setData(MIME, json.dumps(where).encode("utf-8"))
-        return data
+    def drag_payload(self, indexes: Sequence[QModelIndex]) -> Any:
+        """(component, row) of each dragged question."""
+        return sorted({(i.internalId() - 1, i.row()) for i in indexes
+                       if i.isValid() and i.internalId() != 0})
 
     def canDropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int,
                         parent: _Index) -> bool:
@@ -489,7 +479,7 @@ class ChecklistModel(QAbstractItemModel):
         the view must not remove the source rows afterwards."""
         if not self.canDropMimeData(data, action, row, column, parent):
             return False
-        where = [tuple(p) for p in json.loads(bytes(data.data(MIME)).decode("utf-8"))]
+        where = [tuple(p) for p in self.dropped(data) or []]
         if not where:
             return False
         if not parent.isValid():  # dropped between components: append to the one above

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from desktop.run_panel import RunPanel
 from desktop.views import ACCENT, VALUE_ROLE, Chart, Column, FrameModel, table_view
-from desktop.widgets import fit_columns, hint_label, note_box
+from desktop.widgets import done_label, fit_columns, hint_label, note_box
 
 __all__ = ["AGREEMENT_COLUMNS", "ANSWER_COLUMNS", "ResultsView", "draw_distributions"]
 
@@ -113,11 +113,7 @@ class ResultsView(QWidget):
         self.export_checklists_button.clicked.connect(self.export_checklists_requested)
         self.export_panel = RunPanel()
         self.export_panel.hide()
-        self.export_message = QLabel()
-        self.export_message.setObjectName("okText")
-        self.export_message.setWordWrap(True)
-        self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.export_message.hide()
+        self.export_message = done_label()
         buttons = QVBoxLayout()
         buttons.addWidget(self.export_button)
         buttons.addWidget(self.export_checklists_button)

@@ -25,9 +25,10 @@ from PySide6.QtWidgets import (
 
 from core.majeval.agreement import AFTER, BEFORE
 from core.majeval.report import failure_warning, run_description
+from core.words import count
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
-from desktop.widgets import alert_box, hint_label, row_table
+from desktop.widgets import alert_box, done_label, hint_label, row_table
 
 __all__ = ["HeatMap", "ResultsView", "table_view"]
 
@@ -102,10 +103,7 @@ class ResultsView(QWidget):
         self.export_button.setObjectName("primaryButton")
         self.export_button.setToolTip("Save every score, feedback, transcript, the personas and "
                                       "the agreement statistics as one workbook.")
-        self.export_message = QLabel()
-        self.export_message.setObjectName("okText")
-        self.export_message.setWordWrap(True)
-        self.export_message.hide()
+        self.export_message = done_label()
         self.export_panel = RunPanel()
         self.export_panel.hide()
         self.about_run = hint_label()
@@ -140,12 +138,10 @@ class ResultsView(QWidget):
         self.scores_model = RowsModel([])
         self.scores_view = table_view(self.scores_model)
         self.scores_view.doubleClicked.connect(self._open_item)
-        hint = QLabel("Each group's score is the mean of its personas' final scores (computed by "
+        hint = hint_label("Each group's score is the mean of its personas' final scores (computed by "
                       "EvalDesk, not the model); “Overall” is the mean over the groups. A failed "
                       "debate shows as failed, never as a score. Double-click an item to read "
                       "its feedback and debate.")
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(hint)
@@ -220,12 +216,10 @@ class ResultsView(QWidget):
         self.change_view = table_view(self.change_model)
         self.change_items_model = RowsModel([])
         self.change_items_view = table_view(self.change_items_model)
-        hint = QLabel("How the debate moved the scores: each group's mean over the items before "
+        hint = hint_label("How the debate moved the scores: each group's mean over the items before "
                       "the discussion (phase 1, everyone alone) and after it, both over the same "
                       "personas (one that failed during the debate is left out of both). A "
                       "group of one persona cannot debate: its change is undefined.")
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(hint)
@@ -260,11 +254,9 @@ class ResultsView(QWidget):
         self.human_view = table_view(self.human_model)
         self.heatmap = HeatMap()
         self.heatmap.setMinimumWidth(340)
-        self.no_humans = QLabel("The items have no human ratings, so there is nothing to compare "
+        self.no_humans = hint_label("The items have no human ratings, so there is nothing to compare "
                                 "with. Choose the rating columns on the Items page to see "
                                 "agreement with people.")
-        self.no_humans.setObjectName("hint")
-        self.no_humans.setWordWrap(True)
         hint = QLabel("Krippendorff's alpha (ordinal) says how much the personas of a group agree "
                       "with each other over the items (1 = fully, 0 = no better than chance); "
                       "“undefined” when there are too few items or no variation.")
@@ -303,9 +295,9 @@ class ResultsView(QWidget):
         failed = len(run.failed_units)
         n_units = len(run.groups)
         self.summary.setText(
-            f"<b>{_count(len(run.items), 'item')}</b> judged by "
-            f"<b>{_count(len(groups), 'stakeholder group')}</b> "
-            f"({_count(len(run.personas), 'persona')}) with {run.model or 'the model'}. "
+            f"<b>{count(len(run.items), 'item')}</b> judged by "
+            f"<b>{count(len(groups), 'stakeholder group')}</b> "
+            f"({count(len(run.personas), 'persona')}) with {run.model or 'the model'}. "
             + (f"<span style='color:#b42318'><b>{failed} of {n_units} debates failed</b></span>"
                " (shown as failed; run again to retry them)." if failed else
                "Every debate finished."))
@@ -316,7 +308,7 @@ class ResultsView(QWidget):
             f"Run of {about['Run']} with {about['Model']}", about["Items"],
             about["Personas"], f"scored: {scored}",
             "no debate (ablation)" if settings.no_debate else
-            f"debate: up to {_count(settings.rounds, 'round')}",
+            f"debate: up to {count(settings.rounds, 'round')}",
             "simple roles (ablation)" if settings.simple_roles else "full personas"]))
         self.about_run.setToolTip("\n".join(f"{k}: {v}" for k, v in about.items()))
         warning = failure_warning(run)
@@ -579,10 +571,6 @@ def _p_text(p: float | None) -> str | float | None:
     if p is None:
         return None
     return "< 0.001" if p < 0.001 else round(float(p), 3)
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _join(parts: list[str]) -> str:

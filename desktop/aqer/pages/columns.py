@@ -35,7 +35,7 @@ from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
 from desktop.errors import spawn
 from desktop.views import table_view
-from desktop.widgets import hint_label, intro_label, note_box, title_label
+from desktop.widgets import hint_label, note_box, page_layout
 from desktop.wizard import WizardPage
 
 __all__ = ["BLANK_CHOICES", "ColumnsPage"]
@@ -225,15 +225,13 @@ class ColumnsPage(WizardPage):
         split.addWidget(issues)
         split.setSizes([300, 200])
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Which column holds what"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Which column holds what",
             "Tell EvalDesk which column holds the questions, the people's names and their "
             "answers; EvalDesk's guess and why are said below. The preview shows the first rows of the sheet with each chosen column "
             "coloured. Below it, EvalDesk checks the whole sheet: problems marked "
             "<b>Must fix</b> stop you from going on; those marked <b>Check</b> are worth a look "
-            "but do not."
-        ))
+            "but do not.")
         layout.addWidget(self.guess_note)
         layout.addLayout(top)
         layout.addLayout(blank_row)

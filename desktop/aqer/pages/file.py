@@ -24,7 +24,7 @@ from core.aqer.session import OpenedAnswers, copy_template, open_answers, sample
 from desktop.file_dialogs import save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, intro_label, note_box, title_label, xlsx_path
+from desktop.widgets import hint_label, note_box, page_layout, xlsx_path
 from desktop.wizard import WizardPage
 
 __all__ = ["FilePage"]
@@ -107,15 +107,13 @@ class FilePage(WizardPage):
         self.file_panel = RunPanel()
         self.file_panel.hide()
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("AQER: score answers without an answer key"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "AQER: score answers without an answer key",
             "Choose the spreadsheet with your people's answers. Everyone should have answered "
             "the same questions; AI answers to those questions may be in the same sheet. "
             "EvalDesk keeps a copy of the file in the project, so the results can always be "
             "traced back to it. Check that the sheet and the layout below match your file, then "
-            "press Next. No file yet? Try the sample data, or download the template."
-        ))
+            "press Next. No file yet? Try the sample data, or download the template.")
         layout.addWidget(file_box)
         layout.addWidget(layout_box)
         layout.addWidget(self.file_panel)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from desktop.widgets import hint_label, intro_label, title_label
+from desktop.widgets import hint_label, page_layout
 from desktop.wizard import WizardPage
 
 __all__ = ["DEVICES", "TOLERANCES", "ModelPage"]
@@ -104,14 +104,12 @@ class ModelPage(WizardPage):
         sf.addRow(self.baselines_check)
         sf.addRow(self.llm_workers_check)
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Embedding model and settings"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Embedding model and settings",
             "AQER compares answers by meaning: an embedding model turns every answer into a "
             "list of numbers, and answers with similar meaning get similar numbers. Everything "
             "runs on this computer; nothing is sent anywhere. The defaults are the paper's and "
-            "suit most uses."
-        ))
+            "suit most uses.")
         layout.addWidget(model_box)
         layout.addWidget(settings_box)
         layout.addStretch(1)

@@ -14,7 +14,7 @@ from desktop.aqer.results import ResultsView
 from desktop.file_dialogs import save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import intro_label, title_label, xlsx_path
+from desktop.widgets import page_layout, xlsx_path
 from desktop.wizard import WizardPage
 
 __all__ = ["ResultsPage", "RunPage"]
@@ -50,14 +50,12 @@ class RunPage(WizardPage):
         summary_box = QGroupBox("What will be scored")
         sb = QVBoxLayout(summary_box)
         sb.addWidget(self.run_summary)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Score the answers"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Score the answers",
             "EvalDesk now embeds every answer, builds a consensus answer per question, and "
             "repeats scoring and re-weighting until the scores settle. You can Cancel at any "
             "time: embedded answers are kept in the project, so running again continues where "
-            "it stopped. When it finishes, the results open by themselves."
-        ))
+            "it stopped. When it finishes, the results open by themselves.")
         layout.addWidget(summary_box)
         layout.addLayout(row)
         layout.addWidget(self.run_panel)
@@ -157,13 +155,11 @@ class ResultsPage(WizardPage):
         super().__init__(wizard)
         self.results = ResultsView()
         self.results.export_requested.connect(self._ask_and_export)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Results"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Results",
             "Each worker's score says how close their answers came to the consensus of "
             "everyone, with more trusted workers counting more. Check the Warnings tab for "
-            "answers that were left out. Export saves every table in one Excel workbook."
-        ))
+            "answers that were left out. Export saves every table in one Excel workbook.")
         layout.addWidget(self.results, 1)
 
     def shows_next(self) -> bool:

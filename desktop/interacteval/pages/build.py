@@ -26,16 +26,12 @@ from core.interacteval import session as st
 from core.interacteval.model import (
     AttributeCluster,
 )
+from core.words import count
 from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import (
-    hint_label,
-    intro_label,
-    row_table,
-    title_label,
-)
+from desktop.widgets import hint_label, page_layout, row_table
 
 __all__ = ["BUILD_STEPS", "BuildPage"]
 
@@ -182,13 +178,12 @@ class BuildPage(InteractEvalPage):
         body.addWidget(left)
         body.addWidget(self.build_stack, 1)
         self.build_note = hint_label()
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Build the checklist, step by step"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Build the checklist, step by step",
             "The model turns the attributes into a checklist in five steps. Each result is "
             "shown here and <b>you can change it before the next step runs</b>: the next step "
             "reads your version. A step whose input changed since it ran is marked “out of "
-            "date”. Run one step at a time, or all remaining steps at once."))
+            "date”. Run one step at a time, or all remaining steps at once.")
         layout.addWidget(self.build_note)
         layout.addLayout(body, 1)
         layout.addWidget(self.build_panel)
@@ -217,7 +212,7 @@ class BuildPage(InteractEvalPage):
             origin, was_edited = st.checklist_origin(self.project, name)
             made = "imported" if origin == "imported" else "made"
             edited = " and edited in the checklist editor" if was_edited else ""
-            text = f"{len(checklist.items)} questions ({made}{edited})."
+            text = f"{count(len(checklist.items), 'question')} ({made}{edited})."
             if not current and made != "imported":
                 return ("<span style='color:#b45309'>Out of date: the sub-questions changed "
                         "since. Run again to use them (this replaces the checklist).</span> "
@@ -271,8 +266,9 @@ class BuildPage(InteractEvalPage):
             if checklist is not None:
                 remarks = "".join(f"<br>• {r}" for r in checklist.remarks)
                 self.checklist_summary.setText(
-                    f"The checklist of {name} has <b>{len(checklist.items)} questions</b> under "
-                    f"{len(checklist.components)} components. Edit it on the next page "
+                    f"The checklist of {name} has <b>{count(len(checklist.items), 'question')}</b> "
+                    f"under {count(len(checklist.components), 'component')}. Edit it on the next "
+                    "page "
                     f"(Checklist).{remarks}")
             else:
                 self.checklist_summary.setText("No checklist yet.")

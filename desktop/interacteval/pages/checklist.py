@@ -6,19 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import (
-    QVBoxLayout,
-)
 
 from core.interacteval import session as st
+from core.words import count
 from desktop.file_dialogs import save_file
 from desktop.interacteval.checklist_editor import ChecklistEditor
 from desktop.interacteval.pages._base import InteractEvalPage
-from desktop.widgets import (
-    hint_label,
-    intro_label,
-    title_label,
-)
+from desktop.widgets import hint_label, page_layout
 
 
 class ChecklistPage(InteractEvalPage):
@@ -32,15 +26,14 @@ class ChecklistPage(InteractEvalPage):
         self.editor.export_requested.connect(self._ask_export_checklists)
         self.editor.saved.connect(lambda _c: self.wizard.update_nav())
         self.checklist_message = hint_label()
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Check and edit the checklist"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Check and edit the checklist",
             "These Yes/No questions will be asked about every text; “Yes” is always the good "
             "answer. Components are headings (their key question is not asked). Double-click "
             "a question to change it, drag it to reorder or to move it under another "
             "component, or use the buttons. Select a question to see the think-aloud "
             "attributes it came from and whose they were. Every change is saved at once with "
-            "your name (Settings → Your name)."))
+            "your name (Settings → Your name).")
         layout.addWidget(self.checklist_message)
         layout.addWidget(self.editor, 1)
 
@@ -63,8 +56,8 @@ class ChecklistPage(InteractEvalPage):
         else:
             people = sum(1 for i in checklist.items if i.edited_by)
             self.checklist_message.setText(
-                f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
-                f"components; {people} changed by people.")
+                f"{name}: {count(len(checklist.items), 'question')} under "
+                f"{count(len(checklist.components), 'component')}; {people} changed by people.")
 
     def ask_checklist_import_path(self) -> str | None:
         return self.editor.ask_import_path()

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QPushButton,
-    QVBoxLayout,
 )
 
 from core.interacteval import session as st
@@ -18,12 +17,7 @@ from core.interacteval.model import (
 )
 from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
-from desktop.widgets import (
-    hint_label,
-    intro_label,
-    row_table,
-    title_label,
-)
+from desktop.widgets import hint_label, page_layout, row_table
 
 
 class DimensionsPage(InteractEvalPage):
@@ -59,15 +53,14 @@ class DimensionsPage(InteractEvalPage):
                   self.sample_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("InteractEval: what should a good text do?"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "InteractEval: what should a good text do?",
             "List the qualities (<b>dimensions</b>) you want to score, each with a definition in "
             "plain words, for example “Coherence: the sentences follow on from one another”. "
             "EvalDesk will build a Yes/No checklist for each dimension from your own notes and "
             "from AI models thinking aloud, and then score every text with it. Double-click a "
             "cell to edit it. Not sure where to start? Use SummEval's four dimensions as a "
-            "template, or try the sample set."))
+            "template, or try the sample set.")
         layout.addLayout(buttons)
         layout.addWidget(self.dimensions_view, 1)
         layout.addWidget(hint_label("Renaming a dimension later takes its notes, samples, build "

@@ -7,20 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import (
-    QVBoxLayout,
-)
 
 from core.interacteval import session as st
 from desktop.file_dialogs import save_file
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.interacteval.results import ResultsView
 from desktop.runner import RunOutcome
-from desktop.widgets import (
-    intro_label,
-    title_label,
-    xlsx_path,
-)
+from desktop.widgets import page_layout, xlsx_path
 
 
 class ResultsPage(InteractEvalPage):
@@ -33,13 +26,12 @@ class ResultsPage(InteractEvalPage):
         self.results.export_requested.connect(self._ask_export_results)
         self.results.export_checklists_requested.connect(self._ask_export_checklists)
         self.results.include_samples_changed.connect(self.set_include_samples)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Results"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Results",
             "Every text's score on every dimension, and every Yes/No answer behind it: select "
             "a text to see them. The Distribution tab shows how the scores spread; the "
             "Agreement tab compares them with the human scores, if the texts had any. Export "
-            "saves everything in one Excel workbook."))
+            "saves everything in one Excel workbook.")
         layout.addWidget(self.results, 1)
 
     def refresh(self) -> None:

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QVBoxLayout,
 )
 
 from core.interacteval.model import ScoredSample
@@ -21,12 +20,7 @@ from desktop.interacteval.models import SamplesModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import (
-    hint_label,
-    intro_label,
-    row_table,
-    title_label,
-)
+from desktop.widgets import hint_label, page_layout, row_table
 
 
 class SamplesPage(InteractEvalPage):
@@ -60,14 +54,13 @@ class SamplesPage(InteractEvalPage):
         top.addWidget(self.samples_file_button)
         top.addWidget(self.suggest_button)
         top.addWidget(self.samples_label, 1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Sample texts the assessors look at"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Sample texts the assessors look at",
             "Before thinking aloud, each AI assessor reads the definition and a few texts that "
             "people have already scored. The paper used <b>4 per dimension</b>, spread over the "
             "score range. Import a scored sheet: EvalDesk suggests 4 for the dimension chosen "
             "at the top right; tick or untick to change the choice. Samples are optional, but "
-            "they help the models see what a good and a poor text look like."))
+            "they help the models see what a good and a poor text look like.")
         layout.addLayout(top)
         layout.addWidget(self.samples_panel)
         layout.addWidget(self.samples_view, 1)

@@ -18,14 +18,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval import session as st
+from core.words import count
 from desktop.file_dialogs import open_file
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import (
-    intro_label,
-    title_label,
-)
+from desktop.widgets import page_layout
 
 
 class ScorePage(InteractEvalPage):
@@ -98,9 +96,8 @@ class ScorePage(InteractEvalPage):
         run_row = QHBoxLayout()
         run_row.addWidget(self.score_button)
         run_row.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Score the texts"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Score the texts",
             "Choose the spreadsheet with the texts to score and say which column holds what. "
             "The model answers every checklist question about every text; the score is "
             "1 + 4 × (yes answers / questions), from 1 to 5; a question left unanswered is "
@@ -108,7 +105,7 @@ class ScorePage(InteractEvalPage):
             "shown as incomplete, and scoring again asks again). Each scored text is "
             "saved at once: Cancel any time, and scoring again continues where it stopped "
             "without asking the model twice. Human scores, if the sheet has them, are used "
-            "only to show the agreement."))
+            "only to show the agreement.")
         layout.addLayout(top)
         layout.addLayout(body, 1)
         layout.addLayout(run_row)
@@ -282,17 +279,18 @@ class ScorePage(InteractEvalPage):
                              + " ".join(read.errors) + "</span>")
             else:
                 humans = [d for d, c in self.state.texts.human.items() if c]
-                parts.append(f"<b>{len(read.items)} texts</b> from {read.describe}"
+                parts.append(f"<b>{count(len(read.items), 'text')}</b> from {read.describe}"
                              + (f", with human scores for {', '.join(humans)}" if humans else
                                 "") + ".")
                 if read.problems:
-                    parts.append(f"{len(read.problems)} note(s): " + " ".join(read.problems[:3]))
+                    parts.append(f"{count(len(read.problems), 'note')}: " + " ".join(read.problems[:3]))
         if checklists:
             n_q = sum(len(c.items) for c in checklists)
             calls = (len(self.wizard.opened_texts.read.items) if self.wizard.opened_texts else 0) * (
                 len(checklists) if self.state.scoring.mode == "checklist" else n_q)
-            parts.append(f"Checklists: {', '.join(f'{c.dimension} ({len(c.items)} questions)' for c in checklists)}; "
-                         f"about {calls:,} model calls.")
+            listed = ", ".join(f"{c.dimension} ({count(len(c.items), 'question')})"
+                               for c in checklists)
+            parts.append(f"Checklists: {listed}; about {count(calls, 'model call')}.")
         else:
             parts.append("<span style='color:#b42318'>There is no checklist yet: build one "
                          "first.</span>")
@@ -334,7 +332,7 @@ class ScorePage(InteractEvalPage):
         self.score_panel.show()
         self.score_button.setText("Scoring…")
         return self.wizard.run_step(self.score_panel, job,
-                          title=f"Scoring {len(items)} texts with {profile.name}",
+                          title=f"Scoring {count(len(items), 'text')} with {profile.name}",
                           on_done=self._scoring_done, busy="score")
 
     def _scoring_done(self, outcome: RunOutcome) -> None:

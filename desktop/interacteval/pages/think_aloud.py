@@ -27,17 +27,13 @@ from core.interacteval import session as st
 from core.interacteval.model import (
     Attribute,
 )
+from core.words import count
 from desktop.file_dialogs import open_file
 from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import (
-    hint_label,
-    intro_label,
-    row_table,
-    title_label,
-)
+from desktop.widgets import hint_label, page_layout, row_table
 
 
 class ThinkAloudPage(InteractEvalPage):
@@ -135,14 +131,13 @@ class ThinkAloudPage(InteractEvalPage):
         split.addWidget(left)
         split.addWidget(right)
         split.setSizes([430, 650])
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Think aloud: what matters when rating?"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Think aloud: what matters when rating?",
             "AI models and people each say what they keep in mind when rating the dimension. "
             "The paper found that people are better at inner qualities (coherence, fluency) and "
             "models at matching the source (consistency, relevance), and that <b>both together "
             "work best</b>. Run one or more models from Settings, and type or import your own "
-            "notes. The table on the right lists every attribute with whose it is."))
+            "notes. The table on the right lists every attribute with whose it is.")
         layout.addWidget(split, 1)
 
     def refresh(self) -> None:
@@ -195,7 +190,7 @@ class ThinkAloudPage(InteractEvalPage):
         self.attributes_model.set_rows(rows)
         self.attributes_view.resizeRowsToContents()
         self.attributes_label.setText(
-            f"<b>{len(rows)} attributes for {name}</b>: {len(models)} from models, "
+            f"<b>{count(len(rows), 'attribute')} for {name}</b>: {len(models)} from models, "
             f"{len(notes)} from people.")
         failures = stored.value.failures if stored is not None else []
         self.failures_label.setText("\n".join(f"{f.who} failed: {f.message}" for f in failures))

@@ -23,7 +23,7 @@ from desktop.file_dialogs import open_files
 from desktop.majeval.pages._base import MajEvalPage, st
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, intro_label, title_label
+from desktop.widgets import hint_label, page_layout
 
 __all__ = ["DocumentsPage"]
 
@@ -92,14 +92,13 @@ class DocumentsPage(MajEvalPage):
         splitter.addWidget(left)
         splitter.addWidget(right)
         splitter.setSizes([260, 740])
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Documents about the stakeholders"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Documents about the stakeholders",
             "Add the research papers or reports that describe the people who care about this "
             "content (parents, teachers, clinicians, patients…). EvalDesk reads the text of "
             "each page and leaves out the reference list. Check the text of each page on the "
             "right and correct it where the extraction went wrong: the model reads exactly "
-            "this text, and every persona will point back to a sentence in it."))
+            "this text, and every persona will point back to a sentence in it.")
         layout.addLayout(buttons)
         layout.addWidget(self.doc_warnings)
         layout.addWidget(self.doc_errors)

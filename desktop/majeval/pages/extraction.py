@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QPushButton
 
 from core.majeval.model import COPIED
 from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.majeval.persona_editor import PersonaEditor
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, intro_label, note_box, title_label
+from desktop.widgets import hint_label, note_box, page_layout
 
 __all__ = ["ExtractionPage", "PersonasPage"]
 
@@ -43,15 +43,14 @@ class ExtractionPage(MajEvalPage):
         row.addWidget(self.extract_profile)
         row.addStretch(1)
         row.addWidget(self.extract_button)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Find the stakeholders and write personas"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Find the stakeholders and write personas",
             "The model reads each document in parts and lists the kinds of people it mentions "
             "and what they care about, each with a sentence from the text as evidence. It then "
             "puts similar stakeholders into groups (for example “parents” and “caregivers”) and "
             "writes one persona for each distinct point of view. You check and edit everything "
             "on the next page. A document that has not changed is not read again, and Cancel "
-            "keeps what is finished."))
+            "keeps what is finished.")
         layout.addLayout(row)
         layout.addWidget(self.extract_notice)
         layout.addWidget(self.extract_panel)
@@ -114,8 +113,8 @@ class ExtractionPage(MajEvalPage):
         read = [d.name for d in docs if state.extracted.get(d.name)]
         if personas:
             self.extract_summary.setText(
-                f"<b>{len(personas)} personas in {len(groups)} groups</b> "
-                f"({', '.join(groups)}) from {len(read)} of {len(docs)} documents. "
+                f"<b>{count(len(personas), 'persona')} in {count(len(groups), 'group')}</b> "
+                f"({', '.join(groups)}) from {len(read)} of {count(len(docs), 'document')}. "
                 "Press Next to check them.")
         else:
             self.extract_summary.setText("No personas yet.")
@@ -144,14 +143,13 @@ class PersonasPage(MajEvalPage):
         self.editor.changed.connect(self._personas_changed)
         self.personas_notice = note_box()
         self.personas_notice.hide()
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Check and edit the personas"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Check and edit the personas",
             "Each persona stands for one point of view found in your documents; the personas "
             "of a group discuss every item together. Change any text, drag a persona onto "
             "another group, rename or merge groups, add or delete personas. Each persona's "
             "evidence opens the page it comes from. Your changes are saved at once and marked "
-            "as yours (✎); Undo takes back the last change."))
+            "as yours (✎); Undo takes back the last change.")
         layout.addWidget(self.personas_notice)
         layout.addWidget(self.editor, 1)
 

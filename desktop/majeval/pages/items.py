@@ -27,7 +27,7 @@ from desktop.majeval.pages._base import MajEvalPage, st
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, intro_label, title_label
+from desktop.widgets import hint_label, page_layout
 
 __all__ = ["ItemsPage"]
 
@@ -110,14 +110,13 @@ class ItemsPage(MajEvalPage):
         top = QHBoxLayout()
         top.addWidget(columns_box, 2)
         top.addWidget(dims_box, 3)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Items to judge"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Items to judge",
             "Choose the spreadsheet with the AI-generated content, one item per row, and say "
             "which column holds the content, which its context (the story section, the source "
             "text) and, if you have them, people's ratings. Then name what the personas should "
             "score: one “Overall quality” on a 1-5 scale, or your own dimensions, each with a "
-            "short definition."))
+            "short definition.")
         layout.addLayout(file_row)
         layout.addLayout(top)
         layout.addWidget(self.items_problems)

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
-    QVBoxLayout,
 )
 
 from core.majeval.model import DebateSettings
@@ -28,7 +27,7 @@ from desktop.majeval.persona_editor import lonely_text
 from desktop.majeval.results import ResultsView, table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, intro_label, note_box, title_label, xlsx_path
+from desktop.widgets import hint_label, intro_label, note_box, page_layout, xlsx_path
 
 __all__ = ["ResultsPage", "RunPage"]
 
@@ -84,16 +83,15 @@ class RunPage(MajEvalPage):
         row = QHBoxLayout()
         row.addWidget(self.run_summary, 1)
         row.addWidget(self.run_button, 0, Qt.AlignmentFlag.AlignTop)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Run the debates"))
-        layout.addWidget(intro_label(
+        layout = page_layout(
+            self, "Run the debates",
             "For every item, the personas of each group first judge it alone, then discuss it: "
             "a coordinator gives every persona the floor, letting the one addressed by name or "
             "the one who disagrees most speak next, until nobody disagrees or the rounds are "
             "used up. A group of one persona cannot debate: its persona's own judgement counts. "
             "A neutral summary of each group's views and the group's mean score follow. "
             "Finished debates are saved one by one; after Cancel (or a crash) the run goes on "
-            "where it stopped."))
+            "where it stopped.")
         layout.addWidget(options)
         layout.addWidget(self.lonely_notice)
         layout.addLayout(row)
@@ -215,8 +213,7 @@ class ResultsPage(MajEvalPage):
             "the full debate (who spoke, and why the coordinator chose them), how the debate "
             "changed the scores, and how well the personas agree with each other and with "
             "people's ratings. Export writes all of it to one Excel workbook.")
-        layout = QVBoxLayout(self)
-        layout.addWidget(title_label("Results"))
+        layout = page_layout(self, "Results")
         layout.addWidget(self.results_intro)
         layout.addWidget(self.results, 1)
 

@@ -6,13 +6,13 @@ from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QTimer, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton
 
 from core.majeval.inputs import task_text
 from desktop.majeval.pages._base import MajEvalPage, st
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import alert_box, intro_label, title_label
+from desktop.widgets import alert_box, intro_label, page_layout
 
 __all__ = ["TaskPage"]
 
@@ -53,9 +53,7 @@ class TaskPage(MajEvalPage):
         #: Shown when the stored choices could not be read (they are kept aside in the project).
         self.recovered_notice = alert_box()
         self.recovered_notice.hide()
-        layout = QVBoxLayout(self)
-        layout.addWidget(
-            title_label("MAJ-Eval: judge AI-generated content through stakeholders' eyes"))
+        layout = page_layout(self, "MAJ-Eval: judge AI-generated content through stakeholders' eyes")
         layout.addWidget(self.recovered_notice)
         layout.addWidget(intro_label(
             "Describe in one paragraph what is being judged and for whom. The paragraph is "
