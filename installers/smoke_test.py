@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold-starts", type=int, default=1, metavar="N",
                         help="start the window N times and print the times")
     args = parser.parse_args(argv)
-    app = Path(args.app)
+    app = Path(args.app).absolute()  # the checks start the app from other working folders
     if not app.exists():
         print(f"{app} does not exist: build it first with `make dist`.", file=sys.stderr)
         return 1

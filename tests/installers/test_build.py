@@ -225,3 +225,17 @@ def test_smoke_test_on_windows_uses_the_console_twin_and_a_working_environment(t
     monkeypatch.setattr(smoke, "WINDOWS", False)
     assert smoke.headless(app) == app  # elsewhere the app prints itself
     assert "SYSTEMROOT" not in smoke.clean_env(tmp_path)
+
+
+def test_smoke_test_runs_a_relative_app_path_from_any_folder(tmp_path, monkeypatch):
+    """build.py passes dist/EvalDesk/evaldesk relative to the checkout; the AQER check starts the
+    app from a temporary folder, so the path must be made absolute first."""
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "evaldesk").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    seen = []
+    for check in ("version_check", "aqer_check", "local_model_check"):
+        monkeypatch.setattr(smoke, check, lambda app: seen.append(app) or True)
+    monkeypatch.setattr(smoke, "gui_check", lambda app, runs: seen.append(app) or True)
+    assert smoke.main(["--app", "dist/evaldesk"]) == 0
+    assert seen == [tmp_path / "dist" / "evaldesk"] * 4 and all(p.is_absolute() for p in seen)
