@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.setup-done
 
-.PHONY: setup run test lint bench dist deb smoke clean
+.PHONY: setup run test lint bench dist deb installer smoke clean
 
 # Set up once (and again whenever pyproject.toml changes).
 $(STAMP): pyproject.toml
@@ -31,14 +31,16 @@ test: $(STAMP)
 bench: $(STAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
+# Both go through installers/build.py, the one build script the GitHub workflow runs on Windows,
+# macOS and Linux (it installs the `build` extra, i.e. PyInstaller, when it is missing).
 # The one-folder app in dist/EvalDesk/ (PyInstaller, build.spec; 4-7 min on 2 cores).
 dist: $(STAMP)
-	$(PY) -c "import PyInstaller" 2>/dev/null || $(PY) -m pip install --quiet --quiet -e ".[build]"
-	$(PY) -m PyInstaller --noconfirm --log-level WARN build.spec
+	$(PY) installers/build.py --no-package --skip-smoke
 
-# Linux installer: dist/evaldesk_<version>_<arch>.deb around dist/EvalDesk/.
-deb: dist
-	installers/linux/build_deb.sh
+# This system's installer around the app, after the smoke test, with dist/SHA256SUMS:
+# on Linux dist/evaldesk_<version>_<arch>.deb (DEB_COMPRESSION=zstd: faster, a little bigger).
+deb installer: $(STAMP)
+	$(PY) installers/build.py
 
 # Checks the built app without Python: --version, headless AQER vs source, the window under Xvfb.
 smoke: $(STAMP)

@@ -40,6 +40,9 @@ AQER_ARGS = ["--grade-col", "grade", "--device", "cpu"]
 DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
 
 
+WINDOWS = sys.platform == "win32"
+
+
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """An environment without any trace of this Python: only what a desktop session has."""
     env = {
@@ -51,8 +54,33 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
     for name in ("DISPLAY", "XAUTHORITY", "TMPDIR"):
         if name in os.environ:
             env[name] = os.environ[name]
+    if WINDOWS:  # Windows programs need their system folders; the user folders point into home
+        system_root = os.environ.get("SYSTEMROOT", r"C:\Windows")
+        env.update({
+            "PATH": f"{system_root}\\System32;{system_root}",
+            "SYSTEMROOT": system_root,
+            "WINDIR": os.environ.get("WINDIR", system_root),
+            "USERPROFILE": str(home),
+            "APPDATA": str(home / "AppData" / "Roaming"),
+            "LOCALAPPDATA": str(home / "AppData" / "Local"),
+        })
+        for name in ("TEMP", "TMP", "SYSTEMDRIVE", "COMSPEC", "PROCESSOR_ARCHITECTURE",
+                     "NUMBER_OF_PROCESSORS"):
+            if name in os.environ:
+                env[name] = os.environ[name]
     env.update(extra)
     return env
+
+
+def exe_name(name: str) -> str:
+    return name + ".exe" if WINDOWS else name
+
+
+def headless(app: Path) -> Path:
+    """The executable for the command-line checks: on Windows the console twin evaldesk-cli.exe
+    (the windowed evaldesk.exe has no console to print to), elsewhere the app itself."""
+    cli = app.with_name(exe_name("evaldesk-cli"))
+    return cli if WINDOWS and cli.exists() else app
 
 
 def check(ok: bool, what: str, detail: str = "") -> bool:
@@ -65,8 +93,9 @@ def version_check(app: Path) -> bool:
     from core import __version__
 
     ok = True
-    for exe in (app, app.with_name("evaldesk-cli")):
-        if not exe.exists():
+    for exe in (app, app.with_name(exe_name("evaldesk-cli"))):
+        if not exe.exists() or (WINDOWS and exe == app and headless(app) != app):
+            continue  # Windows: the windowed app prints nowhere; its console twin is checked
             continue
         with tempfile.TemporaryDirectory() as tmp:
             result = subprocess.run([str(exe), "--version"], env=clean_env(Path(tmp)),
@@ -133,7 +162,7 @@ def aqer_check(app: Path) -> bool:
             return False
         started = time.perf_counter()
         bundle = subprocess.run(
-            [str(app), "aqer", str(sample), "-o", str(from_bundle), *AQER_ARGS],
+            [str(headless(app)), "aqer", str(sample), "-o", str(from_bundle), *AQER_ARGS],
             cwd=work, env=clean_env(work), capture_output=True, text=True, timeout=600, check=False,
         )
         bundle_s = time.perf_counter() - started
@@ -149,7 +178,7 @@ def local_model_check(app: Path) -> bool:
     """``evaldesk llm test`` with the default profile: litellm + llama.cpp + the bundled Gemma."""
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        result = subprocess.run([str(app), "llm", "test", "--timeout", "600"],
+        result = subprocess.run([str(headless(app)), "llm", "test", "--timeout", "600"],
                                 env=clean_env(Path(tmp)), capture_output=True, text=True,
                                 timeout=900, check=False)
         took = time.perf_counter() - started
@@ -231,13 +260,14 @@ def gui_check(app: Path, runs: int) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--app", default=str(ROOT / "dist" / "EvalDesk" / "evaldesk"),
-                        help="the built evaldesk executable (default dist/EvalDesk/evaldesk)")
+    parser.add_argument("--app", default=str(ROOT / "dist" / "EvalDesk" / exe_name("evaldesk")),
+                        help="the built evaldesk executable (default dist/EvalDesk/evaldesk, "
+                             "evaldesk.exe on Windows)")
     parser.add_argument("--gui-only", action="store_true", help="only the window check")
     parser.add_argument("--cold-starts", type=int, default=1, metavar="N",
                         help="start the window N times and print the times")
     args = parser.parse_args(argv)
-    app = Path(args.app)
+    app = Path(args.app).absolute()  # the checks start the app from other working folders
     if not app.exists():
         print(f"{app} does not exist: build it first with `make dist`.", file=sys.stderr)
         return 1

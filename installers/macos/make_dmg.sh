@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# dist/EvalDesk.app -> dist/EvalDesk-<version>.dmg (a window with the app and a link to
-# /Applications). Run on macOS after `make dist`. See installers/macos/README.md for signing.
+# dist/EvalDesk.app -> dist/EvalDesk-<version>-macos-<arm64|x86_64>.dmg (a window with the app
+# and a link to /Applications). Run on macOS after the app is built; installers/build.py runs it.
+# The file name carries the processor type: Apple silicon and Intel Macs each need their own build.
+# See installers/macos/README.md for signing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 APP=dist/EvalDesk.app
 [ -d "$APP" ] || { echo "$APP not found: run 'make dist' on macOS first" >&2; exit 1; }
 VERSION=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' core/__init__.py)
 STAGE=build/dmg
-OUT=dist/EvalDesk-${VERSION}.dmg
+OUT=dist/EvalDesk-${VERSION}-macos-$(uname -m).dmg
 rm -rf "$STAGE" "$OUT" && mkdir -p "$STAGE"
 cp -R "$APP" "$STAGE/"
 ln -s /Applications "$STAGE/Applications"
