@@ -491,14 +491,29 @@ class MainWindow(QMainWindow):
             return False
         self._set_project(project)
         if project.is_temporary:  # an unsaved project from an earlier session
-            self.show_home()
+            self.show_project_work()
             self.status("Opened an unsaved project. Use File → Save As to give it a name and a "
                         "place.")
             return True
         self._remember(project.path)
-        self.show_home()
+        self.show_project_work()
         self.status(f"Opened {project.path.name}.")
         return True
+
+    def show_project_work(self) -> None:
+        """Go where the open project's work is: its method's wizard, which shows the furthest
+        step reached (the results when they exist); the home screen when no method was
+        started yet or its wizard cannot open."""
+        project = self.project
+        opener = wizard_for(project.method) if project is not None and project.method else None
+        if opener is None:
+            self.show_home()
+            return
+        try:
+            opener(self)
+        except Exception:  # the project is open either way; the home screen lists the methods
+            log.exception("Opening the %s wizard of %s failed", project.method, project)
+            self.show_home()
 
     def _offer_break_lock(self, target: Path, exc: ProjectLocked) -> QMessageBox:
         box = QMessageBox(

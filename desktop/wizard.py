@@ -32,7 +32,7 @@ from PySide6.QtWidgets import QStackedWidget, QWidget
 
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
-from desktop.widgets import frame_layout, navigation, step_buttons
+from desktop.widgets import frame_layout, navigation, note_box, step_buttons
 
 __all__ = ["WizardPage", "WizardShell", "open_wizard"]
 
@@ -127,6 +127,24 @@ class WizardShell(QWidget):
         self.steps_row, self.step_buttons = step_buttons(self.keys, titles, self.show_page)
         nav = navigation(self, self.HOME_TIP, self.go_home, message_name="errorText")
         frame_layout(self, self.steps_row, self.stack, nav)
+        #: Says that a run of this method was interrupted (EvalDesk closed, killed or crashed
+        #: while it ran), how far it got, and that starting it again resumes.
+        self.interrupted_note = note_box()
+        self.layout().insertWidget(1, self.interrupted_note)
+        self.show_interrupted()
+
+    def show_interrupted(self) -> None:
+        """Show or hide :attr:`interrupted_note` from the project's runs of this method."""
+        from core.project.interrupted import interrupted_runs
+
+        found = []
+        if self.METHOD and self.project is not None and not getattr(self.project, "closed", False):
+            try:
+                found = interrupted_runs(self.project, self.METHOD)
+            except Exception:  # a note must never stop the wizard from opening
+                log.exception("Reading the interrupted runs failed")
+        self.interrupted_note.setText(found[0].sentence() if found else "")
+        self.interrupted_note.setVisible(bool(found) and not self.busy)
 
     # ------------------------------------------------------------------ who and which model
     @property
@@ -249,6 +267,10 @@ class WizardShell(QWidget):
     # ------------------------------------------------------------------------- long steps
     def set_busy(self, what: str) -> None:
         self.busy = what
+        if what:
+            self.interrupted_note.hide()
+        else:
+            self.show_interrupted()
         for page in self.pages.values():
             page.busy_changed(what)
         self.update_nav()

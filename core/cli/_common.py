@@ -75,7 +75,10 @@ def open_project(path: str | None, method: str) -> Project | None:
 
     try:
         if Path(path).exists():
-            return Project.open(path)
+            project = Project.open(path)
+            if not project.method:  # the method is recorded when it is first used in a project
+                project.set_method(method)
+            return project
         return Project.create(path, method=method)
     except ProjectError as exc:
         raise UserError(str(exc)) from None

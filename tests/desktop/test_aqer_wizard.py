@@ -261,6 +261,9 @@ def test_reopen_shows_results_without_recomputing(qtbot, window, tiny, tmp_path)
 
     fresh = TinyEncoder()
     assert window.open_project(tmp_path / "mine.evaldesk")
+    # opening the project goes straight to its method's furthest step: the results
+    shown = window.stack.currentWidget()
+    assert type(shown).__name__ == "AqerWizard" and shown.page == "results"
     runs_before = len(window.project.list_runs())
     again = open_aqer_wizard(window, encoder_factory=fresh.factory)
     assert again is not wiz

@@ -144,3 +144,35 @@ def test_a_new_project_retires_the_wizard_and_stops_its_step(window, qtbot):
     # the next start makes a new wizard for the new project
     again = make(window)
     assert again is not wizard and again.project is window.project
+
+
+def test_an_interrupted_run_is_said_on_opening_and_hidden_while_a_step_runs(window, qtbot):
+    """After a crash or kill the run is still marked running: the wizard says so, how far it
+    got, and that starting again resumes; nothing is said for runs that ended."""
+    project = window.ensure_project(method="aqer")
+    ended = project.start_run("aqer", "embed", {"model": "a"})
+    project.finish_run(ended, "finished", "")
+    run_id = project.start_run("aqer", "embed", {"model": "b"})
+    project.put_result(run_id, "answer", "1", {"v": 1})
+    project.put_result(run_id, "answer", "2", {"v": 2})
+    project.put_result(run_id, "answer", "3", None, status="failed", error="bad")
+    wizard = make(window)
+    note = wizard.interrupted_note
+    assert not note.isHidden()
+    assert "interrupted" in note.text() and "2 units finished and kept" in note.text()
+    assert "1 failed" in note.text() and "resumes" in note.text()
+
+    release = threading.Event()
+    wizard.run_step(wizard.pages["first"].panel, lambda progress, cancel: release.wait(5),
+                    title="Again")
+    assert note.isHidden()  # while a step runs the note would be stale
+    project.finish_run(run_id, "finished", "")
+    release.set()
+    qtbot.waitUntil(lambda: wizard.busy == "", timeout=5000)
+    assert note.isHidden()  # the run ended: nothing to say any more
+
+
+def test_no_note_when_every_run_ended(window):
+    project = window.ensure_project(method="aqer")
+    project.finish_run(project.start_run("aqer", "embed", {}), "cancelled", "stopped")
+    assert make(window).interrupted_note.isHidden()

@@ -84,3 +84,15 @@ def test_info_works_while_the_project_is_open_in_the_app(tmp_path, capsys):
         project.add_input("task", "t", {"text": "x"})
         assert main(["project", "info", str(path)]) == 0
     assert _lines(capsys.readouterr().out)["Inputs"] == "1"
+
+
+def test_a_command_records_its_method_in_a_project_that_had_none(tmp_path):
+    """`evaldesk project info` no longer says "not chosen yet" after runs in the project."""
+    from core.cli._common import cli_project
+
+    path = tmp_path / "mine.evaldesk"
+    Project.create(path).close()
+    with cli_project(str(path), "aqer") as project:
+        assert project.method == "aqer"
+    with cli_project(str(path), "majeval") as project:
+        assert project.method == "aqer"  # a method once recorded stays
