@@ -1292,10 +1292,11 @@ class OpenedSheet:
 
 
 def open_sheet(path: str | os.PathLike[str], sheet: str | None = None) -> OpenedSheet:
-    """List the sheets and read ``sheet`` when the file has it, else the first one.
+    """List the sheets and read ``sheet`` when the file has it (in any case), else the first.
     Raises :class:`TableError` when the file cannot be read at all."""
     sheets = list_sheets(path)
-    chosen = sheet if sheet in sheets else sheets[0]
+    same = [n for n in sheets if sheet is not None and n.casefold() == sheet.casefold()]
+    chosen = sheet if sheet in sheets else (same[0] if len(same) == 1 else sheets[0])
     return OpenedSheet(sheets, chosen, read_table(path, chosen))
 
 
@@ -1468,6 +1469,15 @@ def read_mapped_rows(
     if out.errors:
         return out
     frame = mapped.frame
+    texts = [t for t in frame[required] if t.strip()] if required in frame else []
+    numeric = sum(1 for t in texts if cell_number(t) is not None)
+    if texts and numeric >= max(3, 0.8 * len(texts)):
+        out.errors.append(
+            f"{read.describe()}: the column “{mapping[required]}” chosen for the {what} holds "
+            f"numbers, not texts ({numeric} of {len(texts)} cells). Choose the column that "
+            f"holds the {what}."
+        )
+        return out
     number_roles = dict(numbers or {})
     seen: dict[str, int] = {}
     for row in mapped.rows:

@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.stack)
 
         self.usage = UsageIndicator()
+        self.project_changed.connect(self.usage.start_project)
         self.project_label = QLabel()
         self.project_label.setObjectName("hint")
         self.statusBar().addPermanentWidget(self.project_label)

@@ -1,4 +1,4 @@
-"""The status-bar read-out of language-model usage in this session: calls, tokens, cost.
+"""The status-bar read-out of language-model usage for the open project: calls, tokens, cost.
 
 ``core.llm`` calls its usage listeners with the session totals (an object with ``calls``,
 ``cache_hits``, ``prompt_tokens``, ``completion_tokens`` and ``cost``). Importing ``core.llm``
@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
+from types import SimpleNamespace
 from typing import Any
 
 from PySide6.QtCore import QTimer, Signal, Slot
@@ -59,7 +60,7 @@ class UsageIndicator(QLabel):
         self.last_usage: Any = None
         self.setText(format_usage(None))
         self.setToolTip(
-            "Language-model use in this session: number of calls (answers reused from the "
+            "Language-model use for the open project since it was opened: number of calls (answers reused from the "
             "project's cache cost nothing), tokens sent and received, and the estimated cost "
             "from litellm's price list (0 for models on this computer)."
         )
@@ -76,10 +77,30 @@ class UsageIndicator(QLabel):
         except RuntimeError:  # the indicator is gone (app closing)
             pass
 
+    #: The totals :meth:`start_project` subtracts, so the read-out belongs to the open project.
+    _FIELDS = ("calls", "cache_hits", "failures", "calls_without_cost", "prompt_tokens",
+               "completion_tokens", "cost")
+
     @Slot(object)
     def _apply(self, usage: Any) -> None:
+        self.session_usage = usage
+        base = getattr(self, "_baseline", None)
+        if usage is not None and base is not None:
+            usage = SimpleNamespace(**{f: (getattr(usage, f, 0) or 0) - (getattr(base, f, 0) or 0)
+                                       for f in self._FIELDS})
         self.last_usage = usage
         self.setText(format_usage(usage))
+
+    @Slot(object)
+    def start_project(self, project: Any = None) -> None:
+        """Count from zero for a newly opened project (the read-out is the open project's use
+        since it was opened, never the previous project's); the same project saved under a new
+        name keeps its count."""
+        if project is not None and project is getattr(self, "_project", None):
+            return
+        self._project = project
+        self._baseline = getattr(self, "session_usage", None)
+        self._apply(self._baseline)
 
     def attach(self) -> bool:
         """Register with ``core.llm`` (importing it). False when it is not available."""

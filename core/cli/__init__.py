@@ -21,7 +21,16 @@ from collections.abc import Sequence
 from core import __version__
 from core.runs import ProgressState
 
-__all__ = ["COMMANDS", "EXIT_SOME_FAILED", "UserError", "build_parser", "main", "stderr_progress"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_SOME_FAILED",
+    "QUIET_LOGGERS",
+    "UserError",
+    "build_parser",
+    "configure_logging",
+    "main",
+    "stderr_progress",
+]
 
 #: Exit code when results were written but some items failed (they are marked failed in the file).
 EXIT_SOME_FAILED = 3
@@ -66,6 +75,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="EvalDesk: evaluate AI-generated text. Run without a command to open the app.",
     )
     parser.add_argument("--version", action="version", version=f"EvalDesk {__version__}")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also print the libraries' own messages (litellm, llama.cpp, HTTP); "
+                        "may stand anywhere on the line")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_line) in COMMANDS.items():
         if command is not None and name != command:
@@ -80,8 +92,34 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+#: Libraries whose INFO lines would bury our own messages in the terminal.
+QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore",
+                 "llama_cpp", "sentence_transformers", "urllib3", "filelock")
+
+
+def configure_logging(verbose: bool) -> None:
+    """Keep the libraries' INFO lines out of the terminal unless ``--verbose`` asks for them
+    (then everything from INFO up goes to stderr)."""
+    import logging
+    import os
+
+    if verbose:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                            format="%(levelname)s %(name)s: %(message)s")
+        os.environ.setdefault("LITELLM_LOG", "INFO")
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.INFO)
+        return
+    os.environ.setdefault("LITELLM_LOG", "ERROR")  # read when litellm is imported
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in arguments
+    arguments = [a for a in arguments if a != "--verbose"]
+    configure_logging(verbose)
     parser = build_parser(_command_in(arguments) or "")
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):

@@ -281,15 +281,16 @@ def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> Any:
     """The texts sheet and its columns: the options given, else the wizard's guesses
     (:func:`core.interacteval.inputs.guess_text_columns`, one list of synonyms per role)."""
     from core.interacteval.inputs import TextsSetup, guess_text_columns
-    from core.tables import TableError, list_sheets, read_table
+    from core.tables import TableError, open_sheet
 
     try:
-        sheets = list_sheets(args.items)
-        sheet = args.sheet or sheets[0]
-        read = read_table(args.items, sheet)
+        opened = open_sheet(args.items, args.sheet)
     except TableError as exc:
         raise UserError(exc.message) from None
-    columns = [str(c) for c in read.frame.columns]
+    if args.sheet and opened.sheet.casefold() != args.sheet.casefold():
+        raise UserError(f'"{Path(args.items).name}" has no sheet called "{args.sheet}". Its '
+                        "sheets are: " + ", ".join(f'"{s}"' for s in opened.sheets) + ".")
+    sheet, columns = opened.sheet, opened.columns
     guessed, by_name = guess_text_columns(columns, dimensions)
     mapping: dict[str, str | None] = {
         "text": args.text_col or guessed["text"],
@@ -327,7 +328,10 @@ def _items(args: argparse.Namespace, setup: Any) -> list[Any]:
     for problem in got.problems:
         say(f"evaldesk: note: {problem}")
     if got.errors:
-        raise UserError("\n".join(got.errors))
+        used = ", ".join(f"{role} = “{col}”" for role, col in setup.columns.items() if col)
+        raise UserError("\n".join(got.errors) + "\nChoose the columns with --text-col (the "
+                        "texts to score), --source-col, --source-id-col, --id-col, --system-col "
+                        f"and --human-col{f'; used now: {used}' if used else ''}.")
     return got.items
 
 

@@ -249,6 +249,13 @@ def _items_setup(project: Any, args: argparse.Namespace) -> tuple[Any, Any]:
     return setup, read
 
 
+def _columns_hint(read: Any, setup: Any) -> str:
+    """The options that choose the columns, with what was used: the fix for most item errors."""
+    used = ", ".join(f"{role} = “{col}”" for role, col in setup.columns.items() if col)
+    return ("Choose the columns with --content-col (the texts to judge), --context-col, --id-col "
+            f"and --human-col{f'; used now: {used}' if used else ''}.")
+
+
 def run_debates(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -285,7 +292,7 @@ def run_debates(args: argparse.Namespace) -> int:
         for problem in read.problems:
             say(f"evaldesk: note: {problem}")
         if read.errors:
-            raise UserError("\n".join(read.errors))
+            raise UserError("\n".join(read.errors) + "\n" + _columns_hint(read, state.items))
         state.item_list = read.items
         st.save_state(project, state)
         personas = st.replace_personas(project, got.personas, _WHO, got.descriptions)

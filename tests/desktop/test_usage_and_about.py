@@ -97,3 +97,19 @@ def test_about_dialog(qtbot, window):
     assert f"EvalDesk {__version__}" in texts
     assert "Gemma Terms of Use" in texts
     dialog.close()
+
+
+def test_the_counter_belongs_to_the_open_project(qtbot, window, tmp_path):
+    """The status-bar counter starts from zero for the next project (it carried over before);
+    saving the same project under a name keeps its count."""
+    window.new_project()
+    window.usage.show_usage(Usage(3, 1, 100, 20, 0.5))
+    qtbot.waitUntil(lambda: window.usage.text().startswith("LLM: 3 calls"))
+    window.ask_save_path = lambda: str(tmp_path / "a.evaldesk")
+    assert window.save_project_as()
+    assert window.usage.text().startswith("LLM: 3 calls")
+    window.new_project()
+    assert window.usage.text().startswith("LLM: 0 calls")
+    window.usage.show_usage(Usage(5, 1, 150, 30, 0.75))
+    qtbot.waitUntil(lambda: window.usage.text().startswith("LLM: 2 calls"))
+    assert "$0.2500" in window.usage.text() and "60 tokens" in window.usage.text()

@@ -86,3 +86,31 @@ def test_cli_project_is_the_given_file_or_a_temporary_one(tmp_path):
     assert target.exists()
     with cli_project(str(target), "aqer") as project:
         assert project.get_artefact("x", "y").payload == {"z": 1}
+
+
+def test_library_info_lines_stay_out_unless_verbose(tmp_path, capsys, monkeypatch):
+    """litellm's and llama.cpp's INFO lines do not bury our messages; --verbose (anywhere on
+    the line) lets them through."""
+    import logging
+
+    from core.cli import QUIET_LOGGERS, main
+    from core.project import Project
+
+    for name in QUIET_LOGGERS:  # put every level back afterwards
+        monkeypatch.setattr(logging.getLogger(name), "level", logging.getLogger(name).level)
+    monkeypatch.delenv("LITELLM_LOG", raising=False)
+    path = tmp_path / "p.evaldesk"
+    Project.create(path).close()
+    assert main(["project", "info", str(path)]) == 0
+    assert logging.getLogger("LiteLLM").getEffectiveLevel() == logging.WARNING
+    assert logging.getLogger("llama_cpp").getEffectiveLevel() == logging.WARNING
+    logging.getLogger("LiteLLM").info("litellm chatter")
+    assert "litellm chatter" not in capsys.readouterr().err
+
+    monkeypatch.delenv("LITELLM_LOG", raising=False)
+    assert main(["project", "info", str(path), "--verbose"]) == 0
+    assert logging.getLogger("LiteLLM").getEffectiveLevel() == logging.INFO
+    import os
+
+    assert os.environ["LITELLM_LOG"] == "INFO"
+    monkeypatch.delenv("LITELLM_LOG", raising=False)
