@@ -184,6 +184,9 @@ class Checklist(BaseModel):
     items: list[ChecklistItem] = Field(default_factory=list)
     remarks: list[str] = Field(default_factory=list)
     """Plain notes from building it (a question the model could not trace to a component)."""
+    empty_components: list[str] = Field(default_factory=list)
+    """Components a person added in the editor that have no question yet (kept so that they
+    survive reopening; not scored, not part of :meth:`fingerprint`)."""
     samples: list[ScoredSample] = Field(default_factory=list)
     """The rated samples shown in the think-aloud it was built from: a scored text that is one
     of them is flagged and left out of the agreement by default (not part of

@@ -394,8 +394,9 @@ def checklist_origin(project: Project, dimension: str) -> tuple[str, bool]:
 
 
 def edit_checklist(project: Project, checklist: Checklist, *, who: str) -> Checklist:
-    """Store a person's change of a checklist (its items and definition) with who and when.
-    Items whose text, component or position changed should carry ``edited_by`` already."""
+    """Store a person's change of a checklist (its items, definition and components without
+    questions yet) with who and when. Items whose text, component or position changed should
+    carry ``edited_by`` already."""
     key = (CHECKLIST_ARTEFACT, checklist.dimension)
     artefact = project.get_artefact(*key)
     if artefact is None:
@@ -403,8 +404,8 @@ def edit_checklist(project: Project, checklist: Checklist, *, who: str) -> Check
         return checklist
     new = checklist.model_dump(mode="json")
     old = artefact.payload
-    for name in ("items", "definition"):
-        if old.get(name) != new[name]:
+    for name in ("items", "definition", "empty_components"):
+        if old.get(name, [] if name == "empty_components" else None) != new[name]:
             project.record_edit(key, name, old.get(name), new[name], who)
     return checklist
 

@@ -48,6 +48,8 @@ class ChecklistEditor(QWidget):
         self.project: Any = None
         self.who = ""
         self.undo_stack: list[Checklist] = []
+        #: dimension -> (its undo history, the checklist as this editor last stored it)
+        self._undo_stacks: dict[str, tuple[list[Checklist], Checklist | None]] = {}
         self.model = ChecklistModel()
         self.model.changed.connect(self._changed)
 
@@ -154,10 +156,20 @@ class ChecklistEditor(QWidget):
     # -- filling --------------------------------------------------------------------------------
     def set_checklist(self, project: Any, checklist: Checklist | None, who: str) -> None:
         """Show ``checklist`` (None: nothing to edit yet); changes are stored in ``project``."""
+        if project is not self.project:
+            self._undo_stacks = {}
         self.project = project
         self.who = who
         self.model.who = who
-        self.undo_stack = []
+        # Each dimension keeps its undo history while the user visits other pages; it starts
+        # afresh when the checklist was changed elsewhere (rebuilt or imported).
+        key = checklist.dimension if checklist else ""
+        stacks = self._undo_stacks
+        kept, last = stacks.get(key, ([], None))
+        if checklist is None or last is None or last.model_dump() != checklist.model_dump():
+            kept = []
+        self.undo_stack = kept
+        stacks[key] = (kept, checklist)
         self.model.set_checklist(checklist)
         self.tree.expandAll()
         self._fill_move_combo()
@@ -188,10 +200,17 @@ class ChecklistEditor(QWidget):
         if before is not None:
             self.undo_stack.append(before)
         edit_checklist(self.project, checklist, who=self.who or "unnamed person")
+        self._remember(checklist)
         self._fill_move_combo()
         self.status_label.setText(f"Saved: {description} (by {self.who or 'unnamed person'}).")
         self._update_buttons()
         self.saved.emit(checklist)
+
+    def _remember(self, checklist: Checklist) -> None:
+        """What this editor stored last for the dimension (with its undo history), so that
+        coming back to the page keeps the history."""
+        stored = self._stored() or checklist
+        self._undo_stacks[stored.dimension] = (self.undo_stack, stored)
 
     def _stored(self) -> Checklist | None:
         from core.interacteval.session import load_checklist
@@ -208,6 +227,7 @@ class ChecklistEditor(QWidget):
         stack = self.undo_stack
         self.model.set_checklist(previous)
         self.undo_stack = stack
+        self._remember(previous)
         self.tree.expandAll()
         self._fill_move_combo()
         self.status_label.setText("Undone: the checklist is back as it was before the last "

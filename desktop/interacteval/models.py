@@ -239,6 +239,9 @@ class ChecklistModel(MoveDragMixin, QAbstractItemModel):
                     group = Group(item.component, item.key_question)
                     self.groups.append(group)
                 group.items.append(item.model_copy(deep=True))
+            for name in checklist.empty_components:
+                if not any(g.name == name for g in self.groups):
+                    self.groups.append(Group(name, ""))
         self.endResetModel()
 
     def checklist(self) -> Checklist:
@@ -246,7 +249,8 @@ class ChecklistModel(MoveDragMixin, QAbstractItemModel):
                                          "key_question": item.key_question or g.key_question})
                  for g in self.groups for item in g.items]
         return Checklist(dimension=self.dimension, definition=self.definition, items=items,
-                         remarks=list(self.remarks), samples=list(self.samples))
+                         remarks=list(self.remarks), samples=list(self.samples),
+                         empty_components=[g.name for g in self.groups if not g.items])
 
     def question_count(self) -> int:
         return sum(len(g.items) for g in self.groups)

@@ -217,3 +217,44 @@ def test_rows_and_samples_models_pass_qtmodeltester(qtmodeltester):
                            Qt.ItemDataRole.CheckStateRole)
     assert samples.chosen() == [0, 3]
     assert samples.rowCount(QModelIndex()) == 2
+
+
+def test_undo_survives_a_visit_to_another_page_and_the_summary_follows_edits(qtbot, window,
+                                                                            tmp_path):
+    from core.interacteval import write_checklists
+    from desktop.interacteval import open_interacteval_wizard
+
+    window.settings.user_name = "Bea"
+    wiz = open_interacteval_wizard(window)
+    source = tmp_path / "in.xlsx"
+    write_checklists(source, [checklist()])
+    assert wiz.pages["checklist"].import_checklists(source) == []
+    wiz.show_page("checklist")
+    page = wiz.pages["checklist"]
+    editor = page.editor
+    assert "4 questions under 2 components" in page.checklist_message.text()
+    editor.model.remove_question(0, 0)
+    assert "3 questions under 2 components" in page.checklist_message.text()  # kept current
+    wiz.show_page("dimensions")
+    wiz.show_page("checklist")  # the page refreshes the editor from the project
+    assert editor.undo_button.isEnabled()
+    assert editor.undo()
+    assert load_checklist(window.project, "Coherence").questions == checklist().questions
+    assert "4 questions" in page.checklist_message.text()
+
+
+def test_an_empty_component_survives_reopening(qtbot, editor, project, tmp_path):
+    row = editor.model.add_component("Tone")
+    assert editor.model.groups[row].name == "Tone" and not editor.model.groups[row].items
+    stored = load_checklist(project, "Coherence")
+    assert stored.empty_components == ["Tone"]
+    assert stored.questions == checklist().questions  # scoring is unchanged
+    assert stored.fingerprint() == checklist().fingerprint()
+    path = project.path
+    project.close()
+    again = Project.open(path)
+    try:
+        editor.set_checklist(again, load_checklist(again, "Coherence"), "Bea")
+        assert [g.name for g in editor.model.groups] == ["Flow", "Structure", "Tone"]
+    finally:
+        again.close()

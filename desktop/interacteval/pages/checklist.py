@@ -25,6 +25,7 @@ class ChecklistPage(InteractEvalPage):
         self.editor.import_requested.connect(self._ask_import_checklists)
         self.editor.export_requested.connect(self._ask_export_checklists)
         self.editor.saved.connect(lambda _c: self.wizard.update_nav())
+        self.editor.saved.connect(self._say_summary)
         self.checklist_message = hint_label()
         layout = page_layout(
             self, "Check and edit the checklist",
@@ -54,10 +55,15 @@ class ChecklistPage(InteractEvalPage):
                 f"There is no checklist for {name} yet: build it on the Build page, or import "
                 "a checklist workbook." if name else "Add a dimension first.")
         else:
-            people = sum(1 for i in checklist.items if i.edited_by)
-            self.checklist_message.setText(
-                f"{name}: {count(len(checklist.items), 'question')} under "
-                f"{count(len(checklist.components), 'component')}; {people} changed by people.")
+            self._say_summary(checklist)
+
+    def _say_summary(self, checklist: Any) -> None:
+        """The line above the editor, kept current while the user edits."""
+        people = sum(1 for i in checklist.items if i.edited_by)
+        components = len(checklist.components) + len(checklist.empty_components)
+        self.checklist_message.setText(
+            f"{checklist.dimension}: {count(len(checklist.items), 'question')} under "
+            f"{count(components, 'component')}; {people} changed by people.")
 
     def ask_checklist_import_path(self) -> str | None:
         return self.editor.ask_import_path()
