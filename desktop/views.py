@@ -47,6 +47,9 @@ __all__ = [
     "FrameModel",
     "HeaderedTableModel",
     "MoveDragMixin",
+    "fit_rows",
+    "full_text_tip",
+    "preview",
     "table_view",
 ]
 
@@ -252,7 +255,7 @@ class FrameModel(ColumnsModel):
             if value is None:
                 return column.tip or None
             if column.kind == "text" and len(str(value)) > 60:
-                return str(value)
+                return full_text_tip(value)
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if column.kind in ("score", "number", "int", "percent"):
@@ -279,7 +282,46 @@ class FrameModel(ColumnsModel):
             return f"{float(value):.0f}%"
         if column.kind == "bool":
             return "yes" if value else "no"
-        return " ".join(str(value).split()) if len(str(value)) > 200 else str(value)
+        return preview(value) if len(str(value)) > PREVIEW_CHARS else str(value)
+
+
+#: How many characters of a long text a table cell shows (the rest is in the tooltip).
+PREVIEW_CHARS = 160
+#: How many lines a table row may take at most, so a row is never taller than the table.
+MAX_ROW_LINES = 4
+
+
+def preview(text: Any, limit: int = PREVIEW_CHARS) -> str:
+    """A long text as one short line for a table cell: spaces collapsed, cut with "…"."""
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def full_text_tip(text: Any, limit: int = 4000) -> str | None:
+    """The whole text as a tooltip that wraps (rich text), cut very long ones with a note."""
+    import html
+
+    raw = str(text or "").strip()
+    if not raw:
+        return None
+    more = ""
+    if len(raw) > limit:
+        more = f"<p><i>… {len(raw) - limit:,} more characters.</i></p>"
+        raw = raw[:limit]
+    body = html.escape(raw).replace("\n", "<br>")
+    return f"<p style='white-space:pre-wrap; max-width:560px'>{body}</p>{more}"
+
+
+def fit_rows(view: QTableView, lines: int = MAX_ROW_LINES) -> None:
+    """Rows as tall as their text needs, but never more than ``lines`` lines, and scrolled by
+    pixels, so that a table of long texts stays usable (every row fits in the table)."""
+    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    view.resizeRowsToContents()
+    line = view.fontMetrics().lineSpacing()
+    cap = line * lines + 8
+    for row in range(view.model().rowCount() if view.model() is not None else 0):
+        if view.rowHeight(row) > cap:
+            view.setRowHeight(row, cap)
 
 
 def table_view(model: Any, sortable: bool = True, stretch: int | None = None) -> QTableView:
@@ -301,6 +343,7 @@ def table_view(model: Any, sortable: bool = True, stretch: int | None = None) ->
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.setAlternatingRowColors(True)
     view.setWordWrap(False)
+    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
     view.verticalHeader().setVisible(False)
     header = view.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)

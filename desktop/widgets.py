@@ -125,6 +125,7 @@ def row_table(model: Any, stretch: int | None = None,
         view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setAlternatingRowColors(True)
     view.setWordWrap(True)
+    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
     view.verticalHeader().setVisible(False)
     header = view.horizontalHeader()
     header.setHighlightSections(False)

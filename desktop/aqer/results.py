@@ -29,7 +29,7 @@ from desktop.aqer.charts import (
     draw_scores,
 )
 from desktop.run_panel import RunPanel
-from desktop.views import Column, FrameModel, table_view
+from desktop.views import Column, FrameModel, fit_rows, table_view
 from desktop.widgets import done_label, fit_columns, hint_label, note_box
 
 __all__ = ["ResultsView", "describe_run", "table_view"]
@@ -374,7 +374,7 @@ class ResultsView(QWidget):
         self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
         self.warnings_model.set_frame(result.warnings_frame())
         fit_columns(self.warnings_view, stretch=1, max_width=300)
-        self.warnings_view.resizeRowsToContents()
+        fit_rows(self.warnings_view)
         self.tabs.setTabText(self.tabs.indexOf(self.warnings_tab),
                              f"Warnings ({len(result.warnings)})")
         self._tab_changed(self.tabs.currentIndex())
@@ -494,7 +494,7 @@ class ResultsView(QWidget):
         self.answers_view.sortByColumn(self.answers_model.column_of("similarity"),
                                        Qt.SortOrder.DescendingOrder)
         fit_columns(self.answers_view, stretch=self.answers_model.column_of("response"))
-        self.answers_view.resizeRowsToContents()
+        fit_rows(self.answers_view)
 
     def show_export(self, path: str) -> None:
         self.export_message.setText(f"Saved the workbook as {path}")

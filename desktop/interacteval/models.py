@@ -28,7 +28,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.interacteval.model import Checklist, ChecklistItem, ScoredSample
-from desktop.views import ColumnsModel, MoveDragMixin
+from desktop.views import ColumnsModel, MoveDragMixin, full_text_tip, preview
 
 __all__ = ["ChecklistModel", "Group", "RowsModel", "SamplesModel"]
 
@@ -132,6 +132,9 @@ class SamplesModel(QAbstractTableModel):
     def chosen(self) -> list[int]:
         return [i for i, _ in self._samples if i in self._chosen]
 
+    def sample_at(self, row: int) -> ScoredSample | None:
+        return self._samples[row][1] if 0 <= row < len(self._samples) else None
+
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._samples)
 
@@ -166,12 +169,12 @@ class SamplesModel(QAbstractTableModel):
             if col == 1:
                 return f"{sample.score:g}"
             if col == 2:
-                return sample.source
+                return preview(sample.source, 80)
             if col == 3:
-                return " ".join(sample.text.split())
+                return preview(sample.text)
             return ""
         if role == Qt.ItemDataRole.ToolTipRole and col in (2, 3):
-            return sample.source if col == 2 else sample.text
+            return full_text_tip(sample.source if col == 2 else sample.text)
         return None
 
     def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:

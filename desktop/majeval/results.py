@@ -28,6 +28,7 @@ from core.majeval.report import failure_warning, run_description
 from core.words import count
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
+from desktop.views import fit_rows
 from desktop.widgets import alert_box, done_label, hint_label, row_table
 
 __all__ = ["HeatMap", "ResultsView", "table_view"]
@@ -533,7 +534,7 @@ class ResultsView(QWidget):
                          "message": message, "scores": _scores(t.scores),
                          "status": "failed" if t.error else ""})
         self.transcript_model.set_rows(rows)
-        self.transcript_view.resizeRowsToContents()
+        fit_rows(self.transcript_view, lines=8)
 
     def set_out_of_date(self, differences: list[str]) -> None:
         """Mark the results shown as out of date (``differences``: what changed since, in plain

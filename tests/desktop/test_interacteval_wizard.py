@@ -415,3 +415,31 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     assert "Anthropic" in _answer_notice(qtbot, wiz, accept=True)
     assert wait_step(qtbot, wiz, "score") == "finished"
     assert len(fake.asked) == 24 and scripted.calls == calls
+
+
+def test_long_sample_texts_stay_readable(qtbot, window, scripted):
+    """A ~2,600-character article in a sample: the table shows one-line previews with rows that
+    fit in the table, the tooltip and the panel below hold the whole text."""
+    from core.interacteval.model import ScoredSample
+    from desktop.views import MAX_ROW_LINES, PREVIEW_CHARS
+
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    name = wiz.state.current
+    article = " ".join(f"Sentence {i} of a long source article about river floods." for i in
+                       range(45))
+    wiz.state.samples = [ScoredSample(source=article, text=article + " The end.", score=s,
+                                      dimension=name) for s in (1, 3, 5)]
+    wiz.state.chosen[name] = [0, 1, 2]
+    wiz.show_page("samples")
+    page = wiz.pages["samples"]
+    model, view = page.samples_model, page.samples_view
+    shown = model.data(model.index(0, 3))
+    assert len(shown) <= PREVIEW_CHARS and shown.endswith("…")
+    assert len(model.data(model.index(0, 2))) <= 80
+    assert "The end." in model.data(model.index(0, 3), Qt.ItemDataRole.ToolTipRole)
+    cap = view.fontMetrics().lineSpacing() * MAX_ROW_LINES + 8
+    assert all(view.rowHeight(r) <= cap for r in range(model.rowCount()))
+    view.setCurrentIndex(model.index(1, 3))
+    assert page.full_text.toPlainText().endswith("The end.")
+    assert "Score 3" in page.full_text.toPlainText()

@@ -31,6 +31,7 @@ from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
+from desktop.views import fit_rows
 from desktop.widgets import hint_label, page_layout, row_table
 
 __all__ = ["BUILD_STEPS", "BuildPage"]
@@ -260,7 +261,7 @@ class BuildPage(InteractEvalPage):
                                       for gi, g in enumerate(subs.value if subs else [])
                                       for q in g.sub_questions])
             for view in (self.clusters_view, self.keys_view, self.subs_view):
-                view.resizeRowsToContents()
+                fit_rows(view)
             self.validate_check.setChecked(self.state.validate_questions)
             checklist = st.load_checklist(self.project, name)
             if checklist is not None:

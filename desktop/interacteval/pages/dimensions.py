@@ -17,6 +17,7 @@ from core.interacteval.model import (
 )
 from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
+from desktop.views import fit_rows
 from desktop.widgets import hint_label, page_layout, row_table
 
 
@@ -81,7 +82,7 @@ class DimensionsPage(InteractEvalPage):
         try:
             self.dimensions_model.set_rows(
                 [{"name": d.name, "definition": d.definition} for d in self.state.dimensions])
-            self.dimensions_view.resizeRowsToContents()
+            fit_rows(self.dimensions_view)
         finally:
             self._filling = False
         self.wizard.fill_dimension_combo()

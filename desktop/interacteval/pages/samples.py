@@ -6,12 +6,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPlainTextEdit,
     QPushButton,
+    QSplitter,
 )
 
 from core.interacteval.model import ScoredSample
@@ -20,6 +22,7 @@ from desktop.interacteval.models import SamplesModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
+from desktop.views import fit_rows
 from desktop.widgets import hint_label, page_layout, row_table
 
 
@@ -48,6 +51,11 @@ class SamplesPage(InteractEvalPage):
             2, QHeaderView.ResizeMode.Interactive)
         self.samples_view.setColumnWidth(2, 220)
         self.samples_count = QLabel()
+        #: The selected sample in full (the table shows a one-line preview of each).
+        self.full_text = QPlainTextEdit()
+        self.full_text.setReadOnly(True)
+        self.full_text.setPlaceholderText("Select a sample to read its whole text here.")
+        self.samples_view.selectionModel().currentRowChanged.connect(self._show_full_text)
         self.samples_panel = RunPanel()
         self.samples_panel.hide()
         top = QHBoxLayout()
@@ -63,11 +71,25 @@ class SamplesPage(InteractEvalPage):
             "they help the models see what a good and a poor text look like.")
         layout.addLayout(top)
         layout.addWidget(self.samples_panel)
-        layout.addWidget(self.samples_view, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.samples_view)
+        split.addWidget(self.full_text)
+        split.setSizes([380, 200])
+        layout.addWidget(split, 1)
         layout.addWidget(self.samples_count)
 
     def refresh(self) -> None:
         self._fill_samples()
+
+    @Slot()
+    def _show_full_text(self, current: Any = None, _previous: Any = None) -> None:
+        row = current.row() if current is not None and current.isValid() else -1
+        sample = self.samples_model.sample_at(row)
+        if sample is not None:
+            about = f"About: {sample.source}\n\n" if sample.source else ""
+            self.full_text.setPlainText(f"{about}Score {sample.score:g}\n\n{sample.text}")
+        else:
+            self.full_text.clear()
 
     def busy_changed(self, busy: str) -> None:
         self.samples_file_button.setEnabled(not busy)
@@ -128,7 +150,7 @@ class SamplesPage(InteractEvalPage):
         name = self.state.current
         mine = [(i, s) for i, s in enumerate(self.state.samples) if s.dimension == name]
         self.samples_model.set_samples(mine, self.state.chosen.get(name, []))
-        self.samples_view.resizeRowsToContents()
+        fit_rows(self.samples_view)
         if self.state.samples_file:
             problems = self._samples_problems
             self.samples_label.setText(

@@ -33,6 +33,7 @@ from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
+from desktop.views import fit_rows
 from desktop.widgets import hint_label, page_layout, row_table
 
 
@@ -188,7 +189,7 @@ class ThinkAloudPage(InteractEvalPage):
         rows += [{"text": a.text, "who": a.source or "unknown", "kind": "person",
                   "_origin": ("note", i)} for i, a in enumerate(notes)]
         self.attributes_model.set_rows(rows)
-        self.attributes_view.resizeRowsToContents()
+        fit_rows(self.attributes_view)
         self.attributes_label.setText(
             f"<b>{count(len(rows), 'attribute')} for {name}</b>: {len(models)} from models, "
             f"{len(notes)} from people.")

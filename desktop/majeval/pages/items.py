@@ -27,6 +27,7 @@ from desktop.majeval.pages._base import MajEvalPage, st
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
+from desktop.views import fit_rows
 from desktop.widgets import hint_label, page_layout
 
 __all__ = ["ItemsPage"]
@@ -240,7 +241,7 @@ class ItemsPage(MajEvalPage):
                  "human": ", ".join(f"{k}: {v:g}" for k, v in i.human.items())}
                 for i in self.state.item_list]
         self.items_model.set_rows(rows)
-        self.items_view.resizeRowsToContents()
+        fit_rows(self.items_view)
         read = self.opened.read if self.opened is not None else None
         messages = (read.errors + read.problems) if read is not None else []
         self.items_problems.setText("\n".join(messages[:8]))
