@@ -452,7 +452,7 @@ class ModelManagerDialog(QDialog):
             self._set_status(str(outcome), "error")
         else:
             name = self._add_profile(outcome.model)
-            repaired = (f" {outcome.repaired_pieces} damaged piece(s) were fetched again."
+            repaired = ((" 1 damaged piece was fetched again." if outcome.repaired_pieces == 1 else f" {outcome.repaired_pieces} damaged pieces were fetched again.")
                         if outcome.repaired_pieces else "")
             self._set_status(
                 f"{model.name} is ready ({outcome.verified}).{repaired} The profile “{name}” "

@@ -328,9 +328,9 @@ class ResultsView(QWidget):
         if not result.discriminates:
             how = "the answers do not discriminate between workers (every worker tied)"
         elif result.converged:
-            how = f"the scores settled after {result.iterations} round(s)"
+            how = f"the scores settled after {count(result.iterations, 'round')}"
         else:
-            how = f"the scores had not fully settled after {result.iterations} round(s)"
+            how = f"the scores had not fully settled after {count(result.iterations, 'round')}"
         best = ""
         if len(scored):
             top = scored.sort_values("score", ascending=False).iloc[0]
@@ -423,7 +423,7 @@ class ResultsView(QWidget):
             return ("Every worker got the same similarity to the consensus, so the answers do not "
                     "tell the workers apart; AQER stopped and gave everyone the same score.")
         if result.converged:
-            return (f"The weights settled after {result.iterations} round(s): their change fell "
+            return (f"The weights settled after {count(result.iterations, 'round')}: their change fell "
                     f"below {s.tolerance:g} (the limit was {s.max_iterations} rounds).")
         return (f"The weights still changed after {result.iterations} round(s) (the limit). The "
                 "scores are those of the last round; allow more rounds on the Embedding model "

@@ -28,6 +28,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.interacteval.model import Checklist, ChecklistItem, ScoredSample
+from core.words import count
 from desktop.views import ColumnsModel, MoveDragMixin, full_text_tip, preview
 
 __all__ = ["ChecklistModel", "Group", "RowsModel", "SamplesModel"]
@@ -343,7 +344,7 @@ class ChecklistModel(MoveDragMixin, QAbstractItemModel):
         group = self.groups.pop(component)
         self.endRemoveRows()
         self.changed.emit(f"deleted the component “{group.name}” and its "
-                          f"{len(group.items)} question(s)")
+                          f"{count(len(group.items), 'question')}")
 
     def move_question(self, component: int, row: int, to_component: int, to_row: int) -> bool:
         """Move a question (``to_row`` counts positions before the move, like Qt's moveRows)."""

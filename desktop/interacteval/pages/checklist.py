@@ -88,7 +88,7 @@ class ChecklistPage(InteractEvalPage):
         self._fill_checklist()
         note = (" Notes: " + " ".join(got.problems)) if got.problems else ""
         self.checklist_message.setText(
-            f"Imported {len(got.checklists)} checklist(s) from {Path(path).name}.{note}")
+            f"Imported {count(len(got.checklists), 'checklist')} from {Path(path).name}.{note}")
         self.wizard.update_nav()
         return got.problems
 

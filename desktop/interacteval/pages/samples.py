@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval.model import ScoredSample
+from core.words import count
 from desktop.file_dialogs import open_file
 from desktop.interacteval.models import SamplesModel
 from desktop.interacteval.pages._base import InteractEvalPage
@@ -161,7 +162,7 @@ class SamplesPage(InteractEvalPage):
     def _count_samples(self) -> None:
         n = len(self.state.chosen.get(self.state.current, []))
         note = "" if n == 4 else " (the paper used 4)"
-        self.samples_count.setText(f"{n} sample(s) chosen for {self.state.current}{note}.")
+        self.samples_count.setText(f"{count(n, 'sample')} chosen for {self.state.current}{note}.")
 
     @Slot()
     def _samples_ticked(self) -> None:

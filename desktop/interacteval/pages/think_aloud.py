@@ -259,7 +259,7 @@ class ThinkAloudPage(InteractEvalPage):
             return
         self.add_notes(notes)
         self.notes_edit.clear()
-        self.notes_message.setText(f"Added {len(notes)} note(s) by {notes[0].source}.")
+        self.notes_message.setText(f"Added {count(len(notes), 'note')} by {notes[0].source}.")
 
     def ask_notes_path(self) -> str | None:
         """Ask for a notes file (tests replace this)."""
@@ -281,8 +281,8 @@ class ThinkAloudPage(InteractEvalPage):
             return
         self.add_notes(got.attributes)
         authors = sorted({a.source for a in got.attributes})
-        extra = f" {len(got.problems)} row(s) skipped." if got.problems else ""
-        self.notes_message.setText(f"Imported {len(got.attributes)} note(s) by "
+        extra = f" {count(len(got.problems), 'row')} skipped." if got.problems else ""
+        self.notes_message.setText(f"Imported {count(len(got.attributes), 'note')} by "
                                    f"{', '.join(authors)} from {Path(path).name}.{extra}")
 
     @Slot()
