@@ -383,11 +383,19 @@ def read_report(path: str | Path) -> dict[str, pd.DataFrame]:
 
 
 def write_report(
-    result: AqerResult, path: str | Path, inputs: Mapping[str, Any] | None = None
+    result: AqerResult, path: str | Path, inputs: Mapping[str, Any] | None = None,
+    comparison: Any = None, curve: Any = None,
 ) -> Path:
-    """Write the AQER workbook to ``path`` (.xlsx) and return the path."""
+    """Write the AQER workbook to ``path`` (.xlsx) and return the path. ``comparison`` (a
+    :class:`core.aqer.comparison.Comparison`) adds the "Comparison" sheet when it has rows;
+    ``curve`` (a :class:`core.aqer.comparison.WorkersCurve`) the "Workers needed" sheet."""
+    from core.aqer.comparison import comparison_sheets
     from core.tables import write_workbook
 
     path = Path(path)
-    write_workbook(path, report_sheets(result), readme=readme_rows(result, inputs))
+    sheets = report_sheets(result)
+    extra, notes = comparison_sheets(comparison, curve)
+    at = next((k for k, s in enumerate(sheets) if s.name == "Warnings"), len(sheets))
+    sheets[at:at] = extra
+    write_workbook(path, sheets, readme=readme_rows(result, inputs) + notes)
     return path
