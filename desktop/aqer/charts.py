@@ -17,6 +17,7 @@ __all__ = [
     "draw_distribution",
     "draw_llm_comparison",
     "draw_scores",
+    "draw_workers_curve",
 ]
 
 
@@ -117,4 +118,33 @@ def draw_llm_comparison(
     ax.set_xlabel("Mean similarity to the consensus of the others (cosine, like for like)")
     ax.set_title("AI answers (orange) among the workers (grey),\nlike for like: workers vs the "
                  "others' consensus", loc="left")
+    _style(ax)
+
+
+def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: Sequence[float],
+                       lows: Sequence[float], highs: Sequence[float], statistic: str,
+                       against: str) -> None:
+    """"How many workers do I need?": each random panel's agreement (dots), the mean per
+    number of workers (line) and the middle 95% of the panels (shaded)."""
+    ax = figure.add_subplot(1, 1, 1)
+    sizes = sorted(values)
+    for size in sizes:
+        points = [v for v in values[size] if v == v]
+        ax.scatter([size] * len(points), points, s=10, color=MUTED, alpha=0.5, zorder=2)
+    shown = [(n, m, lo, hi) for n, m, lo, hi in zip(sizes, means, lows, highs) if m == m]
+    if shown:
+        xs = [n for n, _, _, _ in shown]
+        ax.fill_between(xs, [lo for _, _, lo, _ in shown], [hi for _, _, _, hi in shown],
+                        color=ACCENT, alpha=0.15, linewidth=0, zorder=1,
+                        label="middle 95% of the panels")
+        ax.plot(xs, [m for _, m, _, _ in shown], color=ACCENT, marker="o", zorder=3,
+                label="mean")
+        ax.set_xticks(xs)
+    ax.set_ylim(min(-0.05, *(lo for _, _, lo, _ in shown)) if shown else -0.05, 1.02)
+    ax.axhline(0, color=MUTED, linewidth=0.6)
+    ax.set_xlabel("Workers in the panel (drawn at random)")
+    ax.set_ylabel(f"{statistic} with {against}")
+    ax.set_title(f"How many workers do I need? Agreement of AQER's scores with {against}",
+                 loc="left")
+    ax.legend(fontsize=8, loc="lower right", frameon=False)
     _style(ax)

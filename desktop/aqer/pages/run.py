@@ -9,7 +9,15 @@ from typing import Any
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
-from core.aqer.session import StoredResult, export_result, run_setup
+from core.aqer.session import (
+    StoredResult,
+    comparison,
+    export_result,
+    load_conditions,
+    load_workers_curve,
+    run_setup,
+    run_workers_curve,
+)
 from desktop.aqer.results import ResultsView
 from desktop.file_dialogs import save_file
 from desktop.run_panel import RunPanel
@@ -157,6 +165,7 @@ class ResultsPage(WizardPage):
         super().__init__(wizard)
         self.results = ResultsView()
         self.results.export_requested.connect(self._ask_and_export)
+        self.results.curve_requested.connect(self.start_curve)
         layout = QVBoxLayout(self)
         layout.addWidget(title_label("Results"))
         layout.addWidget(intro_label(
@@ -173,7 +182,29 @@ class ResultsPage(WizardPage):
         return self.wizard.current_result(load=False) is not None
 
     def set_result(self, stored: StoredResult) -> None:
-        self.results.set_result(stored)
+        project, setup = self.wizard.project, self.wizard.setup
+        self.results.set_result(stored, comparison(project, setup, stored),
+                                load_workers_curve(project, setup))
+
+    # ------------------------------------------------------------------ how many workers
+    @Slot()
+    def start_curve(self) -> Any:
+        """Compute "how many workers do I need?" for the current choices (in the executor)."""
+        wizard = self.wizard
+        if wizard.busy:
+            return None
+        self.results.curve_button.setEnabled(False)
+        self.results.curve_panel.show()
+        step = partial(run_workers_curve, wizard.project, wizard.setup, wizard.encoder_factory)
+        return wizard.run_step(self.results.curve_panel, step,
+                               title="Scoring random panels of workers",
+                               on_done=self._curve_done)
+
+    def _curve_done(self, outcome: RunOutcome) -> None:
+        if outcome.finished:
+            self.results.set_curve(outcome.result)
+        else:
+            self.results.curve_button.setEnabled(True)
 
     # ------------------------------------------------------------------ export
     def ask_export_path(self) -> str | None:
@@ -197,8 +228,11 @@ class ResultsPage(WizardPage):
         self.results.export_panel.show()
         self.results.export_message.hide()
         self.results.export_button.setEnabled(False)
+        project, setup = self.wizard.project, self.wizard.setup
+        step = partial(export_result, stored, target, others=load_conditions(project, setup),
+                       curve=self.results.curve)
         return self.wizard.run_step(
-            self.results.export_panel, partial(export_result, stored, target),
+            self.results.export_panel, step,
             title=f"Exporting to {target.name}",
             on_done=lambda outcome: self._export_done(outcome, target))
 
