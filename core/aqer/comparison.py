@@ -32,12 +32,12 @@ from core.runs import CancelToken, Progress
 __all__ = [
     "BUILT_IN_CONDITIONS",
     "COMPARISON_COLUMNS",
+    "COMPARISON_LABELS",
     "CURVE_COLUMNS",
+    "CURVE_LABELS",
     "DEFAULT_CONDITION",
     "Comparison",
     "WorkersCurve",
-    "COMPARISON_LABELS",
-    "CURVE_LABELS",
     "comparison_sheets",
     "comparison_table",
     "condition_scores",
@@ -158,8 +158,8 @@ def comparison_table(
                        p_value=None, paired_n=None)
             if report.pearson.defined:
                 row["summary"] = (f"AQER agrees with your grades at Pearson r "
-                                  f"{report.pearson.value:.2f} over {report.n} workers; "
-                                  "the other conditions are compared with it.")
+                                  f"{report.pearson.value:.2f} over {_count(report.n, 'worker')}"
+                                  "; the other conditions are compared with it.")
             else:
                 row["summary"] = f"AQER: no agreement can be computed ({report.pearson.reason})."
         else:
@@ -168,7 +168,9 @@ def comparison_table(
             row.update(difference=paired.difference, difference_ci_low=paired.ci_low,
                        difference_ci_high=paired.ci_high, p_value=paired.p_value,
                        paired_n=paired.n)
-            row["summary"] = paired.summary(name, "AQER")
+            # the units are workers: say so
+            row["summary"] = paired.summary(name, "AQER").replace(
+                f"{paired.n} pairs", _count(paired.n, "worker"))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     grade_words = ("the grade you gave each person" if _per_person(result)
@@ -181,6 +183,10 @@ def comparison_table(
         f"two-sided p-value; fewer than {stats.MIN_PAIRED_UNITS} workers: not enough units."
     )
     return Comparison(frame, note=note)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _per_person(result: AqerResult) -> bool:
@@ -229,7 +235,7 @@ class WorkersCurve:
             f"{self.seed}) from the {self.total_workers} workers; AQER scores each panel on its "
             f"own answers only ({self.embedding_model or 'the embedding model'}), and its scores "
             f"are compared with {self.against} ({self.statistic}, per worker). Mean, standard "
-            "deviation, the middle 95% (low to high) and the range of the repetitions."
+            "deviation, the middle 95% of the panels (low to high) and the lowest and highest."
         )
 
 
@@ -355,8 +361,9 @@ def workers_curve(
     failed = int(sum(out["repetitions"] - out["scored"]))
     note = ""
     if failed:
-        note = (f"{failed} panel(s) gave no number (too few overlapping answers, or every "
-                "score or grade the same) and are left out of the mean.")
+        note = (f"{_count(failed, 'panel')} gave no number (too few overlapping answers, or "
+                "every score or grade the same) and "
+                + ("is" if failed == 1 else "are") + " left out of the mean.")
     return WorkersCurve(
         out,
         against="the expert grades" if with_grades else "the full panel's AQER ranking",

@@ -3,7 +3,8 @@
 Sheets, in the results page's words with numbers shown rounded: ``Workers`` (the expert grade
 beside the score), ``Answers`` (one row per worker and question: answer, similarity, grade),
 ``Questions``, ``AI answers`` and ``AI summary`` (when AI answers were given), ``Convergence``,
-``Agreement`` (when the sheet had expert grades), ``Warnings``; then ``Raw numbers`` (every
+``Agreement`` (when the sheet had expert grades), ``Comparison`` (the conditions side by side,
+when graded) and ``Workers needed`` (when computed; ``core.aqer.comparison``), ``Warnings``; then ``Raw numbers`` (every
 number at full precision under the contract's column names) and ``Read me``. The CLI and the GUI write the same workbook through
 :func:`write_report`.
 """

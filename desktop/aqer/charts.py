@@ -6,6 +6,7 @@ without a window; :class:`Chart` is the widget that holds one figure.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -129,9 +130,10 @@ def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: S
     ax = figure.add_subplot(1, 1, 1)
     sizes = sorted(values)
     for size in sizes:
-        points = [v for v in values[size] if v == v]
+        points = [v for v in values[size] if not math.isnan(v)]
         ax.scatter([size] * len(points), points, s=10, color=MUTED, alpha=0.5, zorder=2)
-    shown = [(n, m, lo, hi) for n, m, lo, hi in zip(sizes, means, lows, highs) if m == m]
+    shown = [(n, m, lo, hi) for n, m, lo, hi in zip(sizes, means, lows, highs)
+             if not math.isnan(m)]
     if shown:
         xs = [n for n, _, _, _ in shown]
         ax.fill_between(xs, [lo for _, _, lo, _ in shown], [hi for _, _, _, hi in shown],
@@ -144,7 +146,6 @@ def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: S
     ax.axhline(0, color=MUTED, linewidth=0.6)
     ax.set_xlabel("Workers in the panel (drawn at random)")
     ax.set_ylabel(f"{statistic} with {against}")
-    ax.set_title(f"How many workers do I need? Agreement of AQER's scores with {against}",
-                 loc="left")
+    ax.set_title(f"AQER's agreement with {against}, by number of workers", loc="left")
     ax.legend(fontsize=8, loc="lower right", frameon=False)
     _style(ax)

@@ -397,7 +397,7 @@ class ResultsView(QWidget):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.curve_chart)
         split.addWidget(self.curve_view)
-        split.setSizes([700, 420])
+        split.setSizes([820, 380])
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(hint_label(
@@ -430,8 +430,7 @@ class ResultsView(QWidget):
         fit_columns(self.comparison_view, stretch=self.comparison_model.column_of("summary"),
                     max_width=260)
         self.comparison_words.setText("<br>".join(
-            f"<b>{_escape(name)}</b>: {_escape(text)}"
-            for name, text in zip(table.frame["condition"], table.frame["summary"])))
+            _escape(text) for text in table.frame["summary"]))
         self.comparison_note.setText(table.note)
 
     def set_curve(self, curve: Any) -> None:

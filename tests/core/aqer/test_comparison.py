@@ -83,7 +83,7 @@ def test_comparison_numbers_equal_core_stats_and_scipy(encoder):
         assert (row["difference_ci_low"], row["difference_ci_high"], row["p_value"]) == \
             pytest.approx((paired.ci_low, paired.ci_high, paired.p_value))
         assert row["paired_n"] == 12
-        assert row["summary"] == paired.summary(name, "AQER")
+        assert row["summary"] == paired.summary(name, "AQER").replace("12 pairs", "12 workers")
     assert "Pearson r" in table.note and "seed 7" in table.note
 
 
