@@ -154,6 +154,7 @@ class ResultsView(QWidget):
 
     export_requested = Signal()
     curve_requested = Signal()
+    condition_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -364,6 +365,14 @@ class ResultsView(QWidget):
         self.comparison_words.setTextFormat(Qt.TextFormat.RichText)
         self.comparison_words.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.condition_button = QPushButton("Also score with blank answers counted the other way")
+        self.condition_button.setToolTip(
+            "Adds a condition: AQER on the same answers with the other blank-answer rule, kept "
+            "in the project and compared with AQER here and in the export. The answers are "
+            "not embedded again.")
+        self.condition_button.clicked.connect(self.condition_requested)
+        self.condition_panel = RunPanel()
+        self.condition_panel.hide()
         words_box = QGroupBox("In words")
         wb = QVBoxLayout(words_box)
         wb.addWidget(self.comparison_words)
@@ -379,6 +388,11 @@ class ResultsView(QWidget):
         layout.addWidget(self.comparison_view, 1)
         layout.addWidget(words_box)
         layout.addWidget(self.comparison_note)
+        row = QHBoxLayout()
+        row.addWidget(self.condition_button, 0)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addWidget(self.condition_panel)
         return page
 
     def _curve_tab(self) -> QWidget:
@@ -418,6 +432,8 @@ class ResultsView(QWidget):
         """Show a :class:`core.aqer.comparison.Comparison`."""
         self.comparison = table
         has = table is not None and len(table.frame) > 0
+        self.condition_button.setVisible(has)
+        self.condition_panel.hide()
         self.comparison_view.setVisible(has)
         self.comparison_words_box.setVisible(has)
         self.comparison_empty.setVisible(not has)

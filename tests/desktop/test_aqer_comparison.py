@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from core.aqer.comparison import comparison_table
-from core.aqer.session import run_workers_curve
+from core.aqer.session import load_setup, run_workers_curve
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder
 from tests.core.aqer.test_comparison import graded_answers
@@ -47,6 +47,14 @@ def test_comparison_tab_shows_the_cores_table_and_the_curve_is_computed_on_reque
     assert res.comparison_view.isVisibleTo(res) and not res.comparison_empty.isVisibleTo(res)
     assert "RASA" in res.comparison_words.text() and "95% CI" in res.comparison_words.text()
     assert "Pearson r" in res.comparison_note.text()
+
+    # another condition: the other blank-answer rule, scored without embedding anything
+    calls = len(tiny.calls)
+    click(qtbot, res.condition_button)
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=30_000)
+    assert model.value(5, "condition") == "AQER (blank answers left out)"  # the sheet is dense
+    assert len(tiny.calls) == calls
+    assert wiz.setup.conditions and load_setup(window.project).conditions == wiz.setup.conditions
 
     # how many workers: nothing until asked, then computed, shown and exported
     res.tabs.setCurrentWidget(res.curve_tab)

@@ -15,6 +15,7 @@ from core.aqer.session import (
     export_result,
     load_conditions,
     load_workers_curve,
+    run_conditions,
     run_setup,
     run_workers_curve,
 )
@@ -166,6 +167,7 @@ class ResultsPage(WizardPage):
         self.results = ResultsView()
         self.results.export_requested.connect(self._ask_and_export)
         self.results.curve_requested.connect(self.start_curve)
+        self.results.condition_requested.connect(self.add_blank_condition)
         layout = QVBoxLayout(self)
         layout.addWidget(title_label("Results"))
         layout.addWidget(intro_label(
@@ -185,6 +187,32 @@ class ResultsPage(WizardPage):
         project, setup = self.wizard.project, self.wizard.setup
         self.results.set_result(stored, comparison(project, setup, stored),
                                 load_workers_curve(project, setup))
+
+    # ------------------------------------------------------------------ conditions
+    @Slot()
+    def add_blank_condition(self) -> Any:
+        """Add the other blank-answer rule as a condition and score it (in the executor)."""
+        from core.aqer.model import AqerCondition
+
+        wizard, stored = self.wizard, self.wizard.stored
+        if wizard.busy or stored is None:
+            return None
+        other = "missing" if stored.result.blank_rule == "worst" else "worst"
+        condition = AqerCondition(blank_answers=other)
+        if condition not in wizard.setup.conditions:
+            wizard.save(conditions=[*wizard.setup.conditions, condition])
+        self.results.condition_button.setEnabled(False)
+        self.results.condition_panel.show()
+        step = partial(run_conditions, wizard.project, wizard.setup, wizard.encoder_factory)
+        return wizard.run_step(self.results.condition_panel, step,
+                               title="Scoring the other condition", on_done=self._condition_done)
+
+    def _condition_done(self, outcome: RunOutcome) -> None:
+        self.results.condition_button.setEnabled(True)
+        stored = self.wizard.stored
+        if outcome.finished and stored is not None:
+            self.results.set_comparison(comparison(self.wizard.project, self.wizard.setup,
+                                                   stored))
 
     # ------------------------------------------------------------------ how many workers
     @Slot()
