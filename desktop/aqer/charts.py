@@ -142,7 +142,8 @@ def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: S
         ax.plot(xs, [m for _, m, _, _ in shown], color=ACCENT, marker="o", zorder=3,
                 label="mean")
         ax.set_xticks(xs)
-    ax.set_ylim(min(-0.05, *(lo for _, _, lo, _ in shown)) if shown else -0.05, 1.02)
+    lowest = min([-0.05, *(v for vs in values.values() for v in vs if not math.isnan(v))])
+    ax.set_ylim(lowest - 0.05, 1.02)
     ax.axhline(0, color=MUTED, linewidth=0.6)
     ax.set_xlabel("Workers in the panel (drawn at random)")
     ax.set_ylabel(f"{statistic} with {against}")
