@@ -1,4 +1,5 @@
-"""AQER's results page: workers, questions, AI answers, convergence, agreement and warnings.
+"""AQER's results page: workers, questions, AI answers, convergence, agreement, the conditions
+compared ("Comparison"), "How many workers?" and warnings.
 
 Only shows a :class:`core.aqer.session.StoredResult`; exporting is asked for with
 :attr:`ResultsView.export_requested` (the wizard runs the export through the runner).
@@ -140,12 +141,14 @@ COMPARISON_COLUMNS = [
 CURVE_COLUMNS = [
     Column("workers", "Workers", "int", "Workers drawn at random for each panel."),
     Column("repetitions", "Panels", "int", "Random panels drawn of this size."),
-    Column("scored", "Gave a number", "int",
+    Column("scored", "Scored", "int",
            "Panels whose agreement could be computed (the others are left out of the mean)."),
     Column("mean", "Mean", "number", "Mean agreement over the panels.", "—"),
-    Column("sd", "Spread (sd)", "number", "Standard deviation over the panels.", "—"),
-    Column("low", "Low (2.5%)", "number", "2.5% of the panels agreed less than this.", "—"),
-    Column("high", "High (97.5%)", "number", "2.5% of the panels agreed more than this.", "—"),
+    Column("sd", "sd", "number", "Standard deviation over the panels (the spread).", "—"),
+    Column("low", "Low", "number", "2.5% of the panels agreed less than this.", "—"),
+    Column("high", "High", "number", "2.5% of the panels agreed more than this.", "—"),
+    Column("min", "Lowest", "number", "The panel that agreed least.", "—"),
+    Column("max", "Highest", "number", "The panel that agreed most.", "—"),
 ]
 
 
@@ -411,7 +414,7 @@ class ResultsView(QWidget):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.curve_chart)
         split.addWidget(self.curve_view)
-        split.setSizes([820, 380])
+        split.setSizes([640, 560])
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(hint_label(
@@ -464,7 +467,7 @@ class ResultsView(QWidget):
         self.curve_button.setText("Draw them again")
         self.curve_text.setText(curve.describe() + (f" {curve.note}" if curve.note else ""))
         self.curve_model.set_frame(curve.frame)
-        fit_columns(self.curve_view)
+        fit_columns(self.curve_view, max_width=90)
         frame = curve.frame
         values = {int(k): list(v) for k, v in curve.values.items()}
         means = [float("nan") if m is None else float(m) for m in frame["mean"]]
