@@ -57,6 +57,8 @@ async def _shoot(session, folder: Path) -> None:
         tabs.setCurrentWidget(widget)
         if name == "results-questions":
             results.questions_view.selectRow(4)
+        if name == "results-comparison":
+            await wait_until(lambda: results.comparison is not None)
         if name == "results-workers-curve":
             wiz.pages["results"].start_curve()
             await wait_until(lambda: results.curve is not None, timeout=600)

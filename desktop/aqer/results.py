@@ -432,7 +432,7 @@ class ResultsView(QWidget):
         return page
 
     def set_comparison(self, table: Any) -> None:
-        """Show a :class:`core.aqer.comparison.Comparison`."""
+        """Show a :class:`core.aqer.comparison.Comparison` (None: being computed)."""
         self.comparison = table
         has = table is not None and len(table.frame) > 0
         self.condition_button.setVisible(has)
@@ -441,7 +441,9 @@ class ResultsView(QWidget):
         self.comparison_words_box.setVisible(has)
         self.comparison_empty.setVisible(not has)
         if not has:
-            self.comparison_empty.setText(table.reason if table is not None else "")
+            self.comparison_empty.setText(
+                table.reason if table is not None
+                else "Comparing the conditions (bootstrap intervals and paired tests)…")
             self.comparison_model.set_frame(None)
             self.comparison_note.setText("")
             return
@@ -492,7 +494,8 @@ class ResultsView(QWidget):
     # -- filling ------------------------------------------------------------------------------
     def set_result(self, stored: Any, comparison: Any = None, curve: Any = None) -> None:
         """Show ``stored`` (a :class:`core.aqer.session.StoredResult`), its Comparison table
-        (:func:`core.aqer.session.comparison`) and its workers curve (None: not computed)."""
+        (:func:`core.aqer.session.comparison`; None: still being computed, see
+        :meth:`set_comparison`) and its workers curve (None: not computed)."""
         self.stored = stored
         result = stored.result
         self._drawn.clear()
@@ -549,10 +552,6 @@ class ResultsView(QWidget):
         fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"),
                     max_width=430)
         self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
-        if comparison is None:
-            from core.aqer.comparison import comparison_table
-
-            comparison = comparison_table(result)
         self.set_comparison(comparison)
         self.set_curve(curve)
         self.warnings_model.set_frame(result.warnings_frame())

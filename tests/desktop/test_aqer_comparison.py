@@ -35,6 +35,7 @@ def test_comparison_tab_shows_the_cores_table_and_the_curve_is_computed_on_reque
     res = wiz.pages["results"].results
     res.tabs.setCurrentWidget(res.comparison_tab)
     model = res.comparison_model
+    qtbot.waitUntil(lambda: model.rowCount() == 5, timeout=30_000)  # computed in the executor
     qtmodeltester.check(model)
     expected = comparison_table(wiz.stored.result).frame
     assert model.rowCount() == 5
@@ -85,6 +86,6 @@ def test_without_grades_the_comparison_tab_says_why(qtbot, window, tmp_path):
     to_results(qtbot, wiz)
     res = wiz.pages["results"].results
     res.tabs.setCurrentWidget(res.comparison_tab)
+    qtbot.waitUntil(lambda: "no expert grades" in res.comparison_empty.text(), timeout=30_000)
     assert res.comparison_model.rowCount() == 0
     assert res.comparison_empty.isVisibleTo(res)
-    assert "no expert grades" in res.comparison_empty.text()

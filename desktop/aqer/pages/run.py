@@ -28,6 +28,13 @@ from desktop.wizard import WizardPage
 
 __all__ = ["ResultsPage", "RunPage"]
 
+
+def _comparison_step(project: Any, setup: Any, stored: StoredResult, progress: Any = None,
+                     cancel: Any = None) -> Any:
+    if progress is not None:
+        progress.start("Comparing the conditions")
+    return comparison(project, setup, stored)
+
 _DEVICE_WORDS = {"auto": "automatic choice", "cpu": "the processor (CPU)",
                  "cuda": "the NVIDIA graphics card", "mps": "the Apple graphics"}
 
@@ -185,8 +192,30 @@ class ResultsPage(WizardPage):
 
     def set_result(self, stored: StoredResult) -> None:
         project, setup = self.wizard.project, self.wizard.setup
-        self.results.set_result(stored, comparison(project, setup, stored),
-                                load_workers_curve(project, setup))
+        self.results.set_result(stored, None, load_workers_curve(project, setup))
+        self.start_comparison()
+
+    def start_comparison(self) -> Any:
+        """Compute the Comparison table in the executor (its bootstraps take seconds with
+        hundreds of workers); the tab says so meanwhile."""
+        wizard, stored = self.wizard, self.wizard.stored
+        if stored is None:
+            return None
+        self.results.set_comparison(None)
+        return wizard.run_step(self.results.condition_panel,
+                               partial(_comparison_step, wizard.project, wizard.setup, stored),
+                               title="Comparing the conditions", background=True,
+                               on_done=partial(self._comparison_done, stored))
+
+    def _comparison_done(self, stored: StoredResult, outcome: RunOutcome) -> None:
+        if self.wizard.stored is not stored:
+            return  # another result is shown now
+        if outcome.finished:
+            self.results.set_comparison(outcome.result)
+        else:
+            self.results.comparison_empty.setText(
+                "The comparison could not be computed: "
+                + (str(outcome.error) if outcome.error else outcome.status) + ".")
 
     # ------------------------------------------------------------------ conditions
     @Slot()
@@ -209,10 +238,8 @@ class ResultsPage(WizardPage):
 
     def _condition_done(self, outcome: RunOutcome) -> None:
         self.results.condition_button.setEnabled(True)
-        stored = self.wizard.stored
-        if outcome.finished and stored is not None:
-            self.results.set_comparison(comparison(self.wizard.project, self.wizard.setup,
-                                                   stored))
+        if outcome.finished:
+            self.start_comparison()
 
     # ------------------------------------------------------------------ how many workers
     @Slot()
