@@ -430,7 +430,8 @@ def run_setup(
 def export_result(stored: StoredResult, path: str | Path,
                   progress: Progress | None = None, cancel: CancelToken | None = None, *,
                   others: dict[str, StoredResult] | None = None,
-                  curve: WorkersCurve | None = None) -> Path:
+                  curve: WorkersCurve | None = None,
+                  table: Comparison | None = None) -> Path:
     """Write the AQER workbook (the same as ``evaldesk aqer``) for a stored result: with a
     "Comparison" sheet when the answers have grades (the built-in conditions and ``others``,
     see :func:`load_conditions`) and a "Workers needed" sheet when ``curve`` is given."""
@@ -439,7 +440,9 @@ def export_result(stored: StoredResult, path: str | Path,
 
     if progress is not None:
         progress.start("Writing the workbook", detail=str(path))
-    table = comparison_table(stored.result, {k: v.result for k, v in (others or {}).items()})
+    if table is None:  # ``table``: the Comparison of exactly these results, already computed
+        table = comparison_table(stored.result,
+                                 {k: v.result for k, v in (others or {}).items()})
     return write_report(stored.result, path, inputs=stored.inputs, comparison=table,
                         curve=curve)
 

@@ -402,9 +402,10 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
             if args.workers_curve:
                 curve = run_workers_curve(project, setup, encoder_factory, progress, cancel,
                                           repetitions=args.curve_repetitions)
-            progress.start("Writing the workbook", detail=str(output))
-            export_result(stored, output, others=others, curve=curve)
+            progress.start("Comparing the conditions")
             table = comparison_table(stored.result, {k: v.result for k, v in others.items()})
+            progress.start("Writing the workbook", detail=str(output))
+            export_result(stored, output, others=others, curve=curve, table=table)
     except (AqerInputError, EmbeddingError, TableError, FileNotFoundError) as exc:
         raise cli.UserError(str(exc)) from exc
     except Cancelled as exc:

@@ -285,7 +285,7 @@ class ResultsPage(WizardPage):
         self.results.export_button.setEnabled(False)
         project, setup = self.wizard.project, self.wizard.setup
         step = partial(export_result, stored, target, others=load_conditions(project, setup),
-                       curve=self.results.curve)
+                       curve=self.results.curve, table=self.results.comparison)
         return self.wizard.run_step(
             self.results.export_panel, step,
             title=f"Exporting to {target.name}",
