@@ -25,6 +25,7 @@ __all__ = [
     "RESPONSE_COLUMNS",
     "WARNING_COLUMNS",
     "WORKER_COLUMNS",
+    "AqerCondition",
     "AqerNotice",
     "AqerResult",
     "AqerSettings",
@@ -145,6 +146,39 @@ class AqerResult(BaseModel):
         return pd.DataFrame(rows, columns=WARNING_COLUMNS)
 
 
+class AqerCondition(BaseModel):
+    """Another condition to compare with AQER as the setup runs it: the same answers scored
+    with another embedding model and/or another blank-answer rule (None = as in the setup).
+    The scorers AQER, simplified AQER, RASA, F1 and BLEU-1 are conditions of every run and
+    need no entry here (``core.aqer.comparison``)."""
+
+    embedding_model: str | None = None
+    """A sentence-transformers folder ("" = the built-in all-MiniLM-L6-v2; None = the setup's)."""
+    blank_answers: BlankAnswers | None = None
+
+    def apply(self, setup: AqerSetup) -> AqerSetup:
+        """``setup`` with this condition's settings."""
+        update: dict[str, Any] = {}
+        if self.embedding_model is not None:
+            update["embedding_model"] = self.embedding_model
+        if self.blank_answers is not None:
+            update["settings"] = setup.settings.model_copy(
+                update={"blank_answers": self.blank_answers})
+        return setup.model_copy(update=update)
+
+    def label(self) -> str:
+        """Its name in the comparison, e.g. "AQER (blank answers left out)"."""
+        parts = []
+        if self.embedding_model is not None:
+            name = self.embedding_model.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+            parts.append(f"model {name or 'all-MiniLM-L6-v2'}")
+        if self.blank_answers is not None:
+            parts.append({"worst": "blank answers count as the weakest",
+                          "missing": "blank answers left out",
+                          "auto": "blank answers decided from the data"}[self.blank_answers])
+        return f"AQER ({', '.join(parts) or 'as set up'})"
+
+
 class AqerSetup(BaseModel):
     """Everything the user chose in the AQER wizard (stored as the ``aqer_setup`` artefact)."""
 
@@ -181,6 +215,9 @@ class AqerSetup(BaseModel):
     """A sentence-transformers folder; "" = the built-in all-MiniLM-L6-v2."""
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     settings: AqerSettings = Field(default_factory=AqerSettings)
+    conditions: list[AqerCondition] = Field(default_factory=list)
+    """Other conditions to compare with (another embedding model or blank-answer rule); not
+    part of :meth:`fingerprint`: each is a setup of its own (:meth:`AqerCondition.apply`)."""
 
     @property
     def has_file(self) -> bool:

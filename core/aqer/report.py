@@ -3,7 +3,8 @@
 Sheets, in the results page's words with numbers shown rounded: ``Workers`` (the expert grade
 beside the score), ``Answers`` (one row per worker and question: answer, similarity, grade),
 ``Questions``, ``AI answers`` and ``AI summary`` (when AI answers were given), ``Convergence``,
-``Agreement`` (when the sheet had expert grades), ``Warnings``; then ``Raw numbers`` (every
+``Agreement`` (when the sheet had expert grades), ``Comparison`` (the conditions side by side,
+when graded) and ``Workers needed`` (when computed; ``core.aqer.comparison``), ``Warnings``; then ``Raw numbers`` (every
 number at full precision under the contract's column names) and ``Read me``. The CLI and the GUI write the same workbook through
 :func:`write_report`.
 """
@@ -384,11 +385,19 @@ def read_report(path: str | Path) -> dict[str, pd.DataFrame]:
 
 
 def write_report(
-    result: AqerResult, path: str | Path, inputs: Mapping[str, Any] | None = None
+    result: AqerResult, path: str | Path, inputs: Mapping[str, Any] | None = None,
+    comparison: Any = None, curve: Any = None,
 ) -> Path:
-    """Write the AQER workbook to ``path`` (.xlsx) and return the path."""
+    """Write the AQER workbook to ``path`` (.xlsx) and return the path. ``comparison`` (a
+    :class:`core.aqer.comparison.Comparison`) adds the "Comparison" sheet when it has rows;
+    ``curve`` (a :class:`core.aqer.comparison.WorkersCurve`) the "Workers needed" sheet."""
+    from core.aqer.comparison import comparison_sheets
     from core.tables import write_workbook
 
     path = Path(path)
-    write_workbook(path, report_sheets(result), readme=readme_rows(result, inputs))
+    sheets = report_sheets(result)
+    extra, notes = comparison_sheets(comparison, curve)
+    at = next((k for k, s in enumerate(sheets) if s.name == "Warnings"), len(sheets))
+    sheets[at:at] = extra
+    write_workbook(path, sheets, readme=readme_rows(result, inputs) + notes)
     return path

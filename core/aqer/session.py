@@ -10,7 +10,11 @@
     check = check_answers(opened.read, setup)         # issues for the user; errors block
     stored = run_setup(project, setup, factory, progress, cancel)   # in an executor
     stored = load_result(project, setup)              # reopening: no recomputation
-    export_result(stored, "results.xlsx")             # the workbook
+    others = run_conditions(project, setup, factory)  # setup.conditions (other model / blank rule)
+    table = comparison(project, setup, stored)        # core.aqer.comparison.Comparison
+    curve = run_workers_curve(project, setup, factory, progress, cancel)  # "how many workers?"
+    export_result(stored, "results.xlsx", others=load_conditions(project, setup),
+                  curve=load_workers_curve(project, setup))   # the workbook
 
 What depends on what:
 
@@ -24,6 +28,12 @@ What depends on what:
 * a finished AQER result is stored under a run whose settings are the :meth:`AqerSetup.
   fingerprint` (file hash, sheet, layout, columns, duplicates choice, model, AQER settings);
   :func:`load_result` finds it again when nothing it depends on changed;
+* the conditions AQER, simplified AQER, RASA, F1 and BLEU-1 are columns of every result; another
+  embedding model or blank-answer rule (``setup.conditions``) is a setup of its own, stored
+  under its own fingerprint like any result, so an unchanged condition is found again
+  (:func:`load_conditions`) and a re-run embeds only texts its model never saw;
+* the workers curve is stored under a run of step ``workers_curve`` whose settings are the
+  fingerprint plus the repetitions and seed;
 * the choices are a versioned payload (:data:`SETUP`); choices that cannot be read are set
   aside in the project and :func:`restore_setup` says so, never silently replacing them.
 """
@@ -50,6 +60,7 @@ from core.runs import Cancelled, CancelToken, Progress
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from core.aqer.comparison import Comparison, WorkersCurve
     from core.aqer.model import AqerResult
     from core.project import Project
     from core.tables import TableRead
@@ -64,18 +75,24 @@ __all__ = [
     "StoredResult",
     "answers_file",
     "cached_encoder",
+    "comparison",
+    "condition_setups",
     "copy_template",
     "default_encoder_factory",
     "embedding_key",
     "export_result",
     "grades_path",
+    "load_conditions",
     "load_result",
     "load_setup",
+    "load_workers_curve",
     "open_answers",
     "restore_setup",
     "result_from_payload",
     "result_to_payload",
+    "run_conditions",
     "run_setup",
+    "run_workers_curve",
     "sample_path",
     "save_setup",
     "store_answers_file",
@@ -88,6 +105,7 @@ ANSWERS_INPUT_KIND = "aqer_answers"
 GRADES_INPUT_KIND = "aqer_grades"
 SCORE_STEP = "score"
 EMBED_STEP = "embeddings"
+CURVE_STEP = "workers_curve"
 
 #: The user's choices, as kept in the project (version 1: the shape before versions were kept).
 SETUP: PayloadType[AqerSetup] = PayloadType(
@@ -410,13 +428,160 @@ def run_setup(
 
 
 def export_result(stored: StoredResult, path: str | Path,
-                  progress: Progress | None = None, cancel: CancelToken | None = None) -> Path:
-    """Write the AQER workbook (the same as ``evaldesk aqer``) for a stored result."""
+                  progress: Progress | None = None, cancel: CancelToken | None = None, *,
+                  others: dict[str, StoredResult] | None = None,
+                  curve: WorkersCurve | None = None,
+                  table: Comparison | None = None) -> Path:
+    """Write the AQER workbook (the same as ``evaldesk aqer``) for a stored result: with a
+    "Comparison" sheet when the answers have grades (the built-in conditions and ``others``,
+    see :func:`load_conditions`) and a "Workers needed" sheet when ``curve`` is given."""
+    from core.aqer.comparison import comparison_table
     from core.aqer.report import write_report
 
     if progress is not None:
         progress.start("Writing the workbook", detail=str(path))
-    return write_report(stored.result, path, inputs=stored.inputs)
+    if table is None:  # ``table``: the Comparison of exactly these results, already computed
+        table = comparison_table(stored.result,
+                                 {k: v.result for k, v in (others or {}).items()})
+    return write_report(stored.result, path, inputs=stored.inputs, comparison=table,
+                        curve=curve)
+
+
+# ----------------------------------------------------------------------------- conditions
+
+
+def condition_setups(setup: AqerSetup) -> dict[str, AqerSetup]:
+    """The setups of ``setup.conditions`` by their names (a condition equal to the setup
+    itself is left out: AQER is already the default condition)."""
+    out: dict[str, AqerSetup] = {}
+    for condition in setup.conditions:
+        other = condition.apply(setup)
+        if other.fingerprint() != setup.fingerprint():
+            out.setdefault(condition.label(), other)
+    return out
+
+
+def load_conditions(project: Project, setup: AqerSetup) -> dict[str, StoredResult]:
+    """The stored results of ``setup.conditions`` (those computed so far; nothing is run)."""
+    out = {}
+    for name, other in condition_setups(setup).items():
+        stored = load_result(project, other)
+        if stored is not None:
+            out[name] = stored
+    return out
+
+
+def run_conditions(project: Project, setup: AqerSetup,
+                   encoder_factory: EncoderFactory | None = None,
+                   progress: Progress | None = None,
+                   cancel: CancelToken | None = None) -> dict[str, StoredResult]:
+    """Compute the conditions of ``setup.conditions`` that are not in the project yet (an
+    unchanged condition is read back, with no work); returns all of them by name."""
+    out = {}
+    for name, other in condition_setups(setup).items():
+        stored = load_result(project, other)
+        if stored is None:
+            if progress is not None:
+                progress.start(f"Condition: {name}")
+            stored = run_setup(project, other, encoder_factory, progress, cancel)
+        out[name] = stored
+    return out
+
+
+def comparison(project: Project, setup: AqerSetup, stored: StoredResult) -> Comparison:
+    """The Comparison table of ``stored`` (the default condition) and the conditions of
+    ``setup`` computed so far."""
+    from core.aqer.comparison import comparison_table
+
+    others = load_conditions(project, setup)
+    return comparison_table(stored.result, {k: v.result for k, v in others.items()})
+
+
+# ----------------------------------------------------------------------------- workers curve
+
+
+def _curve_settings(setup: AqerSetup, repetitions: int, seed: int,
+                    sizes: list[int] | None) -> dict[str, Any]:
+    return {**setup.fingerprint(),
+            "curve": {"repetitions": repetitions, "seed": seed, "sizes": sizes}}
+
+
+def _curve_payload(curve: WorkersCurve) -> dict[str, Any]:
+    return {
+        "frame": _frame_payload(curve.frame),
+        "values": {str(k): [_plain(v) for v in vs] for k, vs in curve.values.items()},
+        **{name: getattr(curve, name) for name in ("against", "statistic", "repetitions",
+                                                   "seed", "total_workers", "embedding_model",
+                                                   "note")},
+    }
+
+
+def _curve_from_payload(payload: dict[str, Any]) -> WorkersCurve:
+    from core.aqer.comparison import WorkersCurve
+
+    return WorkersCurve(
+        _frame(payload["frame"]),
+        against=str(payload["against"]), statistic=str(payload["statistic"]),
+        repetitions=int(payload["repetitions"]), seed=int(payload["seed"]),
+        total_workers=int(payload["total_workers"]),
+        values={int(k): [float("nan") if v is None else float(v) for v in vs]
+                for k, vs in (payload.get("values") or {}).items()},
+        embedding_model=str(payload.get("embedding_model", "")),
+        note=str(payload.get("note", "")),
+    )
+
+
+def load_workers_curve(project: Project, setup: AqerSetup, repetitions: int = 25,
+                       seed: int = 0, sizes: list[int] | None = None) -> WorkersCurve | None:
+    """The stored workers curve for exactly this setup, or None."""
+    if not setup.content_hash:
+        return None
+    run = project.find_run(METHOD, CURVE_STEP, _curve_settings(setup, repetitions, seed, sizes))
+    if run is None or run.status != "finished":
+        return None
+    items = project.get_results(run.id, "curve", status="ok")
+    if not items or not isinstance(items[-1].payload, dict):
+        return None
+    try:
+        return _curve_from_payload(items[-1].payload)
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def run_workers_curve(project: Project, setup: AqerSetup,
+                      encoder_factory: EncoderFactory | None = None,
+                      progress: Progress | None = None, cancel: CancelToken | None = None,
+                      *, repetitions: int = 25, seed: int = 0,
+                      sizes: list[int] | None = None) -> WorkersCurve:
+    """"How many workers do I need?" (``core.aqer.comparison.workers_curve``) for ``setup``,
+    stored in the project (the full-panel result is computed first when it is missing)."""
+    from core.aqer.comparison import workers_curve
+    from core.aqer.inputs import read_responses
+
+    stored = load_result(project, setup) or run_setup(project, setup, encoder_factory,
+                                                      progress, cancel)
+    path, _note = answers_file(project, setup)
+    run_id = project.start_run(METHOD, CURVE_STEP, _curve_settings(setup, repetitions, seed, sizes),
+                               resume=True)
+    try:
+        prepared = read_responses(
+            path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
+            **setup.engine_columns(), **setup.grades_columns(),
+            grades_path=grades_path(project, setup),
+        )
+        encoder = cached_encoder(project, setup, encoder_factory, progress, cancel)
+        curve = workers_curve(prepared, encoder, stored.result, repetitions=repetitions,
+                              seed=seed, sizes=sizes, progress=progress, cancel=cancel)
+        with project.transaction():
+            project.put_result(run_id, "curve", "aqer", _curve_payload(curve))
+            project.finish_run(run_id, "finished")
+    except Cancelled:
+        project.finish_run(run_id, "cancelled", "Stopped by the user.")
+        raise
+    except Exception as exc:
+        project.finish_run(run_id, "failed", str(exc)[:500])
+        raise
+    return curve
 
 
 def copy_template(target: str | Path) -> Path:

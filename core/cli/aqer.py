@@ -162,6 +162,30 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--max-iterations", type=_positive_int, default=100, metavar="N")
     parser.add_argument("--tolerance", type=_positive_float, default=1e-6, metavar="T")
+    parser.add_argument(
+        "--compare-model",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also score the answers with this sentence-transformers folder ('built-in' = "
+        "all-MiniLM-L6-v2) and compare it with AQER on the Comparison sheet (repeatable). The "
+        "Comparison sheet (AQER, simplified AQER, RASA, F1, BLEU-1 against the expert grades, "
+        "with a paired test against AQER) is always written when the answers have grades",
+    )
+    parser.add_argument(
+        "--compare-blank-answers",
+        choices=("worst", "missing"),
+        default=None,
+        help="also score the answers with this blank-answer rule and compare it with AQER",
+    )
+    parser.add_argument(
+        "--workers-curve",
+        action="store_true",
+        help="'how many workers do I need?': score random panels of 3, 5, 10, 15, ... workers "
+        "(25 repetitions, seeded) and write the Workers needed sheet (AQER runs once per panel)",
+    )
+    parser.add_argument("--curve-repetitions", type=_positive_int, default=25, metavar="N",
+                        help="random panels per number of workers (default 25)")
     parser.set_defaults(func=run_aqer_command)
 
 
@@ -291,13 +315,16 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
 
     import pandas as pd
 
+    from core.aqer.comparison import comparison_table
     from core.aqer.inputs import check_answers
-    from core.aqer.model import AqerSetup
+    from core.aqer.model import AqerCondition, AqerSetup
     from core.aqer.responses import AqerInputError
     from core.aqer.session import (
         export_result,
         open_answers,
+        run_conditions,
         run_setup,
+        run_workers_curve,
         store_answers_file,
         store_grades_file,
     )
@@ -364,9 +391,21 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                     f"{check.duplicates} answer(s) repeat a worker's answer to the same "
                     "question. Choose which counts (--duplicates first or --duplicates last)."
                 ))
+            conditions = [AqerCondition(embedding_model="" if m.lower() == "built-in" else m)
+                          for m in args.compare_model]
+            if args.compare_blank_answers:
+                conditions.append(AqerCondition(blank_answers=args.compare_blank_answers))
+            setup = setup.model_copy(update={"conditions": conditions})
             stored = run_setup(project, setup, encoder_factory, progress, cancel)
+            others = run_conditions(project, setup, encoder_factory, progress, cancel)
+            curve = None
+            if args.workers_curve:
+                curve = run_workers_curve(project, setup, encoder_factory, progress, cancel,
+                                          repetitions=args.curve_repetitions)
+            progress.start("Comparing the conditions")
+            table = comparison_table(stored.result, {k: v.result for k, v in others.items()})
             progress.start("Writing the workbook", detail=str(output))
-            export_result(stored, output)
+            export_result(stored, output, others=others, curve=curve, table=table)
     except (AqerInputError, EmbeddingError, TableError, FileNotFoundError) as exc:
         raise cli.UserError(str(exc)) from exc
     except Cancelled as exc:
@@ -413,6 +452,15 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                 else ""
             )
         )
+    if len(table.frame):
+        lines.append("  Comparison sheet (per worker, against the expert grades):")
+        lines += [f"    {line}" for line in table.summaries]
+    elif table.reason:
+        lines.append("  no Comparison sheet: the answers have no expert grades")
+    if curve is not None:
+        lines.append(f"  Workers needed sheet: {curve.statistic} with {curve.against}, "
+                     + ", ".join(f"{int(r.workers)} workers {r.mean:.2f}"
+                                 for r in curve.frame.itertuples() if r.mean == r.mean))
     if result.warnings:
         lines.append(f"  {len(result.warnings)} warning(s): see the Warnings sheet")
     print("\n".join(lines), file=sys.stderr)

@@ -44,13 +44,24 @@ async def _shoot(session, folder: Path) -> None:
     grab("run")
     await wait_until(lambda: wiz.page == "results")
     await asyncio.sleep(0.5)
-    tabs = wiz.pages["results"].results.tabs
-    for index, name in ((0, "results-workers"), (1, "results-questions"), (2, "results-llm"),
-                        (3, "results-convergence"), (4, "results-agreement"),
-                        (5, "results-warnings")):
-        tabs.setCurrentIndex(index)
+    results = wiz.pages["results"].results
+    tabs = results.tabs
+    for widget, name in ((tabs.widget(0), "results-workers"),
+                         (tabs.widget(1), "results-questions"),
+                         (results.llm_tab, "results-llm"),
+                         (tabs.widget(3), "results-convergence"),
+                         (results.agreement_tab, "results-agreement"),
+                         (results.comparison_tab, "results-comparison"),
+                         (results.curve_tab, "results-workers-curve"),
+                         (results.warnings_tab, "results-warnings")):
+        tabs.setCurrentWidget(widget)
         if name == "results-questions":
-            wiz.pages["results"].results.questions_view.selectRow(4)
+            results.questions_view.selectRow(4)
+        if name == "results-comparison":
+            await wait_until(lambda: results.comparison is not None)
+        if name == "results-workers-curve":
+            wiz.pages["results"].start_curve()
+            await wait_until(lambda: results.curve is not None, timeout=600)
         await asyncio.sleep(0.5)
         grab(name)
 

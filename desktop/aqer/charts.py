@@ -6,6 +6,7 @@ without a window; :class:`Chart` is the widget that holds one figure.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ __all__ = [
     "draw_distribution",
     "draw_llm_comparison",
     "draw_scores",
+    "draw_workers_curve",
 ]
 
 
@@ -117,4 +119,34 @@ def draw_llm_comparison(
     ax.set_xlabel("Mean similarity to the consensus of the others (cosine, like for like)")
     ax.set_title("AI answers (orange) among the workers (grey),\nlike for like: workers vs the "
                  "others' consensus", loc="left")
+    _style(ax)
+
+
+def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: Sequence[float],
+                       lows: Sequence[float], highs: Sequence[float], statistic: str,
+                       against: str) -> None:
+    """"How many workers do I need?": each random panel's agreement (dots), the mean per
+    number of workers (line) and the middle 95% of the panels (shaded)."""
+    ax = figure.add_subplot(1, 1, 1)
+    sizes = sorted(values)
+    for size in sizes:
+        points = [v for v in values[size] if not math.isnan(v)]
+        ax.scatter([size] * len(points), points, s=10, color=MUTED, alpha=0.5, zorder=2)
+    shown = [(n, m, lo, hi) for n, m, lo, hi in zip(sizes, means, lows, highs)
+             if not math.isnan(m)]
+    if shown:
+        xs = [n for n, _, _, _ in shown]
+        ax.fill_between(xs, [lo for _, _, lo, _ in shown], [hi for _, _, _, hi in shown],
+                        color=ACCENT, alpha=0.15, linewidth=0, zorder=1,
+                        label="middle 95% of the panels")
+        ax.plot(xs, [m for _, m, _, _ in shown], color=ACCENT, marker="o", zorder=3,
+                label="mean")
+        ax.set_xticks(xs)
+    lowest = min([-0.05, *(v for vs in values.values() for v in vs if not math.isnan(v))])
+    ax.set_ylim(lowest - 0.05, 1.02)
+    ax.axhline(0, color=MUTED, linewidth=0.6)
+    ax.set_xlabel("Workers in the panel (drawn at random)")
+    ax.set_ylabel(f"{statistic} with {against}")
+    ax.set_title(f"AQER's agreement with {against}, by number of workers", loc="left")
+    ax.legend(fontsize=8, loc="lower right", frameon=False)
     _style(ax)

@@ -1,4 +1,5 @@
-"""AQER's results page: workers, questions, AI answers, convergence, agreement and warnings.
+"""AQER's results page: workers, questions, AI answers, convergence, agreement, the conditions
+compared ("Comparison"), "How many workers?" and warnings.
 
 Only shows a :class:`core.aqer.session.StoredResult`; exporting is asked for with
 :attr:`ResultsView.export_requested` (the wizard runs the export through the runner).
@@ -11,6 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
 from PySide6.QtWidgets import (
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -27,6 +29,7 @@ from desktop.aqer.charts import (
     draw_distribution,
     draw_llm_comparison,
     draw_scores,
+    draw_workers_curve,
 )
 from desktop.run_panel import RunPanel
 from desktop.views import Column, FrameModel, fit_rows, table_view
@@ -111,14 +114,57 @@ AGREEMENT_COLUMNS = [
 ]
 
 
+COMPARISON_COLUMNS = [
+    Column("condition", "Condition", "text",
+           "AQER is the default; the others are scored on the same answers (hover Settings)."),
+    Column("pearson", "Pearson r", "number",
+           "Agreement of the condition's worker scores with the expert grades, per worker "
+           "(the paper's Table 3 statistic): 1 = the same order and spacing.", "undefined"),
+    Column("pearson_ci_low", "95% CI low", "number", "Bootstrap interval of Pearson r.", "—"),
+    Column("pearson_ci_high", "95% CI high", "number", "Bootstrap interval of Pearson r.", "—"),
+    Column("spearman", "Spearman rho", "number",
+           "Agreement of the rankings only (the paper's Online Appendix D).", "undefined"),
+    Column("n", "Workers", "int", "Workers with both a score and a grade."),
+    Column("difference", "Difference vs AQER", "number",
+           "This condition's Pearson r minus AQER's, over the workers both scored: below 0 "
+           "means it agrees less well with the grades than AQER.", "—"),
+    Column("difference_ci_low", "Diff. CI low", "number",
+           "Paired bootstrap interval of the difference: if it contains 0, the two may be "
+           "equally good.", "—"),
+    Column("difference_ci_high", "Diff. CI high", "number",
+           "Paired bootstrap interval of the difference.", "—"),
+    Column("p_value", "p", "number", "Two-sided p-value of the paired bootstrap test.", "—"),
+    Column("paired_n", "Paired n", "int",
+           "Workers in the paired test (at least 10 are needed).", "—"),
+    Column("summary", "In words"),
+    Column("settings", "Settings"),
+]
+CURVE_COLUMNS = [
+    Column("workers", "Workers", "int", "Workers drawn at random for each panel."),
+    Column("repetitions", "Panels", "int", "Random panels drawn of this size."),
+    Column("scored", "Scored", "int",
+           "Panels whose agreement could be computed (the others are left out of the mean)."),
+    Column("mean", "Mean", "number", "Mean agreement over the panels.", "—"),
+    Column("sd", "sd", "number", "Standard deviation over the panels (the spread).", "—"),
+    Column("low", "Low", "number", "2.5% of the panels agreed less than this.", "—"),
+    Column("high", "High", "number", "2.5% of the panels agreed more than this.", "—"),
+    Column("min", "Lowest", "number", "The panel that agreed least.", "—"),
+    Column("max", "Highest", "number", "The panel that agreed most.", "—"),
+]
+
+
 class ResultsView(QWidget):
     """The results of one AQER run, in tabs."""
 
     export_requested = Signal()
+    curve_requested = Signal()
+    condition_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.stored: Any = None
+        self.comparison: Any = None
+        self.curve: Any = None
 
         self.summary = QLabel()
         self.summary.setWordWrap(True)
@@ -156,6 +202,10 @@ class ResultsView(QWidget):
         self.tabs.addTab(self._convergence_tab(), "Convergence")
         self.agreement_tab = self._agreement_tab()
         self.tabs.addTab(self.agreement_tab, "Agreement with grades")
+        self.comparison_tab = self._comparison_tab()
+        self.tabs.addTab(self.comparison_tab, "Comparison")
+        self.curve_tab = self._curve_tab()
+        self.tabs.addTab(self.curve_tab, "How many workers?")
         self.warnings_tab = self._warnings_tab()
         self.tabs.addTab(self.warnings_tab, "Warnings")
         self.tabs.currentChanged.connect(self._tab_changed)
@@ -300,6 +350,129 @@ class ResultsView(QWidget):
         layout.addWidget(self.agreement_view, 1)
         return page
 
+    def _comparison_tab(self) -> QWidget:
+        self.comparison_model = FrameModel(COMPARISON_COLUMNS, self)
+        self.comparison_view = table_view(self.comparison_model)
+        self.comparison_empty = note_box()
+        self.comparison_empty.hide()
+        self.comparison_note = QLabel()
+        self.comparison_note.setObjectName("hint")
+        self.comparison_note.setWordWrap(True)
+        self.comparison_words = QLabel()
+        self.comparison_words.setWordWrap(True)
+        self.comparison_words.setTextFormat(Qt.TextFormat.RichText)
+        self.comparison_words.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.condition_button = QPushButton("Also score with blank answers counted the other way")
+        self.condition_button.setToolTip(
+            "Adds a condition: AQER on the same answers with the other blank-answer rule, kept "
+            "in the project and compared with AQER here and in the export. The answers are "
+            "not embedded again.")
+        self.condition_button.clicked.connect(self.condition_requested)
+        self.condition_panel = RunPanel()
+        self.condition_panel.hide()
+        words_box = QGroupBox("In words")
+        wb = QVBoxLayout(words_box)
+        wb.addWidget(self.comparison_words)
+        self.comparison_words_box = words_box
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(hint_label(
+            "Is AQER better than the simple alternatives on your data? Each row scores the same "
+            "workers another way; each is compared with your expert grades, and with AQER by a "
+            "paired test. A difference whose interval contains 0 may be no difference at all."
+        ))
+        layout.addWidget(self.comparison_empty)
+        layout.addWidget(self.comparison_view, 1)
+        layout.addWidget(words_box)
+        layout.addWidget(self.comparison_note)
+        row = QHBoxLayout()
+        row.addWidget(self.condition_button, 0)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addWidget(self.condition_panel)
+        return page
+
+    def _curve_tab(self) -> QWidget:
+        self.curve_button = QPushButton("Draw panels and score them")
+        self.curve_button.setToolTip(
+            "Runs AQER once per random panel (25 panels per size, seeded): this takes a while "
+            "on large sheets. The answers are embedded only once.")
+        self.curve_button.clicked.connect(self.curve_requested)
+        self.curve_panel = RunPanel()
+        self.curve_panel.hide()
+        self.curve_text = QLabel("Not computed yet for these results.")
+        self.curve_text.setWordWrap(True)
+        self.curve_model = FrameModel(CURVE_COLUMNS, self)
+        self.curve_view = table_view(self.curve_model)
+        self.curve_chart = Chart(300)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.curve_chart)
+        split.addWidget(self.curve_view)
+        split.setSizes([640, 560])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(hint_label(
+            "How many workers do you need? EvalDesk draws 3, 5, 10, 15, ... of your workers at "
+            "random, 25 times each, scores each small panel on its own, and checks how well its "
+            "scores agree with the expert grades (without grades: with the ranking of all your "
+            "workers). Where the line flattens, more workers add little."
+        ))
+        row = QHBoxLayout()
+        row.addWidget(self.curve_button, 0)
+        row.addWidget(self.curve_text, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.curve_panel)
+        layout.addWidget(split, 1)
+        return page
+
+    def set_comparison(self, table: Any) -> None:
+        """Show a :class:`core.aqer.comparison.Comparison` (None: being computed)."""
+        self.comparison = table
+        has = table is not None and len(table.frame) > 0
+        self.condition_button.setVisible(has)
+        self.condition_panel.hide()
+        self.comparison_view.setVisible(has)
+        self.comparison_words_box.setVisible(has)
+        self.comparison_empty.setVisible(not has)
+        if not has:
+            self.comparison_empty.setText(
+                table.reason if table is not None
+                else "Comparing the conditions (bootstrap intervals and paired tests)…")
+            self.comparison_model.set_frame(None)
+            self.comparison_note.setText("")
+            return
+        self.comparison_model.set_frame(table.frame)
+        fit_columns(self.comparison_view, stretch=self.comparison_model.column_of("summary"),
+                    max_width=260)
+        self.comparison_words.setText("<br>".join(
+            _escape(text) for text in table.frame["summary"]))
+        self.comparison_note.setText(table.note)
+
+    def set_curve(self, curve: Any) -> None:
+        """Show a :class:`core.aqer.comparison.WorkersCurve` (None: not computed yet)."""
+        self.curve = curve
+        self.curve_panel.hide()
+        self.curve_button.setEnabled(True)
+        if curve is None:
+            self.curve_text.setText("Not computed yet for these results.")
+            self.curve_button.setText("Draw panels and score them")
+            self.curve_model.set_frame(None)
+            if self.curve_chart.canvas is not None:
+                self.curve_chart.draw(lambda fig: None)
+            return
+        self.curve_button.setText("Draw them again")
+        self.curve_text.setText(curve.describe() + (f" {curve.note}" if curve.note else ""))
+        self.curve_model.set_frame(curve.frame)
+        fit_columns(self.curve_view, max_width=90)
+        frame = curve.frame
+        values = {int(k): list(v) for k, v in curve.values.items()}
+        means = [float("nan") if m is None else float(m) for m in frame["mean"]]
+        lows = [float("nan") if m is None else float(m) for m in frame["low"]]
+        highs = [float("nan") if m is None else float(m) for m in frame["high"]]
+        self.curve_chart.draw(lambda fig: draw_workers_curve(
+            fig, values, means, lows, highs, curve.statistic, curve.against))
+
     def _warnings_tab(self) -> QWidget:
         self.warnings_model = FrameModel(WARNING_COLUMNS, self)
         self.warnings_view = table_view(self.warnings_model, stretch=1)
@@ -314,8 +487,10 @@ class ResultsView(QWidget):
         return page
 
     # -- filling ------------------------------------------------------------------------------
-    def set_result(self, stored: Any) -> None:
-        """Show ``stored`` (a :class:`core.aqer.session.StoredResult`)."""
+    def set_result(self, stored: Any, comparison: Any = None, curve: Any = None) -> None:
+        """Show ``stored`` (a :class:`core.aqer.session.StoredResult`), its Comparison table
+        (:func:`core.aqer.session.comparison`; None: still being computed, see
+        :meth:`set_comparison`) and its workers curve (None: not computed)."""
         self.stored = stored
         result = stored.result
         self._drawn.clear()
@@ -372,6 +547,8 @@ class ResultsView(QWidget):
         fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"),
                     max_width=430)
         self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
+        self.set_comparison(comparison)
+        self.set_curve(curve)
         self.warnings_model.set_frame(result.warnings_frame())
         fit_columns(self.warnings_view, stretch=1, max_width=300)
         fit_rows(self.warnings_view)

@@ -10,6 +10,14 @@ all-MiniLM-L6-v2 on the CPU) and reused across repetitions.
 The paper (stsb-roberta-large): AQER 0.964, RASA (Li & Fukumoto) 0.927, F1 0.893, BLEU-1 0.87.
 
     .venv/bin/python tests/benchmarks/bench_aqer_mohler.py [--repetitions 25] [--device cpu]
+        [--compare] [--curve FIGURE.png]
+
+``--compare`` also prints, for each repetition, EvalDesk's Comparison table
+(``core.aqer.comparison.comparison_table``: Pearson r per worker with bootstrap CIs and the paired
+test of each condition against AQER) for the first repetition, and how often the paired test
+against RASA excluded 0 over all repetitions. ``--curve`` draws "how many workers do I need?"
+(``core.aqer.comparison.workers_curve``, 25 random panels per size, seed 0) on the first
+repetition's 20 pseudo-responders and saves the figure.
 """
 
 from __future__ import annotations
@@ -24,9 +32,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
+import numpy as np
+import pandas as pd
+from scipy import stats
 
 SHARED = Path(
     os.environ.get("EVALDESK_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -68,7 +76,9 @@ def semi_synthetic(data: pd.DataFrame, rng: np.random.Generator) -> tuple[pd.Dat
                 rows.append((qid, member, answer["student_answer"], answer["score_avg"]))
     long = pd.DataFrame(rows, columns=["question", "worker", "response", "true"])
     truth = long.groupby("worker")["true"].mean()
-    return long[["question", "worker", "response"]], truth
+    # The answer's grade: a worker's mean grade is then its true grade (the Comparison's input).
+    long["grade"] = long["true"].map(lambda v: f"{v:.6g}")
+    return long[["question", "worker", "response", "grade"]], truth
 
 
 def main() -> None:
@@ -76,6 +86,8 @@ def main() -> None:
     parser.add_argument("--repetitions", type=int, default=25)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--embedding-model", default="")
+    parser.add_argument("--compare", action="store_true")
+    parser.add_argument("--curve", default="", metavar="FIGURE.png")
     args = parser.parse_args()
 
     from core.aqer import aqer
@@ -94,11 +106,19 @@ def main() -> None:
     results: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
     iterations = []
     rules = set()
+    tables = []
+    first: tuple[pd.DataFrame, object] | None = None
     t0 = time.perf_counter()
     for rep in range(args.repetitions):
         rng = np.random.default_rng(1000 + rep)
         long, truth = semi_synthetic(data, rng)
         result = aqer(long, lookup)
+        if first is None:
+            first = (long, result)
+        if args.compare:
+            from core.aqer.comparison import comparison_table
+
+            tables.append(comparison_table(result).frame.set_index("condition"))
         iterations.append(result.iterations)
         blanks = int(result.workers["blank"].sum()) if "blank" in result.workers else 0
         rules.add(f"{result.blank_rule} ({blanks} blank answers)")
@@ -140,6 +160,62 @@ def main() -> None:
             end="",
         )
     print()
+    if args.compare:
+        compare_report(tables)
+    if args.curve and first is not None:
+        curve_figure(first[0], first[1], lookup, Path(args.curve))
+
+
+def compare_report(tables: list[pd.DataFrame]) -> None:
+    """The first repetition's Comparison table, and the paired test against RASA over all."""
+    table = tables[0]
+
+    def r(value: float) -> str:
+        return "-" if np.isnan(value) else f"{value:.3f}"
+
+    print("\n## EvalDesk's Comparison table, repetition 1 (seed 1000; 20 pseudo-responders)")
+    print("| condition | Pearson r [95% CI] | Spearman rho | difference vs AQER [95% CI] | p |")
+    print("|---|---|---|---|---|")
+    for name, row in table.iterrows():
+        print(f"| {name} | {r(row['pearson'])} [{r(row['pearson_ci_low'])}, "
+              f"{r(row['pearson_ci_high'])}] | {r(row['spearman'])} | "
+              f"{r(row['difference'])} [{r(row['difference_ci_low'])}, "
+              f"{r(row['difference_ci_high'])}] | {r(row['p_value'])} |")
+    for name in table.index[1:]:
+        print(f"- {table.loc[name, 'summary']}")
+    rasa = [t.loc["RASA"] for t in tables]
+    below = sum(1 for row in rasa if row["difference_ci_high"] < 0)
+    above = sum(1 for row in rasa if row["difference_ci_low"] > 0)
+    print(f"\nPaired test RASA vs AQER over {len(rasa)} repetitions: RASA significantly lower "
+          f"in {below}, higher in {above}, no clear difference in {len(rasa) - below - above}; "
+          f"mean difference {np.mean([row['difference'] for row in rasa]):+.3f}")
+
+
+def curve_figure(long: pd.DataFrame, result, encoder, path: Path) -> None:
+    """How many workers do I need? on one repetition, printed and saved as a figure."""
+    from matplotlib.figure import Figure
+
+    from core.aqer.comparison import workers_curve
+    from core.aqer.responses import clean_responses
+    from desktop.aqer.charts import draw_workers_curve
+
+    t0 = time.perf_counter()
+    curve = workers_curve(clean_responses(long), encoder, result)
+    took = time.perf_counter() - t0
+    print(f"\n## How many workers do I need? (repetition 1, {curve.repetitions} panels per size, "
+          f"seed {curve.seed}; {took:.1f} s)")
+    print(f"| workers | mean {curve.statistic} | sd | middle 95% |")
+    print("|---|---|---|---|")
+    for row in curve.frame.itertuples():
+        sd = "-" if row.sd is None or row.sd != row.sd else f"{row.sd:.3f}"
+        print(f"| {row.workers} | {row.mean:.3f} | {sd} | {row.low:.3f} to {row.high:.3f} |")
+    figure = Figure(figsize=(7.5, 4), dpi=100, layout="constrained")
+    frame = curve.frame
+    draw_workers_curve(figure, curve.values, frame["mean"].astype(float).tolist(),
+                       frame["low"].astype(float).tolist(), frame["high"].astype(float).tolist(),
+                       curve.statistic, curve.against)
+    figure.savefig(path)
+    print(f"figure: {path}")
 
 
 if __name__ == "__main__":

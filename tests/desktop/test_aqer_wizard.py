@@ -16,7 +16,7 @@ from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder
 
 SHEETS = ["Workers", "Answers", "Questions", "AI answers", "AI summary", "Convergence",
-          "Agreement", "Warnings", "Raw numbers", "Read me"]
+          "Agreement", "Comparison", "Warnings", "Raw numbers", "Read me"]
 
 
 @pytest.fixture

@@ -9,7 +9,16 @@ from typing import Any
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
-from core.aqer.session import StoredResult, export_result, run_setup
+from core.aqer.session import (
+    StoredResult,
+    comparison,
+    export_result,
+    load_conditions,
+    load_workers_curve,
+    run_conditions,
+    run_setup,
+    run_workers_curve,
+)
 from desktop.aqer.results import ResultsView
 from desktop.file_dialogs import save_file
 from desktop.run_panel import RunPanel
@@ -18,6 +27,13 @@ from desktop.widgets import page_layout, xlsx_path
 from desktop.wizard import WizardPage
 
 __all__ = ["ResultsPage", "RunPage"]
+
+
+def _comparison_step(project: Any, setup: Any, stored: StoredResult, progress: Any = None,
+                     cancel: Any = None) -> Any:
+    if progress is not None:
+        progress.start("Comparing the conditions")
+    return comparison(project, setup, stored)
 
 _DEVICE_WORDS = {"auto": "automatic choice", "cpu": "the processor (CPU)",
                  "cuda": "the NVIDIA graphics card", "mps": "the Apple graphics"}
@@ -155,6 +171,8 @@ class ResultsPage(WizardPage):
         super().__init__(wizard)
         self.results = ResultsView()
         self.results.export_requested.connect(self._ask_and_export)
+        self.results.curve_requested.connect(self.start_curve)
+        self.results.condition_requested.connect(self.add_blank_condition)
         layout = page_layout(
             self, "Results",
             "Each worker's score says how close their answers came to the consensus of "
@@ -169,7 +187,75 @@ class ResultsPage(WizardPage):
         return self.wizard.current_result(load=False) is not None
 
     def set_result(self, stored: StoredResult) -> None:
-        self.results.set_result(stored)
+        project, setup = self.wizard.project, self.wizard.setup
+        self.results.set_result(stored, None, load_workers_curve(project, setup))
+        self.start_comparison()
+
+    def start_comparison(self) -> Any:
+        """Compute the Comparison table in the executor (its bootstraps take seconds with
+        hundreds of workers); the tab says so meanwhile."""
+        wizard, stored = self.wizard, self.wizard.stored
+        if stored is None:
+            return None
+        self.results.set_comparison(None)
+        return wizard.run_step(self.results.condition_panel,
+                               partial(_comparison_step, wizard.project, wizard.setup, stored),
+                               title="Comparing the conditions", background=True,
+                               on_done=partial(self._comparison_done, stored))
+
+    def _comparison_done(self, stored: StoredResult, outcome: RunOutcome) -> None:
+        if self.wizard.stored is not stored:
+            return  # another result is shown now
+        if outcome.finished:
+            self.results.set_comparison(outcome.result)
+        else:
+            self.results.comparison_empty.setText(
+                "The comparison could not be computed: "
+                + (str(outcome.error) if outcome.error else outcome.status) + ".")
+
+    # ------------------------------------------------------------------ conditions
+    @Slot()
+    def add_blank_condition(self) -> Any:
+        """Add the other blank-answer rule as a condition and score it (in the executor)."""
+        from core.aqer.model import AqerCondition
+
+        wizard, stored = self.wizard, self.wizard.stored
+        if wizard.busy or stored is None:
+            return None
+        other = "missing" if stored.result.blank_rule == "worst" else "worst"
+        condition = AqerCondition(blank_answers=other)
+        if condition not in wizard.setup.conditions:
+            wizard.save(conditions=[*wizard.setup.conditions, condition])
+        self.results.condition_button.setEnabled(False)
+        self.results.condition_panel.show()
+        step = partial(run_conditions, wizard.project, wizard.setup, wizard.encoder_factory)
+        return wizard.run_step(self.results.condition_panel, step,
+                               title="Scoring the other condition", on_done=self._condition_done)
+
+    def _condition_done(self, outcome: RunOutcome) -> None:
+        self.results.condition_button.setEnabled(True)
+        if outcome.finished:
+            self.start_comparison()
+
+    # ------------------------------------------------------------------ how many workers
+    @Slot()
+    def start_curve(self) -> Any:
+        """Compute "how many workers do I need?" for the current choices (in the executor)."""
+        wizard = self.wizard
+        if wizard.busy:
+            return None
+        self.results.curve_button.setEnabled(False)
+        self.results.curve_panel.show()
+        step = partial(run_workers_curve, wizard.project, wizard.setup, wizard.encoder_factory)
+        return wizard.run_step(self.results.curve_panel, step,
+                               title="Scoring random panels of workers",
+                               on_done=self._curve_done)
+
+    def _curve_done(self, outcome: RunOutcome) -> None:
+        if outcome.finished:
+            self.results.set_curve(outcome.result)
+        else:
+            self.results.curve_button.setEnabled(True)
 
     # ------------------------------------------------------------------ export
     def ask_export_path(self) -> str | None:
@@ -193,8 +279,11 @@ class ResultsPage(WizardPage):
         self.results.export_panel.show()
         self.results.export_message.hide()
         self.results.export_button.setEnabled(False)
+        project, setup = self.wizard.project, self.wizard.setup
+        step = partial(export_result, stored, target, others=load_conditions(project, setup),
+                       curve=self.results.curve, table=self.results.comparison)
         return self.wizard.run_step(
-            self.results.export_panel, partial(export_result, stored, target),
+            self.results.export_panel, step,
             title=f"Exporting to {target.name}",
             on_done=lambda outcome: self._export_done(outcome, target))
 

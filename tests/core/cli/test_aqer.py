@@ -89,6 +89,7 @@ def test_sample_end_to_end_sheets_and_columns_follow_the_contract(tmp_path, caps
         "LLM summary",
         "Convergence",
         "Agreement",
+        "Comparison",  # graded: the conditions side by side
         "Warnings",
         "Raw numbers",
         "Read me",

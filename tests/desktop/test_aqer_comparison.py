@@ -1,0 +1,91 @@
+"""AQER's Comparison and "How many workers?" tabs (pytest-qt, offscreen, tiny encoder)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import openpyxl
+import pandas as pd
+import pytest
+
+from core.aqer.comparison import comparison_table
+from core.aqer.session import load_setup, run_workers_curve
+from desktop.aqer import open_aqer_wizard
+from tests.core.aqer.aqer_support import TinyEncoder
+from tests.core.aqer.test_comparison import graded_answers
+from tests.desktop.test_aqer_wizard import click, to_results, wait_read
+
+
+@pytest.fixture
+def graded_file(tmp_path):
+    path = tmp_path / "class.xlsx"
+    graded_answers().to_excel(path, index=False)
+    return path
+
+
+def test_comparison_tab_shows_the_cores_table_and_the_curve_is_computed_on_request(
+        qtbot, qtmodeltester, window, graded_file, tmp_path, monkeypatch):
+    tiny = TinyEncoder()
+    monkeypatch.setattr("desktop.aqer.pages.run.run_workers_curve",
+                        partial(run_workers_curve, repetitions=3))
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.pages["file"].choose_file(graded_file)
+    wait_read(qtbot, wiz)
+    to_results(qtbot, wiz)
+    res = wiz.pages["results"].results
+    res.tabs.setCurrentWidget(res.comparison_tab)
+    model = res.comparison_model
+    qtbot.waitUntil(lambda: model.rowCount() == 5, timeout=30_000)  # computed in the executor
+    qtmodeltester.check(model)
+    expected = comparison_table(wiz.stored.result).frame
+    assert model.rowCount() == 5
+    assert [model.value(r, "condition") for r in range(5)] == expected["condition"].tolist()
+    for r in range(5):
+        for key in ("pearson", "pearson_ci_low", "spearman", "difference", "p_value"):
+            want = expected[key].iloc[r]
+            got = model.value(r, key)
+            assert (got is None and pd.isna(want)) or got == pytest.approx(want), (r, key)
+    assert res.comparison_view.isVisibleTo(res) and not res.comparison_empty.isVisibleTo(res)
+    assert "RASA" in res.comparison_words.text() and "95% CI" in res.comparison_words.text()
+    assert "Pearson r" in res.comparison_note.text()
+
+    # another condition: the other blank-answer rule, scored without embedding anything
+    calls = len(tiny.calls)
+    click(qtbot, res.condition_button)
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=30_000)
+    assert model.value(5, "condition") == "AQER (blank answers left out)"  # the sheet is dense
+    assert len(tiny.calls) == calls
+    assert wiz.setup.conditions and load_setup(window.project).conditions == wiz.setup.conditions
+
+    # how many workers: nothing until asked, then computed, shown and exported
+    res.tabs.setCurrentWidget(res.curve_tab)
+    assert res.curve_model.rowCount() == 0
+    assert "Not computed yet" in res.curve_text.text()
+    calls = len(tiny.calls)
+    click(qtbot, res.curve_button)
+    qtbot.waitUntil(lambda: res.curve_model.rowCount() == 4, timeout=60_000)
+    qtmodeltester.check(res.curve_model)
+    assert [res.curve_model.value(r, "workers") for r in range(4)] == [3, 5, 10, 12]
+    assert res.curve_chart.canvas is not None
+    assert "expert grades" in res.curve_text.text() and "seed 0" in res.curve_text.text()
+    assert len(tiny.calls) == calls  # every answer came from the project's cache
+
+    task = wiz.pages["results"].export(tmp_path / "out.xlsx")
+    qtbot.waitUntil(task.done, timeout=20_000)
+    book = openpyxl.load_workbook(tmp_path / "out.xlsx")
+    assert {"Comparison", "Workers needed"} <= set(book.sheetnames)
+
+
+def test_without_grades_the_comparison_tab_says_why(qtbot, window, tmp_path):
+    path = tmp_path / "ungraded.xlsx"
+    graded_answers().drop(columns="grade").to_excel(path, index=False)
+    tiny = TinyEncoder()
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.pages["file"].choose_file(path)
+    wait_read(qtbot, wiz)
+    to_results(qtbot, wiz)
+    res = wiz.pages["results"].results
+    res.tabs.setCurrentWidget(res.comparison_tab)
+    qtbot.waitUntil(lambda: "no expert grades" in res.comparison_empty.text(), timeout=30_000)
+    assert res.comparison_model.rowCount() == 0
+    assert res.comparison_empty.isVisibleTo(res)
