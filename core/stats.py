@@ -59,9 +59,12 @@ __all__ = [
     "agreement_rows",
     "binary_agreement",
     "correlations",
+    "format_p",
     "grouped_correlations",
     "krippendorff_alpha",
     "paired_correlation_difference",
+    "plain_agreement",
+    "strength",
 ]
 
 #: The correlation coefficients we compute, in the order the agreement screens show them
@@ -1383,3 +1386,57 @@ def binary_agreement(
         both_yes=tp, both_no=tn, judge_yes_person_no=fp, judge_no_person_yes=fn,
         n_dropped=len(pairs) - n, reasons=reasons,
     )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Plain words for the results screens
+# --------------------------------------------------------------------------------------------
+
+
+def format_p(p: float | None) -> str:
+    """A p-value as people read it: "p < 0.001", "p = 0.013", "p = 0.21"; "" when None."""
+    if p is None or not math.isfinite(p):
+        return ""
+    if p < 0.001:
+        return "p < 0.001"
+    if p < 0.1:
+        return f"p = {p:.3f}"
+    return f"p = {p:.2f}" if p < 0.995 else "p = 1"
+
+
+def strength(value: float) -> str:
+    """How strongly a correlation agrees, in words (by its size; the sign is said apart)."""
+    size = abs(value)
+    if size < 0.1:
+        return "hardly"
+    if size < 0.3:
+        return "weakly"
+    if size < 0.7:
+        return "moderately"
+    return "strongly"
+
+
+def plain_agreement(value: float | None, *, n: int, who: str = "the method",
+                    against: str = "your ratings", units: str = "people",
+                    symbol: str = "r", ci_low: float | None = None,
+                    ci_high: float | None = None, p_value: float | None = None,
+                    reason: str = "") -> str:
+    """One sentence a teacher can act on: "AQER agrees moderately with your grades: r = 0.59
+    over 30 students (95% CI 0.30 to 0.78, p < 0.001)." A CI that crosses zero is explained."""
+    if value is None:
+        return f"How well {who} agrees with {against} cannot be said: {reason or 'no value'}."
+    if value < 0 and abs(value) >= 0.1:
+        head = f"{_sentence(who)} {strength(value)} disagrees with {against}"
+    else:
+        head = f"{_sentence(who)} agrees {strength(value)} with {against}"
+    numbers_ = f"{symbol} = {value:.2f} over {n} {units}"
+    extra = []
+    if ci_low is not None and ci_high is not None:
+        extra.append(f"95% CI {ci_low:.2f} to {ci_high:.2f}")
+    if p_value is not None:
+        extra.append(format_p(p_value))
+    sentence = f"{head}: {numbers_}" + (f" ({', '.join(extra)})" if extra else "") + "."
+    if ci_low is not None and ci_high is not None and ci_low < 0 < ci_high:
+        sentence += (f" The interval includes 0: too few {units} to be sure that there is any "
+                     "agreement at all.")
+    return sentence

@@ -28,7 +28,10 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QProxyStyle,
     QSizePolicy,
+    QStyle,
+    QStyleOptionHeader,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -59,7 +62,7 @@ SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 #: The full value of a cell (tests and the question view read it).
 VALUE_ROLE = int(Qt.ItemDataRole.UserRole) + 2
 
-Kind = Literal["text", "score", "number", "int", "bool", "percent"]
+Kind = Literal["text", "score", "number", "int", "bool", "percent", "p"]
 
 ACCENT = "#2563a8"
 MUTED = "#9aa5b1"
@@ -258,7 +261,7 @@ class FrameModel(ColumnsModel):
                 return full_text_tip(value)
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            if column.kind in ("score", "number", "int", "percent"):
+            if column.kind in ("score", "number", "int", "percent", "p"):
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and value is None:
@@ -280,6 +283,10 @@ class FrameModel(ColumnsModel):
             return f"{int(value):,}"
         if column.kind == "percent":
             return f"{float(value):.0f}%"
+        if column.kind == "p":
+            from core.stats import format_p
+
+            return format_p(float(value)).removeprefix("p ").removeprefix("= ")
         if column.kind == "bool":
             return "yes" if value else "no"
         return preview(value) if len(str(value)) > PREVIEW_CHARS else str(value)
@@ -324,6 +331,25 @@ def fit_rows(view: QTableView, lines: int = MAX_ROW_LINES) -> None:
             view.setRowHeight(row, cap)
 
 
+class SortArrowStyle(QProxyStyle):
+    """Draws a header's sort arrow the way people read it: ▲ when the column is sorted
+    ascending (smallest first), ▼ when descending. (Qt's own styles draw the opposite.)"""
+
+    def drawPrimitive(self, element: Any, option: Any, painter: Any, widget: Any = None) -> None:
+        if element == QStyle.PrimitiveElement.PE_IndicatorHeaderArrow and isinstance(
+                option, QStyleOptionHeader):
+            flipped = QStyleOptionHeader(option)
+            up = QStyleOptionHeader.SortIndicator.SortUp
+            down = QStyleOptionHeader.SortIndicator.SortDown
+            if option.sortIndicator == up:
+                flipped.sortIndicator = down
+            elif option.sortIndicator == down:
+                flipped.sortIndicator = up
+            super().drawPrimitive(element, flipped, painter, widget)
+            return
+        super().drawPrimitive(element, option, painter, widget)
+
+
 def table_view(model: Any, sortable: bool = True, stretch: int | None = None) -> QTableView:
     """A read-only table over ``model``; sorted through a proxy when ``sortable``."""
     view = QTableView()
@@ -333,6 +359,8 @@ def table_view(model: Any, sortable: bool = True, stretch: int | None = None) ->
         proxy.setSortRole(SORT_ROLE)
         view.setModel(proxy)
         view.setSortingEnabled(True)
+        view.sort_style = SortArrowStyle()  # kept on the view: the header does not own it
+        view.horizontalHeader().setStyle(view.sort_style)
         # no sort until the user (or the page) asks for one: rows keep the input's order
         view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         proxy.sort(-1)

@@ -40,9 +40,11 @@ def draw_scores(figure: Any, names: Sequence[str], scores: Sequence[float]) -> N
     """Horizontal bars: each worker's score (0-1), best at the top."""
     ax = figure.add_subplot(1, 1, 1)
     pairs = sorted(zip(names, scores), key=lambda p: p[1])
-    if len(pairs) > 40:  # the best and worst 20 keep the chart readable
-        pairs = pairs[:20] + pairs[-20:]
-        ax.set_title("Score per worker (the 20 lowest and 20 highest)", loc="left")
+    if len(pairs) > 12:  # the best and worst 5 keep the labels readable; the histogram shows all
+        total = len(pairs)
+        pairs = pairs[:5] + pairs[-5:]
+        ax.set_title(f"The 5 highest and 5 lowest of {total} workers", loc="left")
+        ax.axhline(4.5, color=MUTED, linewidth=0.8, linestyle=":")
     else:
         ax.set_title("Score per worker (1 = closest to the consensus)", loc="left")
     labels = [_short(n) for n, _ in pairs]
@@ -51,7 +53,7 @@ def draw_scores(figure: Any, names: Sequence[str], scores: Sequence[float]) -> N
     ax.set_yticks(range(len(values)), labels)
     ax.set_xlim(0, 1.12)
     ax.set_xlabel("AQER score")
-    if len(values) <= 30:
+    if len(values) <= 12:
         for bar, value in zip(bars, values):
             ax.text(bar.get_width() + 0.01, bar.get_y() + bar.get_height() / 2, f"{value:.2f}",
                     va="center", fontsize=8, color=INK)
@@ -149,4 +151,22 @@ def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: S
     ax.set_ylabel(f"{statistic} with {against}")
     ax.set_title(f"AQER's agreement with {against}, by number of workers", loc="left")
     ax.legend(fontsize=8, loc="lower right", frameon=False)
+    _style(ax)
+
+
+def draw_score_vs_grade(figure: Any, scores: Sequence[float], grades: Sequence[float],
+                        names: Sequence[str] = ()) -> None:
+    """Each person as a dot: AQER's score (0-1) across, the expert grade up; a dot far from the
+    others' trend is a person the two disagree on (hover-free: the 5 extremes are named)."""
+    ax = figure.add_subplot(1, 1, 1)
+    ax.scatter(list(scores), list(grades), s=22, color=ACCENT, alpha=0.75, zorder=2)
+    ax.set_title("AQER score against the expert grade, one dot per person", loc="left")
+    ax.set_xlabel("AQER score (0 = weakest person, 1 = best)")
+    ax.set_ylabel("Expert grade")
+    ax.set_xlim(-0.05, 1.05)
+    if names and len(names) == len(scores):
+        ranked = sorted(range(len(scores)), key=lambda i: scores[i])
+        for i in {*ranked[:2], *ranked[-3:]}:
+            ax.annotate(_short(names[i], 16), (scores[i], grades[i]), fontsize=7, color=INK,
+                        xytext=(4, 3), textcoords="offset points")
     _style(ax)

@@ -22,12 +22,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.stats import plain_agreement
 from core.words import count
 from desktop.aqer.charts import (
     Chart,
     draw_convergence,
     draw_distribution,
     draw_llm_comparison,
+    draw_score_vs_grade,
     draw_scores,
     draw_workers_curve,
 )
@@ -103,13 +105,22 @@ WARNING_COLUMNS = [
     Column("row", "Row", "int", "", ""),
 ]
 AGREEMENT_COLUMNS = [
-    Column("comparison", "Comparison"),
-    Column("statistic", "Statistic"),
-    Column("value", "Value", "number", "", "undefined"),
-    Column("ci_low", "95% CI low", "number", "", "—"),
+    Column("comparison", "Comparison", "text", "Which scores are compared with which grades."),
+    Column("statistic", "Statistic", "text",
+           "Pearson r: do the scores rise with the grades in a straight line? Spearman rho: "
+           "the same for the ranking only. Kendall tau-b: the share of pairs of people put in "
+           "the same order, minus those put in the opposite order. All run from -1 to 1; 0 "
+           "means no agreement."),
+    Column("value", "Value", "number", "The statistic: 1 = full agreement, 0 = none.",
+           "undefined"),
+    Column("ci_low", "95% CI low", "number",
+           "The range the value would most likely fall in with other people of the same kind "
+           "(bootstrap).", "—"),
     Column("ci_high", "95% CI high", "number", "", "—"),
-    Column("p_value", "p", "number", "", "—"),
-    Column("n", "n", "int", "", "—"),
+    Column("p_value", "p", "p",
+           "How likely a value this large would be if scores and grades were unrelated: "
+           "below 0.05 is the usual bar.", "—"),
+    Column("n", "n", "int", "How many people (or answers) the value is computed from.", "—"),
     Column("note", "Note"),
 ]
 
@@ -133,7 +144,7 @@ COMPARISON_COLUMNS = [
            "equally good.", "—"),
     Column("difference_ci_high", "Diff. CI high", "number",
            "Paired bootstrap interval of the difference.", "—"),
-    Column("p_value", "p", "number", "Two-sided p-value of the paired bootstrap test.", "—"),
+    Column("p_value", "p", "p", "Two-sided p-value of the paired bootstrap test.", "—"),
     Column("paired_n", "Paired n", "int",
            "Workers in the paired test (at least 10 are needed).", "—"),
     Column("summary", "In words"),
@@ -337,8 +348,24 @@ class ResultsView(QWidget):
     def _agreement_tab(self) -> QWidget:
         self.agreement_model = FrameModel(AGREEMENT_COLUMNS, self)
         self.agreement_view = table_view(self.agreement_model)
+        self.agreement_headline = QLabel()
+        self.agreement_headline.setObjectName("intro")
+        self.agreement_headline.setWordWrap(True)
+        self.agreement_scatter = Chart(minimum_height=230)
+        details = QGroupBox("Details: every statistic (hover a column title for what it means)")
+        details.setCheckable(True)
+        details.setChecked(False)
+        dl = QVBoxLayout(details)
+        dl.addWidget(self.agreement_view, 1)
+        details.toggled.connect(self.agreement_view.setVisible)
+        self.agreement_view.setVisible(False)
+        self.agreement_details = details
         page = QWidget()
         layout = QVBoxLayout(page)
+        layout.addWidget(self.agreement_headline)
+        layout.addWidget(self.agreement_scatter, 3)
+        layout.addWidget(details)
+        details.toggled.connect(lambda on: layout.setStretchFactor(details, 2 if on else 0))
         layout.addWidget(hint_label(
             "How well each method's scores agree with the expert grades in your sheet: per "
             "worker (the person's own grade when you gave one per person, else the mean grade "
@@ -347,8 +374,38 @@ class ResultsView(QWidget):
             "'undefined' means the statistic cannot be computed (for example every grade is the "
             "same, or fewer than 3 values)."
         ))
-        layout.addWidget(self.agreement_view, 1)
         return page
+
+    def _show_agreement(self, result: Any) -> str:
+        """The agreement tab's headline and scatter; returns the headline ("" without grades)."""
+        frame = result.agreement
+        rows = frame[frame["comparison"].astype(str).str.startswith("AQER score vs")
+                     & (frame["statistic"] == "Pearson r")] if len(frame) else frame
+        if not len(rows):
+            self.agreement_headline.setText("")
+            return ""
+        row = rows.iloc[0]
+
+        def num(key: str) -> float | None:
+            value = row.get(key)
+            return None if value is None or value != value else float(value)
+
+        headline = plain_agreement(
+            num("value"), n=int(row["n"]) if row.get("n") == row.get("n") else 0,
+            who="AQER", against="your grades", units="people", ci_low=num("ci_low"),
+            ci_high=num("ci_high"), p_value=num("p_value"),
+            reason=str(row.get("note") or "").removeprefix("Not computed: "))
+        self.agreement_headline.setText(headline)
+        workers = result.workers
+        if "expert_grade" in workers and "score" in workers:
+            keep = workers[workers["score"].notna() & workers["expert_grade"].notna()]
+            if "is_llm" in keep:
+                keep = keep[~keep["is_llm"].fillna(False).astype(bool)]
+            self.agreement_scatter.draw(lambda fig: draw_score_vs_grade(
+                fig, keep["score"].astype(float).tolist(),
+                keep["expert_grade"].astype(float).tolist(),
+                keep["worker"].astype(str).tolist()))
+        return headline
 
     def _comparison_tab(self) -> QWidget:
         self.comparison_model = FrameModel(COMPARISON_COLUMNS, self)
@@ -546,6 +603,9 @@ class ResultsView(QWidget):
         self.agreement_model.set_frame(result.agreement)
         fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"),
                     max_width=430)
+        headline = self._show_agreement(result)
+        if headline:
+            self.summary.setText(f"{self.summary.text()}<br><b>{headline}</b>")
         self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
         self.set_comparison(comparison)
         self.set_curve(curve)

@@ -138,3 +138,21 @@ def test_binary_agreement_leaves_out_unanswered_items():
     assert result.n == 2 and result.n_dropped == 3
     assert result.judge_yes_person_no == 1 and result.both_no == 1
     assert not math.isnan(result.kappa if result.kappa is not None else 0.0)
+
+
+def test_p_values_and_agreement_in_plain_words():
+    from core.stats import format_p, plain_agreement
+
+    assert format_p(0.0004) == "p < 0.001"
+    assert format_p(0.013) == "p = 0.013"
+    assert format_p(0.21) == "p = 0.21"
+    assert format_p(None) == ""
+    text = plain_agreement(0.59, n=30, who="AQER", against="your grades", units="students",
+                           ci_low=0.30, ci_high=0.78, p_value=0.0006)
+    assert text == ("AQER agrees moderately with your grades: r = 0.59 over 30 students "
+                    "(95% CI 0.30 to 0.78, p < 0.001).")
+    unsure = plain_agreement(0.2, n=8, who="AQER", against="your grades", units="students",
+                             ci_low=-0.5, ci_high=0.7)
+    assert "too few students to be sure" in unsure
+    assert "disagrees" in plain_agreement(-0.4, n=20, who="AQER")
+    assert "cannot be said" in plain_agreement(None, n=3, who="AQER", reason="all grades equal")

@@ -647,6 +647,20 @@ def test_a_gradebook_with_a_grades_sheet_gives_the_clis_agreement(qtbot, window,
              r for r in range(res.agreement_model.rowCount())}
     row = shown[("AQER score vs expert grade (per worker)", "Spearman rho")]
     app_value = res.stored.result.agreement.iloc[row]["value"]
+    # the tab opens with one plain sentence, the numbers of the Pearson row behind it
+    pearson = res.stored.result.agreement.iloc[
+        shown[("AQER score vs expert grade (per worker)", "Pearson r")]]
+    from core.stats import format_p, strength
+
+    headline = res.agreement_headline.text()
+    assert headline.startswith(f"AQER agrees {strength(pearson['value'])} with your grades: "
+                               f"r = {pearson['value']:.2f} over 28 people")
+    assert format_p(pearson["p_value"]) in headline and "p_value" not in headline
+    assert headline in res.summary.text()
+    assert res.agreement_scatter.figure is not None  # the score-against-grade scatter
+    p_col = res.agreement_model.column_of("p_value")
+    shown_p = res.agreement_model.data(res.agreement_model.index(0, p_col))
+    assert shown_p.startswith("<") or shown_p.startswith("0.") or shown_p == "1"
 
     class SameEncoder(TinyEncoder):  # the CLI makes its encoder through core.embeddings
         max_seq_length = 256
