@@ -58,6 +58,7 @@ __all__ = [
     "ITEM_SYNONYMS",
     "PERSONAS_SHEET",
     "PERSONA_COLUMNS",
+    "PERSONA_COLUMN_TITLES",
     "DimensionsRead",
     "ItemsRead",
     "ItemsSetup",
@@ -255,6 +256,15 @@ PERSONAS_SHEET = "Personas"
 PERSONA_COLUMNS = ["group", "name", "demographics", "perspective", "specialty",
                    "psychological_traits", "social_relationships", "evidence", "document", "page",
                    "group_description"]
+#: The Personas sheet's column titles: the words the persona editor uses. Importing accepts
+#: either these titles or the column keys above (files written before the titles existed).
+PERSONA_COLUMN_TITLES = {
+    "group": "Group", "name": "Name", "demographics": "Who they are",
+    "perspective": "Their perspective", "specialty": "Specialty",
+    "psychological_traits": "Character", "social_relationships": "Relationships",
+    "evidence": "Evidence", "document": "Document", "page": "Page",
+    "group_description": "Group description",
+}
 #: The one persona rule (core.majeval.model.persona_problem) read as columns.
 REQUIRED_PERSONA_COLUMNS = REQUIRED_PERSONA_FIELDS
 #: Columns that may be missing without a remark (files written before they existed).
@@ -298,6 +308,10 @@ def read_personas(path: str | os.PathLike[str]) -> PersonasRead:
                 "personas to Personas.", path)
     read = read_table(path, sheet)
     folded = {re.sub(r"[\s_]+", "_", str(c).strip().casefold()): c for c in read.frame.columns}
+    titles = {re.sub(r"[\s_]+", "_", t.casefold()): key for key, t in PERSONA_COLUMN_TITLES.items()}
+    for title, key in titles.items():
+        if title in folded and key not in folded:
+            folded[key] = folded[title]
     mapping = {c: folded.get(c) for c in PERSONA_COLUMNS}
     missing_required = [c for c in REQUIRED_PERSONA_COLUMNS if mapping[c] is None]
     mapped = map_columns(read, mapping, required=[])

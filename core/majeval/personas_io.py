@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from core.majeval.inputs import (
+    PERSONA_COLUMN_TITLES,
     PERSONA_COLUMNS,
     PERSONAS_SHEET,
     PersonasRead,
@@ -57,15 +58,16 @@ def write_personas(path: str | os.PathLike[str], personas: Sequence[Persona], *,
 
     frame = pd.DataFrame(persona_rows(personas, descriptions), columns=PERSONA_COLUMNS)
     frame["page"] = frame["page"].astype("object")
+    frame = frame.rename(columns=PERSONA_COLUMN_TITLES)  # the editor's words
     edited = [f"{p.name} ({p.group})" for p in personas if p.edited]
     notes = [
         *readme,
         ("Personas", (f"{count(len(personas), 'persona')} in "
                       f"{count(len({p.group for p in personas}), 'stakeholder group')}.")),
         ("How to edit", ("Change any cell, add rows (one per persona) or delete rows, then import "
-                        "the file again. group, name and perspective must be filled in; page is "
-                        "empty or a page number. Personas of one group debate together. "
-                        "group_description (optional) says who the group's members are; the "
+                        "the file again. Group, Name and Their perspective must be filled in; Page "
+                        "is empty or a page number. Personas of one group debate together. "
+                        "Group description (optional) says who the group's members are; the "
                         "simple-role option builds each persona's one-sentence role from it and "
                         "the persona's specialty.")),
     ]
@@ -75,5 +77,6 @@ def write_personas(path: str | os.PathLike[str], personas: Sequence[Persona], *,
               "group_description": 45}
     widths.update({c: 45 for c in ("demographics", "perspective", "specialty",
                                    "psychological_traits", "social_relationships")})
+    widths = {PERSONA_COLUMN_TITLES[c]: w for c, w in widths.items()}
     return write_workbook(path, [Sheet(PERSONAS_SHEET, frame, "one row per persona; the group "
                                        "is in the first column", widths=widths)], notes)

@@ -3,7 +3,8 @@
 Sheets (exact names and first columns; ``status``/``note`` columns follow where a value can be
 missing, so a failed one says why instead of showing a number):
 
-* ``Items``: ``item``, ``status``, one column per dimension (the overall score: mean of the
+* ``Items``: ``item``, the judged ``content`` and its ``context``, ``status``, one column per
+  dimension (the overall score: mean of the
   groups' final means), ``note``;
 * ``Group scores``: ``item``, ``group``, ``dimension``, ``initial_mean``, ``final_mean``,
   ``change`` (both means are over the same agents; empty for a group of one persona, which
@@ -160,9 +161,14 @@ def write_results(
     from core.tables import Sheet, write_workbook
 
     dims = [d.name for d in run.dimensions]
+    judged = {i.id: i for i in run.item_inputs}
     items = []
     for r in run.items:
-        row: dict[str, Any] = {"item": r.item_id, "status": r.status}
+        source = judged.get(r.item_id)
+        row: dict[str, Any] = {"item": r.item_id,
+                               "content": source.content if source else None,
+                               "context": source.context if source else None,
+                               "status": r.status}
         for d in dims:
             row[d] = r.overall.get(d)
         row["note"] = r.error
@@ -199,7 +205,8 @@ def write_results(
     frame = pd.DataFrame
     score_format = {c: "0.00" for c in ["initial_mean", "final_mean", "change", *dims]}
     sheets = [
-        Sheet("Items", frame(items, columns=["item", "status", *dims, "note"]),
+        Sheet("Items", frame(items, columns=["item", "content", "context", "status", *dims,
+                                             "note"]),
               "overall score per dimension: the mean of the groups' final means",
               number_formats=score_format),
         Sheet("Group scores", frame(groups, columns=GROUP_COLUMNS),

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.majeval import session as st
+from core.majeval.inputs import PERSONA_COLUMN_TITLES
 from core.majeval.model import (
     PERSONA_ATTRIBUTES,
     PERSONA_FIELD_WORDS,
@@ -58,13 +59,18 @@ __all__ = ["ATTRIBUTE_LABELS", "EvidenceDialog", "PersonaEditor"]
 
 log = logging.getLogger("evaldesk.majeval")
 
+# the same titles as the Personas sheet (core.majeval.inputs.PERSONA_COLUMN_TITLES)
 ATTRIBUTE_LABELS = {
-    "demographics": ("Who they are", "Name and demographic information: age, education, work."),
-    "perspective": ("Their perspective", "The point of view, in the persona's own words."),
-    "specialty": ("Specialty", "A skill or expertise that matters for the task."),
-    "psychological_traits": ("Character", "Temperament, emotions and ways of thinking."),
-    "social_relationships": ("Relationships", ("How they relate to others in and outside "
-                                              "their group.")),
+    "demographics": (PERSONA_COLUMN_TITLES["demographics"],
+                     "Name and demographic information: age, education, work."),
+    "perspective": (PERSONA_COLUMN_TITLES["perspective"],
+                    "The point of view, in the persona's own words."),
+    "specialty": (PERSONA_COLUMN_TITLES["specialty"],
+                  "A skill or expertise that matters for the task."),
+    "psychological_traits": (PERSONA_COLUMN_TITLES["psychological_traits"],
+                             "Temperament, emotions and ways of thinking."),
+    "social_relationships": (PERSONA_COLUMN_TITLES["social_relationships"],
+                             "How they relate to others in and outside their group."),
 }
 HIGHLIGHT = QColor("#fde68a")
 

@@ -166,10 +166,11 @@ def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path
     assert len(frame) == 7
     readme = pd.read_excel(target, sheet_name="Read me", header=None, dtype=str).to_string()
     assert "Documents" in readme and "Task" in readme  # what they were made from, as the CLI
-    assert frame.group_description.iloc[0] == "People who read with children: Parents and " \
-        "carers."  # the group's description goes along (the simple roles use it)
-    frame.loc[0, "name"] = "Renamed In Excel"
-    frame.loc[frame.group == "Teachers", "group_description"] = "Teachers of 4 to 8 year olds."
+    assert frame["Group description"].iloc[0] == "People who read with children: Parents " \
+        "and carers."  # the group's description goes along (the simple roles use it)
+    assert "Their perspective" in frame.columns  # the editor's words
+    frame.loc[0, "Name"] = "Renamed In Excel"
+    frame.loc[frame["Group"] == "Teachers", "Group description"] = "Teachers of 4 to 8 year olds."
     frame.to_excel(target, sheet_name="Personas", index=False)
     editor.import_from(target)
     qtbot.waitUntil(lambda: any(p.name == "Renamed In Excel" for p in editor.personas),

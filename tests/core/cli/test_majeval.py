@@ -90,11 +90,13 @@ def test_personas_then_run(inputs, model, capsys):
                  str(inputs / "task.txt"), "--model", model.model, "-o", str(personas)])
     assert code == 0, capsys.readouterr().err
     sheet = pd.read_excel(personas, sheet_name="Personas", dtype=str, keep_default_na=False)
-    assert sheet.group.tolist() == ["Parents", "Parents", "Teachers"]
-    assert sheet.name.tolist() == ["Dana Ray", "Eli Stone", "Ms Amy Lee"]
-    assert sheet.evidence.iloc[0] == "Parents told us that questions should be fun and short."
-    assert sheet.document.iloc[0] == "study.txt" and sheet.page.iloc[0] == "1"
-    assert sheet.group_description.tolist() == ["Parents of young children."] * 2 + [
+    # the editor's words as column titles ("Who they are", not demographics)
+    assert "Who they are" in sheet.columns and "demographics" not in sheet.columns
+    assert sheet["Group"].tolist() == ["Parents", "Parents", "Teachers"]
+    assert sheet["Name"].tolist() == ["Dana Ray", "Eli Stone", "Ms Amy Lee"]
+    assert sheet["Evidence"].iloc[0] == "Parents told us that questions should be fun and short."
+    assert sheet["Document"].iloc[0] == "study.txt" and sheet["Page"].iloc[0] == "1"
+    assert sheet["Group description"].tolist() == ["Parents of young children."] * 2 + [
         "Preschool teachers."]
 
     results = inputs / "results.xlsx"
@@ -108,6 +110,9 @@ def test_personas_then_run(inputs, model, capsys):
     assert "group Teachers has one persona, so it cannot debate" in err
     sheets = pd.read_excel(results, sheet_name=None)
     assert sheets["Items"]["Overall quality"].tolist() == [5.0, 2.0, 5.0]
+    # the judged text stands beside its scores
+    items_in = pd.read_excel(inputs / "items.xlsx")
+    assert sheets["Items"]["content"].tolist() == items_in["qa pair"].tolist()
     agreement = sheets["Agreement"]
     overall = agreement[(agreement.group == "All groups (overall score)")
                          & (agreement.stage == "after debate")

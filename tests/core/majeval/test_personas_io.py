@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from core.majeval import PERSONA_COLUMNS, read_personas, write_personas
+from core.majeval.inputs import PERSONA_COLUMN_TITLES
 from core.tables import TableError
 
 from .majeval_support import persona
@@ -18,7 +19,8 @@ def test_round_trip_keeps_every_field(tmp_path):
               persona("Teachers", "Ms Amy Lee")]
     path = tmp_path / "personas.xlsx"
     write_personas(path, people, descriptions={"Parents": "Mothers and fathers of pupils."})
-    assert list(pd.read_excel(path, sheet_name="Personas").columns) == PERSONA_COLUMNS
+    assert list(pd.read_excel(path, sheet_name="Personas").columns) == [
+        PERSONA_COLUMN_TITLES[c] for c in PERSONA_COLUMNS]  # the editor's words
     got = read_personas(path)
     assert not got.issues
     assert got.groups == ["Parents", "Teachers"]
