@@ -306,7 +306,7 @@ async def score_text(
     base = TextScore(
         text_id=item.id, dimension=checklist.dimension, status="failed",
         questions=len(questions), source_id=item.source_id, system=item.system,
-        human=item.human.get(checklist.dimension),
+        human=item.human.get(checklist.dimension), text=item.text,
     )
     if not questions:
         base.note = f"The checklist for {checklist.dimension} has no questions."

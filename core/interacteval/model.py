@@ -286,3 +286,6 @@ class TextScore(BaseModel):
     system: str = ""
     human: float | None = None
     think_aloud_sample: bool = False
+    text: str = ""
+    """The judged text itself, so that exports show it beside its score ("" in runs kept
+    before this field existed)."""

@@ -243,6 +243,7 @@ def _scores_frame(run: ScoringRun):
     has_human = any(s.human is not None for s in run.scores)
     legacy = run.settings.counting == "legacy"
     columns = list(SCORE_COLUMNS)
+    columns.insert(columns.index("dimension") + 1, "text")  # the judged text beside its score
     if has_human:
         columns.append("human_score")
     if legacy:
@@ -257,6 +258,7 @@ def _scores_frame(run: ScoringRun):
             "unanswered": ", ".join(f"q{n}" for n in s.unanswered),
             "think_aloud_sample": "yes" if s.think_aloud_sample else "no",
             "note": s.note,
+            "text": s.text or None,
         }
         if has_human:
             row["human_score"] = s.human

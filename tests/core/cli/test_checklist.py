@@ -86,6 +86,8 @@ def test_build_then_score(inputs, scripted_model, capsys):
     assert list(scores.source_id) == ["d1"] * 3 + ["d2"] * 3
     assert list(scores.system) == ["M1", "M2", "M3"] * 2
     assert list(scores.human_score) == [4.5, 2.0, 4.0] * 2
+    texts = pd.read_excel(inputs / "items.xlsx")
+    assert list(scores.text) == list(texts["summary"])  # the judged text beside its score
     agreement = pd.read_excel(results, sheet_name="Agreement")
     assert "per-source-document averaged" in set(agreement.kind)
     answers = pd.read_excel(results, sheet_name="Answers")

@@ -105,9 +105,9 @@ def test_results_workbook(tmp_path, checklists):
     sheets = pd.read_excel(path, sheet_name=None, dtype=str)
     assert {"Scores", "Answers", "Checklists", "Attributes", "Agreement", "Read me"} <= set(sheets)
     scores_sheet = sheets["Scores"]
-    assert list(scores_sheet.columns)[:9] == ["text_id", "source_id", "system", "dimension",
-                                              "status", "score", "answered", "questions",
-                                              "unanswered"]
+    assert list(scores_sheet.columns)[:10] == ["text_id", "source_id", "system", "dimension",
+                                               "text", "status", "score", "answered",
+                                               "questions", "unanswered"]
     failed = scores_sheet[scores_sheet.text_id == "t9"].iloc[0]
     assert failed.status == "failed" and pd.isna(failed.score)  # no default score
     assert "server" in failed.note
