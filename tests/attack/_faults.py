@@ -67,10 +67,12 @@ def text_of(body: dict[str, Any]) -> str:
 
 
 class HostileServer:
-    """Answers text C's requests with ``fault`` (see :meth:`_fault`) until :meth:`fixed`."""
+    """Answers text C's requests with ``fault`` (see :meth:`_fault`) until :meth:`fixed`
+    (``"none"``: every request is answered well, after ``latency_s``)."""
 
-    def __init__(self, fault: str, *, hang_s: float = 30.0) -> None:
+    def __init__(self, fault: str, *, hang_s: float = 30.0, latency_s: float = 0.0) -> None:
         self.fault = fault
+        self.latency_s = latency_s
         self.hang_s = hang_s
         self.broken = True
         self.hits: Counter[str] = Counter()
@@ -106,7 +108,9 @@ class HostileServer:
         self.hits[which] += 1
         self.requests.append((dict(request.headers), body))
         self.paths.append(str(request.rel_url))
-        if which == "C" and self.broken:
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        if which == "C" and self.broken and self.fault != "none":
             return await self._fault(request, body)
         return web.json_response(completion(body, json.dumps(GOOD_ANSWER)))
 
@@ -252,3 +256,40 @@ def calls_line(err: str) -> tuple[int, int]:
     assert found, err
     calls, hits = found[-1]
     return int(calls), int(hits)
+
+
+def score_args(folder: Path, project: Path, results: Path, profile: str) -> list[str]:
+    """``evaldesk checklist score`` of the texts written by :func:`write_scoring_inputs`."""
+    checklist, items = write_scoring_inputs(folder)
+    return ["checklist", "score", "--checklist", str(checklist), "--items", str(items),
+            "--text-col", "text", "--id-col", "id", "--profile", profile,
+            "--project", str(project), "-o", str(results)]
+
+
+def cli_command(args: list[str]) -> list[str]:
+    """The command line of ``evaldesk <args>`` in a separate Python process."""
+    import sys
+
+    return [sys.executable, "-m", "core.cli", *args]
+
+
+def cli_env() -> dict[str, str]:
+    """The environment of a CLI subprocess: this test's EvalDesk home, the checkout on the path."""
+    import os
+
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def integrity(path: Path) -> str:
+    """``PRAGMA integrity_check`` of a project file, read-only."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return "; ".join(row[0] for row in conn.execute("PRAGMA integrity_check"))
+    finally:
+        conn.close()
