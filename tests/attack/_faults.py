@@ -285,10 +285,11 @@ def cli_env() -> dict[str, str]:
 
 
 def integrity(path: Path) -> str:
-    """``PRAGMA integrity_check`` of a project file, read-only."""
+    """``PRAGMA integrity_check`` of a project file (opened as any program would: a change left
+    half-written by a killed process is rolled back first)."""
     import sqlite3
 
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    conn = sqlite3.connect(path)
     try:
         return "; ".join(row[0] for row in conn.execute("PRAGMA integrity_check"))
     finally:
