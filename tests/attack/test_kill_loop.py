@@ -35,23 +35,34 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout.readline().strip() == "ready"
 
-    def run(self, argv: list[str], kill_after: float | None = None) -> tuple[int, float]:
-        started = time.monotonic()
+    def run(self, argv: list[str], kill_at=None) -> int:
+        """Run ``evaldesk argv``; with ``kill_at`` (a function polled every few milliseconds),
+        SIGKILL it as soon as that returns True. Returns the exit code (-9 when killed)."""
         self.process.stdin.write(json.dumps({"argv": [str(a) for a in argv]}) + "\n")
         self.process.stdin.flush()
         pid = int(self.process.stdout.readline().split()[1])
-        if kill_after is not None:
-            time.sleep(kill_after)
+        if kill_at is not None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and _alive(pid) and not kill_at():
+                time.sleep(0.005)
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass  # it had finished
-        code = int(self.process.stdout.readline().split()[1])
-        return code, time.monotonic() - started
+        return int(self.process.stdout.readline().split()[1])
 
     def close(self) -> None:
         self.process.stdin.close()
         self.process.wait(30)
+
+
+def _alive(pid: int) -> bool:
+    """Whether the child still runs (a finished child is a zombie until the worker reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().split(") ", 1)[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -61,15 +72,24 @@ def worker():
     running.close()
 
 
-def finished_units(path) -> int:
+def finished_units(path, *, peek: bool = False) -> int:
+    """Units finished and kept in the project (``peek``: a read-only look during a run)."""
     if not path.exists() or path.stat().st_size == 0:
         return 0
-    conn = sqlite3.connect(path)
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro" if peek else path, uri=peek,
+                               timeout=0.05 if peek else 5)
+    except sqlite3.Error:
+        return 0
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         if "results" not in tables:
             return 0
         return conn.execute("SELECT count(*) FROM results WHERE status = 'ok'").fetchone()[0]
+    except sqlite3.Error:  # busy, or being written: not yet
+        if peek:
+            return 0
+        raise
     finally:
         conn.close()
 
@@ -82,9 +102,9 @@ def inputs(folder, method: str, project, output) -> list:
         checklist, _ = write_scoring_inputs(folder)
         items = folder / "many.xlsx"
         if not items.exists():
-            pd.DataFrame({"id": [f"t{i}" for i in range(10)],
+            pd.DataFrame({"id": [f"t{i}" for i in range(16)],
                           "text": [f"Text {i}: the {('cat', 'dog', 'fox', 'owl')[i % 4]} ran "
-                                   f"{i} times." for i in range(10)]}).to_excel(items, index=False)
+                                   f"{i} times." for i in range(16)]}).to_excel(items, index=False)
         return ["checklist", "score", "--checklist", checklist, "--items", items, "--text-col",
                 "text", "--id-col", "id", "--model", CHECKLIST_MODEL, "--project", project,
                 "-o", output]
@@ -93,9 +113,9 @@ def inputs(folder, method: str, project, output) -> list:
         pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
                       "perspective": ["Fun questions.", "Short questions."]}).to_excel(
             personas, index=False, sheet_name="Personas")
-        pd.DataFrame({"id": [f"q{i}" for i in range(5)],
-                      "qa pair": [f"Q: What does animal {i} eat? A: Food {i}." for i in range(5)],
-                      "story": [f"Story {i}." for i in range(5)]}).to_excel(items, index=False)
+        pd.DataFrame({"id": [f"q{i}" for i in range(10)],
+                      "qa pair": [f"Q: What does animal {i} eat? A: Food {i}." for i in range(10)],
+                      "story": [f"Story {i}." for i in range(10)]}).to_excel(items, index=False)
         task.write_text("Judge QA pairs for reading stories with children.\n", encoding="utf-8")
     return ["majeval", "run", "--personas", personas, "--items", items, "--task-file", task,
             "--model", MAJEVAL_MODEL, "--project", project, "--no-bootstrap", "-o", output]
@@ -118,37 +138,63 @@ def sheets(path) -> dict[str, pd.DataFrame]:
     return found
 
 
-@pytest.mark.timeout(240)
-@pytest.mark.parametrize("method", ["aqer", "interacteval", "majeval"])
-def test_kill_9_again_and_again_then_resume(tmp_path, worker, method):
-    folder = tmp_path
-    reference = folder / "reference.xlsx"
-    code, took = worker.run(inputs(folder, method, folder / "ref.evaldesk", reference))
-    assert code == 0
-    project, rng = folder / "killed.evaldesk", random.Random(f"{method}-kills")
-    kills, before, attempts = 0, 0, 0
-    while kills < KILLS:
-        attempts += 1
-        assert attempts < KILLS * 4, f"only {kills} kills landed in {attempts} runs"
-        output = folder / f"partial{attempts}.xlsx"
-        code, _ = worker.run(inputs(folder, method, project, output),
-                             kill_after=rng.uniform(0.0, took))
-        if code == -signal.SIGKILL:
-            kills += 1
-        else:
-            assert code == 0
-        assert integrity(project) == "ok" if project.exists() else True
-        now = finished_units(project)
-        assert now >= before, "a finished unit was lost"
-        before = now
-    final = folder / "final.xlsx"
-    code, _ = worker.run(inputs(folder, method, project, final))
-    assert code == 0
+def finish_and_compare(worker, folder, method, project, reference, total) -> None:
+    """Resume ``project`` to the end: its workbook equals the uninterrupted run's."""
+    final = project.with_suffix(".xlsx")
+    assert worker.run(inputs(folder, method, project, final)) == 0
     assert integrity(project) == "ok"
+    assert finished_units(project) == total
     expected, got = sheets(reference), sheets(final)
     assert expected.keys() == got.keys()
     for name in expected:
         pd.testing.assert_frame_equal(got[name], expected[name], obj=f"{method} sheet {name}")
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("method", ["aqer", "interacteval", "majeval"])
+def test_kill_9_again_and_again_then_resume(tmp_path, worker, method):
+    """Each run is killed when a random number of further units is finished, or at a random
+    moment of its run time (whichever comes first); a project whose work is all done is resumed
+    and compared, and the kills go on in a new project."""
+    folder = tmp_path
+    reference = folder / "reference.xlsx"
+    started = time.monotonic()
+    assert worker.run(inputs(folder, method, folder / "ref.evaldesk", reference)) == 0
+    took = time.monotonic() - started
+    total = finished_units(folder / "ref.evaldesk")
+    assert total > 1
+    rng = random.Random(f"{method}-kills")
+    projects, kills, attempts, seen = 1, 0, 0, []
+    project, before = folder / "killed1.evaldesk", 0
+    while kills < KILLS:
+        attempts += 1
+        assert attempts < KILLS * 4, f"only {kills} kills in {attempts} runs: {seen} of {total}"
+        target = rng.randint(before + 1, max(before + 1, min(total - 1, before + 3)))
+        moment = time.monotonic() + rng.uniform(0.05, took)
+
+        def kill_now(target=target, moment=moment, project=project) -> bool:
+            return time.monotonic() >= moment or finished_units(project, peek=True) >= target
+
+        code = worker.run(inputs(folder, method, project, folder / f"partial{attempts}.xlsx"),
+                          kill_at=kill_now)
+        if code == -signal.SIGKILL:
+            kills += 1
+        else:
+            assert code == 0
+        if project.exists():
+            assert integrity(project) == "ok"
+        now = finished_units(project)
+        assert now >= before, "a finished unit was lost"
+        seen.append(now)
+        before = now
+        if before >= total:  # all done: resume, compare, and go on killing in a new project
+            finish_and_compare(worker, folder, method, project, reference, total)
+            projects += 1
+            project, before = folder / f"killed{projects}.evaldesk", 0
+    finish_and_compare(worker, folder, method, project, reference, total)
+    print(f"{method}: {kills} kills in {attempts} runs, {projects} project(s); finished units "
+          f"after each run: {seen} of {total}")
+    assert any(0 < n < total for n in seen), "no kill landed in the middle of the work"
 
 
 @pytest.mark.timeout(60)
