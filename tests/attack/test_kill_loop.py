@@ -25,6 +25,8 @@ from tests.attack._kill_worker import CHECKLIST_MODEL, MAJEVAL_MODEL
 #: Kills per method (three methods: at least 21 kills in all).
 KILLS = 7
 
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker forks (POSIX only)")
+
 
 class Worker:
     """The forking worker process: ``run(argv, kill_after)`` -> exit code (-9 when killed)."""
