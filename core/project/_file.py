@@ -335,9 +335,10 @@ class Project:
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, method: str | None = None,
                title: str = "") -> Project:
-        """Create a new project file at ``path`` (which must not exist yet) and open it."""
+        """Create a new project file at ``path`` (which must not exist yet) and open it. An empty
+        file there (a creation killed before it was written: it holds nothing) is replaced."""
         target = _absolute(path)
-        if target.exists() or target.is_symlink():
+        if target.is_symlink() or (target.exists() and not _never_written(target)):
             raise ProjectError(
                 f"{target} already exists. Choose another name, or open that file instead."
             )
@@ -346,6 +347,7 @@ class Project:
         conn: sqlite3.Connection | None = None
         try:
             _journal(target).unlink(missing_ok=True)  # an orphan: its database is gone
+            target.unlink(missing_ok=True)  # empty: nothing to keep
             conn = _connect(target, "rwc")
             now = _now()
             conn.execute("BEGIN IMMEDIATE")
@@ -1307,6 +1309,14 @@ def _now() -> str:
 
 def _absolute(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.abspath(Path(path).expanduser()))
+
+
+def _never_written(path: Path) -> bool:
+    """A regular file of 0 bytes: a project whose creation was cut off (it holds nothing)."""
+    try:
+        return path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _journal(path: Path) -> Path:
