@@ -73,6 +73,8 @@ class HostileServer:
     def __init__(self, fault: str, *, hang_s: float = 30.0, latency_s: float = 0.0) -> None:
         self.fault = fault
         self.latency_s = latency_s
+        #: While set, every request waits (a run that stays busy for as long as a test needs).
+        self.hold = threading.Event()
         self.hang_s = hang_s
         self.broken = True
         self.hits: Counter[str] = Counter()
@@ -110,6 +112,8 @@ class HostileServer:
         self.paths.append(str(request.rel_url))
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
+        while self.hold.is_set():  # the test keeps the run going until it lets go
+            await asyncio.sleep(0.02)
         if which == "C" and self.broken and self.fault != "none":
             return await self._fault(request, body)
         return web.json_response(completion(body, json.dumps(GOOD_ANSWER)))

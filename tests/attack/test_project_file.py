@@ -335,18 +335,22 @@ def test_the_app_cannot_open_a_project_a_command_line_run_holds(tmp_path, projec
 def test_two_command_line_runs_on_one_project(tmp_path, server, capsys):
     """Two ``evaldesk checklist score --project same.evaldesk`` at once: one runs, the other is
     refused at once with a message naming the first; the file stays whole."""
-    server.latency_s = 0.5  # the first run is still going when the second starts
+    save_profile(PROFILE, server.base, max_retries=0, timeout_s=60)
+    server.hold.set()  # the first run waits for its answers until the second has been refused
     path = tmp_path / "shared.evaldesk"
     first = subprocess.Popen(
         cli_command(score_args(tmp_path, path, tmp_path / "one.xlsx", PROFILE)),
         env=cli_env(), stderr=subprocess.PIPE, text=True)
-    lock = path.with_name(path.name + ".lock")
-    deadline = time.monotonic() + 30
-    while not lock.exists() and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    second = subprocess.run(
-        cli_command(score_args(tmp_path, path, tmp_path / "two.xlsx", PROFILE)),
-        check=False, env=cli_env(), capture_output=True, text=True, timeout=60)
+    try:
+        lock = path.with_name(path.name + ".lock")
+        deadline = time.monotonic() + 30
+        while not lock.exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = subprocess.run(
+            cli_command(score_args(tmp_path, path, tmp_path / "two.xlsx", PROFILE)),
+            check=False, env=cli_env(), capture_output=True, text=True, timeout=60)
+    finally:
+        server.hold.clear()
     _, first_err = first.communicate(timeout=60)
     assert first.returncode == 0, first_err
     assert second.returncode == 1, second.stderr
