@@ -46,6 +46,23 @@ _PROVIDER_VARIABLES = {
 
 KeySource = Literal["session", "keyring", "environment"]
 
+#: A password in an address (``https://user:KEY@host``) and a key-like query value
+#: (``?api-key=KEY``, ``&token=KEY``...): some gateways take the key that way.
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@", re.IGNORECASE)
+_URL_KEY_VALUE = re.compile(
+    r"([?&](?:api[-_]?key|key|token|access[-_]?token|auth|secret|password|sig|signature)=)"
+    r"[^&#\s]+",
+    re.IGNORECASE,
+)
+
+
+def hide_url_secrets(text: str) -> str:
+    """``text`` with any key inside a web address replaced by ``***`` (for every message, log
+    and stored record that names an API address)."""
+    if not text or ("://" not in text and "=" not in text):
+        return text
+    return _URL_KEY_VALUE.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
+
 
 class KeyringUnavailable(Exception):
     """The OS keyring could not be used; the message says what to do instead.

@@ -8,7 +8,8 @@ sub-parser whose ``func(args) -> int`` does the work through the method's ``sess
 
 Progress goes to stderr, results to files or stdout. Exit codes: 0 success, 1 a problem the user
 can fix (the message says what to do), 2 bad arguments, 3 results written but some items failed
-(they are marked in the file), 130 interrupted (finished work is kept).
+(they are marked in the file), 130 interrupted (finished work is kept). A project file that
+fails during a run (read-only, damaged, disk full) is a problem the user can fix: exit code 1.
 """
 
 from __future__ import annotations
@@ -133,3 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evaldesk: stopped. Finished work was kept.", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # a project file that fails during the run (read-only, damaged, disk full, in use):
+        # its message says what to do; what was saved before is kept
+        project_file = sys.modules.get("core.project._file")
+        if project_file is None or not isinstance(exc, project_file.ProjectError):
+            raise
+        print(f"evaldesk: {exc}", file=sys.stderr)
+        return 1

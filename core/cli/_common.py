@@ -67,14 +67,15 @@ def adhoc_profile(model: str) -> ModelProfile:
 
 
 def open_project(path: str | None, method: str) -> Project | None:
-    """The ``--project`` file, opened, or created for ``method`` when it does not exist yet
-    (None without ``--project``)."""
+    """The ``--project`` file, opened, or created for ``method`` when it does not exist yet or
+    is empty (None without ``--project``)."""
     if not path:
         return None
     from core.project import Project, ProjectError
 
     try:
-        if Path(path).exists():
+        # an empty file is a project whose creation was cut off (killed): it is made anew
+        if Path(path).exists() and Path(path).stat().st_size > 0:
             project = Project.open(path)
             if not project.method:  # the method is recorded when it is first used in a project
                 project.set_method(method)

@@ -81,7 +81,9 @@ def run_llm_test(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         raise UserError(f"These settings cannot be used: {exc.errors()[0]['msg']}.") from None
 
-    where = f" at {', '.join(profile.api_bases)}" if profile.api_bases else ""
+    from core.secrets import hide_url_secrets
+
+    where = f" at {hide_url_secrets(', '.join(profile.api_bases))}" if profile.api_bases else ""
     print(f"Testing '{profile.model}'{where} (profile '{profile.name}')...", file=sys.stderr)
     check = asyncio.run(check_connection(profile))
     if not check.ok:

@@ -138,9 +138,18 @@ def retry_after_seconds(exc: BaseException) -> float | None:
 
 
 def classify(exc: BaseException, *, model: str, api_base: str, profile: str) -> LLMFailure:
-    """Turn a litellm (or provider) exception into an :class:`LLMFailure` with a plain message."""
+    """Turn a litellm (or provider) exception into an :class:`LLMFailure` with a plain message
+    (a key inside an API address is never part of it)."""
     if isinstance(exc, LLMFailure):
         return exc
+    from core.secrets import hide_url_secrets
+
+    failure = _classify(exc, model=model, api_base=hide_url_secrets(api_base), profile=profile)
+    failure.message = hide_url_secrets(failure.message)
+    return failure
+
+
+def _classify(exc: BaseException, *, model: str, api_base: str, profile: str) -> LLMFailure:
     name = type(exc).__name__
     names = {cls.__name__ for cls in type(exc).__mro__}
     status = getattr(exc, "status_code", None)

@@ -39,6 +39,7 @@ from core.llm._errors import LLMFailure, Rejection, classify
 from core.llm._litellm import litellm_module
 from core.llm._usage import Usage, record
 from core.runs import Cancelled, CancelToken
+from core.secrets import hide_url_secrets
 from core.settings import LOCAL_MODEL_PREFIX, ModelProfile
 
 T = TypeVar("T", bound=BaseModel)
@@ -708,7 +709,8 @@ class Gateway:
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         cost = 0.0 if self._free else _cost(response)
         hidden = getattr(response, "_hidden_params", None) or {}
-        served_by = str(self._local_path or hidden.get("api_base") or "")
+        # the log of calls keeps the address without a key that may be inside it
+        served_by = hide_url_secrets(str(self._local_path or hidden.get("api_base") or ""))
         record(self.usage, call=(prompt_tokens, completion_tokens, cost))
         return _Reply(
             content=content,

@@ -508,12 +508,16 @@ def restore_persona(project: Project, persona: Persona, who: str) -> Persona:
 
 def replace_personas(project: Project, personas: Sequence[Persona], who: str,
                      descriptions: dict[str, str] | None = None) -> list[Persona]:
-    """Imported personas replace all stored ones (the old ones are deleted with who/when).
+    """Imported personas replace all stored ones (the old ones are deleted with who/when; one
+    stored exactly as imported again stays, so importing the same file twice records no edit).
     The groups become those of the imported personas, with ``descriptions`` (group ->
     description, from the sheet) or the description a group of that name had before."""
     with project.transaction():
         before = {g.name: g.description for g in load_groups(project)}
+        imported = {p.id: p.model_dump(mode="json") for p in personas}
         for artefact in project.list_artefacts(PERSONA_ARTEFACT):
+            if imported.get(artefact.key) == artefact.payload and not artefact.edited:
+                continue
             project.delete_artefact(artefact, who)
         save_personas(project, personas, origin="imported", overwrite_edits=True)
         given = descriptions or {}

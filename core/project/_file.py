@@ -335,9 +335,10 @@ class Project:
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, method: str | None = None,
                title: str = "") -> Project:
-        """Create a new project file at ``path`` (which must not exist yet) and open it."""
+        """Create a new project file at ``path`` (which must not exist yet) and open it. An empty
+        file there (a creation killed before it was written: it holds nothing) is replaced."""
         target = _absolute(path)
-        if target.exists() or target.is_symlink():
+        if target.is_symlink() or (target.exists() and not _never_written(target)):
             raise ProjectError(
                 f"{target} already exists. Choose another name, or open that file instead."
             )
@@ -346,6 +347,7 @@ class Project:
         conn: sqlite3.Connection | None = None
         try:
             _journal(target).unlink(missing_ok=True)  # an orphan: its database is gone
+            target.unlink(missing_ok=True)  # empty: nothing to keep
             conn = _connect(target, "rwc")
             now = _now()
             conn.execute("BEGIN IMMEDIATE")
@@ -897,8 +899,8 @@ class Project:
         with self._reading() as conn:
             rows = conn.execute(sql + where + " ORDER BY id", params).fetchall()
         return [
-            Edit(id=r[0], artefact_id=r[1], kind=r[2], key=r[3], field=r[4], old=_loads(r[5]),
-                 new=_loads(r[6]), who=r[7], at=r[8])
+            Edit(id=r[0], artefact_id=r[1], kind=r[2], key=r[3], field=r[4],
+                 old=_loads(r[5], self._path), new=_loads(r[6], self._path), who=r[7], at=r[8])
             for r in rows
         ]
 
@@ -1013,8 +1015,8 @@ class Project:
                 params,
             ).fetchall()
         return [
-            Result(id=r[0], run_id=r[1], kind=r[2], key=r[3], payload=_loads(r[4]), status=r[5],
-                   error=r[6], created_at=r[7], updated_at=r[8])
+            Result(id=r[0], run_id=r[1], kind=r[2], key=r[3], payload=_loads(r[4], self._path),
+                   status=r[5], error=r[6], created_at=r[7], updated_at=r[8])
             for r in rows
         ]
 
@@ -1043,8 +1045,9 @@ class Project:
         if row is None:
             return None
         return {
-            "cache_key": row[0], "model": row[1], "api_base": row[2], "request": _loads(row[3]),
-            "response": _loads(row[4]), "prompt_tokens": row[5], "completion_tokens": row[6],
+            "cache_key": row[0], "model": row[1], "api_base": row[2],
+            "request": _loads(row[3], self._path), "response": _loads(row[4], self._path),
+            "prompt_tokens": row[5], "completion_tokens": row[6],
             "cost": row[7], "latency_s": row[8], "run_id": row[9], "created_at": row[10],
         }
 
@@ -1228,10 +1231,16 @@ def _canonical(value: Any) -> str:
                       sort_keys=True, separators=(",", ":"))
 
 
-def _loads(text: str | bytes | None) -> Any:
+def _loads(text: str | bytes | None, path: Path | None = None) -> Any:
     if text is None:
         return None
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except ValueError:  # damaged bytes inside a stored value (SQLite itself found no fault)
+        raise ProjectDamaged(
+            _damaged_message(path or Path("The project file"), "a value stored in it can no "
+                             "longer be read")
+        ) from None
 
 
 def _normalise(value: Any) -> Any:
@@ -1300,6 +1309,14 @@ def _now() -> str:
 
 def _absolute(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.abspath(Path(path).expanduser()))
+
+
+def _never_written(path: Path) -> bool:
+    """A regular file of 0 bytes: a project whose creation was cut off (it holds nothing)."""
+    try:
+        return path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _journal(path: Path) -> Path:
@@ -1475,6 +1492,8 @@ def _translate(exc: sqlite3.Error, path: Path, action: str) -> ProjectError:
     if name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB" or "malformed" in lowered \
             or "not a database" in lowered:
         return ProjectDamaged(_damaged_message(path, text))
+    if "could not decode" in lowered:  # garbage inside a stored text: never shown to the user
+        return ProjectDamaged(_damaged_message(path, "a text stored in it has broken bytes"))
     if name.startswith("SQLITE_CANTOPEN"):
         return ProjectError(
             f"{path} could not be opened ({text}). Check that the file and its folder still "
