@@ -100,6 +100,18 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _none_if_nan(values: Any) -> list[Any]:
+    """Numbers as a list, None where a value is missing, NaN or infinite."""
+    try:
+        numbers = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        numbers = None
+    if numbers is not None and numbers.ndim == 1:
+        finite = np.isfinite(numbers)
+        if finite.all():
+            return numbers.tolist()
+        out = numbers.astype(object)
+        out[~finite] = None
+        return out.tolist()
     return [
         None if v is None or (isinstance(v, float) and not np.isfinite(v)) else v for v in values
     ]
@@ -208,11 +220,11 @@ def aqer(
     scorable = people[~people["question"].isin(lonely)]
     scored_names = list(dict.fromkeys(scorable["worker"]))
     if worst:
-        scored_names = [n for n in names if n in set(scored_names)] + [
-            n for n in names if n not in set(scored_names)
-        ]
+        kept = set(scored_names)
+        scored_names = [n for n in names if n in kept] + [n for n in names if n not in kept]
+    scored_set = set(scored_names)
     for name in names:
-        if name not in set(scored_names):
+        if name not in scored_set:
             notices.append(
                 AqerNotice(
                     topic="Worker not scored",
@@ -274,7 +286,7 @@ def aqer(
 
     w_idx = scorable["worker"].map(worker_index).to_numpy(np.int64)
     q_idx = scorable["question"].map(question_index).to_numpy(np.int64)
-    rows = np.fromiter((position[t] for t in worker_texts), dtype=np.int64, count=len(worker_texts))
+    rows = pd.Index(unique).get_indexer(worker_texts).astype(np.int64)
     embedded = EmbeddedResponses(
         vectors, rows, w_idx, q_idx, n_workers=len(scored_names), n_questions=len(scored_questions)
     )
@@ -508,8 +520,7 @@ def aqer(
     # Grades count over exactly the answers AQER scored (and the blanks it counted).
     graded = pd.concat([people, llms, people_blank, llm_blank])
     graded = graded[graded["grade"] != ""]
-    numbers = graded["grade"].map(cell_number)
-    bad = graded[numbers.isna()]
+    bad = graded[np.isnan(_grades(graded["grade"]))]
     if len(bad):
         notices.append(
             AqerNotice(
@@ -522,12 +533,11 @@ def aqer(
                 row=_first_row(bad["row"]),
             )
         )
-    blank_grade = [cell_number(g) for g in blanks["grade"]]
+    blank_grade = _grades(blanks["grade"])
     has_grade = scorable["grade"] != ""
     scored_grade = np.full(len(scorable), np.nan)
-    scored_grade[has_grade.to_numpy()] = (
-        scorable.loc[has_grade, "grade"].map(cell_number).to_numpy(dtype=float)
-    )
+    if has_grade.any():
+        scored_grade[has_grade.to_numpy()] = _grades(scorable.loc[has_grade, "grade"])
     answer_grade = np.concatenate([scored_grade, np.array(blank_grade, float)])
     answer_similarity = np.concatenate(
         [outcome.similarity, outcome.blank_value[blank_q] if len(blanks) else np.zeros(0)]
@@ -719,7 +729,8 @@ def _blank_notices(
     )
     no_row = blanks[(blanks["cell"] == "") & blanks["row"].isna()]
     for name, rowless in no_row.groupby("worker", sort=False):
-        listed = [f"'{_short(q, 40)}'" for q in rowless["question"]]
+        listed = [f"'{_short(q, 40)}'" for q in rowless["question"].iloc[:_BLANKS_LISTED]]
+        listed += [""] * (len(rowless) - len(listed))  # counted by _listing, never shown
         out.append(
             AqerNotice(
                 topic="No answer in the sheet",
@@ -736,9 +747,26 @@ def _blank_notices(
 
 
 def _grades(cells: Any) -> np.ndarray:
-    """Expert grades as numbers (NaN: no grade, or not a number)."""
-    numbers = [cell_number(g) for g in cells]
-    return np.array([np.nan if n is None else n for n in numbers], dtype=np.float64)
+    """Expert grades as numbers (NaN: no grade, or not a number): :func:`core.tables.cell_number`
+    of each cell, with pandas parsing the plain numbers and only the rest read one by one."""
+    texts = pd.Series(cells, dtype=object).reset_index(drop=True)
+    out = np.full(len(texts), np.nan)
+    if not len(texts):
+        return out
+    texts = texts.where(texts.notna(), "").astype(str).str.strip()
+    given = (texts != "").to_numpy()
+    if not given.any():
+        return out
+    parsed = pd.to_numeric(
+        texts[given].str.replace(",", ".", regex=False), errors="coerce"
+    ).to_numpy(dtype=np.float64)
+    parsed[~np.isfinite(parsed)] = np.nan
+    out[given] = parsed
+    # What pandas could not read may still be a number to Python's float() ("1_000", ...).
+    for k in np.flatnonzero(given & np.isnan(out)):
+        value = cell_number(texts.iat[k])
+        out[k] = np.nan if value is None else value
+    return out
 
 
 def _ai_grades(
