@@ -71,20 +71,23 @@ def semi_synthetic(data: pd.DataFrame, rng: np.random.Generator) -> tuple[pd.Dat
     return long[["question", "worker", "response"]], truth
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repetitions", type=int, default=25)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--embedding-model", default="")
-    args = parser.parse_args()
+BACKENDS = {  # name -> Encoder keyword arguments
+    "torch": {"backend": "torch"},
+    "onnx": {"backend": "onnx"},
+    "onnx-int8": {"backend": "onnx", "int8": True},
+}
 
-    from core.aqer import aqer
+
+def make_encoder(name: str, model: str, device: str):
     from core.embeddings import Encoder
 
-    data = pd.read_csv(SHARED / "mohler2011" / "mohler_dataset_edited.csv", dtype={"id": str})
-    data["student_answer"] = data["student_answer"].fillna("").astype(str).str.strip()
-    data = data[data["student_answer"] != ""]
-    encoder = Encoder(args.embedding_model, device=args.device)
+    return Encoder(model, device=device, **BACKENDS[name])
+
+
+def evaluate(encoder, data: pd.DataFrame, repetitions: int) -> dict:
+    """Embed the unique answers once, run the protocol; correlations per method."""
+    from core.aqer import aqer
+
     texts = list(dict.fromkeys(data["student_answer"]))
     t0 = time.perf_counter()
     vectors = encoder(texts)
@@ -95,7 +98,7 @@ def main() -> None:
     iterations = []
     rules = set()
     t0 = time.perf_counter()
-    for rep in range(args.repetitions):
+    for rep in range(repetitions):
         rng = np.random.default_rng(1000 + rep)
         long, truth = semi_synthetic(data, rng)
         result = aqer(long, lookup)
@@ -109,37 +112,96 @@ def main() -> None:
             results[method].append(
                 (stats.pearsonr(values, true).statistic, stats.spearmanr(values, true).statistic)
             )
-    run_s = time.perf_counter() - t0
+    return {
+        "results": {m: np.array(v) for m, v in results.items()},
+        "texts": len(texts),
+        "embed_s": embed_s,
+        "run_s": time.perf_counter() - t0,
+        "iterations": iterations,
+        "rules": rules,
+        "describe": encoder.describe(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repetitions", type=int, default=25)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--embedding-model", default="")
+    parser.add_argument(
+        "--backends",
+        default="torch,onnx,onnx-int8",
+        help="comma-separated: torch, onnx, onnx-int8 (the first is the reference)",
+    )
+    args = parser.parse_args()
+
+    data = pd.read_csv(SHARED / "mohler2011" / "mohler_dataset_edited.csv", dtype={"id": str})
+    data["student_answer"] = data["student_answer"].fillna("").astype(str).str.strip()
+    data = data[data["student_answer"] != ""]
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    runs = {}
+    for name in backends:
+        encoder = make_encoder(name, args.embedding_model, args.device)
+        runs[name] = evaluate(encoder, data, args.repetitions)
+        del encoder
 
     print(f"# AQER on Mohler 2011 semi-synthetic (Table 2 protocol: {GROUPS} groups x {PER_GROUP})")
-    print(
-        f"model: {encoder.describe()}; {len(texts)} unique answers embedded in {embed_s:.1f} s; "
-        f"{args.repetitions} repetitions in {run_s:.1f} s; AQER rounds per run "
-        f"{min(iterations)}-{max(iterations)}; blank-answer rule: {', '.join(sorted(rules))}"
-    )
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}"
     )
-    print()
-    print("| method | Pearson r (mean ± sd) | Spearman rho (mean ± sd) |")
-    print("|---|---|---|")
-    for method, values in results.items():
-        arr = np.array(values)
+    for name, run in runs.items():
+        results, iterations = run["results"], run["iterations"]
+        print()
         print(
-            f"| {method} | {arr[:, 0].mean():.3f} ± {arr[:, 0].std(ddof=1):.3f} | "
-            f"{arr[:, 1].mean():.3f} ± {arr[:, 1].std(ddof=1):.3f} |"
+            f"## {name}: {run['describe']}; {run['texts']} unique answers embedded in "
+            f"{run['embed_s']:.1f} s; {args.repetitions} repetitions in {run['run_s']:.1f} s; "
+            f"AQER rounds per run {min(iterations)}-{max(iterations)}; blank-answer rule: "
+            f"{', '.join(sorted(run['rules']))}"
         )
-    aqer_r = np.array(results["AQER"])[:, 0]
-    for other in ("RASA", "Simplified AQER"):
-        diff = aqer_r - np.array(results[other])[:, 0]
-        wins = int((diff > 0).sum())
+        print()
+        print("| method | Pearson r (mean ± sd) | Spearman rho (mean ± sd) |")
+        print("|---|---|---|")
+        for method, arr in results.items():
+            print(
+                f"| {method} | {arr[:, 0].mean():.3f} ± {arr[:, 0].std(ddof=1):.3f} | "
+                f"{arr[:, 1].mean():.3f} ± {arr[:, 1].std(ddof=1):.3f} |"
+            )
+        aqer_r = results["AQER"][:, 0]
+        for other in ("RASA", "Simplified AQER"):
+            diff = aqer_r - results[other][:, 0]
+            wins = int((diff > 0).sum())
+            print(
+                f"\nAQER - {other}: mean Pearson difference {diff.mean():+.4f} "
+                f"(AQER higher in {wins}/{len(diff)} repetitions)",
+                end="",
+            )
+        print()
+    reference = backends[0]
+    for name in backends[1:]:
+        print()
         print(
-            f"\nAQER - {other}: mean Pearson difference {diff.mean():+.4f} "
-            f"(AQER higher in {wins}/{len(diff)} repetitions)",
-            end="",
+            f"## {name} against {reference} (same repetitions; gate: every mean differs by "
+            "< 0.005)"
         )
-    print()
+        print()
+        print(
+            f"| method | Pearson {reference} | Pearson {name} | diff | Spearman {reference} "
+            f"| Spearman {name} | diff |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        worst = 0.0
+        for method in METHODS:
+            a, b = runs[reference]["results"][method], runs[name]["results"][method]
+            dp, ds = b[:, 0].mean() - a[:, 0].mean(), b[:, 1].mean() - a[:, 1].mean()
+            if method != "F1 (pseudo-reference)" and method != "BLEU-1 (pseudo-reference)":
+                worst = max(worst, abs(dp), abs(ds))
+            print(
+                f"| {method} | {a[:, 0].mean():.4f} | {b[:, 0].mean():.4f} | {dp:+.4f} "
+                f"| {a[:, 1].mean():.4f} | {b[:, 1].mean():.4f} | {ds:+.4f} |"
+            )
+        verdict = "PASS" if worst < 0.005 else "FAIL"
+        print(f"\nlargest difference of an embedding-based method: {worst:.4f} -> {verdict}")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,37 @@ def time_aqer(responses) -> tuple[float, int]:
     return time.perf_counter() - t0, out.iterations
 
 
+def whole_call_inputs(responses):
+    """What ``aqer()`` is given at this size: a long frame of text cells (as a sheet is read)
+    and an encoder that looks the synthetic vectors up (the vectors stand for the cache)."""
+    import pandas as pd
+
+    vectors = responses.answer_vectors()
+    frame = pd.DataFrame(
+        {
+            "question": [f"question {q}" for q in responses.question],
+            "worker": [f"worker {w}" for w in responses.worker],
+            "response": [f"answer {k}" for k in range(len(responses))],
+        }
+    )
+    index = pd.Index(frame["response"])
+
+    def encoder(texts: list[str]) -> np.ndarray:
+        return vectors[index.get_indexer(texts)]
+
+    return frame, encoder
+
+
+def time_whole_call(frame, encoder) -> tuple[float, int]:
+    """The whole ``aqer()`` call: checking the cells, embedding (looked up), the iterations, the
+    like-for-like similarities and the tables; without the baselines (RASA, F1, BLEU-1)."""
+    from core.aqer.pipeline import aqer
+
+    t0 = time.perf_counter()
+    result = aqer(frame, encoder, baselines=False)
+    return time.perf_counter() - t0, result.iterations
+
+
 def time_our_rasa(responses) -> tuple[float, int]:
     from core.aqer.rasa import rasa_skills
 
@@ -273,6 +304,9 @@ def main() -> None:
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument(
+        "--sizes", default="", help="comma-separated answer counts for the speed table (10000,...)"
+    )
+    parser.add_argument(
         "--crowdkit-full",
         type=int,
         default=100_000,
@@ -309,18 +343,24 @@ def speed(args: argparse.Namespace) -> None:
     print(
         "| answers | workers x questions | AQER s (rounds) | our RASA s (rounds) "
         "| crowd-kit RASA s (rounds) | crowd-kit / AQER | crowd-kit / our RASA "
-        "| per round: crowd-kit / AQER |"
+        "| per round: crowd-kit / AQER | whole aqer() s | crowd-kit / whole aqer() |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     sizes = [10_000, 100_000] + ([] if args.skip_1m else [1_000_000])
+    if args.sizes:
+        sizes = [int(x) for x in args.sizes.split(",")]
     ck_rounds_full = None
     warm = synthetic(10_000, seed=1)  # imports (scipy.sparse, scipy.stats) out of the timings
     time_aqer(warm), time_our_rasa(warm)
+    time_whole_call(*whole_call_inputs(warm))
     del warm
     for n_answers in sizes:
         responses = synthetic(n_answers)
         aqer_s, aqer_rounds = time_aqer(responses)
         rasa_s, rasa_rounds = time_our_rasa(responses)
+        frame, encoder = whole_call_inputs(responses)
+        whole_s, _ = time_whole_call(frame, encoder)
+        del frame, encoder
         if n_answers <= args.crowdkit_full:
             ck_s, ck_rounds = time_crowdkit(responses)
             ck_rounds_full = ck_rounds
@@ -341,7 +381,7 @@ def speed(args: argparse.Namespace) -> None:
         print(
             f"| {n_answers:,} | {m:,} x {n:,} | {aqer_s:.2f} ({aqer_rounds}) | "
             f"{rasa_s:.2f} ({rasa_rounds}) | {ck_text} | {ratio} | {ratio_rasa} "
-            f"| {ratio_round} |"
+            f"| {ratio_round} | {whole_s:.2f} | {ck_s / whole_s:.0f}x |"
         )
         del responses
 
