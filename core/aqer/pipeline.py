@@ -180,10 +180,10 @@ def aqer(
         people_blank = llm_blank = blank_rows
 
     # --- the guards that need no work --------------------------------------------------------
-    names = list(dict.fromkeys(people["worker"]))
+    names = people["worker"].unique().tolist()
     if worst:  # everyone was given every question: a worker who left all blank is scored too
         names = list(dict.fromkeys(names + list(people_blank["worker"])))
-    asked = list(dict.fromkeys(people["question"]))
+    asked = people["question"].unique().tolist()
     if len(names) < 2:
         found = f"only 1 ('{names[0]}')" if names else "none"
         raise AqerInputError(
@@ -218,7 +218,7 @@ def aqer(
             )
         )
     scorable = people[~people["question"].isin(lonely)]
-    scored_names = list(dict.fromkeys(scorable["worker"]))
+    scored_names = scorable["worker"].unique().tolist()
     if worst:
         kept = set(scored_names)
         scored_names = [n for n in names if n in kept] + [n for n in names if n not in kept]
@@ -235,7 +235,7 @@ def aqer(
                     worker=name,
                 )
             )
-    scored_questions = list(dict.fromkeys(scorable["question"]))
+    scored_questions = scorable["question"].unique().tolist()
     if len(set(scorable["worker"])) < 2 or len(scored_questions) < 2:
         raise AqerInputError(
             f"Too few overlapping answers{where}: AQER needs at least 2 questions that at least "
@@ -256,11 +256,18 @@ def aqer(
     # --- embeddings (identical answers once) --------------------------------------------------
     worker_texts = scorable["response"].tolist()
     llm_texts = llms["response"].tolist()
-    unique = list(dict.fromkeys(worker_texts + llm_texts))
+    # In question order, as EmbeddedResponses keeps them: distinct answers need no re-sorting.
+    by_question = scorable["question"].map(question_index).to_numpy(np.int64)
+    in_order = np.argsort(by_question, kind="stable")
+    unique = pd.unique(
+        np.concatenate(
+            [np.asarray(worker_texts, dtype=object)[in_order], np.asarray(llm_texts, dtype=object)]
+        )
+    ).tolist()
     if cancel is not None:
         cancel.raise_if_cancelled()
     vectors = embed_texts(unique, encoder, progress=progress, cancel=cancel)
-    position = {text: i for i, text in enumerate(unique)}
+    text_index = pd.Index(unique)
     truncated = getattr(encoder, "truncated", None)
     if callable(truncated):
         cut = {unique[i] for i, flag in enumerate(truncated(unique)) if flag}
@@ -285,8 +292,8 @@ def aqer(
                 )
 
     w_idx = scorable["worker"].map(worker_index).to_numpy(np.int64)
-    q_idx = scorable["question"].map(question_index).to_numpy(np.int64)
-    rows = pd.Index(unique).get_indexer(worker_texts).astype(np.int64)
+    q_idx = by_question
+    rows = text_index.get_indexer(worker_texts).astype(np.int64)
     embedded = EmbeddedResponses(
         vectors, rows, w_idx, q_idx, n_workers=len(scored_names), n_questions=len(scored_questions)
     )
@@ -382,7 +389,7 @@ def aqer(
         if progress is not None:
             progress.start("Scoring LLM answers", total=len(llms))
         llm_q = np.array([question_index.get(q, -1) for q in llms["question"]], dtype=np.int64)
-        llm_vectors = vectors[[position[t] for t in llm_texts]]
+        llm_vectors = vectors[text_index.get_indexer(llm_texts)]
         # Against the consensus of the final weights, the one the workers' weights describe.
         llm_scores = score_llm_answers(llm_vectors, llm_q, outcome.final_sea)
         for (_, item), j in zip(llms.iterrows(), llm_q):
@@ -688,7 +695,12 @@ def _blank_notices(
 ) -> list[AqerNotice]:
     """Say how blank answers counted: each empty cell's notice says it, one notice lists who
     left how many questions blank, and pairs with no row in the sheet are listed per worker."""
-    counted = set(zip(blanks["worker"], blanks["question"]))
+    empties = [
+        n for n in notices if n.topic == "Empty answer" and n.message.endswith(": left blank.")
+    ]
+    counted = (
+        set(zip(blanks["worker"], blanks["question"])) if empties and (worst or ai) else set()
+    )
     if worst:
         ending = ": counts as the weakest possible answer."
     else:
@@ -728,18 +740,24 @@ def _blank_notices(
         )
     )
     no_row = blanks[(blanks["cell"] == "") & blanks["row"].isna()]
-    for name, rowless in no_row.groupby("worker", sort=False):
-        listed = [f"'{_short(q, 40)}'" for q in rowless["question"].iloc[:_BLANKS_LISTED]]
-        listed += [""] * (len(rowless) - len(listed))  # counted by _listing, never shown
+    sizes = no_row["worker"].value_counts(sort=False)
+    shown = no_row.groupby("worker", sort=False).head(_BLANKS_LISTED)
+    firsts: dict[str, list[str]] = {}
+    for name, question in zip(shown["worker"], shown["question"]):
+        firsts.setdefault(name, []).append(question)
+    for name, questions in firsts.items():
+        count = int(sizes[name])
+        listed = [f"'{_short(q, 40)}'" for q in questions]
+        listed += [""] * (count - len(listed))  # counted by _listing, never shown
         out.append(
             AqerNotice(
                 topic="No answer in the sheet",
                 message=(
-                    f"The {who} '{name}' has no answer in the sheet to {len(rowless)} scored "
+                    f"The {who} '{name}' has no answer in the sheet to {count} scored "
                     f"question(s): {_listing(listed)}. Each counts as the weakest possible answer, "
                     "as every worker was given every question."
                 ),
-                question=rowless["question"].iloc[0] if len(rowless) == 1 else "",
+                question=questions[0] if count == 1 else "",
                 worker=name,
             )
         )

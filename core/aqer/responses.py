@@ -147,7 +147,7 @@ def cell_texts(values: Any, strip: bool = False) -> pd.Series:
     """
     column = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
     kind = pd.api.types.infer_dtype(column, skipna=False) if len(column) else "empty"
-    if kind in ("string", "integer") and column.isna().any():
+    if kind in ("string", "integer") and column.dtype != object and column.isna().any():
         kind = "mixed"  # pandas' own missing values: cell by cell
     if kind == "string":
         out = pd.Series(column.to_numpy(dtype=object), dtype=object)
