@@ -46,6 +46,7 @@ __all__ = [
     "model_key",
     "onnx_file_name",
     "onnx_model_file",
+    "quantize_onnx",
     "resolve_device",
 ]
 
@@ -249,9 +250,10 @@ def _model_hash(folder: Path) -> str:
     return digest.hexdigest()[:20]
 
 
-def onnx_file_name(folder: str | Path) -> str:
-    """The exported model's file name: the model's hash and the exporter's version."""
-    return f"{_model_hash(Path(folder))}-x{ONNX_EXPORTER_VERSION}.onnx"
+def onnx_file_name(folder: str | Path, int8: bool = False) -> str:
+    """The exported model's file name: the model's hash and the exporter's version (and
+    "-int8" for the quantised copy)."""
+    return f"{_model_hash(Path(folder))}-x{ONNX_EXPORTER_VERSION}{'-int8' if int8 else ''}.onnx"
 
 
 def _onnx_plan(folder: Path) -> dict[str, Any]:
@@ -345,18 +347,47 @@ def export_onnx(folder: str | Path, target: str | Path) -> Path:
     return target
 
 
-def onnx_model_file(folder: str | Path) -> Path:
+def quantize_onnx(source: str | Path, target: str | Path) -> Path:
+    """An int8 copy of an exported model (dynamic quantisation of its matrix products, one
+    scale per output channel); the file appears complete or not at all."""
+    import tempfile
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=".quantize-", suffix=".onnx", dir=target.parent)
+    os.close(fd)
+    try:
+        quantize_dynamic(
+            str(source),
+            name,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+            extra_options={"DefaultTensorType": 1},  # float
+        )
+        os.replace(name, target)
+    finally:
+        if os.path.exists(name):
+            os.unlink(name)
+    return target
+
+
+def onnx_model_file(folder: str | Path, int8: bool = False) -> Path:
     """The ONNX file of the model in ``folder``: one shipped in the bundle
     (``resources/onnx/<name>``), else the per-user cache, exported there on first use."""
     from core.paths import resources_dir, user_cache_dir
 
-    name = onnx_file_name(folder)
+    name = onnx_file_name(folder, int8)
     shipped = resources_dir() / ONNX_FOLDER / name
     if shipped.is_file():
         return shipped
     cached = user_cache_dir() / ONNX_FOLDER / name
     if cached.is_file():
         return cached
+    if int8:
+        return quantize_onnx(onnx_model_file(folder), cached)
     _log.info("Exporting the embedding model in %s to ONNX (%s)", folder, cached)
     return export_onnx(folder, cached)
 
@@ -374,14 +405,14 @@ class _OnnxModel:
     """The transformer in ONNX Runtime, the model's fast tokenizer, pooling in numpy: the same
     vectors as sentence-transformers (Transformer -> mean/CLS Pooling -> Normalize)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, int8: bool = False) -> None:
         plan = _onnx_plan(folder)
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise OnnxUnavailable(f"{exc.name} is not installed") from exc
-        path = onnx_model_file(folder)
+        path = onnx_model_file(folder, int8)
         options = ort.SessionOptions()
         options.intra_op_num_threads = _intra_op_threads()
         options.inter_op_num_threads = 1
@@ -446,6 +477,7 @@ class Encoder:
         device: str = "auto",
         batch_size: int = 32,
         backend: str = "auto",
+        int8: bool = False,
     ) -> None:
         if backend not in ("auto", "onnx", "torch"):
             raise EmbeddingError(f"Unknown backend '{backend}'. Use auto, onnx or torch.")
@@ -457,12 +489,15 @@ class Encoder:
         self.backend = "torch"
         #: Why ONNX Runtime is not used on the CPU ("" when it is, or was not wanted).
         self.fallback_reason = ""
+        #: whether the ONNX model's matrix products run in int8 (a quantised copy)
+        self.int8 = False
         self._onnx: _OnnxModel | None = None
         self._model: Any = None
         _offline()
         if self.device == "cpu" and backend != "torch":
             try:
-                self._onnx = _OnnxModel(Path(self.model_path))
+                self._onnx = _OnnxModel(Path(self.model_path), int8)
+                self.int8 = int8
                 self.backend = "onnx"
             except Exception as exc:  # noqa: BLE001 - anything: torch still works
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -514,7 +549,9 @@ class Encoder:
 
     def describe(self) -> str:
         """One line for a report: model, device, runtime and length limit."""
-        runtime = " with ONNX Runtime" if self.backend == "onnx" else ""
+        runtime = ""
+        if self.backend == "onnx":
+            runtime = " with ONNX Runtime" + (" (int8)" if self.int8 else "")
         return (
             f"{self.model_name} on {self.device}{runtime} "
             f"(reads up to {self.max_seq_length} tokens)"
@@ -752,3 +789,26 @@ class CachedEncoder:
             return self.model_name or self.model_key
         describe = getattr(self._inner, "describe", None)
         return describe() if callable(describe) else self.model_name
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    """``python -m core.embeddings export-onnx [FOLDER]``: write the bundled model's ONNX file
+    (named as :func:`onnx_model_file` looks for it) into FOLDER, by default ``resources/onnx``,
+    so a build that ships ``resources/`` never exports on the user's computer."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m core.embeddings")
+    parser.add_argument("command", choices=["export-onnx"])
+    parser.add_argument("folder", nargs="?", default="")
+    args = parser.parse_args(argv)
+    from core.paths import resources_dir
+
+    model = bundled_model_path()
+    folder = Path(args.folder) if args.folder else resources_dir() / ONNX_FOLDER
+    target = export_onnx(model, folder / onnx_file_name(model))
+    print(target)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(_main())

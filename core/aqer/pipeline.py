@@ -62,7 +62,8 @@ def embed_texts(
     cancel: CancelToken | None = None,
 ) -> np.ndarray:
     """Embed distinct ``texts`` (already unique) in chunks; float32 (len(texts), d)."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    order = np.argsort(lengths, kind="stable")
     if progress is not None:
         progress.start("Embedding answers", total=len(texts), detail=_describe(encoder))
     out: np.ndarray | None = None
@@ -70,7 +71,7 @@ def embed_texts(
         if cancel is not None:
             cancel.raise_if_cancelled()
         idx = order[start : start + EMBED_CHUNK]
-        vectors = np.asarray(encoder([texts[i] for i in idx]), dtype=np.float32)
+        vectors = np.asarray(encoder([texts[i] for i in idx.tolist()]), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(idx):
             raise RuntimeError(
                 f"The embedding model returned {vectors.shape} for {len(idx)} texts; expected "
