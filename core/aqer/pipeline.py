@@ -63,7 +63,8 @@ def embed_texts(
     cancel: CancelToken | None = None,
 ) -> np.ndarray:
     """Embed distinct ``texts`` (already unique) in chunks; float32 (len(texts), d)."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    order = np.argsort(lengths, kind="stable")
     if progress is not None:
         progress.start("Embedding answers", total=len(texts), detail=_describe(encoder))
     out: np.ndarray | None = None
@@ -71,7 +72,7 @@ def embed_texts(
         if cancel is not None:
             cancel.raise_if_cancelled()
         idx = order[start : start + EMBED_CHUNK]
-        vectors = np.asarray(encoder([texts[i] for i in idx]), dtype=np.float32)
+        vectors = np.asarray(encoder([texts[i] for i in idx.tolist()]), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(idx):
             raise RuntimeError(
                 f"The embedding model returned {vectors.shape} for {len(idx)} texts; expected "
@@ -101,6 +102,18 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _none_if_nan(values: Any) -> list[Any]:
+    """Numbers as a list, None where a value is missing, NaN or infinite."""
+    try:
+        numbers = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        numbers = None
+    if numbers is not None and numbers.ndim == 1:
+        finite = np.isfinite(numbers)
+        if finite.all():
+            return numbers.tolist()
+        out = numbers.astype(object)
+        out[~finite] = None
+        return out.tolist()
     return [
         None if v is None or (isinstance(v, float) and not np.isfinite(v)) else v for v in values
     ]
@@ -169,10 +182,10 @@ def aqer(
         people_blank = llm_blank = blank_rows
 
     # --- the guards that need no work --------------------------------------------------------
-    names = list(dict.fromkeys(people["worker"]))
+    names = people["worker"].unique().tolist()
     if worst:  # everyone was given every question: a worker who left all blank is scored too
         names = list(dict.fromkeys(names + list(people_blank["worker"])))
-    asked = list(dict.fromkeys(people["question"]))
+    asked = people["question"].unique().tolist()
     if len(names) < 2:
         found = f"only 1 ('{names[0]}')" if names else "none"
         raise AqerInputError(
@@ -207,13 +220,13 @@ def aqer(
             )
         )
     scorable = people[~people["question"].isin(lonely)]
-    scored_names = list(dict.fromkeys(scorable["worker"]))
+    scored_names = scorable["worker"].unique().tolist()
     if worst:
-        scored_names = [n for n in names if n in set(scored_names)] + [
-            n for n in names if n not in set(scored_names)
-        ]
+        kept = set(scored_names)
+        scored_names = [n for n in names if n in kept] + [n for n in names if n not in kept]
+    scored_set = set(scored_names)
     for name in names:
-        if name not in set(scored_names):
+        if name not in scored_set:
             notices.append(
                 AqerNotice(
                     topic="Worker not scored",
@@ -224,7 +237,7 @@ def aqer(
                     worker=name,
                 )
             )
-    scored_questions = list(dict.fromkeys(scorable["question"]))
+    scored_questions = scorable["question"].unique().tolist()
     if len(set(scorable["worker"])) < 2 or len(scored_questions) < 2:
         raise AqerInputError(
             f"Too few overlapping answers{where}: AQER needs at least 2 questions that at least "
@@ -245,11 +258,18 @@ def aqer(
     # --- embeddings (identical answers once) --------------------------------------------------
     worker_texts = scorable["response"].tolist()
     llm_texts = llms["response"].tolist()
-    unique = list(dict.fromkeys(worker_texts + llm_texts))
+    # In question order, as EmbeddedResponses keeps them: distinct answers need no re-sorting.
+    by_question = scorable["question"].map(question_index).to_numpy(np.int64)
+    in_order = np.argsort(by_question, kind="stable")
+    unique = pd.unique(
+        np.concatenate(
+            [np.asarray(worker_texts, dtype=object)[in_order], np.asarray(llm_texts, dtype=object)]
+        )
+    ).tolist()
     if cancel is not None:
         cancel.raise_if_cancelled()
     vectors = embed_texts(unique, encoder, progress=progress, cancel=cancel)
-    position = {text: i for i, text in enumerate(unique)}
+    text_index = pd.Index(unique)
     truncated = getattr(encoder, "truncated", None)
     if callable(truncated):
         cut = {unique[i] for i, flag in enumerate(truncated(unique)) if flag}
@@ -274,8 +294,8 @@ def aqer(
                 )
 
     w_idx = scorable["worker"].map(worker_index).to_numpy(np.int64)
-    q_idx = scorable["question"].map(question_index).to_numpy(np.int64)
-    rows = np.fromiter((position[t] for t in worker_texts), dtype=np.int64, count=len(worker_texts))
+    q_idx = by_question
+    rows = text_index.get_indexer(worker_texts).astype(np.int64)
     embedded = EmbeddedResponses(
         vectors, rows, w_idx, q_idx, n_workers=len(scored_names), n_questions=len(scored_questions)
     )
@@ -371,7 +391,7 @@ def aqer(
         if progress is not None:
             progress.start("Scoring LLM answers", total=len(llms))
         llm_q = np.array([question_index.get(q, -1) for q in llms["question"]], dtype=np.int64)
-        llm_vectors = vectors[[position[t] for t in llm_texts]]
+        llm_vectors = vectors[text_index.get_indexer(llm_texts)]
         # Against the consensus of the final weights, the one the workers' weights describe.
         llm_scores = score_llm_answers(llm_vectors, llm_q, outcome.final_sea)
         for (_, item), j in zip(llms.iterrows(), llm_q):
@@ -509,8 +529,7 @@ def aqer(
     # Grades count over exactly the answers AQER scored (and the blanks it counted).
     graded = pd.concat([people, llms, people_blank, llm_blank])
     graded = graded[graded["grade"] != ""]
-    numbers = graded["grade"].map(cell_number)
-    bad = graded[numbers.isna()]
+    bad = graded[np.isnan(_grades(graded["grade"]))]
     if len(bad):
         notices.append(
             AqerNotice(
@@ -523,12 +542,11 @@ def aqer(
                 row=_first_row(bad["row"]),
             )
         )
-    blank_grade = [cell_number(g) for g in blanks["grade"]]
+    blank_grade = _grades(blanks["grade"])
     has_grade = scorable["grade"] != ""
     scored_grade = np.full(len(scorable), np.nan)
-    scored_grade[has_grade.to_numpy()] = (
-        scorable.loc[has_grade, "grade"].map(cell_number).to_numpy(dtype=float)
-    )
+    if has_grade.any():
+        scored_grade[has_grade.to_numpy()] = _grades(scorable.loc[has_grade, "grade"])
     answer_grade = np.concatenate([scored_grade, np.array(blank_grade, float)])
     answer_similarity = np.concatenate(
         [outcome.similarity, outcome.blank_value[blank_q] if len(blanks) else np.zeros(0)]
@@ -679,7 +697,12 @@ def _blank_notices(
 ) -> list[AqerNotice]:
     """Say how blank answers counted: each empty cell's notice says it, one notice lists who
     left how many questions blank, and pairs with no row in the sheet are listed per worker."""
-    counted = set(zip(blanks["worker"], blanks["question"]))
+    empties = [
+        n for n in notices if n.topic == "Empty answer" and n.message.endswith(": left blank.")
+    ]
+    counted = (
+        set(zip(blanks["worker"], blanks["question"])) if empties and (worst or ai) else set()
+    )
     if worst:
         ending = ": counts as the weakest possible answer."
     else:
@@ -719,17 +742,24 @@ def _blank_notices(
         )
     )
     no_row = blanks[(blanks["cell"] == "") & blanks["row"].isna()]
-    for name, rowless in no_row.groupby("worker", sort=False):
-        listed = [f"'{_short(q, 40)}'" for q in rowless["question"]]
+    sizes = no_row["worker"].value_counts(sort=False)
+    shown = no_row.groupby("worker", sort=False).head(_BLANKS_LISTED)
+    firsts: dict[str, list[str]] = {}
+    for name, question in zip(shown["worker"], shown["question"]):
+        firsts.setdefault(name, []).append(question)
+    for name, questions in firsts.items():
+        count = int(sizes[name])
+        listed = [f"'{_short(q, 40)}'" for q in questions]
+        listed += [""] * (count - len(listed))  # counted by _listing, never shown
         out.append(
             AqerNotice(
                 topic="No answer in the sheet",
                 message=(
-                    f"The {who} '{name}' has no answer in the sheet to {len(rowless)} scored "
+                    f"The {who} '{name}' has no answer in the sheet to {count} scored "
                     f"question(s): {_listing(listed)}. Each counts as the weakest possible answer, "
                     "as every worker was given every question."
                 ),
-                question=rowless["question"].iloc[0] if len(rowless) == 1 else "",
+                question=questions[0] if count == 1 else "",
                 worker=name,
             )
         )
@@ -737,9 +767,26 @@ def _blank_notices(
 
 
 def _grades(cells: Any) -> np.ndarray:
-    """Expert grades as numbers (NaN: no grade, or not a number)."""
-    numbers = [cell_number(g) for g in cells]
-    return np.array([np.nan if n is None else n for n in numbers], dtype=np.float64)
+    """Expert grades as numbers (NaN: no grade, or not a number): :func:`core.tables.cell_number`
+    of each cell, with pandas parsing the plain numbers and only the rest read one by one."""
+    texts = pd.Series(cells, dtype=object).reset_index(drop=True)
+    out = np.full(len(texts), np.nan)
+    if not len(texts):
+        return out
+    texts = texts.where(texts.notna(), "").astype(str).str.strip()
+    given = (texts != "").to_numpy()
+    if not given.any():
+        return out
+    parsed = pd.to_numeric(
+        texts[given].str.replace(",", ".", regex=False), errors="coerce"
+    ).to_numpy(dtype=np.float64)
+    parsed[~np.isfinite(parsed)] = np.nan
+    out[given] = parsed
+    # What pandas could not read may still be a number to Python's float() ("1_000", ...).
+    for k in np.flatnonzero(given & np.isnan(out)):
+        value = cell_number(texts.iat[k])
+        out[k] = np.nan if value is None else value
+    return out
 
 
 def _ai_grades(

@@ -24,6 +24,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from core.aqer.model import AqerNotice
@@ -137,6 +138,28 @@ def cell_text(value: Any) -> str:
     except (TypeError, ValueError):
         pass
     return str(value)
+
+
+def cell_texts(values: Any, strip: bool = False) -> pd.Series:
+    """:func:`cell_text` of every value, as a column of str (index 0..n-1).
+
+    A column that holds only text (what ``core.tables`` reads) or only integers is converted
+    without a Python call per cell; anything else (numbers with decimals, dates, blanks) goes
+    through :func:`cell_text` cell by cell, so the result is always the same.
+    """
+    column = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    kind = pd.api.types.infer_dtype(column, skipna=False) if len(column) else "empty"
+    if kind in ("string", "integer") and column.dtype != object and column.isna().any():
+        kind = "mixed"  # pandas' own missing values: cell by cell
+    if kind == "string":
+        out = pd.Series(column.to_numpy(dtype=object), dtype=object)
+    elif kind == "integer" and pd.api.types.is_integer_dtype(column.dtype):
+        out = pd.Series(column.to_numpy().astype(str).astype(object), dtype=object)
+    elif kind == "empty":
+        out = pd.Series([""] * len(column), dtype=object)
+    else:
+        out = pd.Series([cell_text(v) for v in column.to_numpy(dtype=object)], dtype=object)
+    return out.str.strip() if strip and len(out) else out
 
 
 def _where(source: str) -> str:
@@ -304,51 +327,55 @@ def long_responses(
     letters = _letters(frame, letters)
     rows = _rows(frame, first_row)
 
-    questions = [cell_text(v).strip() for v in frame[q]]
-    workers = [cell_text(v).strip() for v in frame[w]]
-    responses = [cell_text(v) for v in frame[r]]
-    grades = [cell_text(v).strip() for v in frame[g]] if g is not None else [""] * len(frame)
-    models = [cell_text(v).strip() for v in frame[mcol]] if mcol is not None else [""] * len(frame)
-    flags = [_truthy(v) for v in frame[flag]] if flag is not None else [False] * len(frame)
+    n = len(frame)
+    nothing = pd.Series([""] * n, dtype=object)
+    questions = cell_texts(frame[q], strip=True)
+    workers = cell_texts(frame[w], strip=True)
+    responses = cell_texts(frame[r])
+    grades = cell_texts(frame[g], strip=True) if g is not None else nothing
+    models = cell_texts(frame[mcol], strip=True) if mcol is not None else nothing
+    flags = (
+        cell_texts(frame[flag], strip=True).str.casefold().isin(_TRUE)
+        if flag is not None
+        else pd.Series(np.zeros(n, dtype=bool))
+    )
     named_llms = {str(x).strip() for x in llm_workers}
 
-    if all(not x for x in workers) and len(frame):
+    if n and not (workers != "").any():
         raise AqerInputError(
             f"The worker column '{w}' (column {letters[w]}) is empty in every row"
             f"{_where(source)}. Fill in who wrote each answer, or choose another worker column."
         )
-    if all(not x for x in questions) and len(frame):
+    if n and not (questions != "").any():
         raise AqerInputError(
             f"The question column '{q}' (column {letters[q]}) is empty in every row"
             f"{_where(source)}. Fill in the question of each answer, or choose another column."
         )
 
-    records = []
-    unnamed_rows, unasked_rows = [], []
-    for i in range(len(frame)):
-        text, question, worker = responses[i], questions[i], workers[i]
-        is_llm = flags[i] or bool(models[i]) or (worker in named_llms and worker != "")
-        model = (models[i] or worker) if is_llm else ""
-        if not question:
-            if text.strip() or worker:
-                unasked_rows.append(rows[i])
-            continue
-        if not (model if is_llm else worker):
-            if text.strip():
-                unnamed_rows.append(rows[i])
-            continue
-        records.append(
-            {
-                "question": question,
-                "worker": model if is_llm else worker,
-                "response": text,
-                "is_llm": is_llm,
-                "model": model,
-                "grade": grades[i],
-                "row": rows[i],
-                "cell": f"{letters[r]}{rows[i]}",
-            }
-        )
+    # Whole columns at once (no Python per row): who answered, and which rows cannot be placed.
+    row_numbers = np.asarray(rows, dtype=np.int64)
+    is_llm = flags | (models != "") | (workers.isin(named_llms) & (workers != ""))
+    model = models.where(models != "", workers).where(is_llm, "")
+    who = model.where(is_llm, workers)
+    has_text = responses.str.strip() != "" if n else pd.Series(np.zeros(0, dtype=bool))
+    asked = questions != ""
+    unasked_rows = row_numbers[(~asked & (has_text | (workers != ""))).to_numpy()].tolist()
+    unnamed_rows = row_numbers[(asked & (who == "") & has_text).to_numpy()].tolist()
+    keep = (asked & (who != "")).to_numpy()
+    kept_rows = row_numbers[keep]
+    records = pd.DataFrame(
+        {
+            "question": questions[keep].to_numpy(),
+            "worker": who[keep].to_numpy(),
+            "response": responses[keep].to_numpy(),
+            "is_llm": is_llm[keep].to_numpy(dtype=bool),
+            "model": model[keep].to_numpy(),
+            "grade": grades[keep].to_numpy(),
+            "row": kept_rows,
+            "cell": (letters[r] + pd.Series(kept_rows.astype(str), dtype=object)).to_numpy(),
+        },
+        columns=LONG_COLUMNS,
+    )
     if unasked_rows:
         notices.append(
             AqerNotice(
@@ -375,11 +402,13 @@ def long_responses(
         )
 
     # LLM answers given as columns beside each row's question: one answer per question.
+    extra: list[dict[str, Any]] = []
     for column in llm_found:
         by_question: dict[str, tuple[str, int]] = {}
+        column_texts = cell_texts(frame[column])
         for i in range(len(frame)):
-            question = questions[i]
-            text = cell_text(frame[column].iloc[i])
+            question = questions.iat[i]
+            text = column_texts.iat[i]
             if not question or not text.strip():
                 continue
             if question in by_question and by_question[question][0].strip() != text.strip():
@@ -391,7 +420,7 @@ def long_responses(
                 )
             by_question.setdefault(question, (text, rows[i]))
         for question, (text, row) in by_question.items():
-            records.append(
+            extra.append(
                 {
                     "question": question,
                     "worker": str(column).strip(),
@@ -403,7 +432,11 @@ def long_responses(
                     "cell": f"{letters[column]}{row}",
                 }
             )
-    out = pd.DataFrame.from_records(records, columns=LONG_COLUMNS) if records else _empty_frame()
+    if extra:
+        records = pd.concat(
+            [records, pd.DataFrame.from_records(extra, columns=LONG_COLUMNS)], ignore_index=True
+        )
+    out = records if len(records) else _empty_frame()
     return out, notices
 
 
@@ -562,34 +595,44 @@ def clean_responses(
     if duplicates not in ("first", "last", "error"):
         raise ValueError(f"duplicates must be first, last or error, not {duplicates!r}")
     n = len(frame)
+    empty_column = pd.Series([""] * n, dtype=object)
+    if "is_llm" in frame.columns:
+        given = frame["is_llm"]
+        if pd.api.types.is_bool_dtype(given.dtype) and not given.isna().any():
+            is_llm = pd.Series(given.to_numpy(dtype=bool))
+        else:
+            is_llm = pd.Series(
+                [bool(v) if isinstance(v, bool) else _truthy(v) for v in given], dtype=bool
+            )
+    else:
+        is_llm = pd.Series(np.zeros(n, dtype=bool))
+    if "row" in frame.columns:
+        given = frame["row"]
+        if pd.api.types.is_integer_dtype(given.dtype) and not given.isna().any():
+            row = pd.Series(given.to_numpy().astype(object), dtype=object)
+        else:
+            texts = cell_texts(given)
+            row = pd.Series(
+                [None if t == "" else int(float(t)) for t in texts], dtype=object
+            )
+    else:
+        row = pd.Series([None] * n, dtype=object)
     out = pd.DataFrame(
         {
-            "question": [cell_text(v).strip() for v in frame["question"]],
-            "worker": [cell_text(v).strip() for v in frame["worker"]],
-            "response": [cell_text(v) for v in frame["response"]],
-            "is_llm": (
-                [bool(v) if isinstance(v, bool) else _truthy(v) for v in frame["is_llm"]]
-                if "is_llm" in frame.columns
-                else [False] * n
-            ),
+            "question": cell_texts(frame["question"], strip=True),
+            "worker": cell_texts(frame["worker"], strip=True),
+            "response": cell_texts(frame["response"]),
+            "is_llm": is_llm,
             "model": (
-                [cell_text(v).strip() for v in frame["model"]]
-                if "model" in frame.columns
-                else [""] * n
+                cell_texts(frame["model"], strip=True) if "model" in frame.columns
+                else empty_column
             ),
             "grade": (
-                [cell_text(v).strip() for v in frame["grade"]]
-                if "grade" in frame.columns
-                else [""] * n
+                cell_texts(frame["grade"], strip=True) if "grade" in frame.columns
+                else empty_column
             ),
-            "row": (
-                [None if cell_text(v) == "" else int(float(cell_text(v))) for v in frame["row"]]
-                if "row" in frame.columns
-                else [None] * n
-            ),
-            "cell": (
-                [cell_text(v) for v in frame["cell"]] if "cell" in frame.columns else [""] * n
-            ),
+            "row": row,
+            "cell": cell_texts(frame["cell"]) if "cell" in frame.columns else empty_column,
         }
     )
     # A model name marks an LLM answer; an LLM answer is filed under its model's name.
@@ -620,7 +663,8 @@ def clean_responses(
     # Answers that say "no answer" ("n/a", "-", ...) are blanks, not answers.
     tokens = blank_token_set(blank_tokens)
     if tokens:
-        said = out["response"].map(lambda t: " ".join(t.split()).casefold() in tokens)
+        folded = out["response"].str.split().str.join(" ").str.casefold()
+        said = folded.isin(tokens)
         if said.any():
             hits = out[said]
             shown = [f"{_at(item).strip(' ()') or 'row ?'} ('{item['response']}')"
@@ -709,11 +753,10 @@ def clean_responses(
     out = out.reset_index(drop=True)
     out["row"] = out["row"].astype("Int64")
     # A blank is a (worker, question) with no answer at all (a blank beside an answer is none).
-    answered = set(zip(out["is_llm"], out["worker"], out["question"]))
-    unanswered = [
-        key not in answered for key in zip(blanks["is_llm"], blanks["worker"], blanks["question"])
-    ]
-    blanks = blanks.loc[pd.Series(unanswered, index=blanks.index, dtype=bool)]
+    if len(blanks):
+        answered = pd.MultiIndex.from_frame(out[keys])
+        unanswered = ~pd.MultiIndex.from_frame(blanks[keys]).isin(answered)
+        blanks = blanks.loc[unanswered]
     blanks = blanks.drop_duplicates(keys, keep="first")
     blanks = blanks.reset_index(drop=True)
     blanks["row"] = blanks["row"].astype("Int64")

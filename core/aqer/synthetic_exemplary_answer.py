@@ -192,7 +192,10 @@ def leave_one_out_similarity(responses: EmbeddedResponses, weights: np.ndarray) 
         alone = nobody[start:stop]
         if plain is not None and alone.any():
             others[alone] = plain[q[alone]] - block[alone]
-        out[start:stop] = cosine_rows(block, others)
+        # The answers' own lengths are known (float64, from the same float32 vectors).
+        dots = np.einsum("ij,ij->i", block, others)
+        lengths = responses.sorted_norms[start:stop] * np.sqrt(np.einsum("ij,ij->i", others, others))
+        out[start:stop] = np.where(lengths > _EPS, dots / np.maximum(lengths, _EPS), 0.0)
     return responses.unsort(out)
 
 

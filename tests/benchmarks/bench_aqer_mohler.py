@@ -10,14 +10,6 @@ all-MiniLM-L6-v2 on the CPU) and reused across repetitions.
 The paper (stsb-roberta-large): AQER 0.964, RASA (Li & Fukumoto) 0.927, F1 0.893, BLEU-1 0.87.
 
     .venv/bin/python tests/benchmarks/bench_aqer_mohler.py [--repetitions 25] [--device cpu]
-        [--compare] [--curve FIGURE.png]
-
-``--compare`` also prints, for each repetition, EvalDesk's Comparison table
-(``core.aqer.comparison.comparison_table``: Pearson r per worker with bootstrap CIs and the paired
-test of each condition against AQER) for the first repetition, and how often the paired test
-against RASA excluded 0 over all repetitions. ``--curve`` draws "how many workers do I need?"
-(``core.aqer.comparison.workers_curve``, 25 random panels per size, seed 0) on the first
-repetition's 20 pseudo-responders and saves the figure.
 """
 
 from __future__ import annotations
@@ -32,9 +24,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import numpy as np
-import pandas as pd
-from scipy import stats
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from scipy import stats  # noqa: E402
 
 SHARED = Path(
     os.environ.get("EVALDESK_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -76,27 +68,27 @@ def semi_synthetic(data: pd.DataFrame, rng: np.random.Generator) -> tuple[pd.Dat
                 rows.append((qid, member, answer["student_answer"], answer["score_avg"]))
     long = pd.DataFrame(rows, columns=["question", "worker", "response", "true"])
     truth = long.groupby("worker")["true"].mean()
-    # The answer's grade: a worker's mean grade is then its true grade (the Comparison's input).
-    long["grade"] = long["true"].map(lambda v: f"{v:.6g}")
-    return long[["question", "worker", "response", "grade"]], truth
+    return long[["question", "worker", "response"]], truth
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repetitions", type=int, default=25)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--embedding-model", default="")
-    parser.add_argument("--compare", action="store_true")
-    parser.add_argument("--curve", default="", metavar="FIGURE.png")
-    args = parser.parse_args()
+BACKENDS = {  # name -> Encoder keyword arguments
+    "torch": {"backend": "torch"},
+    "onnx": {"backend": "onnx"},
+    "onnx-int8": {"backend": "onnx", "int8": True},
+}
 
-    from core.aqer import aqer
+
+def make_encoder(name: str, model: str, device: str):
     from core.embeddings import Encoder
 
-    data = pd.read_csv(SHARED / "mohler2011" / "mohler_dataset_edited.csv", dtype={"id": str})
-    data["student_answer"] = data["student_answer"].fillna("").astype(str).str.strip()
-    data = data[data["student_answer"] != ""]
-    encoder = Encoder(args.embedding_model, device=args.device)
+    return Encoder(model, device=device, **BACKENDS[name])
+
+
+def evaluate(encoder, data: pd.DataFrame, repetitions: int, compare: bool = False) -> dict:
+    """Embed the unique answers once, run the protocol; correlations per method (and, with
+    ``compare``, EvalDesk's Comparison table of every repetition)."""
+    from core.aqer import aqer
+
     texts = list(dict.fromkeys(data["student_answer"]))
     t0 = time.perf_counter()
     vectors = encoder(texts)
@@ -107,15 +99,15 @@ def main() -> None:
     iterations = []
     rules = set()
     tables = []
-    first: tuple[pd.DataFrame, object] | None = None
+    first = None
     t0 = time.perf_counter()
-    for rep in range(args.repetitions):
+    for rep in range(repetitions):
         rng = np.random.default_rng(1000 + rep)
         long, truth = semi_synthetic(data, rng)
         result = aqer(long, lookup)
         if first is None:
-            first = (long, result)
-        if args.compare:
+            first = (long, result, lookup)
+        if compare:
             from core.aqer.comparison import comparison_table
 
             tables.append(comparison_table(result).frame.set_index("condition"))
@@ -129,41 +121,109 @@ def main() -> None:
             results[method].append(
                 (stats.pearsonr(values, true).statistic, stats.spearmanr(values, true).statistic)
             )
-    run_s = time.perf_counter() - t0
+    return {
+        "results": {m: np.array(v) for m, v in results.items()},
+        "texts": len(texts),
+        "embed_s": embed_s,
+        "run_s": time.perf_counter() - t0,
+        "iterations": iterations,
+        "rules": rules,
+        "describe": encoder.describe(),
+        "tables": tables,
+        "first": first,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repetitions", type=int, default=25)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--embedding-model", default="")
+    parser.add_argument(
+        "--backends",
+        default="torch,onnx,onnx-int8",
+        help="comma-separated: torch, onnx, onnx-int8 (the first is the reference)",
+    )
+    parser.add_argument("--compare", action="store_true",
+                        help="also print EvalDesk's Comparison table and the paired test")
+    parser.add_argument("--curve", default="", metavar="FIGURE.png",
+                        help="also compute 'how many workers do I need?' and save its figure")
+    args = parser.parse_args()
+
+    data = pd.read_csv(SHARED / "mohler2011" / "mohler_dataset_edited.csv", dtype={"id": str})
+    data["student_answer"] = data["student_answer"].fillna("").astype(str).str.strip()
+    data = data[data["student_answer"] != ""]
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    runs = {}
+    for name in backends:
+        encoder = make_encoder(name, args.embedding_model, args.device)
+        runs[name] = evaluate(encoder, data, args.repetitions,
+                              compare=args.compare and name == backends[0])
+        del encoder
 
     print(f"# AQER on Mohler 2011 semi-synthetic (Table 2 protocol: {GROUPS} groups x {PER_GROUP})")
-    print(
-        f"model: {encoder.describe()}; {len(texts)} unique answers embedded in {embed_s:.1f} s; "
-        f"{args.repetitions} repetitions in {run_s:.1f} s; AQER rounds per run "
-        f"{min(iterations)}-{max(iterations)}; blank-answer rule: {', '.join(sorted(rules))}"
-    )
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}"
     )
-    print()
-    print("| method | Pearson r (mean ± sd) | Spearman rho (mean ± sd) |")
-    print("|---|---|---|")
-    for method, values in results.items():
-        arr = np.array(values)
+    for name, run in runs.items():
+        results, iterations = run["results"], run["iterations"]
+        print()
         print(
-            f"| {method} | {arr[:, 0].mean():.3f} ± {arr[:, 0].std(ddof=1):.3f} | "
-            f"{arr[:, 1].mean():.3f} ± {arr[:, 1].std(ddof=1):.3f} |"
+            f"## {name}: {run['describe']}; {run['texts']} unique answers embedded in "
+            f"{run['embed_s']:.1f} s; {args.repetitions} repetitions in {run['run_s']:.1f} s; "
+            f"AQER rounds per run {min(iterations)}-{max(iterations)}; blank-answer rule: "
+            f"{', '.join(sorted(run['rules']))}"
         )
-    aqer_r = np.array(results["AQER"])[:, 0]
-    for other in ("RASA", "Simplified AQER"):
-        diff = aqer_r - np.array(results[other])[:, 0]
-        wins = int((diff > 0).sum())
+        print()
+        print("| method | Pearson r (mean ± sd) | Spearman rho (mean ± sd) |")
+        print("|---|---|---|")
+        for method, arr in results.items():
+            print(
+                f"| {method} | {arr[:, 0].mean():.3f} ± {arr[:, 0].std(ddof=1):.3f} | "
+                f"{arr[:, 1].mean():.3f} ± {arr[:, 1].std(ddof=1):.3f} |"
+            )
+        aqer_r = results["AQER"][:, 0]
+        for other in ("RASA", "Simplified AQER"):
+            diff = aqer_r - results[other][:, 0]
+            wins = int((diff > 0).sum())
+            print(
+                f"\nAQER - {other}: mean Pearson difference {diff.mean():+.4f} "
+                f"(AQER higher in {wins}/{len(diff)} repetitions)",
+                end="",
+            )
+        print()
+    reference = backends[0]
+    for name in backends[1:]:
+        print()
         print(
-            f"\nAQER - {other}: mean Pearson difference {diff.mean():+.4f} "
-            f"(AQER higher in {wins}/{len(diff)} repetitions)",
-            end="",
+            f"## {name} against {reference} (same repetitions; gate: every mean differs by "
+            "< 0.005)"
         )
-    print()
+        print()
+        print(
+            f"| method | Pearson {reference} | Pearson {name} | diff | Spearman {reference} "
+            f"| Spearman {name} | diff |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        worst = 0.0
+        for method in METHODS:
+            a, b = runs[reference]["results"][method], runs[name]["results"][method]
+            dp, ds = b[:, 0].mean() - a[:, 0].mean(), b[:, 1].mean() - a[:, 1].mean()
+            if method != "F1 (pseudo-reference)" and method != "BLEU-1 (pseudo-reference)":
+                worst = max(worst, abs(dp), abs(ds))
+            print(
+                f"| {method} | {a[:, 0].mean():.4f} | {b[:, 0].mean():.4f} | {dp:+.4f} "
+                f"| {a[:, 1].mean():.4f} | {b[:, 1].mean():.4f} | {ds:+.4f} |"
+            )
+        verdict = "PASS" if worst < 0.005 else "FAIL"
+        print(f"\nlargest difference of an embedding-based method: {worst:.4f} -> {verdict}")
+    reference_run = runs[backends[0]]
     if args.compare:
-        compare_report(tables)
-    if args.curve and first is not None:
-        curve_figure(first[0], first[1], lookup, Path(args.curve))
+        compare_report(reference_run["tables"])
+    if args.curve and reference_run["first"] is not None:
+        long, result, lookup = reference_run["first"]
+        curve_figure(long, result, lookup, Path(args.curve))
 
 
 def compare_report(tables: list[pd.DataFrame]) -> None:
@@ -216,6 +276,8 @@ def curve_figure(long: pd.DataFrame, result, encoder, path: Path) -> None:
                        curve.statistic, curve.against)
     figure.savefig(path)
     print(f"figure: {path}")
+
+
 
 
 if __name__ == "__main__":

@@ -96,13 +96,13 @@ def test_similar_sentences_are_closer_than_unrelated(minilm):
 @pytest.mark.slow
 def test_identical_texts_once_progress_cancel_and_truncation(minilm, monkeypatch):
     seen: list[str] = []
-    original = minilm._model.encode
+    original = minilm._encode_batch
 
-    def spy(batch, **kwargs):
+    def spy(batch):
         seen.extend(batch)
-        return original(batch, **kwargs)
+        return original(batch)
 
-    monkeypatch.setattr(minilm._model, "encode", spy)
+    monkeypatch.setattr(minilm, "_encode_batch", spy)
     states = []
     v = minilm(["a cat", "a dog", "a cat"], progress=Progress(states.append))
     assert sorted(seen) == ["a cat", "a dog"]
@@ -114,6 +114,151 @@ def test_identical_texts_once_progress_cancel_and_truncation(minilm, monkeypatch
         minilm(["x"], cancel=token)
     assert minilm.truncated(["short", "word " * 400]) == [False, True]
     assert minilm([]).shape == (0, 384)
+
+
+SENTENCES = [
+    "The capital of France is Paris.",
+    "Mitochondria produce most of the cell's energy through respiration.",
+    "a",
+    "",
+    "Über 40 % der Befragten stimmten zu; l'été dernier était chaud.",
+    "word " * 400,  # longer than the model reads: cut at 256 tokens by both paths
+]
+
+
+@pytest.fixture(scope="module")
+def exported_onnx(tmp_path_factory):
+    """The bundled MiniLM exported once for this module's tests (its file name and path)."""
+    folder = embeddings.bundled_model_path()
+    name = embeddings.onnx_file_name(folder)
+    path = embeddings.export_onnx(folder, tmp_path_factory.mktemp("onnx") / name)
+    return name, path
+
+
+def _cached(name, path):
+    """Put the exported file where the per-user cache keeps it (this test's EVALDESK_HOME)."""
+    from core.paths import user_cache_dir
+
+    target = user_cache_dir() / embeddings.ONNX_FOLDER / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(path)
+    return target
+
+
+@pytest.mark.slow
+def test_onnx_runtime_gives_the_vectors_of_sentence_transformers(exported_onnx, monkeypatch):
+    target = _cached(*exported_onnx)
+    onnx = Encoder(device="cpu", backend="onnx", batch_size=4)
+    torch_encoder = Encoder(device="cpu", backend="torch")
+    assert onnx.backend == "onnx" and torch_encoder.backend == "torch"
+    assert onnx._onnx.file == target
+    assert "ONNX Runtime" in onnx.describe() and "ONNX" not in torch_encoder.describe()
+    a, b = onnx(SENTENCES), torch_encoder(SENTENCES)
+    assert a.shape == b.shape == (len(SENTENCES), 384) and a.dtype == np.float32
+    cosine = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert cosine.min() > 1 - 1e-5
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1, atol=1e-5)  # Normalize kept
+    assert onnx.max_seq_length == torch_encoder.max_seq_length == 256
+    assert onnx.truncated(SENTENCES) == torch_encoder.truncated(SENTENCES)
+    assert onnx.truncated(SENTENCES)[-1] is True
+    # Distinct texts once, whatever their order and repeats.
+    repeated = onnx([SENTENCES[1], SENTENCES[0], SENTENCES[1]])
+    np.testing.assert_array_equal(repeated[0], repeated[2])
+    np.testing.assert_allclose(repeated[1], a[0], atol=1e-6)
+
+
+@pytest.mark.slow
+def test_onnx_export_happens_once_then_the_cached_file_is_reused(monkeypatch):
+    from core.paths import user_cache_dir
+
+    calls = []
+    real_export = embeddings.export_onnx
+
+    def counting(folder, target):
+        calls.append(target)
+        return real_export(folder, target)
+
+    monkeypatch.setattr(embeddings, "export_onnx", counting)
+    first = Encoder(device="cpu")
+    assert first.backend == "onnx" and len(calls) == 1
+    expected = user_cache_dir() / "onnx" / embeddings.onnx_file_name(first.model_path)
+    assert calls[0] == expected and expected.is_file()
+    assert f"-x{embeddings.ONNX_EXPORTER_VERSION}.onnx" in expected.name
+    assert not [p for p in expected.parent.iterdir() if p != expected]  # no temporary left
+    second = Encoder(device="cpu")
+    assert second.backend == "onnx" and len(calls) == 1  # no second export
+    assert second._onnx.file == expected
+    np.testing.assert_array_equal(first(["a cat"]), second(["a cat"]))
+
+
+@pytest.mark.slow
+def test_a_shipped_onnx_file_is_used_without_exporting(exported_onnx, tmp_path, monkeypatch):
+    import core.paths
+
+    name, path = exported_onnx
+    (tmp_path / "resources" / "onnx").mkdir(parents=True)
+    (tmp_path / "resources" / "onnx" / name).symlink_to(path)
+    monkeypatch.setattr(core.paths, "resources_dir", lambda: tmp_path / "resources")
+
+    def no_export(folder, target):
+        raise AssertionError("exported although a file was shipped")
+
+    monkeypatch.setattr(embeddings, "export_onnx", no_export)
+    encoder = Encoder(device="cpu")
+    assert encoder.backend == "onnx"
+    assert encoder._onnx.file == tmp_path / "resources" / "onnx" / name
+
+
+@pytest.mark.slow
+def test_falls_back_to_torch_with_a_logged_reason_when_export_fails(monkeypatch, caplog):
+    def broken_export(folder, target):
+        raise RuntimeError("the exporter cannot trace this model")
+
+    monkeypatch.setattr(embeddings, "export_onnx", broken_export)
+    with caplog.at_level("WARNING", logger="core.embeddings"):
+        encoder = Encoder(device="cpu")
+    assert encoder.backend == "torch"
+    assert "cannot trace this model" in encoder.fallback_reason
+    assert "runs through torch, not ONNX Runtime" in caplog.text
+    assert "cannot trace this model" in caplog.text
+    assert "ONNX" not in encoder.describe()
+    assert encoder(["a cat"]).shape == (1, 384)
+    with pytest.raises(EmbeddingError, match="Unknown backend"):
+        Encoder(device="cpu", backend="tensorrt")
+
+
+def test_a_model_onnx_cannot_reproduce_is_refused_with_its_reason(tmp_path):
+    folder = tmp_path / "model"
+    (folder / "1_Pooling").mkdir(parents=True)
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
+    ]
+    (folder / "modules.json").write_text(json.dumps(modules))
+    with pytest.raises(embeddings.OnnxUnavailable, match="Dense"):
+        embeddings._onnx_plan(folder)
+    (folder / "modules.json").write_text(json.dumps(modules[:2]))
+    (folder / "1_Pooling" / "config.json").write_text(
+        json.dumps({"pooling_mode_max_tokens": True, "pooling_mode_mean_tokens": False})
+    )
+    with pytest.raises(embeddings.OnnxUnavailable, match="not plain mean or CLS"):
+        embeddings._onnx_plan(folder)
+
+
+def test_a_cpu_only_torch_is_not_imported_to_list_devices():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, core.embeddings as e; d = e.available_devices(); "
+        "print(d, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    import torch.version
+
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        assert out.stdout.split() == ["['cpu']", "False"]
 
 
 class _Counting:
