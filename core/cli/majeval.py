@@ -108,6 +108,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      "same settings resumes and makes no repeat calls")
     run.add_argument("--no-bootstrap", action="store_true",
                      help="no bootstrap confidence intervals for the correlations (faster)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the estimate (calls, tokens, cost, time) and stop: no model "
+                     "is called and no workbook is written")
+    run.add_argument("--probe", action="store_true",
+                     help="with --dry-run: time one short call to the model for the time "
+                     "estimate (otherwise the project's recorded calls, or a guess)")
     run.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     run.set_defaults(func=run_debates)
 
@@ -134,6 +140,35 @@ def _profile(args: argparse.Namespace) -> Any:
             f"There is no model profile called '{args.profile or settings.default_profile}'. "
             f"Profiles: {profile_names(settings)}. Add it in Settings → Models, or use --model."
         ) from None
+
+
+def _probe(profile: Any) -> Any:
+    """The latency of one short call to the model (for ``--dry-run --probe``)."""
+    import asyncio
+
+    from core.llm import LLMFailure
+    from core.llm.estimate import probe_latency
+
+    try:
+        return asyncio.run(probe_latency(profile))
+    except LLMFailure as exc:
+        raise UserError(f"The probe call to {profile.model} failed: {exc.message}") from None
+
+
+def _say_actual(est: Any, gateways: list[Any]) -> None:
+    """The estimate beside what the run used (every gateway of the run together)."""
+    from core.llm import Usage
+    from core.llm.estimate import compare_lines
+
+    used = Usage()
+    for gateway in gateways:
+        u = gateway.usage
+        used.calls += u.calls
+        used.prompt_tokens += u.prompt_tokens
+        used.completion_tokens += u.completion_tokens
+        used.cost += u.cost
+    for line in compare_lines(est, used):
+        say(line)
 
 
 def _task(path: str) -> str:
@@ -301,10 +336,23 @@ def run_debates(args: argparse.Namespace) -> int:
                 "persona's own evaluation is its score, and its agreement and change are "
                 "undefined.")
         try:
+            est = st.estimate_run(project, state, profile,
+                                  latency=_probe(profile) if args.dry_run and args.probe
+                                  else None)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        if args.dry_run:
+            print("\n".join(est.details()))
+            return 0
+        say("Estimate: " + est.summary() + ".")
+        try:
             run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile.model,
                                              progress=cli_progress()))
         except ValueError as exc:
             raise UserError(str(exc)) from None
+        if run.run_id is not None:
+            st.keep_estimate(project, run.run_id, est)
+        _say_actual(est, gateways)
         try:
             st.export_results(project, run, args.output,
                               n_boot=0 if args.no_bootstrap else st.BOOTSTRAP_SAMPLES)
