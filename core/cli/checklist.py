@@ -133,6 +133,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--project", metavar="FILE.evaldesk",
                        help="commit every scored text to this project file; a re-run with the "
                        "same settings resumes and makes no repeat calls")
+    score.add_argument("--dry-run", action="store_true",
+                       help="print the estimate (calls, tokens, cost, time) and stop: no model "
+                       "is called and no workbook is written")
+    score.add_argument("--probe", action="store_true",
+                       help="with --dry-run: time one short call to the model for the time "
+                       "estimate (otherwise the project's recorded calls, or a guess)")
     score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     score.set_defaults(func=run_score)
 
@@ -363,6 +369,17 @@ def run_score(args: argparse.Namespace) -> int:
     who = session.person(load_settings().user_name)
     with cli_project(args.project, "interacteval") as project:
         setup = session.store_texts_file(project, setup, args.items)
+        latency = None
+        if args.dry_run and args.probe:
+            from core.cli.majeval import _probe
+
+            latency = _probe(profile)
+        est = session.estimate_scoring(project, checklists, items, settings, profile,
+                                       latency=latency)
+        if args.dry_run:
+            print("\n".join(est.details()))
+            return 0
+        say("Estimate: " + est.summary() + ".")
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)
         gateway = project_gateway(profile, project, run_id)
         say(f"Scoring {len(items)} texts on {', '.join(c.dimension for c in checklists)} "
@@ -374,6 +391,10 @@ def run_score(args: argparse.Namespace) -> int:
         usage = gateway.usage
         say(f"Model calls: {usage.calls} calls, {usage.cache_hits} answers from the cache, "
             f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out.")
+        from core.llm.estimate import compare_lines
+
+        for line in compare_lines(est, usage):
+            say(line)
         try:
             session.export_results(project, run, args.output,
                                    texts=session.texts_line(setup, len(items)),
