@@ -158,20 +158,27 @@ def _stored_judge(project: Project, state: Any, model: str) -> ConditionResult |
     results = []
     for item in state.item_list:
         found = stored.get(judge_key(item))
-        if found is None or found.status != "ok":
+        if found is None:
             return None
         try:
-            results.append(JudgeResult.model_validate(found.payload))
+            result = JudgeResult.model_validate(found.payload)
         except ValidationError:
             return None
-    return _from_judge(state, results, run.id, model)
+        if found.status != "ok" and result.status == "ok":
+            result = result.model_copy(update={"status": "failed", "scores": {},
+                                               "error": found.error or "failed"})
+        results.append(result)
+    out = _from_judge(state, results, run.id, model)
+    out.complete = not out.failed
+    return out
 
 
 def load_conditions(project: Project, state: Any, names: Sequence[str], model: str
                     ) -> dict[str, ConditionResult]:
-    """The conditions among ``names`` whose results are all in the project with the current
-    choices and ``model`` (no model call); a condition not yet run (or changed since) is left
-    out."""
+    """The conditions among ``names`` with a result for every item in the project with the
+    current choices and ``model`` (no model call); a condition not yet run (or changed since)
+    is left out; one whose items partly failed is in, with ``complete`` False and the
+    failures (they are never given a score)."""
     from core.majeval import session as st
 
     out: dict[str, ConditionResult] = {}
@@ -179,8 +186,9 @@ def load_conditions(project: Project, state: Any, names: Sequence[str], model: s
         if name in ("full", "pre", "simple"):
             run = st.load_run(project, _with(state, _debate_settings(state, name == "simple")),
                               model)
-            if run is not None and not run.failed_units:
+            if run is not None:
                 out[name] = _from_debates(name, run, before=name == "pre")
+                out[name].complete = not run.failed_units
         elif name == "single-judge":
             found = _stored_judge(project, state, model)
             if found is not None:
@@ -190,9 +198,9 @@ def load_conditions(project: Project, state: Any, names: Sequence[str], model: s
 
 def missing_conditions(project: Project, state: Any, names: Sequence[str], model: str
                        ) -> list[str]:
-    """The conditions among ``names`` that still need a run."""
+    """The conditions among ``names`` that still need a run (never run, or items failed)."""
     have = load_conditions(project, state, names, model)
-    return [n for n in names if n not in have]
+    return [n for n in names if n not in have or not have[n].complete]
 
 
 async def run_conditions(

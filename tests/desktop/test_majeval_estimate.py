@@ -37,3 +37,45 @@ def test_the_run_page_shows_the_estimate_before_start_and_beside_the_actual_figu
 
     page.rounds_spin.setValue(2)  # other choices: the comparison is of another run
     assert page.actual_label.isHidden()
+
+
+def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
+        qtbot, window, scripted, qtmodeltester):  # noqa: F811
+    from tests.desktop.majeval_support import click, wait_step
+
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    run_all(qtbot, wiz)
+    tab = wiz.pages["results"].conditions
+    wiz.results.tabs.setCurrentWidget(tab)
+    qtbot.waitUntil(lambda: "Kept in the project" in tab.status.text(), timeout=60_000)
+    assert "Full personas, after debate, Full personas, before debate." in tab.status.text()
+    assert "Still to run:</b> Simple roles, after debate, Single judge." in tab.status.text()
+    assert "Running them: " in tab.status.text() and "calls to scripted/mj-wizard" in \
+        tab.status.text()
+    assert tab.missing == ["simple", "single-judge"]
+
+    before = scripted.calls
+    click(qtbot, tab.run_button)
+    assert wait_step(qtbot, wiz, "conditions", timeout=120_000) == "finished", \
+        tab.run_panel.message_label.text()
+    assert scripted.calls > before
+    qtbot.waitUntil(lambda: "Reading" not in tab.status.text(), timeout=60_000)
+    assert not tab.missing, (tab.status.text(), tab.run_panel.message_label.text())
+    qtmodeltester.check(tab.model)
+    rows = tab.model.rows()
+    conditions = [r["condition"] for r in rows if r["group"] == "All groups (overall score)"]
+    assert conditions == ["Full personas, after debate", "Full personas, before debate",
+                          "Simple roles, after debate", "Single judge"]
+    # six items: too few for the paired test, said so in plain words
+    judge = next(r for r in rows if r["condition"] == "Single judge")
+    assert judge["vs_full_difference"] is None
+    assert "not enough units: 6 pairs, at least 10 needed" in judge["vs_full_note"]
+    assert "cannot be compared: not enough units" in tab.summary.text()
+    # the wizard's own choices are untouched by the conditions
+    assert not wiz.state.settings.simple_roles
+
+    calls = scripted.calls  # shown again: nothing is asked of the model
+    tab.refresh()
+    qtbot.waitUntil(lambda: "Kept in the project" in tab.status.text(), timeout=60_000)
+    assert scripted.calls == calls and not tab.run_button.isEnabled()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from core.majeval.model import DebateSettings
 from core.majeval.pipeline import lonely_groups
 from desktop.file_dialogs import save_file
+from desktop.majeval.conditions_tab import ConditionsTab
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.majeval.persona_editor import lonely_text
@@ -295,6 +296,9 @@ class ResultsPage(MajEvalPage):
         super().__init__(wizard)
         self.results = ResultsView()
         self.results.export_button.clicked.connect(self._ask_export)
+        self.conditions = ConditionsTab(wizard)
+        self.results.tabs.addTab(self.conditions, "Conditions")
+        self.results.tabs.currentChanged.connect(self._tab_shown)
         self.results_intro = intro_label(
             "The scores of each stakeholder group per item, the groups' written feedback and "
             "the full debate (who spoke, and why the coordinator chose them), how the debate "
@@ -307,6 +311,13 @@ class ResultsPage(MajEvalPage):
 
     def refresh(self) -> None:
         self.wizard.check_results_current()
+        if self.results.tabs.currentWidget() is self.conditions:
+            self.conditions.refresh()
+
+    @Slot(int)
+    def _tab_shown(self, index: int) -> None:
+        if self.results.tabs.widget(index) is self.conditions:
+            self.conditions.refresh()
 
     def reachable(self) -> bool:
         return self.wizard.run is not None
