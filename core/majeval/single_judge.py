@@ -91,5 +91,7 @@ async def single_judge(items: Sequence[Item], task: str, dimensions: Sequence[Di
         dump=lambda r: r.model_dump(mode="json"),
         load=lambda payload, _item: JudgeResult.model_validate(payload),
         store=store, limit=max(1, 2 * int(concurrency)), title="Single judge",
+        describe=lambda item, r: f"item {item.id}: " + (
+            "failed" if r.status != "ok" else "scored"),
         what="items", progress=progress, cancel=cancel)
     return [o.value for o in outcomes]
