@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBox
 
 from core.majeval import conditions as cd
 from core.majeval import session as st
+from core.project import ProjectError
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
@@ -157,9 +158,12 @@ class ConditionsTab(QWidget):
             return have, missing, rows, est
 
         async def go() -> None:
-            have, missing, rows, est = await asyncio.get_running_loop().run_in_executor(
-                None, work)
-            if generation != self._generation:
+            try:
+                have, missing, rows, est = await asyncio.get_running_loop().run_in_executor(
+                    None, work)
+            except ProjectError:
+                return  # the project was closed meanwhile (another one was opened)
+            if generation != self._generation or getattr(project, "closed", False):
                 return
             self.rows, self.missing, self.estimate = rows, missing, est
             self.model.set_rows(screen_rows(rows))

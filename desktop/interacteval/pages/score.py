@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval import session as st
+from core.project import ProjectError
 from desktop.file_dialogs import open_file
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.run_panel import RunPanel
@@ -348,10 +349,13 @@ class ScorePage(InteractEvalPage):
         self.estimate_label.setText("Estimating the calls, cost and time…")
 
         async def work() -> None:
-            est = await asyncio.get_running_loop().run_in_executor(
-                None, lambda: st.estimate_scoring(project, checklists, items, settings,
-                                                  profile, samples=samples))
-            if generation != self._estimate_generation:
+            try:
+                est = await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: st.estimate_scoring(project, checklists, items, settings,
+                                                      profile, samples=samples))
+            except ProjectError:
+                return  # the project was closed meanwhile (another one was opened)
+            if generation != self._estimate_generation or getattr(project, "closed", False):
                 return
             self.estimate = est
             text = est.summary() + "."

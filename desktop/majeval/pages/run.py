@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from core.majeval.model import DebateSettings
 from core.majeval.pipeline import lonely_groups
+from core.project import ProjectError
 from desktop.file_dialogs import save_file
 from desktop.majeval.conditions_tab import ConditionsTab
 from desktop.majeval.models import Col, RowsModel
@@ -211,10 +212,12 @@ class RunPage(MajEvalPage):
                 est = await loop.run_in_executor(None, st.estimate_run, project, state, profile)
             except ValueError as exc:
                 est, problem = None, str(exc)
+            except ProjectError:
+                return  # the project was closed meanwhile (another one was opened)
             else:
                 problem = ""
-            if generation != self._estimate_generation:
-                return  # the choices changed meanwhile: a newer estimate is on its way
+            if generation != self._estimate_generation or getattr(project, "closed", False):
+                return  # the choices changed meanwhile (a newer estimate is on its way)
             self.estimate = est
             self.estimate_label.setText(estimate_text(est) if est is not None else problem)
 
