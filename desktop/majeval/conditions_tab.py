@@ -6,6 +6,7 @@ conditions still missing (with the estimate of what that costs first). The logic
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
@@ -170,7 +171,8 @@ class ConditionsTab(QWidget):
             kept = ", ".join(cd.CONDITIONS[n] + ("" if have[n].complete else
                                                   f" ({len(have[n].failed)} items failed)")
                              for n in have) or "none yet"
-            text = f"<b>Kept in the project:</b> {kept}."
+            text = (f"<b>Kept in the project</b> (scored by {escape(profile.model)}, "
+                    f"{len(state.item_list)} items): {kept}.")
             if missing:
                 text += (" <b>Still to run:</b> " + ", ".join(cd.CONDITIONS[n] for n in missing)
                          + ".")

@@ -49,7 +49,8 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     tab = wiz.pages["results"].conditions
     wiz.results.tabs.setCurrentWidget(tab)
     qtbot.waitUntil(lambda: "Kept in the project" in tab.status.text(), timeout=60_000)
-    assert "Full personas, after debate, Full personas, before debate." in tab.status.text()
+    assert "(scored by scripted/mj-wizard, 6 items): Full personas, after debate, Full " \
+        "personas, before debate." in tab.status.text()
     assert "Still to run:</b> Simple roles, after debate, Single judge." in tab.status.text()
     assert "Running them: " in tab.status.text() and "calls to scripted/mj-wizard" in \
         tab.status.text()
