@@ -25,6 +25,10 @@ from desktop.widgets import hint_label
 
 __all__ = ["RunPanel", "RunStatus", "format_elapsed"]
 
+#: Progress counted within this many seconds of a stage's start is work found already done
+#: (kept from an earlier run), not a measure of the pace.
+INSTANT_S = 1.0
+
 RunStatus = Literal["idle", "running", "stopping", "finished", "stopped", "failed"]
 
 STOPPED_TEXT = "Stopped; finished work was kept."
@@ -101,6 +105,8 @@ class RunPanel(QFrame):
         self._token = cancel
         self.status = "running"
         self.state = None
+        self._rate_start = None
+        self.time_left = ""
         self.title_label.setText(title or "Working")
         self.stage_label.setText("Starting…")
         self.detail_label.setText("")
@@ -118,7 +124,14 @@ class RunPanel(QFrame):
     @Slot(object)
     def show_state(self, state: ProgressState) -> None:
         """Show a progress snapshot (safe to call often; the runner coalesces bursts)."""
+        start = self._rate_start
+        if not state.total or start is None or start[0] != state.stage \
+                or state.done < start[1] or state.elapsed_s - start[2] < INSTANT_S:
+            # a new stage, or work found done already (counted at once): time left counts
+            # from here
+            self._rate_start = (state.stage, state.done, state.elapsed_s)
         self.state = state
+        self.time_left = self._time_left(state)
         self.stage_label.setText(state.stage)
         self.detail_label.setText(state.detail)
         if state.total:
@@ -194,6 +207,25 @@ class RunPanel(QFrame):
     def _elapsed_text(self) -> str:
         return format_elapsed(self._clock.elapsed() / 1000 if self._clock.isValid() else 0)
 
+    def _time_left(self, state: ProgressState) -> str:
+        """"about 3 minutes left" from the pace of this stage so far ("" before the first unit
+        of it is done, or when the amount of work is unknown)."""
+        from core.llm.estimate import time_words
+
+        start = self._rate_start
+        if not state.total or start is None or state.done >= state.total:
+            return ""
+        done = state.done - start[1]
+        spent = state.elapsed_s - start[2]
+        if done <= 0 or spent <= 0:
+            return ""
+        left = spent / done * (state.total - state.done)
+        words = time_words(left)
+        return f"{words} left" if words == "under a minute" else f"about {words} left"
+
     @Slot()
     def _tick(self) -> None:
-        self.elapsed_label.setText(f"Elapsed {self._elapsed_text()}")
+        text = f"Elapsed {self._elapsed_text()}"
+        if self.status == "running" and self.time_left:
+            text += f" · {self.time_left}"
+        self.elapsed_label.setText(text)

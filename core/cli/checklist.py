@@ -84,6 +84,46 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("-o", "--output", required=True, metavar="checklist.xlsx")
     build.set_defaults(func=run_build)
 
+    compare = actions.add_parser(
+        "compare",
+        help="compare checklists built from people's notes, models' think-aloud, or both",
+        description="The paper's conditions on your texts: build the dimension's checklist "
+        "from the people's notes only (human), the models' think-aloud only (ai) and both "
+        "(combined), score the same texts with each, and compare their agreement with the "
+        "human scores (Spearman per source document, averaged) with a paired test against "
+        "combined. Writes sheets Comparison, Checklists and Scores.",
+        epilog="Exit codes: 0 written; 1 a problem you can fix; 2 bad arguments; 3 written, "
+        "but a condition could not be built or some texts have no score; 130 stopped.")
+    compare.add_argument("--dimension", required=True, metavar="NAME")
+    compare.add_argument("--definition-file", required=True, metavar="DEF.txt")
+    compare.add_argument("--samples", required=True, metavar="SAMPLES.xlsx")
+    compare.add_argument("--notes", action="append", default=[], metavar="FILE",
+                         help="people's think-aloud notes, as for 'checklist build'")
+    compare.add_argument("--profile", action="append", default=[], metavar="NAME",
+                         help="a model profile that thinks aloud (repeatable); the first also "
+                         "builds the checklists and scores the texts")
+    compare.add_argument("--model", action="append", default=[], metavar="STRING")
+    compare.add_argument("--no-validation", action="store_true",
+                         help="skip the final review step of each build")
+    compare.add_argument("--conditions", default="human,ai,combined", metavar="LIST",
+                         help="which checklists, comma-separated: human, ai, combined "
+                         "(default: all three)")
+    compare.add_argument("--items", required=True, metavar="ITEMS.xlsx")
+    compare.add_argument("--sheet", metavar="NAME")
+    compare.add_argument("--text-col", metavar="C")
+    compare.add_argument("--source-col", metavar="C")
+    compare.add_argument("--source-id-col", metavar="C")
+    compare.add_argument("--id-col", metavar="C")
+    compare.add_argument("--system-col", metavar="C")
+    compare.add_argument("--human-col", action="append", default=[], metavar="C")
+    compare.add_argument("--project", metavar="FILE.evaldesk",
+                         help="keep every model answer and scored text in this project file; "
+                         "a re-run asks the model nothing it answered already")
+    compare.add_argument("--no-bootstrap", action="store_true",
+                         help="no bootstrap confidence intervals or paired tests (faster)")
+    compare.add_argument("-o", "--output", required=True, metavar="comparison.xlsx")
+    compare.set_defaults(func=run_compare)
+
     score = actions.add_parser(
         "score",
         help="score texts with a checklist file",
@@ -134,6 +174,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--project", metavar="FILE.evaldesk",
                        help="commit every scored text to this project file; a re-run with the "
                        "same settings resumes and makes no repeat calls")
+    score.add_argument("--dry-run", action="store_true",
+                       help="print the estimate (calls, tokens, cost, time) and stop: no model "
+                       "is called and no workbook is written")
+    score.add_argument("--probe", action="store_true",
+                       help="with --dry-run: time one short call to the model for the time "
+                       "estimate (otherwise the project's recorded calls, or a guess)")
     score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     score.set_defaults(func=run_score)
 
@@ -162,20 +208,11 @@ def _profiles(names: list[str], models: list[str]) -> list[Any]:
     return out
 
 
-# ---------------------------------------------------------------------------------- build
-def run_build(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from core.interacteval import (
-        Dimension,
-        StageError,
-        session,
-        suggest_samples,
-        write_checklists,
-    )
-    from core.interacteval.inputs import read_checklists, read_notes, read_samples
-    from core.interacteval.pipeline import COPIED, copy_warning
-    from core.tables import TableError
+def _build_inputs(args: argparse.Namespace) -> tuple[str, str, list[Any], list[Any]]:
+    """The dimension's name and definition, the think-aloud samples (suggested to span the
+    score range) and the people's notes of ``checklist build`` / ``checklist compare``."""
+    from core.interacteval import suggest_samples
+    from core.interacteval.inputs import read_notes, read_samples
 
     name = args.dimension.strip()
     if not name:
@@ -183,7 +220,6 @@ def run_build(args: argparse.Namespace) -> int:
     definition = " ".join(read_text_file(args.definition_file, "definition file").split())
     if not definition:
         say(f'evaldesk: note: the definition file "{args.definition_file}" is empty.')
-    dimension = Dimension(name=name, definition=definition)
 
     samples_read = read_samples(args.samples, dimension=name)
     for problem in samples_read.problems:
@@ -208,6 +244,25 @@ def run_build(args: argparse.Namespace) -> int:
             f"({Path(notes_path).name})")
         notes.extend(got.attributes)
 
+    return name, definition, samples, notes
+
+
+# ---------------------------------------------------------------------------------- build
+def run_build(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from core.interacteval import (
+        Dimension,
+        StageError,
+        session,
+        write_checklists,
+    )
+    from core.interacteval.inputs import read_checklists
+    from core.interacteval.pipeline import COPIED, copy_warning
+    from core.tables import TableError
+
+    name, definition, samples, notes = _build_inputs(args)
+    dimension = Dimension(name=name, definition=definition)
     if args.no_think_aloud and not notes:
         raise UserError("--no-think-aloud needs people's notes: add --notes FILE.")
     profiles = _profiles(args.profile, args.model)
@@ -370,6 +425,17 @@ def run_score(args: argparse.Namespace) -> int:
     who = session.person(load_settings().user_name)
     with cli_project(args.project, "interacteval") as project:
         setup = session.store_texts_file(project, setup, args.items)
+        latency = None
+        if args.dry_run and args.probe:
+            from core.cli.majeval import _probe
+
+            latency = _probe(profile)
+        est = session.estimate_scoring(project, checklists, items, settings, profile,
+                                       latency=latency)
+        if args.dry_run:
+            print("\n".join(est.details()))
+            return 0
+        say("Estimate: " + est.summary() + ".")
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)
         gateway = project_gateway(profile, project, run_id)
         say(f"Scoring {count(len(items), 'text')} on {', '.join(c.dimension for c in checklists)} "
@@ -381,6 +447,10 @@ def run_score(args: argparse.Namespace) -> int:
         usage = gateway.usage
         say(f"Model calls: {usage.calls} calls, {usage.cache_hits} answers from the cache, "
             f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out.")
+        from core.llm.estimate import compare_lines
+
+        for line in compare_lines(est, usage):
+            say(line)
         try:
             session.export_results(project, run, args.output,
                                    texts=session.texts_line(setup, len(items)),
@@ -415,5 +485,99 @@ def run_score(args: argparse.Namespace) -> int:
         say(f"evaldesk: {len(run.failed)} text(s) have no score ({len(run.incomplete)} "
             "incomplete, with questions still unanswered); they are marked in the Scores sheet "
             "with the reason. Scoring again with --project asks only for them.")
+        return EXIT_SOME_FAILED
+    return 0
+
+
+# -------------------------------------------------------------------------------- compare
+STATISTIC = ("Spearman rho with the human scores per source document, averaged, bootstrap 95% "
+             "CI over documents; against combined: paired bootstrap over documents (not "
+             "computed below 10 documents)")
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    import asyncio
+
+    import pandas as pd
+
+    from core.interacteval import Dimension, ScoringSettings, session
+    from core.interacteval import conditions as cd
+    from core.tables import Sheet, TableError, write_workbook
+
+    try:
+        names = cd.parse_conditions(args.conditions)
+    except ValueError as exc:
+        raise UserError(f"--conditions: {exc}") from None
+    name, definition, samples, notes = _build_inputs(args)
+    dimension = Dimension(name=name, definition=definition)
+    profiles = _profiles(args.profile, args.model)
+    scorer = profiles[0]
+    setup = _texts_setup(args, [name])
+    items = _items(args, setup)
+    settings = ScoringSettings()
+    with cli_project(args.project, "interacteval") as project:
+        setup = session.store_texts_file(project, setup, args.items)
+
+        async def work() -> tuple[dict[str, Any], dict[str, Any]]:
+            assessors = {p.name: project_gateway(p, project) for p in profiles}
+            builds = await cd.build_conditions(
+                dimension, samples, names, assessors=assessors,
+                builder=assessors[scorer.name], notes=notes,
+                validate=not args.no_validation, progress=cli_progress())
+            runs = {}
+            for cond, build in builds.items():
+                if isinstance(build, Exception):
+                    continue
+                run_id = session.open_scoring_run(project, [build.checklist], settings,
+                                                  scorer.model)
+                runs[cond] = await session.score_texts(
+                    [build.checklist], items, project_gateway(scorer, project, run_id),
+                    project=project, settings=settings, model=scorer.model, run_id=run_id,
+                    progress=cli_progress())
+            return builds, runs
+
+        builds, runs = asyncio.run(work())
+    problems = 0
+    for cond, build in builds.items():
+        if isinstance(build, Exception):
+            problems += 1
+            say(f"evaldesk: {cd.CONDITIONS[cond]} could not be built: {build}")
+    rows = cd.comparison_rows({c: r.scores for c, r in runs.items()}, items,
+                              n_boot=0 if args.no_bootstrap else 2000)
+    checklist_rows = [{"condition": cd.CONDITIONS[c], "component": q.component,
+                       "question": q.question}
+                      for c, b in builds.items() if not isinstance(b, Exception)
+                      for q in b.checklist.items]
+    score_rows = [{"condition": cd.CONDITIONS[c], "text": s.text_id, "status": s.status,
+                   "score": s.score, "note": s.note} for c, r in runs.items() for s in r.scores]
+    readme = [("Dimension", f"{name}: {definition}"),
+              ("Think-aloud models", ", ".join(p.model for p in profiles)),
+              ("Checklists built and texts scored by", scorer.model),
+              ("Texts", session.texts_line(setup, len(items))),
+              ("Statistic", STATISTIC)]
+    readme += [("Summary", r["summary"]) for r in rows if r["summary"]]
+    try:
+        write_workbook(args.output, [
+            Sheet("Comparison", pd.DataFrame(rows, columns=cd.COMPARISON_COLUMNS),
+                  "each checklist's agreement with the human scores, and each against "
+                  "combined"),
+            Sheet("Checklists", pd.DataFrame(checklist_rows,
+                                             columns=["condition", "component", "question"]),
+                  "the questions of each condition's checklist"),
+            Sheet("Scores", pd.DataFrame(score_rows, columns=["condition", "text", "status",
+                                                              "score", "note"]),
+                  "every text's score with each checklist (empty = no score, see note)"),
+        ], readme)
+    except TableError as exc:
+        raise UserError(exc.message) from None
+    for row in rows:
+        say(row["summary"] or (f"{row['condition']}: Spearman per document "
+                               + ("undefined" if row["value"] is None
+                                  else f"{row['value']:.2f}")))
+    say(f"Comparison written to {args.output}.")
+    failed = sum(len(r.failed) for r in runs.values())
+    if problems or failed:
+        if failed:
+            say(f"evaldesk: {failed} scores are missing (marked in the Scores sheet).")
         return EXIT_SOME_FAILED
     return 0

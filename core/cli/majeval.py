@@ -109,6 +109,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      "same settings resumes and makes no repeat calls")
     run.add_argument("--no-bootstrap", action="store_true",
                      help="no bootstrap confidence intervals for the correlations (faster)")
+    run.add_argument("--conditions", metavar="LIST",
+                     help="compare conditions on the same items, comma-separated: full (full "
+                     "personas, after debate), pre (the same, before debate), simple (simple "
+                     "roles, after debate), single-judge (one model, one call per item). The "
+                     "output is then a comparison workbook (sheets Comparison and Condition "
+                     "scores); conditions already kept in --project make no call")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the estimate (calls, tokens, cost, time) and stop: no model "
+                     "is called and no workbook is written")
+    run.add_argument("--probe", action="store_true",
+                     help="with --dry-run: time one short call to the model for the time "
+                     "estimate (otherwise the project's recorded calls, or a guess)")
     run.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     run.set_defaults(func=run_debates)
 
@@ -135,6 +147,35 @@ def _profile(args: argparse.Namespace) -> Any:
             f"There is no model profile called '{args.profile or settings.default_profile}'. "
             f"Profiles: {profile_names(settings)}. Add it in Settings → Models, or use --model."
         ) from None
+
+
+def _probe(profile: Any) -> Any:
+    """The latency of one short call to the model (for ``--dry-run --probe``)."""
+    import asyncio
+
+    from core.llm import LLMFailure
+    from core.llm.estimate import probe_latency
+
+    try:
+        return asyncio.run(probe_latency(profile))
+    except LLMFailure as exc:
+        raise UserError(f"The probe call to {profile.model} failed: {exc.message}") from None
+
+
+def _say_actual(est: Any, gateways: list[Any]) -> None:
+    """The estimate beside what the run used (every gateway of the run together)."""
+    from core.llm import Usage
+    from core.llm.estimate import compare_lines
+
+    used = Usage()
+    for gateway in gateways:
+        u = gateway.usage
+        used.calls += u.calls
+        used.prompt_tokens += u.prompt_tokens
+        used.completion_tokens += u.completion_tokens
+        used.cost += u.cost
+    for line in compare_lines(est, used):
+        say(line)
 
 
 def _task(path: str) -> str:
@@ -267,6 +308,16 @@ def run_debates(args: argparse.Namespace) -> int:
 
     if not 1 <= args.rounds <= 20:
         raise UserError("--rounds must be a whole number from 1 to 20.")
+    if args.conditions:
+        from core.majeval.conditions import parse_conditions
+
+        try:
+            args.conditions = parse_conditions(args.conditions)
+        except ValueError as exc:
+            raise UserError(f"--conditions: {exc}") from None
+        if args.no_debate or args.simple_roles:
+            say("evaldesk: note: with --conditions, --no-debate and --simple-roles are not "
+                "used: the conditions say which runs are made.")
     task = _task(args.task_file)
     try:
         got = read_personas(args.personas)
@@ -309,11 +360,26 @@ def run_debates(args: argparse.Namespace) -> int:
             say(f"evaldesk: note: group {group} has one persona, so it cannot debate: its "
                 "persona's own evaluation is its score, and its agreement and change are "
                 "undefined.")
+        if args.conditions:
+            return _run_conditions(args, project, state, profile, llm_for_run, gateways)
+        try:
+            est = st.estimate_run(project, state, profile,
+                                  latency=_probe(profile) if args.dry_run and args.probe
+                                  else None)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        if args.dry_run:
+            print("\n".join(est.details()))
+            return 0
+        say("Estimate: " + est.summary() + ".")
         try:
             run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile.model,
                                              progress=cli_progress()))
         except ValueError as exc:
             raise UserError(str(exc)) from None
+        if run.run_id is not None:
+            st.keep_estimate(project, run.run_id, est)
+        _say_actual(est, gateways)
         try:
             st.export_results(project, run, args.output,
                               n_boot=0 if args.no_bootstrap else st.BOOTSTRAP_SAMPLES)
@@ -340,3 +406,58 @@ def run_debates(args: argparse.Namespace) -> int:
             "workbook with the reason.")
         return EXIT_SOME_FAILED
     return 0
+
+
+def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile: Any,
+                    llm_for_run: Any, gateways: list[Any]) -> int:
+    """``majeval run --conditions``: run the missing conditions, write the comparison."""
+    import asyncio
+
+    from core.majeval import conditions as cd
+    from core.tables import TableError
+
+    names = args.conditions
+    try:
+        est = cd.estimate_conditions(project, state, names, profile,
+                                     latency=_probe(profile) if args.dry_run and args.probe
+                                     else None)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if args.dry_run:
+        print("\n".join(est.details()))
+        return 0
+    say("Estimate: " + est.summary() + ".")
+    try:
+        results = asyncio.run(cd.run_conditions(project, state, llm_for_run, names,
+                                                model=profile.model, progress=cli_progress()))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    _say_actual(est, gateways)
+    dims = [d.name for d in state.dimensions]
+    rows = cd.comparison_rows(results, state.item_list, dims,
+                              n_boot=0 if args.no_bootstrap else 2000)
+    readme = [("Model", profile.model), ("Items", st_items(state)),
+              ("Task", state.task)]
+    try:
+        cd.write_comparison(args.output, results, state.item_list, dims, rows, readme=readme)
+    except TableError as exc:
+        raise UserError(exc.message) from None
+    for line in cd.comparison_summary(rows):
+        say(line)
+    if not any(r["value"] is not None for r in rows):
+        say("evaldesk: note: no agreement could be computed: give the human ratings with "
+            "--human-col.")
+    say(f"Comparison written to {args.output}.")
+    failed = {name: len(r.failed) for name, r in results.items() if r.failed}
+    if failed:
+        say("evaldesk: some items have no score: " + ", ".join(
+            f"{cd.CONDITIONS[n]} {k}" for n, k in failed.items())
+            + "; they are marked in the Condition scores sheet with the reason.")
+        return EXIT_SOME_FAILED
+    return 0
+
+
+def st_items(state: Any) -> str:
+    from core.majeval.session import items_source
+
+    return f"{len(state.item_list)} items from {items_source(state) or 'the items file'}"

@@ -788,6 +788,25 @@ async def score_texts(
                               samples=samples, progress=progress, cancel=cancel)
 
 
+def estimate_scoring(project: Project, checklists: Sequence[Checklist],
+                     items: Sequence[TextItem], settings: ScoringSettings, profile: Any, *,
+                     samples: SampleTexts | None = None, latency: Any = None) -> Any:
+    """What :func:`score_texts` with ``profile`` will take (:class:`core.llm.estimate.Estimate`):
+    calls, tokens, cost and time of the texts not yet scored in the project with these
+    checklists, options and model. ``latency`` (e.g. from one probe call) overrides the latency
+    the project recorded for this model. No model is called."""
+    from core.interacteval.estimate import plan_scoring
+    from core.llm.estimate import estimate, measured_latency
+
+    run = project.find_run(METHOD, STEP_SCORE,
+                           run_settings(checklists, settings, profile.model, samples))
+    done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
+    plan, skipped = plan_scoring(checklists, items, settings, done=done)
+    latency = latency or measured_latency(project, profile.model)
+    return estimate(plan, profile, latency=latency, done_already=skipped,
+                    done_what="texts scored on a dimension")
+
+
 @dataclass
 class ScoringJob:
     """A scoring run about to start: its project run, what it scores and with which options."""

@@ -27,6 +27,8 @@ Methods use only these names::
   ConnectionCheck``), :func:`session_usage`, :func:`add_usage_listener` (status bar).
 * :class:`ScriptedLLM`: a scripted model for tests (``core.llm.scripted``).
 * ``await close_connections()``: close this event loop's HTTP connections (before it ends).
+* :mod:`core.llm.estimate`: calls, tokens, cost and time of a planned run, before it starts
+  (``estimate_calls(plan, profile, latency=...)``, :class:`StagePlan`, :class:`Estimate`).
 
 ``profile.max_concurrency`` bounds the calls of a profile in flight (all its API bases together;
 gateways of the same profile share the limit). Several ``api_bases`` are load-balanced with
@@ -55,27 +57,35 @@ from core.llm._usage import (
     reset_session_usage,
     session_usage,
 )
+from core.llm.estimate import Estimate, Latency, StagePlan, measured_latency, probe_latency
+from core.llm.estimate import estimate as estimate_calls
 from core.llm.scripted import ScriptedError, ScriptedLLM
 
 __all__ = [
     "CallRecord",
     "ConnectionCheck",
+    "Estimate",
     "Gateway",
     "JsonLLM",
     "LLMFactory",
     "LLMFailure",
+    "Latency",
     "MemoryCache",
     "ProjectCache",
     "Rejection",
     "ResponseCache",
     "ScriptedError",
     "ScriptedLLM",
+    "StagePlan",
     "Usage",
     "add_usage_listener",
     "check_connection",
     "close_connections",
     "copied_instructions",
+    "estimate_calls",
     "gateway_for",
+    "measured_latency",
+    "probe_latency",
     "remove_usage_listener",
     "reset_session_usage",
     "session_usage",

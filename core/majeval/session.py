@@ -115,6 +115,7 @@ __all__ = [
     "delete_persona",
     "edit_page",
     "edit_persona",
+    "estimate_run",
     "evidence_span",
     "export_personas",
     "export_results",
@@ -123,6 +124,8 @@ __all__ = [
     "guess_item_columns",
     "items_file",
     "items_source",
+    "keep_estimate",
+    "kept_estimate",
     "load_documents",
     "load_groups",
     "load_personas",
@@ -667,6 +670,43 @@ async def run_debates(
                          progress=progress, cancel=cancel)
     run.items_source = items_source(state)
     return run
+
+
+ESTIMATE_ARTEFACT = "majeval.estimate"
+
+
+def estimate_run(project: Project, state: WizardState, profile: Any, *,
+                 latency: Any = None) -> Any:
+    """What :func:`run_debates` with ``profile`` will take (:class:`core.llm.estimate.Estimate`):
+    calls, tokens, cost and time of the debates not yet kept in the project. ``latency`` (a
+    :class:`core.llm.estimate.Latency`, e.g. from one probe call) overrides the latency the
+    project recorded for this model. Raises ValueError when there are no personas or items.
+    No model is called."""
+    from core.llm.estimate import estimate, measured_latency
+    from core.majeval.estimate import plan_for_state
+
+    personas = _check_ready(project, state)
+    run = current_run(project, state, profile.model)
+    done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
+    plan, skipped = plan_for_state(personas, state, group_descriptions(project), done)
+    latency = latency or measured_latency(project, profile.model)
+    return estimate(plan, profile, latency=latency, done_already=skipped, done_what="debates")
+
+
+def keep_estimate(project: Project, run_id: int, est: Any) -> None:
+    """Keep the estimate made before run ``run_id`` (to show it beside the actual figures)."""
+    from dataclasses import asdict
+
+    project.put_artefact(ESTIMATE_ARTEFACT, str(run_id), asdict(est), origin="generated")
+
+
+def kept_estimate(project: Project, run_id: int | None) -> dict[str, Any] | None:
+    """The estimate kept for run ``run_id`` (a dict of :class:`core.llm.estimate.Estimate`'s
+    fields), or None."""
+    if run_id is None:
+        return None
+    artefact = project.get_artefact(ESTIMATE_ARTEFACT, str(run_id))
+    return dict(artefact.payload) if artefact is not None else None
 
 
 def items_source(state: WizardState) -> str:

@@ -1098,6 +1098,15 @@ class Project:
                         completion_tokens=int(row[2]), cost=float(row[3]),
                         calls_without_cost=int(row[4] or 0))
 
+    def llm_latencies(self, model: str, *, limit: int = 50) -> list[float]:
+        """Seconds per call of the latest ``limit`` stored calls to ``model`` (newest first;
+        calls without a recorded latency are left out): what a time estimate is based on."""
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT latency_s FROM llm_calls WHERE model = ? AND latency_s IS NOT NULL "
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?", (model, int(limit))).fetchall()
+        return [float(r[0]) for r in rows]
+
     # -------------------------------------------------------------------------------- info
     def info(self) -> ProjectInfo:
         """A summary of what the project holds."""

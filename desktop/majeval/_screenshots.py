@@ -60,6 +60,9 @@ async def _shoot(session, folder: Path) -> None:
     await asyncio.sleep(0.3)
     grab("items")
     wiz.show_page("run")
+    await wait_until(lambda: wiz.pages["run"].estimate is not None, timeout=120)
+    await asyncio.sleep(0.3)
+    grab("run-estimate")
     wiz.pages["run"].start_run()
     await wait_until(lambda: wiz.pages["run"].run_panel.state is not None and wiz.pages["run"].run_panel.state.done >= 4)
     await asyncio.sleep(0.8)
@@ -73,6 +76,17 @@ async def _shoot(session, folder: Path) -> None:
     wiz.results.tabs.setCurrentIndex(3)
     await asyncio.sleep(0.8)
     grab("results-agreement")
+    tab = wiz.pages["results"].conditions
+    wiz.results.tabs.setCurrentWidget(tab)
+    await wait_until(lambda: "Kept in the project" in tab.status.text(), timeout=120)
+    await asyncio.sleep(0.3)
+    grab("results-conditions-before")
+    llm.delay_s = 0.05
+    tab.start_run()
+    await wait_until(lambda: not wiz.busy and "Kept in the project" in tab.status.text()
+                     and not tab.missing, timeout=300)
+    await asyncio.sleep(0.5)
+    grab("results-conditions")
     llm.close()
 
 

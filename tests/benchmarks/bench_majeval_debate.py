@@ -165,7 +165,9 @@ def workload(n_items: int, n_groups: int, n_agents: int):
 
 async def bench(args: argparse.Namespace) -> None:
     from core.llm import Gateway, MemoryCache
-    from core.majeval import DebateSettings, evaluate
+    from core.llm.estimate import Latency, estimate
+    from core.majeval import DEFAULT_DIMENSION, DebateSettings, Scale, evaluate
+    from core.majeval.estimate import plan_debates
     from core.settings import ModelProfile
 
     process, base = start_server(args.latency)
@@ -178,9 +180,12 @@ async def bench(args: argparse.Namespace) -> None:
 
         gateway = Gateway(profile, cache=MemoryCache(), api_key="x")
         recorder = Recorder(gateway)
+        task = "Judge QA pairs for shared story reading with children aged 3 to 6."
+        est = estimate(plan_debates(personas, items, task, [DEFAULT_DIMENSION], Scale(),
+                                    DebateSettings(rounds=args.rounds))[0], profile,
+                       latency=Latency(args.latency, "the server's fixed latency"))
         started = time.perf_counter()
-        run = await evaluate(personas, items, "Judge QA pairs for shared story reading with "
-                             "children aged 3 to 6.", recorder,
+        run = await evaluate(personas, items, task, recorder,
                              settings=DebateSettings(rounds=args.rounds),
                              max_units=args.max_units)
         wall = time.perf_counter() - started
@@ -231,6 +236,14 @@ async def bench(args: argparse.Namespace) -> None:
                                       f"{per_unit_completion:,.0f} completion = "
                                       f"{per_unit_prompt + per_unit_completion:,.0f}")),
         ("phase 1 prompt", f"{statistics.mean(phase1):,.0f} tokens per agent"),
+        ("estimate before: calls", f"{est.calls:,} to {est.calls_max:,} (made {usage.calls:,})"),
+        ("estimate before: tokens in", (f"{est.prompt_tokens:,} to {est.prompt_tokens_max:,} "
+                                        f"(the server counted {usage.prompt_tokens:,})")),
+        ("estimate before: tokens out", (f"{est.completion_tokens:,} to "
+                                         f"{est.completion_tokens_max:,} (the server counted "
+                                         f"{usage.completion_tokens:,})")),
+        ("estimate before: time", (f"{est.seconds:.1f} to {est.seconds_max:.1f} s (took "
+                                   f"{wall:.1f} s)")),
     ]
     width = max(len(k) for k, _ in rows)
     print()

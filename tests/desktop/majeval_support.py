@@ -130,6 +130,10 @@ def panel(messages: list[dict[str, Any]], stubborn: frozenset[str] = frozenset()
     if what == "final":
         final = first if who in stubborn else truth
         return {"rationale": f"{who}: final {final}.", "scores": _scores(messages, final)}
+    if what == "judge":  # the single judge: close to the ratings, but not on every item
+        guess = truth if truth in (1, 5) else 6 - truth
+        return {"rationale": f"It mostly suits the story: {guess}.",
+                "scores": _scores(messages, guess)}
     if what == "aggregate":
         return {"agreement": "They agree the question suits the story.",
                 "disagreement": "One persona first found the wording too hard.",

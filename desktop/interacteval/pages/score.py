@@ -18,12 +18,13 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval import session as st
+from core.project import ProjectError
 from core.words import count
 from desktop.file_dialogs import open_file
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import page_layout
+from desktop.widgets import hint_label, page_layout
 
 
 class ScorePage(InteractEvalPage):
@@ -73,6 +74,20 @@ class ScorePage(InteractEvalPage):
         self.texts_summary = QLabel()
         self.texts_summary.setWordWrap(True)
         self.texts_summary.setTextFormat(Qt.TextFormat.RichText)
+        self.estimate_label = hint_label()
+        self.estimate_label.setObjectName("estimateLabel")
+        self.estimate_label.setToolTip(
+            "Counted from our prompt filled with your texts and checklists. Tokens are the "
+            "pieces of text a model reads and writes; the price comes from the price list "
+            "shipped with EvalDesk (no cost for a model on this computer). The upper figure "
+            "counts one more call per text for questions left unanswered.")
+        self.actual_label = hint_label()
+        self.actual_label.setObjectName("actualLabel")
+        self.actual_label.hide()
+        self.estimate: Any = None
+        self._estimate_generation = 0
+        self._estimate_of_run: Any = None
+        self._run_llm: Any = None
         self.score_button = QPushButton("Score the texts")
         self.score_button.setObjectName("primaryButton")
         self.score_button.clicked.connect(self.start_scoring)
@@ -86,6 +101,8 @@ class ScorePage(InteractEvalPage):
         right = QVBoxLayout()
         right.addWidget(model_box)
         right.addWidget(self.texts_summary)
+        right.addWidget(self.estimate_label)
+        right.addWidget(self.actual_label)
         right.addStretch(1)
         body = QHBoxLayout()
         body.addLayout(left, 1)
@@ -298,6 +315,54 @@ class ScorePage(InteractEvalPage):
             parts.append(f"Not scored (no checklist): {', '.join(missing)}.")
         self.texts_summary.setText("<br>".join(parts))
         self.busy_changed(self.busy)
+        if self.busy != "score":
+            self.update_estimate()
+
+    def update_estimate(self) -> Any:
+        """Work out the calls, cost and time of scoring the texts not yet scored (worker
+        thread) and show them; returns the task (tests await it)."""
+        import asyncio
+
+        from desktop.errors import spawn
+
+        self._estimate_generation += 1
+        generation = self._estimate_generation
+        self.estimate = None
+        opened = self.wizard.opened_texts
+        checklists = st.all_checklists(self.project, self.state)
+        profiles = self._profiles()
+        if opened is None or opened.read.errors or not opened.read.items or not checklists \
+                or not profiles:
+            self.estimate_label.setText("")
+            return None
+        profile = self._profile(self.state.scorer or self._builder_name())
+        if profile is None:
+            self.estimate_label.setText("")
+            return None
+        items = list(opened.read.items)
+        samples = st.run_samples(self.project, self.state, checklists)
+        settings = self.state.scoring.model_copy()
+        project = self.project
+        self.estimate_label.setText("Estimating the calls, cost and time…")
+
+        async def work() -> None:
+            try:
+                est = await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: st.estimate_scoring(project, checklists, items, settings,
+                                                      profile, samples=samples))
+            except ProjectError:
+                return  # the project was closed meanwhile (another one was opened)
+            if generation != self._estimate_generation or getattr(project, "closed", False):
+                return
+            self.estimate = est
+            text = est.summary() + "."
+            if est.calls_max:
+                text = (f"Before you start: {text[0].lower()}{text[1:]} Time based on "
+                        f"{est.latency_s:.1f} seconds per call ({est.latency_source}), "
+                        f"{est.concurrency} at a time.")
+            self.estimate_label.setText(text)
+
+        return spawn(work(), "estimating the scoring")
 
     def _can_score(self) -> bool:
         return (not self.busy and self.wizard.opened_texts is not None
@@ -319,9 +384,12 @@ class ScorePage(InteractEvalPage):
             return None
         items = list(self.wizard.opened_texts.read.items)
         profile = self._profile(self.state.scorer or self._builder_name())
+        self._estimate_of_run = self.estimate
         plan = st.plan_scoring(self.project, self.state, items, profile.model)
         self.wizard.run = None  # the earlier results are not this run's
         llm = self.wizard.llm_factory(profile, self.project, plan.run_id)
+        self._run_llm = llm
+        self.actual_label.hide()
 
         async def job(progress, cancel):
             return await st.score_texts(plan.checklists, plan.items, llm,
@@ -337,6 +405,14 @@ class ScorePage(InteractEvalPage):
 
     def _scoring_done(self, outcome: RunOutcome) -> None:
         self.score_button.setText("Score the texts")
+        usage = getattr(self._run_llm, "usage", None)
+        if self._estimate_of_run is not None and usage is not None:
+            from core.llm.estimate import compare_lines
+
+            self.actual_label.setText("This run, estimated beside actual: "
+                                      + "; ".join(compare_lines(self._estimate_of_run, usage))
+                                      + ".")
+            self.actual_label.show()
         if outcome.finished:
             self.wizard.show_run(outcome.result)
         else:

@@ -20,7 +20,9 @@ from PySide6.QtWidgets import (
 
 from core.majeval.model import DebateSettings
 from core.majeval.pipeline import lonely_groups
+from core.project import ProjectError
 from desktop.file_dialogs import save_file
+from desktop.majeval.conditions_tab import ConditionsTab
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.majeval.persona_editor import lonely_text
@@ -66,6 +68,20 @@ class RunPage(MajEvalPage):
         self.run_summary = QLabel()
         self.run_summary.setWordWrap(True)
         self.run_summary.setTextFormat(Qt.TextFormat.RichText)
+        self.estimate_label = hint_label()
+        self.estimate_label.setObjectName("estimateLabel")
+        self.estimate_label.setToolTip(
+            "Counted from our prompts filled with your items and personas. The number of debate "
+            "turns depends on how soon the personas agree, so the calls are given as a range. "
+            "Tokens are the pieces of text a model reads and writes; the price comes from the "
+            "price list shipped with EvalDesk (no cost for a model on this computer).")
+        self.actual_label = hint_label()
+        self.actual_label.setObjectName("actualLabel")
+        self.actual_label.hide()
+        self._estimate_generation = 0
+        self.estimate: Any = None
+        """The estimate shown for the current choices (None while it is being worked out)."""
+        self._estimate_of_run: Any = None
         self.run_button = QPushButton("Start the debates")
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(self.start_run)
@@ -81,7 +97,11 @@ class RunPage(MajEvalPage):
         self._units_timer.setInterval(700)
         self._units_timer.timeout.connect(self._fill_units)
         row = QHBoxLayout()
-        row.addWidget(self.run_summary, 1)
+        summary = QVBoxLayout()
+        summary.addWidget(self.run_summary)
+        summary.addWidget(self.estimate_label)
+        summary.addWidget(self.actual_label)
+        row.addLayout(summary, 1)
         row.addWidget(self.run_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = page_layout(
             self, "Run the debates",
@@ -129,6 +149,7 @@ class RunPage(MajEvalPage):
         self.state.settings = DebateSettings(rounds=self.rounds_spin.value(),
                                              no_debate=self.no_debate_check.isChecked(),
                                              simple_roles=self.simple_roles_check.isChecked())
+        self.actual_label.hide()
         self.save()
         self.fill()
 
@@ -161,8 +182,44 @@ class RunPage(MajEvalPage):
         self.lonely_notice.setText(lonely_text(lonely))
         self.lonely_notice.setVisible(bool(lonely))
         self._fill_units()
+        if wizard.busy != "run":
+            self.update_estimate()
         wizard.check_results_current()
         self.busy_changed(wizard.busy)
+
+    def update_estimate(self) -> Any:
+        """Work out the calls, cost and time of the debates still to run (in a worker thread:
+        the token counter takes a moment) and show them; returns the task (tests await it)."""
+        import asyncio
+
+        from desktop.errors import spawn
+
+        profile = self.wizard.chosen_profile()
+        self._estimate_generation += 1
+        generation = self._estimate_generation
+        self.estimate = None
+        if profile is None or not self.wizard.editor.personas or not self.state.item_list:
+            self.estimate_label.setText("")
+            return None
+        self.estimate_label.setText("Estimating the calls, cost and time…")
+        project, state = self.project, self.state.model_copy(deep=True)
+
+        async def work() -> None:
+            loop = asyncio.get_running_loop()
+            try:
+                est = await loop.run_in_executor(None, st.estimate_run, project, state, profile)
+            except ValueError as exc:
+                est, problem = None, str(exc)
+            except ProjectError:
+                return  # the project was closed meanwhile (another one was opened)
+            else:
+                problem = ""
+            if generation != self._estimate_generation or getattr(project, "closed", False):
+                return  # the choices changed meanwhile (a newer estimate is on its way)
+            self.estimate = est
+            self.estimate_label.setText(estimate_text(est) if est is not None else problem)
+
+        return spawn(work(), "estimating the run")
 
     def stop_timers(self) -> None:
         self._units_timer.stop()
@@ -185,7 +242,16 @@ class RunPage(MajEvalPage):
         wizard.editor.flush()
         model = wizard.model()
 
+        profile = wizard.chosen_profile()
+        self._estimate_of_run = self.estimate
+
         async def step(progress, cancel):
+            if self._estimate_of_run is None and profile is not None:  # not shown yet
+                import asyncio
+
+                self._estimate_of_run = await asyncio.get_running_loop().run_in_executor(
+                    None, st.estimate_run, self.project, self.state.model_copy(deep=True),
+                    profile)
             return await st.run_debates(self.project, self.state, wizard.llm, model=model,
                                         progress=progress, cancel=cancel)
 
@@ -196,9 +262,32 @@ class RunPage(MajEvalPage):
 
     def _run_done(self, outcome: RunOutcome) -> None:
         self._units_timer.stop()
+        est, usage = self._estimate_of_run, getattr(self.wizard.active_llm, "usage", None)
+        if outcome.finished and est is not None and outcome.result.run_id is not None:
+            st.keep_estimate(self.project, outcome.result.run_id, est)
         self.fill()
+        if est is not None and usage is not None:
+            self.actual_label.setText(actual_text(est, usage))
+            self.actual_label.show()
         if outcome.finished:
             self.wizard.show_run(outcome.result)
+
+
+def estimate_text(est: Any) -> str:
+    """The estimate in plain words for the run page."""
+    text = est.summary() + "."
+    if est.calls_max:
+        text = "Before you start: " + text[0].lower() + text[1:]
+        text += (f" Time based on {est.latency_s:.1f} seconds per call "
+                 f"({est.latency_source}), {est.concurrency} at a time.")
+    return text
+
+
+def actual_text(est: Any, usage: Any) -> str:
+    """The estimate beside what the run used, in plain words."""
+    from core.llm.estimate import compare_lines
+
+    return "This run, estimated beside actual: " + "; ".join(compare_lines(est, usage)) + "."
 
 
 class ResultsPage(MajEvalPage):
@@ -208,6 +297,9 @@ class ResultsPage(MajEvalPage):
         super().__init__(wizard)
         self.results = ResultsView()
         self.results.export_button.clicked.connect(self._ask_export)
+        self.conditions = ConditionsTab(wizard)
+        self.results.tabs.addTab(self.conditions, "Conditions")
+        self.results.tabs.currentChanged.connect(self._tab_shown)
         self.results_intro = intro_label(
             "The scores of each stakeholder group per item, the groups' written feedback and "
             "the full debate (who spoke, and why the coordinator chose them), how the debate "
@@ -219,6 +311,13 @@ class ResultsPage(MajEvalPage):
 
     def refresh(self) -> None:
         self.wizard.check_results_current()
+        if self.results.tabs.currentWidget() is self.conditions:
+            self.conditions.refresh()
+
+    @Slot(int)
+    def _tab_shown(self, index: int) -> None:
+        if self.results.tabs.widget(index) is self.conditions:
+            self.conditions.refresh()
 
     def reachable(self) -> bool:
         return self.wizard.run is not None

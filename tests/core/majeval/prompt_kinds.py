@@ -19,6 +19,8 @@ def kind(messages: list[dict[str, Any]]) -> str:
     text = "\n".join(str(m.get("content") or "") for m in messages)
     if "neutral aggregator" in text:
         return "aggregate"
+    if "Evaluation steps:" in text:
+        return "judge"
     if "has ended" in text:
         return "final"
     if "Phase 2, the discussion" in text:

@@ -1,0 +1,142 @@
+"""InteractEval's conditions side by side (the paper's main result, on the user's own texts):
+checklists built from the people's think-aloud notes only, from the models' think-aloud only,
+and from both (the method), each scoring the same texts.
+
+:func:`build_conditions` builds one checklist per condition (``core.interacteval.pipeline.
+build_checklist``; the models' think-aloud is the same call for "ai" and "combined", so it is
+asked once and then read from the cache). :func:`comparison_rows` compares the conditions'
+scores with the human scores as the paper does: Spearman's rho per source document, averaged,
+with a bootstrap CI over documents, and each condition against "combined" with the paired
+bootstrap test over documents (:func:`core.stats.paired_correlation_difference` with
+``groups``; "not enough units" below 10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from core.interacteval.model import Attribute, Dimension, ScoredSample, TextItem, TextScore
+from core.runs import CancelToken, Progress
+
+__all__ = ["COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT", "build_conditions",
+           "comparison_rows", "parse_conditions"]
+
+CONDITIONS = {
+    "human": "Checklist from people's notes only",
+    "ai": "Checklist from the models' think-aloud only",
+    "combined": "Checklist from both (the method)",
+}
+DEFAULT = "combined"
+
+COMPARISON_COLUMNS = [
+    "condition", "dimension", "statistic", "value", "ci_low", "ci_high", "documents",
+    "vs_combined_difference", "vs_combined_ci_low", "vs_combined_ci_high", "vs_combined_p",
+    "vs_combined_n", "vs_combined_note", "summary",
+]
+
+
+def parse_conditions(text: str) -> list[str]:
+    """The names of ``--conditions human,ai,combined`` in the canonical order."""
+    names = [n.strip().casefold() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CONDITIONS]
+    if unknown:
+        raise ValueError(f"Unknown condition {', '.join(unknown)}: choose from "
+                         f"{', '.join(CONDITIONS)}.")
+    if not names:
+        raise ValueError(f"Name at least one condition: {', '.join(CONDITIONS)}.")
+    return [n for n in CONDITIONS if n in names]
+
+
+async def build_conditions(
+    dimension: Dimension,
+    samples: Sequence[ScoredSample],
+    names: Sequence[str],
+    *,
+    assessors: Mapping[str, Any],
+    builder: Any,
+    notes: Sequence[Attribute],
+    validate: bool = True,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> dict[str, Any]:
+    """name -> the :class:`core.interacteval.pipeline.ChecklistBuild` of each condition, or
+    the :class:`core.interacteval.model.StageError` that stopped it (a condition without
+    notes, or whose models all failed, has no checklist: it is never given one)."""
+    from core.interacteval.model import StageError
+    from core.interacteval.pipeline import build_checklist
+
+    out: dict[str, Any] = {}
+    for name in names:
+        people = list(notes) if name in ("human", "combined") else []
+        models = dict(assessors) if name in ("ai", "combined") else {}
+        if not people and not models:
+            out[name] = StageError(
+                f"{CONDITIONS[name]}: there is nothing to build it from "
+                + ("(no people's notes were given)." if name == "human"
+                   else "(no model thinks aloud)."),
+                stage="Think-aloud", dimension=dimension.name)
+            continue
+        try:
+            out[name] = await build_checklist(dimension, samples, assessors=models,
+                                              builder=builder, notes=people,
+                                              validate=validate, progress=progress,
+                                              cancel=cancel)
+        except StageError as exc:
+            out[name] = exc
+    return out
+
+
+def _value(score: TextScore | None) -> float:
+    if score is None or score.status != "ok" or score.score is None:
+        return float("nan")
+    return float(score.score)
+
+
+def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[TextItem],
+                    *, n_boot: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
+    """The comparison table (:data:`COMPARISON_COLUMNS`), one row per condition and dimension:
+    Spearman's rho with the human scores per source document, averaged (bootstrap CI over
+    documents), and against "combined" the paired test over documents."""
+    from core.stats import grouped_correlations, paired_correlation_difference
+
+    labels = {n: CONDITIONS.get(n, n) for n in scores}
+    dims: list[str] = []
+    for found in scores.values():
+        for s in found:
+            if s.dimension not in dims:
+                dims.append(s.dimension)
+    rows = []
+    for dim in dims:
+        human = [item.human.get(dim) for item in items]
+        human = [float("nan") if h is None else float(h) for h in human]
+        docs = [item.source_id or item.source or item.id for item in items]
+        vectors = {}
+        for name, found in scores.items():
+            by_text = {s.text_id: s for s in found if s.dimension == dim}
+            vectors[name] = [_value(by_text.get(item.id)) for item in items]
+        base = vectors.get(DEFAULT)
+        for name, x in vectors.items():
+            report = grouped_correlations(x, human, docs, n_boot=n_boot, seed=seed,
+                                          x_name=f"the scores of {labels[name]}",
+                                          y_name=f"the human scores of {dim}")
+            rho = report.spearman
+            row: dict[str, Any] = {
+                "condition": labels[name], "dimension": dim,
+                "statistic": "Spearman rho per source document, averaged",
+                "value": rho.value, "ci_low": rho.ci_low, "ci_high": rho.ci_high,
+                "documents": len(report.groups), "vs_combined_difference": None,
+                "vs_combined_ci_low": None, "vs_combined_ci_high": None,
+                "vs_combined_p": None, "vs_combined_n": None,
+                "vs_combined_note": "" if rho.defined else rho.reason, "summary": ""}
+            if base is not None and name != DEFAULT:
+                test = paired_correlation_difference(x, base, human, method="spearman",
+                                                     groups=docs, n_boot=n_boot, seed=seed)
+                row.update({"vs_combined_difference": test.difference,
+                            "vs_combined_ci_low": test.ci_low,
+                            "vs_combined_ci_high": test.ci_high,
+                            "vs_combined_p": test.p_value, "vs_combined_n": test.n,
+                            "vs_combined_note": test.reason or test.note,
+                            "summary": test.summary(labels[name], labels[DEFAULT])})
+            rows.append(row)
+    return rows

@@ -1,0 +1,393 @@
+"""How many calls, tokens, dollars and minutes a method run will take, before it starts.
+
+A method describes its planned work as stages (:class:`StagePlan`): the real prompts it will
+send (its templates filled with the real items), the reply schema, and which calls may or may
+not happen (a debate can end early). :func:`estimate` then counts
+
+* calls: the calls that always happen, and at most (with the calls that may happen);
+* prompt tokens with litellm's offline token counter, completion tokens from the reply schema
+  (:func:`expected_reply_tokens`, capped by the profile's ``max_tokens``);
+* cost from litellm's offline price map (0 for local models, the built-in model, Ollama and
+  LM Studio; ``None`` when the price of the model is not known);
+* time from the profile's concurrency and a latency: the median of the project's recorded
+  calls of this model (:func:`measured_latency`), one probe call (:func:`probe_latency`), or a
+  plain guess when neither is there; :attr:`Estimate.latency_source` says which.
+
+Nothing here calls a model except :func:`probe_latency`.
+
+    plan = [StagePlan("first evaluations", prompts, Evaluation)]
+    est = estimate(plan, profile, latency=measured_latency(project, profile.model))
+    est.summary()   # "about 24 calls to gpt-4o-mini, about $0.01, about 1 minute"
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.settings import ModelProfile
+
+__all__ = [
+    "GUESSED_LATENCY_S",
+    "Estimate",
+    "Latency",
+    "StagePlan",
+    "estimate",
+    "expected_reply_tokens",
+    "measured_latency",
+    "price_per_token",
+    "probe_latency",
+    "time_words",
+]
+
+#: Model-string prefixes that never cost money (run on this computer or the user's own server).
+FREE_PREFIXES = ("evaldesk-local/", "scripted/", "ollama/", "ollama_chat/", "lm_studio/")
+#: Seconds per call assumed when nothing was measured (said so on screen).
+GUESSED_LATENCY_S = {"local": 8.0, "cloud": 4.0}
+#: Tokens expected for a free-text field of a reply whose schema gives no length.
+TEXT_FIELD_TOKENS = 60
+
+
+# ----------------------------------------------------------------------------- the plan
+@dataclass
+class StagePlan:
+    """One stage of a run: ``prompts`` are the messages of the calls that always happen (one
+    list of chat messages per call); ``maybe`` those of calls that may happen or not (debate
+    turns after everyone has spoken once, final evaluations at the turn limit). ``schema`` is
+    the reply's pydantic model (its expected size is the completion). ``chain``: calls of this
+    stage that must wait for each other within one unit of work (a debate's turns), at least
+    and at most; they bound the time from below however many calls run at once."""
+
+    name: str
+    prompts: list[list[dict[str, Any]]]
+    schema: Any = None
+    maybe: list[list[dict[str, Any]]] = field(default_factory=list)
+    chain: tuple[int, int] = (1, 1)
+    reply_tokens: int | None = None
+    """Completion tokens per call, when known better than from the schema."""
+
+
+@dataclass
+class Latency:
+    """Seconds per call and where the figure comes from, in plain words."""
+
+    seconds: float
+    source: str
+
+
+@dataclass
+class StageEstimate:
+    name: str
+    calls: int
+    calls_max: int
+    prompt_tokens: int
+    prompt_tokens_max: int
+    completion_tokens: int
+    completion_tokens_max: int
+
+
+@dataclass
+class Estimate:
+    """What a run will take. ``*_max`` are the figures when every call that may happen does
+    (equal to the others when the count is fixed). ``cost`` None: the price is unknown."""
+
+    model: str
+    stages: list[StageEstimate]
+    calls: int
+    calls_max: int
+    prompt_tokens: int
+    prompt_tokens_max: int
+    completion_tokens: int
+    completion_tokens_max: int
+    cost: float | None
+    cost_max: float | None
+    seconds: float
+    seconds_max: float
+    latency_s: float
+    latency_source: str
+    concurrency: int
+    done_already: int = 0
+    """Units of work already finished (kept in the project): they make no call."""
+    done_what: str = ""
+
+    @property
+    def free(self) -> bool:
+        return self.cost == 0 and self.cost_max == 0
+
+    def calls_text(self) -> str:
+        if self.calls == self.calls_max:
+            return f"about {self.calls:,} call{'s' if self.calls != 1 else ''}"
+        return f"{self.calls:,} to {self.calls_max:,} calls"
+
+    def cost_text(self) -> str:
+        if self.cost is None or self.cost_max is None:
+            return "cost unknown (the price of this model is not in the price list)"
+        if self.free:
+            return "no cost (the model runs locally)"
+        low, high = _dollars(self.cost), _dollars(self.cost_max)
+        return f"about {low}" if low == high else f"about {low} to {high}"
+
+    def time_text(self) -> str:
+        low, high = time_words(self.seconds), time_words(self.seconds_max)
+        if low == high:
+            return low if low == "under a minute" else f"about {low}"
+        if low == "under a minute":
+            return f"up to about {high}"
+        if low.endswith(" minutes") and high.endswith(" minutes") and "hour" not in high:
+            return f"about {low.split()[0]} to {high}"
+        return f"about {low} to {high}"
+
+    def summary(self) -> str:
+        """One plain line: "about 240 calls to gpt-4o-mini, about $0.31, about 6 minutes"."""
+        if not self.calls_max:
+            return "No model calls: every result is already in the project."
+        return f"{self.calls_text()} to {self.model}, {self.cost_text()}, {self.time_text()}"
+
+    def details(self) -> list[str]:
+        """The summary, tokens, each stage, the latency used and what is already done."""
+        lines = [self.summary() + "."]
+        if self.calls_max:
+            lines.append("Tokens: " + _range(self.prompt_tokens, self.prompt_tokens_max)
+                         + " in, " + _range(self.completion_tokens, self.completion_tokens_max)
+                         + " out (estimated from our prompts and your items).")
+            for s in self.stages:
+                lines.append(f"  {s.name}: {_range(s.calls, s.calls_max)} "
+                             f"call{'s' if s.calls_max != 1 else ''}, "
+                             f"{_range(s.prompt_tokens, s.prompt_tokens_max)} tokens in")
+            lines.append(f"Time: {self.latency_s:.1f} s per call ({self.latency_source}), "
+                         f"{self.concurrency} at a time.")
+        if self.done_already:
+            lines.append(f"Already done and kept in the project: {self.done_already} "
+                         f"{self.done_what} (no calls).")
+        return lines
+
+
+def _range(low: int, high: int) -> str:
+    return f"{low:,}" if low == high else f"{low:,} to {high:,}"
+
+
+def _dollars(value: float) -> str:
+    if value < 0.005:
+        return "$0.01" if value > 0 else "$0"
+    return f"${value:,.2f}"
+
+
+def time_words(seconds: float) -> str:
+    """"under a minute", "1 minute", "6 minutes", "1 hour 20 minutes" (rounded)."""
+    if seconds < 60:
+        return "under a minute"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    hours, rest = divmod(minutes, 60)
+    rest = int(round(rest / 10) * 10) % 60
+    text = f"{hours} hour{'s' if hours != 1 else ''}"
+    return text + (f" {rest} minutes" if rest else "")
+
+
+# ------------------------------------------------------------------------------ tokens
+def count_tokens(model: str, messages: list[dict[str, Any]]) -> int:
+    """Prompt tokens of ``messages`` for ``model`` (litellm's offline counter; models it does
+    not know are counted with its default tokenizer)."""
+    from core.llm._litellm import litellm_module
+
+    try:
+        return int(litellm_module().token_counter(model=model, messages=messages))
+    except Exception:  # noqa: BLE001 - an odd model string: about 4 characters per token
+        return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 4 * len(messages)
+
+
+def _schema_of(schema: Any) -> dict[str, Any]:
+    if schema is None:
+        return {}
+    if isinstance(schema, dict):
+        return schema
+    return schema.model_json_schema()
+
+
+def expected_reply_tokens(schema: Any, max_tokens: int | None = None) -> int:
+    """Tokens a reply fitting ``schema`` is expected to take: its keys and punctuation, about
+    :data:`TEXT_FIELD_TOKENS` per free-text field (``maxLength``/4 when given), 2 per number or
+    yes/no, three elements per list (``minItems`` when more); capped by ``max_tokens``."""
+    root = _schema_of(schema)
+    defs = root.get("$defs", {})
+
+    def size(node: dict[str, Any], depth: int = 0) -> int:
+        if depth > 8:
+            return 4
+        if "$ref" in node:
+            return size(defs.get(node["$ref"].rsplit("/", 1)[-1], {}), depth + 1)
+        for combo in ("anyOf", "oneOf", "allOf"):
+            if combo in node:
+                options = [o for o in node[combo] if o.get("type") != "null"]
+                return max((size(o, depth + 1) for o in options), default=2)
+        kind = node.get("type")
+        if kind == "object" or "properties" in node:
+            props = node.get("properties", {})
+            return 2 + sum(len(key) // 4 + 3 + size(value, depth + 1)
+                           for key, value in props.items())
+        if kind == "array":
+            n = max(3, int(node.get("minItems", 0) or 0))
+            if node.get("maxItems") is not None:
+                n = min(n, int(node["maxItems"]))
+            return 2 + n * (1 + size(node.get("items", {}), depth + 1))
+        if kind == "string":
+            if "enum" in node:
+                return 3
+            if node.get("maxLength"):
+                return max(2, min(TEXT_FIELD_TOKENS, int(node["maxLength"]) // 4))
+            return TEXT_FIELD_TOKENS
+        if kind in ("integer", "number", "boolean"):
+            return 2
+        return TEXT_FIELD_TOKENS if not root else 4
+
+    tokens = size(root) if root else TEXT_FIELD_TOKENS * 3
+    if max_tokens:
+        tokens = min(tokens, int(max_tokens))
+    return tokens
+
+
+# ------------------------------------------------------------------------------- price
+def price_per_token(model: str) -> tuple[float, float] | None:
+    """(dollars per prompt token, per completion token) from litellm's offline price map;
+    (0, 0) for local models; None when the price is not known."""
+    if model.startswith(FREE_PREFIXES):
+        return 0.0, 0.0
+    from core.llm._litellm import litellm_module
+
+    try:
+        prompt, completion = litellm_module().cost_per_token(
+            model=model, prompt_tokens=1_000_000, completion_tokens=1_000_000)
+    except Exception:  # noqa: BLE001 - litellm raises several kinds for an unknown model
+        return None
+    return float(prompt) / 1_000_000, float(completion) / 1_000_000
+
+
+# ----------------------------------------------------------------------------- latency
+def measured_latency(project: Any, model: str, *, limit: int = 50) -> Latency | None:
+    """The median seconds per call of the latest ``limit`` calls to ``model`` recorded in
+    ``project`` (None when it recorded none)."""
+    if project is None or not hasattr(project, "llm_latencies"):
+        return None
+    values = [v for v in project.llm_latencies(model, limit=limit) if v and v > 0]
+    if not values:
+        return None
+    return Latency(statistics.median(values),
+                   f"measured: the median of the last {len(values)} "
+                   f"call{'s' if len(values) != 1 else ''} to this model in this project")
+
+
+async def probe_latency(profile: ModelProfile, *, api_key: str | None = None,
+                        cancel: Any = None) -> Latency:
+    """One short real call (not cached) to time the model. Raises ``core.llm.LLMFailure``."""
+    from core.llm._cache import MemoryCache
+    from core.llm._gateway import Gateway
+
+    gateway = Gateway(profile.model_copy(update={"max_tokens": 16}), cache=MemoryCache(),
+                      api_key=api_key)
+    started = time.monotonic()
+    await gateway.complete_text("Reply with the single word: ready",
+                                template_version="estimate-probe", cancel=cancel,
+                                repeat=int(time.time()))
+    return Latency(time.monotonic() - started, "measured by one probe call just now")
+
+
+def guessed_latency(profile: ModelProfile) -> Latency:
+    local = profile.model.startswith(FREE_PREFIXES)
+    seconds = GUESSED_LATENCY_S["local" if local else "cloud"]
+    return Latency(seconds, "a guess: no call to this model was measured yet")
+
+
+# ------------------------------------------------------------------------------ estimate
+def estimate(plan: Sequence[StagePlan], profile: ModelProfile, *,
+             latency: Latency | None = None, done_already: int = 0, done_what: str = "",
+             counter: Callable[[str, list[dict[str, Any]]], int] = count_tokens) -> Estimate:
+    """The calls, tokens, cost and time of ``plan`` with ``profile`` (see the module text).
+    ``latency`` None: a guess (said so)."""
+    model = profile.model
+    latency = latency or guessed_latency(profile)
+    cap = int(profile.max_tokens or 0) or None
+    counted: dict[tuple[str, str], int] = {}
+
+    def tokens_of(messages: list[dict[str, Any]]) -> int:
+        # message by message, each distinct text counted once: a run repeats the same
+        # instructions across items and the same turn requests across groups
+        total = 3
+        for message in messages:
+            key = (str(message.get("role", "")), str(message.get("content", "")))
+            if key not in counted:
+                counted[key] = counter(model, [message])
+            total += counted[key]
+        return total
+
+    stages = []
+    for stage in plan:
+        reply = stage.reply_tokens if stage.reply_tokens is not None else \
+            expected_reply_tokens(stage.schema, cap)
+        sure = sum(tokens_of(p) for p in stage.prompts)
+        maybe = sum(tokens_of(p) for p in stage.maybe)
+        stages.append(StageEstimate(
+            stage.name, len(stage.prompts), len(stage.prompts) + len(stage.maybe),
+            sure, sure + maybe, reply * len(stage.prompts),
+            reply * (len(stage.prompts) + len(stage.maybe))))
+    calls = sum(s.calls for s in stages)
+    calls_max = sum(s.calls_max for s in stages)
+    prompt = sum(s.prompt_tokens for s in stages)
+    prompt_max = sum(s.prompt_tokens_max for s in stages)
+    completion = sum(s.completion_tokens for s in stages)
+    completion_max = sum(s.completion_tokens_max for s in stages)
+    prices = price_per_token(model)
+    cost = cost_max = None
+    if prices is not None:
+        cost = prompt * prices[0] + completion * prices[1]
+        cost_max = prompt_max * prices[0] + completion_max * prices[1]
+    at_once = max(1, int(profile.max_concurrency or 1))
+    chain_low = sum(s.chain[0] for s in plan if s.prompts or s.maybe)
+    chain_high = sum(s.chain[1] for s in plan if s.prompts or s.maybe)
+    seconds = max(math.ceil(calls / at_once), chain_low if calls else 0) * latency.seconds
+    seconds_max = max(math.ceil(calls_max / at_once), chain_high if calls_max else 0) \
+        * latency.seconds
+    return Estimate(model=model, stages=stages, calls=calls, calls_max=calls_max,
+                    prompt_tokens=prompt, prompt_tokens_max=prompt_max,
+                    completion_tokens=completion, completion_tokens_max=completion_max,
+                    cost=cost, cost_max=cost_max, seconds=seconds, seconds_max=seconds_max,
+                    latency_s=latency.seconds, latency_source=latency.source,
+                    concurrency=at_once, done_already=done_already, done_what=done_what)
+
+
+def compare_lines(est: Estimate, usage: Any) -> list[str]:
+    """The estimate beside what the run actually used (``usage``: calls, prompt_tokens,
+    completion_tokens, cost, as ``core.llm.Usage`` or the project's totals), plain lines."""
+    def figure(low: float, high: float, fmt: Callable[[float], str]) -> str:
+        return fmt(low) if fmt(low) == fmt(high) else f"{fmt(low)} to {fmt(high)}"
+
+    def whole(v: float) -> str:
+        return f"{int(v):,}"
+
+    cost_est = "unknown" if est.cost is None or est.cost_max is None else \
+        figure(est.cost, est.cost_max, lambda v: f"${v:,.4f}")
+    calls = f"{int(getattr(usage, 'calls', 0)):,}"
+    tokens_in = f"{int(getattr(usage, 'prompt_tokens', 0)):,}"
+    tokens_out = f"{int(getattr(usage, 'completion_tokens', 0)):,}"
+    spent = f"${float(getattr(usage, 'cost', 0.0) or 0.0):,.4f}"
+    return [
+        f"Calls: estimated {figure(est.calls, est.calls_max, whole)}, made {calls}",
+        f"Tokens in: estimated {figure(est.prompt_tokens, est.prompt_tokens_max, whole)}, "
+        + f"used {tokens_in}",
+        "Tokens out: estimated "
+        + f"{figure(est.completion_tokens, est.completion_tokens_max, whole)}, used {tokens_out}",
+        f"Cost: estimated {cost_est}, spent {spent}",
+    ]
+
+
+def to_json(est: Estimate) -> str:
+    """The estimate as JSON (kept beside a run, so the actual figures can be compared)."""
+    from dataclasses import asdict
+
+    return json.dumps(asdict(est))

@@ -1,0 +1,47 @@
+"""``evaldesk checklist score --dry-run``: the estimate, and no model call; its count is the
+calls a run makes, and a re-run with --project estimates none."""
+
+from __future__ import annotations
+
+from core.cli import main
+from tests.core.cli.test_checklist import inputs, scripted_model  # noqa: F401 (fixtures)
+
+
+def test_dry_run_estimates_the_calls_of_the_run_and_makes_none(
+        inputs, scripted_model, capsys):  # noqa: F811
+    from core.interacteval import Checklist, ChecklistItem, write_checklists
+
+    checklist = inputs / "c.xlsx"
+    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
+        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
+        ChecklistItem(question="C?")])])
+    args = ["checklist", "score", "--checklist", str(checklist), "--items",
+            str(inputs / "items.xlsx"), "--text-col", "summary", "--model", "scripted/ie-cli",
+            "--project", str(inputs / "p.evaldesk"), "-o", str(inputs / "r.xlsx")]
+    assert main([*args, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert scripted_model.calls == 0 and not (inputs / "r.xlsx").exists()
+    # 6 texts x 1 dimension: one call each (at most one more for unanswered questions)
+    assert "6 to 12 calls to scripted/ie-cli, no cost" in out
+
+    assert main(args) == 0
+    assert scripted_model.calls == 6
+    assert "Calls: estimated" in capsys.readouterr().err
+
+    assert main([*args, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "No model calls" in out and "6 texts scored on a dimension" in out
+
+
+def test_one_question_per_call_is_planned_per_question():
+    from core.interacteval import Checklist, ChecklistItem, ScoringSettings
+    from core.interacteval.estimate import plan_scoring
+    from core.interacteval.model import TextItem
+
+    checklist = Checklist(dimension="Coherence", items=[
+        ChecklistItem(question=q) for q in ("A?", "B?", "C?")])
+    texts = [TextItem(id="a", text="One."), TextItem(id="b", text="Two."),
+             TextItem(id="c", text="  ")]
+    plan, done = plan_scoring([checklist], texts, ScoringSettings(mode="per_question"))
+    assert done == 0 and len(plan[0].prompts) == 6 and not plan[0].maybe
+    assert "B?" in plan[0].prompts[1][-1]["content"] + plan[0].prompts[1][0]["content"]

@@ -1,0 +1,138 @@
+"""``evaldesk majeval run --conditions full,pre,simple,single-judge``: the conditions run with a
+scripted model, the Comparison sheet (read back with openpyxl), the results kept per
+condition (a re-run makes no call, reopening reads them back)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.cli import main
+from tests.core.majeval.majeval_support import SYNTHESIS, evaluation, item_of, kind, turn
+
+N_ITEMS = 12
+#: item -> the human rating; the debaters follow it, the single judge does not.
+HUMAN = {f"i{k}": 1 + k % 5 for k in range(N_ITEMS)}
+
+
+def _item_id(text: str) -> str:
+    return text.split(":", 1)[0].strip()
+
+
+def reply(messages):
+    what = kind(messages)
+    if what == "aggregate":
+        return SYNTHESIS
+    system = messages[0]["content"]
+    if "Evaluation steps:" in system:  # the single judge: scores that ignore the item
+        content = messages[-1]["content"]
+        which = next(k for k in HUMAN if f"{k}: " in content)
+        return evaluation(1 + (int(which[1:]) * 7) % 5, "It reads well enough.")
+    score = HUMAN[_item_id(item_of(messages))]
+    if what == "turn":  # the simple roles say it otherwise (else their summaries are cached)
+        simple = ", one of the " in system
+        return turn("Same here, I agree." if simple else "I agree with the others.", score)
+    return evaluation(score, "Fits the child.")
+
+
+@pytest.fixture
+def model():
+    from core.llm import ScriptedLLM
+
+    llm = ScriptedLLM(reply, name="majeval-conditions")
+    yield llm
+    llm.close()
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "task.txt").write_text("Judge QA pairs for children.\n", encoding="utf-8")
+    pd.DataFrame({"group": ["Parents", "Parents", "Teachers", "Teachers"],
+                  "name": ["Dana Ray", "Eli Stone", "Amy Lee", "Bo Chan"],
+                  "perspective": ["Fun.", "Short.", "Real life.", "Words."],
+                  "group_description": ["Parents of young children.", "",
+                                        "Preschool teachers.", ""]}
+                 ).to_excel(tmp_path / "p.xlsx", index=False, sheet_name="Personas")
+    pd.DataFrame({"id": list(HUMAN), "content": [f"{k}: Q: Why? A: Because." for k in HUMAN],
+                  "expert": list(HUMAN.values())}).to_excel(tmp_path / "items.xlsx",
+                                                            index=False)
+    return tmp_path
+
+
+def _args(files, model, *more):
+    return ["majeval", "run", "--personas", str(files / "p.xlsx"), "--items",
+            str(files / "items.xlsx"), "--task-file", str(files / "task.txt"), "--human-col",
+            "expert", "--model", model.model, "--project", str(files / "p.evaldesk"),
+            "--conditions", "full,pre,simple,single-judge", "-o", str(files / "c.xlsx"), *more]
+
+
+def test_conditions_are_compared_and_kept(files, model, capsys):
+    from openpyxl import load_workbook
+
+    assert main(_args(files, model, "--dry-run")) == 0
+    out = capsys.readouterr().out
+    assert model.calls == 0 and not (files / "c.xlsx").exists()
+    # 12 items x 2 groups of 2, twice (full and simple): 2 + 2 to 6 + 0 to 2 + 1 per debate;
+    # 12 single-judge calls
+    assert "252 to 540 calls" in out
+
+    assert main(_args(files, model)) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    made = model.calls
+    assert made == 2 * 24 * 5 + 12  # everyone agrees: one turn each, then the summary
+    assert f"Calls: estimated 252 to 540, made {made}" in err
+    assert "Single judge agrees less well with your ratings than Full personas, after debate" \
+        in err
+
+    book = load_workbook(files / "c.xlsx", read_only=True)
+    assert book.sheetnames[:2] == ["Comparison", "Condition scores"]
+    rows = list(book["Comparison"].iter_rows(values_only=True))
+    header, body = rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
+    assert header[:4] == ("condition", "group", "dimension", "human_dimension")
+    overall = {r["condition"]: r for r in body if r["group"] == "All groups (overall score)"}
+    assert list(overall) == ["Full personas, after debate", "Full personas, before debate",
+                             "Simple roles, after debate", "Single judge"]
+    full = overall["Full personas, after debate"]
+    assert full["value"] == pytest.approx(1.0) and full["n"] == N_ITEMS
+    assert full["vs_full_difference"] is None  # the reference itself
+    judge = overall["Single judge"]
+    assert judge["vs_full_n"] == N_ITEMS and judge["vs_full_difference"] < 0
+    assert judge["vs_full_ci_high"] < 0 and 0 <= judge["vs_full_p"] <= 1
+    pre = overall["Full personas, before debate"]
+    assert pre["vs_full_difference"] == pytest.approx(0.0)
+    assert "about equally well" in pre["summary"]
+    groups = {(r["condition"], r["group"]) for r in body}
+    assert ("Simple roles, after debate", "Parents") in groups
+    assert ("Single judge", "Parents") not in groups
+
+    # unchanged conditions: no call, the same comparison
+    assert main(_args(files, model)) == 0
+    assert model.calls == made
+    assert main(_args(files, model, "--dry-run")) == 0
+    assert "No model calls" in capsys.readouterr().out
+
+
+def test_results_per_condition_survive_reopening(files, model, capsys):
+    from core.majeval import conditions as cd
+    from core.majeval import session as st
+    from core.project import Project
+
+    assert main(_args(files, model)) == 0
+    with Project.open(files / "p.evaldesk") as project:
+        state = st.load_state(project)
+        assert not state.settings.simple_roles  # the conditions left the choices alone
+        kept = cd.load_conditions(project, state, list(cd.CONDITIONS), model.model)
+        assert list(kept) == list(cd.CONDITIONS)
+        assert kept["single-judge"].scores[cd.ALL_GROUPS]["i3"] == {
+            "Overall quality": float(1 + (3 * 7) % 5)}
+        assert kept["full"].scores["Parents"]["i3"] == {"Overall quality": HUMAN["i3"]}
+        assert cd.missing_conditions(project, state, list(cd.CONDITIONS), model.model) == []
+        assert cd.missing_conditions(project, state, ["full"], "scripted/other") == ["full"]
+
+
+def test_an_unknown_condition_is_named(files, model, capsys):
+    code = main(_args(files, model)[:-4] + ["--conditions", "full,panel", "-o",
+                                            str(files / "c.xlsx")])
+    assert code == 2 or code == 1
+    assert "Unknown condition panel" in capsys.readouterr().err
+

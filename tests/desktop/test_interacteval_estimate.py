@@ -1,0 +1,35 @@
+"""The InteractEval score page shows the calls, cost and time before scoring, and the
+estimate beside what the run used after it (pytest-qt, offscreen, scripted model)."""
+
+from __future__ import annotations
+
+from desktop.interacteval import open_interacteval_wizard
+from tests.desktop.interacteval_support import click, wait_step
+from tests.desktop.test_interacteval_wizard import load_sample, scripted  # noqa: F401
+
+
+def test_the_score_page_shows_the_estimate_and_then_the_actual_figures(
+        qtbot, window, scripted):  # noqa: F811
+    from core.interacteval import Checklist, ChecklistItem, save_checklist
+
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    for name in ("Clarity", "Accuracy"):
+        save_checklist(window.project, Checklist(dimension=name, items=[
+            ChecklistItem(component="A", question=f"Is the {name.lower()} fine?"),
+            ChecklistItem(component="A", question="Is it short?")]))
+    wiz.show_page("score")
+    page = wiz.pages["score"]
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: page.estimate is not None, timeout=60_000)
+    texts = len(wiz.opened_texts.read.items)
+    low, high = 2 * texts, 4 * texts  # one call per text and dimension, one more at most
+    assert page.estimate_label.text().startswith(
+        f"Before you start: {low} to {high} calls to scripted/ie-wizard, no cost")
+    before = scripted.calls
+    click(qtbot, page.score_button)
+    assert wait_step(qtbot, wiz, "score") == "finished"
+    made = scripted.calls - before
+    assert low <= made <= high
+    assert not page.actual_label.isHidden()
+    assert f"Calls: estimated {low} to {high}, made {made}" in page.actual_label.text()

@@ -1,0 +1,82 @@
+"""The MAJ-Eval run page shows the calls, cost and time before Start, and the estimate beside
+what the run used after it (pytest-qt, offscreen, scripted model)."""
+
+from __future__ import annotations
+
+from desktop.majeval import open_majeval_wizard
+from tests.desktop.test_majeval_wizard import (  # noqa: F401 (fixtures)
+    _collect_on_the_gui_thread,
+    run_all,
+    scripted,
+    to_personas,
+)
+
+
+def test_the_run_page_shows_the_estimate_before_start_and_beside_the_actual_figures(
+        qtbot, window, scripted):  # noqa: F811
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    wiz.show_page("run")
+    page = wiz.pages["run"]
+    qtbot.waitUntil(lambda: page.estimate is not None, timeout=60_000)
+    text = page.estimate_label.text()
+    # 6 items x 2 groups (4 and 3 personas): 7 first evaluations, 7 to 21 turns, 0 to 7
+    # finals and 2 summaries per item
+    assert text.startswith("Before you start: 96 to 222 calls to scripted/mj-wizard")
+    assert "no cost" in text and "seconds per call" in text
+    before = scripted.calls
+
+    run_all(qtbot, wiz)
+    made = scripted.calls - before
+    wiz.show_page("run")
+    assert not page.actual_label.isHidden(), page.actual_label.text()
+    assert f"Calls: estimated 96 to 222, made {made}" in page.actual_label.text()
+    assert 96 <= made <= 222
+    qtbot.waitUntil(lambda: page.estimate is not None, timeout=60_000)
+    assert page.estimate_label.text().startswith("No model calls")
+
+    page.rounds_spin.setValue(2)  # other choices: the comparison is of another run
+    assert page.actual_label.isHidden()
+
+
+def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
+        qtbot, window, scripted, qtmodeltester):  # noqa: F811
+    from tests.desktop.majeval_support import click, wait_step
+
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    run_all(qtbot, wiz)
+    tab = wiz.pages["results"].conditions
+    wiz.results.tabs.setCurrentWidget(tab)
+    qtbot.waitUntil(lambda: "Kept in the project" in tab.status.text(), timeout=60_000)
+    assert "(scored by scripted/mj-wizard, 6 items): Full personas, after debate, Full " \
+        "personas, before debate." in tab.status.text()
+    assert "Still to run:</b> Simple roles, after debate, Single judge." in tab.status.text()
+    assert "Running them: " in tab.status.text() and "calls to scripted/mj-wizard" in \
+        tab.status.text()
+    assert tab.missing == ["simple", "single-judge"]
+
+    before = scripted.calls
+    click(qtbot, tab.run_button)
+    assert wait_step(qtbot, wiz, "conditions", timeout=120_000) == "finished", \
+        tab.run_panel.message_label.text()
+    assert scripted.calls > before
+    qtbot.waitUntil(lambda: "Reading" not in tab.status.text(), timeout=60_000)
+    assert not tab.missing, (tab.status.text(), tab.run_panel.message_label.text())
+    qtmodeltester.check(tab.model)
+    rows = tab.model.rows()
+    conditions = [r["condition"] for r in rows if r["group"] == "All groups (overall score)"]
+    assert conditions == ["Full personas, after debate", "Full personas, before debate",
+                          "Simple roles, after debate", "Single judge"]
+    # six items: too few for the paired test, said so in plain words
+    judge = next(r for r in rows if r["condition"] == "Single judge")
+    assert judge["vs_full_difference"] is None
+    assert "not enough units: 6 pairs, at least 10 needed" in judge["vs_full_note"]
+    assert "cannot be compared: not enough units" in tab.summary.text()
+    # the wizard's own choices are untouched by the conditions
+    assert not wiz.state.settings.simple_roles
+
+    calls = scripted.calls  # shown again: nothing is asked of the model
+    tab.refresh()
+    qtbot.waitUntil(lambda: "Kept in the project" in tab.status.text(), timeout=60_000)
+    assert scripted.calls == calls and not tab.run_button.isEnabled()
