@@ -52,6 +52,7 @@ __all__ = [
     "MoveDragMixin",
     "fit_rows",
     "full_text_tip",
+    "pin_row_names",
     "preview",
     "table_view",
 ]
@@ -203,9 +204,21 @@ class Column:
 
 
 class FrameModel(ColumnsModel):
-    """A result table (workers, questions, answers, LLM scores, warnings)."""
+    """A result table (workers, questions, answers, LLM scores, warnings). ``label_key``: the
+    column whose value names each row in the vertical header, so the name stays in sight when
+    the table is scrolled sideways (see :func:`pin_row_names`)."""
 
     _rows: list[list[Any]]
+    label_key: str = ""
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if (self.label_key and orientation == Qt.Orientation.Vertical
+                and role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)
+                and 0 <= section < len(self._rows)):
+            label = self.value(section, self.label_key)
+            return "" if label is None else str(label)
+        return super().headerData(section, orientation, role)
 
     # -- filling --------------------------------------------------------------------------------
     def set_frame(self, frame: Any) -> None:
@@ -348,6 +361,26 @@ class SortArrowStyle(QProxyStyle):
             super().drawPrimitive(element, flipped, painter, widget)
             return
         super().drawPrimitive(element, option, painter, widget)
+
+
+def pin_row_names(view: QTableView, model: FrameModel, key: str) -> None:
+    """Show column ``key`` (the person's name) as the table's row headers, which stay in place
+    when the table is scrolled sideways, and hide the column itself."""
+    model.label_key = key
+    header = view.verticalHeader()
+    header.setVisible(True)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    header.setMinimumWidth(110)
+    header.setMaximumWidth(220)
+    header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+    def hide_column() -> None:
+        column = model.column_of(key)
+        for i in range(model.columnCount()):
+            view.setColumnHidden(i, i == column)
+
+    model.modelReset.connect(hide_column)
+    hide_column()
 
 
 def table_view(model: Any, sortable: bool = True, stretch: int | None = None) -> QTableView:

@@ -34,7 +34,7 @@ from desktop.aqer.charts import (
     draw_workers_curve,
 )
 from desktop.run_panel import RunPanel
-from desktop.views import Column, FrameModel, fit_rows, table_view
+from desktop.views import Column, FrameModel, fit_rows, pin_row_names, table_view
 from desktop.widgets import done_label, fit_columns, hint_label, note_box
 
 __all__ = ["ResultsView", "describe_run", "table_view"]
@@ -233,6 +233,7 @@ class ResultsView(QWidget):
     def _workers_tab(self) -> QWidget:
         self.workers_model = FrameModel(WORKER_COLUMNS, self)
         self.workers_view = table_view(self.workers_model)
+        pin_row_names(self.workers_view, self.workers_model, "worker")
         self.score_chart = Chart(220)
         self.distribution_chart = Chart(180)
         charts = QSplitter(Qt.Orientation.Vertical)

@@ -42,3 +42,20 @@ def test_descending_draws_what_qt_draws_for_ascending_and_back(qtbot):
     assert a == b
     plain.horizontalHeader().setSortIndicator(1, Qt.SortOrder.DescendingOrder)
     assert _header_image(ours, qtbot) != plain.horizontalHeader().grab().toImage()
+
+
+def test_the_persons_name_stays_in_sight_when_scrolled_sideways(qtbot):
+    """The name is the row header (which does not scroll sideways), sorted with its row."""
+    import pandas as pd
+
+    from desktop.views import Column, FrameModel, pin_row_names
+
+    model = FrameModel([Column("worker", "Worker"), Column("score", "Score", "score")])
+    view = table_view(model)
+    qtbot.addWidget(view)
+    pin_row_names(view, model, "worker")
+    model.set_frame(pd.DataFrame({"worker": ["Ana", "Ben", "Cy"], "score": [0.2, 0.9, 0.5]}))
+    assert view.verticalHeader().isVisible() and view.isColumnHidden(0)
+    view.sortByColumn(1, Qt.SortOrder.DescendingOrder)
+    shown = view.model()
+    assert [shown.headerData(r, Qt.Orientation.Vertical) for r in range(3)] == ["Ben", "Cy", "Ana"]
