@@ -101,6 +101,7 @@ __all__ = [
     "get_stage",
     "guess_text_columns",
     "import_checklists",
+    "judge_to_check",
     "load_checklist",
     "load_checklists",
     "load_run",
@@ -846,3 +847,23 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
                                       f"tokens in, {usage.completion_tokens:,} out")))
     return write_results(path, run, agreement=agreement, readme=lines,
                          texts=texts, include_samples=include_samples)
+
+
+# ------------------------------------------------------------------------ check the judge
+def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
+    """The last scoring run as the judge a person checks (:mod:`core.judge_check`), with the
+    texts read from the project's copy of the texts file; (None, why) when there is no
+    finished run of the current checklists."""
+    from core.interacteval.judge_check import judge_data
+
+    checklists = all_checklists(project, state)
+    run = load_run(project, state, checklists)
+    if run is None:
+        return None, ("There are no checklist scores to check yet: score the texts first (the "
+                      "last scoring run must have finished with the current checklists).")
+    texts: list[TextItem] = []
+    setup = state.run_texts or state.texts
+    path = texts_file(project, setup) if setup else None
+    if path is not None:
+        texts = list(read_texts(path, setup).items)
+    return judge_data(run, texts), ""

@@ -121,6 +121,7 @@ __all__ = [
     "guess_item_columns",
     "items_file",
     "items_source",
+    "judge_to_check",
     "load_documents",
     "load_groups",
     "load_personas",
@@ -872,3 +873,16 @@ def unit_statuses(project: Project, state: WizardState, model: str | None = None
                 status, note = "failed", found.error or "failed"
             rows.append({"item": item.id, "group": group, "status": status, "note": note})
     return rows
+
+
+# ------------------------------------------------------------------------ check the judge
+def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
+    """The current results as the judge a person checks (:mod:`core.judge_check`); (None,
+    why) when there are none."""
+    from core.majeval.judge_check import judge_data
+
+    run = load_run(project, state)
+    if run is None:
+        return None, ("There are no debate results to check yet: run the debates first (every "
+                      "item must have finished with the current personas and options).")
+    return judge_data(run), ""
