@@ -45,6 +45,7 @@ __all__ = [
     "Rating",
     "RatingsRead",
     "export_ratings",
+    "held_out_line",
     "judge_report",
     "load_ratings",
     "next_item",
@@ -286,7 +287,7 @@ class JudgeReport:
             ("Ratings", (f"{_plural(self.rated, 'rated item')} used; raters: "
                         f"{', '.join(self.raters) or 'none'}; compared with "
                         f"{'the mean of all raters' if self.rater == ALL_RATERS else self.rater}")),
-            ("Held out", _held_out_line(self.held_out, self.held_out_reason)),
+            ("Held out", held_out_line(self.held_out, self.held_out_reason)),
             ("Statistics", (f"Kendall tau-b and Spearman rho with {self.n_boot} bootstrap "
                            f"resamples (seed {self.seed}) for the 95% intervals; mean absolute "
                            "error on the rating scale; per checklist question Cohen's kappa, "
@@ -308,7 +309,7 @@ def _few_items(n: int) -> str:
             "items is rough. Grade more items before trusting it.")
 
 
-def _held_out_line(n: int, reason: str) -> str:
+def held_out_line(n: int, reason: str) -> str:
     if not n:
         return "No rated item was used inside a prompt; none held out."
     why = f" ({reason})" if reason else ""

@@ -857,7 +857,7 @@ def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
     from core.interacteval.judge_check import judge_data
 
     checklists = all_checklists(project, state)
-    run = load_run(project, state, checklists)
+    run = load_run(project, state, checklists) or _last_finished_run(project)
     if run is None:
         return None, ("There are no checklist scores to check yet: score the texts first (the "
                       "last scoring run must have finished with the current checklists).")
@@ -867,3 +867,23 @@ def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
     if path is not None:
         texts = list(read_texts(path, setup).items)
     return judge_data(run, texts), ""
+
+
+def _last_finished_run(project: Project) -> ScoringRun | None:
+    """The scores of the project's last finished scoring run, whatever the wizard's state (a
+    project scored with ``evaldesk checklist score --project`` has no wizard state)."""
+    finished = [r for r in project.list_runs(METHOD, STEP_SCORE) if r.status == "finished"]
+    if not finished:
+        return None
+    run = finished[-1]
+    scores = []
+    for result in project.get_results(run.id, RESULT_KIND):
+        try:
+            scores.append(TextScore.model_validate(result.payload))
+        except ValidationError:
+            continue
+    if not scores:
+        return None
+    settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
+    return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
+                      run_id=run.id, date=_local(run.finished_at))
