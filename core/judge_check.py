@@ -177,15 +177,18 @@ class JudgeData:
 
 
 def next_item(judge: JudgeData | Sequence[JudgeItem], ratings: Iterable[Rating],
-              rater: str) -> str | None:
-    """The next item ``rater`` should grade: among those they have not graded, alternately the
-    one the judge scored highest and lowest (its mean over dimensions), so that both good and
-    bad items come up early. Ties keep the items' order; items the judge has no score for come
-    last. None when every item is graded."""
+              rater: str, *, skip: Iterable[str] = ()) -> str | None:
+    """The next item ``rater`` should grade: among those they have not graded (nor skipped),
+    alternately the one the judge scored highest and lowest (its mean over dimensions), so
+    that both good and bad items come up early. Ties keep the items' order; items the judge
+    has no score for come last; held-out items (shown to the model in a prompt) are never
+    offered. None when every item is graded."""
     items = judge.items if isinstance(judge, JudgeData) else list(judge)
     mine = [r for r in ratings if r.rater == rater and not r.empty]
     done = {r.item_id for r in mine}
-    left = [i for i in items if i.item_id not in done]
+    skipped = set(skip)
+    left = [i for i in items
+            if i.item_id not in done and i.item_id not in skipped and not i.held_out]
     if not left:
         return None
     scored = [i for i in left if i.summary_score is not None]

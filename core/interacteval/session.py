@@ -113,6 +113,7 @@ __all__ = [
     "person",
     "plan_scoring",
     "put_stage",
+    "questions_failing_good_texts",
     "read_texts",
     "results_out_of_date",
     "run_build_step",
@@ -850,10 +851,11 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
 
 
 # ------------------------------------------------------------------------ check the judge
-def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
+def judge_to_check(project: Project, state: WizardState, *, texts: bool = True
+                   ) -> tuple[Any, str]:
     """The last scoring run as the judge a person checks (:mod:`core.judge_check`), with the
-    texts read from the project's copy of the texts file; (None, why) when there is no
-    finished run of the current checklists."""
+    texts read from the project's copy of the texts file (``texts`` False: without them);
+    (None, why) when there is no finished run."""
     from core.interacteval.judge_check import judge_data
 
     checklists = all_checklists(project, state)
@@ -861,12 +863,33 @@ def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
     if run is None:
         return None, ("There are no checklist scores to check yet: score the texts first (the "
                       "last scoring run must have finished with the current checklists).")
-    texts: list[TextItem] = []
+    items: list[TextItem] = []
     setup = state.run_texts or state.texts
-    path = texts_file(project, setup) if setup else None
+    path = texts_file(project, setup) if setup and texts else None
     if path is not None:
-        texts = list(read_texts(path, setup).items)
-    return judge_data(run, texts), ""
+        items = list(read_texts(path, setup).items)
+    return judge_data(run, items), ""
+
+
+def questions_failing_good_texts(project: Project, state: WizardState, dimension: str
+                                 ) -> dict[str, str]:
+    """The questions of ``dimension`` that say No to texts people rated Yes (the checklist
+    editor's badge; see :data:`core.judge_check.FAILS_GOOD_RATE`): question -> why, in
+    words. Empty when nobody answered the questions on the Check the judge page."""
+    from core import judge_check
+
+    ratings = judge_check.load_ratings(project, METHOD)
+    if not any(r.answers.get(dimension) for r in ratings):
+        return {}
+    judge, _ = judge_to_check(project, state, texts=False)
+    if judge is None:
+        return {}
+    report = judge_check.judge_report(judge, ratings, n_boot=0)
+    return {q.question: (f"Of the {q.result.both_yes + q.result.judge_no_person_yes} texts "
+                         f"people said Yes to, the judge said No to "
+                         f"{q.result.judge_no_person_yes} ({q.result.false_fail_rate:.0%}). "
+                         "Click to see them.")
+            for q in report.fails_good if q.dimension == dimension}
 
 
 def _last_finished_run(project: Project) -> ScoringRun | None:

@@ -31,6 +31,7 @@ class ChecklistPage(InteractEvalPage):
         self.editor.import_requested.connect(self._ask_import_checklists)
         self.editor.export_requested.connect(self._ask_export_checklists)
         self.editor.saved.connect(lambda _c: self.wizard.update_nav())
+        self.editor.disagreements_requested.connect(self.open_disagreements)
         self.checklist_message = hint_label()
         layout = QVBoxLayout(self)
         layout.addWidget(title_label("Check and edit the checklist"))
@@ -62,9 +63,23 @@ class ChecklistPage(InteractEvalPage):
                 "a checklist workbook." if name else "Add a dimension first.")
         else:
             people = sum(1 for i in checklist.items if i.edited_by)
+            badges = st.questions_failing_good_texts(self.project, self.state, name)
+            self.editor.set_badges(badges)
+            n = len(badges)
+            flagged = (f" {n} question{'s' if n != 1 else ''} fail{'' if n != 1 else 's'} "
+                       "texts people call good (⚠: click the mark to see the texts)."
+                       if badges else "")
             self.checklist_message.setText(
                 f"{name}: {len(checklist.items)} questions under {len(checklist.components)} "
-                f"components; {people} changed by people.")
+                f"components; {people} changed by people.{flagged}")
+
+    @Slot(str)
+    def open_disagreements(self, question: str) -> None:
+        """Open the Check the judge report on the texts where the judge and the people
+        answered ``question`` differently."""
+        self.wizard.show_page("check")
+        self.wizard.pages["check"].panel.show_question_disagreements(self.state.current,
+                                                                     question)
 
     def ask_checklist_import_path(self) -> str | None:
         return self.editor.ask_import_path()

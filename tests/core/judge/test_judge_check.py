@@ -199,3 +199,11 @@ def test_report_workbook_reads_back(tmp_path):
     assert questions.iloc[0].kappa == pytest.approx(report.questions[0].result.kappa, abs=1e-4)
     readme = pd.read_excel(path, sheet_name="Read me", header=None)
     assert readme.astype(str).apply(lambda c: c.str.contains("model m")).any().any()
+
+
+def test_next_item_never_offers_held_out_or_skipped_items():
+    judge = _judge([5.0, 1.0, 4.0, 2.0], held=("t0",))
+    assert next_item(judge, [], "Anna") == "t2"
+    assert next_item(judge, [], "Anna", skip=["t2"]) == "t3"
+    assert next_item(judge, [Rating(i, "Anna", {"Clarity": 3}) for i in ("t1", "t2", "t3")],
+                     "Anna") is None
