@@ -39,6 +39,7 @@ __all__ = [
     "Disagreement",
     "JudgeData",
     "JudgeItem",
+    "JudgeRank",
     "JudgeReport",
     "PeopleAgreement",
     "QuestionAgreement",
@@ -50,6 +51,7 @@ __all__ = [
     "load_ratings",
     "next_item",
     "question_disagreements",
+    "rank_judges",
     "rating_kind",
     "read_ratings",
     "save_rating",
@@ -667,3 +669,67 @@ def read_ratings(path: str | Path, *, scale: tuple[int, int] | None = None,
     if not out.ratings and not out.errors:
         out.errors.append(f"{table.describe()} has no usable rating.")
     return out
+
+
+# ----------------------------------------------------------------- pick the judge that matches
+@dataclass
+class JudgeRank:
+    """One candidate judge (a model or condition that scored the same items) against the
+    people's ratings. ``value``: the chosen coefficient (pooled over the rated items, or the
+    average over dimensions when there are several), None when undefined (``reason`` says
+    why). ``versus_best``: the paired bootstrap test of (best - this one) on the items both
+    scored (None for the best one itself)."""
+
+    name: str
+    key: str  #: what makes it the project's judge (e.g. the model string)
+    value: float | None
+    n: int
+    reason: str = ""
+    versus_best: stats.PairedDifference | None = None
+
+
+def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Iterable[Rating],
+                *, method: str = "kendall", rater: str | None = None, n_boot: int = 2000,
+                seed: int = 0) -> list[JudgeRank]:
+    """Rank candidate judges ``(name, key, judge)`` by agreement with the people's ratings
+    (``method``: "kendall" by default, "spearman" or "pearson"), best first; undefined ones
+    last. Items held out by any candidate are left out for all, so each is measured on the
+    same items."""
+    if method not in stats.STATISTIC_NAMES:
+        raise ValueError(f"method must be one of {', '.join(stats.STATISTIC_NAMES)}")
+    chosen = [r for r in ratings if not r.empty and (rater is None or r.rater == rater)]
+    by_item: dict[str, list[Rating]] = {}
+    for r in chosen:
+        by_item.setdefault(r.item_id, []).append(r)
+    held = {i.item_id for _, _, j in candidates for i in j.items if i.held_out}
+    dims: list[str] = []
+    for _, _, j in candidates:
+        dims += [d for d in j.dimensions if d not in dims]
+    units = [(item_id, d) for item_id in by_item if item_id not in held for d in dims
+             if _person_score(by_item[item_id], d) is not None]
+    human = [_person_score(by_item[i], d) for i, d in units]
+    groups = [d for _, d in units] if len(dims) > 1 else None
+
+    def scores(judge: JudgeData) -> list[float]:
+        out = []
+        for item_id, d in units:
+            item = judge.item(item_id)
+            value = item.scores.get(d) if item is not None else None
+            out.append(float("nan") if value is None else float(value))
+        return out
+
+    vectors = [scores(j) for _, _, j in candidates]
+    ranks = []
+    for (name, key, _), x in zip(candidates, vectors, strict=True):
+        if groups is None:
+            c = getattr(stats.correlations(x, human, n_boot=0), method)
+        else:
+            c = getattr(stats.grouped_correlations(x, human, groups, n_boot=0), method)
+        ranks.append((JudgeRank(name, key, c.value, c.n, c.reason), x))
+    ranks.sort(key=lambda rx: (rx[0].value is None, -(rx[0].value or 0.0)))
+    if ranks and ranks[0][0].value is not None:
+        best = ranks[0][1]
+        for rank, x in ranks[1:]:
+            rank.versus_best = stats.paired_correlation_difference(
+                best, x, human, method=method, groups=groups, n_boot=n_boot, seed=seed)
+    return [r for r, _ in ranks]

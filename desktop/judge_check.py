@@ -96,6 +96,21 @@ PEOPLE_COLUMNS = [
 ]
 
 
+RANK_COLUMNS = [
+    Column("rank", "Rank", "int"),
+    Column("judge", "Judge"),
+    Column("value", "Agreement", "score", missing="undefined",
+           tip="The chosen coefficient between this judge's scores and the people's ratings "
+               "(averaged over the dimensions when there are several)."),
+    Column("n", "Items", "int"),
+    Column("difference", "Behind the best by", "score", missing="—"),
+    Column("ci_low", "95% interval from", "score", missing="—"),
+    Column("ci_high", "to", "score", missing="—"),
+    Column("verdict", "In words"),
+]
+STATISTICS = {"Kendall tau-b": "kendall", "Spearman rho": "spearman", "Pearson r": "pearson"}
+
+
 class JudgeCheckPanel(QWidget):
     """Grade (tab 1) and the judge-vs-people report (tab 2)."""
 
@@ -122,6 +137,10 @@ class JudgeCheckPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self._grade_tab(), "Grade")
         self.tabs.addTab(self._report_tab(), "Report")
+        self.pick_tab = self.tabs.addTab(self._pick_tab(), "Pick the judge")
+        self.candidates: list[tuple[str, str, jc.JudgeData]] = []
+        self.ranks: list[jc.JudgeRank] = []
+        self.make_judge: Callable[[str], str] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.problem)
@@ -228,6 +247,83 @@ class JudgeCheckPanel(QWidget):
         layout.addWidget(self.warning)
         layout.addWidget(self.report_tabs, 1)
         return tab
+
+    def _pick_tab(self) -> QWidget:
+        tab = QWidget()
+        self.statistic_combo = QComboBox()
+        self.statistic_combo.addItems(list(STATISTICS))
+        self.statistic_combo.setToolTip("How agreement is measured (Kendall tau-b by default).")
+        self.statistic_combo.currentIndexChanged.connect(lambda _i: self.refresh_ranking())
+        self.use_button = QPushButton("Make the best one the project's judge")
+        self.use_button.setObjectName("primaryButton")
+        self.use_button.clicked.connect(self.use_best)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Measure agreement with:"))
+        top.addWidget(self.statistic_combo)
+        top.addStretch(1)
+        top.addWidget(self.use_button)
+        self.pick_about = hint_label()
+        self.rank_model = FrameModel(RANK_COLUMNS)
+        self.rank_view = table_view(self.rank_model, sortable=False)
+        layout = QVBoxLayout(tab)
+        layout.addLayout(top)
+        layout.addWidget(self.pick_about)
+        layout.addWidget(self.rank_view, 1)
+        return tab
+
+    def set_candidates(self, candidates: list[tuple[str, str, jc.JudgeData]],
+                       make_judge: Callable[[str], str] | None) -> None:
+        """The models (or conditions) that scored the same items, ``(name, key, judge)``, and
+        how to make one the project's judge (``make_judge(key)`` returns what was done)."""
+        self.candidates, self.make_judge = list(candidates), make_judge
+        self.refresh_ranking()
+
+    def refresh_ranking(self) -> None:
+        import pandas as pd
+
+        method = STATISTICS[self.statistic_combo.currentText()]
+        if len(self.candidates) < 2:
+            self.ranks = []
+            self.rank_model.set_frame(pd.DataFrame(columns=[c.key for c in RANK_COLUMNS]))
+            self.pick_about.setText(
+                "Only one model has scored these items. Run the same items with another model "
+                "(choose it on the Run or Score page): its scores are kept beside these, and "
+                "this tab then ranks the models by how well they agree with your ratings.")
+            self.use_button.setEnabled(False)
+            return
+        self.ranks = jc.rank_judges(self.candidates, self.ratings, method=method,
+                                    rater=self.chosen_rater())
+        rows = []
+        best = self.ranks[0]
+        for k, r in enumerate(self.ranks, start=1):
+            d = r.versus_best
+            rows.append({
+                "rank": k, "judge": r.name, "value": r.value, "n": r.n,
+                "difference": d.difference if d is not None else None,
+                "ci_low": d.ci_low if d is not None else None,
+                "ci_high": d.ci_high if d is not None else None,
+                "verdict": (d.summary(best.name, r.name) if d is not None else
+                            ("The best agreement with the people's ratings." if r.value is not None
+                             else f"Undefined: {r.reason}.")),
+            })
+        self.rank_model.set_frame(pd.DataFrame(rows, columns=[c.key for c in RANK_COLUMNS]))
+        fit_columns(self.rank_view, stretch=self.rank_model.column_of("verdict"), max_width=320)
+        who = "the mean of all raters" if self.chosen_rater() is None else self.chosen_rater()
+        self.pick_about.setText(
+            f"{_plural(len(self.ranks), 'judge')} ranked by {self.statistic_combo.currentText()} "
+            f"with {who}, on the rated items all of them scored. Each is compared with the best "
+            "by a paired bootstrap (2000 resamples): when the interval includes 0, the "
+            "difference could be chance.")
+        self.use_button.setEnabled(best.value is not None and self.make_judge is not None)
+
+    @Slot()
+    def use_best(self) -> str:
+        """Make the best-ranked judge the project's judge (one click)."""
+        if not self.ranks or self.ranks[0].value is None or self.make_judge is None:
+            return ""
+        done = self.make_judge(self.ranks[0].key)
+        self.pick_about.setText(done)
+        return done
 
     def _gaps_box(self) -> QWidget:
         box = QWidget()
@@ -504,10 +600,17 @@ class JudgeCheckPanel(QWidget):
             return
         self.report = jc.judge_report(judge, self.ratings, rater=self.chosen_rater())
         self._show_report(self.report)
+        if len(self.candidates) >= 2:
+            self.refresh_ranking()
         self.report_changed.emit()
 
     def _show_report(self, report: jc.JudgeReport) -> None:
         frames = jc.report_frames(report)
+        # the warning under 25 items is the banner above the tables, not repeated on each row
+        warnings = {d.warning for d in report.dimensions if d.warning}
+        frames["Dimensions"]["note"] = [
+            "; ".join(p for p in str(n).split("; ") if p not in warnings)
+            for n in frames["Dimensions"]["note"]]
         frames["Questions"]["fails_good_texts"] = [
             BADGE if flag else "" for flag in frames["Questions"]["fails_good_texts"]]
         self.dims_model.set_frame(frames["Dimensions"])

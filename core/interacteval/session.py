@@ -23,6 +23,7 @@ when are kept). Scored texts are the units of a project run (``core.project.unit
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,7 @@ __all__ = [
     "guess_text_columns",
     "import_checklists",
     "judge_to_check",
+    "judges_to_compare",
     "load_checklist",
     "load_checklists",
     "load_run",
@@ -910,3 +912,38 @@ def _last_finished_run(project: Project) -> ScoringRun | None:
     settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
     return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
                       run_id=run.id, date=_local(run.finished_at))
+
+
+def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, str, Any]]:
+    """Every finished scoring run, as ``(name, model, judge)`` for
+    :func:`core.judge_check.rank_judges` (the latest run of each model and checklists)."""
+    from core.interacteval.judge_check import judge_data
+
+    seen: dict[str, Any] = {}
+    for run in project.list_runs(METHOD, STEP_SCORE):
+        if run.status != "finished":
+            continue
+        settings = run.settings or {}
+        label = str(settings.get("model", "")) or "model not recorded"
+        key = json.dumps([label, settings.get("checklists"), settings.get("scoring")],
+                         sort_keys=True)
+        seen[key] = run  # a later run with the same choices replaces an earlier one
+    out = []
+    for run in seen.values():
+        scores = []
+        for result in project.get_results(run.id, RESULT_KIND):
+            try:
+                scores.append(TextScore.model_validate(result.payload))
+            except ValidationError:
+                continue
+        if not scores:
+            continue
+        settings = run.settings or {}
+        scoring = ScoringRun(
+            scores=scores, model=str(settings.get("model", "")), run_id=run.id,
+            settings=ScoringSettings.model_validate(settings.get("scoring") or {}),
+            date=_local(run.finished_at))
+        model = scoring.model or "model not recorded"
+        out.append((f"{model} (run {run.id}, {scoring.date})", scoring.model,
+                    judge_data(scoring)))
+    return out

@@ -122,6 +122,7 @@ __all__ = [
     "items_file",
     "items_source",
     "judge_to_check",
+    "judges_to_compare",
     "load_documents",
     "load_groups",
     "load_personas",
@@ -886,3 +887,19 @@ def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
         return None, ("There are no debate results to check yet: run the debates first (every "
                       "item must have finished with the current personas and options).")
     return judge_data(run), ""
+
+
+def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, str, Any]]:
+    """Every model whose debates finished with the current personas, items and choices, as
+    ``(name, model, judge)`` for :func:`core.judge_check.rank_judges`."""
+    from core.majeval.judge_check import judge_data
+
+    models = dict.fromkeys(str((r.settings or {}).get("model", ""))
+                           for r in project.list_runs(METHOD, STEP_DEBATE)
+                           if r.status == "finished")
+    out = []
+    for model in models:
+        run = load_run(project, state, model)
+        if run is not None:
+            out.append((model or "model not recorded", model, judge_data(run)))
+    return out

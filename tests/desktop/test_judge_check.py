@@ -157,3 +157,36 @@ def test_a_bad_ratings_file_is_named_and_nothing_is_lost(qtbot, panel, tmp_path)
     panel.import_ratings(tmp_path / "bad.xlsx")
     assert "Not imported" in panel.message.text() and "no column rater" in panel.message.text()
     assert panel.ratings == []
+
+
+def test_pick_the_judge_ranks_the_models_and_makes_the_best_one_the_judge(qtbot, panel,
+                                                                          qtmodeltester):
+    from core.judge_check import rank_judges
+
+    panel.set_candidates([], None)
+    assert not panel.use_button.isEnabled() and "Only one model" in panel.pick_about.text()
+    people = {"t0": 3, "t1": 5, "t2": 1, "t3": 4, "t4": 2, "t5": 4}
+    while panel.current is not None:
+        _grade(panel, people[panel.current])
+    good = _judge()
+    poor = _judge()
+    for item, value in zip(poor.items, [5.0, 1.0, 4.0, 2.0, 3.0, 1.0, 2.0], strict=True):
+        item.scores["Coherence"] = value
+    chosen = []
+    candidates = [("poor-model", "m-poor", poor), ("good-model", "m-good", good)]
+    panel.set_candidates(candidates, lambda key: chosen.append(key) or f"{key} chosen")
+    model = panel.rank_model
+    assert [model.value(r, "judge") for r in range(2)] == ["good-model", "poor-model"]
+    expected = rank_judges(candidates, panel.ratings)
+    assert model.value(0, "value") == pytest.approx(expected[0].value)
+    # six rated items are too few for the paired test: said, never a made-up difference
+    assert expected[1].versus_best.difference is None
+    assert model.value(1, "difference") is None
+    assert "cannot be compared: not enough units" in model.value(1, "verdict")
+    panel.statistic_combo.setCurrentText("Spearman rho")
+    assert model.value(0, "value") == pytest.approx(
+        rank_judges(candidates, panel.ratings, method="spearman")[0].value)
+    assert panel.use_button.isEnabled()
+    panel.use_button.click()
+    assert chosen == ["m-good"] and panel.pick_about.text() == "m-good chosen"
+    qtmodeltester.check(model)

@@ -568,3 +568,9 @@ def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window
     qtbot.waitUntil(lambda: again.run is not None, timeout=20_000)
     again.show_page("check")
     assert [r.item_id for r in again.pages["check"].panel.ratings] == [highest.item_id]
+    page = again.pages["check"]
+    assert "Only one model" in page.panel.pick_about.text()
+    assert "No model profile uses other/model" in page.make_judge("other/model")
+    again.state.profile = ""
+    assert "is now the project's judge" in page.make_judge(scripted.model)
+    assert load_state(window.project).profile == "Scripted"

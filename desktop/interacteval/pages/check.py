@@ -34,6 +34,20 @@ class CheckJudgePage(InteractEvalPage):
     def refresh(self) -> None:
         judge, problem = st.judge_to_check(self.project, self.state)
         self.panel.set_judge(self.project, judge, problem)
+        self.panel.set_candidates(st.judges_to_compare(self.project, self.state),
+                                  self.make_judge)
+
+    def make_judge(self, model: str) -> str:
+        """Make the profile that uses ``model`` the one this project scores with."""
+        settings = self.wizard.main_window.settings
+        profile = next((p for p in settings.profiles if p.model == model), None)
+        if profile is None:
+            return (f"No model profile uses {model}: add one in Settings → Models, then choose "
+                    "it on the Score page.")
+        self.state.scorer = profile.name
+        self._save()
+        return (f"“{profile.name}” ({model}) is now the project's judge: the next run uses "
+                "it.")
 
     def reachable(self) -> bool:
         return self.wizard.run is not None

@@ -30,6 +30,22 @@ class CheckJudgePage(MajEvalPage):
     def refresh(self) -> None:
         judge, problem = st.judge_to_check(self.project, self.state)
         self.panel.set_judge(self.project, judge, problem)
+        self.panel.set_candidates(st.judges_to_compare(self.project, self.state),
+                                  self.make_judge)
+
+    def make_judge(self, model: str) -> str:
+        """Make the profile that uses ``model`` the one this project scores with."""
+        settings = self.wizard.main_window.settings
+        profile = next((p for p in settings.profiles if p.model == model), None)
+        if profile is None:
+            return (f"No model profile uses {model}: add one in Settings → Models, then choose "
+                    "it on the Run page.")
+        self.state.profile = profile.name
+        self.save()
+        self.wizard.fill_profiles()
+        self.wizard.pages["run"].fill()
+        return (f"“{profile.name}” ({model}) is now the project's judge: the next run uses "
+                "it.")
 
     def reachable(self) -> bool:
         return self.wizard.run is not None

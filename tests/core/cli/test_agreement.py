@@ -67,3 +67,33 @@ def test_majeval_agreement_without_results_says_so(inputs, capsys):  # noqa: F81
     code = main(["majeval", "agreement", "--project", str(inputs / "empty.evaldesk"),
                  "--ratings", str(inputs / "ratings.xlsx"), "-o", str(inputs / "a.xlsx")])
     assert code == 1 and "run the debates first" in capsys.readouterr().err
+
+
+def test_two_models_in_one_project_are_ranked_against_the_ratings(inputs, model, capsys):  # noqa: F811
+    from core.judge_check import rank_judges
+    from core.llm import ScriptedLLM
+    from core.majeval import session
+    from core.project import Project
+    from tests.core.cli.test_majeval import reply
+
+    pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
+                  "perspective": ["Fun questions.", "Short questions."]}).to_excel(
+        inputs / "p.xlsx", index=False, sheet_name="Personas")
+    project = inputs / "two.evaldesk"
+    other = ScriptedLLM(reply, name="majeval-other")
+    try:
+        for name in (model.model, other.model):
+            assert main(["majeval", "run", "--personas", str(inputs / "p.xlsx"), "--items",
+                         str(inputs / "items.xlsx"), "--task-file", str(inputs / "task.txt"),
+                         "--model", name, "--project", str(project), "--no-bootstrap",
+                         "-o", str(inputs / "r.xlsx")]) == 0, capsys.readouterr().err
+    finally:
+        other.close()
+    with Project.open(project) as p:
+        candidates = session.judges_to_compare(p, session.load_state(p))
+    assert [key for _, key, _ in candidates] == [model.model, other.model]
+    ratings = [Rating(i, "Anna", {"Overall quality": v})
+               for i, v in (("q1", 5.0), ("q2", 1.0), ("q3", 4.0))]
+    ranks = rank_judges(candidates, ratings, n_boot=100)
+    assert len(ranks) == 2 and ranks[0].value == pytest.approx(ranks[1].value)
+    assert ranks[1].versus_best.reason.startswith("not enough units")

@@ -207,3 +207,28 @@ def test_next_item_never_offers_held_out_or_skipped_items():
     assert next_item(judge, [], "Anna", skip=["t2"]) == "t3"
     assert next_item(judge, [Rating(i, "Anna", {"Clarity": 3}) for i in ("t1", "t2", "t3")],
                      "Anna") is None
+
+
+def test_rank_judges_best_first_with_the_paired_test_against_the_best():
+    from core.judge_check import rank_judges
+
+    rng = np.random.default_rng(11)
+    person = rng.integers(1, 6, 30).astype(float)
+    good = np.clip(person + rng.integers(-1, 2, 30), 1, 5)
+    poor = rng.integers(1, 6, 30).astype(float)
+    ratings = [Rating(f"t{k}", "Anna", {"Clarity": v}) for k, v in enumerate(person)]
+    flat = _judge([3.0] * 30)
+    candidates = [("poor model", "m-poor", _judge(list(poor))),
+                  ("flat model", "m-flat", flat),
+                  ("good model", "m-good", _judge(list(good)))]
+    ranks = rank_judges(candidates, ratings, n_boot=300)
+    assert [r.key for r in ranks] == ["m-good", "m-poor", "m-flat"]
+    assert ranks[0].value == pytest.approx(sps.kendalltau(good, person)[0])
+    assert ranks[0].versus_best is None
+    expected = stats.paired_correlation_difference(good, poor, person, method="kendall",
+                                                   n_boot=300)
+    assert ranks[1].versus_best.difference == pytest.approx(expected.difference)
+    assert ranks[1].versus_best.ci_low == pytest.approx(expected.ci_low)
+    assert ranks[2].value is None and ranks[2].reason  # constant scores: undefined, last
+    spearman = rank_judges(candidates, ratings, method="spearman", n_boot=0)
+    assert spearman[0].value == pytest.approx(sps.spearmanr(good, person)[0])
