@@ -137,6 +137,9 @@ class JudgeCheckPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self._grade_tab(), "Grade")
         self.tabs.addTab(self._report_tab(), "Report")
+        self.tabs.currentChanged.connect(self._tab_changed)
+        #: The ratings changed since the report was computed (it is computed when shown).
+        self._stale = False
         self.pick_tab = self.tabs.addTab(self._pick_tab(), "Pick the judge")
         self.candidates: list[tuple[str, str, jc.JudgeData]] = []
         self.ranks: list[jc.JudgeRank] = []
@@ -352,7 +355,7 @@ class JudgeCheckPanel(QWidget):
         self.ratings = jc.load_ratings(project, self.method) if judge is not None else []
         self._build_form()
         self.show_next()
-        self.refresh_report()
+        self._ratings_changed()
 
     def rater(self) -> str:
         return self.rater_edit.text().strip() or self.who()
@@ -498,7 +501,7 @@ class JudgeCheckPanel(QWidget):
         self.ratings = jc.load_ratings(self.project, self.method)
         self.rating_saved.emit(rating.item_id)
         self.show_next()
-        self.refresh_report()
+        self._ratings_changed()
         return True
 
     # ================================================================ files
@@ -548,7 +551,7 @@ class JudgeCheckPanel(QWidget):
         self.message.setText(f"Imported {_plural(len(got.ratings), 'rating')} from {name}"
                              f"{skipped}")
         self.show_next()
-        self.refresh_report()
+        self._ratings_changed()
         return got
 
     def export_ratings(self, path: str | Path) -> Path | None:
@@ -562,7 +565,7 @@ class JudgeCheckPanel(QWidget):
         return path
 
     def export_report(self, path: str | Path) -> Path | None:
-        if self.report is None:
+        if self.ensure_report() is None:
             return None
         path = xlsx_path(path)
         try:
@@ -584,7 +587,27 @@ class JudgeCheckPanel(QWidget):
         data = self.rater_combo.currentData()
         return data or None
 
+    def _ratings_changed(self) -> None:
+        """Recompute the report now if it is on screen, else when it is next shown (the
+        bootstrap takes a moment, and grading should not wait for it)."""
+        if self.tabs.currentIndex() == 0:
+            self._stale = True
+        else:
+            self.refresh_report()
+
+    @Slot(int)
+    def _tab_changed(self, index: int) -> None:
+        if index != 0 and self._stale:
+            self.refresh_report()
+
+    def ensure_report(self) -> jc.JudgeReport | None:
+        """The report of the current ratings (computed now if they changed)."""
+        if self._stale:
+            self.refresh_report()
+        return self.report
+
     def refresh_report(self) -> None:
+        self._stale = False
         judge = self.judge
         raters = list(dict.fromkeys(r.rater for r in self.ratings if not r.empty))
         chosen = self.chosen_rater()
@@ -640,6 +663,7 @@ class JudgeCheckPanel(QWidget):
             return 0
         import pandas as pd
 
+        self.tabs.setCurrentIndex(1)  # shows the report first (recomputed if needed)
         rows = jc.question_disagreements(self.judge, self.ratings, dimension, question,
                                          rater=self.chosen_rater())
         frame = pd.DataFrame([{
@@ -655,7 +679,6 @@ class JudgeCheckPanel(QWidget):
                                 "and the people answered differently (the judge said No to "
                                 "good texts first)")
         self.gaps_back.show()
-        self.tabs.setCurrentIndex(1)
         self.report_tabs.setCurrentIndex(2)
         return len(rows)
 
@@ -680,8 +703,9 @@ class JudgeCheckPanel(QWidget):
 
     def flagged_questions(self) -> dict[tuple[str, str], float]:
         """(dimension, question) -> false-fail rate of the questions that fail good texts."""
-        if self.report is None:
+        if self.ensure_report() is None:
             return {}
+        assert self.report is not None
         return {(q.dimension, q.question): q.result.false_fail_rate or 0.0
                 for q in self.report.fails_good}
 

@@ -437,6 +437,7 @@ def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted
     assert not item.held_out
     panel.score_combos["Clarity"].setCurrentIndex(5)
     assert panel.save_and_next()
+    panel.tabs.setCurrentIndex(1)
     assert panel.report.rated == 1 and panel.report.dimensions[0].n == 1
 
 

@@ -100,6 +100,8 @@ def test_report_numbers_equal_core_stats(qtbot, panel, qtmodeltester):
         score = {"t0": 3, "t1": 4, "t2": 2, "t3": 5, "t4": 1, "t5": 2}[item]
         _grade(panel, score)
         people[item] = score
+    assert panel.report is None or panel.report.rated < 6  # computed when the tab is shown
+    panel.tabs.setCurrentIndex(1)
     judge = _judge()
     ids = sorted(people)
     x = [judge.item(i).scores["Coherence"] for i in ids]
@@ -136,6 +138,7 @@ def test_excel_round_trip_two_raters_and_the_question_badge(qtbot, panel, projec
     sheet = pd.read_excel(out, sheet_name="Ratings")
     assert set(sheet.rater) == {"Anna", "Ben"} and len(sheet[sheet.question.isna()]) == 7
     # the badge: the judge said No to half of the texts people called good
+    panel.tabs.setCurrentIndex(1)
     questions = panel.questions_model
     assert questions.value(0, "fails_good_texts") == BADGE
     assert panel.flagged_questions() == {("Coherence", QUESTION): pytest.approx(0.5)}
