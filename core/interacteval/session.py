@@ -861,10 +861,13 @@ def judge_to_check(project: Project, state: WizardState, *, texts: bool = True
     from core.interacteval.judge_check import judge_data
 
     checklists = all_checklists(project, state)
-    run = load_run(project, state, checklists) or _last_finished_run(project)
+    run = load_run(project, state, checklists)
+    if run is None and state.run_id is None:  # scored from the command line: no wizard state
+        run = _last_finished_run(project)
     if run is None:
-        return None, ("There are no checklist scores to check yet: score the texts first (the "
-                      "last scoring run must have finished with the current checklists).")
+        return None, ("There are no current checklist scores to check: score the texts first "
+                      "(the last scoring run must have finished with the current checklists; "
+                      "after a checklist was edited, score again).")
     items: list[TextItem] = []
     setup = state.run_texts or state.texts
     path = texts_file(project, setup) if setup and texts else None

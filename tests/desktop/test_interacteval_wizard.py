@@ -439,6 +439,15 @@ def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted
     assert panel.save_and_next()
     panel.tabs.setCurrentIndex(1)
     assert panel.report.rated == 1 and panel.report.dimensions[0].n == 1
+    # a checklist edited after scoring: its scores are not current, so there is nothing to check
+    from core.interacteval.session import edit_checklist
+
+    edited = load_checklists(window.project)[0].model_copy(deep=True)
+    edited.items[0].question = "Is every word one a child knows?"
+    edit_checklist(window.project, edited, who=USER)
+    wiz.show_page("results")
+    wiz.show_page("check")
+    assert panel.judge is None and "score again" in panel.problem.text()
 
 
 def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements(
