@@ -485,7 +485,7 @@ def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements
         for row, item in enumerate(group.items):
             badges[item.question] = model.question_index(gi, row, model.BADGE_COLUMN)
     assert {q for q, ix in badges.items() if model.data(ix) == BADGE} == failing
-    question = sorted(failing)[0]
+    question = min(failing)
     wiz.pages["checklist"].editor._clicked(badges[question])
     assert wiz.page == "check" and panel.tabs.currentIndex() == 1
     assert panel.gaps_model.rowCount() == said_no[question]
