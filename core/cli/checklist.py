@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import EXIT_SOME_FAILED, UserError
+from core.cli._agreement import add_agreement_parser
 from core.cli._common import (
     adhoc_profile,
     cli_progress,
@@ -182,6 +183,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        "estimate (otherwise the project's recorded calls, or a guess)")
     score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     score.set_defaults(func=run_score)
+    add_agreement_parser(actions, what="checklist scores", method="interacteval")
 
 
 # ----------------------------------------------------------------------------- shared parts

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import EXIT_SOME_FAILED, UserError
+from core.cli._agreement import add_agreement_parser
 from core.cli._common import (
     adhoc_profile,
     cli_progress,
@@ -123,6 +124,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      "estimate (otherwise the project's recorded calls, or a guess)")
     run.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     run.set_defaults(func=run_debates)
+    add_agreement_parser(actions, what="debate scores", method="majeval")
 
 
 add_majeval_parser = add_parser

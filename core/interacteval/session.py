@@ -23,6 +23,7 @@ when are kept). Scored texts are the units of a project run (``core.project.unit
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,8 @@ __all__ = [
     "get_stage",
     "guess_text_columns",
     "import_checklists",
+    "judge_to_check",
+    "judges_to_compare",
     "load_checklist",
     "load_checklists",
     "load_run",
@@ -112,6 +115,7 @@ __all__ = [
     "person",
     "plan_scoring",
     "put_stage",
+    "questions_failing_good_texts",
     "read_texts",
     "results_out_of_date",
     "run_build_step",
@@ -866,3 +870,103 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
                                       f"tokens in, {usage.completion_tokens:,} out")))
     return write_results(path, run, agreement=agreement, readme=lines,
                          texts=texts, include_samples=include_samples)
+
+
+# ------------------------------------------------------------------------ check the judge
+def judge_to_check(project: Project, state: WizardState, *, texts: bool = True
+                   ) -> tuple[Any, str]:
+    """The last scoring run as the judge a person checks (:mod:`core.judge_check`), with the
+    texts read from the project's copy of the texts file (``texts`` False: without them);
+    (None, why) when there is no finished run."""
+    from core.interacteval.judge_check import judge_data
+
+    checklists = all_checklists(project, state)
+    run = load_run(project, state, checklists)
+    if run is None and state.run_id is None:  # scored from the command line: no wizard state
+        run = _last_finished_run(project)
+    if run is None:
+        return None, ("There are no current checklist scores to check: score the texts first "
+                      "(the last scoring run must have finished with the current checklists; "
+                      "after a checklist was edited, score again).")
+    items: list[TextItem] = []
+    setup = state.run_texts or state.texts
+    path = texts_file(project, setup) if setup and texts else None
+    if path is not None:
+        items = list(read_texts(path, setup).items)
+    return judge_data(run, items), ""
+
+
+def questions_failing_good_texts(project: Project, state: WizardState, dimension: str
+                                 ) -> dict[str, str]:
+    """The questions of ``dimension`` that say No to texts people rated Yes (the checklist
+    editor's badge; see :data:`core.judge_check.FAILS_GOOD_RATE`): question -> why, in
+    words. Empty when nobody answered the questions on the Check the judge page."""
+    from core import judge_check
+
+    ratings = judge_check.load_ratings(project, METHOD)
+    if not any(r.answers.get(dimension) for r in ratings):
+        return {}
+    judge, _ = judge_to_check(project, state, texts=False)
+    if judge is None:
+        return {}
+    report = judge_check.judge_report(judge, ratings, n_boot=0)
+    return {q.question: (f"Of the {q.result.both_yes + q.result.judge_no_person_yes} texts "
+                         f"people said Yes to, the judge said No to "
+                         f"{q.result.judge_no_person_yes} ({q.result.false_fail_rate:.0%}). "
+                         "Click to see them.")
+            for q in report.fails_good if q.dimension == dimension}
+
+
+def _last_finished_run(project: Project) -> ScoringRun | None:
+    """The scores of the project's last finished scoring run, whatever the wizard's state (a
+    project scored with ``evaldesk checklist score --project`` has no wizard state)."""
+    finished = [r for r in project.list_runs(METHOD, STEP_SCORE) if r.status == "finished"]
+    if not finished:
+        return None
+    run = finished[-1]
+    scores = []
+    for result in project.get_results(run.id, RESULT_KIND):
+        try:
+            scores.append(TextScore.model_validate(result.payload))
+        except ValidationError:
+            continue
+    if not scores:
+        return None
+    settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
+    return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
+                      run_id=run.id, date=_local(run.finished_at))
+
+
+def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, str, Any]]:
+    """Every finished scoring run, as ``(name, model, judge)`` for
+    :func:`core.judge_check.rank_judges` (the latest run of each model and checklists)."""
+    from core.interacteval.judge_check import judge_data
+
+    seen: dict[str, Any] = {}
+    for run in project.list_runs(METHOD, STEP_SCORE):
+        if run.status != "finished":
+            continue
+        settings = run.settings or {}
+        label = str(settings.get("model", "")) or "model not recorded"
+        key = json.dumps([label, settings.get("checklists"), settings.get("scoring")],
+                         sort_keys=True)
+        seen[key] = run  # a later run with the same choices replaces an earlier one
+    out = []
+    for run in seen.values():
+        scores = []
+        for result in project.get_results(run.id, RESULT_KIND):
+            try:
+                scores.append(TextScore.model_validate(result.payload))
+            except ValidationError:
+                continue
+        if not scores:
+            continue
+        settings = run.settings or {}
+        scoring = ScoringRun(
+            scores=scores, model=str(settings.get("model", "")), run_id=run.id,
+            settings=ScoringSettings.model_validate(settings.get("scoring") or {}),
+            date=_local(run.finished_at))
+        model = scoring.model or "model not recorded"
+        out.append((f"{model} (run {run.id}, {scoring.date})", scoring.model,
+                    judge_data(scoring)))
+    return out

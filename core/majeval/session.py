@@ -124,6 +124,8 @@ __all__ = [
     "guess_item_columns",
     "items_file",
     "items_source",
+    "judge_to_check",
+    "judges_to_compare",
     "keep_estimate",
     "kept_estimate",
     "load_documents",
@@ -934,3 +936,32 @@ def unit_statuses(project: Project, state: WizardState, model: str | None = None
                 status, note = "failed", found.error or "failed"
             rows.append({"item": item.id, "group": group, "status": status, "note": note})
     return rows
+
+
+# ------------------------------------------------------------------------ check the judge
+def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
+    """The current results as the judge a person checks (:mod:`core.judge_check`); (None,
+    why) when there are none."""
+    from core.majeval.judge_check import judge_data
+
+    run = load_run(project, state)
+    if run is None:
+        return None, ("There are no debate results to check yet: run the debates first (every "
+                      "item must have finished with the current personas and options).")
+    return judge_data(run), ""
+
+
+def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, str, Any]]:
+    """Every model whose debates finished with the current personas, items and choices, as
+    ``(name, model, judge)`` for :func:`core.judge_check.rank_judges`."""
+    from core.majeval.judge_check import judge_data
+
+    models = dict.fromkeys(str((r.settings or {}).get("model", ""))
+                           for r in project.list_runs(METHOD, STEP_DEBATE)
+                           if r.status == "finished")
+    out = []
+    for model in models:
+        run = load_run(project, state, model)
+        if run is not None:
+            out.append((model or "model not recorded", model, judge_data(run)))
+    return out

@@ -90,7 +90,49 @@ async def _shoot(session, folder: Path) -> None:
     wiz.pages["results"].results.tabs.setCurrentIndex(2)
     await asyncio.sleep(0.4)
     grab("results-agreement")
+    await _check_the_judge(wiz, grab)
     llm.close()
+
+
+async def _check_the_judge(wiz, grab) -> None:
+    """Saved as interacteval-check-*.png and interacteval-checklist-badge.png (the README shows
+    them as check-*.png and checklist-badge.png). Grade every text near the sample's human scores, with Yes to every question of a text
+    rated 4 or more, then the report per question and the checklist editor's badge."""
+    from tests.desktop.interacteval_support import human_scores
+
+    wiz.show_page("check")
+    panel = wiz.pages["check"].panel
+    humans = human_scores()
+    graded = 0
+    shifts = [0, 1, 0, -1, 0, 0, 2]  # a person does not grade exactly as the sample's scores
+    while panel.current is not None:
+        text = panel.judge.item(panel.current).text
+        for k, (dim, combo) in enumerate(panel.score_combos.items()):
+            value = humans.get(text, {}).get(dim)
+            if value is not None:
+                mine = min(5, max(1, round(value) + shifts[(graded + k) % len(shifts)]))
+                combo.setCurrentIndex(combo.findData(float(mine)))
+        for (dim, _q), combo in panel.answer_combos.items():
+            value = humans.get(text, {}).get(dim)
+            if value is not None:
+                combo.setCurrentIndex(1 if value >= 4 else 2)
+        if graded == 3:
+            panel.note_edit.setPlainText("Hard to follow: the reason comes last and is mixed in with the rest.")
+            await asyncio.sleep(0.3)
+            grab("check-grade")
+        graded += 1
+        if not panel.save_and_next():
+            panel.skip()
+    panel.tabs.setCurrentIndex(1)
+    await asyncio.sleep(0.4)
+    grab("check-report")
+    panel.report_tabs.setCurrentIndex(1)
+    await asyncio.sleep(0.4)
+    grab("check-questions")
+    wiz.dim_combo.setCurrentText("Clarity")
+    wiz.show_page("checklist")
+    await asyncio.sleep(0.4)
+    grab("checklist-badge")
 
 
 def main(argv: list[str]) -> int:

@@ -42,6 +42,8 @@ class ChecklistEditor(QWidget):
     saved = Signal(object)
     import_requested = Signal()
     export_requested = Signal()
+    #: A question's "fails good texts" badge was clicked (the question's text).
+    disagreements_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -71,6 +73,8 @@ class ChecklistEditor(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.clicked.connect(self._clicked)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
 
         self.add_question_button = QPushButton("Add question")
@@ -349,3 +353,14 @@ class ChecklistEditor(QWidget):
     def ask_import_path(self) -> str | None:
         return open_file(self, "Import checklists",
                          "Checklist workbooks (*.xlsx *.xls *.csv);;All files (*)")
+
+    def set_badges(self, badges: dict[str, str]) -> None:
+        """Mark the questions that fail texts people call good (question -> why)."""
+        self.model.set_badges(badges)
+
+    @Slot(object)
+    def _clicked(self, index: Any) -> None:
+        item = self.model.item_at(index)
+        if (item is not None and index.column() == self.model.BADGE_COLUMN
+                and item.question in self.model.badges):
+            self.disagreements_requested.emit(item.question)

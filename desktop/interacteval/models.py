@@ -29,6 +29,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.interacteval.model import Checklist, ChecklistItem, ScoredSample
 from core.words import count
+from desktop.judge_check import BADGE
 from desktop.views import ColumnsModel, MoveDragMixin, full_text_tip, preview
 
 __all__ = ["ChecklistModel", "Group", "RowsModel", "SamplesModel"]
@@ -216,7 +217,9 @@ class ChecklistModel(MoveDragMixin, QAbstractItemModel):
 
     drag_mime = MIME
 
-    HEADERS = ("Question", "Changed by", "Based on")
+    HEADERS = ("Question", "Changed by", "Based on", "Judge check")
+    #: The column of the badge on questions that fail texts people call good.
+    BADGE_COLUMN = 3
     changed = Signal(str)
 
     def __init__(self, who: str = "", parent=None) -> None:
@@ -227,6 +230,17 @@ class ChecklistModel(MoveDragMixin, QAbstractItemModel):
         self.remarks: list[str] = []
         self.samples: list[Any] = []
         self.groups: list[Group] = []
+        #: question -> what its badge says (questions that fail texts people call good).
+        self.badges: dict[str, str] = {}
+
+    def set_badges(self, badges: dict[str, str]) -> None:
+        """Mark the questions that fail good texts (question -> the badge's tooltip)."""
+        self.badges = dict(badges)
+        for gi, group in enumerate(self.groups):
+            if group.items:
+                self.dataChanged.emit(self.question_index(gi, 0, self.BADGE_COLUMN),
+                                      self.question_index(gi, len(group.items) - 1,
+                                                          self.BADGE_COLUMN))
 
     # -- filling / reading ----------------------------------------------------------------------
     def set_checklist(self, checklist: Checklist | None) -> None:
@@ -455,13 +469,19 @@ class ChecklistModel(MoveDragMixin, QAbstractItemModel):
                     return "no attributes" if role == Qt.ItemDataRole.DisplayRole else ""
                 people = sum(1 for a in item.source_attributes if a.source_kind == "person")
                 return f"{n} attribute{'s' if n != 1 else ''} ({people} from people)"
+            if col == self.BADGE_COLUMN:
+                return BADGE if item.question in self.badges else ""
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == 0:
                 return item.question
+            if col == self.BADGE_COLUMN and item.question in self.badges:
+                return self.badges[item.question]
             if col == 2 and item.source_attributes:
                 return "\n".join(a.label() for a in item.source_attributes)
         if role == Qt.ItemDataRole.ForegroundRole and col == 1:
             return QBrush(QColor("#b45309")) if item.edited_by else QBrush(MUTED)
+        if role == Qt.ItemDataRole.ForegroundRole and col == self.BADGE_COLUMN:
+            return QBrush(QColor("#b42318"))
         return None
 
     def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:

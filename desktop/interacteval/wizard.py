@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QComboBox, QLabel
 from core.interacteval import session as st
 from core.interacteval.model import Dimension
 from desktop.interacteval.pages.build import BUILD_STEPS, BuildPage
+from desktop.interacteval.pages.check import CheckJudgePage
 from desktop.interacteval.pages.checklist import ChecklistPage
 from desktop.interacteval.pages.dimensions import DimensionsPage
 from desktop.interacteval.pages.results import ResultsPage
@@ -34,7 +35,8 @@ from desktop.wizard import open_wizard as open_shell
 
 __all__ = ["BUILD_STEPS", "PAGES", "InteractEvalWizard", "open_wizard"]
 
-PAGES = ("dimensions", "samples", "think_aloud", "build", "checklist", "score", "results")
+PAGES = ("dimensions", "samples", "think_aloud", "build", "checklist", "score", "results",
+         "check")
 #: Pages that show one dimension at a time (the dimension chooser is visible on them).
 PER_DIMENSION = ("samples", "think_aloud", "build", "checklist")
 
@@ -46,7 +48,7 @@ class InteractEvalWizard(WizardShell):
     HOME_TIP = ("Back to the home screen. Everything is kept in the project; open InteractEval "
                 "again to carry on.")
     PAGE_CLASSES = (DimensionsPage, SamplesPage, ThinkAloudPage, BuildPage, ChecklistPage,
-                    ScorePage, ResultsPage)
+                    ScorePage, ResultsPage, CheckJudgePage)
 
     def __init__(self, main_window: Any, project: Any,
                  llm_factory: st.LLMFactory | None = None) -> None:
@@ -180,7 +182,7 @@ class InteractEvalWizard(WizardShell):
         """Show the page the user was on; stored results open without recomputing."""
         self.pages["dimensions"].refresh()
         page = self.state.page if self.state.page in PAGES else "dimensions"
-        if page == "results":
+        if page in ("results", "check"):
             run = self.stored_run()
             if run is not None and not self.out_of_date(run):
                 self.show_run(run)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QComboBox, QLabel
 
 from core.majeval import session as st
 from desktop.majeval.pages import (
+    CheckJudgePage,
     DocumentsPage,
     ExtractionPage,
     ItemsPage,
@@ -37,7 +38,7 @@ __all__ = ["PAGES", "MajEvalWizard", "open_wizard"]
 
 log = logging.getLogger("evaldesk.majeval")
 
-PAGES = ("task", "documents", "extraction", "personas", "items", "run", "results")
+PAGES = ("task", "documents", "extraction", "personas", "items", "run", "results", "check")
 
 
 class MajEvalWizard(WizardShell):
@@ -47,7 +48,7 @@ class MajEvalWizard(WizardShell):
     HOME_TIP = ("Back to the home screen. Everything is kept in the project; open MAJ-Eval "
                 "again to carry on.")
     PAGE_CLASSES = (TaskPage, DocumentsPage, ExtractionPage, PersonasPage, ItemsPage, RunPage,
-                    ResultsPage)
+                    ResultsPage, CheckJudgePage)
 
     def __init__(self, main_window: Any, project: Any,
                  llm_factory: st.LLMFactory | None = None) -> None:
@@ -208,12 +209,12 @@ class MajEvalWizard(WizardShell):
             if page == "results":
                 self.show_run(run)
                 page = "run"
-        elif page == "results":
+        elif page in ("results", "check"):
             page = "run"
         self.show_page(page)
 
     def show_page(self, key: str) -> None:
-        if key == "results" and self.run is None:
+        if key in ("results", "check") and self.run is None:
             key = "run"
         super().show_page(key)
 

@@ -443,3 +443,78 @@ def test_long_sample_texts_stay_readable(qtbot, window, scripted):
     view.setCurrentIndex(model.index(1, 3))
     assert page.full_text.toPlainText().endswith("The end.")
     assert "Score 3" in page.full_text.toPlainText()
+
+
+def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted):
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    wiz.dim_combo.setCurrentText("Clarity")
+    wiz.show_page("build")
+    build_all(qtbot, wiz)
+    wiz.show_page("score")
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    click(qtbot, wiz.pages["score"].score_button)
+    assert wait_step(qtbot, wiz, "score") == "finished"
+    wiz.show_page("check")
+    panel = wiz.pages["check"].panel
+    assert wiz.page == "check" and panel.judge is not None
+    assert panel.judge.questions["Clarity"] == load_checklists(window.project)[0].questions
+    assert len(panel.answer_combos) == len(panel.judge.questions["Clarity"])
+    item = panel.judge.item(panel.current)
+    assert item.text and item.text[:30] in panel.text_view.toPlainText()
+    assert not item.held_out
+    panel.score_combos["Clarity"].setCurrentIndex(5)
+    assert panel.save_and_next()
+    panel.tabs.setCurrentIndex(1)
+    assert panel.report.rated == 1 and panel.report.dimensions[0].n == 1
+    # a checklist edited after scoring: its scores are not current, so there is nothing to check
+    from core.interacteval.session import edit_checklist
+
+    edited = load_checklists(window.project)[0].model_copy(deep=True)
+    edited.items[0].question = "Is every word one a child knows?"
+    edit_checklist(window.project, edited, who=USER)
+    wiz.show_page("results")
+    wiz.show_page("check")
+    assert panel.judge is None and "score again" in panel.problem.text()
+
+
+def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements(
+        qtbot, window, scripted):
+    from desktop.judge_check import BADGE
+
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    wiz.dim_combo.setCurrentText("Clarity")
+    wiz.show_page("build")
+    build_all(qtbot, wiz)
+    wiz.show_page("score")
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    click(qtbot, wiz.pages["score"].score_button)
+    assert wait_step(qtbot, wiz, "score") == "finished"
+    wiz.show_page("check")
+    panel = wiz.pages["check"].panel
+    judge = panel.judge
+    graded = []
+    while panel.current is not None:  # the person says every text is clear: Yes to all
+        graded.append(panel.current)
+        panel.score_combos["Clarity"].setCurrentIndex(5)
+        for combo in panel.answer_combos.values():
+            combo.setCurrentIndex(1)
+        assert panel.save_and_next()
+    questions = judge.questions["Clarity"]
+    said_no = {q: sum(1 for i in graded if judge.item(i).answers["Clarity"].get(q) is False)
+               for q in questions}
+    failing = {q for q, n in said_no.items() if n / len(graded) >= 0.25}
+    assert failing, said_no  # the scripted judge says No to some questions of weak texts
+    wiz.show_page("checklist")
+    model = wiz.pages["checklist"].editor.model
+    badges = {}
+    for gi, group in enumerate(model.groups):
+        for row, item in enumerate(group.items):
+            badges[item.question] = model.question_index(gi, row, model.BADGE_COLUMN)
+    assert {q for q, ix in badges.items() if model.data(ix) == BADGE} == failing
+    question = min(failing)
+    wiz.pages["checklist"].editor._clicked(badges[question])
+    assert wiz.page == "check" and panel.tabs.currentIndex() == 1
+    assert panel.gaps_model.rowCount() == said_no[question]
+    assert {panel.gaps_model.value(r, "judge_answer") for r in range(said_no[question])} == {"No"}

@@ -539,3 +539,38 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     assert not wiz.busy and scripted.calls == 0  # declined: nothing started, nothing sent
     buttons = [b.text() for b in box.buttons()]
     assert SEND_BUTTON in buttons
+
+
+def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window, scripted,
+                                                                     tmp_path):
+    wiz = open_majeval_wizard(window)
+    assert not wiz.pages["check"].reachable()
+    to_personas(qtbot, wiz)
+    run_all(qtbot, wiz)
+    wiz.show_page("check")
+    panel = wiz.pages["check"].panel
+    assert wiz.page == "check" and panel.judge is not None
+    assert panel.judge.method == "MAJ-Eval" and len(panel.judge.items) == 6
+    highest = max(panel.judge.items, key=lambda i: i.summary_score)
+    assert panel.current == highest.item_id  # the judge's highest scored item first
+    assert panel.rater() == USER
+    for combo in panel.score_combos.values():
+        combo.setCurrentIndex(combo.findData(4.0))
+    assert panel.save_and_next()
+    lowest = min(panel.judge.items, key=lambda i: i.summary_score)
+    assert panel.current == lowest.item_id
+    path = tmp_path / "checked.evaldesk"
+    window.ask_save_path = lambda: str(path)
+    assert window.save_project_as()
+    window.close_project()
+    assert window.open_project(path)
+    again = open_majeval_wizard(window)
+    qtbot.waitUntil(lambda: again.run is not None, timeout=20_000)
+    again.show_page("check")
+    assert [r.item_id for r in again.pages["check"].panel.ratings] == [highest.item_id]
+    page = again.pages["check"]
+    assert "Only one model" in page.panel.pick_about.text()
+    assert "No model profile uses other/model" in page.make_judge("other/model")
+    again.state.profile = ""
+    assert "is now the project's judge" in page.make_judge(scripted.model)
+    assert load_state(window.project).profile == "Scripted"

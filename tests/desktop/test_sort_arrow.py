@@ -55,7 +55,7 @@ def test_the_persons_name_stays_in_sight_when_scrolled_sideways(qtbot):
     qtbot.addWidget(view)
     pin_row_names(view, model, "worker")
     model.set_frame(pd.DataFrame({"worker": ["Ana", "Ben", "Cy"], "score": [0.2, 0.9, 0.5]}))
-    assert view.verticalHeader().isVisible() and view.isColumnHidden(0)
+    assert not view.verticalHeader().isHidden() and view.isColumnHidden(0)
     view.sortByColumn(1, Qt.SortOrder.DescendingOrder)
     shown = view.model()
     assert [shown.headerData(r, Qt.Orientation.Vertical) for r in range(3)] == ["Ben", "Cy", "Ana"]

@@ -26,6 +26,7 @@ class ChecklistPage(InteractEvalPage):
         self.editor.export_requested.connect(self._ask_export_checklists)
         self.editor.saved.connect(lambda _c: self.wizard.update_nav())
         self.editor.saved.connect(self._say_summary)
+        self.editor.disagreements_requested.connect(self.open_disagreements)
         self.checklist_message = hint_label()
         layout = page_layout(
             self, "Check and edit the checklist",
@@ -58,12 +59,26 @@ class ChecklistPage(InteractEvalPage):
             self._say_summary(checklist)
 
     def _say_summary(self, checklist: Any) -> None:
-        """The line above the editor, kept current while the user edits."""
+        """The line above the editor, kept current while the user edits (with the questions
+        that fail texts people call good)."""
         people = sum(1 for i in checklist.items if i.edited_by)
         components = len(checklist.components) + len(checklist.empty_components)
+        badges = st.questions_failing_good_texts(self.project, self.state, checklist.dimension)
+        self.editor.set_badges(badges)
+        n = len(badges)
+        flagged = (f" {count(n, 'question')} fail{'' if n != 1 else 's'} texts people call "
+                   "good (⚠: click the mark to see the texts)." if badges else "")
         self.checklist_message.setText(
             f"{checklist.dimension}: {count(len(checklist.items), 'question')} under "
-            f"{count(components, 'component')}; {people} changed by people.")
+            f"{count(components, 'component')}; {people} changed by people.{flagged}")
+
+    @Slot(str)
+    def open_disagreements(self, question: str) -> None:
+        """Open the Check the judge report on the texts where the judge and the people
+        answered ``question`` differently."""
+        self.wizard.show_page("check")
+        self.wizard.pages["check"].panel.show_question_disagreements(self.state.current,
+                                                                     question)
 
     def ask_checklist_import_path(self) -> str | None:
         return self.editor.ask_import_path()

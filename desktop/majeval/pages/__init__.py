@@ -2,11 +2,12 @@
 task, documents, find stakeholders + personas, items, run + results. Each page only collects
 input and shows output; the work is in :mod:`core.majeval.session`."""
 
+from desktop.majeval.pages.check import CheckJudgePage
 from desktop.majeval.pages.documents import DocumentsPage
 from desktop.majeval.pages.extraction import ExtractionPage, PersonasPage
 from desktop.majeval.pages.items import ItemsPage
 from desktop.majeval.pages.run import ResultsPage, RunPage
 from desktop.majeval.pages.task import TaskPage
 
-__all__ = ["DocumentsPage", "ExtractionPage", "ItemsPage", "PersonasPage", "ResultsPage",
+__all__ = ["CheckJudgePage", "DocumentsPage", "ExtractionPage", "ItemsPage", "PersonasPage", "ResultsPage",
            "RunPage", "TaskPage"]

@@ -1,0 +1,735 @@
+"""Does the AI judge agree with me? A person grades a sample of the items a method's judge
+scored; this module keeps those ratings and compares them with the judge. Method-neutral: each
+method turns its results into :class:`JudgeItem` rows (``core.majeval.judge_check``,
+``core.interacteval.judge_check``) and its session stores ratings through the functions here.
+
+    save_rating(project, "majeval", Rating("item 3", "Anna", {"Clarity": 4}, note="..."))
+    ratings = load_ratings(project, "majeval")           # every rater, with when they rated
+    item_id = next_item(judge_items, ratings, rater="Anna")   # highest, lowest, highest, ...
+    report = judge_report(judge, ratings)                 # per dimension and per question
+    write_report(path, report)                            # the same workbook from app and CLI
+    export_ratings(path, ratings); read_ratings(path)     # Excel round trip
+
+Ratings are artefacts of kind ``<method>.rating`` (one per rater and item) written through
+``project.record_edit``, so who rated and when is in the project's edit history. Items marked
+``held_out`` (they were shown to the model inside a prompt, e.g. as think-aloud samples) are
+never part of the agreement; the report counts them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core import stats
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.project import Project
+    from core.tables import ExportReport
+
+__all__ = [
+    "FAILS_GOOD_RATE",
+    "MIN_ITEMS",
+    "RATING_COLUMNS",
+    "DimensionAgreement",
+    "Disagreement",
+    "JudgeData",
+    "JudgeItem",
+    "JudgeRank",
+    "JudgeReport",
+    "PeopleAgreement",
+    "QuestionAgreement",
+    "Rating",
+    "RatingsRead",
+    "export_ratings",
+    "held_out_line",
+    "judge_report",
+    "load_ratings",
+    "next_item",
+    "question_disagreements",
+    "rank_judges",
+    "rating_kind",
+    "read_ratings",
+    "save_rating",
+    "write_report",
+]
+
+#: Fewer rated items than this and the report warns that the agreement is rough (as Kiln does).
+MIN_ITEMS = 25
+#: A question "fails good texts" when the judge says No to at least this share of the texts the
+#: person said Yes to (its badge in the checklist editor).
+FAILS_GOOD_RATE = 0.25
+#: The columns of the ratings workbook (one row per rating of a dimension or question).
+RATING_COLUMNS = ("rater", "item", "dimension", "question", "rating", "note", "rated_at")
+RATINGS_SHEET = "Ratings"
+ALL_RATERS = "all raters"
+
+
+# ------------------------------------------------------------------------------ ratings
+@dataclass
+class Rating:
+    """One person's rating of one item: ``scores`` dimension -> rating on the method's scale,
+    ``answers`` dimension -> question -> True (Yes) / False (No), a ``note``. ``at`` is when it
+    was last saved (UTC, ISO), filled in by :func:`load_ratings`."""
+
+    item_id: str
+    rater: str
+    scores: dict[str, float] = field(default_factory=dict)
+    answers: dict[str, dict[str, bool]] = field(default_factory=dict)
+    note: str = ""
+    at: str = ""
+
+    def payload(self) -> dict[str, Any]:
+        return {"item_id": self.item_id, "rater": self.rater, "scores": dict(self.scores),
+                "answers": {d: dict(a) for d, a in self.answers.items()}, "note": self.note}
+
+    @property
+    def empty(self) -> bool:
+        return not self.scores and not any(self.answers.values()) and not self.note.strip()
+
+
+def rating_kind(method: str) -> str:
+    return f"{method}.rating"
+
+
+def _key(rater: str, item_id: str) -> str:
+    return json.dumps([rater, item_id], ensure_ascii=False)
+
+
+def save_rating(project: Project, method: str, rating: Rating, *, who: str | None = None
+                ) -> Rating:
+    """Keep ``rating`` in the project as a person's edit (who = ``who`` or the rater, and
+    when). Replaces that rater's earlier rating of the item; the old one stays in the edit
+    history. Returns the rating with its time."""
+    rater = rating.rater.strip()
+    if not rater:
+        raise ValueError("A rating needs the name of the person who rated.")
+    rating = Rating(rating.item_id, rater, dict(rating.scores),
+                    {d: dict(a) for d, a in rating.answers.items() if a}, rating.note)
+    kind, key = rating_kind(method), _key(rater, rating.item_id)
+    current = project.get_artefact(kind, key)
+    if current is None:
+        current = project.put_artefact(kind, key, {}, origin="human")
+    saved = project.record_edit(current, "", current.payload, rating.payload(), who or rater)
+    rating.at = saved.updated_at
+    return rating
+
+
+def load_ratings(project: Project, method: str) -> list[Rating]:
+    """Every stored rating of ``method``, in the order they were first made."""
+    out = []
+    for artefact in project.list_artefacts(rating_kind(method)):
+        p = artefact.payload
+        if not isinstance(p, dict) or "item_id" not in p:
+            continue
+        out.append(Rating(
+            item_id=str(p["item_id"]), rater=str(p.get("rater", "")),
+            scores={str(d): float(v) for d, v in (p.get("scores") or {}).items()
+                    if isinstance(v, int | float)},
+            answers={str(d): {str(q): bool(a) for q, a in (qs or {}).items()}
+                     for d, qs in (p.get("answers") or {}).items()},
+            note=str(p.get("note") or ""), at=artefact.updated_at,
+        ))
+    return out
+
+
+# ------------------------------------------------------------------------- judge's side
+@dataclass
+class JudgeItem:
+    """One item as the judge scored it. ``scores``: dimension -> the judge's score (None: the
+    judge failed on it; never a default). ``explanation``: dimension -> the judge's rationale
+    or answers in words. ``answers``: dimension -> checklist question -> True/False/None.
+    ``held_out``: the item was shown to the model inside a prompt (not a fair test item)."""
+
+    item_id: str
+    text: str = ""
+    context: str = ""
+    scores: dict[str, float | None] = field(default_factory=dict)
+    explanation: dict[str, str] = field(default_factory=dict)
+    answers: dict[str, dict[str, bool | None]] = field(default_factory=dict)
+    held_out: bool = False
+
+    @property
+    def summary_score(self) -> float | None:
+        """The mean of the judge's scores over the dimensions (None if it has none)."""
+        values = [v for v in self.scores.values() if v is not None]
+        return sum(values) / len(values) if values else None
+
+
+@dataclass
+class JudgeData:
+    """What a method's judge produced, for grading and the report: the items, the dimensions
+    and their checklist questions (InteractEval), the rating scale, and where it came from."""
+
+    method: str  #: "MAJ-Eval" or "InteractEval" (for the screens and the Read me sheet)
+    items: list[JudgeItem]
+    dimensions: list[str]
+    scale: tuple[int, int] = (1, 5)
+    questions: dict[str, list[str]] = field(default_factory=dict)
+    model: str = ""
+    source: str = ""  #: the results it came from ("run 3, finished 2026-11-24 10:00")
+    held_out_reason: str = ""  #: why items are held out ("think-aloud samples")
+
+    def item(self, item_id: str) -> JudgeItem | None:
+        return next((i for i in self.items if i.item_id == item_id), None)
+
+
+def next_item(judge: JudgeData | Sequence[JudgeItem], ratings: Iterable[Rating],
+              rater: str, *, skip: Iterable[str] = ()) -> str | None:
+    """The next item ``rater`` should grade: among those they have not graded (nor skipped),
+    alternately the one the judge scored highest and lowest (its mean over dimensions), so
+    that both good and bad items come up early. Ties keep the items' order; items the judge
+    has no score for come last; held-out items (shown to the model in a prompt) are never
+    offered. None when every item is graded."""
+    items = judge.items if isinstance(judge, JudgeData) else list(judge)
+    mine = [r for r in ratings if r.rater == rater and not r.empty]
+    done = {r.item_id for r in mine}
+    skipped = set(skip)
+    left = [i for i in items
+            if i.item_id not in done and i.item_id not in skipped and not i.held_out]
+    if not left:
+        return None
+    scored = [i for i in left if i.summary_score is not None]
+    if not scored:
+        return left[0].item_id
+    graded_scored = sum(1 for i in items if i.item_id in done and i.summary_score is not None)
+    if graded_scored % 2 == 0:
+        return max(scored, key=lambda i: i.summary_score).item_id  # type: ignore[arg-type,return-value]
+    return min(scored, key=lambda i: i.summary_score).item_id  # type: ignore[arg-type,return-value]
+
+
+# ------------------------------------------------------------------------------- report
+@dataclass
+class DimensionAgreement:
+    """The judge against the people on one dimension. Kendall tau-b and Spearman come from
+    :func:`core.stats.correlations` (undefined ones say why); ``mae`` is the mean absolute
+    difference with a bootstrap CI (same resampling and seed)."""
+
+    dimension: str
+    n: int
+    kendall: stats.Correlation
+    spearman: stats.Correlation
+    mae: float | None
+    mae_ci: tuple[float | None, float | None]
+    not_scored: int  #: rated items the judge has no score for (left out)
+    warning: str = ""
+
+    @property
+    def mae_reason(self) -> str:
+        return "" if self.mae is not None else "no rated item has a score from the judge"
+
+
+@dataclass
+class QuestionAgreement:
+    dimension: str
+    number: int
+    question: str
+    result: stats.BinaryAgreement
+
+    @property
+    def fails_good_texts(self) -> bool:
+        rate = self.result.false_fail_rate
+        return rate is not None and rate >= FAILS_GOOD_RATE
+
+
+@dataclass
+class Disagreement:
+    item_id: str
+    dimension: str
+    judge: float
+    person: float
+    explanation: str
+    text: str = ""
+
+    @property
+    def gap(self) -> float:
+        return abs(self.judge - self.person)
+
+
+@dataclass
+class PeopleAgreement:
+    """Krippendorff's alpha (interval) among the people, and with the judge as one more rater,
+    on one dimension: is the judge within the people's own disagreement?"""
+
+    dimension: str
+    people: stats.AlphaResult
+    with_judge: stats.AlphaResult
+    raters: int
+
+
+@dataclass
+class JudgeReport:
+    method: str
+    model: str
+    source: str
+    rater: str  #: whose ratings ("Anna", or "all raters" = their mean)
+    raters: list[str]
+    rated: int  #: items with a rating used (held-out ones not counted)
+    held_out: int  #: rated items left out because they were used inside a prompt
+    held_out_reason: str
+    dimensions: list[DimensionAgreement]
+    questions: list[QuestionAgreement]
+    disagreements: list[Disagreement]
+    people: list[PeopleAgreement]
+    n_boot: int
+    seed: int
+
+    @property
+    def fails_good(self) -> list[QuestionAgreement]:
+        return [q for q in self.questions if q.fails_good_texts]
+
+    def describe(self) -> list[tuple[str, str]]:
+        """Read-me lines: what was compared, from which results and ratings."""
+        lines = [
+            ("What this is", (f"How well the AI judge of {self.method} agrees with people who "
+                             "graded a sample of the same items in EvalDesk.")),
+            ("Judge", f"{self.method}, model {self.model or 'not recorded'}"
+                      + (f"; {self.source}" if self.source else "")),
+            ("Ratings", (f"{_plural(self.rated, 'rated item')} used; raters: "
+                        f"{', '.join(self.raters) or 'none'}; compared with "
+                        f"{'the mean of all raters' if self.rater == ALL_RATERS else self.rater}")),
+            ("Held out", held_out_line(self.held_out, self.held_out_reason)),
+            ("Statistics", (f"Kendall tau-b and Spearman rho with {self.n_boot} bootstrap "
+                           f"resamples (seed {self.seed}) for the 95% intervals; mean absolute "
+                           "error on the rating scale; per checklist question Cohen's kappa, "
+                           "MCC, false-pass rate (of the items the person said No, the share "
+                           "the judge said Yes) and false-fail rate (of the items the person "
+                           "said Yes, the share the judge said No).")),
+        ]
+        if self.rated < MIN_ITEMS:
+            lines.insert(1, ("WARNING", _few_items(self.rated)))
+        return lines
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _few_items(n: int) -> str:
+    return (f"Only {_plural(n, 'rated item')}: agreement measured on fewer than {MIN_ITEMS} "
+            "items is rough. Grade more items before trusting it.")
+
+
+def held_out_line(n: int, reason: str) -> str:
+    if not n:
+        return "No rated item was used inside a prompt; none held out."
+    why = f" ({reason})" if reason else ""
+    return (f"{_plural(n, 'rated item')} held out of the agreement: shown to the model inside "
+            f"a prompt{why}, so not a fair test.")
+
+
+def _person_score(ratings: Sequence[Rating], dimension: str) -> float | None:
+    values = [r.scores[dimension] for r in ratings if dimension in r.scores]
+    return sum(values) / len(values) if values else None
+
+
+def _person_answer(ratings: Sequence[Rating], dimension: str, question: str) -> bool | None:
+    """One rater's answer; with several, the majority (None on a tie)."""
+    votes = [r.answers.get(dimension, {}).get(question) for r in ratings]
+    votes = [v for v in votes if v is not None]
+    yes, no = votes.count(True), votes.count(False)
+    if yes == no:
+        return None
+    return yes > no
+
+
+def _mae(x: Sequence[float], y: Sequence[float], n_boot: int, seed: int
+         ) -> tuple[float | None, tuple[float | None, float | None]]:
+    import numpy as np
+
+    if not x:
+        return None, (None, None)
+    a, b = np.asarray(x, float), np.asarray(y, float)
+    value = float(np.mean(np.abs(a - b)))
+    if n_boot <= 0 or len(a) < 3:
+        return value, (None, None)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(a), size=(n_boot, len(a)))
+    boots = np.mean(np.abs(a[picks] - b[picks]), axis=1)
+    return value, (float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5)))
+
+
+def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | None = None,
+                 n_boot: int = 1000, seed: int = 0, top: int = 10) -> JudgeReport:
+    """The judge-vs-people report. ``rater`` None compares with the mean of every rater's
+    rating of an item (the majority for Yes/No answers); a name, with that person only."""
+    ratings = [r for r in ratings if not r.empty]
+    raters = list(dict.fromkeys(r.rater for r in ratings))
+    chosen = ratings if rater is None else [r for r in ratings if r.rater == rater]
+    by_item: dict[str, list[Rating]] = {}
+    for r in chosen:
+        if judge.item(r.item_id) is not None:
+            by_item.setdefault(r.item_id, []).append(r)
+    held = [i for i in by_item if judge.item(i).held_out]  # type: ignore[union-attr]
+    used_ids = [i.item_id for i in judge.items if i.item_id in by_item and i.item_id not in held]
+    dims: list[DimensionAgreement] = []
+    gaps: list[Disagreement] = []
+    for dim in judge.dimensions:
+        x: list[float] = []
+        y: list[float] = []
+        missing = 0
+        for item_id in used_ids:
+            person = _person_score(by_item[item_id], dim)
+            if person is None:
+                continue
+            item = judge.item(item_id)
+            assert item is not None
+            score = item.scores.get(dim)
+            if score is None:
+                missing += 1
+                continue
+            x.append(score)
+            y.append(person)
+            if score != person:
+                gaps.append(Disagreement(item_id, dim, score, person,
+                                         item.explanation.get(dim, ""), item.text))
+        report = stats.correlations(x, y, n_boot=n_boot, seed=seed,
+                                    x_name="the judge's scores", y_name="the people's ratings")
+        mae, ci = _mae(x, y, n_boot, seed)
+        dims.append(DimensionAgreement(
+            dimension=dim, n=len(x), kendall=report.kendall, spearman=report.spearman,
+            mae=mae, mae_ci=ci, not_scored=missing,
+            warning=_few_items(len(x)) if len(x) < MIN_ITEMS else "",
+        ))
+    questions: list[QuestionAgreement] = []
+    for dim, texts in judge.questions.items():
+        for number, question in enumerate(texts, start=1):
+            j, h = [], []
+            for item_id in used_ids:
+                person = _person_answer(by_item[item_id], dim, question)
+                if person is None:
+                    continue
+                item = judge.item(item_id)
+                j.append(item.answers.get(dim, {}).get(question))  # type: ignore[union-attr]
+                h.append(person)
+            if h:
+                questions.append(QuestionAgreement(dim, number, question,
+                                                   stats.binary_agreement(j, h)))
+    gaps.sort(key=lambda d: -d.gap)
+    people = _people_agreement(judge, ratings, raters, held) if len(raters) >= 2 else []
+    return JudgeReport(
+        method=judge.method, model=judge.model, source=judge.source,
+        rater=ALL_RATERS if rater is None else rater, raters=raters, rated=len(used_ids),
+        held_out=len(held), held_out_reason=judge.held_out_reason, dimensions=dims,
+        questions=questions, disagreements=gaps[:top], people=people, n_boot=n_boot,
+        seed=seed,
+    )
+
+
+def _people_agreement(judge: JudgeData, ratings: Sequence[Rating], raters: Sequence[str],
+                      held: Sequence[str]) -> list[PeopleAgreement]:
+    ids = [i.item_id for i in judge.items if i.item_id not in held]
+    own = {(r.rater, r.item_id): r for r in ratings}
+    out = []
+    for dim in judge.dimensions:
+        table = [[own[(who, i)].scores.get(dim) if (who, i) in own else None for i in ids]
+                 for who in raters]
+        judge_row = [judge.item(i).scores.get(dim) for i in ids]  # type: ignore[union-attr]
+        # only items some person rated take part, for both alphas
+        keep = [k for k in range(len(ids)) if any(row[k] is not None for row in table)]
+        table = [[row[k] for k in keep] for row in table]
+        judge_row = [judge_row[k] for k in keep]
+        out.append(PeopleAgreement(
+            dimension=dim,
+            people=stats.krippendorff_alpha(table, "interval"),
+            with_judge=stats.krippendorff_alpha([*table, judge_row], "interval"),
+            raters=len(raters),
+        ))
+    return out
+
+
+def question_disagreements(judge: JudgeData, ratings: Iterable[Rating], dimension: str,
+                           question: str, *, rater: str | None = None) -> list[Disagreement]:
+    """The items where the judge said No to ``question`` but the person said Yes (the judge
+    failed a good text), then those where it said Yes and the person No. ``judge``/``person``
+    are 1 for Yes and 0 for No."""
+    chosen = [r for r in ratings if rater is None or r.rater == rater]
+    by_item: dict[str, list[Rating]] = {}
+    for r in chosen:
+        by_item.setdefault(r.item_id, []).append(r)
+    fails, passes = [], []
+    for item in judge.items:
+        if item.item_id not in by_item or item.held_out:
+            continue
+        person = _person_answer(by_item[item.item_id], dimension, question)
+        said = item.answers.get(dimension, {}).get(question)
+        if person is None or said is None or person == said:
+            continue
+        row = Disagreement(item.item_id, dimension, float(said), float(person),
+                           item.explanation.get(dimension, ""), item.text)
+        (fails if person else passes).append(row)
+    return fails + passes
+
+
+# ---------------------------------------------------------------------------- workbooks
+def _fmt(value: float | None) -> Any:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else round(value, 4)
+
+
+def report_frames(report: JudgeReport) -> dict[str, Any]:
+    """The report as tables (sheet name -> DataFrame), the same on screen and in Excel."""
+    import pandas as pd
+
+    dims = []
+    for d in report.dimensions:
+        for c in (d.kendall, d.spearman):
+            dims.append({"dimension": d.dimension, "statistic": c.statistic,
+                         "value": _fmt(c.value), "ci_low": _fmt(c.ci_low),
+                         "ci_high": _fmt(c.ci_high), "n": d.n,
+                         "note": _note(c.reason and f"undefined: {c.reason}", d)})
+        dims.append({"dimension": d.dimension, "statistic": "Mean absolute error",
+                     "value": _fmt(d.mae), "ci_low": _fmt(d.mae_ci[0]),
+                     "ci_high": _fmt(d.mae_ci[1]), "n": d.n,
+                     "note": _note(d.mae_reason and f"undefined: {d.mae_reason}", d)})
+    questions = [{
+        "dimension": q.dimension, "number": q.number, "question": q.question,
+        "kappa": _fmt(q.result.kappa), "mcc": _fmt(q.result.mcc),
+        "false_pass_rate": _fmt(q.result.false_pass_rate),
+        "false_fail_rate": _fmt(q.result.false_fail_rate), "n": q.result.n,
+        "fails_good_texts": "yes" if q.fails_good_texts else "",
+        "note": "; ".join(f"{k}: undefined, {v}" for k, v in q.result.reasons.items()),
+    } for q in report.questions]
+    gaps = [{"item": g.item_id, "dimension": g.dimension, "judge": _fmt(g.judge),
+             "person": _fmt(g.person), "difference": _fmt(g.judge - g.person),
+             "judge_explanation": g.explanation, "text": g.text}
+            for g in report.disagreements]
+    people = []
+    for p in report.people:
+        for who, a in (("people only", p.people), ("people and the judge", p.with_judge)):
+            people.append({"dimension": p.dimension, "raters": who, "alpha": _fmt(a.value),
+                           "items": a.n_units,
+                           "note": f"undefined: {a.reason}" if a.value is None else ""})
+    return {
+        "Dimensions": pd.DataFrame(dims, columns=["dimension", "statistic", "value", "ci_low",
+                                                  "ci_high", "n", "note"]),
+        "Questions": pd.DataFrame(questions, columns=[
+            "dimension", "number", "question", "kappa", "mcc", "false_pass_rate",
+            "false_fail_rate", "n", "fails_good_texts", "note"]),
+        "Disagreements": pd.DataFrame(gaps, columns=["item", "dimension", "judge", "person",
+                                                     "difference", "judge_explanation", "text"]),
+        "People": pd.DataFrame(people, columns=["dimension", "raters", "alpha", "items",
+                                                "note"]),
+    }
+
+
+def _note(first: str, d: DimensionAgreement) -> str:
+    parts = [first] if first else []
+    if d.not_scored:
+        parts.append(f"{_plural(d.not_scored, 'rated item')} without a judge's score left out")
+    if d.warning:
+        parts.append(d.warning)
+    return "; ".join(parts)
+
+
+_SHEET_ABOUT = {
+    "Dimensions": "Per dimension: Kendall tau-b, Spearman rho and mean absolute error between "
+                  "the judge's scores and the people's ratings, with 95% bootstrap intervals.",
+    "Questions": "Per checklist question: the judge's Yes/No against the people's.",
+    "Disagreements": "The items where the judge and the people differ most, with the judge's "
+                     "explanation.",
+    "People": "Krippendorff's alpha among the people, and with the judge added as one more "
+              "rater (only with two or more raters).",
+}
+
+
+def write_report(path: str | Path, report: JudgeReport,
+                 readme: Sequence[tuple[str, str]] = ()) -> ExportReport:
+    """Write the judge-vs-people report to an Excel workbook (app and CLI alike)."""
+    from core.tables import Sheet, write_workbook
+
+    sheets = [Sheet(name, frame, description=_SHEET_ABOUT[name])
+              for name, frame in report_frames(report).items()]
+    return write_workbook(path, sheets, [*report.describe(), *readme])
+
+
+def export_ratings(path: str | Path, ratings: Sequence[Rating], *,
+                   readme: Sequence[tuple[str, str]] = ()) -> ExportReport:
+    """Write ratings to a workbook that :func:`read_ratings` reads back: one row per rating of
+    a dimension (``question`` empty, ``rating`` a number) or of a checklist question
+    (``rating`` Yes or No)."""
+    import pandas as pd
+
+    from core.tables import Sheet, write_workbook
+
+    rows = []
+    for r in ratings:
+        first = True
+        for dim, value in r.scores.items():
+            rows.append({"rater": r.rater, "item": r.item_id, "dimension": dim, "question": "",
+                         "rating": value, "note": r.note if first else "", "rated_at": r.at})
+            first = False
+        for dim, answers in r.answers.items():
+            for question, yes in answers.items():
+                rows.append({"rater": r.rater, "item": r.item_id, "dimension": dim,
+                             "question": question, "rating": "Yes" if yes else "No",
+                             "note": r.note if first else "", "rated_at": r.at})
+                first = False
+        if first and r.note:
+            rows.append({"rater": r.rater, "item": r.item_id, "dimension": "", "question": "",
+                         "rating": None, "note": r.note, "rated_at": r.at})
+    frame = pd.DataFrame(rows, columns=list(RATING_COLUMNS))
+    about = ("One row per rating: a dimension's rating (question empty) or a checklist "
+             "question's Yes/No. Add rows for more people (one name per rater) and load the "
+             "file again.")
+    return write_workbook(path, [Sheet(RATINGS_SHEET, frame, description=about)],
+                          [("What this is", ("People's ratings of items, for checking an AI "
+                                            "judge in EvalDesk.")), *readme])
+
+
+@dataclass
+class RatingsRead:
+    ratings: list[Rating] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  #: rows skipped, each with why
+    errors: list[str] = field(default_factory=list)  #: the file cannot be used
+
+
+def read_ratings(path: str | Path, *, scale: tuple[int, int] | None = None,
+                 items: Iterable[str] | None = None,
+                 dimensions: Iterable[str] | None = None) -> RatingsRead:
+    """Read a ratings workbook (the columns of :data:`RATING_COLUMNS`; ``rated_at`` optional).
+    Rows that cannot be used are skipped and named (row, column, what to do): a rating outside
+    ``scale``, an item not in ``items``, a dimension not in ``dimensions``."""
+    from core.tables import TableError, cell_number, list_sheets, read_table
+
+    path = Path(path)
+    out = RatingsRead()
+    try:
+        sheets = list_sheets(path) if path.suffix.lower() in (".xlsx", ".xlsm", ".xls") else []
+        sheet = RATINGS_SHEET if RATINGS_SHEET in sheets else None
+        table = read_table(path, sheet)
+    except TableError as exc:
+        out.errors.append(exc.message)
+        return out
+    columns = {c.strip().casefold(): c for c in table.frame.columns}
+    needed = ("rater", "item", "dimension", "rating")
+    absent = [c for c in needed if c not in columns]
+    if absent:
+        out.errors.append(f"{table.describe()} has no column {', '.join(absent)}. A ratings file "
+                          f"needs the columns {', '.join(RATING_COLUMNS[:-1])} (export one from "
+                          "EvalDesk to see the layout).")
+        return out
+    known_items = set(items) if items is not None else None
+    known_dims = {d.casefold(): d for d in dimensions} if dimensions is not None else None
+    found: dict[tuple[str, str], Rating] = {}
+
+    def cell(row: int, name: str) -> str:
+        column = columns.get(name)
+        return str(table.frame.at[row, column]).strip() if column else ""
+
+    for row in table.rows:
+        rater, item, dim = cell(row, "rater"), cell(row, "item"), cell(row, "dimension")
+        question, raw, note = cell(row, "question"), cell(row, "rating"), cell(row, "note")
+        if not any((rater, item, dim, question, raw, note)):
+            continue
+        where = table.where(row)
+        if not rater or not item:
+            out.problems.append(f"{where}: no {'rater' if not rater else 'item'}; fill it in "
+                                "or delete the row. The row is skipped.")
+            continue
+        if known_items is not None and item not in known_items:
+            out.problems.append(f"{where}: the item “{item}” is not among the judged items; "
+                                "the row is skipped.")
+            continue
+        if dim and known_dims is not None:
+            if dim.casefold() not in known_dims:
+                out.problems.append(f"{where}: the dimension “{dim}” is not one of "
+                                    f"{', '.join(known_dims.values())}; the row is skipped.")
+                continue
+            dim = known_dims[dim.casefold()]
+        rating = found.setdefault((rater, item), Rating(item, rater))
+        if note and not rating.note:
+            rating.note = note
+        if not raw:
+            continue
+        if not dim:
+            out.problems.append(f"{where}: a rating without a dimension; the row is skipped.")
+            continue
+        if question:
+            answer = {"yes": True, "y": True, "1": True, "no": False, "n": False, "0": False
+                      }.get(raw.casefold())
+            if answer is None:
+                out.problems.append(f"{table.where(row, columns['rating'])}: “{raw}” is not "
+                                    "Yes or No; the row is skipped.")
+                continue
+            rating.answers.setdefault(dim, {})[question] = answer
+            continue
+        value = cell_number(raw)
+        if value is None or (scale and not scale[0] <= value <= scale[1]):
+            bounds = f" from {scale[0]} to {scale[1]}" if scale else ""
+            out.problems.append(f"{table.where(row, columns['rating'])}: “{raw}” is not a "
+                                f"rating{bounds}; the row is skipped.")
+            continue
+        rating.scores[dim] = value
+    out.ratings = [r for r in found.values() if not r.empty]
+    if not out.ratings and not out.errors:
+        out.errors.append(f"{table.describe()} has no usable rating.")
+    return out
+
+
+# ----------------------------------------------------------------- pick the judge that matches
+@dataclass
+class JudgeRank:
+    """One candidate judge (a model or condition that scored the same items) against the
+    people's ratings. ``value``: the chosen coefficient (pooled over the rated items, or the
+    average over dimensions when there are several), None when undefined (``reason`` says
+    why). ``versus_best``: the paired bootstrap test of (best - this one) on the items both
+    scored (None for the best one itself)."""
+
+    name: str
+    key: str  #: what makes it the project's judge (e.g. the model string)
+    value: float | None
+    n: int
+    reason: str = ""
+    versus_best: stats.PairedDifference | None = None
+
+
+def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Iterable[Rating],
+                *, method: str = "kendall", rater: str | None = None, n_boot: int = 2000,
+                seed: int = 0) -> list[JudgeRank]:
+    """Rank candidate judges ``(name, key, judge)`` by agreement with the people's ratings
+    (``method``: "kendall" by default, "spearman" or "pearson"), best first; undefined ones
+    last. Items held out by any candidate are left out for all, so each is measured on the
+    same items."""
+    if method not in stats.STATISTIC_NAMES:
+        raise ValueError(f"method must be one of {', '.join(stats.STATISTIC_NAMES)}")
+    chosen = [r for r in ratings if not r.empty and (rater is None or r.rater == rater)]
+    by_item: dict[str, list[Rating]] = {}
+    for r in chosen:
+        by_item.setdefault(r.item_id, []).append(r)
+    held = {i.item_id for _, _, j in candidates for i in j.items if i.held_out}
+    dims: list[str] = []
+    for _, _, j in candidates:
+        dims += [d for d in j.dimensions if d not in dims]
+    units = [(item_id, d) for item_id in by_item if item_id not in held for d in dims
+             if _person_score(by_item[item_id], d) is not None]
+    human = [_person_score(by_item[i], d) for i, d in units]
+    groups = [d for _, d in units] if len(dims) > 1 else None
+
+    def scores(judge: JudgeData) -> list[float]:
+        out = []
+        for item_id, d in units:
+            item = judge.item(item_id)
+            value = item.scores.get(d) if item is not None else None
+            out.append(float("nan") if value is None else float(value))
+        return out
+
+    vectors = [scores(j) for _, _, j in candidates]
+    ranks = []
+    for (name, key, _), x in zip(candidates, vectors, strict=True):
+        if groups is None:
+            c = getattr(stats.correlations(x, human, n_boot=0), method)
+        else:
+            c = getattr(stats.grouped_correlations(x, human, groups, n_boot=0), method)
+        ranks.append((JudgeRank(name, key, c.value, c.n, c.reason), x))
+    ranks.sort(key=lambda rx: (rx[0].value is None, -(rx[0].value or 0.0)))
+    if ranks and ranks[0][0].value is not None:
+        best = ranks[0][1]
+        for rank, x in ranks[1:]:
+            rank.versus_best = stats.paired_correlation_difference(
+                best, x, human, method=method, groups=groups, n_boot=n_boot, seed=seed)
+    return [r for r, _ in ranks]

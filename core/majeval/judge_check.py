@@ -1,0 +1,76 @@
+"""MAJ-Eval's results as the judge to check (:mod:`core.judge_check`): each item's overall
+score per dimension (the mean over the stakeholder groups after the debate) with the groups'
+feedback or final rationales as the judge's explanation. MAJ-Eval never shows rated items to
+the model, so none is held out.
+
+    judge = judge_data(run)                         # from session.load_run(project, state)
+    save_rating(project, Rating(...)); ratings = load_ratings(project)
+    report = judge_report(judge, ratings)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from core import judge_check
+from core.judge_check import JudgeData, JudgeItem, Rating
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.majeval.pipeline import EvaluationRun
+    from core.project import Project
+
+__all__ = ["METHOD", "judge_data", "load_ratings", "save_rating"]
+
+METHOD = "majeval"
+_LIMIT = 1200
+
+
+def _explanation(result, dimension: str) -> str:  # type: ignore[no-untyped-def]
+    parts = []
+    for group in result.groups:
+        if group.status == "failed":
+            parts.append(f"{group.group}: failed ({group.error or 'no score'})")
+            continue
+        score = group.final_mean.get(dimension)
+        said = group.feedback.strip() or " ".join(
+            a.final_rationale.strip() or (a.initial.rationale.strip() if a.initial else "")
+            for a in group.agents).strip()
+        head = f"{group.group}" + (f" ({score:.2f})" if score is not None else "")
+        parts.append(f"{head}: {said}" if said else head)
+    text = "\n".join(parts)
+    return text if len(text) <= _LIMIT else text[:_LIMIT - 1] + "…"
+
+
+def judge_data(run: EvaluationRun) -> JudgeData:
+    """The items of ``run`` with the judge's overall scores (None where it failed)."""
+    inputs = {i.id: i for i in run.item_inputs}
+    items = []
+    for result in run.items:
+        given = inputs.get(result.item_id)
+        items.append(JudgeItem(
+            item_id=result.item_id,
+            text=given.content if given else "",
+            context=given.context if given else "",
+            scores={d.name: (None if result.status == "failed" else result.overall.get(d.name))
+                    for d in run.dimensions},
+            explanation={d.name: _explanation(result, d.name) for d in run.dimensions},
+        ))
+    source = f"project run {run.run_id}" if run.run_id is not None else ""
+    if run.finished_at:
+        source += f", finished {run.finished_at}"
+    return JudgeData(method="MAJ-Eval", items=items, dimensions=[d.name for d in run.dimensions],
+                     scale=(run.scale.minimum, run.scale.maximum), model=run.model,
+                     source=source.strip(", "))
+
+
+def save_rating(project: Project, rating: Rating, *, who: str | None = None) -> Rating:
+    return judge_check.save_rating(project, METHOD, rating, who=who)
+
+
+def load_ratings(project: Project) -> list[Rating]:
+    return judge_check.load_ratings(project, METHOD)
+
+
+def dimensions_of(run: EvaluationRun) -> Sequence[str]:
+    return [d.name for d in run.dimensions]

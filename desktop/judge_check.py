@@ -1,0 +1,711 @@
+"""The "Check the judge" panel, shared by the MAJ-Eval and InteractEval wizards: a person grades
+a sample of the items the judge scored (the app picks the next one, alternating the judge's
+highest and lowest scored), and the report compares the judge with them. Only input and
+output here: the ratings, the order, the statistics and the workbooks are in
+:mod:`core.judge_check`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core import judge_check as jc
+from desktop.file_dialogs import open_file, save_file
+from desktop.views import Column, FrameModel, table_view
+from desktop.widgets import alert_box, fit_columns, hint_label, note_box, xlsx_path
+
+__all__ = ["BADGE", "JudgeCheckPanel"]
+
+NOT_RATED = "not rated"
+#: The mark of a checklist question that fails texts people call good.
+BADGE = "⚠ fails good texts"
+ALL = "Mean of all raters"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+DIMENSION_COLUMNS = [
+    Column("dimension", "Dimension"),
+    Column("statistic", "Statistic", tip="Kendall tau-b and Spearman rho: do the judge and the "
+           "people put the items in the same order (1 = same order, 0 = unrelated)? Mean "
+           "absolute error: how far apart the scores are, on the rating scale."),
+    Column("value", "Value", "score", missing="undefined"),
+    Column("ci_low", "95% interval from", "score", tip="Bootstrap interval over the items."),
+    Column("ci_high", "to", "score"),
+    Column("n", "Items", "int"),
+    Column("note", "Note"),
+]
+QUESTION_COLUMNS = [
+    Column("dimension", "Dimension"),
+    Column("number", "No.", "int"),
+    Column("question", "Question"),
+    Column("kappa", "Kappa", "score", missing="undefined",
+           tip="Cohen's kappa: agreement beyond chance (1 = always the same answer)."),
+    Column("mcc", "MCC", "score", missing="undefined",
+           tip="Matthews correlation between the judge's and the people's Yes/No."),
+    Column("false_pass_rate", "False pass", "score", missing="undefined",
+           tip="Of the texts people said No to, the share the judge said Yes to."),
+    Column("false_fail_rate", "False fail", "score", missing="undefined",
+           tip="Of the texts people said Yes to, the share the judge said No to."),
+    Column("n", "Texts", "int"),
+    Column("fails_good_texts", "Flag"),
+    Column("note", "Note"),
+]
+GAP_COLUMNS = [
+    Column("item", "Item"),
+    Column("dimension", "Dimension"),
+    Column("judge", "Judge", "score"),
+    Column("person", "People", "score"),
+    Column("judge_answer", "Judge said"),
+    Column("person_answer", "People said"),
+    Column("difference", "Difference", "score"),
+    Column("judge_explanation", "What the judge said"),
+    Column("text", "Text"),
+]
+PEOPLE_COLUMNS = [
+    Column("dimension", "Dimension"),
+    Column("raters", "Raters"),
+    Column("alpha", "Krippendorff's alpha", "score", missing="undefined",
+           tip="Agreement among raters (1 = perfect, 0 = chance). If adding the judge lowers it "
+               "little, the judge disagrees with people about as much as they disagree with "
+               "each other."),
+    Column("items", "Items", "int"),
+    Column("note", "Note"),
+]
+
+
+RANK_COLUMNS = [
+    Column("rank", "Rank", "int"),
+    Column("judge", "Judge"),
+    Column("value", "Agreement", "score", missing="undefined",
+           tip="The chosen coefficient between this judge's scores and the people's ratings "
+               "(averaged over the dimensions when there are several)."),
+    Column("n", "Items", "int"),
+    Column("difference", "Behind the best by", "score", missing="—"),
+    Column("ci_low", "95% interval from", "score", missing="—"),
+    Column("ci_high", "to", "score", missing="—"),
+    Column("verdict", "In words"),
+]
+STATISTICS = {"Kendall tau-b": "kendall", "Spearman rho": "spearman", "Pearson r": "pearson"}
+
+
+class JudgeCheckPanel(QWidget):
+    """Grade (tab 1) and the judge-vs-people report (tab 2)."""
+
+    #: A rating was saved (item id).
+    rating_saved = Signal(str)
+    #: The report was recomputed.
+    report_changed = Signal()
+
+    def __init__(self, method: str, who: Callable[[], str]) -> None:
+        super().__init__()
+        self.method = method
+        self.who = who
+        self.project: Any = None
+        self.judge: jc.JudgeData | None = None
+        self.ratings: list[jc.Rating] = []
+        self.report: jc.JudgeReport | None = None
+        self.current: str | None = None
+        self.skipped: list[str] = []
+        self.score_combos: dict[str, QComboBox] = {}
+        self.answer_combos: dict[tuple[str, str], QComboBox] = {}
+
+        self.problem = alert_box()
+        self.problem.hide()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._grade_tab(), "Grade")
+        self.tabs.addTab(self._report_tab(), "Report")
+        self.tabs.currentChanged.connect(self._tab_changed)
+        #: The ratings changed since the report was computed (it is computed when shown).
+        self._stale = False
+        self.pick_tab = self.tabs.addTab(self._pick_tab(), "Pick the judge")
+        self.candidates: list[tuple[str, str, jc.JudgeData]] = []
+        self.ranks: list[jc.JudgeRank] = []
+        self.make_judge: Callable[[str], str] | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.problem)
+        layout.addWidget(self.tabs, 1)
+
+    # ================================================================ building
+    def _grade_tab(self) -> QWidget:
+        tab = QWidget()
+        self.rater_edit = QLineEdit()
+        self.rater_edit.setToolTip("Your name: each person's ratings are kept separately.")
+        self.rater_edit.setMaximumWidth(220)
+        self.rater_edit.editingFinished.connect(self._rater_changed)
+        self.progress_label = QLabel()
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Rater:"))
+        top.addWidget(self.rater_edit)
+        top.addWidget(self.progress_label, 1)
+        self.import_button = QPushButton("Import ratings…")
+        self.import_button.setToolTip("Read ratings from an Excel file (columns rater, item, "
+                                      "dimension, question, rating, note).")
+        self.import_button.clicked.connect(self._ask_import)
+        self.export_button = QPushButton("Export ratings…")
+        self.export_button.clicked.connect(self._ask_export)
+        top.addWidget(self.import_button)
+        top.addWidget(self.export_button)
+
+        self.item_label = QLabel()
+        self.item_label.setObjectName("sectionTitle")
+        self.text_view = QTextBrowser()
+        self.text_view.setOpenLinks(False)
+        self.form_box = QWidget()
+        self.form = QFormLayout(self.form_box)
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.note_edit = QPlainTextEdit()
+        self.note_edit.setPlaceholderText("A note on this item (optional)")
+        self.note_edit.setMaximumHeight(70)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.form_box)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(hint_label("Your rating. The judge's score is hidden so that it "
+                                          "does not sway you."))
+        right_layout.addWidget(scroll, 1)
+        right_layout.addWidget(self.note_edit)
+        self.save_button = QPushButton("Save and next")
+        self.save_button.setObjectName("primaryButton")
+        self.save_button.clicked.connect(self.save_and_next)
+        self.skip_button = QPushButton("Skip")
+        self.skip_button.setToolTip("Show another item; this one comes back later.")
+        self.skip_button.clicked.connect(self.skip)
+        buttons = QHBoxLayout()
+        self.message = hint_label()
+        buttons.addWidget(self.message, 1)
+        buttons.addWidget(self.skip_button)
+        buttons.addWidget(self.save_button)
+        right_layout.addLayout(buttons)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.text_view)
+        split.addWidget(right)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(tab)
+        layout.addLayout(top)
+        layout.addWidget(self.item_label)
+        layout.addWidget(split, 1)
+        return tab
+
+    def _report_tab(self) -> QWidget:
+        tab = QWidget()
+        self.rater_combo = QComboBox()
+        self.rater_combo.setToolTip("Compare the judge with one person, or with the mean of "
+                                    "everyone's ratings of an item.")
+        self.rater_combo.currentIndexChanged.connect(self._report_rater_chosen)
+        self.report_button = QPushButton("Export report…")
+        self.report_button.clicked.connect(self._ask_report)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Compare with:"))
+        top.addWidget(self.rater_combo)
+        top.addStretch(1)
+        top.addWidget(self.report_button)
+        self.about_label = hint_label()
+        self.warning = note_box()
+        self.warning.hide()
+        self.dims_model = FrameModel(DIMENSION_COLUMNS)
+        self.questions_model = FrameModel(QUESTION_COLUMNS)
+        self.gaps_model = FrameModel(GAP_COLUMNS)
+        self.people_model = FrameModel(PEOPLE_COLUMNS)
+        self.dims_view = table_view(self.dims_model, sortable=False)
+        self.questions_view = table_view(self.questions_model, sortable=False)
+        self.questions_view.doubleClicked.connect(self._question_clicked)
+        self.gaps_view = table_view(self.gaps_model, sortable=False)
+        self.people_view = table_view(self.people_model, sortable=False)
+        self.gaps_title = QLabel("Biggest disagreements")
+        self.report_tabs = QTabWidget()
+        self.report_tabs.addTab(self.dims_view, "Per dimension")
+        self.questions_tab = self.report_tabs.addTab(self.questions_view, "Per question")
+        self.report_tabs.addTab(self._gaps_box(), "Disagreements")
+        self.people_tab = self.report_tabs.addTab(self.people_view, "Between people")
+        layout = QVBoxLayout(tab)
+        layout.addLayout(top)
+        layout.addWidget(self.about_label)
+        layout.addWidget(self.warning)
+        layout.addWidget(self.report_tabs, 1)
+        return tab
+
+    def _pick_tab(self) -> QWidget:
+        tab = QWidget()
+        self.statistic_combo = QComboBox()
+        self.statistic_combo.addItems(list(STATISTICS))
+        self.statistic_combo.setToolTip("How agreement is measured (Kendall tau-b by default).")
+        self.statistic_combo.currentIndexChanged.connect(lambda _i: self.refresh_ranking())
+        self.use_button = QPushButton("Make the best one the project's judge")
+        self.use_button.setObjectName("primaryButton")
+        self.use_button.clicked.connect(self.use_best)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Measure agreement with:"))
+        top.addWidget(self.statistic_combo)
+        top.addStretch(1)
+        top.addWidget(self.use_button)
+        self.pick_about = hint_label()
+        self.rank_model = FrameModel(RANK_COLUMNS)
+        self.rank_view = table_view(self.rank_model, sortable=False)
+        layout = QVBoxLayout(tab)
+        layout.addLayout(top)
+        layout.addWidget(self.pick_about)
+        layout.addWidget(self.rank_view, 1)
+        return tab
+
+    def set_candidates(self, candidates: list[tuple[str, str, jc.JudgeData]],
+                       make_judge: Callable[[str], str] | None) -> None:
+        """The models (or conditions) that scored the same items, ``(name, key, judge)``, and
+        how to make one the project's judge (``make_judge(key)`` returns what was done)."""
+        self.candidates, self.make_judge = list(candidates), make_judge
+        self.refresh_ranking()
+
+    def refresh_ranking(self) -> None:
+        import pandas as pd
+
+        method = STATISTICS[self.statistic_combo.currentText()]
+        if len(self.candidates) < 2:
+            self.ranks = []
+            self.rank_model.set_frame(pd.DataFrame(columns=[c.key for c in RANK_COLUMNS]))
+            self.pick_about.setText(
+                "Only one model has scored these items. Run the same items with another model "
+                "(choose it on the Run or Score page): its scores are kept beside these, and "
+                "this tab then ranks the models by how well they agree with your ratings.")
+            self.use_button.setEnabled(False)
+            return
+        self.ranks = jc.rank_judges(self.candidates, self.ratings, method=method,
+                                    rater=self.chosen_rater())
+        rows = []
+        best = self.ranks[0]
+        for k, r in enumerate(self.ranks, start=1):
+            d = r.versus_best
+            rows.append({
+                "rank": k, "judge": r.name, "value": r.value, "n": r.n,
+                "difference": d.difference if d is not None else None,
+                "ci_low": d.ci_low if d is not None else None,
+                "ci_high": d.ci_high if d is not None else None,
+                "verdict": (d.summary(best.name, r.name) if d is not None else
+                            ("The best agreement with the people's ratings." if r.value is not None
+                             else f"Undefined: {r.reason}.")),
+            })
+        self.rank_model.set_frame(pd.DataFrame(rows, columns=[c.key for c in RANK_COLUMNS]))
+        fit_columns(self.rank_view, stretch=self.rank_model.column_of("verdict"), max_width=320)
+        who = "the mean of all raters" if self.chosen_rater() is None else self.chosen_rater()
+        self.pick_about.setText(
+            f"{_plural(len(self.ranks), 'judge')} ranked by {self.statistic_combo.currentText()} "
+            f"with {who}, on the rated items all of them scored. Each is compared with the best "
+            "by a paired bootstrap (2000 resamples): when the interval includes 0, the "
+            "difference could be chance.")
+        self.use_button.setEnabled(best.value is not None and self.make_judge is not None)
+
+    @Slot()
+    def use_best(self) -> str:
+        """Make the best-ranked judge the project's judge (one click)."""
+        if not self.ranks or self.ranks[0].value is None or self.make_judge is None:
+            return ""
+        done = self.make_judge(self.ranks[0].key)
+        self.pick_about.setText(done)
+        return done
+
+    def _gaps_box(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.gaps_back = QPushButton("Show the biggest disagreements")
+        self.gaps_back.clicked.connect(self._show_biggest)
+        self.gaps_back.hide()
+        row = QHBoxLayout()
+        row.addWidget(self.gaps_title, 1)
+        row.addWidget(self.gaps_back)
+        layout.addLayout(row)
+        layout.addWidget(self.gaps_view, 1)
+        return box
+
+    # ================================================================ filling
+    def set_judge(self, project: Any, judge: jc.JudgeData | None, problem: str = "") -> None:
+        """Show ``judge``'s items to grade (None: ``problem`` says why there are none)."""
+        self.project, self.judge = project, judge
+        self.problem.setText(problem)
+        self.problem.setVisible(judge is None and bool(problem))
+        self.tabs.setEnabled(judge is not None)
+        if not self.rater_edit.text().strip():
+            self.rater_edit.setText(self.who())
+        self.skipped = []
+        self.ratings = jc.load_ratings(project, self.method) if judge is not None else []
+        self._build_form()
+        self.show_next()
+        self._ratings_changed()
+
+    def rater(self) -> str:
+        return self.rater_edit.text().strip() or self.who()
+
+    def _build_form(self) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.score_combos, self.answer_combos = {}, {}
+        judge = self.judge
+        if judge is None:
+            return
+        low, high = judge.scale
+        for dim in judge.dimensions:
+            combo = QComboBox()
+            combo.addItem(NOT_RATED, None)
+            for value in range(low, high + 1):
+                combo.addItem(str(value), float(value))
+            combo.setToolTip(f"Your rating of {dim}, from {low} (worst) to {high} (best).")
+            self.score_combos[dim] = combo
+            self.form.addRow(f"<b>{html.escape(dim)}</b> ({low}-{high}):", combo)
+            questions = judge.questions.get(dim, [])
+            if questions:
+                self.form.addRow(hint_label("Optional: answer the checklist questions too."))
+            for number, question in enumerate(questions, start=1):
+                answer = QComboBox()
+                answer.addItem("—", None)
+                answer.addItem("Yes", True)
+                answer.addItem("No", False)
+                answer.setToolTip(question)
+                self.answer_combos[(dim, question)] = answer
+                label = QLabel(f"{number}. {question}")
+                label.setWordWrap(True)
+                self.form.addRow(label, answer)
+
+    def _mine(self, item_id: str) -> jc.Rating | None:
+        rater = self.rater()
+        return next((r for r in self.ratings if r.rater == rater and r.item_id == item_id), None)
+
+    def show_item(self, item_id: str | None) -> None:
+        """Show ``item_id`` for grading, filled with the rater's earlier rating of it."""
+        self.current = item_id
+        judge = self.judge
+        item = judge.item(item_id) if judge is not None and item_id is not None else None
+        self.save_button.setEnabled(item is not None)
+        self.skip_button.setEnabled(item is not None)
+        if item is None:
+            self.item_label.setText("Every item is graded." if judge is not None else "")
+            self.text_view.setHtml(
+                "<p>You have graded every item the judge scored. See the <b>Report</b> tab, or "
+                "ask a colleague to grade them too (each rater separately).</p>"
+                if judge is not None else "")
+            for combo in [*self.score_combos.values(), *self.answer_combos.values()]:
+                combo.setCurrentIndex(0)
+            self.note_edit.clear()
+            self._show_progress()
+            return
+        self.item_label.setText(f"Item {item.item_id}")
+        parts = []
+        if item.context:
+            parts.append(f"<p style='color:#52606d'><b>Context</b><br>"
+                         f"{html.escape(item.context).replace(chr(10), '<br>')}</p>")
+        parts.append(f"<p>{html.escape(item.text or '(no text)').replace(chr(10), '<br>')}</p>")
+        self.text_view.setHtml("".join(parts))
+        earlier = self._mine(item.item_id)
+        for dim, combo in self.score_combos.items():
+            value = earlier.scores.get(dim) if earlier else None
+            index = combo.findData(value) if value is not None else 0
+            combo.setCurrentIndex(max(index, 0))
+        for (dim, question), combo in self.answer_combos.items():
+            said = earlier.answers.get(dim, {}).get(question) if earlier else None
+            combo.setCurrentIndex(0 if said is None else (1 if said else 2))
+        self.note_edit.setPlainText(earlier.note if earlier else "")
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        judge = self.judge
+        if judge is None:
+            self.progress_label.setText("")
+            return
+        rater = self.rater()
+        gradable = [i for i in judge.items if not i.held_out]
+        mine = {r.item_id for r in self.ratings if r.rater == rater and not r.empty}
+        done = sum(1 for i in gradable if i.item_id in mine)
+        text = f"{rater} graded {done} of {_plural(len(gradable), 'item')}"
+        held = len(judge.items) - len(gradable)
+        if held:
+            text += (f" ({_plural(held, 'item')} not offered: shown to the model in a prompt, "
+                     f"{judge.held_out_reason or 'so not a fair test'})")
+        self.progress_label.setText(text)
+
+    @Slot()
+    def show_next(self) -> None:
+        if self.judge is None:
+            self.show_item(None)
+            return
+        item = jc.next_item(self.judge, self.ratings, self.rater(), skip=self.skipped)
+        if item is None and self.skipped:  # skipped ones come back at the end
+            self.skipped = []
+            item = jc.next_item(self.judge, self.ratings, self.rater())
+        self.show_item(item)
+
+    @Slot()
+    def skip(self) -> None:
+        if self.current is not None:
+            self.skipped.append(self.current)
+        self.message.setText("")
+        self.show_next()
+
+    @Slot()
+    def _rater_changed(self) -> None:
+        self.skipped = []
+        self.show_next()
+
+    # ================================================================ saving
+    def entered(self) -> jc.Rating | None:
+        if self.current is None:
+            return None
+        scores = {dim: combo.currentData() for dim, combo in self.score_combos.items()
+                  if combo.currentData() is not None}
+        answers: dict[str, dict[str, bool]] = {}
+        for (dim, question), combo in self.answer_combos.items():
+            if combo.currentData() is not None:
+                answers.setdefault(dim, {})[question] = combo.currentData()
+        return jc.Rating(self.current, self.rater(), scores, answers,
+                         self.note_edit.toPlainText().strip())
+
+    @Slot()
+    def save_and_next(self) -> bool:
+        """Keep the rating in the project and show the next item (False: nothing entered, or
+        it could not be saved; the message says why and the entries stay)."""
+        rating = self.entered()
+        if rating is None:
+            return False
+        if not rating.scores and not any(rating.answers.values()):
+            self.message.setText("Choose a rating first (or press Skip).")
+            return False
+        try:
+            jc.save_rating(self.project, self.method, rating)
+        except Exception as exc:  # noqa: BLE001 - the person's entries stay on screen
+            self.message.setText(f"Not saved: {exc}")
+            return False
+        self.message.setText(f"Saved your rating of item {rating.item_id}.")
+        self.ratings = jc.load_ratings(self.project, self.method)
+        self.rating_saved.emit(rating.item_id)
+        self.show_next()
+        self._ratings_changed()
+        return True
+
+    # ================================================================ files
+    def ask_import_path(self) -> str | None:
+        return open_file(self, "Import ratings")
+
+    def ask_export_path(self) -> str | None:
+        return save_file(self, "Export ratings", f"{self.method}-ratings.xlsx")
+
+    def ask_report_path(self) -> str | None:
+        return save_file(self, "Export the judge report", f"{self.method}-judge-report.xlsx")
+
+    @Slot()
+    def _ask_import(self) -> None:
+        path = self.ask_import_path()
+        if path:
+            self.import_ratings(path)
+
+    @Slot()
+    def _ask_export(self) -> None:
+        path = self.ask_export_path()
+        if path:
+            self.export_ratings(path)
+
+    @Slot()
+    def _ask_report(self) -> None:
+        path = self.ask_report_path()
+        if path:
+            self.export_report(path)
+
+    def import_ratings(self, path: str | Path) -> jc.RatingsRead | None:
+        judge = self.judge
+        if judge is None:
+            return None
+        got = jc.read_ratings(path, scale=judge.scale, items=[i.item_id for i in judge.items],
+                              dimensions=judge.dimensions)
+        if got.errors:
+            self.message.setText("Not imported: " + " ".join(got.errors))
+            return got
+        name = Path(path).name
+        for rating in got.ratings:
+            jc.save_rating(self.project, self.method, rating,
+                           who=f"{self.who()} (imported from {name})")
+        self.ratings = jc.load_ratings(self.project, self.method)
+        skipped = f"; {_plural(len(got.problems), 'row')} skipped: " + " ".join(
+            got.problems[:3]) if got.problems else ""
+        self.message.setText(f"Imported {_plural(len(got.ratings), 'rating')} from {name}"
+                             f"{skipped}")
+        self.show_next()
+        self._ratings_changed()
+        return got
+
+    def export_ratings(self, path: str | Path) -> Path | None:
+        path = xlsx_path(path)
+        try:
+            jc.export_ratings(path, self.ratings, readme=self._readme())
+        except Exception as exc:  # noqa: BLE001 - TableError and OS errors say what to do
+            self.message.setText(f"Not exported: {getattr(exc, 'message', exc)}")
+            return None
+        self.message.setText(f"Exported {_plural(len(self.ratings), 'rating')} to {path.name}.")
+        return path
+
+    def export_report(self, path: str | Path) -> Path | None:
+        if self.ensure_report() is None:
+            return None
+        path = xlsx_path(path)
+        try:
+            jc.write_report(path, self.report, readme=self._readme())
+        except Exception as exc:  # noqa: BLE001
+            self.about_label.setText(f"Not exported: {getattr(exc, 'message', exc)}")
+            return None
+        self.about_label.setText(f"Report written to {path.name}.")
+        return path
+
+    def _readme(self) -> list[tuple[str, str]]:
+        judge = self.judge
+        return [("Exported by", self.who()),
+                ("Judge", f"{judge.method}, model {judge.model or 'not recorded'}; "
+                          f"{judge.source}" if judge else "")]
+
+    # ================================================================ report
+    def chosen_rater(self) -> str | None:
+        data = self.rater_combo.currentData()
+        return data or None
+
+    def _ratings_changed(self) -> None:
+        """Recompute the report now if it is on screen, else when it is next shown (the
+        bootstrap takes a moment, and grading should not wait for it)."""
+        if self.tabs.currentIndex() == 0:
+            self._stale = True
+        else:
+            self.refresh_report()
+
+    @Slot(int)
+    def _tab_changed(self, index: int) -> None:
+        if index != 0 and self._stale:
+            self.refresh_report()
+
+    def ensure_report(self) -> jc.JudgeReport | None:
+        """The report of the current ratings (computed now if they changed)."""
+        if self._stale:
+            self.refresh_report()
+        return self.report
+
+    def refresh_report(self) -> None:
+        self._stale = False
+        judge = self.judge
+        raters = list(dict.fromkeys(r.rater for r in self.ratings if not r.empty))
+        chosen = self.chosen_rater()
+        self.rater_combo.blockSignals(True)
+        self.rater_combo.clear()
+        self.rater_combo.addItem(ALL, "")
+        for name in raters:
+            self.rater_combo.addItem(name, name)
+        self.rater_combo.setCurrentIndex(max(self.rater_combo.findData(chosen or ""), 0))
+        self.rater_combo.blockSignals(False)
+        if judge is None:
+            self.report = None
+            return
+        self.report = jc.judge_report(judge, self.ratings, rater=self.chosen_rater())
+        self._show_report(self.report)
+        if len(self.candidates) >= 2:
+            self.refresh_ranking()
+        self.report_changed.emit()
+
+    def _show_report(self, report: jc.JudgeReport) -> None:
+        frames = jc.report_frames(report)
+        # the warning under 25 items is the banner above the tables, not repeated on each row
+        warnings = {d.warning for d in report.dimensions if d.warning}
+        frames["Dimensions"]["note"] = [
+            "; ".join(p for p in str(n).split("; ") if p not in warnings)
+            for n in frames["Dimensions"]["note"]]
+        frames["Questions"]["fails_good_texts"] = [
+            BADGE if flag else "" for flag in frames["Questions"]["fails_good_texts"]]
+        self.dims_model.set_frame(frames["Dimensions"])
+        self.questions_model.set_frame(frames["Questions"])
+        self.gaps_model.set_frame(frames["Disagreements"])
+        self.people_model.set_frame(frames["People"])
+        self._fit()
+        self.gaps_title.setText("Biggest disagreements (double-click a question on the Per "
+                                "question tab to see its own)")
+        self.gaps_back.hide()
+        about = dict(report.describe())
+        self.about_label.setText(f"{about['Judge']}. {about['Ratings']}. {about['Held out']}")
+        self.warning.setText(about.get("WARNING", ""))
+        self.warning.setVisible("WARNING" in about)
+        self.report_tabs.setTabVisible(self.questions_tab, bool(report.questions))
+        self.report_tabs.setTabVisible(self.people_tab, bool(report.people))
+        self.report_button.setEnabled(report.rated > 0)
+
+    @Slot(int)
+    def _report_rater_chosen(self, _index: int) -> None:
+        self.refresh_report()
+
+    def show_question_disagreements(self, dimension: str, question: str) -> int:
+        """Open the report on the items where the judge and the people answered ``question``
+        differently (the texts the judge failed first). Returns how many."""
+        if self.judge is None:
+            return 0
+        import pandas as pd
+
+        self.tabs.setCurrentIndex(1)  # shows the report first (recomputed if needed)
+        rows = jc.question_disagreements(self.judge, self.ratings, dimension, question,
+                                         rater=self.chosen_rater())
+        frame = pd.DataFrame([{
+            "item": g.item_id, "dimension": g.dimension,
+            "judge_answer": "Yes" if g.judge else "No",
+            "person_answer": "Yes" if g.person else "No",
+            "judge_explanation": g.explanation, "text": g.text,
+        } for g in rows], columns=["item", "dimension", "judge_answer", "person_answer",
+                                   "judge_explanation", "text"])
+        self.gaps_model.set_frame(frame)
+        self._fit()
+        self.gaps_title.setText(f"“{question}”: {_plural(len(rows), 'text')} where the judge "
+                                "and the people answered differently (the judge said No to "
+                                "good texts first)")
+        self.gaps_back.show()
+        self.report_tabs.setCurrentIndex(2)
+        return len(rows)
+
+    def _fit(self) -> None:
+        """Columns sized to their contents; the question, the judge's words or the note take
+        the spare width."""
+        for view, model, key in ((self.dims_view, self.dims_model, "note"),
+                                 (self.questions_view, self.questions_model, "question"),
+                                 (self.gaps_view, self.gaps_model, "judge_explanation"),
+                                 (self.people_view, self.people_model, "note")):
+            fit_columns(view, stretch=model.column_of(key), max_width=320)
+
+    @Slot()
+    def _show_biggest(self) -> None:
+        if self.report is not None:
+            self._show_report(self.report)
+
+    def _question_clicked(self, index: Any) -> None:
+        row = index.row()
+        self.show_question_disagreements(self.questions_model.value(row, "dimension"),
+                                         self.questions_model.value(row, "question"))
+
+    def flagged_questions(self) -> dict[tuple[str, str], float]:
+        """(dimension, question) -> false-fail rate of the questions that fail good texts."""
+        if self.ensure_report() is None:
+            return {}
+        assert self.report is not None
+        return {(q.dimension, q.question): q.result.false_fail_rate or 0.0
+                for q in self.report.fails_good}
+
