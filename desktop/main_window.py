@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
@@ -63,6 +64,7 @@ class MainWindow(QMainWindow):
         self.about_dialog: AboutDialog | None = None
         #: The open "Save this project before closing?" question, if any.
         self.leave_box: QMessageBox | None = None
+        self.second_method_box: QMessageBox | None = None
         self._close_confirmed = False
         self.setObjectName("mainWindow")
         self.resize(1200, 780)
@@ -206,9 +208,16 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def start_method(self, key: str) -> QMessageBox | None:
-        """Open the wizard of ``key``; without one, say what it will do and what to prepare."""
+        """Open the wizard of ``key``; without one, say what it will do and what to prepare.
+        When the open project already holds another method's work, ask first: a new project
+        (the default), or this one."""
         opener = wizard_for(key)
         if opener is not None:
+            project = self.project
+            if (project is not None and not project.closed and project.method
+                    and project.method != key and key in METHODS
+                    and project.method in METHODS and holds_work(project)):
+                return self._ask_second_method(key, opener)
             opener(self)
             return None
         info = METHODS[key]
@@ -221,6 +230,34 @@ class MainWindow(QMainWindow):
                 f"What you can prepare now: {info.you_bring}\n\n{info.needs_llm}"
             ),
         )
+
+    def _ask_second_method(self, key: str, opener: Callable[[Any], Any]) -> QMessageBox:
+        """The open project holds another method's work: start ``key`` in a new project, or
+        in this one (each method keeps its own work in it), or not at all."""
+        have, want = METHODS[self.project.method].name, METHODS[key].name
+        box = QMessageBox(QMessageBox.Icon.Question, f"Start {want} in a new project?",
+                          f"“{self.project_name()}” holds {have} work. Start {want} in a new "
+                          "project?", QMessageBox.StandardButton.NoButton, self)
+        box.setInformativeText(
+            f"A new project keeps the two evaluations apart (recommended). If you start {want} "
+            f"in this project, its {have} work stays as it is and both are kept in the one file.")
+        new = box.addButton("New project", QMessageBox.ButtonRole.AcceptRole)
+        here = box.addButton("This project", QMessageBox.ButtonRole.ActionRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(new)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(button: Any) -> None:
+            self.second_method_box = None
+            if button is new:
+                self.leave_project_then(lambda: (self._start_new_project(key), opener(self)))
+            elif button is here:
+                opener(self)
+
+        box.buttonClicked.connect(answered)
+        self.second_method_box = box
+        box.open()
+        return box
 
     # -- messages -----------------------------------------------------------------------------
     def show_message(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from PySide6.QtWidgets import QPushButton, QVBoxLayout
 
 from desktop.run_panel import RunPanel
@@ -176,3 +177,29 @@ def test_no_note_when_every_run_ended(window):
     project = window.ensure_project(method="aqer")
     project.finish_run(project.start_run("aqer", "embed", {}), "cancelled", "stopped")
     assert make(window).interrupted_note.isHidden()
+
+
+@pytest.mark.parametrize("answer", ["New project", "This project", "Cancel"])
+def test_a_second_method_in_a_project_with_work_asks_first(window, qtbot, tmp_path, answer):
+    from PySide6.QtWidgets import QMessageBox
+
+    from core.project import Project
+
+    path = tmp_path / "exam.evaldesk"
+    with Project.create(path, method="aqer") as project:
+        project.put_artefact("note", "n1", {"text": "AQER work"})
+    assert window.open_project(path)
+    first = window.project
+    box = window.start_method("interacteval")
+    assert isinstance(box, QMessageBox) and "holds AQER work" in box.text()
+    button = next(b for b in box.buttons() if b.text() == answer)
+    button.click()
+    shown = window.stack.currentWidget()
+    if answer == "New project":
+        assert first.closed and window.project is not first
+        assert window.project.method == "interacteval"
+        assert type(shown).__name__ == "InteractEvalWizard"
+    elif answer == "This project":
+        assert window.project is first and type(shown).__name__ == "InteractEvalWizard"
+    else:
+        assert window.project is first and type(shown).__name__ != "InteractEvalWizard"
