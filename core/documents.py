@@ -124,6 +124,12 @@ class Document(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     references_from_page: int | None = None
 
+    @property
+    def unit(self) -> str:
+        """What a part is called on screen and in messages: "page" in a PDF, "section" in a
+        text or Markdown file (split at headings and blank lines)."""
+        return "page" if self.kind == "pdf" else "section"
+
     def page(self, number: int) -> Page:
         """The page with this (1-based) number; KeyError if it is not in the document."""
         for page in self.pages:
@@ -657,8 +663,8 @@ def _drop_references(
         span = f"from {unit} {first_number} to the end"
     heading = pages[start_page][start_line].strip().lstrip("#*_ ").rstrip("*_ ")
     return new_pages, new_numbers, first_number, [
-        (f"Dropped the reference list (heading “{heading}”) {span}. Reload with the reference "
-        "list kept if you need it.")]
+        (f"Dropped the reference list (heading “{heading}”) {span}. If you need it, tick “Keep "
+        "the reference list” and add the document again (command line: --keep-references).")]
 
 
 def _typical_width(pages: list[list[str]]) -> int:

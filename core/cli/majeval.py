@@ -65,6 +65,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                           help="a text file with the task description (what is evaluated, "
                           "for whom)")
     _model_options(personas)
+    personas.add_argument("--keep-references", action="store_true",
+                          help="keep each document's reference list (dropped by default: it "
+                          "names authors, not stakeholders)")
     personas.add_argument("--project", metavar="FILE.evaldesk",
                           help="keep every model answer and the personas in this project file")
     personas.add_argument("-o", "--output", required=True, metavar="personas.xlsx")
@@ -206,6 +209,7 @@ def run_personas(args: argparse.Namespace) -> int:
         state = st.load_state(project)
         state.task = task
         state.profile = profile.name
+        state.keep_references = bool(args.keep_references)
         st.save_state(project, state)
         for path in args.documents:
             try:

@@ -77,11 +77,13 @@ __all__ = [
 
 
 def read_document(path: str | os.PathLike[str], *, max_pages: int | None = DEFAULT_MAX_PAGES,
-                  progress: Progress | None = None, cancel: CancelToken | None = None
-                  ) -> Document:
-    """A document about the stakeholders, as pages of clean text. Raises
-    :class:`core.documents.DocumentError` with a plain message."""
-    return load_document(path, max_pages=max_pages, progress=progress, cancel=cancel)
+                  drop_references: bool = True, progress: Progress | None = None,
+                  cancel: CancelToken | None = None) -> Document:
+    """A document about the stakeholders, as pages of clean text (the reference list left out
+    unless ``drop_references`` is False). Raises :class:`core.documents.DocumentError` with a
+    plain message."""
+    return load_document(path, max_pages=max_pages, drop_references=drop_references,
+                         progress=progress, cancel=cancel)
 
 
 def task_text(text: str) -> str:

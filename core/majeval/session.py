@@ -141,6 +141,7 @@ __all__ = [
     "remove_document",
     "replace_personas",
     "restore_persona",
+    "revert_page",
     "run_debates",
     "run_differences",
     "run_progress",
@@ -198,6 +199,9 @@ class WizardState(BaseModel):
     page: str = "task"
     task: str = ""
     max_pages: int = DEFAULT_MAX_PAGES
+    keep_references: bool = False
+    """Keep each document's reference list (dropped by default: it names people who are not
+    stakeholders)."""
     documents: list[str] = Field(default_factory=list)
     """Document names (artefact keys) in the order added."""
     profile: str = ""
@@ -285,7 +289,9 @@ def add_document(project: Project, state: WizardState, path: str | Path, *,
     the extracted pages in the project, and list it in ``state`` (saved). A document of the same
     name is replaced. Raises :class:`core.documents.DocumentError` with a plain message."""
     path = Path(path)
-    doc = read_document(path, max_pages=state.max_pages, progress=progress, cancel=cancel)
+    doc = read_document(path, max_pages=state.max_pages,
+                        drop_references=not state.keep_references, progress=progress,
+                        cancel=cancel)
     with project.transaction():
         store_input(project, DOCUMENT_INPUT_KIND, path)
         project.put_artefact(DOCUMENT_ARTEFACT, doc.name, doc.to_dict(), origin="imported")
@@ -336,6 +342,26 @@ def edit_page(project: Project, name: str, number: int, text: str, who: str) -> 
                         artefact.payload["pages"][index],
                         updated.pages[index].model_dump(mode="json"), who or "unknown")
     return updated
+
+
+def revert_page(project: Project, name: str, number: int, who: str) -> Document | None:
+    """Put page ``number`` of document ``name`` back as it was extracted from the file (recorded
+    as an edit too, so it can be followed); None when it was never corrected."""
+    artefact = project.get_artefact(DOCUMENT_ARTEFACT, name)
+    if artefact is None:
+        raise KeyError(f"The document {name} is not in the project.")
+    doc = Document.from_dict(artefact.payload)
+    index = next(i for i, p in enumerate(doc.pages) if p.number == number)
+    edits = [e for e in project.list_edits((DOCUMENT_ARTEFACT, name))
+             if e.field == f"pages.{index}"]
+    if not edits or not isinstance(edits[0].old, dict):
+        return None
+    original = dict(edits[0].old)
+    if doc.pages[index].text == original.get("text") and not doc.pages[index].edited:
+        return doc
+    project.record_edit((DOCUMENT_ARTEFACT, name), f"pages.{index}",
+                        artefact.payload["pages"][index], original, who or "unknown")
+    return Document.from_dict(project.get_artefact(DOCUMENT_ARTEFACT, name).payload)
 
 
 def extraction_fingerprint(task: str, doc: Document) -> str:

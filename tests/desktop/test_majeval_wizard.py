@@ -574,3 +574,41 @@ def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window
     again.state.profile = ""
     assert "is now the project's judge" in page.make_judge(scripted.model)
     assert load_state(window.project).profile == "Scripted"
+
+
+def test_reference_list_kept_on_request_sections_named_and_a_page_reverted(qtbot, window,
+                                                                            scripted, tmp_path):
+    """The notice says how to keep the reference list and the page offers it; a .md file is
+    shown in sections; a corrected section can be put back as extracted."""
+    body = "\n\n".join(f"Paragraph {i}. Parents said reading time matters. " * 12
+                       for i in range(1, 6))
+    doc = tmp_path / "study.md"
+    doc.write_text(f"# A study\n\n{body}\n\n## References\n\nSmith, J. (2020). A paper.\n",
+                   encoding="utf-8")
+    wiz = open_majeval_wizard(window)
+    wiz.show_page("documents")
+    page = wiz.pages["documents"]
+    page.add_documents([doc])
+    assert wait_step(qtbot, wiz, "documents") == "finished"
+    assert "Keep the reference list" in page.doc_warnings.text()
+    assert not any("Smith, J." in p.text for p in wiz.docs[0].pages)
+    assert page.parts_label.text() == "<b>Sections</b>"
+    assert page.page_list.item(0).text().startswith("Section 1")
+    assert "section" in page.doc_list.item(0).text()
+
+    page.page_list.setCurrentRow(0)
+    original = page.page_edit.toPlainText()
+    assert not page.revert_page_button.isEnabled()
+    page.page_edit.setPlainText("A corrected first section.")
+    page.save_page_text()
+    assert page.revert_page_button.isEnabled()
+    page.revert_current_page()
+    assert wiz.docs[0].pages[0].text == original
+    assert page.page_edit.toPlainText() == original
+
+    page.remove_current_document()
+    page.keep_references_box.setChecked(True)
+    assert load_state(window.project).keep_references
+    page.add_documents([doc])
+    assert wait_step(qtbot, wiz, "documents") == "finished"
+    assert any("Smith, J." in p.text for p in wiz.docs[0].pages)

@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.file_dialogs import open_files
-from desktop.majeval.pages._base import MajEvalPage, st
+from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import hint_label, page_layout
@@ -51,9 +52,16 @@ class DocumentsPage(MajEvalPage):
         self.max_pages_spin.setToolTip("Longer documents are refused (reading them takes many "
                                        "model calls). Raise it and add the document again.")
         self.max_pages_spin.valueChanged.connect(self._max_pages_chosen)
+        self.keep_references_box = QCheckBox("Keep the reference list")
+        self.keep_references_box.setToolTip(
+            "EvalDesk leaves out each document's reference list (it names authors, not the "
+            "people who care about the content). Tick this to keep it in documents you add "
+            "from now on; to apply it to a document already added, remove it and add it again.")
+        self.keep_references_box.toggled.connect(self._keep_references_chosen)
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_docs_button)
         buttons.addWidget(self.remove_doc_button)
+        buttons.addWidget(self.keep_references_box)
         buttons.addStretch(1)
         buttons.addWidget(QLabel("Maximum pages per document:"))
         buttons.addWidget(self.max_pages_spin)
@@ -66,6 +74,12 @@ class DocumentsPage(MajEvalPage):
                                   "a table read as a jumble). Changes are saved as you type.")
         self.page_edit.textChanged.connect(self._page_typed)
         self.page_state = hint_label()
+        self.revert_page_button = QPushButton("Revert this page")
+        self.revert_page_button.setToolTip("Put the text back as it was read from the file (your "
+                                           "correction stays in the project's history).")
+        self.revert_page_button.clicked.connect(self.revert_current_page)
+        self.revert_page_button.setEnabled(False)
+        self.parts_label = QLabel("<b>Pages</b>")
         self.doc_warnings = QLabel()
         self.doc_warnings.setObjectName("noteBox")
         self.doc_warnings.setWordWrap(True)
@@ -81,12 +95,15 @@ class DocumentsPage(MajEvalPage):
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addWidget(QLabel("<b>Documents</b>"))
         lv.addWidget(self.doc_list, 2)
-        lv.addWidget(QLabel("<b>Pages</b>"))
+        lv.addWidget(self.parts_label)
         lv.addWidget(self.page_list, 3)
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
-        rv.addWidget(self.page_state)
+        state_row = QHBoxLayout()
+        state_row.addWidget(self.page_state, 1)
+        state_row.addWidget(self.revert_page_button)
+        rv.addLayout(state_row)
         rv.addWidget(self.page_edit, 1)
         splitter = QSplitter()
         splitter.addWidget(left)
@@ -96,7 +113,8 @@ class DocumentsPage(MajEvalPage):
             self, "Documents about the stakeholders",
             "Add the research papers or reports that describe the people who care about this "
             "content (parents, teachers, clinicians, patients…). EvalDesk reads the text of "
-            "each page and leaves out the reference list. Check the text of each page on the "
+            "each page (each section of a .txt or .md file) and leaves out the reference list. "
+            "Check the text of each part on the "
             "right and correct it where the extraction went wrong: the model reads exactly "
             "this text, and every persona will point back to a sentence in it.")
         layout.addLayout(buttons)
@@ -123,6 +141,30 @@ class DocumentsPage(MajEvalPage):
         self.remove_doc_button.setEnabled(not busy and bool(self.docs))
 
     @Slot(int)
+    def _keep_references_chosen(self, keep: bool) -> None:
+        if not self._filling and keep != self.state.keep_references:
+            self.state.keep_references = keep
+            self.save()
+
+    @Slot()
+    def revert_current_page(self) -> None:
+        """Put the selected page back as it was extracted (recorded as an edit)."""
+        self.save_page_text()
+        doc = self.current_document()
+        number = self._current_page_number
+        if doc is None or number is None:
+            return
+        reverted = st.revert_page(self.project, doc.name, number, self.wizard.who)
+        if reverted is None:
+            return
+        self._filling = True  # the editor shows the extracted text again, nothing to save
+        self.page_edit.setPlainText(reverted.page(number).text)
+        self._filling = False
+        self.wizard.docs = st.load_documents(self.project, self.state)
+        row = self.page_list.currentRow()
+        self.fill(self.doc_list.currentRow())
+        self.page_list.setCurrentRow(row)
+
     def _max_pages_chosen(self, value: int) -> None:
         if not self._filling and value != self.state.max_pages:
             self.state.max_pages = value
@@ -179,10 +221,11 @@ class DocumentsPage(MajEvalPage):
     def fill(self, select: int = 0) -> None:
         self._filling = True
         self.max_pages_spin.setValue(self.state.max_pages)
+        self.keep_references_box.setChecked(self.state.keep_references)
         self.doc_list.clear()
         for doc in self.docs:
             edited = sum(1 for p in doc.pages if p.edited)
-            pages = f"{len(doc.pages)} page" + ("s" if len(doc.pages) != 1 else "")
+            pages = count(len(doc.pages), doc.unit)
             text = f"{doc.name}  ({pages}" + (
                 f", {edited} corrected)" if edited else ")")
             self.doc_list.addItem(text)
@@ -215,8 +258,10 @@ class DocumentsPage(MajEvalPage):
         self.doc_warnings.setVisible(bool(warnings))
         self._filling = True
         self.page_list.clear()
+        self.parts_label.setText(f"<b>{doc.unit.capitalize()}s</b>")
         for p in doc.pages:
-            self.page_list.addItem(f"Page {p.number}" + ("  ✎ corrected" if p.edited else ""))
+            self.page_list.addItem(f"{doc.unit.capitalize()} {p.number}"
+                                   + ("  ✎ corrected" if p.edited else ""))
         self._filling = False
         self.page_list.setCurrentRow(0)
 
@@ -240,12 +285,14 @@ class DocumentsPage(MajEvalPage):
         doc = doc or self.current_document()
         edits = [e for e in self.project.list_edits(("majeval.document", doc.name))
                  if e.field == f"pages.{doc.pages.index(page)}"] if doc is not None else []
+        part = (doc.unit if doc is not None else "page").capitalize()
+        self.revert_page_button.setEnabled(bool(page.edited and edits))
         if page.edited:
             who = f" by {edits[-1].who}" if edits else ""
-            self.page_state.setText(f"Page {page.number}: corrected{who}. The model reads your "
+            self.page_state.setText(f"{part} {page.number}: corrected{who}. The model reads your "
                                     "corrected text.")
         else:
-            self.page_state.setText(f"Page {page.number}: as extracted from the file.")
+            self.page_state.setText(f"{part} {page.number}: as extracted from the file.")
 
     @Slot()
     def _page_typed(self) -> None:
@@ -273,11 +320,12 @@ class DocumentsPage(MajEvalPage):
         self.docs[position] = updated
         self._filling = True
         edited = sum(1 for p in updated.pages if p.edited)
-        pages = f"{len(updated.pages)} page" + ("s" if len(updated.pages) != 1 else "")
+        pages = count(len(updated.pages), updated.unit)
         self.doc_list.item(position).setText(f"{updated.name}  ({pages}, {edited} corrected)")
         if self.current_document() is updated:
             page_row = [p.number for p in updated.pages].index(number)
-            self.page_list.item(page_row).setText(f"Page {number}  ✎ corrected")
+            self.page_list.item(page_row).setText(
+                f"{doc.unit.capitalize()} {number}  ✎ corrected")
         self._filling = False
         self._show_page_state(updated.page(number), updated)
 

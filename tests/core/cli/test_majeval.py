@@ -238,3 +238,16 @@ def test_a_run_with_a_project_resumes_and_asks_nothing_again(inputs, model, caps
         state = load_state(project)
         assert [i.id for i in state.item_list] == ["q1", "q2", "q3"]
         assert state.items.columns == {"content": "qa pair", "context": "story", "id": "id"}
+
+
+def test_keep_references_keeps_the_reference_list(tmp_path):
+    """`majeval personas --keep-references` is accepted and kept in the project's choices."""
+    from core.cli import build_parser
+
+    args = build_parser("majeval").parse_args(
+        ["majeval", "personas", "doc.md", "--task-file", "t.txt", "--model", "m",
+         "--keep-references", "-o", "p.xlsx"])
+    assert args.keep_references is True
+    assert build_parser("majeval").parse_args(
+        ["majeval", "personas", "doc.md", "--task-file", "t.txt", "--model", "m", "-o",
+         "p.xlsx"]).keep_references is False
