@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-__all__ = ["count"]
+from collections.abc import Sequence
+
+__all__ = ["choose_from", "count"]
 
 #: Nouns whose plural is not the singular + "s".
 _IRREGULAR = {"person": "people", "this": "these", "summary": "summaries", "match": "matches",
@@ -18,3 +20,16 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     many = plural or _IRREGULAR.get(noun) or (noun[:-1] + "ies" if noun.endswith("y")
                                               and noun[-2:-1] not in "aeiou" else noun + "s")
     return f"{n:,} {many}"
+
+
+def choose_from(text: str, allowed: Sequence[str], what: str = "condition") -> list[str]:
+    """The names in a comma-separated list (``--conditions full,pre``) in ``allowed``'s order,
+    case ignored; ValueError naming an unknown one, or saying that none was given."""
+    names = [n.strip().casefold() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        raise ValueError(f"Unknown {what} {', '.join(unknown)}: choose from "
+                         f"{', '.join(allowed)}.")
+    if not names:
+        raise ValueError(f"Name at least one {what}: {', '.join(allowed)}.")
+    return [n for n in allowed if n in names]

@@ -18,6 +18,7 @@ from typing import Any
 
 from core.interacteval.model import Attribute, Dimension, ScoredSample, TextItem, TextScore
 from core.runs import CancelToken, Progress
+from core.words import choose_from
 
 __all__ = ["COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT", "build_conditions",
            "comparison_rows", "parse_conditions"]
@@ -38,14 +39,7 @@ COMPARISON_COLUMNS = [
 
 def parse_conditions(text: str) -> list[str]:
     """The names of ``--conditions human,ai,combined`` in the canonical order."""
-    names = [n.strip().casefold() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in CONDITIONS]
-    if unknown:
-        raise ValueError(f"Unknown condition {', '.join(unknown)}: choose from "
-                         f"{', '.join(CONDITIONS)}.")
-    if not names:
-        raise ValueError(f"Name at least one condition: {', '.join(CONDITIONS)}.")
-    return [n for n in CONDITIONS if n in names]
+    return choose_from(text, list(CONDITIONS), "condition")
 
 
 async def build_conditions(

@@ -22,8 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.majeval.agreement import _human_dimensions
 from core.majeval.model import DebateSettings, Item
 from core.runs import CancelToken, Progress
+from core.words import choose_from
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
@@ -61,14 +63,7 @@ COMPARISON_COLUMNS = [
 def parse_conditions(text: str) -> list[str]:
     """The condition names of ``--conditions full,pre,...`` in the canonical order; ValueError
     naming an unknown one."""
-    names = [n.strip().casefold() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in CONDITIONS]
-    if unknown:
-        raise ValueError(f"Unknown condition {', '.join(unknown)}: choose from "
-                         f"{', '.join(CONDITIONS)}.")
-    if not names:
-        raise ValueError(f"Name at least one condition: {', '.join(CONDITIONS)}.")
-    return [n for n in CONDITIONS if n in names]
+    return choose_from(text, list(CONDITIONS), "condition")
 
 
 @dataclass
@@ -300,15 +295,6 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
 
 
 # ------------------------------------------------------------------------------ comparison
-def _human_names(items: Sequence[Item]) -> list[str]:
-    out: list[str] = []
-    for item in items:
-        for name in item.human:
-            if name not in out:
-                out.append(name)
-    return out
-
-
 def _pairs(human: str, dimensions: Sequence[str]) -> list[str]:
     same = [d for d in dimensions if d.casefold() == human.casefold()]
     return same or list(dimensions)
@@ -326,7 +312,7 @@ def comparison_rows(results: dict[str, ConditionResult], items: Sequence[Item],
 
     rows: list[dict[str, Any]] = []
     base = results.get(DEFAULT)
-    for human in _human_names(items):
+    for human in _human_dimensions(items):
         y = [item.human.get(human) for item in items]
         for dim in _pairs(human, dimensions):
             for name, result in results.items():
@@ -377,7 +363,7 @@ def score_rows(results: dict[str, ConditionResult], items: Sequence[Item],
     """One row per item: the overall score of every condition per dimension (empty = failed,
     with the reason in ``note``), beside the human ratings."""
     rows = []
-    humans = _human_names(items)
+    humans = _human_dimensions(items)
     for item in items:
         row: dict[str, Any] = {"item": item.id}
         notes = []
