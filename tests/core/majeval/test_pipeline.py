@@ -156,7 +156,8 @@ async def test_workbook_sheets_and_columns(scripted, items, tmp_path):
     sheets = pd.read_excel(path, sheet_name=None)
     assert list(sheets) == ["Items", "Group scores", "Agent scores", "Feedback", "Transcripts",
                             "Personas", "Evidence", "Agreement", "Read me"]
-    assert list(sheets["Items"].columns) == ["item", "status", Q, "note"]
+    assert list(sheets["Items"].columns) == ["item", "content", "context", "status", Q, "note"]
+    assert sheets["Items"]["content"].tolist() == [i.content for i in items]  # the judged text
     assert list(sheets["Group scores"].columns)[:5] == ["item", "group", "dimension",
                                                         "initial_mean", "final_mean"]
     assert list(sheets["Agent scores"].columns)[:7] == ["item", "group", "agent", "dimension",
