@@ -51,7 +51,8 @@ AGREEMENT_COLUMNS = [
     Column("value", "Value", "number", "", "undefined"),
     Column("ci_low", "95% CI low", "number", "", "—"),
     Column("ci_high", "95% CI high", "number", "", "—"),
-    Column("p_value", "p", "number", "", "—"),
+    Column("p_value", "p", "p", "How likely a value this large would be if the checklist and "
+           "the people were unrelated: below 0.05 is the usual bar.", "—"),
     Column("n", "n", "int", "Texts (or systems, or documents) used.", "—"),
     Column("used", "Used / skipped", "text",
            "How many source documents and texts took part (the full notes are in the export's "
@@ -165,8 +166,13 @@ class ResultsView(QWidget):
             "agreement unless you tick this.")
         self.samples_check.toggled.connect(self.include_samples_changed)
         self.samples_check.hide()
+        #: One plain sentence per dimension: does the checklist follow the people's scores?
+        self.agreement_headline = QLabel()
+        self.agreement_headline.setObjectName("intro")
+        self.agreement_headline.setWordWrap(True)
         agreement_tab = QWidget()
         gv = QVBoxLayout(agreement_tab)
+        gv.addWidget(self.agreement_headline)
         gv.addWidget(self.agreement_label)
         gv.addWidget(self.samples_check)
         gv.addWidget(self.agreement_panel)
@@ -322,6 +328,7 @@ class ResultsView(QWidget):
                         _short_note(r.get("note", "")) or None])
         self.agreement_model.set_rows(out)
         fit_columns(self.agreement_view, stretch=8, max_width=300)
+        self.agreement_headline.setText(" ".join(_headlines(rows)))
         if rows:
             self.agreement_label.setText(
                 "How well the checklist scores follow the human scores. Three kinds, as the "
@@ -368,3 +375,35 @@ class ResultsView(QWidget):
     def show_export(self, path: str) -> None:
         self.export_message.setText(f"Saved: {path}")
         self.export_message.show()
+
+
+def _headlines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Per dimension, the sentence a reader can act on: the per-source-document averaged
+    Spearman rho (the paper's statistic), else the pooled one."""
+    from core.stats import GROUPED_LABEL, POOLED_LABEL, plain_agreement
+
+    out = []
+    by_dimension: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("statistic") != "Spearman rho":
+            continue
+        dimension = str(r.get("comparison", "")).split(":")[0]
+        by_dimension.setdefault(dimension, {})[str(r.get("kind"))] = r
+    for dimension, kinds in by_dimension.items():
+        grouped = kinds.get(GROUPED_LABEL)
+        row = grouped if grouped is not None and grouped.get("value") is not None \
+            else kinds.get(POOLED_LABEL)
+        if row is None:
+            continue
+
+        def number(key: str) -> float | None:
+            value = row.get(key)
+            return None if value is None or value != value else float(value)
+
+        out.append(plain_agreement(
+            number("value"), n=int(row.get("n") or 0), who="the checklist",
+            against=f"your scores of {dimension}", units="texts",
+            symbol="ρ per source document" if row is grouped else "ρ",
+            ci_low=number("ci_low"), ci_high=number("ci_high"), p_value=number("p_value"),
+            reason=str(row.get("note") or "").removeprefix("Not computed: ")))
+    return out

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from core.majeval.agreement import AFTER, BEFORE
 from core.majeval.report import failure_warning, run_description
+from core.stats import format_p, plain_agreement
 from core.words import count
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
@@ -258,14 +259,18 @@ class ResultsView(QWidget):
         self.no_humans = hint_label("The items have no human ratings, so there is nothing to compare "
                                 "with. Choose the rating columns on the Items page to see "
                                 "agreement with people.")
-        hint = QLabel("Krippendorff's alpha (ordinal) says how much the personas of a group agree "
-                      "with each other over the items (1 = fully, 0 = no better than chance); "
-                      "“undefined” when there are too few items or no variation.")
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
+        hint = hint_label("Krippendorff's alpha (ordinal) says how much the personas of a "
+                          "group agree with each other over the items (1 = fully, 0 = no better "
+                          "than chance); “undefined” when there are too few items or no "
+                          "variation.")
+        #: One plain sentence per human rating: do the personas' overall scores follow it?
+        self.human_headline = QLabel()
+        self.human_headline.setObjectName("intro")
+        self.human_headline.setWordWrap(True)
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.human_headline)
         ll.addWidget(hint)
         ll.addWidget(self.alpha_view, 1)
         human_title = QLabel("<b>Agreement with human ratings</b>, before and after the debate "
@@ -432,6 +437,18 @@ class ResultsView(QWidget):
                 "kendall": _value(after.kendall), "pearson": _value(after.pearson),
                 "n": after.n, "note": sp.reason or ""})
         self.human_model.set_rows(human_rows)
+        self.human_headline.setText(" ".join(
+            plain_agreement(stages[AFTER].spearman.value, n=stages[AFTER].n,
+                            who="the personas' overall score" + (f" on {dim}" if len(
+                                {d for _, d, _ in pairs}) > 1 else ""),
+                            against=f"the people's {human} ratings", units="items", symbol="ρ",
+                            ci_low=stages[AFTER].spearman.ci_low,
+                            ci_high=stages[AFTER].spearman.ci_high,
+                            p_value=stages[AFTER].spearman.p_value,
+                            reason=stages[AFTER].spearman.reason)
+            for (group, dim, human), stages in pairs.items()
+            if group == ALL_GROUPS and AFTER in stages))
+        self.human_headline.setVisible(bool(self.human_headline.text()))
         has = bool(human_rows)
         self.human_view.setVisible(has)
         self.heatmap.setVisible(has)
@@ -568,10 +585,11 @@ def _value(statistic: Any) -> float | str | None:
     return float(statistic.value) if statistic.value is not None else "undefined"
 
 
-def _p_text(p: float | None) -> str | float | None:
+def _p_text(p: float | None) -> str | None:
+    """A p-value as the other results pages show it ("< 0.001", "0.013", "0.21")."""
     if p is None:
         return None
-    return "< 0.001" if p < 0.001 else round(float(p), 3)
+    return format_p(p).removeprefix("p ").removeprefix("= ")
 
 
 def _join(parts: list[str]) -> str:

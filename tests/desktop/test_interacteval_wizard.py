@@ -163,6 +163,12 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
               if res.agreement_model.value(r, "kind") == "pooled over all texts"
               and res.agreement_model.value(r, "statistic") == "Spearman rho"]
     assert pooled and all(v > 0.8 for v in pooled)
+    # the tab opens with one plain sentence per dimension, the numbers of the table behind it
+    headline = res.agreement_headline.text()
+    for dimension in {str(res.agreement_model.value(r, "dimension"))
+                      for r in range(res.agreement_model.rowCount())}:
+        assert f"your scores of {dimension}" in headline
+    assert headline.startswith("The checklist agrees") and "ρ" in headline
 
     # -- export: the results workbook and the checklist file, read back with pandas
     out = tmp_path / "results.xlsx"

@@ -424,6 +424,10 @@ def test_agreement_shows_before_and_after_and_spearman_with_its_sign(qtbot, wind
         assert [c.title for c in wiz.results.human_model.columns][3:5] == [
             "Spearman before", "Spearman after"]
         assert wiz.results.heatmap.values[-1][0] < -0.9
+        # the tab opens with the overall score in plain words, disagreement said as such
+        headline = wiz.results.human_headline.text()
+        assert headline.startswith("The personas' overall score strongly disagrees with")
+        assert f"ρ = {overall['spearman']:.2f}" in headline
     finally:
         llm.close()
 
