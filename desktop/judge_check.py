@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import judge_check as jc
+from core.words import count
 from desktop.file_dialogs import open_file, save_file
 from desktop.views import Column, FrameModel, table_view
 from desktop.widgets import alert_box, fit_columns, hint_label, note_box, xlsx_path
@@ -40,10 +41,6 @@ NOT_RATED = "not rated"
 #: The mark of a checklist question that fails texts people call good.
 BADGE = "⚠ fails good texts"
 ALL = "Mean of all raters"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 DIMENSION_COLUMNS = [
@@ -313,7 +310,7 @@ class JudgeCheckPanel(QWidget):
         fit_columns(self.rank_view, stretch=self.rank_model.column_of("verdict"), max_width=320)
         who = "the mean of all raters" if self.chosen_rater() is None else self.chosen_rater()
         self.pick_about.setText(
-            f"{_plural(len(self.ranks), 'judge')} ranked by {self.statistic_combo.currentText()} "
+            f"{count(len(self.ranks), 'judge')} ranked by {self.statistic_combo.currentText()} "
             f"with {who}, on the rated items all of them scored. Each is compared with the best "
             "by a paired bootstrap (2000 resamples): when the interval includes 0, the "
             "difference could be chance.")
@@ -439,10 +436,10 @@ class JudgeCheckPanel(QWidget):
         gradable = [i for i in judge.items if not i.held_out]
         mine = {r.item_id for r in self.ratings if r.rater == rater and not r.empty}
         done = sum(1 for i in gradable if i.item_id in mine)
-        text = f"{rater} graded {done} of {_plural(len(gradable), 'item')}"
+        text = f"{rater} graded {done} of {count(len(gradable), 'item')}"
         held = len(judge.items) - len(gradable)
         if held:
-            text += (f" ({_plural(held, 'item')} not offered: shown to the model in a prompt, "
+            text += (f" ({count(held, 'item')} not offered: shown to the model in a prompt, "
                      f"{judge.held_out_reason or 'so not a fair test'})")
         self.progress_label.setText(text)
 
@@ -546,9 +543,9 @@ class JudgeCheckPanel(QWidget):
             jc.save_rating(self.project, self.method, rating,
                            who=f"{self.who()} (imported from {name})")
         self.ratings = jc.load_ratings(self.project, self.method)
-        skipped = f"; {_plural(len(got.problems), 'row')} skipped: " + " ".join(
+        skipped = f"; {count(len(got.problems), 'row')} skipped: " + " ".join(
             got.problems[:3]) if got.problems else ""
-        self.message.setText(f"Imported {_plural(len(got.ratings), 'rating')} from {name}"
+        self.message.setText(f"Imported {count(len(got.ratings), 'rating')} from {name}"
                              f"{skipped}")
         self.show_next()
         self._ratings_changed()
@@ -561,7 +558,7 @@ class JudgeCheckPanel(QWidget):
         except Exception as exc:  # noqa: BLE001 - TableError and OS errors say what to do
             self.message.setText(f"Not exported: {getattr(exc, 'message', exc)}")
             return None
-        self.message.setText(f"Exported {_plural(len(self.ratings), 'rating')} to {path.name}.")
+        self.message.setText(f"Exported {count(len(self.ratings), 'rating')} to {path.name}.")
         return path
 
     def export_report(self, path: str | Path) -> Path | None:
@@ -675,7 +672,7 @@ class JudgeCheckPanel(QWidget):
                                    "judge_explanation", "text"])
         self.gaps_model.set_frame(frame)
         self._fit()
-        self.gaps_title.setText(f"“{question}”: {_plural(len(rows), 'text')} where the judge "
+        self.gaps_title.setText(f"“{question}”: {count(len(rows), 'text')} where the judge "
                                 "and the people answered differently (the judge said No to "
                                 "good texts first)")
         self.gaps_back.show()
