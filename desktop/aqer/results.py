@@ -356,6 +356,7 @@ class ResultsView(QWidget):
         details = QGroupBox("Details: every statistic (hover a column title for what it means)")
         details.setCheckable(True)
         details.setChecked(False)
+        details.setFlat(True)
         dl = QVBoxLayout(details)
         dl.addWidget(self.agreement_view, 1)
         details.toggled.connect(self.agreement_view.setVisible)
@@ -605,8 +606,12 @@ class ResultsView(QWidget):
         fit_columns(self.agreement_view, stretch=self.agreement_model.column_of("note"),
                     max_width=430)
         headline = self._show_agreement(result)
-        if headline:
-            self.summary.setText(f"{self.summary.text()}<br><b>{headline}</b>")
+        if headline:  # the short form here; the whole sentence opens the agreement tab
+            short = headline.split(" (")[0].split(". ")[0].rstrip(".")
+            if "too few" in headline:
+                short += ", too few people to be sure"
+            self.summary.setText(f"{self.summary.text()}<br><b>{short}.</b> See “Agreement "
+                                 "with grades”.")
         self.tabs.setTabVisible(self.tabs.indexOf(self.agreement_tab), len(result.agreement) > 0)
         self.set_comparison(comparison)
         self.set_curve(curve)
