@@ -1801,8 +1801,13 @@ def write_workbook(
     readme: Sequence[tuple[str, str]] | None = None,
     *,
     readme_first: bool = False,
+    replace_existing: bool = False,
 ) -> ExportReport:
     """Write ``sheets`` to an .xlsx file with a "Read me" sheet, atomically.
+
+    An existing file at ``path`` is replaced only when EvalDesk wrote it (an earlier export), so
+    an export never destroys a person's own file, such as the answers it was made from; a
+    caller that read that file and writes its content back passes ``replace_existing=True``.
 
     The Read me sheet holds ``readme`` (key, value) rows, a list of every sheet with its
     description and row count, and every change the export had to make. A failed export never
@@ -1835,6 +1840,13 @@ def write_workbook(
             "again, or choose another file name.",
             path,
         )
+    if path.exists() and not replace_existing and not _written_by_evaldesk(path):
+        raise TableError(
+            f'"{path.name}" already exists and was not written by EvalDesk: it may be one of '
+            "your own files (the answers, items or texts you imported), and the export would "
+            "replace it. Choose another file name for the export.",
+            path,
+        )
     tmp_name = _make_temp(folder, path)
 
     try:
@@ -1842,6 +1854,7 @@ def write_workbook(
         writer = _SheetWriter()
         wb = Workbook()
         wb.remove(wb.active)
+        wb.properties.creator = _CREATOR
         taken: set[str] = set()
         bold = Font(bold=True)
         header_fill = PatternFill("solid", fgColor="E7E6E6")
@@ -2056,6 +2069,25 @@ def _fill_readme(ws, readme, written, long_name, n_long, notes, writer: _SheetWr
     ws.column_dimensions["A"].width = 30
     ws.column_dimensions["B"].width = 100
     ws.column_dimensions["C"].width = 10
+
+
+_CREATOR = "EvalDesk"
+
+
+def _written_by_evaldesk(path: Path) -> bool:
+    """Is the existing file at ``path`` a workbook EvalDesk exported (its author is EvalDesk,
+    or, for exports made before the author was set, it has our "Read me" sheet)?"""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            if "docProps/core.xml" in names and zf.getinfo("docProps/core.xml").file_size < 65536:
+                if f"<dc:creator>{_CREATOR}</dc:creator>".encode() in zf.read("docProps/core.xml"):
+                    return True
+            if "xl/workbook.xml" in names and zf.getinfo("xl/workbook.xml").file_size < 2**20:
+                return f'name="{_README_NAME}"'.encode() in zf.read("xl/workbook.xml")
+    except (OSError, zipfile.BadZipFile, KeyError, RuntimeError, ValueError):
+        return False
+    return False
 
 
 def _make_temp(folder: Path, path: Path) -> str:

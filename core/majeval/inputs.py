@@ -255,7 +255,7 @@ PERSONA_COLUMNS = ["group", "name", "demographics", "perspective", "specialty",
 REQUIRED_PERSONA_COLUMNS = ("group", "name", "perspective")
 #: Columns that may be missing without a remark (files written before they existed).
 QUIET = ("group_description",)
-_EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r])")
+_EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r\n])")  # \r reads back as \n (XML)
 
 
 @dataclass
