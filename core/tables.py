@@ -1818,9 +1818,15 @@ def write_workbook(
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.utils import get_column_letter
 
+    from core.paths import file_name_problem
+
     path = Path(path)
-    if path.suffix == "":
+    problem = file_name_problem(path.name)
+    if path.suffix == "" and problem is None:
         path = path.with_suffix(".xlsx")
+        problem = file_name_problem(path.name)
+    if problem is not None:  # refused before anything is written
+        raise TableError(problem, path)
     if path.suffix.lower() != ".xlsx":
         raise TableError(
             f'"{path.name}": exports are Excel workbooks; give the file a name ending in .xlsx.',

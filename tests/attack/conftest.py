@@ -333,3 +333,8 @@ def no_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
     yield
+
+
+def files_in(folder: Path) -> list[str]:
+    """The names in ``folder``, leaving out the test's EvalDesk home (root conftest)."""
+    return sorted(p.name for p in Path(folder).iterdir() if p.name != "home")
