@@ -303,7 +303,9 @@ def run_limited(code: str, *, memory_mb: int = 1500, timeout: float = 60) -> Chi
         f"resource.setrlimit(resource.RLIMIT_AS, ({memory_mb} << 20, {memory_mb} << 20))",
         "result = {}",
         textwrap.dedent(code).strip("\n"),
-        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024",
+        # VmHWM, not ru_maxrss: ru_maxrss keeps the parent's (pytest's) size across exec
+        "peak = next(int(l.split()[1]) for l in open('/proc/self/status') "
+        "if l.startswith('VmHWM')) / 1024",
         "sys.stdout.write('\\n@@RESULT@@' + json.dumps({'result': result, 'peak_mb': peak}))",
     ])
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",

@@ -178,3 +178,28 @@ def test_inputs_with_windows_forbidden_names_are_still_read(tmp_path):
     headers, rows = sheet_for("aqer_answers", ["yes", "no"])
     source = write_csv(tmp_path / "answers: v2?.csv", headers, rows)
     assert run_importer("aqer_answers", source).texts == ["yes", "no"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("output,words", [
+    pytest.param("results?.xlsx", "Windows does not allow", id="forbidden_name"),
+    pytest.param("answers.xlsx", "is the answers file itself", id="output_is_the_input"),
+])
+def test_aqer_cli_refuses_the_output_before_scoring(tmp_path, capsys, monkeypatch, output,
+                                                     words):
+    """``evaldesk aqer answers.xlsx -o ...``: a name Windows cannot hold, or the answers file
+    itself, is refused before the answers are embedded; the answers file is untouched."""
+    from core import cli
+
+    def never(*a, **k):
+        raise AssertionError("the answers were scored before the output was checked")
+
+    monkeypatch.setattr("core.aqer.session.run_setup", never)
+    headers, rows = sheet_for("aqer_answers", ["yes", "no"])
+    source = write_xlsx(tmp_path / "answers.xlsx", headers, rows)
+    before = source.read_bytes()
+    assert cli.main(["aqer", str(source), "-o", str(tmp_path / output)]) == 1
+    err = capsys.readouterr().err
+    assert words in err, err
+    assert source.read_bytes() == before
+    assert files_in(tmp_path) == ["answers.xlsx"]

@@ -223,9 +223,11 @@ def test_xlsx_zip_bomb_refused_for_every_importer(tmp_path):
         assert "bomb.xlsx" in message and "MB" in message and "too large" in message, (kind,
                                                                                      message)
     assert set(child.output) == set(IMPORTERS)
-    slowest = max(seen["seconds"] for seen in child.output.values())
+    # the first importer's time includes loading pandas and openpyxl
+    slowest = max(seen["seconds"] for seen in list(child.output.values())[1:])
     print(f"zip bomb ({path.stat().st_size / 1024:.0f} KB, 400 MB unpacked): refused by all "
-          f"9 importers, slowest {slowest:.2f} s, peak memory {child.peak_mb:.0f} MB")
+          f"9 importers, each in at most {slowest:.2f} s once the libraries are loaded, peak "
+          f"memory {child.peak_mb:.0f} MB")
     assert child.peak_mb < 600, f"peak memory {child.peak_mb:.0f} MB"
 
 
@@ -249,12 +251,14 @@ def test_xlsx_zip_bomb_lying_about_its_size(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_xlsx_many_parts_adding_up(tmp_path):
-    """Sixty 10 MB parts: each is small, together they are too much to unpack."""
+    """Three parts of 180 MB: each is under the part limit, together they are too much."""
     path = raw_xlsx(tmp_path / "parts.xlsx", sheet_xml(inline_row(1, ["id", "content"])))
-    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as zf:
-        block = b" " * (10 << 20)
-        for k in range(60):
-            zf.writestr(f"xl/media/filler{k}.xml", block)
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        block = b" " * (1 << 20)
+        for k in range(3):
+            with zf.open(f"xl/media/filler{k}.xml", "w") as out:
+                for _ in range(180):
+                    out.write(block)
     outcome = run_importer("majeval_items", path)
     _assert_clear_error(outcome, "parts.xlsx", "too large")
 
