@@ -2086,9 +2086,13 @@ def _written_by_evaldesk(path: Path) -> bool:
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
-            if "docProps/core.xml" in names and zf.getinfo("docProps/core.xml").file_size < 65536:
-                if f"<dc:creator>{_CREATOR}</dc:creator>".encode() in zf.read("docProps/core.xml"):
-                    return True
+            core_xml = "docProps/core.xml"
+            if (
+                core_xml in names
+                and zf.getinfo(core_xml).file_size < 65536
+                and f"<dc:creator>{_CREATOR}</dc:creator>".encode() in zf.read(core_xml)
+            ):
+                return True
             if "xl/workbook.xml" in names and zf.getinfo("xl/workbook.xml").file_size < 2**20:
                 return f'name="{_README_NAME}"'.encode() in zf.read("xl/workbook.xml")
     except (OSError, zipfile.BadZipFile, KeyError, RuntimeError, ValueError):

@@ -304,14 +304,14 @@ def run_limited(code: str, *, memory_mb: int = 1500, timeout: float = 60) -> Chi
         "result = {}",
         textwrap.dedent(code).strip("\n"),
         # VmHWM, not ru_maxrss: ru_maxrss keeps the parent's (pytest's) size across exec
-        "peak = next(int(l.split()[1]) for l in open('/proc/self/status') "
-        "if l.startswith('VmHWM')) / 1024",
+        ("peak = next(int(l.split()[1]) for l in open('/proc/self/status') "
+         "if l.startswith('VmHWM')) / 1024"),
         "sys.stdout.write('\\n@@RESULT@@' + json.dumps({'result': result, 'peak_mb': peak}))",
     ])
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=timeout, cwd=str(ROOT), env=env)
+                          timeout=timeout, cwd=str(ROOT), env=env, check=False)
     output: dict = {}
     peak = 0.0
     if "@@RESULT@@" in proc.stdout:

@@ -203,3 +203,13 @@ def test_aqer_cli_refuses_the_output_before_scoring(tmp_path, capsys, monkeypatc
     assert words in err, err
     assert source.read_bytes() == before
     assert files_in(tmp_path) == ["answers.xlsx"]
+
+
+@pytest.mark.timeout(30)
+def test_aqer_template_with_forbidden_name_refused(tmp_path):
+    from core.aqer.session import copy_template
+
+    with pytest.raises(TableError, match="Windows does not allow"):
+        copy_template(tmp_path / "template: answers?.xlsx")
+    assert files_in(tmp_path) == []
+    assert copy_template(tmp_path / "template answers.xlsx").exists()
