@@ -360,8 +360,10 @@ def _read_pdf(path: Path, data: bytes, max_pages: int | None, progress: Progress
         raise DocumentError(damaged, path=path)
     if failed:
         warnings.append(
-            f"{_pages_phrase(failed).capitalize()} of “{name}” could not be read (damaged "
-            "content) and are empty. Paste their text in the page editor if they matter.")
+            f"{_pages_phrase(failed).capitalize()} of “{name}” could not be read (damaged or "
+            f"oversized content) and {'is' if len(failed) == 1 else 'are'} empty. Paste "
+            f"{'its' if len(failed) == 1 else 'their'} text in the page editor if "
+            f"{'it matters' if len(failed) == 1 else 'they matter'}.")
     empty = [i + 1 for i, t in enumerate(texts)
              if len(re.sub(r"\s", "", t)) < MIN_PAGE_CHARS and i + 1 not in failed]
     if len(empty) + len(failed) == count:
@@ -373,7 +375,8 @@ def _read_pdf(path: Path, data: bytes, max_pages: int | None, progress: Progress
             path=path)
     if empty:
         warnings.append(
-            f"{_pages_phrase(empty).capitalize()} of “{name}” have no text (scanned images, "
+            f"{_pages_phrase(empty).capitalize()} of “{name}” "
+            f"{'has' if len(empty) == 1 else 'have'} no text (scanned images, "
             "figures or blank pages). If they contain text you need, run your PDF reader's "
             "“Recognise text” (OCR) tool and import again, or type the text in the page editor.")
     return texts, warnings

@@ -81,3 +81,47 @@ def temp_file_beside(target: Path, *, prefix: str, suffix: str) -> Path:
     finally:
         os.close(fd)
     return Path(name)
+
+
+#: Characters Windows does not allow in a file name (besides control characters).
+WINDOWS_FORBIDDEN = '<>:"/\\|?*'
+#: Names Windows keeps for devices, with any extension ("CON.xlsx" is the console too).
+WINDOWS_RESERVED = frozenset(
+    ["CON", "PRN", "AUX", "NUL"]
+    + [f"{kind}{n}" for kind in ("COM", "LPT") for n in [*"123456789", "¹", "²", "³"]]
+)
+#: The longest file name (one path part) the usual file systems accept, in UTF-8 bytes.
+MAX_NAME_BYTES = 255
+
+
+def file_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a file name EvalDesk writes, in a plain sentence; None when it can.
+
+    The rules are Windows' (the strictest of the systems EvalDesk runs on), so a file written on
+    a Mac or Linux can also be opened, copied or sent to a Windows computer: none of
+    ``< > : " / \\ | ? *`` or control characters, no dot or space at the end, not a device name
+    such as CON or LPT1, at most 255 bytes."""
+    if not name or not name.strip():
+        return "The file name is empty. Type a name for the file."
+    shown = name if len(name) <= 80 else name[:77] + "…"
+    bad = sorted({ch for ch in name if ch in WINDOWS_FORBIDDEN}, key=WINDOWS_FORBIDDEN.index)
+    if bad:
+        listed = " ".join(bad)
+        return (f'The file name "{shown}" contains {listed}, which Windows does not allow in file '
+                "names (the file could not be opened or copied there). Choose a name without "
+                f"{' '.join(WINDOWS_FORBIDDEN)}.")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        return (f"The file name {shown!r} contains an invisible control character (such as a "
+                "line break or a tab). Type the name again without it.")
+    if name.endswith((".", " ")):
+        return (f'The file name "{shown}" ends with a dot or a space, which Windows removes, so '
+                "the file would not be found under this name. Remove it.")
+    stem = name.split(".", 1)[0].rstrip(" ").upper()
+    if stem in WINDOWS_RESERVED:
+        return (f'The file name "{shown}" begins with {stem}, a name Windows keeps for a device, '
+                "so no file can have it there. Choose another name.")
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        return (f"The file name is too long ({len(name):,} characters, {size:,} bytes; at most "
+                f"{MAX_NAME_BYTES} bytes fit in a file name). Choose a shorter name.")
+    return None

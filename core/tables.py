@@ -59,6 +59,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "EXCEL_CELL_LIMIT",
+    "XLSX_PART_LIMIT",
+    "XLSX_TOTAL_LIMIT",
     "CutCell",
     "ExportReport",
     "HasIssues",
@@ -85,6 +87,10 @@ __all__ = [
 
 #: The most characters Excel keeps in one cell.
 EXCEL_CELL_LIMIT = 32_767
+#: The most one part of an .xlsx (a sheet, the shared texts) may unpack to (bytes).
+XLSX_PART_LIMIT = 200 * 2**20
+#: The most all parts of an .xlsx together may unpack to (bytes).
+XLSX_TOTAL_LIMIT = 500 * 2**20
 
 Severity = Literal["error", "warning"]
 T = TypeVar("T")
@@ -451,14 +457,25 @@ def _check_readable(path: Path) -> None:
         )
 
 
+def _utf16_pattern(head: bytes) -> bool:
+    """Does ``head`` look like UTF-16 text without a byte-order mark (every other byte zero)?"""
+    even = head[0::2].count(0)
+    odd = head[1::2].count(0)
+    half = max(len(head) // 2, 1)
+    return max(even, odd) / half > 0.3 and min(even, odd) / half < 0.05
+
+
 def _looks_like_text(head: bytes) -> bool:
     if head.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return True
     if b"\x00" in head:
-        even = head[0::2].count(0)
-        odd = head[1::2].count(0)
-        half = max(len(head) // 2, 1)
-        return max(even, odd) / half > 0.3 and min(even, odd) / half < 0.05
+        if _utf16_pattern(head):
+            return True
+        # A few stray NUL bytes in a text file (a damaged cell): still text, the NULs are
+        # removed and the cells named when the table is read.
+        if head.count(0) > max(2, len(head) // 10):
+            return False
+        head = head.replace(b"\x00", b"")
     controls = sum(1 for b in head if b < 9 or 13 < b < 32 and b != 27)
     return controls <= max(1, len(head) // 100)
 
@@ -595,7 +612,8 @@ def _open_xlsx(path: Path):
 
     try:
         with zipfile.ZipFile(path) as zf:
-            members = set(zf.namelist())
+            infos = zf.infolist()
+            members = {i.filename for i in infos}
     except zipfile.BadZipFile:
         raise _damaged_error(path) from None
     except OSError as exc:
@@ -618,6 +636,7 @@ def _open_xlsx(path: Path):
             "spreadsheet inside, or choose another file.",
             path,
         )
+    _check_unpacked_size(path, infos)
     try:
         # From memory: works whatever the file is called and never keeps the file open.
         return openpyxl.load_workbook(
@@ -627,6 +646,39 @@ def _open_xlsx(path: Path):
         raise _damaged_error(path, str(exc)) from None
     except Exception as exc:  # openpyxl raises many kinds for broken parts
         raise _damaged_error(path, f"{type(exc).__name__}: {exc}") from None
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:,.1f} MB" if size < 10 * 2**20 else f"{size / 2**20:,.0f} MB"
+
+
+def _check_unpacked_size(path: Path, infos: Sequence[zipfile.ZipInfo]) -> None:
+    """Refuse a workbook whose parts unpack to more than EvalDesk reads safely.
+
+    An .xlsx is a zip archive; its directory says how large each part is once unpacked, and
+    reading never unpacks more than that (a part that holds more fails its checksum). So a
+    "zip bomb" (a few hundred KB that unpack to gigabytes) is refused here, before any XML is
+    parsed, instead of taking all of the computer's memory."""
+    if not infos:
+        return
+    total = sum(i.file_size for i in infos)
+    biggest = max(infos, key=lambda i: i.file_size)
+    if biggest.file_size <= XLSX_PART_LIMIT and total <= XLSX_TOTAL_LIMIT:
+        return
+    try:
+        on_disk = _mb(path.stat().st_size)
+    except OSError:  # pragma: no cover
+        on_disk = "much smaller"
+    raise TableError(
+        f'"{path.name}" is too large to read safely: the workbook is {on_disk} on disk but its '
+        f"contents unpack to {_mb(total)} (the part {biggest.filename} alone to "
+        f"{_mb(biggest.file_size)}). EvalDesk reads workbooks that unpack to at most "
+        f"{_mb(XLSX_TOTAL_LIMIT)} ({_mb(XLSX_PART_LIMIT)} for one part), so that one file "
+        "cannot take all of the computer's memory. If the workbook is genuine, open it in "
+        'Excel, save the sheet you need as "CSV UTF-8" and choose that file. If you did not '
+        "expect it to be this large, do not open it: it may be damaged or made to do harm.",
+        path,
+    )
 
 
 def _xlsx_sheet_parts(zf: zipfile.ZipFile) -> dict[str, str]:
@@ -845,7 +897,7 @@ def _decode(data: bytes) -> tuple[str, str, bool]:
             except UnicodeDecodeError:
                 break
     head = data[:4096]
-    if b"\x00" in head:  # UTF-16 without a byte-order mark: every other byte is zero
+    if b"\x00" in head and _utf16_pattern(head):  # UTF-16 without a byte-order mark
         even, odd = head[0::2].count(0), head[1::2].count(0)
         encoding = "utf-16-le" if odd > even else "utf-16-be"
         try:
@@ -939,16 +991,6 @@ def _text_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
     data = path.read_bytes()
     text, encoding, guessed = _decode(data)
     issues: list[TableIssue] = []
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-        issues.append(
-            TableIssue(
-                "warning",
-                f"{path.name}: the file contains NUL characters (often a sign of a damaged "
-                "file or a wrong encoding); they were removed.",
-                path.name,
-            )
-        )
     first_line, _, rest = text.partition("\n")
     hint = re.fullmatch(r"\ufeff?sep=(.)\r?", first_line)
     if hint:
@@ -961,9 +1003,16 @@ def _text_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
         csv.field_size_limit(2**31 - 1)
     rows: list[tuple[int, list[str]]] = []
     data_seen = 0
+    nul_cells: list[tuple[int, int]] = []  # (row, col0) of cells whose NULs were removed
+    has_nul = "\x00" in text
     try:
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
         for number, record in enumerate(reader, start=1):
+            if has_nul:
+                for c, cell in enumerate(record):
+                    if "\x00" in cell:
+                        record[c] = cell.replace("\x00", "")
+                        nul_cells.append((number, c))
             if any(c.strip() for c in record):
                 rows.append((number, record))
                 data_seen += 1
@@ -971,6 +1020,24 @@ def _text_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
                     break
     except csv.Error as exc:
         raise TableError(f'"{path.name}" could not be read as a table: {exc}.', path) from None
+    if nul_cells:
+        refs = [f"{_col_letter(c)}{r}" for r, c in nul_cells]
+        if len(refs) == 1:
+            r, c = nul_cells[0]
+            text_ = (
+                f"{path.name}, cell {refs[0]} (row {r}, column {_col_letter(c)}): it held a NUL "
+                "character (an invisible zero byte, often a sign of a damaged file), which was "
+                "removed. Check that the cell's text is complete."
+            )
+        else:
+            text_ = (
+                f"{path.name}: {len(refs):,} cells held NUL characters (invisible zero bytes, "
+                f"often a sign of a damaged file), which were removed: {_cells_text(refs)}. "
+                "Check that these cells' texts are complete."
+            )
+        issues.append(
+            TableIssue("warning", text_, path.name, nul_cells[0][0], _col_letter(nul_cells[0][1]))
+        )
     grid = _Grid(path.name, rows, issues_before=issues, encoding=encoding, delimiter=delimiter)
     grid.guessed_encoding = guessed
     return grid
@@ -1770,8 +1837,13 @@ def write_workbook(
     readme: Sequence[tuple[str, str]] | None = None,
     *,
     readme_first: bool = False,
+    replace_existing: bool = False,
 ) -> ExportReport:
     """Write ``sheets`` to an .xlsx file with a "Read me" sheet, atomically.
+
+    An existing file at ``path`` is replaced only when EvalDesk wrote it (an earlier export), so
+    an export never destroys a person's own file, such as the answers it was made from; a
+    caller that read that file and writes its content back passes ``replace_existing=True``.
 
     The Read me sheet holds ``readme`` (key, value) rows, a list of every sheet with its
     description and row count, and every change the export had to make. A failed export never
@@ -1782,9 +1854,15 @@ def write_workbook(
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.utils import get_column_letter
 
+    from core.paths import file_name_problem
+
     path = Path(path)
-    if path.suffix == "":
+    problem = file_name_problem(path.name)
+    if path.suffix == "" and problem is None:
         path = path.with_suffix(".xlsx")
+        problem = file_name_problem(path.name)
+    if problem is not None:  # refused before anything is written
+        raise TableError(problem, path)
     if path.suffix.lower() != ".xlsx":
         raise TableError(
             f'"{path.name}": exports are Excel workbooks; give the file a name ending in .xlsx.',
@@ -1804,6 +1882,13 @@ def write_workbook(
             "again, or choose another file name.",
             path,
         )
+    if path.exists() and not replace_existing and not _written_by_evaldesk(path):
+        raise TableError(
+            f'"{path.name}" already exists and was not written by EvalDesk: it may be one of '
+            "your own files (the answers, items or texts you imported), and the export would "
+            "replace it. Choose another file name for the export.",
+            path,
+        )
     tmp_name = _make_temp(folder, path)
 
     try:
@@ -1811,6 +1896,7 @@ def write_workbook(
         writer = _SheetWriter()
         wb = Workbook()
         wb.remove(wb.active)
+        wb.properties.creator = _CREATOR
         taken: set[str] = set()
         bold = Font(bold=True)
         header_fill = PatternFill("solid", fgColor="E7E6E6")
@@ -2025,6 +2111,29 @@ def _fill_readme(ws, readme, written, long_name, n_long, notes, writer: _SheetWr
     ws.column_dimensions["A"].width = 30
     ws.column_dimensions["B"].width = 100
     ws.column_dimensions["C"].width = 10
+
+
+_CREATOR = "EvalDesk"
+
+
+def _written_by_evaldesk(path: Path) -> bool:
+    """Is the existing file at ``path`` a workbook EvalDesk exported (its author is EvalDesk,
+    or, for exports made before the author was set, it has our "Read me" sheet)?"""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            core_xml = "docProps/core.xml"
+            if (
+                core_xml in names
+                and zf.getinfo(core_xml).file_size < 65536
+                and f"<dc:creator>{_CREATOR}</dc:creator>".encode() in zf.read(core_xml)
+            ):
+                return True
+            if "xl/workbook.xml" in names and zf.getinfo("xl/workbook.xml").file_size < 2**20:
+                return f'name="{_README_NAME}"'.encode() in zf.read("xl/workbook.xml")
+    except (OSError, zipfile.BadZipFile, KeyError, RuntimeError, ValueError):
+        return False
+    return False
 
 
 def _make_temp(folder: Path, path: Path) -> str:

@@ -588,8 +588,13 @@ def copy_template(target: str | Path) -> Path:
     """Copy the example workbook shipped with EvalDesk to ``target``."""
     from core import paths
 
+    from core.tables import TableError
+
     source = paths.resources_dir() / "samples" / "aqer_template.xlsx"
     target = Path(target)
+    problem = paths.file_name_problem(target.name)
+    if problem is not None:  # refused before anything is written
+        raise TableError(problem, target)
     # a copy beside it, then renamed: the workbook is never seen half-written
     part = temp_file_beside(target, prefix="~evaldesk-", suffix=".xlsx.tmp")
     try:

@@ -348,6 +348,17 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         raise cli.UserError(
             f"The folder {output.parent} does not exist. Create it or choose another."
         )
+    # Checked before any work: the workbook is written only after the answers are scored.
+    from core.paths import file_name_problem
+
+    problem = file_name_problem(output.name)
+    if problem is not None:
+        raise cli.UserError(f"{problem} (-o)")
+    if output.exists() and source.is_file() and output.samefile(source):
+        raise cli.UserError(
+            f"The output {output.name} is the answers file itself; writing the results there "
+            "would replace your answers. Choose another name with -o."
+        )
     model_path, device = args.embedding_model, args.device
     if model_path is None or device is None:
         stored_choice = load_settings().embedding

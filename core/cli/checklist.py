@@ -314,7 +314,8 @@ def run_build(args: argparse.Namespace) -> int:
          + ", ".join(str(s.row) for s in samples)),
     ]
     try:
-        write_checklists(output, [*existing, build.checklist], builds=[build], readme=readme)
+        write_checklists(output, [*existing, build.checklist], builds=[build], readme=readme,
+                         replace_existing=bool(args.merge and output.exists()))
     except TableError as exc:
         raise UserError(exc.message) from None
     checklist = build.checklist

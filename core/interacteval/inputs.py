@@ -304,8 +304,16 @@ def read_notes(path: str | os.PathLike[str], *, author: str | None = None) -> No
         except OSError as exc:
             return NotesRead(errors=[f'The notes file "{path}" cannot be read ({exc.strerror}).'])
         text = _decode(raw)
-        attributes = parse_notes(text, default_author)
+        nul_lines = [n for n, line in enumerate(text.splitlines(), start=1) if "\x00" in line]
+        attributes = parse_notes(text.replace("\x00", ""), default_author)
         result = NotesRead(attributes=attributes)
+        if nul_lines:
+            shown = ", ".join(str(n) for n in nul_lines[:10])
+            more = f" and {len(nul_lines) - 10} more" if len(nul_lines) > 10 else ""
+            result.problems.append(
+                f'The notes file "{path.name}", line{"s" if len(nul_lines) > 1 else ""} '
+                f"{shown}{more}: NUL characters (invisible zero bytes, often a sign of a damaged "
+                "file) were removed; check that these notes are complete.")
         if not attributes:
             result.errors.append(f'The notes file "{path.name}" holds no notes (it is empty).')
         return result

@@ -62,7 +62,7 @@ SAMPLE_COLUMNS = ["dimension", "row", "score", "source", "text"]
 LEFT_OUT = "(left out when grouping)"
 
 _TAG = re.compile(r"^\[(model|person|unknown)\s*:\s*([^\]]*)\]\s*(.*)$", re.IGNORECASE)
-_EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r])")
+_EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r\n])")  # \r reads back as \n (XML)
 
 
 def format_attributes(attributes: Sequence[Attribute]) -> str:
@@ -197,9 +197,12 @@ def write_checklists(
     *,
     builds: Sequence[ChecklistBuild] = (),
     readme: Sequence[tuple[str, str]] = (),
+    replace_existing: bool = False,
 ) -> ExportReport:
     """Write a checklist file (see the module docstring). ``builds`` adds the full attribute
-    list (with left-out attributes) and the construction notes to the Read me."""
+    list (with left-out attributes) and the construction notes to the Read me.
+    ``replace_existing``: the caller read the file at ``path`` and writes its checklists back
+    (with one added), so it may replace it even when EvalDesk did not write it."""
     from core.interacteval.checklist_scoring import SCORE_RULE
     from core.tables import write_workbook
 
@@ -232,7 +235,8 @@ def write_checklists(
         for group in build.sub_questions:
             if group.note:
                 info.append((f"{name}: note", f"{group.component}: {group.note}"))
-    return write_workbook(path, _sheet_specs(checklists, builds), info)
+    return write_workbook(path, _sheet_specs(checklists, builds), info,
+                          replace_existing=replace_existing)
 
 
 # ------------------------------------------------------------------------------ reading back

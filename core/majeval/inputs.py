@@ -271,7 +271,7 @@ PERSONA_COLUMN_TITLES = {
 REQUIRED_PERSONA_COLUMNS = REQUIRED_PERSONA_FIELDS
 #: Columns that may be missing without a remark (files written before they existed).
 QUIET = ("group_description",)
-_EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r])")
+_EXPORT_QUOTE = re.compile(r"^'(?=[=+\-@\t\r\n])")  # \r reads back as \n (XML)
 
 
 @dataclass

@@ -338,6 +338,7 @@ class Project:
         """Create a new project file at ``path`` (which must not exist yet) and open it. An empty
         file there (a creation killed before it was written: it holds nothing) is replaced."""
         target = _absolute(path)
+        _check_name(target)
         if target.is_symlink() or (target.exists() and not _never_written(target)):
             raise ProjectError(
                 f"{target} already exists. Choose another name, or open that file instead."
@@ -592,6 +593,7 @@ class Project:
                 )
             if target.is_dir():
                 raise ProjectError(f"{target} is a folder. Choose a file name for the project.")
+            _check_name(target)
             _check_folder(target.parent)
             new_lock = _LockFile.acquire(target)
             tmp: Path | None = None
@@ -1353,6 +1355,14 @@ def _is_untitled(path: Path) -> bool:
         return _same_file(path.parent, untitled_folder())
     except OSError:
         return False
+
+
+def _check_name(target: Path) -> None:
+    """Refuse a project name Windows cannot hold (see :func:`core.paths.file_name_problem`)
+    before anything is written."""
+    problem = paths.file_name_problem(target.name)
+    if problem is not None:
+        raise ProjectError(problem)
 
 
 def _check_folder(folder: Path) -> None:

@@ -983,7 +983,8 @@ def test_failed_replace_keeps_the_old_file(tmp_path, monkeypatch):
 
 def test_disk_full_and_unwritable_folder(tmp_path, monkeypatch):
     path = tmp_path / "results.xlsx"
-    path.write_bytes(b"old")
+    write_workbook(path, [Sheet("S", pd.DataFrame({"a": [0]}))])  # an earlier export
+    old = path.read_bytes()
 
     def full(self, filename):
         with open(filename, "wb") as fh:
@@ -993,7 +994,7 @@ def test_disk_full_and_unwritable_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(openpyxl.Workbook, "save", full)
     with pytest.raises(TableError, match="disk is full"):
         write_workbook(path, [Sheet("S", pd.DataFrame({"a": [1]}))])
-    assert path.read_bytes() == b"old"
+    assert path.read_bytes() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.xlsx"]
     monkeypatch.undo()
 
