@@ -31,6 +31,7 @@ from core import paths
 
 __all__ = [
     "PLACEHOLDER_WORDS",
+    "MethodPrompts",
     "PromptTemplate",
     "ask",
     "copied_text",
@@ -64,6 +65,23 @@ PLACEHOLDER_WORDS = frozenset(
 _SLOT = re.compile(r"^(?:[\W_]+|<[^<>]{0,60}>|\[[^\W\d][^\[\]\d]{0,59}\]|\{[^{}\d]{0,60}\})$")
 #: A text of fewer words than this is a copy only when it is a placeholder word.
 MIN_COPY_WORDS = 2
+
+
+class MethodPrompts:
+    """One method's templates (``resources/prompts/<method>/``): ``template_path``, ``load``
+    and ``parse`` bound to the method, so a method's ``_prompts`` module is one line."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+
+    def template_path(self, name: str) -> Path:
+        return template_path(self.method, name)
+
+    def load(self, name: str) -> PromptTemplate:
+        return load(self.method, name)
+
+    def parse(self, name: str, raw: str, path: Path | str = "") -> PromptTemplate:
+        return parse(self.method, name, raw, path)
 
 
 def template_path(method: str, name: str) -> Path:
