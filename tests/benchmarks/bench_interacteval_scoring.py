@@ -119,6 +119,7 @@ def texts(n: int):
 # ------------------------------------------------------------------------------- benchmark
 async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
     from core.interacteval import open_scoring_run, score_texts
+    from core.interacteval.session import score_texts as score_in_project
     from core.llm import Gateway
     from core.project import Project
     from core.runs import Progress
@@ -156,7 +157,7 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
             gateway = Gateway(profile, cache=project, run_id=run_id)
             seen = []
             started = time.perf_counter()
-            run = await score_texts(lists, items, gateway, settings=settings,
+            run = await score_in_project(lists, items, gateway, settings=settings,
                                     model=profile.model, project=project, run_id=run_id,
                                     progress=Progress(seen.append))
             wall = time.perf_counter() - started
@@ -168,7 +169,7 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
             # re-run 1: the same scoring run resumes: every text is already stored
             again = Gateway(profile, cache=project, run_id=run_id)
             started = time.perf_counter()
-            rerun = await score_texts(lists, items, again, model=profile.model,
+            rerun = await score_in_project(lists, items, again, model=profile.model,
                                       project=project, run_id=run_id)
             resume_wall = time.perf_counter() - started
             assert rerun.reused == calls
