@@ -288,13 +288,15 @@ class Result:
 @dataclass(frozen=True)
 class LLMUsage:
     """Totals over stored LLM calls. ``cost`` sums the known costs; ``calls_without_cost`` counts
-    calls whose cost was unknown (so a total is never silently too low)."""
+    calls whose cost was unknown (so a total is never silently too low);
+    ``cached_prompt_tokens``: prompt tokens the provider took from its prompt cache."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
     calls_without_cost: int = 0
+    cached_prompt_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -1177,7 +1179,10 @@ class Project:
         self._flush_before_reading()
         sql = ("SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
                "COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(cost), 0.0), "
-               "SUM(CASE WHEN cost IS NULL THEN 1 ELSE 0 END) FROM llm_calls")
+               "SUM(CASE WHEN cost IS NULL THEN 1 ELSE 0 END), "
+               "COALESCE(SUM(CASE WHEN json_valid(response) THEN "
+               "json_extract(response, '$.cached_prompt_tokens') END), 0) "
+               "FROM llm_calls")
         with self._reading() as conn:
             if run_id is None:
                 row = conn.execute(sql).fetchone()
@@ -1185,7 +1190,8 @@ class Project:
                 row = conn.execute(sql + " WHERE run_id = ?", (run_id,)).fetchone()
         return LLMUsage(calls=int(row[0]), prompt_tokens=int(row[1]),
                         completion_tokens=int(row[2]), cost=float(row[3]),
-                        calls_without_cost=int(row[4] or 0))
+                        calls_without_cost=int(row[4] or 0),
+                        cached_prompt_tokens=int(row[5] or 0))
 
     # -------------------------------------------------------------------------------- info
     def info(self) -> ProjectInfo:

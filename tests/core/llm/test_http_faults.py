@@ -74,6 +74,7 @@ async def test_prompt_tokens_from_the_providers_cache_are_counted_and_logged(ser
         assert "16 from the provider's prompt cache" in gateway.usage.summary
         stored = project.llm_cache_get(next(iter(_keys(project))))
         assert stored["response"]["cached_prompt_tokens"] == 8
+        assert project.llm_usage().cached_prompt_tokens == 16
     plain = Gateway(profile(server, "ok"), cache=MemoryCache())
     await plain.complete_json(ask(), Score)
     assert plain.usage.cached_prompt_tokens == 0  # not reported: none counted
