@@ -150,6 +150,15 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
         await score_texts(lists, items, memory, model=profile.model)
         memory_wall = time.perf_counter() - started
 
+        commits: list[int] = []  # writes per group commit (results and LLM calls)
+        flush = Project.flush
+
+        def counted(self):
+            if self.queued:
+                commits.append(self.queued)
+            return flush(self)
+
+        Project.flush = counted
         with tempfile.TemporaryDirectory() as folder:
             project = Project.create(Path(folder) / "bench.evaldesk", method="interacteval")
             settings = None
@@ -161,6 +170,7 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
                                     model=profile.model, project=project, run_id=run_id,
                                     progress=Progress(seen.append))
             wall = time.perf_counter() - started
+            run_commits = list(commits)
             usage = gateway.usage
             # SummEval repeats a few summaries word for word: those are cache hits
             assert usage.calls + usage.cache_hits == calls, (usage.calls, calls)
@@ -198,6 +208,9 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
         ("Scoring, memory cache, no project (for comparison)",
          f"{memory_wall:.1f} s ({memory_wall / ideal:.2f}x ideal)"),
         ("Overhead per call over the ideal", f"{(wall - ideal) / calls * 1000:.2f} ms"),
+        ("Writes to the project file during scoring",
+         (f"{sum(run_commits):,} (results and calls) in {len(run_commits):,} group commits "
+          f"(before issue 17: one commit each, the results' on the event loop)")),
         ("Calls made / answered from the cache",
          f"{usage.calls:,} / {usage.cache_hits} (texts SummEval repeats word for word)"),
         ("Failed texts", str(failed)),
