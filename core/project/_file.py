@@ -44,9 +44,9 @@ Safety rules:
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import getpass
-import asyncio
 import hashlib
 import json
 import os
@@ -1107,7 +1107,8 @@ class Project:
         error: str | None = None,
     ) -> None:
         """:meth:`put_result`, written at the next group commit (``await committed()`` or
-        :meth:`flush`); until then it is not on disk and not found by reads of the file."""
+        :meth:`flush`); until then it is not on disk (this project's reads of results flush
+        the queue first; another reader of the file does not see it)."""
         self._queue(_result_row(run_id, kind, key, payload, status, error))
 
     def queue_llm_call(

@@ -5,8 +5,16 @@ only grows, so every request of an agent repeats its previous one as a prefix.""
 
 from __future__ import annotations
 
-from core.majeval import DEFAULT_DIMENSION, DebateSettings, Item, Scale
-from core.majeval import evaluate_individually, free_debate
+from itertools import pairwise
+
+from core.majeval import (
+    DEFAULT_DIMENSION,
+    DebateSettings,
+    Item,
+    Scale,
+    evaluate_individually,
+    free_debate,
+)
 
 from .majeval_support import evaluation, kind, persona, speaker, turn
 
@@ -63,7 +71,7 @@ async def test_an_agents_prefix_is_byte_equal_across_its_turns_and_final(scripte
         # the user message starts with the discussion, which only grows: each request's
         # discussion is a prefix of the next one's
         discussions = [messages[-1]["content"].split("\n\n", 1)[0] for messages in phase2]
-        for before, after in zip(discussions, discussions[1:]):
+        for before, after in pairwise(discussions):
             if "(nobody has spoken yet)" not in before:
                 assert after.startswith(before), (before, after)
 
@@ -73,7 +81,7 @@ async def test_the_final_evaluation_repeats_the_last_turn_as_a_prefix(scripted):
     for name in {p.name for p in PANEL}:
         mine = [r.messages for r in llm.requests if speaker(r.messages) == name]
         last_turn = [m for m in mine if kind(m) == "turn"][-1]
-        final = [m for m in mine if kind(m) == "final"][0]
+        final = next(m for m in mine if kind(m) == "final")
         assert final[0] == last_turn[0]
         head = last_turn[1]["content"].split("\n\nIt is your turn")[0]
         assert final[1]["content"].startswith(head)

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -79,7 +80,7 @@ def test_a_failed_commit_keeps_the_queue(tmp_path, monkeypatch):
         run_id = project.start_run("m", "s", {})
         project.queue_result(run_id, "unit", "a", 1)
         project.queue_result(9999, "unit", "b", 1)  # no such run: the foreign key refuses it
-        with pytest.raises(Exception):
+        with pytest.raises(sqlite3.IntegrityError):
             project.flush()
         assert project.queued == 2  # nothing lost, nothing half-written
         assert project._queued[0][1][2] == "a"
