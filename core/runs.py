@@ -179,7 +179,9 @@ class UnitStore(Protocol):
         ...
 
     def save(self, key: str, payload: Any, ok: bool, error: str = "") -> None:
-        """Keep one unit as soon as it ends (``ok`` False: failed, with ``error`` for people)."""
+        """Keep one unit as soon as it ends (``ok`` False: failed, with ``error`` for people).
+        A store may also have ``async save_async(...)`` (same arguments), returning once the
+        unit is on disk without blocking the event loop; :func:`run_units` then uses that."""
         ...
 
     def end(self, status: str, message: str) -> None:
@@ -249,7 +251,11 @@ async def run_units(
             value = await work(unit)
         ok, error = judge(value)
         if store is not None:
-            store.save(key, dump(value), ok, error if not ok else "")
+            save_async = getattr(store, "save_async", None)
+            if save_async is not None:  # returns once the unit is on disk: "done" = saved
+                await save_async(key, dump(value), ok, error if not ok else "")
+            else:
+                store.save(key, dump(value), ok, error if not ok else "")
         results[key] = UnitResult(key, value, ok, "" if ok else error)
         detail = describe(unit, value) if describe is not None else key
         progress.advance(1, detail)

@@ -128,6 +128,12 @@ class ProjectCache:
             for key, record in items:
                 self.put(key, record)
 
+    async def store(self, key: str, record: CallRecord) -> None:
+        """Store a call through the project's group commit (one transaction for every call and
+        result that ended meanwhile, in a worker thread); returns once it is on disk."""
+        self.project.queue_llm_call(key, **_columns(record))
+        await self.project.committed()
+
     def put(self, key: str, record: CallRecord) -> None:
         self.project.llm_cache_put(
             key,
@@ -141,6 +147,13 @@ class ProjectCache:
             latency_s=record.latency_s,
             run_id=record.run_id,
         )
+
+
+def _columns(record: CallRecord) -> dict[str, Any]:
+    return {"model": record.model, "api_base": record.api_base or None,
+            "request": record.request, "response": record.response,
+            "prompt_tokens": record.prompt_tokens, "completion_tokens": record.completion_tokens,
+            "cost": record.cost, "latency_s": record.latency_s, "run_id": record.run_id}
 
 
 def as_cache(cache: Any) -> ResponseCache:

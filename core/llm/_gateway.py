@@ -170,6 +170,7 @@ class _Reply:
     cost: float | None
     latency_s: float
     served_by: str
+    cached_tokens: int = 0
 
 
 #: How servers are asked for JSON: OpenAI's json_schema; llama-cpp-python's server style
@@ -405,6 +406,8 @@ class Gateway:
                         "content": reply.content,
                         "finish_reason": reply.finish_reason,
                         "reasked": asked is not conversation,
+                        # prompt tokens the provider took from its prompt cache (billed less)
+                        "cached_prompt_tokens": reply.cached_tokens,
                     },
                     prompt_tokens=reply.prompt_tokens,
                     completion_tokens=reply.completion_tokens,
@@ -418,7 +421,10 @@ class Gateway:
             semaphore.release()
 
     async def _store(self, key: str, record: CallRecord) -> None:
-        if self._writer is not None:
+        store = getattr(self.cache, "store", None)
+        if store is not None:  # the project's group commit (results share its transactions)
+            await store(key, record)
+        elif self._writer is not None:
             await self._writer.put(key, record)
         else:
             await self._io(self.cache.put, key, record)
@@ -653,7 +659,7 @@ class Gateway:
     async def _litellm_call(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
         litellm = litellm_module()
         common = dict(
-            messages=messages,
+            messages=_mark_cached_prefix(self.profile.model, messages),
             timeout=self.profile.timeout_s,
             num_retries=0,
             max_retries=0,
@@ -707,11 +713,13 @@ class Gateway:
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cached_tokens = cached_prompt_tokens(usage)
         cost = 0.0 if self._free else _cost(response)
         hidden = getattr(response, "_hidden_params", None) or {}
         # the log of calls keeps the address without a key that may be inside it
         served_by = hide_url_secrets(str(self._local_path or hidden.get("api_base") or ""))
-        record(self.usage, call=(prompt_tokens, completion_tokens, cost))
+        record(self.usage, call=(prompt_tokens, completion_tokens, cost),
+               cached_tokens=cached_tokens)
         return _Reply(
             content=content,
             finish_reason=str(getattr(choice, "finish_reason", "") or ""),
@@ -720,6 +728,7 @@ class Gateway:
             cost=cost,
             latency_s=latency_s,
             served_by=served_by,
+            cached_tokens=cached_tokens,
         )
 
 
@@ -744,6 +753,37 @@ def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
 def _schema_text(schema: type[BaseModel]) -> str:
     name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "answer"
     return json.dumps({"name": name, "schema": schema.model_json_schema()})
+
+
+def cached_prompt_tokens(usage: Any) -> int:
+    """Prompt tokens the provider answered from its prompt cache, as litellm reports them
+    (``usage.prompt_tokens_details.cached_tokens``: OpenAI's automatic prefix caching, and
+    Anthropic's cache reads mapped there by litellm); 0 when not reported."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if details is None and isinstance(usage, dict):
+        details = usage.get("prompt_tokens_details")
+    value = (details.get("cached_tokens") if isinstance(details, dict)
+             else getattr(details, "cached_tokens", None))
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _mark_cached_prefix(model: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For Anthropic models, mark the system message (our prompts' unchanging prefix: a debate
+    agent's persona, task, item and first evaluations) with ``cache_control``, so Anthropic
+    caches it and bills it at the cache-read price on the next request (OpenAI and llama.cpp
+    reuse a repeated prefix without being told). Other models get the messages unchanged."""
+    if not model.lower().startswith("anthropic/"):
+        return messages
+    out = []
+    for message in messages:
+        if message.get("role") == "system" and isinstance(message.get("content"), str):
+            message = {**message, "content": [{"type": "text", "text": message["content"],
+                                               "cache_control": {"type": "ephemeral"}}]}
+        out.append(message)
+    return out
 
 
 def _cost(response: Any) -> float | None:

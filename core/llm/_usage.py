@@ -4,7 +4,9 @@
 taken from the cache (no call, no cost); ``failures`` counts requests that ended without an answer
 after the retries. ``cost`` sums the known costs in US dollars (0 for the local model);
 ``calls_without_cost`` counts calls whose price litellm does not know, so a total is never
-silently too low.
+silently too low. ``cached_prompt_tokens`` counts the prompt tokens the provider took from its
+prompt cache (included in ``prompt_tokens``; billed at a lower price, which ``cost`` already
+reflects when litellm knows the model's cache price).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Usage:
     completion_tokens: int = 0
     cost: float = 0.0
     calls_without_cost: int = 0
+    cached_prompt_tokens: int = 0
 
     def copy(self) -> Usage:
         return replace(self)
@@ -43,6 +46,8 @@ class Usage:
         """One line for a status bar: '12 calls, 30 from cache, 4,210 tokens, $0.0031'."""
         tokens = self.prompt_tokens + self.completion_tokens
         text = f"{self.calls:,} calls, {self.cache_hits:,} from cache, {tokens:,} tokens"
+        if self.cached_prompt_tokens:
+            text += f" ({self.cached_prompt_tokens:,} from the provider's prompt cache)"
         if self.cost or not self.calls_without_cost:
             text += f", ${self.cost:.4f}"
         if self.calls_without_cost:
@@ -85,11 +90,14 @@ def record(
     call: tuple[int, int, float | None] | None = None,
     cache_hit: bool = False,
     failure: bool = False,
+    cached_tokens: int = 0,
 ) -> None:
-    """Count one event in ``run`` and in the session totals, then tell the listeners."""
+    """Count one event in ``run`` and in the session totals, then tell the listeners.
+    ``cached_tokens``: prompt tokens of ``call`` that the provider took from its prompt cache."""
     for usage in (run, _session):
         if call is not None:
             usage.add_call(*call)
+            usage.cached_prompt_tokens += int(cached_tokens or 0)
         if cache_hit:
             usage.cache_hits += 1
         if failure:

@@ -395,12 +395,27 @@ def _discussion_text(turns: Sequence[DebateTurn]) -> str:
     return "\n".join(lines) or "(nobody has spoken yet)"
 
 
+#: Steps of phase 2: their standing instructions end with the group's first evaluations.
+_PHASE2_STEPS = ("debate_turn", "final_evaluation")
+
+
 def agent_template(step: str) -> PromptTemplate:
     """The agent's standing instructions (system) with one step's request (user): phase 1,
-    a debate turn or the final evaluation, as one template for :func:`core.prompts.ask`."""
+    a debate turn or the final evaluation, as one template for :func:`core.prompts.ask`.
+
+    In phase 2 the system message also carries the group's first evaluations
+    (``debate_shared``), so it is the same, byte for byte, for every turn and the final
+    evaluation of an agent, and the user message starts with the discussion, which only grows:
+    each request of an agent repeats its previous one as a prefix, which providers' prompt
+    caches (and llama.cpp's) do not compute or bill in full again."""
     agent, turn = _prompts.load("agent"), _prompts.load(step)
-    return PromptTemplate(_prompts.METHOD, f"agent+{step}", f"{agent.version}+{turn.version}",
-                          agent.system, turn.user)
+    if step not in _PHASE2_STEPS:
+        return PromptTemplate(_prompts.METHOD, f"agent+{step}",
+                              f"{agent.version}+{turn.version}", agent.system, turn.user)
+    shared = _prompts.load("debate_shared")
+    return PromptTemplate(_prompts.METHOD, f"agent+{step}",
+                          f"{agent.version}+{shared.version}+{turn.version}",
+                          f"{agent.system}\n\n{shared.system}", turn.user)
 
 
 def _check_evaluation(reply: Any) -> Rejection | None:

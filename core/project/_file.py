@@ -10,6 +10,17 @@ Saving is continuous: every write method commits its own transaction, so whateve
 is on disk; "Save" in the app means nothing is pending. Group several writes into one
 all-or-nothing step (and one disk flush) with ``with project.transaction(): ...``.
 
+On the hot path of a long run (a scored text, a debate, a logged LLM call, thousands of them),
+writes are queued instead (:meth:`Project.queue_result`, :meth:`Project.queue_llm_call`) and
+``await project.committed()`` returns once they are on disk: every write queued while the
+previous commit was being flushed goes into the next single transaction (a group commit), in a
+worker thread, so the event loop never waits for the disk and one flush serves many results. A
+caller reports a unit as done only after ``committed()`` returned, so "done" always means "on
+disk". ``flush()`` commits the queue at once; closing the project, ending a run
+(:meth:`Project.finish_run`) and reading results or usage flush it first. A process killed while
+writes are queued loses only those (never reported done); the resumed run redoes them, and their
+LLM calls, committed before the unit ended, are answered from the cache, not billed again.
+
     with Project.create_untitled(method="aqer") as project:      # New
         run_id = project.start_run("aqer", "score", settings, resume=True)
         if key not in project.finished_keys(run_id, "worker"):
@@ -33,6 +44,7 @@ Safety rules:
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import getpass
 import hashlib
@@ -276,13 +288,15 @@ class Result:
 @dataclass(frozen=True)
 class LLMUsage:
     """Totals over stored LLM calls. ``cost`` sums the known costs; ``calls_without_cost`` counts
-    calls whose cost was unknown (so a total is never silently too low)."""
+    calls whose cost was unknown (so a total is never silently too low);
+    ``cached_prompt_tokens``: prompt tokens the provider took from its prompt cache."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
     calls_without_cost: int = 0
+    cached_prompt_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -330,6 +344,11 @@ class Project:
         self._mutex = threading.RLock()
         self._depth = 0
         self._closed = False
+        #: Writes waiting for the next group commit: (SQL, parameters), in queue order.
+        self._queued: list[tuple[str, tuple[Any, ...]]] = []
+        self._queue_lock = threading.Lock()
+        self._committers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _GroupCommit]
+        self._committers = weakref.WeakKeyDictionary()
 
     # ----------------------------------------------------------------------- create / open
     @classmethod
@@ -547,6 +566,12 @@ class Project:
         with self._mutex:
             if self._closed:
                 return
+            unsaved: BaseException | None = None
+            if not self._read_only and self._depth == 0:
+                try:
+                    self.flush()
+                except BaseException as exc:  # noqa: BLE001 - closed anyway, then raised
+                    unsaved = exc
             empty_untitled = False
             try:
                 if self._conn.in_transaction:
@@ -564,6 +589,8 @@ class Project:
                 if self._lockfile is not None:
                     self._lockfile.release()
                     self._lockfile = None
+            if unsaved is not None:
+                raise unsaved
 
     def discard(self) -> None:
         """Close an untitled project and delete its file ("Close without saving")."""
@@ -933,6 +960,7 @@ class Project:
         """Mark a run 'finished', 'cancelled' or 'failed' (``message`` is shown to the user)."""
         if status not in RUN_STATUSES or status == "running":
             raise ValueError(f"status must be 'finished', 'cancelled' or 'failed', not {status!r}")
+        self.flush()  # the run's queued results first
         with self.transaction():
             cursor = self._conn.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, message = ? WHERE id = ?",
@@ -988,21 +1016,14 @@ class Project:
             raise ValueError(f"status must be 'ok' or 'failed', not {status!r}")
         if status == "failed" and not (error and error.strip()):
             raise ValueError("a failed result needs an error message the user can read")
-        now = _now()
         with self.transaction():
-            self._conn.execute(
-                "INSERT INTO results(run_id, kind, key, payload, status, error, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(run_id, kind, key) DO UPDATE SET payload = excluded.payload, "
-                "status = excluded.status, error = excluded.error, "
-                "updated_at = excluded.updated_at",
-                (run_id, kind, key, _dumps(payload), status, error, now, now),
-            )
+            self._conn.execute(*_result_row(run_id, kind, key, payload, status, error))
 
     def get_results(
         self, run_id: int, kind: str | None = None, status: ResultStatus | None = None
     ) -> list[Result]:
         """Results of a run (optionally of one kind / status) in the order first stored."""
+        self._flush_before_reading()
         clauses, params = ["run_id = ?"], [run_id]
         if kind is not None:
             clauses.append("kind = ?")
@@ -1025,6 +1046,7 @@ class Project:
     def finished_keys(self, run_id: int, kind: str) -> set[str]:
         """Keys of the results of ``kind`` that finished ('ok'): what a resumed run skips.
         Failed units are not included, so they are tried again."""
+        self._flush_before_reading()
         with self._reading() as conn:
             rows = conn.execute(
                 "SELECT key FROM results WHERE run_id = ? AND kind = ? AND status = 'ok'",
@@ -1074,23 +1096,99 @@ class Project:
         format that will be retried (the caller decides). ``request`` must not contain API
         keys. ``cost`` None means unknown, 0.0 means free (a local model)."""
         with self.transaction():
-            cursor = self._conn.execute(
-                "INSERT OR IGNORE INTO llm_calls(cache_key, model, api_base, request, response, "
-                "prompt_tokens, completion_tokens, cost, latency_s, run_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (cache_key, model, api_base, _dumps(request), _dumps(response),
-                 int(prompt_tokens or 0), int(completion_tokens or 0),
-                 None if cost is None else float(cost),
-                 None if latency_s is None else float(latency_s), run_id, _now()),
-            )
+            cursor = self._conn.execute(*_call_row(
+                cache_key, model, api_base, request, response, prompt_tokens, completion_tokens,
+                cost, latency_s, run_id))
             return cursor.rowcount > 0
+
+    # ------------------------------------------------------------- queued writes (hot path)
+    def queue_result(
+        self,
+        run_id: int,
+        kind: str,
+        key: str,
+        payload: Any,
+        status: ResultStatus = "ok",
+        error: str | None = None,
+    ) -> None:
+        """:meth:`put_result`, written at the next group commit (``await committed()`` or
+        :meth:`flush`); until then it is not on disk (this project's reads of results flush
+        the queue first; another reader of the file does not see it)."""
+        self._queue(_result_row(run_id, kind, key, payload, status, error))
+
+    def queue_llm_call(
+        self,
+        cache_key: str,
+        *,
+        model: str,
+        api_base: str | None,
+        request: Any,
+        response: Any,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        cost: float | None = None,
+        latency_s: float | None = None,
+        run_id: int | None = None,
+    ) -> None:
+        """:meth:`llm_cache_put`, written at the next group commit (see :meth:`queue_result`)."""
+        self._queue(_call_row(cache_key, model, api_base, request, response, prompt_tokens,
+                              completion_tokens, cost, latency_s, run_id))
+
+    def _queue(self, row: tuple[str, tuple[Any, ...]]) -> None:
+        self._check_open()
+        if self._read_only:
+            raise ProjectUnwritable(
+                f"{self._path} was opened read-only, so nothing can be changed in it. "
+                "Use Save As to keep a copy you can change."
+            )
+        with self._queue_lock:
+            self._queued.append(row)
+
+    @property
+    def queued(self) -> int:
+        """How many queued writes are not committed yet."""
+        with self._queue_lock:
+            return len(self._queued)
+
+    def flush(self) -> None:
+        """Commit every queued write now, in one transaction (nothing to do when none is
+        queued). If the commit fails, the writes stay queued and the error is raised."""
+        with self._mutex:
+            if self._depth:
+                return  # inside someone's transaction: its rollback would lose the queue
+            with self._queue_lock:
+                batch, self._queued = self._queued, []
+            if not batch:
+                return
+            try:
+                with self.transaction():
+                    for sql, params in batch:
+                        self._conn.execute(sql, params)
+            except BaseException:
+                with self._queue_lock:
+                    self._queued[:0] = batch  # kept for the next attempt, in order
+                raise
+
+    async def committed(self) -> None:
+        """Return once every write queued before this call is on disk. The commit runs in a
+        worker thread; the writes queued while one commit is being flushed share the next one
+        (a group commit). A cancelled caller does not cancel the commit."""
+        loop = asyncio.get_running_loop()
+        committer = self._committers.get(loop)
+        if committer is None:
+            committer = self._committers[loop] = _GroupCommit(self)
+        await committer.wait()
 
     def llm_usage(self, run_id: int | None = None) -> LLMUsage:
         """Totals of the stored calls of one run (all runs when None). Cache hits are not calls
         and are not counted here."""
+        self._flush_before_reading()
         sql = ("SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
                "COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(cost), 0.0), "
-               "SUM(CASE WHEN cost IS NULL THEN 1 ELSE 0 END) FROM llm_calls")
+               "SUM(CASE WHEN cost IS NULL THEN 1 ELSE 0 END), "
+               "COALESCE(SUM(CASE WHEN json_valid(response) THEN "
+               "json_extract(response, '$.cached_prompt_tokens') END), 0) "
+               "FROM llm_calls")
         with self._reading() as conn:
             if run_id is None:
                 row = conn.execute(sql).fetchone()
@@ -1098,7 +1196,8 @@ class Project:
                 row = conn.execute(sql + " WHERE run_id = ?", (run_id,)).fetchone()
         return LLMUsage(calls=int(row[0]), prompt_tokens=int(row[1]),
                         completion_tokens=int(row[2]), cost=float(row[3]),
-                        calls_without_cost=int(row[4] or 0))
+                        calls_without_cost=int(row[4] or 0),
+                        cached_prompt_tokens=int(row[5] or 0))
 
     def llm_latencies(self, model: str, *, limit: int = 50) -> list[float]:
         """Seconds per call of the latest ``limit`` stored calls to ``model`` (newest first;
@@ -1112,6 +1211,7 @@ class Project:
     # -------------------------------------------------------------------------------- info
     def info(self) -> ProjectInfo:
         """A summary of what the project holds."""
+        self._flush_before_reading()
         with self._reading() as conn:
             def count(sql: str) -> int:
                 try:
@@ -1154,6 +1254,10 @@ class Project:
     def _check_open(self) -> None:
         if self._closed:
             raise ProjectError(f"The project {self._path} is closed.")
+
+    def _flush_before_reading(self) -> None:
+        if not self._read_only and not self._closed:
+            self.flush()
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
@@ -1328,6 +1432,74 @@ def _never_written(path: Path) -> bool:
         return path.is_file() and path.stat().st_size == 0
     except OSError:
         return False
+
+
+_RESULT_SQL = (
+    "INSERT INTO results(run_id, kind, key, payload, status, error, created_at, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(run_id, kind, key) DO UPDATE SET payload = excluded.payload, "
+    "status = excluded.status, error = excluded.error, updated_at = excluded.updated_at"
+)
+_CALL_SQL = (
+    "INSERT OR IGNORE INTO llm_calls(cache_key, model, api_base, request, response, "
+    "prompt_tokens, completion_tokens, cost, latency_s, run_id, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _result_row(run_id: int, kind: str, key: str, payload: Any, status: str,
+                error: str | None) -> tuple[str, tuple[Any, ...]]:
+    if status not in RESULT_STATUSES:
+        raise ValueError(f"status must be 'ok' or 'failed', not {status!r}")
+    if status == "failed" and not (error and error.strip()):
+        raise ValueError("a failed result needs an error message the user can read")
+    now = _now()
+    return _RESULT_SQL, (run_id, kind, key, _dumps(payload), status, error, now, now)
+
+
+def _call_row(cache_key: str, model: str, api_base: str | None, request: Any, response: Any,
+              prompt_tokens: int, completion_tokens: int, cost: float | None,
+              latency_s: float | None, run_id: int | None) -> tuple[str, tuple[Any, ...]]:
+    return _CALL_SQL, (cache_key, model, api_base, _dumps(request), _dumps(response),
+                       int(prompt_tokens or 0), int(completion_tokens or 0),
+                       None if cost is None else float(cost),
+                       None if latency_s is None else float(latency_s), run_id, _now())
+
+
+class _GroupCommit:
+    """The group commit of one project on one event loop: the callers waiting while a commit
+    is being flushed share the next one."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.waiting: list[asyncio.Future[None]] = []
+        self.task: asyncio.Future[None] | None = None
+
+    async def wait(self) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.waiting.append(done)
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._commit())
+        await asyncio.shield(done)
+
+    async def _commit(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.waiting:
+            batch, self.waiting = self.waiting, []
+            try:
+                await loop.run_in_executor(None, self.project.flush)
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
+                for done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+            except BaseException:  # the loop is shutting down: close() flushes what is left
+                for done in batch + self.waiting:
+                    done.cancel()
+                raise
+            else:
+                for done in batch:
+                    if not done.done():
+                        done.set_result(None)
 
 
 def _journal(path: Path) -> Path:

@@ -31,5 +31,17 @@ class RunUnits:
             self.project.put_result(self.run_id, self.kind, key, payload, status="failed",
                                     error=error or "This unit failed.")
 
+    async def save_async(self, key: str, payload: Any, ok: bool, error: str = "") -> None:
+        """:meth:`save` through the project's group commit: returns once the unit is on disk,
+        sharing one transaction with every result and LLM call that ended meanwhile, and the
+        event loop never waits for the disk. What :func:`core.runs.run_units` uses."""
+        if ok:
+            self.project.queue_result(self.run_id, self.kind, key, payload)
+        else:
+            self.project.queue_result(self.run_id, self.kind, key, payload, status="failed",
+                                      error=error or "This unit failed.")
+        await self.project.committed()
+
     def end(self, status: str, message: str) -> None:
+        """The run ended (also on cancel or error): the queued results are committed first."""
         self.project.finish_run(self.run_id, status, message)  # type: ignore[arg-type]

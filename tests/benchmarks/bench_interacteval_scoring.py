@@ -119,6 +119,7 @@ def texts(n: int):
 # ------------------------------------------------------------------------------- benchmark
 async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
     from core.interacteval import open_scoring_run, score_texts
+    from core.interacteval.session import score_texts as score_in_project
     from core.llm import Gateway
     from core.project import Project
     from core.runs import Progress
@@ -149,6 +150,15 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
         await score_texts(lists, items, memory, model=profile.model)
         memory_wall = time.perf_counter() - started
 
+        commits: list[int] = []  # writes per group commit (results and LLM calls)
+        flush = Project.flush
+
+        def counted(self):
+            if self.queued:
+                commits.append(self.queued)
+            return flush(self)
+
+        Project.flush = counted
         with tempfile.TemporaryDirectory() as folder:
             project = Project.create(Path(folder) / "bench.evaldesk", method="interacteval")
             settings = None
@@ -156,10 +166,11 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
             gateway = Gateway(profile, cache=project, run_id=run_id)
             seen = []
             started = time.perf_counter()
-            run = await score_texts(lists, items, gateway, settings=settings,
+            run = await score_in_project(lists, items, gateway, settings=settings,
                                     model=profile.model, project=project, run_id=run_id,
                                     progress=Progress(seen.append))
             wall = time.perf_counter() - started
+            run_commits = list(commits)
             usage = gateway.usage
             # SummEval repeats a few summaries word for word: those are cache hits
             assert usage.calls + usage.cache_hits == calls, (usage.calls, calls)
@@ -168,7 +179,7 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
             # re-run 1: the same scoring run resumes: every text is already stored
             again = Gateway(profile, cache=project, run_id=run_id)
             started = time.perf_counter()
-            rerun = await score_texts(lists, items, again, model=profile.model,
+            rerun = await score_in_project(lists, items, again, model=profile.model,
                                       project=project, run_id=run_id)
             resume_wall = time.perf_counter() - started
             assert rerun.reused == calls
@@ -197,6 +208,9 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
         ("Scoring, memory cache, no project (for comparison)",
          f"{memory_wall:.1f} s ({memory_wall / ideal:.2f}x ideal)"),
         ("Overhead per call over the ideal", f"{(wall - ideal) / calls * 1000:.2f} ms"),
+        ("Writes to the project file during scoring",
+         (f"{sum(run_commits):,} (results and calls) in {len(run_commits):,} group commits "
+          f"(before issue 17: one commit each, the results' on the event loop)")),
         ("Calls made / answered from the cache",
          f"{usage.calls:,} / {usage.cache_hits} (texts SummEval repeats word for word)"),
         ("Failed texts", str(failed)),

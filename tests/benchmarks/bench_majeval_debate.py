@@ -10,10 +10,18 @@ about a third of the turns, realistic text lengths. Tokens are counted as charac
 server reports them that way), so prompt sizes are comparable with a real tokenizer's.
 
 Reported: wall time against the ideal (the larger of the critical path, i.e. the longest chain
-of sequential calls in one debate x latency, and total calls x latency / concurrency); calls
-and prompt/completion tokens per group per item (the paper reports ~18,000 tokens with 4-5
-agents on Claude 3.7); and how the prompt grows with each debate turn (the transcript is sent
-again on every turn).
+of sequential calls in one debate x latency, and total calls x latency / concurrency), with an
+in-memory cache and with a project file as cache and log (as in the app); calls and
+prompt/completion tokens per group per item (the paper reports ~18,000 tokens with 4-5 agents on
+Claude 3.7); how the prompt grows with each debate turn (the transcript is sent again on every
+turn); and how much of the prompt repeats an earlier request's prefix, which providers' prompt
+caches do not bill in full: the server renders each request's messages as one text, keeps every
+prefix it has seen (at 16-token steps) and reports, per request, the longest repeated prefix,
+both as is and under OpenAI's rule (only from 1,024 tokens on, in 128-token steps; reported
+to the client as ``usage.prompt_tokens_details.cached_tokens``, as OpenAI does). "Before" is the
+layout of the debate prompts before issue 17 (debate_turn-2 and final_evaluation-2, rebuilt in
+this file: the first evaluations in the user message, the final evaluation's message starting
+differently from a turn's), run against the same server in the same process.
 """
 
 from __future__ import annotations
@@ -67,7 +75,8 @@ def answer(body: dict) -> str:
         return json.dumps({"rationale": _words(55, seed), "scores": scores})
     if name == "DebateReply":
         last = body["messages"][-1]["content"]
-        names = re.findall(r"^- ([^:]+):", last, re.MULTILINE)
+        names = re.findall(r"^- ([^:]+):", "\n".join(m["content"] for m in body["messages"]),
+                           re.MULTILINE)
         me = re.search(r"It is your turn, (.+?)\.", last)
         others = [n for n in names if not me or n != me.group(1)]
         target = others[seed % len(others)] if others else "everyone"
@@ -80,24 +89,71 @@ def answer(body: dict) -> str:
     return json.dumps({})
 
 
+STEP = 64  # characters (16 tokens): the step at which repeated prefixes are found
+
+
+class Prefixes:
+    """Every prefix (at :data:`STEP`-character steps) of the requests seen so far."""
+
+    def __init__(self) -> None:
+        self.seen: set[bytes] = set()
+        self.prompt = self.repeated = self.openai = 0
+
+    def add(self, text: str) -> tuple[int, int]:
+        """(tokens of the longest prefix of ``text`` an earlier request had, the same under
+        OpenAI's rule); then remembers ``text``'s prefixes."""
+        digest = hashlib.sha256()
+        longest, missed = 0, False
+        for end in range(STEP, len(text) + 1, STEP):
+            digest.update(text[end - STEP:end].encode("utf-8"))
+            key = digest.copy().digest()
+            if not missed and key in self.seen:
+                longest = end
+            else:
+                missed = True
+                self.seen.add(key)
+        repeated = longest // 4
+        openai = (repeated // 128) * 128 if repeated >= 1024 else 0
+        self.prompt += len(text) // 4
+        self.repeated += repeated
+        self.openai += openai
+        return repeated, openai
+
+
+def rendered(messages: list[dict]) -> str:
+    """The request as one text, as a chat template lays it out for the model."""
+    return "".join(f"<|{m.get('role')}|>\n{m.get('content') or ''}\n" for m in messages)
+
+
 def serve(port: int, latency: float) -> None:
     from aiohttp import web
 
     from tests.core.llm.fault_server import completion
 
+    prefixes: dict[str, Prefixes] = defaultdict(Prefixes)
+
     async def handle(request: web.Request) -> web.Response:
         body = await request.json()
+        text = rendered(body["messages"])
+        _, cached = prefixes[request.match_info["mode"]].add(text)
         await asyncio.sleep(latency)
         content = answer(body)
         reply = completion(body, content)
-        prompt = sum(_tokens(str(m.get("content") or "")) for m in body["messages"])
+        prompt = len(text) // 4
         reply["usage"] = {"prompt_tokens": prompt, "completion_tokens": _tokens(content),
-                          "total_tokens": prompt + _tokens(content)}
+                          "total_tokens": prompt + _tokens(content),
+                          "prompt_tokens_details": {"cached_tokens": cached}}
         return web.json_response(reply)
 
+    async def stats(request: web.Request) -> web.Response:
+        found = prefixes[request.match_info["mode"]]
+        return web.json_response({"prompt": found.prompt, "repeated": found.repeated,
+                                  "openai": found.openai})
+
     async def main() -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", handle)
+        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app.router.add_post("/{mode}/v1/chat/completions", handle)
+        app.router.add_get("/{mode}/stats", stats)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", port).start()
@@ -112,10 +168,10 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     port = free_port()
     process = subprocess.Popen([sys.executable, __file__, "--serve", str(port),
                                 "--latency", str(latency)])
-    base = f"http://127.0.0.1:{port}/v1"
-    for _ in range(200):
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(600):
         try:
-            urllib.request.urlopen(base + "/chat/completions", timeout=1)
+            urllib.request.urlopen(base + "/up/v1/chat/completions", timeout=1)
         except urllib.error.HTTPError:
             return process, base
         except OSError:
@@ -163,6 +219,81 @@ def workload(n_items: int, n_groups: int, n_agents: int):
     return personas, items
 
 
+OLD_TURN = """Phase 2, the discussion in your group.
+
+The first evaluations of everyone in your group:
+$initial_evaluations
+
+The discussion so far:
+$discussion
+
+It is your turn, $name. Consider what the others said from your perspective and with your expertise, then agree, disagree or add a nuance. When you answer someone in particular, use their name. Give your scores as they stand now, changed or not.
+When you see no point left to raise, end your part of the discussion; your scores are then final.
+Reply with JSON only: $reply_format"""
+OLD_FINAL = """The discussion in your group has ended.
+
+The first evaluations of everyone in your group:
+$initial_evaluations
+
+The discussion:
+$discussion
+
+Now give your final evaluation from your perspective and with your expertise, taking into account whatever in the discussion convinced you.
+Reply with JSON only, in the form described above, with your own reasons and final scores."""
+
+
+def old_layout(step: str):
+    """The agent's prompt as it was laid out before issue 17 (debate_turn-2,
+    final_evaluation-2): the first evaluations in the user message, after the phase heading."""
+    from core.majeval import _prompts
+    from core.prompts import PromptTemplate
+
+    agent, turn = _prompts.load("agent"), _prompts.load(step)
+    user = {"debate_turn": OLD_TURN, "final_evaluation": OLD_FINAL}.get(step, turn.user)
+    return PromptTemplate(_prompts.METHOD, f"agent+{step}", f"{agent.version}+old-{step}",
+                          agent.system, user)
+
+
+async def one_run(args, base: str, personas, items, *, layout: str, project_folder=None):
+    """One evaluation of every item; returns (run, gateway usage, recorder, wall seconds)."""
+    from core.llm import Gateway, MemoryCache
+    from core.majeval import DebateSettings, debate, evaluate
+    from core.project import Project
+    from core.project.units import RunUnits
+    from core.settings import ModelProfile
+
+    profile = ModelProfile(name="bench", model="openai/bench", api_bases=[base],
+                           max_concurrency=args.concurrency, timeout_s=60, max_retries=0)
+    current = debate.agent_template
+    if layout == "before":
+        debate.agent_template = old_layout
+    project = store = run_id = None
+    if project_folder is not None:
+        project = Project.create(Path(project_folder) / f"{layout}.evaldesk", method="majeval")
+        run_id = project.start_run("majeval", "debate", {"bench": layout})
+        store = RunUnits(project, run_id, "debate")
+    try:
+        gateway = Gateway(profile, cache=project if project is not None else MemoryCache(),
+                          api_key="x", run_id=run_id)
+        recorder = Recorder(gateway)
+        started = time.perf_counter()
+        run = await evaluate(personas, items, "Judge QA pairs for shared story reading with "
+                             "children aged 3 to 6.", recorder,
+                             settings=DebateSettings(rounds=args.rounds),
+                             max_units=args.max_units, store=store)
+        wall = time.perf_counter() - started
+    finally:
+        debate.agent_template = current
+        if project is not None:
+            project.close()
+    return run, gateway.usage, recorder, wall
+
+
+def prefix_stats(root: str, mode: str) -> dict:
+    with urllib.request.urlopen(f"{root}/{mode}/stats", timeout=10) as reply:
+        return json.loads(reply.read())
+
+
 async def bench(args: argparse.Namespace) -> None:
     from core.llm import Gateway, MemoryCache
     from core.llm.estimate import Latency, estimate
@@ -170,31 +301,32 @@ async def bench(args: argparse.Namespace) -> None:
     from core.majeval.estimate import plan_debates
     from core.settings import ModelProfile
 
-    process, base = start_server(args.latency)
+    process, root = start_server(args.latency)
     try:
-        profile = ModelProfile(name="bench", model="openai/bench", api_bases=[base],
-                               max_concurrency=args.concurrency, timeout_s=60, max_retries=0)
         personas, items = workload(args.items, args.groups, args.agents)
-        warm = Gateway(profile, cache=MemoryCache(), api_key="x")
+        warm = Gateway(ModelProfile(name="bench", model="openai/bench",
+                                    api_bases=[f"{root}/warm/v1"],
+                                    max_concurrency=args.concurrency, timeout_s=60,
+                                    max_retries=0), cache=MemoryCache(), api_key="x")
         await evaluate(personas[: args.agents], items[:1], "warm up", warm)  # imports, schema
-
-        gateway = Gateway(profile, cache=MemoryCache(), api_key="x")
-        recorder = Recorder(gateway)
         task = "Judge QA pairs for shared story reading with children aged 3 to 6."
+        profile = ModelProfile(name="bench", model="openai/bench", api_bases=[f"{root}/after/v1"],
+                               max_concurrency=args.concurrency, timeout_s=60, max_retries=0)
         est = estimate(plan_debates(personas, items, task, [DEFAULT_DIMENSION], Scale(),
                                     DebateSettings(rounds=args.rounds))[0], profile,
                        latency=Latency(args.latency, "the server's fixed latency"))
-        started = time.perf_counter()
-        run = await evaluate(personas, items, task, recorder,
-                             settings=DebateSettings(rounds=args.rounds),
-                             max_units=args.max_units)
-        wall = time.perf_counter() - started
+        before = await one_run(args, f"{root}/before/v1", personas, items, layout="before")
+        run, usage, recorder, wall = await one_run(args, f"{root}/after/v1", personas, items,
+                                                   layout="after")
+        with tempfile.TemporaryDirectory() as folder:
+            in_project = await one_run(args, f"{root}/project/v1", personas, items,
+                                       layout="after", project_folder=folder)
+        stats = {mode: prefix_stats(root, mode) for mode in ("before", "after")}
     finally:
         process.kill()
         process.wait()
 
     units = run.groups
-    usage = gateway.usage
     depth = []  # sequential calls per debate: phase 1, turns, finals (one step), aggregator
     for g in units:
         debate_turns = sum(1 for t in g.turns if t.kind == "debate")
@@ -216,6 +348,15 @@ async def bench(args: argparse.Namespace) -> None:
         if name == "DebateReply":
             by_turn[turn + 1].append(prompt)
     phase1 = [p for n, p, _ in recorder.calls if n == "Evaluation"]
+    p_run, p_usage, _, p_wall = in_project
+    b_run, b_usage, _, b_wall = before
+
+    def share(key: str, mode: str) -> str:
+        found = stats[mode]
+        return f"{found[key] / found['prompt']:.1%}"
+
+    def full_price(u, groups) -> str:
+        return f"{(u.prompt_tokens - u.cached_prompt_tokens) / len(groups):,.0f}"
 
     rows = [
         ("workload", (f"{args.items} items x {args.groups} groups x {args.agents} agents, rounds "
@@ -226,16 +367,30 @@ async def bench(args: argparse.Namespace) -> None:
         ("debate turns per debate", (f"mean {statistics.mean(turns):.1f}, max {max(turns)} "
                                     f"(cap {args.rounds * args.agents})")),
         ("finalised by", ", ".join(f"{k}: {v}" for k, v in sorted(stops.items()))),
-        ("wall time", f"{wall:.2f} s"),
         ("ideal (critical path)", (f"{critical:.2f} s = {max(depth)} sequential calls x "
                                   f"{args.latency}s")),
         ("ideal (throughput)", (f"{throughput:.2f} s = {usage.calls} calls x {args.latency}s / "
                                f"{args.concurrency}")),
-        ("wall / ideal", f"{wall / ideal:.2f}"),
+        ("wall time, in-memory cache", f"{wall:.2f} s = {wall / ideal:.2f}x ideal"),
+        ("wall time, project file as cache and log",
+         f"{p_wall:.2f} s = {p_wall / ideal:.2f}x ideal ({p_usage.calls} calls, "
+         f"{len(p_run.failed_units)} failed)"),
         ("tokens per group per item", (f"{per_unit_prompt:,.0f} prompt + "
                                       f"{per_unit_completion:,.0f} completion = "
                                       f"{per_unit_prompt + per_unit_completion:,.0f}")),
         ("phase 1 prompt", f"{statistics.mean(phase1):,.0f} tokens per agent"),
+        ("prompt tokens per group per item, before -> after",
+         f"{b_usage.prompt_tokens / len(b_run.groups):,.0f} -> {per_unit_prompt:,.0f}"),
+        ("share repeating an earlier request's prefix, before -> after",
+         f"{share('repeated', 'before')} -> {share('repeated', 'after')}"),
+        ("the same under OpenAI's rule (>= 1,024 tokens), before -> after",
+         f"{share('openai', 'before')} -> {share('openai', 'after')}"),
+        ("cached prompt tokens recorded by the gateway, before -> after",
+         (f"{b_usage.cached_prompt_tokens:,} of {b_usage.prompt_tokens:,} -> "
+          f"{usage.cached_prompt_tokens:,} of {usage.prompt_tokens:,}")),
+        ("uncached prompt tokens per group per item, before -> after",
+         f"{full_price(b_usage, b_run.groups)} -> {full_price(usage, units)}"),
+        ("wall time of the 'before' layout (in memory)", f"{b_wall:.2f} s"),
         ("estimate before: calls", f"{est.calls:,} to {est.calls_max:,} (made {usage.calls:,})"),
         ("estimate before: tokens in", (f"{est.prompt_tokens:,} to {est.prompt_tokens_max:,} "
                                         f"(the server counted {usage.prompt_tokens:,})")),

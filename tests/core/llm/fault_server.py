@@ -4,6 +4,8 @@ Each behaviour lives under its own path prefix, ``http://127.0.0.1:<port>/<mode>
 
 * ``ok`` (and ``ok2``, a second server's worth): answers ``{"score": 4, "reason": "fine"}``
   after ``latency_s``
+* ``cached``: as ``ok``, and reports 8 of its 11 prompt tokens as read from a prompt cache
+  (``usage.prompt_tokens_details.cached_tokens``, as OpenAI does)
 * ``flaky429``: the first request of each prompt gets 429 with ``Retry-After: 1``, then ok
 * ``down``: always 500
 * ``hang``: sleeps ``hang_s`` before answering (past a short client timeout)
@@ -100,6 +102,10 @@ class FaultServer:
             await asyncio.sleep(self.latency_s)
         if mode in ("ok", "ok2"):
             return web.json_response(completion(body, json.dumps(GOOD)))
+        if mode == "cached":
+            reply = completion(body, json.dumps(GOOD))
+            reply["usage"]["prompt_tokens_details"] = {"cached_tokens": 8}
+            return web.json_response(reply)
         if mode == "flaky429":
             prompt = json.dumps(body["messages"])
             if prompt not in self._seen_429:

@@ -478,23 +478,24 @@ async def test_check_connection_with_a_model_that_ignores_the_format(scripted):
 async def test_calls_finishing_together_are_written_in_few_transactions(
     scripted, tmp_path, monkeypatch
 ):
-    from core.llm._cache import ProjectCache
     from core.project import Project
 
     batches: list[int] = []
-    real = ProjectCache.put_many
+    real = Project.flush
 
-    def counting(self, items):
-        batches.append(len(items))
-        return real(self, items)
+    def counting(self):
+        if self.queued:
+            batches.append(self.queued)
+        return real(self)
 
-    monkeypatch.setattr(ProjectCache, "put_many", counting)
+    monkeypatch.setattr(Project, "flush", counting)
     llm = scripted({"Rate": GOOD}, delay_s=0.01)
     with Project.create(tmp_path / "p.evaldesk") as project:
         gateway = Gateway(llm.profile(max_concurrency=8), cache=project)
         await asyncio.gather(
             *[gateway.complete_json(ask(f"Rate the answer: {i}"), Score) for i in range(24)]
         )
+        assert project.queued == 0  # every call is on disk once complete_json returned
         assert project.llm_usage().calls == 24
     assert sum(batches) == 24
     assert len(batches) < 24

@@ -60,6 +60,44 @@ async def test_ok_through_http_sends_schema_and_key_and_caches(server):
     assert server.hits["ok"] == 1
 
 
+async def test_prompt_tokens_from_the_providers_cache_are_counted_and_logged(server, tmp_path):
+    from core.llm import session_usage
+    from core.project import Project
+
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        gateway = Gateway(profile(server, "cached"), cache=project)
+        await gateway.complete_json(ask(), Score)
+        await gateway.complete_json(ask(1), Score)
+        assert gateway.usage.prompt_tokens == 22
+        assert gateway.usage.cached_prompt_tokens == 16
+        assert session_usage().cached_prompt_tokens == 16
+        assert "16 from the provider's prompt cache" in gateway.usage.summary
+        stored = project.llm_cache_get(next(iter(_keys(project))))
+        assert stored["response"]["cached_prompt_tokens"] == 8
+        assert project.llm_usage().cached_prompt_tokens == 16
+    plain = Gateway(profile(server, "ok"), cache=MemoryCache())
+    await plain.complete_json(ask(), Score)
+    assert plain.usage.cached_prompt_tokens == 0  # not reported: none counted
+
+
+def _keys(project):
+    with project._reading() as conn:
+        return [row[0] for row in conn.execute("SELECT cache_key FROM llm_calls")]
+
+
+async def test_anthropic_models_get_cache_control_on_the_system_message_only():
+    from core.llm._gateway import _mark_cached_prefix
+
+    messages = [{"role": "system", "content": "You are Amy. The item..."},
+                {"role": "user", "content": "The discussion so far: ..."}]
+    marked = _mark_cached_prefix("anthropic/claude-3-7-sonnet-latest", messages)
+    assert marked[0]["content"] == [{"type": "text", "text": "You are Amy. The item...",
+                                     "cache_control": {"type": "ephemeral"}}]
+    assert marked[1] == messages[1]
+    assert messages[0]["content"] == "You are Amy. The item..."  # the caller's list untouched
+    assert _mark_cached_prefix("openai/gpt-4o-mini", messages) is messages
+
+
 async def test_cost_of_a_priced_model_comes_from_the_offline_price_map(server):
     from core.llm import session_usage
     from core.llm._litellm import litellm_module

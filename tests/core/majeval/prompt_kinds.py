@@ -23,7 +23,7 @@ def kind(messages: list[dict[str, Any]]) -> str:
         return "judge"
     if "has ended" in text:
         return "final"
-    if "Phase 2, the discussion" in text:
+    if "It is your turn" in text:
         return "turn"
     if "Phase 1." in text:
         return "phase1"

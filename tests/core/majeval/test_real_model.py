@@ -106,7 +106,8 @@ async def test_bundled_model_end_to_end(tmp_path):
     assert len(run.failed_units) > len(run.groups) // 2
     assert failure_warning(run).startswith("Most debates")
     wording = "\n".join(prompts.load("majeval", n).wording()
-                        for n in ("agent", "phase1", "debate_turn", "final_evaluation"))
+                        for n in ("agent", "phase1", "debate_shared", "debate_turn",
+                                  "final_evaluation"))
     for g in run.groups:
         for a in g.agents:
             if a.status == "ok":
