@@ -35,7 +35,11 @@ from desktop.file_dialogs import open_file, save_file
 from desktop.views import Column, FrameModel, table_view
 from desktop.widgets import alert_box, fit_columns, hint_label, note_box, xlsx_path
 
-__all__ = ["BADGE", "JudgeCheckPanel"]
+__all__ = [
+    "BADGE",
+    "CheckJudgePageMixin",
+    "JudgeCheckPanel",
+]
 
 NOT_RATED = "not rated"
 #: The mark of a checklist question that fails texts people call good.
@@ -706,3 +710,52 @@ class JudgeCheckPanel(QWidget):
         return {(q.dimension, q.question): q.result.false_fail_rate or 0.0
                 for q in self.report.fails_good}
 
+
+
+class CheckJudgePageMixin:
+    """What both methods' "Check the judge" pages share (mix in before the method's page class):
+    the panel under the page's title and intro, filled from the method's session, and making the
+    best-matching model the project's judge. The page sets ``METHOD``, ``HEADING``, ``INTRO``,
+    ``SESSION`` (the method's session module), ``PROFILE_FIELD`` (the wizard state's field naming the judge's profile) and ``PAGE_NAME``
+    (where that choice is made), and may extend :meth:`judge_chosen`."""
+
+    METHOD = ""
+    HEADING = ""
+    INTRO = ""
+    PROFILE_FIELD = "profile"
+    PAGE_NAME = "Run"
+    SESSION: Any = None  #: the method's core session module
+
+    def build_check(self) -> None:
+        from desktop.widgets import page_layout
+
+        self.panel = JudgeCheckPanel(self.METHOD, lambda: self.wizard.who)
+        layout = page_layout(self, self.HEADING, self.INTRO)
+        layout.addWidget(self.panel, 1)
+
+    def refresh(self) -> None:
+        judge, problem = self.SESSION.judge_to_check(self.project, self.state)
+        self.panel.set_judge(self.project, judge, problem)
+        self.panel.set_candidates(self.SESSION.judges_to_compare(self.project, self.state),
+                                  self.make_judge)
+
+    def make_judge(self, model: str) -> str:
+        """Make the profile that uses ``model`` the one this project scores with."""
+        settings = self.wizard.main_window.settings
+        profile = next((p for p in settings.profiles if p.model == model), None)
+        if profile is None:
+            return (f"No model profile uses {model}: add one in Settings → Models, then choose "
+                    f"it on the {self.PAGE_NAME} page.")
+        setattr(self.state, self.PROFILE_FIELD, profile.name)
+        self.judge_chosen()
+        return (f"“{profile.name}” ({model}) is now the project's judge: the next run uses "
+                "it.")
+
+    def judge_chosen(self) -> None:
+        """Keep the choice (the page's own way of saving the wizard state)."""
+
+    def reachable(self) -> bool:
+        return self.wizard.run is not None
+
+    def shows_next(self) -> bool:
+        return False

@@ -32,6 +32,7 @@ __all__ = [
     "project_gateway",
     "read_text_file",
     "say",
+    "say_estimate",
 ]
 
 
@@ -137,3 +138,13 @@ def project_gateway(profile: ModelProfile, project: Project | None, run_id: int 
     from core.llm import gateway_for
 
     return gateway_for(profile, project, run_id)
+
+
+def say_estimate(estimate: Any, dry_run: bool) -> bool:
+    """Print what a run will take: the whole estimate on stdout for ``--dry-run`` (then True:
+    stop there), else one line on stderr before the run starts."""
+    if dry_run:
+        print("\n".join(estimate.details()))
+        return True
+    say("Estimate: " + estimate.summary() + ".")
+    return False

@@ -23,6 +23,7 @@ from core.cli._common import (
     project_gateway,
     read_text_file,
     say,
+    say_estimate,
 )
 from core.words import count
 
@@ -435,10 +436,8 @@ def run_score(args: argparse.Namespace) -> int:
             latency = _probe(profile)
         est = session.estimate_scoring(project, checklists, items, settings, profile,
                                        latency=latency)
-        if args.dry_run:
-            print("\n".join(est.details()))
+        if say_estimate(est, args.dry_run):
             return 0
-        say("Estimate: " + est.summary() + ".")
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)
         gateway = project_gateway(profile, project, run_id)
         say(f"Scoring {count(len(items), 'text')} on {', '.join(c.dimension for c in checklists)} "

@@ -24,6 +24,7 @@ from core.cli._common import (
     project_gateway,
     read_text_file,
     say,
+    say_estimate,
 )
 from core.words import count
 
@@ -374,10 +375,8 @@ def run_debates(args: argparse.Namespace) -> int:
                                   else None)
         except ValueError as exc:
             raise UserError(str(exc)) from None
-        if args.dry_run:
-            print("\n".join(est.details()))
+        if say_estimate(est, args.dry_run):
             return 0
-        say("Estimate: " + est.summary() + ".")
         try:
             run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile.model,
                                              progress=cli_progress()))
@@ -429,10 +428,8 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
                                      else None)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    if args.dry_run:
-        print("\n".join(est.details()))
+    if say_estimate(est, args.dry_run):
         return 0
-    say("Estimate: " + est.summary() + ".")
     try:
         results = asyncio.run(cd.run_conditions(project, state, llm_for_run, names,
                                                 model=profile.model, progress=cli_progress()))

@@ -917,6 +917,17 @@ def questions_failing_good_texts(project: Project, state: WizardState, dimension
             for q in report.fails_good if q.dimension == dimension}
 
 
+def _kept_scores(project: Project, run_id: int) -> list[TextScore]:
+    """The scores a run kept in the project (one that no longer reads as a score is left out)."""
+    scores = []
+    for result in project.get_results(run_id, RESULT_KIND):
+        try:
+            scores.append(TextScore.model_validate(result.payload))
+        except ValidationError:
+            continue
+    return scores
+
+
 def _last_finished_run(project: Project) -> ScoringRun | None:
     """The scores of the project's last finished scoring run, whatever the wizard's state (a
     project scored with ``evaldesk checklist score --project`` has no wizard state)."""
@@ -924,12 +935,7 @@ def _last_finished_run(project: Project) -> ScoringRun | None:
     if not finished:
         return None
     run = finished[-1]
-    scores = []
-    for result in project.get_results(run.id, RESULT_KIND):
-        try:
-            scores.append(TextScore.model_validate(result.payload))
-        except ValidationError:
-            continue
+    scores = _kept_scores(project, run.id)
     if not scores:
         return None
     settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
@@ -953,12 +959,7 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
         seen[key] = run  # a later run with the same choices replaces an earlier one
     out = []
     for run in seen.values():
-        scores = []
-        for result in project.get_results(run.id, RESULT_KIND):
-            try:
-                scores.append(TextScore.model_validate(result.payload))
-            except ValidationError:
-                continue
+        scores = _kept_scores(project, run.id)
         if not scores:
             continue
         settings = run.settings or {}
