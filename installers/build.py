@@ -16,7 +16,8 @@ Steps, in order (each prints its command and how long it took):
 1. build extras: ``pip install -e ".[build]"`` when PyInstaller is not importable;
 2. icons (Windows and macOS only): ``installers/make_icons.py``, and on macOS ``iconutil`` for
    the ``.icns`` file;
-3. app: PyInstaller with ``build.spec`` -> ``dist/EvalDesk/`` (and ``dist/EvalDesk.app`` on macOS);
+3. app: the bundled embedding model exported to ``resources/onnx`` (``python -m core.embeddings
+   export-onnx``), then PyInstaller with ``build.spec`` -> ``dist/EvalDesk/`` (and ``dist/EvalDesk.app`` on macOS);
 4. smoke test: ``installers/smoke_test.py`` on the built app (no Python from this tree used);
 5. package: Linux ``installers/linux/build_deb.sh`` (the .deb; needs dpkg-deb), Windows Inno
    Setup's ``iscc`` on ``installers/windows/evaldesk.iss``, macOS ``installers/macos/make_dmg.sh``
@@ -150,6 +151,11 @@ def plan(
             steps.append(Step("icons (icns)", ("iconutil", "-c", "icns",
                                                "build/icons/evaldesk.iconset",
                                                "-o", "build/icons/evaldesk.icns")))
+        # the bundled MiniLM as an ONNX file in resources/onnx (shipped with resources/): the
+        # app never exports it on the user's computer, and the smoke test's source run and the
+        # bundle read the same file, so their workbooks are equal
+        steps.append(Step("embedding model (ONNX)", (python, "-m", "core.embeddings",
+                                                     "export-onnx")))
         steps.append(Step("app", (python, "-m", "PyInstaller", "--noconfirm", "--log-level",
                                   "WARN", "build.spec")))
     if smoke:
