@@ -297,7 +297,7 @@ def _onnx_plan(folder: Path) -> dict[str, Any]:
 def export_onnx(folder: str | Path, target: str | Path) -> Path:
     """Export the model's transformer (token vectors) to ``target`` with ``torch.onnx.export``;
     the file appears complete or not at all. Pooling is done in numpy (see _OnnxModel)."""
-    import tempfile
+    from core.paths import temp_file_beside
 
     _offline()
     import torch
@@ -323,8 +323,9 @@ def export_onnx(folder: str | Path, target: str | Path) -> Path:
     ids = torch.tensor([[1, 5, 6, 7, 8, 2], [1, 5, 2, 0, 0, 0]])
     mask = (ids != 0).long()
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=target.parent)
-    os.close(fd)
+    # readable as a plainly created file would be (0666 minus the umask), not 0600: an
+    # installed copy must be readable by every user of the computer
+    name = str(temp_file_beside(target, prefix=".export-", suffix=".onnx"))
     try:
         import warnings
 
@@ -350,14 +351,15 @@ def export_onnx(folder: str | Path, target: str | Path) -> Path:
 def quantize_onnx(source: str | Path, target: str | Path) -> Path:
     """An int8 copy of an exported model (dynamic quantisation of its matrix products, one
     scale per output channel); the file appears complete or not at all."""
-    import tempfile
-
     from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from core.paths import temp_file_beside
 
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=".quantize-", suffix=".onnx", dir=target.parent)
-    os.close(fd)
+    # readable as a plainly created file would be (0666 minus the umask), not 0600: an
+    # installed copy must be readable by every user of the computer
+    name = str(temp_file_beside(target, prefix=".quantize-", suffix=".onnx"))
     try:
         quantize_dynamic(
             str(source),

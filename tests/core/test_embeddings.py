@@ -326,3 +326,15 @@ def test_cached_encoder_keeps_finished_batches_when_cancelled(tmp_path, monkeypa
         kept = CachedEncoder(project, "m", lambda: _Counting())
         kept(["one", "two"])
         assert kept.embedded == 0  # the first batch was kept in the project
+
+
+@pytest.mark.slow
+def test_the_exported_file_is_readable_by_every_user(exported_onnx):
+    """An installed copy of the file must be readable by everyone (not 0600 as a temporary
+    file is): it is created as a plain file would be, 0666 minus the umask."""
+    import stat
+
+    from core.paths import current_umask
+
+    _name, path = exported_onnx
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~current_umask()
