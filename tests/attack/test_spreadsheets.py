@@ -430,6 +430,13 @@ def test_numbers_where_text_expected(tmp_path, kind):
         row[row.index("X")] = value
     path = write_xlsx(tmp_path / "numbers.xlsx", headers, rows)
     outcome = run_importer(kind, path)
+    if kind in ("majeval_items", "ie_texts"):
+        # a column of numbers is never taken as the texts to judge (issue 13): the message
+        # names the column and says what to choose instead
+        assert outcome.texts == []
+        assert any("holds numbers, not texts" in e and "Choose the column" in e
+                   for e in outcome.errors), outcome.errors
+        return
     assert not outcome.errors, outcome.errors
     assert outcome.texts == ["3", "0.3", "0.00001"]
 

@@ -126,6 +126,15 @@ SENTENCES = [
 ]
 
 
+@pytest.fixture
+def nothing_shipped(monkeypatch, tmp_path):
+    """No ONNX file shipped in ``resources/onnx`` (a build run in this checkout writes one):
+    these tests are about the per-user cache and the export."""
+    import core.paths
+
+    monkeypatch.setattr(core.paths, "resources_dir", lambda: tmp_path / "no-resources")
+
+
 @pytest.fixture(scope="module")
 def exported_onnx(tmp_path_factory):
     """The bundled MiniLM exported once for this module's tests (its file name and path)."""
@@ -146,7 +155,8 @@ def _cached(name, path):
 
 
 @pytest.mark.slow
-def test_onnx_runtime_gives_the_vectors_of_sentence_transformers(exported_onnx, monkeypatch):
+def test_onnx_runtime_gives_the_vectors_of_sentence_transformers(exported_onnx, monkeypatch,
+                                                                nothing_shipped):
     target = _cached(*exported_onnx)
     onnx = Encoder(device="cpu", backend="onnx", batch_size=4)
     torch_encoder = Encoder(device="cpu", backend="torch")
@@ -168,7 +178,7 @@ def test_onnx_runtime_gives_the_vectors_of_sentence_transformers(exported_onnx, 
 
 
 @pytest.mark.slow
-def test_onnx_export_happens_once_then_the_cached_file_is_reused(monkeypatch):
+def test_onnx_export_happens_once_then_the_cached_file_is_reused(monkeypatch, nothing_shipped):
     from core.paths import user_cache_dir
 
     calls = []
@@ -210,7 +220,8 @@ def test_a_shipped_onnx_file_is_used_without_exporting(exported_onnx, tmp_path, 
 
 
 @pytest.mark.slow
-def test_falls_back_to_torch_with_a_logged_reason_when_export_fails(monkeypatch, caplog):
+def test_falls_back_to_torch_with_a_logged_reason_when_export_fails(monkeypatch, caplog,
+                                                                   nothing_shipped):
     def broken_export(folder, target):
         raise RuntimeError("the exporter cannot trace this model")
 
