@@ -214,7 +214,7 @@ def test_a_corrupted_byte_is_mended_and_reported(qtbot, qloop, file_server,
     dialog = _manager(qtbot, settings_for_dialogs)
     task = dialog.start_download()
     qtbot.waitUntil(task.done, timeout=15_000)
-    assert "damaged piece(s) were fetched again" in dialog.status.text()
+    assert "1 damaged piece was fetched again" in dialog.status.text()  # one, said in the singular
     target = catalogue.models_dir() / file_server.name
     assert target.read_bytes() == file_server.data
 
