@@ -23,11 +23,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.settings import ModelProfile, Settings
 
 __all__ = [
+    "add_estimate_options",
     "adhoc_profile",
     "cli_progress",
     "cli_project",
     "load_settings",
     "open_project",
+    "probe_latency",
     "profile_names",
     "project_gateway",
     "read_text_file",
@@ -148,3 +150,30 @@ def say_estimate(estimate: Any, dry_run: bool) -> bool:
         return True
     say("Estimate: " + estimate.summary() + ".")
     return False
+
+
+def add_estimate_options(parser: Any) -> None:
+    """``--dry-run`` and ``--probe``: the estimate before a model run (every command that
+    calls a model in a run has them, with the same words)."""
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the estimate (calls, tokens, cost, time) and stop: no model "
+                        "is called and no workbook is written")
+    parser.add_argument("--probe", action="store_true",
+                        help="with --dry-run: time one short call to the model for the time "
+                        "estimate (otherwise the project's recorded calls, or a guess)")
+
+
+def probe_latency(args: Any, profile: Any) -> Any:
+    """The latency of one short call to the model for ``--dry-run --probe``; None otherwise
+    (the estimate then uses the project's recorded calls, or a guess)."""
+    if not (args.dry_run and args.probe):
+        return None
+    import asyncio
+
+    from core.llm import LLMFailure
+    from core.llm import estimate as _estimate
+
+    try:
+        return asyncio.run(_estimate.probe_latency(profile))
+    except LLMFailure as exc:
+        raise UserError(f"The probe call to {profile.model} failed: {exc.message}") from None

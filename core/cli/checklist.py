@@ -15,10 +15,12 @@ from typing import Any
 from core.cli import EXIT_SOME_FAILED, UserError
 from core.cli._agreement import add_agreement_parser
 from core.cli._common import (
+    add_estimate_options,
     adhoc_profile,
     cli_progress,
     cli_project,
     load_settings,
+    probe_latency,
     profile_names,
     project_gateway,
     read_text_file,
@@ -176,12 +178,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--project", metavar="FILE.evaldesk",
                        help="commit every scored text to this project file; a re-run with the "
                        "same settings resumes and makes no repeat calls")
-    score.add_argument("--dry-run", action="store_true",
-                       help="print the estimate (calls, tokens, cost, time) and stop: no model "
-                       "is called and no workbook is written")
-    score.add_argument("--probe", action="store_true",
-                       help="with --dry-run: time one short call to the model for the time "
-                       "estimate (otherwise the project's recorded calls, or a guess)")
+    add_estimate_options(score)
     score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     score.set_defaults(func=run_score)
     add_agreement_parser(actions, what="checklist scores", method="interacteval")
@@ -429,13 +426,8 @@ def run_score(args: argparse.Namespace) -> int:
     who = session.person(load_settings().user_name)
     with cli_project(args.project, "interacteval") as project:
         setup = session.store_texts_file(project, setup, args.items)
-        latency = None
-        if args.dry_run and args.probe:
-            from core.cli.majeval import _probe
-
-            latency = _probe(profile)
         est = session.estimate_scoring(project, checklists, items, settings, profile,
-                                       latency=latency)
+                                       latency=probe_latency(args, profile))
         if say_estimate(est, args.dry_run):
             return 0
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)

@@ -16,10 +16,12 @@ from typing import Any
 from core.cli import EXIT_SOME_FAILED, UserError
 from core.cli._agreement import add_agreement_parser
 from core.cli._common import (
+    add_estimate_options,
     adhoc_profile,
     cli_progress,
     cli_project,
     load_settings,
+    probe_latency,
     profile_names,
     project_gateway,
     read_text_file,
@@ -120,12 +122,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      "roles, after debate), single-judge (one model, one call per item). The "
                      "output is then a comparison workbook (sheets Comparison and Condition "
                      "scores); conditions already kept in --project make no call")
-    run.add_argument("--dry-run", action="store_true",
-                     help="print the estimate (calls, tokens, cost, time) and stop: no model "
-                     "is called and no workbook is written")
-    run.add_argument("--probe", action="store_true",
-                     help="with --dry-run: time one short call to the model for the time "
-                     "estimate (otherwise the project's recorded calls, or a guess)")
+    add_estimate_options(run)
     run.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     run.set_defaults(func=run_debates)
     add_agreement_parser(actions, what="debate scores", method="majeval")
@@ -153,19 +150,6 @@ def _profile(args: argparse.Namespace) -> Any:
             f"There is no model profile called '{args.profile or settings.default_profile}'. "
             f"Profiles: {profile_names(settings)}. Add it in Settings → Models, or use --model."
         ) from None
-
-
-def _probe(profile: Any) -> Any:
-    """The latency of one short call to the model (for ``--dry-run --probe``)."""
-    import asyncio
-
-    from core.llm import LLMFailure
-    from core.llm.estimate import probe_latency
-
-    try:
-        return asyncio.run(probe_latency(profile))
-    except LLMFailure as exc:
-        raise UserError(f"The probe call to {profile.model} failed: {exc.message}") from None
 
 
 def _say_actual(est: Any, gateways: list[Any]) -> None:
@@ -371,8 +355,7 @@ def run_debates(args: argparse.Namespace) -> int:
             return _run_conditions(args, project, state, profile, llm_for_run, gateways)
         try:
             est = st.estimate_run(project, state, profile,
-                                  latency=_probe(profile) if args.dry_run and args.probe
-                                  else None)
+                                  latency=probe_latency(args, profile))
         except ValueError as exc:
             raise UserError(str(exc)) from None
         if say_estimate(est, args.dry_run):
@@ -424,8 +407,7 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
     names = args.conditions
     try:
         est = cd.estimate_conditions(project, state, names, profile,
-                                     latency=_probe(profile) if args.dry_run and args.probe
-                                     else None)
+                                     latency=probe_latency(args, profile))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if say_estimate(est, args.dry_run):
