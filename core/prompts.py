@@ -21,7 +21,7 @@ import string
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -288,10 +288,21 @@ def _copy_check(
 
 def _schema_words(schema: type) -> list[str]:
     """Field descriptions of a pydantic schema (sent to the model with the JSON schema)."""
+    try:
+        return list(_schema_words_of(schema))
+    except TypeError:  # an unhashable stand-in for a schema: work them out each time
+        return list(_schema_words_of.__wrapped__(schema))
+
+
+@lru_cache(maxsize=256)
+def _schema_words_of(schema: type) -> tuple[str, ...]:
+    """:func:`_schema_words`, once per schema class: building a pydantic model's JSON schema
+    costs about a millisecond of CPU, which every call of a scoring run would otherwise pay on
+    the event-loop thread."""
     out: list[str] = []
     schema_json = getattr(schema, "model_json_schema", None)
     if schema_json is None:
-        return out
+        return ()
 
     def walk(node: Any) -> None:
         if isinstance(node, Mapping):
@@ -308,7 +319,7 @@ def _schema_words(schema: type) -> list[str]:
         walk(schema_json())
     except Exception:  # noqa: BLE001 - a schema pydantic cannot describe: no words to compare
         pass
-    return out
+    return tuple(out)
 
 
 def _combine(*checks: Callable[[Any], Any] | None) -> Callable[[Any], Any]:

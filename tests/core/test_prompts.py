@@ -155,3 +155,34 @@ async def test_a_reply_that_repeats_itself_is_refused_unless_the_material_does(s
     llm.replies = lambda messages: {"answer": "no no no"}
     reply = await prompts.ask(gateway, template, Reply, {"text": "A calm day."})
     assert reply.answer == "no no no"  # not asked to refuse loops (a checklist's short answers)
+
+
+async def test_the_schema_is_described_once_per_class_not_once_per_call(scripted_llm):
+    """Building a pydantic model's JSON schema costs CPU on the event-loop thread; a scoring
+    run asks thousands of times with one schema class, so its words are worked out once."""
+    described = []
+
+    class Counted(People):
+        @classmethod
+        def model_json_schema(cls, *args, **kwargs):
+            described.append(cls)
+            return super().model_json_schema(*args, **kwargs)
+
+    real = {"people": [{"name": "Parents", "summary": "They worry about screen time.",
+                        "evidence": "Parents worry about screens."}]}
+    llm = scripted_llm({"Reply with JSON": real})
+    gateway = Gateway(llm.profile(), cache=MemoryCache())
+    for n in range(5):
+        values = {"text": f"Parents worry about screens ({n}).", "format": "a list"}
+        await prompts.ask(gateway, template(), Counted, values)
+    ours = len(described)
+    assert llm.calls == 5
+    # the gateway's own schema text is cached too: one description for all five calls
+    assert ours <= 2, ours
+    # the copy check still knows the schema's words
+    with pytest.raises(LLMFailure) as caught:
+        await prompts.ask(Gateway(scripted_llm({"Reply with JSON": {"people": [{
+            "name": "parents", "summary": "one sentence about them, in your own words"}]}},
+            name="copy").profile(), cache=MemoryCache()), template(), Counted,
+            {"text": "Parents worry.", "format": "a list"})
+    assert caught.value.kind == "copied_instructions"
