@@ -262,3 +262,65 @@ def test_the_workers_curve_is_stored_and_read_back(ready):
     assert back.values == curve.values
     pd.testing.assert_frame_equal(back.frame, curve.frame, check_dtype=False)
     assert back.describe() == curve.describe()
+
+
+def _old_curve_values(prepared, encoder, result, sizes, repetitions, seed):
+    """The curve as it was computed before (each panel scored by ``aqer`` with its members'
+    answers and grades, so with its own agreement table), kept here to compare values."""
+    from dataclasses import replace
+
+    from core.aqer.responses import AqerInputError
+
+    workers = result.workers
+    names = sorted(workers.loc[workers["score"].notna(), "worker"].tolist())
+    grades = dict(zip(workers["worker"], workers["expert_grade"].astype(float)))
+    settings = result.settings.model_copy(
+        update={"baselines": False, "llm_as_workers": False, "blank_answers": result.blank_rule})
+    frame = prepared.frame[~prepared.frame["is_llm"]]
+    blanks = prepared.blanks
+    rng = np.random.default_rng(seed)
+    values = {}
+    for size in sizes:
+        got = []
+        for _ in range(1 if size == len(names) else repetitions):
+            panel = set(rng.choice(names, size=size, replace=False).tolist())
+            subset = replace(prepared, frame=frame[frame["worker"].isin(panel)],
+                             blanks=blanks[blanks["worker"].isin(panel)] if len(blanks)
+                             else blanks, notices=[])
+            value = float("nan")
+            try:
+                s = aqer(subset, encoder, settings=settings).workers
+            except AqerInputError:
+                s = None
+            if s is not None:
+                s = s[s["score"].notna()]
+                x = s["score"].astype(float).to_numpy()
+                y = np.array([grades[n] for n in s["worker"]])
+                if len(x) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
+                    value = float(sps.pearsonr(x, y).statistic)
+            got.append(value)
+        values[size] = got
+    return values
+
+
+@pytest.mark.parametrize("blanks", [False, True])
+def test_workers_curve_values_equal_the_old_route_without_per_panel_agreement(monkeypatch,
+                                                                             blanks):
+    """The curve no longer computes each panel's own agreement with the grades (bootstrap CIs
+    that were thrown away: nine tenths of its time on Mohler); its values stay exactly those
+    of the old route for the same seed."""
+    import core.aqer.pipeline as pipeline
+
+    answers = graded_answers(blanks=blanks)
+    result = aqer(answers, TinyEncoder())
+    prepared = clean_responses(answers)
+    expected = _old_curve_values(prepared, TinyEncoder(), result, [3, 5, 10, 12], 4, 7)
+
+    def no_agreement(*args, **kwargs):
+        raise AssertionError("a panel's agreement table was computed")
+
+    monkeypatch.setattr(pipeline, "agreement_table", no_agreement)
+    curve = workers_curve(prepared, TinyEncoder(), result, repetitions=4, seed=7)
+    assert list(curve.values) == list(expected)
+    for size, values in expected.items():
+        np.testing.assert_array_equal(curve.values[size], values)
