@@ -89,3 +89,50 @@ def test_without_grades_the_comparison_tab_says_why(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: "no expert grades" in res.comparison_empty.text(), timeout=30_000)
     assert res.comparison_model.rowCount() == 0
     assert res.comparison_empty.isVisibleTo(res)
+
+
+def test_the_workers_curve_runs_in_the_background_with_progress_and_cancel(
+        qtbot, window, graded_file, monkeypatch):
+    """The curve is a step of its own: the window stays responsive, its panel shows the panels
+    scored so far, and Cancel stops it between two panels (nothing kept, the button back)."""
+    import threading
+
+    import core.aqer.pipeline as pipeline
+    from core.aqer.session import load_workers_curve
+
+    tiny = TinyEncoder()
+    monkeypatch.setattr("desktop.aqer.pages.run.run_workers_curve",
+                        partial(run_workers_curve, repetitions=3))
+    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
+    wiz.pages["file"].choose_file(graded_file)
+    wait_read(qtbot, wiz)
+    to_results(qtbot, wiz)
+    res = wiz.pages["results"].results
+    res.tabs.setCurrentWidget(res.curve_tab)
+
+    real, calls, waiting = pipeline.aqer, [], threading.Event()
+
+    def slow(*args, cancel=None, **kwargs):  # the third panel waits until Cancel is pressed
+        calls.append(threading.current_thread() is threading.main_thread())
+        if len(calls) == 3:
+            waiting.set()
+            for _ in range(600):
+                if cancel is not None and cancel.cancelled:
+                    break
+                threading.Event().wait(0.05)
+        return real(*args, cancel=cancel, **kwargs)
+
+    monkeypatch.setattr(pipeline, "aqer", slow)
+    click(qtbot, res.curve_button)
+    qtbot.waitUntil(waiting.is_set, timeout=60_000)
+    panel = res.curve_panel
+    assert panel.isVisibleTo(res) and panel.cancel_button.isEnabled()
+    assert not any(calls), "the panels are scored on the GUI thread"
+    qtbot.waitUntil(lambda: panel.state is not None and panel.state.done >= 2, timeout=10_000)
+    assert "random panels" in panel.stage_label.text() and panel.state.total == 10
+    click(qtbot, panel.cancel_button)
+    qtbot.waitUntil(lambda: res.curve_button.isEnabled(), timeout=30_000)
+    assert panel.status == "stopped"
+    assert len(calls) == 3  # stopped before the fourth panel
+    assert res.curve_model.rowCount() == 0 and res.curve is None
+    assert load_workers_curve(window.project, wiz.setup, repetitions=3) is None
