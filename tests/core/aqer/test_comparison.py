@@ -34,7 +34,7 @@ from core.aqer.session import (
     save_setup,
 )
 from core.project import Project
-from tests.core.aqer.aqer_support import FACTS, TinyEncoder
+from tests.core.aqer.aqer_support import FACTS, HashedBagOfWords, TinyEncoder
 
 WRONG_WORDS = ["maybe", "perhaps", "no idea", "guess", "not sure", "something else", "unsure"]
 
@@ -324,3 +324,88 @@ def test_workers_curve_values_equal_the_old_route_without_per_panel_agreement(mo
     assert list(curve.values) == list(expected)
     for size, values in expected.items():
         np.testing.assert_array_equal(curve.values[size], values)
+
+
+# ----------------------------------------------------------------------------- embedding models
+
+
+class _TwoModels:
+    """Two different tiny encoders as two ways to embed: the setup's (backend "auto") and the
+    one through PyTorch (another hashing of the words), counting the texts each embeds."""
+
+    def __init__(self):
+        self.auto, self.torch = TinyEncoder(), HashedBagOfWords(dim=24)
+        self.made: list[str] = []
+
+    def factory(self, model_path, device, backend="auto"):
+        self.made.append(backend)
+        return self.torch if backend == "torch" else self.auto
+
+
+TORCH = "AQER (model all-MiniLM-L6-v2, through PyTorch)"
+
+
+def test_an_embedding_model_condition_is_kept_per_model_and_tested_against_aqer(ready):
+    project_path, setup = ready
+    two = _TwoModels()
+    setup = setup.model_copy(update={"conditions": [
+        AqerCondition(embedding_model="", embedding_backend="torch")]})
+    with Project.open(project_path) as project:
+        main = run_setup(project, setup, two.factory)
+        others = run_conditions(project, setup, two.factory)
+        assert two.made == ["auto", "torch"]
+        # its vectors are its own: every text embedded again by the other model
+        assert len(two.torch.texts_seen) == sum(two.auto.calls) > 0
+        assert list(others) == [TORCH]
+        other = others[TORCH].result
+        assert other.embedding_model == "hashed-bag-of-words through PyTorch"
+        assert not np.allclose(other.workers["score"].astype(float),
+                               main.result.workers["score"].astype(float))
+        table = comparison(project, setup, main).frame.set_index("condition")
+        run_id = others[TORCH].run_id
+    row = table.loc[TORCH]
+    expected = stats.paired_correlation_difference(
+        [float(v) for v in other.workers.set_index("worker")["score"].reindex(
+            main.result.workers["worker"])],
+        main.result.workers["score"].astype(float).tolist(),
+        main.result.workers["expert_grade"].astype(float).tolist(),
+        method="pearson", n_boot=2000, seed=0)
+    assert row["paired_n"] == 12
+    assert row["difference"] == pytest.approx(expected.difference)
+    assert row["p_value"] == pytest.approx(expected.p_value)
+    assert "PyTorch" in row["settings"]
+    seen = len(two.torch.calls)
+    with Project.open(project_path) as project:  # reopened: kept, and nothing computed again
+        assert load_conditions(project, setup)[TORCH].run_id == run_id
+        again = run_conditions(project, setup, two.factory)
+        assert again[TORCH].run_id == run_id
+    assert len(two.torch.calls) == seen and two.made == ["auto", "torch"]
+
+
+def test_the_embedding_choices_are_the_bundled_model_through_the_other_backend():
+    from core.aqer.session import embedding_choices
+
+    cpu = AqerSetup(device="cpu")
+    assert [c.label() for c in embedding_choices(cpu)] == [TORCH]  # auto on the CPU = ONNX
+    forced = AqerSetup(device="cpu", embedding_backend="torch")
+    assert [c.embedding_backend for c in embedding_choices(forced)] == ["onnx"]
+    folder = AqerSetup(device="cpu", embedding_model="/models/mpnet")
+    assert [(c.embedding_model, c.embedding_backend) for c in embedding_choices(folder)] == [
+        ("", "torch"), ("", "onnx")]
+    # the default setup's fingerprint is unchanged (results kept before stay found)
+    assert AqerSetup().fingerprint()["embedding"] == "built-in all-MiniLM-L6-v2"
+    assert forced.fingerprint()["embedding"] == "built-in all-MiniLM-L6-v2 [torch]"
+
+
+def test_a_forced_backend_that_cannot_run_is_an_error_not_another_backend(monkeypatch):
+    from core.aqer.session import default_encoder_factory
+    from core.embeddings import EmbeddingError
+
+    class FellBack:
+        def __init__(self, model_path="", device="auto", backend="auto", **_):
+            self.backend, self.fallback_reason = "torch", "NoSuchFile: model.onnx"
+
+    monkeypatch.setattr("core.embeddings.Encoder", FellBack)
+    with pytest.raises(EmbeddingError, match="cannot run through ONNX Runtime.*NoSuchFile"):
+        default_encoder_factory("", "auto", backend="onnx")
+    assert default_encoder_factory("", "auto", backend="torch").backend == "torch"
