@@ -31,10 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
 
 __all__ = [
+    "COMPARISON_BOOT",
     "COMPARISON_COLUMNS",
     "CONDITIONS",
     "ConditionResult",
-    "COMPARISON_BOOT",
     "comparison_notes",
     "comparison_rows",
     "comparison_sheets",

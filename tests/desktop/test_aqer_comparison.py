@@ -97,7 +97,7 @@ def test_the_workers_curve_runs_in_the_background_with_progress_and_cancel(
     scored so far, and Cancel stops it between two panels (nothing kept, the button back)."""
     import threading
 
-    import core.aqer.pipeline as pipeline
+    from core.aqer import pipeline
     from core.aqer.session import load_workers_curve
 
     tiny = TinyEncoder()
@@ -136,3 +136,58 @@ def test_the_workers_curve_runs_in_the_background_with_progress_and_cancel(
     assert len(calls) == 3  # stopped before the fourth panel
     assert res.curve_model.rowCount() == 0 and res.curve is None
     assert load_workers_curve(window.project, wiz.setup, repetitions=3) is None
+
+
+def test_another_embedding_model_is_a_condition_row_with_its_paired_test(
+        qtbot, qtmodeltester, window, graded_file, tmp_path):
+    """The Comparison tab's "Also score with another embedding model" menu: the bundled model
+    through PyTorch (here a second tiny encoder) becomes a row with the paired test against
+    AQER, kept in the project (asked again: nothing embedded) and exported; a folder that is
+    not a model is refused with the reason."""
+    from tests.core.aqer.test_comparison import TORCH, _TwoModels
+
+    two = _TwoModels()
+    wiz = open_aqer_wizard(window, encoder_factory=two.factory)
+    wiz.save(device="cpu")
+    wiz.pages["file"].choose_file(graded_file)
+    wait_read(qtbot, wiz)
+    to_results(qtbot, wiz)
+    page = wiz.pages["results"]
+    res = page.results
+    res.tabs.setCurrentWidget(res.comparison_tab)
+    model = res.comparison_model
+    qtbot.waitUntil(lambda: model.rowCount() == 5, timeout=30_000)
+    assert res.model_button.isVisibleTo(res)
+    actions = res.model_menu.actions()
+    assert [a.text() for a in actions] == [
+        "The built-in all-MiniLM-L6-v2 through PyTorch",
+        "A sentence-transformers model folder on this computer…"]
+
+    actions[0].trigger()
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=60_000)
+    qtmodeltester.check(model)
+    assert model.value(5, "condition") == TORCH
+    assert model.value(5, "paired_n") == 12 and model.value(5, "difference") is not None
+    assert "PyTorch" in model.value(5, "settings")
+    assert TORCH in res.comparison_words.text()
+    assert two.made == ["auto", "torch"] and two.torch.calls
+    seen = len(two.torch.calls)
+    assert load_setup(window.project).conditions == wiz.setup.conditions
+
+    actions[0].trigger()  # the same condition again: read back, nothing embedded
+    qtbot.waitUntil(lambda: model.rowCount() == 6 and res.model_button.isEnabled(),
+                    timeout=60_000)
+    assert len(two.torch.calls) == seen and two.made == ["auto", "torch"]
+
+    task = page.export(tmp_path / "out.xlsx")
+    qtbot.waitUntil(task.done, timeout=20_000)
+    sheet = openpyxl.load_workbook(tmp_path / "out.xlsx")["Comparison"]
+    assert TORCH in [row[0] for row in sheet.iter_rows(min_row=2, values_only=True)]
+
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    page.ask_model_folder = lambda: str(empty)
+    actions[1].trigger()
+    assert res.model_problem.isVisibleTo(res)
+    assert "not-a-model was not added" in res.model_problem.text()
+    assert len(wiz.setup.conditions) == 1

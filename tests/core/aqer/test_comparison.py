@@ -309,7 +309,7 @@ def test_workers_curve_values_equal_the_old_route_without_per_panel_agreement(mo
     """The curve no longer computes each panel's own agreement with the grades (bootstrap CIs
     that were thrown away: nine tenths of its time on Mohler); its values stay exactly those
     of the old route for the same seed."""
-    import core.aqer.pipeline as pipeline
+    from core.aqer import pipeline
 
     answers = graded_answers(blanks=blanks)
     result = aqer(answers, TinyEncoder())
