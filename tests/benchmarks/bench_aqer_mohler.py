@@ -225,8 +225,8 @@ def main() -> None:
     if args.compare:
         compare_report(reference_run["tables"])
     if args.curve and reference_run["first"] is not None:
-        long, result, lookup = reference_run["first"]
-        curve_figure(long, result, lookup, Path(args.curve))
+        long, _, lookup = reference_run["first"]
+        curve_figure(long, lookup, Path(args.curve))
 
 
 def compare_report(tables: list[pd.DataFrame]) -> None:
@@ -254,15 +254,15 @@ def compare_report(tables: list[pd.DataFrame]) -> None:
           f"mean difference {np.mean([row['difference'] for row in rasa]):+.3f}")
 
 
-def curve_figure(long: pd.DataFrame, result, encoder, path: Path) -> None:
-    """How many workers do I need? on one repetition, printed and saved as a figure."""
+def curve_figure(long: pd.DataFrame, encoder, path: Path) -> None:
+    """How many workers do I need? on one repetition (``long`` with the workers' true grades),
+    printed and saved as a figure."""
     from matplotlib.figure import Figure
 
+    from core.aqer import aqer
     from core.aqer.comparison import workers_curve
     from core.aqer.responses import clean_responses
     from desktop.aqer.charts import draw_workers_curve
-
-    from core.aqer import aqer
 
     result = aqer(long, encoder)
     t0 = time.perf_counter()
