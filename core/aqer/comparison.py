@@ -249,6 +249,10 @@ def curve_sizes(total: int) -> list[int]:
     return sizes + [total]
 
 
+def _without_grades(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(grade="") if "grade" in frame else frame
+
+
 class _Memo:
     """An encoder that embeds each text once (the panels share their answers)."""
 
@@ -309,10 +313,12 @@ def workers_curve(
         update={"baselines": False, "llm_as_workers": False, "blank_answers": result.blank_rule})
     sizes = sorted({int(s) for s in (sizes or curve_sizes(len(names))) if 2 <= s <= len(names)})
     memo = _Memo(encoder)
-    frame = prepared.frame[~prepared.frame["is_llm"]]
+    # A panel is compared with ``reference`` here; its own agreement with the grades (bootstrap
+    # CIs per panel) would only be thrown away, and was nine tenths of the time: no grades.
+    frame = _without_grades(prepared.frame[~prepared.frame["is_llm"]])
     blanks = prepared.blanks
     if len(blanks):
-        blanks = blanks[~blanks["is_llm"]]
+        blanks = _without_grades(blanks[~blanks["is_llm"]])
     rng = np.random.default_rng(seed)
     total = sum(1 if n == len(names) else repetitions for n in sizes)
     if progress is not None:
@@ -331,6 +337,7 @@ def workers_curve(
                 frame=frame[frame["worker"].isin(panel)],
                 blanks=blanks[blanks["worker"].isin(panel)] if len(blanks) else blanks,
                 notices=[],
+                person_grades={},
             )
             value = float("nan")
             try:

@@ -17,6 +17,7 @@ from core.stats import ROW_COLUMNS
 
 __all__ = [
     "AGREEMENT_COLUMNS",
+    "BACKEND_NAMES",
     "CONVERGENCE_COLUMNS",
     "DEFAULT_BLANK_TOKENS",
     "LLM_ANSWER_COLUMNS",
@@ -146,6 +147,10 @@ class AqerResult(BaseModel):
         return pd.DataFrame(rows, columns=WARNING_COLUMNS)
 
 
+#: The embedding backends in words.
+BACKEND_NAMES = {"onnx": "ONNX Runtime", "torch": "PyTorch"}
+
+
 class AqerCondition(BaseModel):
     """Another condition to compare with AQER as the setup runs it: the same answers scored
     with another embedding model and/or another blank-answer rule (None = as in the setup).
@@ -154,6 +159,8 @@ class AqerCondition(BaseModel):
 
     embedding_model: str | None = None
     """A sentence-transformers folder ("" = the built-in all-MiniLM-L6-v2; None = the setup's)."""
+    embedding_backend: Literal["onnx", "torch"] | None = None
+    """Run the model through ONNX Runtime or PyTorch (None = as in the setup)."""
     blank_answers: BlankAnswers | None = None
 
     def apply(self, setup: AqerSetup) -> AqerSetup:
@@ -161,6 +168,8 @@ class AqerCondition(BaseModel):
         update: dict[str, Any] = {}
         if self.embedding_model is not None:
             update["embedding_model"] = self.embedding_model
+        if self.embedding_backend is not None:
+            update["embedding_backend"] = self.embedding_backend
         if self.blank_answers is not None:
             update["settings"] = setup.settings.model_copy(
                 update={"blank_answers": self.blank_answers})
@@ -172,6 +181,8 @@ class AqerCondition(BaseModel):
         if self.embedding_model is not None:
             name = self.embedding_model.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
             parts.append(f"model {name or 'all-MiniLM-L6-v2'}")
+        if self.embedding_backend is not None:
+            parts.append(f"through {BACKEND_NAMES[self.embedding_backend]}")
         if self.blank_answers is not None:
             parts.append({"worst": "blank answers count as the weakest",
                           "missing": "blank answers left out",
@@ -213,6 +224,9 @@ class AqerSetup(BaseModel):
     duplicates: Literal["error", "first", "last"] = "error"
     embedding_model: str = ""
     """A sentence-transformers folder; "" = the built-in all-MiniLM-L6-v2."""
+    embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
+    """How the model runs: "auto" (ONNX Runtime on the CPU, PyTorch on a graphics card) or
+    always one of them (a condition to compare; ONNX Runtime runs on the CPU)."""
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     settings: AqerSettings = Field(default_factory=AqerSettings)
     conditions: list[AqerCondition] = Field(default_factory=list)
@@ -262,6 +276,12 @@ class AqerSetup(BaseModel):
         return {"grades_sheet": self.grades_sheet, "grades_name_col": self.grades_name_col,
                 "grades_value_col": self.grades_value_col}
 
+    def embedding_key(self) -> str:
+        """How the project's vector cache names this setup's model (and its backend when one
+        is forced: its vectors are kept apart)."""
+        key = model_key(self.embedding_model)
+        return key if self.embedding_backend == "auto" else f"{key} [{self.embedding_backend}]"
+
     def fingerprint(self) -> dict[str, Any]:
         """What an AQER result depends on (not where the file is, nor the device)."""
         return {
@@ -272,7 +292,7 @@ class AqerSetup(BaseModel):
             **({"grades": self.grades_columns()} if self.grades_columns() else {}),
             **({"grades_file": self.grades_file.content_hash} if self.grades_file else {}),
             "duplicates": self.duplicates,
-            "embedding": model_key(self.embedding_model),
+            "embedding": self.embedding_key(),
             "settings": self.settings.model_dump(mode="json"),
         }
 

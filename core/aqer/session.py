@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from core.aqer.inputs import read_answers
-from core.aqer.model import AqerSetup
+from core.aqer.model import BACKEND_NAMES, AqerCondition, AqerSetup
 from core.embeddings import CachedEncoder, model_key
 from core.paths import temp_file_beside
 from core.project.inputs import open_input, store_input
@@ -79,6 +79,7 @@ __all__ = [
     "condition_setups",
     "copy_template",
     "default_encoder_factory",
+    "embedding_choices",
     "embedding_key",
     "export_result",
     "grades_path",
@@ -237,32 +238,90 @@ def open_answers(
 # ----------------------------------------------------------------------------- embeddings
 
 
-def default_encoder_factory(model_path: str, device: str) -> Any:
-    """The real encoder: :class:`core.embeddings.Encoder` (bundled MiniLM when path is "")."""
-    from core.embeddings import Encoder
+def default_encoder_factory(model_path: str, device: str, backend: str = "auto") -> Any:
+    """The real encoder: :class:`core.embeddings.Encoder` (bundled MiniLM when path is ""). A
+    forced ``backend`` that cannot run the model is an error, never a silent other backend."""
+    from core.embeddings import EmbeddingError, Encoder
 
-    return Encoder(model_path, device=device)
+    if backend == "auto":
+        return Encoder(model_path, device=device)
+    encoder = Encoder(model_path, device="cpu" if backend == "onnx" else device,
+                      backend=backend)
+    if encoder.backend != backend:
+        raise EmbeddingError(
+            f"The model cannot run through {BACKEND_NAMES.get(backend, backend)} here"
+            + (f" ({encoder.fallback_reason})" if encoder.fallback_reason else "")
+            + ". Remove that condition, or choose another model.")
+    return encoder
 
 
 def cached_encoder(project: Project, setup: AqerSetup, factory: EncoderFactory | None = None,
                    progress: Progress | None = None,
                    cancel: CancelToken | None = None) -> CachedEncoder:
     """The encoder of ``setup`` behind the project's vector cache (the model is loaded only
-    when a text is not cached yet)."""
+    when a text is not cached yet). A forced backend (``setup.embedding_backend``) has vectors
+    of its own in the cache, and is passed to ``factory`` as ``backend=``."""
     factory = factory or default_encoder_factory
-    key = model_key(setup.embedding_model)
+    key = setup.embedding_key()
+    backend = setup.embedding_backend
+    name = (Path(setup.embedding_model).name if setup.embedding_model
+            else model_key("").removeprefix("built-in "))
+    if backend != "auto":
+        name += f" through {BACKEND_NAMES[backend]}"
+
+    def make() -> Any:
+        if backend == "auto":
+            return factory(setup.embedding_model, setup.device)
+        inner = factory(setup.embedding_model, setup.device, backend=backend)  # type: ignore[call-arg]
+        return _Named(inner, f" through {BACKEND_NAMES[backend]}")
+
     return CachedEncoder(
         project,
         key,
-        lambda: factory(setup.embedding_model, setup.device),
+        make,
         cancel=cancel,
-        model_name=(Path(setup.embedding_model).name if setup.embedding_model
-                    else key.removeprefix("built-in ")),
+        model_name=name,
         device=setup.device,
         progress=progress,
         owner=METHOD,
         step=EMBED_STEP,
     )
+
+
+class _Named:
+    """An encoder whose ``model_name`` also says the backend it was forced through (the
+    results name it so)."""
+
+    def __init__(self, inner: Any, suffix: str) -> None:
+        self._inner = inner
+        self.model_name = f"{getattr(inner, 'model_name', '') or 'the model'}{suffix}"
+
+    def __call__(self, texts: list[str]) -> Any:
+        return self._inner(texts)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def embedding_choices(setup: AqerSetup) -> list[AqerCondition]:
+    """The other ways to embed that this computer has, as conditions to compare with
+    ``setup``: the built-in all-MiniLM-L6-v2 through PyTorch and through ONNX Runtime (the one
+    ``setup`` already uses is left out; "auto" runs ONNX Runtime on the CPU). Any
+    sentence-transformers folder is a condition too (``AqerCondition(embedding_model=path)``)."""
+    from core.embeddings import resolve_device
+
+    if setup.embedding_backend != "auto":
+        current = setup.embedding_backend
+    else:
+        try:
+            current = "onnx" if resolve_device(setup.device) == "cpu" else "torch"
+        except Exception:  # noqa: BLE001 - a device that is not there: offer both
+            current = ""
+    out = []
+    for backend in ("torch", "onnx"):
+        if setup.embedding_model or backend != current:
+            out.append(AqerCondition(embedding_model="", embedding_backend=backend))  # type: ignore[arg-type]
+    return out
 
 
 # ----------------------------------------------------------------------------- results

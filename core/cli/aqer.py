@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from core import cli
 from core.aqer.model import DEFAULT_BLANK_TOKENS as BLANK_TOKENS
@@ -168,7 +169,9 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="PATH",
         help="also score the answers with this sentence-transformers folder ('built-in' = "
-        "all-MiniLM-L6-v2) and compare it with AQER on the Comparison sheet (repeatable). The "
+        "all-MiniLM-L6-v2; end it with @torch or @onnx to run it through PyTorch or ONNX "
+        "Runtime, e.g. built-in@torch) and compare it with AQER on the Comparison sheet "
+        "(repeatable; kept per model in --project, so an unchanged one is not scored again). The "
         "Comparison sheet (AQER, simplified AQER, RASA, F1, BLEU-1 against the expert grades, "
         "with a paired test against AQER) is always written when the answers have grades",
     )
@@ -308,6 +311,20 @@ def _columns_used(setup) -> str:
                               else " (no expert grades)")
 
 
+def _model_condition(text: str) -> Any:
+    """``--compare-model PATH[@torch|@onnx]`` -> the condition ('built-in' = the bundled
+    model)."""
+    from core.aqer.model import AqerCondition
+
+    path, backend = text, None
+    head, at, tail = text.rpartition("@")
+    if at and tail.strip().lower() in ("torch", "onnx"):
+        path, backend = head, tail.strip().lower()
+    path = path.strip()
+    return AqerCondition(embedding_model="" if path.lower() in ("built-in", "") else path,
+                         embedding_backend=backend)
+
+
 def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
     """Run AQER through the session, as the wizard does (``encoder_factory(model_path, device)``
     makes the encoder; default: ``core.embeddings.Encoder``)."""
@@ -402,8 +419,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                     f"{check.duplicates} answer(s) repeat a worker's answer to the same "
                     "question. Choose which counts (--duplicates first or --duplicates last)."
                 ))
-            conditions = [AqerCondition(embedding_model="" if m.lower() == "built-in" else m)
-                          for m in args.compare_model]
+            conditions = [_model_condition(m) for m in args.compare_model]
             if args.compare_blank_answers:
                 conditions.append(AqerCondition(blank_answers=args.compare_blank_answers))
             setup = setup.model_copy(update={"conditions": conditions})

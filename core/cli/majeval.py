@@ -420,7 +420,7 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
     _say_actual(est, gateways)
     dims = [d.name for d in state.dimensions]
     rows = cd.comparison_rows(results, state.item_list, dims,
-                              n_boot=0 if args.no_bootstrap else 2000)
+                              n_boot=0 if args.no_bootstrap else cd.COMPARISON_BOOT)
     readme = [("Model", profile.model), ("Items", st_items(state)),
               ("Task", state.task)]
     try:

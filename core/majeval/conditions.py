@@ -31,10 +31,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
 
 __all__ = [
+    "COMPARISON_BOOT",
     "COMPARISON_COLUMNS",
     "CONDITIONS",
     "ConditionResult",
+    "comparison_notes",
     "comparison_rows",
+    "comparison_sheets",
     "comparison_summary",
     "load_conditions",
     "parse_conditions",
@@ -49,6 +52,8 @@ CONDITIONS = {
     "single-judge": "Single judge",
 }
 DEFAULT = "full"
+#: Bootstrap resamples of the comparison sheet (command line and the wizard's export).
+COMPARISON_BOOT = 2000
 ALL_GROUPS = "All groups (overall score)"
 STEP_SINGLE = "single_judge"
 SINGLE_KIND = "judge_result"
@@ -381,24 +386,29 @@ def score_rows(results: dict[str, ConditionResult], items: Sequence[Item],
     return rows
 
 
-def write_comparison(path: Any, results: dict[str, ConditionResult], items: Sequence[Item],
-                     dimensions: Sequence[str], rows: Sequence[dict[str, Any]], *,
-                     readme: Sequence[tuple[str, str]] = ()) -> Any:
-    """Write the comparison workbook: sheets "Comparison" (:func:`comparison_rows`) and
-    "Condition scores" (:func:`score_rows`), and a Read me naming the conditions. Raises
-    :class:`core.tables.TableError` when it cannot be written."""
+def comparison_notes(results: dict[str, ConditionResult], rows: Sequence[dict[str, Any]]
+                     ) -> list[tuple[str, str]]:
+    """The Read me lines that label the comparison: the conditions, the statistic and its
+    level, and the summary lines."""
+    statistic = ("Spearman rho with the human ratings per group and dimension (and the "
+                 "overall score), 95% bootstrap CI; against full personas after debate: paired "
+                 "bootstrap of the difference over the items both scored (not computed below "
+                 "10 items)")
+    notes = [("Conditions", "; ".join(f"{r.label} ({r.name})" for r in results.values())),
+             ("Statistic", statistic)]
+    return notes + [("Summary", line) for line in comparison_summary(rows)]
+
+
+def comparison_sheets(results: dict[str, ConditionResult], items: Sequence[Item],
+                      dimensions: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[Any]:
+    """The sheets "Comparison" (:func:`comparison_rows`) and "Condition scores"
+    (:func:`score_rows`), the one route of the command line's comparison workbook and the
+    wizard's results export."""
     import pandas as pd
 
-    from core.tables import Sheet, write_workbook
+    from core.tables import Sheet
 
-    statistic = ("Spearman rho with the human ratings per group and dimension, 95% "
-                 "bootstrap CI; against full personas after debate: paired bootstrap of the "
-                 "difference over the items both scored (not computed below 10 items)")
-    notes = [*readme,
-             ("Conditions", "; ".join(f"{r.label} ({r.name})" for r in results.values())),
-             ("Statistic", statistic)]
-    notes += [("Summary", line) for line in comparison_summary(rows)]
-    sheets = [
+    return [
         Sheet("Comparison", pd.DataFrame(list(rows), columns=COMPARISON_COLUMNS),
               "the conditions' agreement with the human ratings, and each against full "
               "personas after debate",
@@ -408,4 +418,15 @@ def write_comparison(path: Any, results: dict[str, ConditionResult], items: Sequ
         Sheet("Condition scores", pd.DataFrame(score_rows(results, items, dimensions)),
               "each item's overall score per condition"),
     ]
-    return write_workbook(path, sheets, notes)
+
+
+def write_comparison(path: Any, results: dict[str, ConditionResult], items: Sequence[Item],
+                     dimensions: Sequence[str], rows: Sequence[dict[str, Any]], *,
+                     readme: Sequence[tuple[str, str]] = ()) -> Any:
+    """Write the comparison workbook: :func:`comparison_sheets` and a Read me naming the
+    conditions (:func:`comparison_notes`). Raises :class:`core.tables.TableError` when it
+    cannot be written."""
+    from core.tables import write_workbook
+
+    return write_workbook(path, comparison_sheets(results, items, dimensions, rows),
+                          [*readme, *comparison_notes(results, rows)])

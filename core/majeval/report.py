@@ -153,9 +153,11 @@ def write_results(
     alphas: Sequence[GroupAlpha] = (),
     humans: Sequence[HumanAgreement] = (),
     readme: Sequence[tuple[str, str]] = (),
+    more_sheets: Sequence[Any] = (),
 ) -> ExportReport:
     """Write the results workbook (see the module docstring). ``alphas``/``humans`` come from
-    :func:`core.majeval.agreement.within_group_alpha` / ``human_agreement``."""
+    :func:`core.majeval.agreement.within_group_alpha` / ``human_agreement``; ``more_sheets``
+    (:class:`core.tables.Sheet`) come last, e.g. the conditions' comparison."""
     import pandas as pd
 
     from core.tables import Sheet, write_workbook
@@ -233,6 +235,7 @@ def write_results(
                             "and after the debate; correlations with human ratings",
                             number_formats={"value": "0.000", "p_value": "0.0000",
                                             "ci_low": "0.000", "ci_high": "0.000"}))
+    sheets += list(more_sheets)
     warning = failure_warning(run)
     info = [
         *([("WARNING", warning)] if warning else []),

@@ -886,17 +886,39 @@ def agreement(run: EvaluationRun, n_boot: int = BOOTSTRAP_SAMPLES) -> tuple[list
 
 def export_results(project: Project, run: EvaluationRun, path: str | Path,
                    progress: Progress | None = None, cancel: CancelToken | None = None, *,
-                   n_boot: int = BOOTSTRAP_SAMPLES) -> Path:
+                   n_boot: int = BOOTSTRAP_SAMPLES, state: WizardState | None = None) -> Path:
     """Write the results workbook (:func:`core.majeval.report.write_results`) with the agreement
-    statistics, the model calls kept for the run, and the people's corrections. Blocking: run
-    it in an executor. Raises :class:`core.tables.TableError` when it cannot be written."""
+    statistics, the model calls kept for the run, and the people's corrections. With ``state``
+    (the wizard's choices) it also has the sheets "Comparison" and "Condition scores" of the
+    conditions kept in the project for the run's model, made by the same function as the
+    command line's ``--conditions`` workbook (:func:`core.majeval.conditions.comparison_sheets`).
+    Blocking: run it in an executor. Raises :class:`core.tables.TableError` when it cannot be
+    written."""
+    from core.majeval import conditions as cd
     from core.majeval.report import write_results
 
     progress = progress or Progress()
-    progress.start("Computing agreement", total=2)
+    progress.start("Computing agreement", total=3 if state is not None else 2)
     alphas, humans = agreement(run, n_boot)
     if cancel is not None:
         cancel.raise_if_cancelled()
+    sheets: list[Any] = []
+    notes: list[tuple[str, str]] = []
+    if state is not None:
+        progress.advance(1, "Comparing the conditions kept in the project")
+        kept = cd.load_conditions(project, state, list(cd.CONDITIONS), run.model)
+        if kept:
+            dims = [d.name for d in state.dimensions]
+            rows = cd.comparison_rows(kept, state.item_list, dims,
+                                      n_boot=cd.COMPARISON_BOOT if n_boot else 0)
+            sheets = cd.comparison_sheets(kept, state.item_list, dims, rows)
+            notes = cd.comparison_notes(kept, rows)
+            missing = [label for name, label in cd.CONDITIONS.items() if name not in kept]
+            if missing:
+                notes.append(("Conditions not run", "; ".join(missing)
+                              + " (run them on the results' Conditions tab)"))
+        if cancel is not None:
+            cancel.raise_if_cancelled()
     progress.advance(1, "Writing the workbook")
     readme: list[tuple[str, str]] = []
     if run.run_id is not None:
@@ -915,7 +937,8 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
             f"{e.key} ({e.field.replace('pages.', 'page index ')}) by {e.who}"
             for e in page_edits[:20])))
     target = Path(path)
-    write_results(target, run, alphas=alphas, humans=humans, readme=readme)
+    write_results(target, run, alphas=alphas, humans=humans, readme=[*readme, *notes],
+                  more_sheets=sheets)
     progress.advance(1, f"Saved {target.name}")
     return target
 

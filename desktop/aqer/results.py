@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -35,7 +36,7 @@ from desktop.aqer.charts import (
 )
 from desktop.run_panel import RunPanel
 from desktop.views import Column, FrameModel, fit_rows, pin_row_names, table_view
-from desktop.widgets import done_label, fit_columns, hint_label, note_box
+from desktop.widgets import alert_box, done_label, fit_columns, hint_label, note_box
 
 __all__ = ["ResultsView", "describe_run", "table_view"]
 
@@ -170,6 +171,9 @@ class ResultsView(QWidget):
     export_requested = Signal()
     curve_requested = Signal()
     condition_requested = Signal()
+    model_condition_requested = Signal(object)
+    """An embedding model to compare (a ``core.aqer.model.AqerCondition``; None: a folder, to
+    be chosen)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -428,6 +432,16 @@ class ResultsView(QWidget):
             "in the project and compared with AQER here and in the export. The answers are "
             "not embedded again.")
         self.condition_button.clicked.connect(self.condition_requested)
+        self.model_button = QPushButton("Also score with another embedding model")
+        self.model_button.setToolTip(
+            "Adds a condition: AQER on the same answers with another embedding model (the "
+            "program that turns each answer into numbers), kept in the project and compared "
+            "with AQER here and in the export. The answers are embedded once by that model.")
+        self.model_menu = QMenu(self.model_button)
+        self.model_button.setMenu(self.model_menu)
+        self.set_model_choices([])
+        self.model_problem = alert_box()
+        self.model_problem.hide()
         self.condition_panel = RunPanel()
         self.condition_panel.hide()
         words_box = QGroupBox("In words")
@@ -447,10 +461,30 @@ class ResultsView(QWidget):
         layout.addWidget(self.comparison_note)
         row = QHBoxLayout()
         row.addWidget(self.condition_button, 0)
+        row.addWidget(self.model_button, 0)
         row.addStretch(1)
         layout.addLayout(row)
+        layout.addWidget(self.model_problem)
         layout.addWidget(self.condition_panel)
         return page
+
+    def set_model_choices(self, choices: list[Any]) -> None:
+        """The embedding models offered (``core.aqer.model.AqerCondition``), then "a model
+        folder on this computer"."""
+        self.model_menu.clear()
+        for condition in choices:
+            name = {"torch": "PyTorch", "onnx": "ONNX Runtime"}.get(
+                condition.embedding_backend or "", "")
+            action = self.model_menu.addAction(
+                f"The built-in all-MiniLM-L6-v2 through {name}" if name and
+                not condition.embedding_model else condition.label())
+            action.setToolTip("The same model run by another program: its numbers differ "
+                              "only in the last decimals, so the scores should agree.")
+            action.triggered.connect(
+                lambda _checked=False, c=condition: self.model_condition_requested.emit(c))
+        folder = self.model_menu.addAction("A sentence-transformers model folder on this "
+                                           "computer…")
+        folder.triggered.connect(lambda _checked=False: self.model_condition_requested.emit(None))
 
     def _curve_tab(self) -> QWidget:
         self.curve_button = QPushButton("Draw panels and score them")
@@ -490,6 +524,7 @@ class ResultsView(QWidget):
         self.comparison = table
         has = table is not None and len(table.frame) > 0
         self.condition_button.setVisible(has)
+        self.model_button.setVisible(has)
         self.condition_panel.hide()
         self.comparison_view.setVisible(has)
         self.comparison_words_box.setVisible(has)

@@ -105,12 +105,15 @@ def evaluate(encoder, data: pd.DataFrame, repetitions: int, compare: bool = Fals
         rng = np.random.default_rng(1000 + rep)
         long, truth = semi_synthetic(data, rng)
         result = aqer(long, lookup)
+        # The Comparison and the curve need grades: each worker's true grade (scoring is the
+        # same with or without them; only these two use them).
+        graded = long.assign(grade=long["worker"].map(truth).map(lambda v: f"{v:.6g}"))
         if first is None:
-            first = (long, result, lookup)
+            first = (graded, None, lookup)
         if compare:
             from core.aqer.comparison import comparison_table
 
-            tables.append(comparison_table(result).frame.set_index("condition"))
+            tables.append(comparison_table(aqer(graded, lookup)).frame.set_index("condition"))
         iterations.append(result.iterations)
         blanks = int(result.workers["blank"].sum()) if "blank" in result.workers else 0
         rules.add(f"{result.blank_rule} ({blanks} blank answers)")
@@ -222,8 +225,8 @@ def main() -> None:
     if args.compare:
         compare_report(reference_run["tables"])
     if args.curve and reference_run["first"] is not None:
-        long, result, lookup = reference_run["first"]
-        curve_figure(long, result, lookup, Path(args.curve))
+        long, _, lookup = reference_run["first"]
+        curve_figure(long, lookup, Path(args.curve))
 
 
 def compare_report(tables: list[pd.DataFrame]) -> None:
@@ -251,14 +254,17 @@ def compare_report(tables: list[pd.DataFrame]) -> None:
           f"mean difference {np.mean([row['difference'] for row in rasa]):+.3f}")
 
 
-def curve_figure(long: pd.DataFrame, result, encoder, path: Path) -> None:
-    """How many workers do I need? on one repetition, printed and saved as a figure."""
+def curve_figure(long: pd.DataFrame, encoder, path: Path) -> None:
+    """How many workers do I need? on one repetition (``long`` with the workers' true grades),
+    printed and saved as a figure."""
     from matplotlib.figure import Figure
 
+    from core.aqer import aqer
     from core.aqer.comparison import workers_curve
     from core.aqer.responses import clean_responses
     from desktop.aqer.charts import draw_workers_curve
 
+    result = aqer(long, encoder)
     t0 = time.perf_counter()
     curve = workers_curve(clean_responses(long), encoder, result)
     took = time.perf_counter() - t0

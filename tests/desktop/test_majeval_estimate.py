@@ -40,7 +40,7 @@ def test_the_run_page_shows_the_estimate_before_start_and_beside_the_actual_figu
 
 
 def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
-        qtbot, window, scripted, qtmodeltester):  # noqa: F811
+        qtbot, window, scripted, qtmodeltester, tmp_path):  # noqa: F811
     from tests.desktop.majeval_support import click, wait_step
 
     wiz = open_majeval_wizard(window)
@@ -80,3 +80,21 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     tab.refresh()
     qtbot.waitUntil(lambda: "Kept in the project" in tab.status.text(), timeout=60_000)
     assert scripted.calls == calls and not tab.run_button.isEnabled()
+
+    # the export carries the same comparison as the command line's workbook (one route)
+    import pandas as pd
+
+    from core.majeval import conditions as cd
+    from tests.desktop.majeval_support import wait_step as wait
+
+    target = tmp_path / "results.xlsx"
+    wiz.pages["results"].export(target)
+    assert wait(qtbot, wiz, "export") == "finished"
+    kept = cd.load_conditions(wiz.project, wiz.state, list(cd.CONDITIONS), wiz.run.model)
+    dims = [d.name for d in wiz.state.dimensions]
+    rows = cd.comparison_rows(kept, wiz.state.item_list, dims, n_boot=cd.COMPARISON_BOOT)
+    cd.write_comparison(tmp_path / "cli.xlsx", kept, wiz.state.item_list, dims, rows)
+    exported = pd.read_excel(target, sheet_name="Comparison")
+    assert len(exported) == len(rows) and set(exported["condition"]) == set(cd.CONDITIONS.values())
+    pd.testing.assert_frame_equal(exported, pd.read_excel(tmp_path / "cli.xlsx",
+                                                          sheet_name="Comparison"))

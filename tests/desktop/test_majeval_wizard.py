@@ -13,7 +13,8 @@ from desktop.majeval import open_majeval_wizard
 from tests.desktop.majeval_support import TRUE, USER, click, kind, panel, wait_step
 
 RESULT_SHEETS = ["Items", "Group scores", "Agent scores", "Feedback", "Transcripts",
-                 "Personas", "Evidence", "Agreement", "Read me"]
+                 "Personas", "Evidence", "Agreement", "Comparison", "Condition scores",
+                 "Read me"]
 
 
 @pytest.fixture(autouse=True)
@@ -159,6 +160,11 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     assert len(book["Items"]) == 6
     readme = " ".join(book["Read me"].astype(str).fillna("").values.ravel())
     assert "Document corrections" in readme and USER in readme
+    # the conditions the debates give (full personas after and before the debate), compared
+    overall = book["Comparison"][book["Comparison"]["group"] == "All groups (overall score)"]
+    assert list(overall["condition"].drop_duplicates()) == ["Full personas, after debate",
+                                                             "Full personas, before debate"]
+    assert "Simple roles, after debate; Single judge" in readme  # named as not run
 
 
 def test_cancel_mid_run_then_resume_repeats_no_finished_debate(qtbot, window, tmp_path):

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from core.aqer.session import (
     StoredResult,
     comparison,
+    embedding_choices,
     export_result,
     load_conditions,
     load_workers_curve,
@@ -173,6 +174,7 @@ class ResultsPage(WizardPage):
         self.results.export_requested.connect(self._ask_and_export)
         self.results.curve_requested.connect(self.start_curve)
         self.results.condition_requested.connect(self.add_blank_condition)
+        self.results.model_condition_requested.connect(self.add_model_condition)
         layout = page_layout(
             self, "Results",
             "Each worker's score says how close their answers came to the consensus of "
@@ -189,6 +191,7 @@ class ResultsPage(WizardPage):
     def set_result(self, stored: StoredResult) -> None:
         project, setup = self.wizard.project, self.wizard.setup
         self.results.set_result(stored, None, load_workers_curve(project, setup))
+        self.results.set_model_choices(embedding_choices(setup))
         self.start_comparison()
 
     def start_comparison(self) -> Any:
@@ -223,17 +226,54 @@ class ResultsPage(WizardPage):
         if wizard.busy or stored is None:
             return None
         other = "missing" if stored.result.blank_rule == "worst" else "worst"
-        condition = AqerCondition(blank_answers=other)
+        return self._add_condition(AqerCondition(blank_answers=other))
+
+    def ask_model_folder(self) -> str | None:
+        """Ask for a sentence-transformers model folder (tests replace this)."""
+        from PySide6.QtWidgets import QFileDialog
+
+        return QFileDialog.getExistingDirectory(
+            self, "Choose a sentence-transformers model folder to compare") or None
+
+    @Slot(object)
+    def add_model_condition(self, condition: Any) -> Any:
+        """Add another embedding model as a condition (None: ask for a folder) and score it
+        (in the executor): each text is embedded once by that model, kept in the project."""
+        from core.aqer.model import AqerCondition
+        from core.embeddings import EmbeddingError, check_model_folder
+
+        wizard = self.wizard
+        if wizard.busy or wizard.stored is None:
+            return None
+        if condition is None:
+            folder = self.ask_model_folder()
+            if not folder:
+                return None
+            try:
+                check_model_folder(folder)
+            except EmbeddingError as exc:
+                self.results.model_problem.setText(f"{folder} was not added: {exc}")
+                self.results.model_problem.show()
+                return None
+            condition = AqerCondition(embedding_model=folder)
+        return self._add_condition(condition)
+
+    def _add_condition(self, condition: Any) -> Any:
+        wizard = self.wizard
+        self.results.model_problem.hide()
         if condition not in wizard.setup.conditions:
             wizard.save(conditions=[*wizard.setup.conditions, condition])
         self.results.condition_button.setEnabled(False)
+        self.results.model_button.setEnabled(False)
         self.results.condition_panel.show()
         step = partial(run_conditions, wizard.project, wizard.setup, wizard.encoder_factory)
         return wizard.run_step(self.results.condition_panel, step,
-                               title="Scoring the other condition", on_done=self._condition_done)
+                               title=f"Scoring the condition {condition.label()}",
+                               on_done=self._condition_done)
 
     def _condition_done(self, outcome: RunOutcome) -> None:
         self.results.condition_button.setEnabled(True)
+        self.results.model_button.setEnabled(True)
         if outcome.finished:
             self.start_comparison()
 

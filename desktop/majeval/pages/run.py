@@ -356,5 +356,6 @@ class ResultsPage(MajEvalPage):
                 wizard.main_window.status(f"Saved {target}")
 
         return wizard.start_step("export", self.results.export_panel,
-                                 partial(st.export_results, self.project, wizard.run, target),
+                                 partial(st.export_results, self.project, wizard.run, target,
+                                         state=wizard.state.model_copy(deep=True)),
                                  f"Exporting to {target.name}", done)

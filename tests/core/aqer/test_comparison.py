@@ -34,7 +34,7 @@ from core.aqer.session import (
     save_setup,
 )
 from core.project import Project
-from tests.core.aqer.aqer_support import FACTS, TinyEncoder
+from tests.core.aqer.aqer_support import FACTS, HashedBagOfWords, TinyEncoder
 
 WRONG_WORDS = ["maybe", "perhaps", "no idea", "guess", "not sure", "something else", "unsure"]
 
@@ -262,3 +262,150 @@ def test_the_workers_curve_is_stored_and_read_back(ready):
     assert back.values == curve.values
     pd.testing.assert_frame_equal(back.frame, curve.frame, check_dtype=False)
     assert back.describe() == curve.describe()
+
+
+def _old_curve_values(prepared, encoder, result, sizes, repetitions, seed):
+    """The curve as it was computed before (each panel scored by ``aqer`` with its members'
+    answers and grades, so with its own agreement table), kept here to compare values."""
+    from dataclasses import replace
+
+    from core.aqer.responses import AqerInputError
+
+    workers = result.workers
+    names = sorted(workers.loc[workers["score"].notna(), "worker"].tolist())
+    grades = dict(zip(workers["worker"], workers["expert_grade"].astype(float)))
+    settings = result.settings.model_copy(
+        update={"baselines": False, "llm_as_workers": False, "blank_answers": result.blank_rule})
+    frame = prepared.frame[~prepared.frame["is_llm"]]
+    blanks = prepared.blanks
+    rng = np.random.default_rng(seed)
+    values = {}
+    for size in sizes:
+        got = []
+        for _ in range(1 if size == len(names) else repetitions):
+            panel = set(rng.choice(names, size=size, replace=False).tolist())
+            subset = replace(prepared, frame=frame[frame["worker"].isin(panel)],
+                             blanks=blanks[blanks["worker"].isin(panel)] if len(blanks)
+                             else blanks, notices=[])
+            value = float("nan")
+            try:
+                s = aqer(subset, encoder, settings=settings).workers
+            except AqerInputError:
+                s = None
+            if s is not None:
+                s = s[s["score"].notna()]
+                x = s["score"].astype(float).to_numpy()
+                y = np.array([grades[n] for n in s["worker"]])
+                if len(x) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
+                    value = float(sps.pearsonr(x, y).statistic)
+            got.append(value)
+        values[size] = got
+    return values
+
+
+@pytest.mark.parametrize("blanks", [False, True])
+def test_workers_curve_values_equal_the_old_route_without_per_panel_agreement(monkeypatch,
+                                                                             blanks):
+    """The curve no longer computes each panel's own agreement with the grades (bootstrap CIs
+    that were thrown away: nine tenths of its time on Mohler); its values stay exactly those
+    of the old route for the same seed."""
+    from core.aqer import pipeline
+
+    answers = graded_answers(blanks=blanks)
+    result = aqer(answers, TinyEncoder())
+    prepared = clean_responses(answers)
+    expected = _old_curve_values(prepared, TinyEncoder(), result, [3, 5, 10, 12], 4, 7)
+
+    def no_agreement(*args, **kwargs):
+        raise AssertionError("a panel's agreement table was computed")
+
+    monkeypatch.setattr(pipeline, "agreement_table", no_agreement)
+    curve = workers_curve(prepared, TinyEncoder(), result, repetitions=4, seed=7)
+    assert list(curve.values) == list(expected)
+    for size, values in expected.items():
+        np.testing.assert_array_equal(curve.values[size], values)
+
+
+# ----------------------------------------------------------------------------- embedding models
+
+
+class _TwoModels:
+    """Two different tiny encoders as two ways to embed: the setup's (backend "auto") and the
+    one through PyTorch (another hashing of the words), counting the texts each embeds."""
+
+    def __init__(self):
+        self.auto, self.torch = TinyEncoder(), HashedBagOfWords(dim=24)
+        self.made: list[str] = []
+
+    def factory(self, model_path, device, backend="auto"):
+        self.made.append(backend)
+        return self.torch if backend == "torch" else self.auto
+
+
+TORCH = "AQER (model all-MiniLM-L6-v2, through PyTorch)"
+
+
+def test_an_embedding_model_condition_is_kept_per_model_and_tested_against_aqer(ready):
+    project_path, setup = ready
+    two = _TwoModels()
+    setup = setup.model_copy(update={"conditions": [
+        AqerCondition(embedding_model="", embedding_backend="torch")]})
+    with Project.open(project_path) as project:
+        main = run_setup(project, setup, two.factory)
+        others = run_conditions(project, setup, two.factory)
+        assert two.made == ["auto", "torch"]
+        # its vectors are its own: every text embedded again by the other model
+        assert len(two.torch.texts_seen) == sum(two.auto.calls) > 0
+        assert list(others) == [TORCH]
+        other = others[TORCH].result
+        assert other.embedding_model == "hashed-bag-of-words through PyTorch"
+        assert not np.allclose(other.workers["score"].astype(float),
+                               main.result.workers["score"].astype(float))
+        table = comparison(project, setup, main).frame.set_index("condition")
+        run_id = others[TORCH].run_id
+    row = table.loc[TORCH]
+    expected = stats.paired_correlation_difference(
+        [float(v) for v in other.workers.set_index("worker")["score"].reindex(
+            main.result.workers["worker"])],
+        main.result.workers["score"].astype(float).tolist(),
+        main.result.workers["expert_grade"].astype(float).tolist(),
+        method="pearson", n_boot=2000, seed=0)
+    assert row["paired_n"] == 12
+    assert row["difference"] == pytest.approx(expected.difference)
+    assert row["p_value"] == pytest.approx(expected.p_value)
+    assert "PyTorch" in row["settings"]
+    seen = len(two.torch.calls)
+    with Project.open(project_path) as project:  # reopened: kept, and nothing computed again
+        assert load_conditions(project, setup)[TORCH].run_id == run_id
+        again = run_conditions(project, setup, two.factory)
+        assert again[TORCH].run_id == run_id
+    assert len(two.torch.calls) == seen and two.made == ["auto", "torch"]
+
+
+def test_the_embedding_choices_are_the_bundled_model_through_the_other_backend():
+    from core.aqer.session import embedding_choices
+
+    cpu = AqerSetup(device="cpu")
+    assert [c.label() for c in embedding_choices(cpu)] == [TORCH]  # auto on the CPU = ONNX
+    forced = AqerSetup(device="cpu", embedding_backend="torch")
+    assert [c.embedding_backend for c in embedding_choices(forced)] == ["onnx"]
+    folder = AqerSetup(device="cpu", embedding_model="/models/mpnet")
+    assert [(c.embedding_model, c.embedding_backend) for c in embedding_choices(folder)] == [
+        ("", "torch"), ("", "onnx")]
+    # the default setup's fingerprint is unchanged (results kept before stay found)
+    assert AqerSetup().fingerprint()["embedding"] == "built-in all-MiniLM-L6-v2"
+    assert forced.fingerprint()["embedding"] == "built-in all-MiniLM-L6-v2 [torch]"
+
+
+def test_a_forced_backend_that_cannot_run_is_an_error_not_another_backend(monkeypatch):
+    from core.aqer.session import default_encoder_factory
+    from core.embeddings import EmbeddingError
+
+    class FellBack:
+        def __init__(self, model_path="", device="auto", backend="auto", **_):
+            self.backend, self.fallback_reason = "torch", "NoSuchFile: model.onnx"
+
+    monkeypatch.setattr("core.embeddings.Encoder", FellBack)
+    with pytest.raises(EmbeddingError, match="cannot run through ONNX Runtime.*NoSuchFile"):
+        default_encoder_factory("", "auto", backend="onnx")
+    assert default_encoder_factory("", "auto", backend="torch").backend == "torch"

@@ -52,3 +52,37 @@ def test_no_comparison_sheet_without_grades(tmp_path, capsys):
     assert cli.main(["aqer", str(source), "-o", str(out)]) == 0
     assert "Comparison" not in openpyxl.load_workbook(out).sheetnames
     assert "no Comparison sheet: the answers have no expert grades" in capsys.readouterr().err
+
+
+def test_compare_model_through_another_backend_is_a_row_kept_in_the_project(
+        tmp_path, capsys, monkeypatch):
+    """``--compare-model built-in@torch``: the bundled model through PyTorch (here another tiny
+    encoder) is a row of the Comparison sheet with its paired test against AQER; with
+    --project it is kept, so the same command embeds nothing again."""
+    made = []
+
+    class ByBackend(HashedBagOfWords):
+        def __init__(self, model_path="", device="auto", batch_size=32, backend="auto"):
+            super().__init__(dim=24 if backend == "torch" else 16)
+            self.backend = backend
+            made.append(backend)
+
+    monkeypatch.setattr("core.embeddings.Encoder", ByBackend)
+    source = tmp_path / "answers.xlsx"
+    graded_answers().to_excel(source, index=False)
+    out = tmp_path / "out.xlsx"
+    args = ["aqer", str(source), "-o", str(out), "--project", str(tmp_path / "p.evaldesk"),
+            "--compare-model", "built-in@torch"]
+    assert cli.main(args) == 0, capsys.readouterr().err
+    assert made == ["auto", "torch"]
+    header, body = rows(out, "Comparison")
+    row = dict(zip(header, body[-1]))
+    assert row["Condition"] == "AQER (model all-MiniLM-L6-v2, through PyTorch)"
+    assert row["Workers in the paired test"] == 12
+    assert row["Difference in r vs AQER"] is not None and row["p (paired test)"] is not None
+    assert "through PyTorch" in row["Settings"]
+    assert cli.main(args) == 0
+    assert made == ["auto", "torch"]  # nothing loaded, nothing embedded the second time
+    _, again = rows(out, "Comparison")
+    numbers = [i for i, name in enumerate(header) if name != "Settings"]
+    assert [[r[i] for i in numbers] for r in again] == [[r[i] for i in numbers] for r in body]

@@ -136,3 +136,73 @@ def test_an_unknown_condition_is_named(files, model, capsys):
     assert code == 2 or code == 1
     assert "Unknown condition panel" in capsys.readouterr().err
 
+
+
+def _sheet(path, name):
+    from openpyxl import load_workbook
+
+    book = load_workbook(path, read_only=True)
+    try:
+        return [tuple(r) for r in book[name].iter_rows(values_only=True)]
+    finally:
+        book.close()
+
+
+def _readme(path):
+    return {r[0]: r[1] for r in _sheet(path, "Read me") if r and r[0]}
+
+
+def test_the_wizards_export_writes_the_same_comparison_sheet_as_the_cli(files, model):
+    """The wizard's results export (``session.export_results`` with the wizard's choices) on
+    the project the CLI ran the conditions in: the same Comparison and Condition scores sheets
+    as the CLI's workbook, labelled in the Read me."""
+    from core.majeval import conditions as cd
+    from core.majeval import session as st
+    from core.project import Project
+
+    assert main(_args(files, model)) == 0
+    calls = model.calls
+    with Project.open(files / "p.evaldesk") as project:
+        state = st.load_state(project)
+        run = st.load_run(project, state, model.model)
+        assert run is not None
+        target = st.export_results(project, run, files / "wizard.xlsx", state=state)
+    assert model.calls == calls  # exporting asks the model nothing
+    cli, wizard = _sheet(files / "c.xlsx", "Comparison"), _sheet(target, "Comparison")
+    assert len(cli) == len(wizard) > 1
+    assert wizard == cli
+    assert _sheet(target, "Condition scores") == _sheet(files / "c.xlsx", "Condition scores")
+    header = wizard[0]
+    body = [dict(zip(header, r)) for r in wizard[1:]]
+    assert {r["statistic"] for r in body} == {"Spearman rho"}
+    judge = next(r for r in body if r["condition"] == "Single judge")
+    assert judge["vs_full_n"] == N_ITEMS and judge["ci_low"] is not None
+    notes = _readme(target)
+    assert notes["Conditions"] == "; ".join(f"{label} ({name})"
+                                            for name, label in cd.CONDITIONS.items())
+    assert "paired bootstrap" in notes["Statistic"] and "per group" in notes["Statistic"]
+    assert "Conditions not run" not in notes
+    # the results' own sheets are still there
+    from openpyxl import load_workbook
+
+    book = load_workbook(target, read_only=True)
+    assert {"Items", "Group scores", "Comparison", "Condition scores"} <= set(book.sheetnames)
+    book.close()
+
+
+def test_the_wizards_export_names_the_conditions_not_run(files, model):
+    from core.majeval import session as st
+    from core.project import Project
+
+    args = _args(files, model)
+    args[args.index("--conditions") + 1] = "full,pre"
+    assert main(args) == 0
+    with Project.open(files / "p.evaldesk") as project:
+        state = st.load_state(project)
+        run = st.load_run(project, state, model.model)
+        target = st.export_results(project, run, files / "wizard.xlsx", state=state)
+    rows = _sheet(target, "Comparison")
+    conditions = {dict(zip(rows[0], r))["condition"] for r in rows[1:]}
+    assert conditions == {"Full personas, after debate", "Full personas, before debate"}
+    assert _readme(target)["Conditions not run"].startswith(
+        "Simple roles, after debate; Single judge")
