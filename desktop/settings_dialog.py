@@ -16,44 +16,17 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import (
-    QModelIndex,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
-    Slot,
-)
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QButtonGroup,
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFileDialog,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
-    QMessageBox,
-    QPushButton,
-    QRadioButton,
-    QTableView,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
+    QAbstractItemView, QButtonGroup, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+    QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
+    QTableView, QTabWidget, QVBoxLayout, QWidget,
 )
 from shiboken6 import isValid
 
 from core import secrets
 from core.privacy import destination
-from core.settings import (
-    ModelProfile,
-    Settings,
-    SettingsProblem,
-    SettingsStore,
-)
+from core.settings import ModelProfile, Settings, SettingsProblem, SettingsStore
 from desktop.errors import spawn
 from desktop.profile_dialog import (  # noqa: F401 - these names are also exported from here
     API_BASES_HELP,

@@ -25,25 +25,12 @@ from core.aqer.blanks import blank_rule, blank_values
 from core.aqer.iterative_reweighting import iterative_reweighting, worker_means
 from core.aqer.llm_answers import llm_answer_tables, score_llm_answers
 from core.aqer.model import (
-    AGREEMENT_COLUMNS,
-    CONVERGENCE_COLUMNS,
-    LLM_ANSWER_COLUMNS,
-    LLM_SUMMARY_COLUMNS,
-    QUESTION_COLUMNS,
-    RESPONSE_COLUMNS,
-    AqerNotice,
-    AqerResult,
-    AqerSettings,
-    BlankAnswers,
+    AGREEMENT_COLUMNS, CONVERGENCE_COLUMNS, LLM_ANSWER_COLUMNS, LLM_SUMMARY_COLUMNS,
+    QUESTION_COLUMNS, RESPONSE_COLUMNS, AqerNotice, AqerResult, AqerSettings, BlankAnswers,
 )
 from core.aqer.pseudo_reference import pseudo_reference_scores, reference_pairs
 from core.aqer.rasa import rasa_skills
-from core.aqer.responses import (
-    AqerInputError,
-    Duplicates,
-    PreparedResponses,
-    clean_responses,
-)
+from core.aqer.responses import AqerInputError, Duplicates, PreparedResponses, clean_responses
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, leave_one_out_similarity
 from core.runs import CancelToken, Progress
 from core.tables import cell_number
