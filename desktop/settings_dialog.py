@@ -39,7 +39,7 @@ from desktop.profile_dialog import (  # noqa: F401 - these names are also export
     validate_api_bases,
 )
 from desktop.views import HeaderedTableModel
-from desktop.widgets import hint_label, note_box
+from desktop.widgets import hint_label, note_box, open_window
 
 __all__ = [
     "ProfileDialog",
@@ -458,11 +458,9 @@ class SettingsDialog(QDialog):
     def _open_profile_dialog(self, profile: ModelProfile | None,
                              local: bool | None = None) -> ProfileDialog:
         dialog = ProfileDialog(self.settings, profile, self, local=local)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.apply_profile(dialog))
         self.profile_dialog = dialog
-        dialog.open()
-        return dialog
+        return open_window(dialog)
 
     def apply_profile(self, dialog: ProfileDialog) -> None:
         """Store the profile of a confirmed editor (and its key in the keyring)."""
@@ -508,11 +506,9 @@ class SettingsDialog(QDialog):
         return self._open_local_dialog(ModelManagerDialog(self.settings, self.save, self))
 
     def _open_local_dialog(self, dialog: QDialog) -> QDialog:
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.profile_added.connect(self._profile_added)
         self.local_dialog = dialog
-        dialog.open()
-        return dialog
+        return open_window(dialog)
 
     @Slot(str)
     def _profile_added(self, name: str) -> None:

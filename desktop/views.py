@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.widgets import rows_view
+
 __all__ = [
     "ACCENT",
     "INK",
@@ -399,17 +401,12 @@ def table_view(model: Any, sortable: bool = True, stretch: int | None = None) ->
         proxy.sort(-1)
     else:
         view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    rows_view(view, word_wrap=False)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(False)
-    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-    view.verticalHeader().setVisible(False)
     header = view.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     header.setStretchLastSection(stretch is None)
-    header.setHighlightSections(False)
     return view
 
 

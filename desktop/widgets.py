@@ -38,10 +38,14 @@ __all__ = [
     "hint_label",
     "intro_label",
     "navigation",
+    "note_box",
+    "open_window",
     "row_table",
+    "rows_view",
     "step_buttons",
     "step_labels",
     "title_label",
+    "wrapped_label",
     "xlsx_path",
 ]
 
@@ -52,11 +56,17 @@ PRIMARY_DISABLED_STYLE = (
 )
 
 
+def wrapped_label(text: str, name: str) -> QLabel:
+    """A word-wrapped label styled by its object ``name`` (see resources/style.qss)."""
+    label = QLabel(text)
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    return label
+
+
 def intro_label(text: str) -> QLabel:
     """The wrapped rich-text paragraph that opens a page."""
-    label = QLabel(text)
-    label.setObjectName("intro")
-    label.setWordWrap(True)
+    label = wrapped_label(text, "intro")
     label.setTextFormat(Qt.TextFormat.RichText)
     return label
 
@@ -80,17 +90,12 @@ def page_layout(page: QWidget, title: str, intro: str = "") -> QVBoxLayout:
 
 def hint_label(text: str = "") -> QLabel:
     """A wrapped, quieter line of explanation."""
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
+    return wrapped_label(text, "hint")
 
 
 def done_label() -> QLabel:
     """A hidden, wrapped, selectable line saying what was just done (where a file was saved)."""
-    label = QLabel()
-    label.setObjectName("okText")
-    label.setWordWrap(True)
+    label = wrapped_label("", "okText")
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     label.hide()
     return label
@@ -98,20 +103,34 @@ def done_label() -> QLabel:
 
 def note_box(text: str = "") -> QLabel:
     """A wrapped remark in a pale box: something to notice before going on."""
-    label = QLabel(text)
-    label.setObjectName("noteBox")
-    label.setWordWrap(True)
-    return label
+    return wrapped_label(text, "noteBox")
 
 
 def alert_box(text: str = "") -> QLabel:
     """A wrapped warning in a pale red box: the results shown cannot be used as they stand
     (most units failed, or they are out of date)."""
-    label = QLabel(text)
-    label.setObjectName("alertBox")
-    label.setWordWrap(True)
+    label = wrapped_label(text, "alertBox")
     label.setTextFormat(Qt.TextFormat.PlainText)
     return label
+
+
+def open_window(dialog: QWidget) -> QWidget:
+    """Show a dialog or message box window-modal with ``open()`` (never ``exec()``, which would
+    block the event loop); it deletes itself once closed. Returns it."""
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+    return dialog
+
+
+def rows_view(view: QTableView, *, word_wrap: bool) -> None:
+    """What every table of rows shares: whole rows selected, alternating colours, smooth
+    scrolling, no row numbers, a header that does not light up with the selection."""
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(word_wrap)
+    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    view.verticalHeader().setVisible(False)
+    view.horizontalHeader().setHighlightSections(False)
 
 
 def row_table(model: Any, stretch: int | None = None,
@@ -120,15 +139,10 @@ def row_table(model: Any, stretch: int | None = None,
     ``stretch`` (or else the last one) takes the spare width."""
     view = QTableView()
     view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    rows_view(view, word_wrap=True)
     if single_selection:
         view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(True)
-    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-    view.verticalHeader().setVisible(False)
     header = view.horizontalHeader()
-    header.setHighlightSections(False)
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     if stretch is not None:
         header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)

@@ -35,7 +35,7 @@ from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
 from desktop.errors import spawn
 from desktop.views import table_view
-from desktop.widgets import hint_label, note_box, page_layout
+from desktop.widgets import hint_label, note_box, open_window, page_layout
 from desktop.wizard import WizardPage
 
 __all__ = ["BLANK_CHOICES", "ColumnsPage"]
@@ -677,11 +677,9 @@ class ColumnsPage(WizardPage):
                                               QMessageBox.ButtonRole.AcceptRole)
         self.keep_cancel_button = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(self.keep_cancel_button)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.buttonClicked.connect(self._duplicates_answered)
         self.duplicate_box = box
-        box.open()
-        return box
+        return open_window(box)
 
     @Slot(object)
     def _duplicates_answered(self, button: Any) -> None:
