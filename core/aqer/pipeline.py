@@ -88,6 +88,13 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _need_two(found: list[Any], why: str, advice: str, shown: Any) -> None:
+    """AqerInputError unless ``found`` holds at least 2 values: "AQER <why>; it found ..."."""
+    if len(found) < 2:
+        what = f"only 1 ('{shown(found[0])}')" if found else "none"
+        raise AqerInputError(f"AQER {why}; it found {what}. {advice}")
+
+
 def _none_if_nan(values: Any) -> list[Any]:
     """Numbers as a list, None where a value is missing, NaN or infinite."""
     try:
@@ -173,20 +180,12 @@ def aqer(
     if worst:  # everyone was given every question: a worker who left all blank is scored too
         names = list(dict.fromkeys(names + list(people_blank["worker"])))
     asked = people["question"].unique().tolist()
-    if len(names) < 2:
-        found = f"only 1 ('{names[0]}')" if names else "none"
-        raise AqerInputError(
-            f"AQER compares workers with each other, so it needs answers from at least 2 "
-            f"workers{where}; it found {found}. Add the other workers' answers, or check that the "
-            "worker column is the right one."
-        )
-    if len(asked) < 2:
-        found = f"only 1 ('{_short(asked[0])}')" if asked else "none"
-        raise AqerInputError(
-            f"AQER judges workers across questions, so it needs answers to at least 2 "
-            f"questions{where}; it found {found}. Add more questions, or check that the question "
-            "column is the right one (in a wide sheet, every question is a column)."
-        )
+    _need_two(names, f"compares workers with each other, so it needs answers from at least 2 "
+              f"workers{where}", "Add the other workers' answers, or check that the worker "
+              "column is the right one.", shown=str)
+    _need_two(asked, f"judges workers across questions, so it needs answers to at least 2 "
+              f"questions{where}", "Add more questions, or check that the question column is the "
+              "right one (in a wide sheet, every question is a column).", shown=_short)
 
     # A question only one worker answered has no consensus to compare with.
     per_question = people.groupby("question", sort=False)["worker"].count()
