@@ -145,14 +145,9 @@ def usable_personas(group: str, count: int) -> Callable[[PersonaReply], Rejectio
     return check
 
 
-async def construct_personas(
-    groups: Sequence[StakeholderGroup],
-    task: str,
-    llm: JsonLLM,
-    *,
-    progress: Progress | None = None,
-    cancel: CancelToken | None = None,
-) -> PersonaConstruction:
+async def construct_personas(groups: Sequence[StakeholderGroup], task: str, llm: JsonLLM, *,
+                             progress: Progress | None = None,
+                             cancel: CancelToken | None = None) -> PersonaConstruction:
     """Personas for every consolidated perspective of every group."""
     progress = progress or Progress()
     progress.start("Writing personas", total=len(groups))

@@ -250,18 +250,11 @@ def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
     }
 
 
-async def evaluate_group(
-    personas: Sequence[Persona],
-    item: Item,
-    task: str,
-    dimensions: Sequence[Dimension],
-    scale: Scale,
-    llm: JsonLLM,
-    *,
-    settings: DebateSettings | None = None,
-    role_descriptions: Mapping[str, str] | None = None,
-    cancel: CancelToken | None = None,
-) -> GroupResult:
+async def evaluate_group(personas: Sequence[Persona], item: Item, task: str,
+                         dimensions: Sequence[Dimension], scale: Scale, llm: JsonLLM, *,
+                         settings: DebateSettings | None = None,
+                         role_descriptions: Mapping[str, str] | None = None,
+                         cancel: CancelToken | None = None) -> GroupResult:
     """Phases 1-3 for one group (its ``personas``) and one item. ``role_descriptions``
     (group -> description) make the one-sentence roles of the simple-role option."""
     settings = settings or DebateSettings()
