@@ -19,12 +19,17 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
+    QBoxLayout,
+    QButtonGroup,
+    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLayout,
     QPushButton,
+    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -32,18 +37,27 @@ from PySide6.QtWidgets import (
 
 __all__ = [
     "PRIMARY_DISABLED_STYLE",
+    "add_parts",
     "alert_box",
+    "error_label",
+    "exclusive",
     "fit_columns",
     "frame_layout",
+    "group_box",
+    "hbox",
     "hint_label",
     "intro_label",
     "navigation",
     "note_box",
     "open_window",
+    "pane",
+    "rich_label",
     "row_table",
     "rows_view",
+    "splitter",
     "step_buttons",
     "step_labels",
+    "tipped",
     "title_label",
     "wrapped_label",
     "xlsx_path",
@@ -78,14 +92,91 @@ def title_label(text: str) -> QLabel:
     return label
 
 
-def page_layout(page: QWidget, title: str, intro: str = "") -> QVBoxLayout:
+def page_layout(page: QWidget, title: str, intro: str = "", *parts: Any) -> QVBoxLayout:
     """The page's top-to-bottom layout, opened by its title and (when given) its intro
-    paragraph; the caller adds the rest."""
+    paragraph, then ``parts`` (see :func:`add_parts`); the caller may add more."""
     layout = QVBoxLayout(page)
     layout.addWidget(title_label(title))
     if intro:
         layout.addWidget(intro_label(intro))
+    return add_parts(layout, parts)
+
+
+def add_parts(layout: QBoxLayout, parts: Sequence[Any]) -> QBoxLayout:
+    """Add ``parts`` to ``layout`` in order: a widget, a layout, a text (a plain label), a
+    number (that much stretch), or a (widget or layout, stretch) pair. Returns the layout."""
+    for part in parts:
+        part, stretch = part if isinstance(part, tuple) else (part, 0)
+        if isinstance(part, int):
+            layout.addStretch(part)
+        elif isinstance(part, str):
+            layout.addWidget(QLabel(part), stretch)
+        elif isinstance(part, QLayout):
+            layout.addLayout(part, stretch)
+        else:
+            layout.addWidget(part, stretch)
     return layout
+
+
+def hbox(*parts: Any) -> QHBoxLayout:
+    """A row of ``parts`` (see :func:`add_parts`)."""
+    return add_parts(QHBoxLayout(), parts)  # type: ignore[return-value]
+
+
+def pane(*parts: Any, margins: int = 0) -> QWidget:
+    """A widget holding ``parts`` top to bottom (see :func:`add_parts`), ``margins`` pixels from
+    its edges: one side of a splitter."""
+    widget = QWidget()
+    layout = QVBoxLayout(widget)
+    layout.setContentsMargins(margins, margins, margins, margins)
+    add_parts(layout, parts)
+    return widget
+
+
+def splitter(*widgets: QWidget, sizes: Sequence[int],
+             orientation: Qt.Orientation = Qt.Orientation.Horizontal) -> QSplitter:
+    """``widgets`` side by side (or one above the other) with a handle between, at ``sizes``."""
+    split = QSplitter(orientation)
+    for widget in widgets:
+        split.addWidget(widget)
+    split.setSizes(list(sizes))
+    return split
+
+
+def group_box(title: str, *parts: Any) -> QGroupBox:
+    """A titled frame holding ``parts`` top to bottom (see :func:`add_parts`)."""
+    box = QGroupBox(title)
+    add_parts(QVBoxLayout(box), parts)
+    return box
+
+
+def exclusive(parent: QWidget, *buttons: QAbstractButton) -> QButtonGroup:
+    """``buttons`` (radio buttons) of which one at a time is chosen."""
+    group = QButtonGroup(parent)
+    for button in buttons:
+        group.addButton(button)
+    return group
+
+
+def error_label() -> QLabel:
+    """A hidden, wrapped line in the error colour, shown when something is wrong."""
+    label = wrapped_label("", "errorText")
+    label.hide()
+    return label
+
+
+def tipped(widget: Any, tip: str) -> Any:
+    """``widget`` with the tooltip ``tip`` (returned, so it can be built in one expression)."""
+    widget.setToolTip(tip)
+    return widget
+
+
+def rich_label(text: str = "") -> QLabel:
+    """A wrapped label showing simple HTML (bold, line breaks)."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    return label
 
 
 def hint_label(text: str = "") -> QLabel:

@@ -47,3 +47,59 @@ def test_the_wrapped_labels_carry_their_style_names(qtbot):
                         (wrapped_label("w", "mine"), "mine")):
         qtbot.addWidget(label)
         assert label.objectName() == name and label.wordWrap()
+
+
+def test_layout_builders_place_the_parts_in_order_with_their_stretch(qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QSplitter
+
+    from desktop.widgets import (
+        error_label, exclusive, group_box, hbox, pane, splitter, tipped,
+    )
+
+    edit = tipped(QLineEdit(), "Type here.")
+    assert edit.toolTip() == "Type here."
+    row = hbox("Name:", (edit, 1), 2)
+    assert row.count() == 3 and isinstance(row.itemAt(0).widget(), QLabel)
+    assert row.itemAt(0).widget().text() == "Name:"
+    assert row.itemAt(1).widget() is edit and row.stretch(1) == 1
+    assert row.itemAt(2).spacerItem() is not None and row.stretch(2) == 2
+
+    side = pane(row, QLabel("below"))
+    qtbot.addWidget(side)
+    assert side.layout().contentsMargins().left() == 0 and side.layout().count() == 2
+
+    other = QLabel("other")
+    split = splitter(side, other, sizes=[10, 20], orientation=Qt.Orientation.Vertical)
+    qtbot.addWidget(split)
+    assert isinstance(split, QSplitter) and split.orientation() == Qt.Orientation.Vertical
+    assert [split.widget(0), split.widget(1)] == [side, other]
+
+    first, second = QRadioButton("a"), QRadioButton("b")
+    box = group_box("Choose", first, second)
+    qtbot.addWidget(box)
+    assert box.title() == "Choose" and box.layout().count() == 2
+    group = exclusive(box, first, second)
+    assert group.buttons() == [first, second] and group.exclusive()
+
+    error = error_label()
+    qtbot.addWidget(error)
+    assert error.objectName() == "errorText" and error.isHidden() and error.wordWrap()
+
+
+def test_a_sample_opener_opens_the_wizard_then_loads_the_sample():
+    from desktop.methods import sample_opener
+
+    calls = []
+
+    class Wizard:
+        def load_sample(self):
+            calls.append("loaded")
+
+    def open_wizard(main_window, llm_factory=None):
+        calls.append(("opened", main_window, llm_factory))
+        return Wizard()
+
+    opener = sample_opener(open_wizard, lambda wizard: wizard.load_sample())
+    assert isinstance(opener("window", llm_factory="f"), Wizard)
+    assert calls == [("opened", "window", "f"), "loaded"]
