@@ -27,7 +27,8 @@ def open_majeval_wizard(main_window: Any, llm_factory: Any = None) -> Any:
 
 #: Open the MAJ-Eval wizard with the sample set shipped with EvalDesk loaded (same arguments as
 #: :func:`open_majeval_wizard`).
-open_majeval_sample = sample_opener(open_majeval_wizard, lambda wizard: wizard.load_sample())
+open_majeval_sample = sample_opener(open_majeval_wizard,
+                                   lambda wizard: wizard.pages["task"].load_sample())
 
 register_wizard("majeval", open_majeval_wizard)
 register_sample("majeval", open_majeval_sample)
