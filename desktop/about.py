@@ -15,23 +15,11 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from PySide6.QtCore import (
-    QModelIndex,
-    QPersistentModelIndex,
-    Qt,
-    QUrl,
-)
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QDialog,
-    QDialogButtonBox,
-    QHeaderView,
-    QLabel,
-    QPushButton,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
+    QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QPushButton, QTableView,
+    QVBoxLayout, QWidget,
 )
 
 from core import __version__, paths

@@ -13,23 +13,15 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDialog,
-    QFormLayout,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QStackedWidget,
-    QVBoxLayout,
-    QWidget,
+    QComboBox, QDialog, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+    QStackedWidget, QVBoxLayout, QWidget,
 )
 
 from core.privacy import destination
 from core.settings import BUNDLED_PROFILE_NAME, bundled_profile
 from desktop.home import CARD_ORDER
 from desktop.methods import METHODS, sample_for
+from desktop.widgets import open_window
 
 __all__ = ["SAMPLE_COMING", "FirstRunDialog", "show_first_run_if_needed"]
 
@@ -60,6 +52,15 @@ def _label(text: str, name: str = "") -> QLabel:
     if name:
         label.setObjectName(name)
     return label
+
+
+def _page(title: str, intro: str) -> tuple[QWidget, QVBoxLayout]:
+    """A page of the dialog: its title and first paragraph, and the layout to add the rest to."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    layout.addWidget(_label(title, "pageTitle"))
+    layout.addWidget(_label(intro))
+    return page, layout
 
 
 class FirstRunDialog(QDialog):
@@ -108,14 +109,12 @@ class FirstRunDialog(QDialog):
 
     # -- pages --------------------------------------------------------------------------------
     def _methods_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(_label("Welcome to EvalDesk", "pageTitle"))
-        layout.addWidget(_label(
+        page, layout = _page(
+            "Welcome to EvalDesk",
             "EvalDesk helps you judge AI-generated text with three published research methods. "
             "Each has a step-by-step wizard; you see and can edit everything the AI produces "
-            "before it is used, and your work is saved as you go."
-        ))
+            "before it is used, and your work is saved as you go.",
+        )
         self.method_labels: dict[str, QLabel] = {}
         for key in CARD_ORDER:
             info = METHODS[key]
@@ -129,13 +128,11 @@ class FirstRunDialog(QDialog):
         return page
 
     def _model_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(_label("Which language model to start with", "pageTitle"))
-        layout.addWidget(_label(
+        page, layout = _page(
+            "Which language model to start with",
             "MAJ-Eval and InteractEval ask a language model to write personas, discuss, build "
-            "checklists and answer them. EvalDesk starts with its built-in model selected."
-        ))
+            "checklists and answer them. EvalDesk starts with its built-in model selected.",
+        )
         self.profile_combo = QComboBox()
         self._fill_profiles()
         self.user_edit = QLineEdit(self.settings.user_name)
@@ -177,13 +174,11 @@ class FirstRunDialog(QDialog):
         return page
 
     def _samples_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(_label("Try a method with sample data", "pageTitle"))
-        layout.addWidget(_label(
+        page, layout = _page(
+            "Try a method with sample data",
             "Each sample is a small made-up example written for EvalDesk. It opens in a new "
-            "untitled project, so nothing of yours is changed."
-        ))
+            "untitled project, so nothing of yours is changed.",
+        )
         self.sample_buttons: dict[str, QPushButton] = {}
         self.sample_notes: dict[str, QLabel] = {}
         for key in CARD_ORDER:
@@ -251,11 +246,9 @@ class FirstRunDialog(QDialog):
                                                    self.main_window.save_settings, self))
 
     def _open_local(self, dialog: QDialog) -> QDialog:
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.profile_added.connect(self._choose_added)
         self.local_dialog = dialog
-        dialog.open()
-        return dialog
+        return open_window(dialog)
 
     @Slot(str)
     def _choose_added(self, name: str) -> None:
@@ -335,7 +328,5 @@ def show_first_run_if_needed(main_window: Any) -> FirstRunDialog | None:
     if main_window.settings.first_run_done:
         return None
     dialog = FirstRunDialog(main_window)
-    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     main_window.first_run_dialog = dialog
-    dialog.open()
-    return dialog
+    return open_window(dialog)

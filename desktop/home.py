@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 from desktop.methods import METHODS, MethodInfo, wizard_for
 from desktop.recent import ExistsRole, PathRole, RecentProjectsModel
 from desktop.recovery import UnsavedProjectsSection
-from desktop.widgets import hint_label
+from desktop.widgets import add_parts, hbox, hint_label
 
 __all__ = ["COMING_SOON", "HomePage", "MethodCard"]
 
@@ -62,17 +62,10 @@ class MethodCard(QFrame):
         self.button.setObjectName("primaryButton")
         self.button.clicked.connect(lambda: self.start_requested.emit(self.info.key))
 
-        layout = QVBoxLayout(self)
+        layout = add_parts(QVBoxLayout(self), (title, tagline, self.what, self.when, self.bring,
+                                               1, llm, self.button))
         layout.setContentsMargins(18, 16, 18, 16)
         layout.setSpacing(10)
-        layout.addWidget(title)
-        layout.addWidget(tagline)
-        layout.addWidget(self.what)
-        layout.addWidget(self.when)
-        layout.addWidget(self.bring)
-        layout.addStretch(1)
-        layout.addWidget(llm)
-        layout.addWidget(self.button)
         self.refresh()
 
     def refresh(self) -> None:
@@ -159,29 +152,17 @@ class HomePage(QWidget):
         self.remove_button = QPushButton("Remove from list")
         self.remove_button.setToolTip("Forget this entry. The project file itself is not touched.")
         self.remove_button.clicked.connect(self._remove_selected)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.new_button)
-        buttons.addWidget(self.open_button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.open_selected_button)
-        buttons.addWidget(self.remove_button)
+        buttons = hbox(self.new_button, self.open_button, 1, self.open_selected_button,
+                       self.remove_button)
 
         content = QWidget()
         content.setObjectName("homeContent")
-        layout = QVBoxLayout(content)
+        layout = add_parts(QVBoxLayout(content), (title, intro, self.unsaved, cards_row))
         layout.setContentsMargins(28, 22, 28, 22)
         layout.setSpacing(12)
-        layout.addWidget(title)
-        layout.addWidget(intro)
-        layout.addWidget(self.unsaved)
-        layout.addLayout(cards_row)
         layout.addSpacing(10)
-        layout.addWidget(recent_title)
-        layout.addWidget(recent_hint)
-        layout.addWidget(self.recent_view)
-        layout.addWidget(self.empty_label)
-        layout.addLayout(buttons)
-        layout.addStretch(1)
+        add_parts(layout, (recent_title, recent_hint, self.recent_view, self.empty_label, buttons,
+                           1))
 
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)

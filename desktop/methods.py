@@ -165,6 +165,19 @@ def wizard_for(key: str) -> WizardOpener | None:
 _samples: dict[str, SampleOpener] = {}
 
 
+def sample_opener(open_wizard: Callable[..., Any],
+                  load: Callable[[Any], Any]) -> Callable[..., Any]:
+    """An opener of a method's sample: open its wizard (with the same arguments), then
+    ``load(wizard)`` the sample into it; returns the wizard."""
+
+    def open_sample(main_window: Any, *args: Any, **kwargs: Any) -> Any:
+        wizard = open_wizard(main_window, *args, **kwargs)
+        load(wizard)
+        return wizard
+
+    return open_sample
+
+
 def register_sample(key: str, opener: SampleOpener) -> None:
     """Offer a sample project for method ``key``: ``opener(main_window)`` opens it."""
     if key not in METHODS:

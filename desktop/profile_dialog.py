@@ -18,30 +18,16 @@ from urllib.parse import urlparse
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
-    QButtonGroup,
-    QDialog,
-    QDialogButtonBox,
-    QDoubleSpinBox,
-    QFileDialog,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QMessageBox,
-    QPlainTextEdit,
-    QPushButton,
-    QRadioButton,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
+    QButtonGroup, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox,
+    QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton, QRadioButton,
+    QSpinBox, QVBoxLayout, QWidget,
 )
 from shiboken6 import isValid
 
 from core import secrets
 from core.settings import LOCAL_MODEL_PREFIX, ModelProfile, Settings, bundled_profile
 from desktop.errors import spawn
-from desktop.widgets import hint_label
+from desktop.widgets import exclusive, hint_label
 
 __all__ = [
     "API_BASES_HELP",
@@ -181,9 +167,7 @@ class ProfileDialog(QDialog):
             "Runs a GGUF model file inside EvalDesk with llama.cpp, fully offline. Larger files "
             "(3 to 8 billion parameters) give much better results than the bundled one."
         )
-        group = QButtonGroup(self)
-        group.addButton(self.service_radio)
-        group.addButton(self.local_radio)
+        self.where_group = exclusive(self, self.service_radio, self.local_radio)
 
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("e.g. openai/gpt-4o-mini or ollama/llama3.1")

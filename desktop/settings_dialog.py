@@ -15,45 +15,19 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import (
-    QModelIndex,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
-    Slot,
-)
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QButtonGroup,
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFileDialog,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
-    QMessageBox,
-    QPushButton,
-    QRadioButton,
-    QTableView,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
+    QAbstractItemView, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+    QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
+    QTableView, QTabWidget, QVBoxLayout, QWidget,
 )
 from shiboken6 import isValid
 
 from core import secrets
 from core.privacy import destination
-from core.settings import (
-    ModelProfile,
-    Settings,
-    SettingsProblem,
-    SettingsStore,
-)
+from core.settings import ModelProfile, Settings, SettingsProblem, SettingsStore
 from desktop.errors import spawn
 from desktop.profile_dialog import (  # noqa: F401 - these names are also exported from here
     API_BASES_HELP,
@@ -66,7 +40,10 @@ from desktop.profile_dialog import (  # noqa: F401 - these names are also export
     validate_api_bases,
 )
 from desktop.views import HeaderedTableModel
-from desktop.widgets import hint_label, note_box
+from desktop.widgets import (
+    add_parts, error_label, exclusive, group_box, hbox, hint_label, note_box, open_window,
+    wrapped_label,
+)
 
 __all__ = [
     "ProfileDialog",
@@ -214,6 +191,13 @@ class ProfilesTableModel(HeaderedTableModel):
 
 
 # ------------------------------------------------------------------------------ settings dialog
+def _tab(intro: str, *parts: Any) -> QWidget:
+    """A tab of the dialog: its wrapped first paragraph, then ``parts`` (widgets.add_parts)."""
+    page = QWidget()
+    add_parts(QVBoxLayout(page), (wrapped_label(intro, ""), *parts))
+    return page
+
+
 class SettingsDialog(QDialog):
     """All settings, saved as they change. Open it with ``open()`` (never ``exec()``)."""
 
@@ -268,12 +252,6 @@ class SettingsDialog(QDialog):
 
     # -- tabs ---------------------------------------------------------------------------------
     def _build_models_tab(self) -> QWidget:
-        page = QWidget()
-        text = QLabel(
-            "Every method that asks a language model goes through one of these profiles. The "
-            "default profile is preselected in the wizards."
-        )
-        text.setWordWrap(True)
         note = note_box(BUNDLED_MODEL_NOTE)
         note.setTextFormat(Qt.TextFormat.RichText)
 
@@ -332,35 +310,16 @@ class SettingsDialog(QDialog):
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        buttons = QHBoxLayout()
-        for button in (self.add_button, self.add_local_button, self.edit_button,
-                       self.delete_button, self.default_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.test_button)
-
-        local_row = QHBoxLayout()
-        local_row.addWidget(self.discover_button)
-        local_row.addWidget(self.manager_button)
-        local_row.addStretch(1)
-
-        layout = QVBoxLayout(page)
-        layout.addWidget(text)
-        layout.addWidget(note)
-        layout.addWidget(self.profiles_view, 1)
-        layout.addLayout(buttons)
-        layout.addLayout(local_row)
-        layout.addWidget(self.test_result)
+        buttons = hbox(self.add_button, self.add_local_button, self.edit_button,
+                       self.delete_button, self.default_button, 1, self.test_button)
+        local_row = hbox(self.discover_button, self.manager_button, 1)
         self._update_buttons()
-        return page
+        return _tab(
+            "Every method that asks a language model goes through one of these profiles. The "
+            "default profile is preselected in the wizards.",
+            note, (self.profiles_view, 1), buttons, local_row, self.test_result)
 
     def _build_embedding_tab(self) -> QWidget:
-        page = QWidget()
-        text = QLabel(
-            "AQER compares answers by turning each into numbers that capture its meaning (an "
-            "embedding). This runs on this computer; nothing is sent anywhere."
-        )
-        text.setWordWrap(True)
         self.bundled_radio = QRadioButton(
             "The bundled all-MiniLM-L6-v2: small and fast, good for English text"
         )
@@ -369,9 +328,7 @@ class SettingsDialog(QDialog):
             "A folder holding a sentence-transformers model (it contains modules.json), for "
             "example all-mpnet-base-v2, downloaded once by your IT department."
         )
-        group = QButtonGroup(page)
-        group.addButton(self.bundled_radio)
-        group.addButton(self.folder_radio)
+        self.embedding_group = exclusive(self, self.bundled_radio, self.folder_radio)
         self.folder_edit = QLineEdit(self.settings.embedding.model_path)
         self.folder_edit.setPlaceholderText("Folder of a sentence-transformers model")
         self.folder_edit.setToolTip(self.folder_radio.toolTip())
@@ -383,10 +340,7 @@ class SettingsDialog(QDialog):
         folder_row.addWidget(self.folder_browse)
         (self.folder_radio if self.settings.embedding.model_path else self.bundled_radio
          ).setChecked(True)
-        self.embedding_error = QLabel()
-        self.embedding_error.setObjectName("errorText")
-        self.embedding_error.setWordWrap(True)
-        self.embedding_error.hide()
+        self.embedding_error = error_label()
 
         self.device_combo = QComboBox()
         for value, label in DEVICE_CHOICES:
@@ -400,49 +354,30 @@ class SettingsDialog(QDialog):
         )
         self.device_label = hint_label("Detected on this computer: detecting…")
 
-        model_box = QGroupBox("Embedding model")
-        model_layout = QVBoxLayout(model_box)
-        model_layout.addWidget(self.bundled_radio)
-        model_layout.addWidget(self.folder_radio)
-        model_layout.addLayout(folder_row)
-        model_layout.addWidget(self.embedding_error)
-        device_box = QGroupBox("Device")
-        device_layout = QVBoxLayout(device_box)
-        device_row = QHBoxLayout()
-        device_row.addWidget(QLabel("Run on:"))
-        device_row.addWidget(self.device_combo, 1)
-        device_layout.addLayout(device_row)
-        device_layout.addWidget(self.device_label)
-
-        layout = QVBoxLayout(page)
-        layout.addWidget(text)
-        layout.addWidget(model_box)
-        layout.addWidget(device_box)
-        layout.addStretch(1)
+        model_box = group_box("Embedding model", self.bundled_radio, self.folder_radio,
+                              folder_row, self.embedding_error)
+        device_box = group_box("Device", hbox("Run on:", (self.device_combo, 1)),
+                               self.device_label)
 
         self.bundled_radio.toggled.connect(self._embedding_changed)
         self.folder_edit.editingFinished.connect(self._embedding_changed)
         self.device_combo.currentIndexChanged.connect(self._embedding_changed)
         self._update_embedding_widgets()
-        return page
+        return _tab(
+            "AQER compares answers by turning each into numbers that capture its meaning (an "
+            "embedding). This runs on this computer; nothing is sent anywhere.",
+            model_box, device_box, 1)
 
     def _build_you_tab(self) -> QWidget:
-        page = QWidget()
-        text = QLabel(
-            "Your name is stored with every change you make to generated material (personas, "
-            "checklists, extracted text), so exports can say who changed what."
-        )
-        text.setWordWrap(True)
         self.user_edit = QLineEdit(self.settings.user_name)
         self.user_edit.setToolTip("Shown in exports next to your edits.")
         self.user_edit.editingFinished.connect(self._user_changed)
         form = QFormLayout()
         form.addRow("Your name:", self.user_edit)
-        layout = QVBoxLayout(page)
-        layout.addWidget(text)
-        layout.addLayout(form)
-        layout.addStretch(1)
-        return page
+        return _tab(
+            "Your name is stored with every change you make to generated material (personas, "
+            "checklists, extracted text), so exports can say who changed what.",
+            form, 1)
 
     # -- saving -------------------------------------------------------------------------------
     def save(self) -> bool:
@@ -485,11 +420,9 @@ class SettingsDialog(QDialog):
     def _open_profile_dialog(self, profile: ModelProfile | None,
                              local: bool | None = None) -> ProfileDialog:
         dialog = ProfileDialog(self.settings, profile, self, local=local)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.apply_profile(dialog))
         self.profile_dialog = dialog
-        dialog.open()
-        return dialog
+        return open_window(dialog)
 
     def apply_profile(self, dialog: ProfileDialog) -> None:
         """Store the profile of a confirmed editor (and its key in the keyring)."""
@@ -535,11 +468,9 @@ class SettingsDialog(QDialog):
         return self._open_local_dialog(ModelManagerDialog(self.settings, self.save, self))
 
     def _open_local_dialog(self, dialog: QDialog) -> QDialog:
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.profile_added.connect(self._profile_added)
         self.local_dialog = dialog
-        dialog.open()
-        return dialog
+        return open_window(dialog)
 
     @Slot(str)
     def _profile_added(self, name: str) -> None:

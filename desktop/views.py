@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.widgets import rows_view
+
 __all__ = [
     "ACCENT",
     "INK",
@@ -48,10 +50,12 @@ __all__ = [
     "Column",
     "ColumnsModel",
     "FrameModel",
+    "GroupTreeMixin",
     "HeaderedTableModel",
     "MoveDragMixin",
     "fit_rows",
     "full_text_tip",
+    "header_title",
     "pin_row_names",
     "preview",
     "table_view",
@@ -104,6 +108,53 @@ class MoveDragMixin:
             return None
 
 
+class GroupTreeMixin:
+    """The structure of a two-level tree model (groups, each with its members) for a
+    ``QAbstractItemModel``: a group's index has internal id 0, a member's its group's row + 1.
+    The model says how many groups and members there are (``group_count``, ``member_count``)
+    and how many columns (``columnCount``)."""
+
+    def group_count(self) -> int:
+        raise NotImplementedError
+
+    def member_count(self, group_row: int) -> int:
+        raise NotImplementedError
+
+    def index(self, row: int, column: int, parent: _Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if not 0 <= column < self.columnCount() or row < 0:  # type: ignore[attr-defined]
+            return QModelIndex()
+        if not parent.isValid():
+            if row >= self.group_count():
+                return QModelIndex()
+            return self.createIndex(row, column, 0)  # type: ignore[attr-defined]
+        if (parent.internalId() != 0 or parent.column() != 0
+                or parent.row() >= self.group_count() or row >= self.member_count(parent.row())):
+            return QModelIndex()
+        return self.createIndex(row, column, parent.row() + 1)  # type: ignore[attr-defined]
+
+    def parent(self, index: _Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid() or index.internalId() == 0:
+            return QModelIndex()
+        return self.createIndex(index.internalId() - 1, 0, 0)  # type: ignore[attr-defined]
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return self.group_count()
+        if (parent.internalId() == 0 and parent.column() == 0
+                and parent.row() < self.group_count()):
+            return self.member_count(parent.row())
+        return 0
+
+
+def header_title(headers: Sequence[str], section: int, orientation: Qt.Orientation,
+                 role: int) -> str | None:
+    """A model's ``headerData`` for column titles ``headers`` (nothing for rows)."""
+    if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(headers)):
+        return headers[section]
+    return None
+
+
 class HeaderedTableModel(QAbstractTableModel):
     """A read-only table whose columns are the titles in ``HEADERS`` (the subclass gives
     ``rowCount`` and ``data``): rows are selectable, never editable."""
@@ -115,10 +166,7 @@ class HeaderedTableModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
+        return header_title(self.HEADERS, section, orientation, role)
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
         if not index.isValid():
@@ -399,17 +447,12 @@ def table_view(model: Any, sortable: bool = True, stretch: int | None = None) ->
         proxy.sort(-1)
     else:
         view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    rows_view(view, word_wrap=False)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(False)
-    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-    view.verticalHeader().setVisible(False)
     header = view.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     header.setStretchLastSection(stretch is None)
-    header.setHighlightSections(False)
     return view
 
 

@@ -19,12 +19,17 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
+    QBoxLayout,
+    QButtonGroup,
+    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLayout,
     QPushButton,
+    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -32,16 +37,29 @@ from PySide6.QtWidgets import (
 
 __all__ = [
     "PRIMARY_DISABLED_STYLE",
+    "add_parts",
     "alert_box",
+    "error_label",
+    "exclusive",
     "fit_columns",
     "frame_layout",
+    "group_box",
+    "hbox",
     "hint_label",
     "intro_label",
     "navigation",
+    "note_box",
+    "open_window",
+    "pane",
+    "rich_label",
     "row_table",
+    "rows_view",
+    "splitter",
     "step_buttons",
     "step_labels",
+    "tipped",
     "title_label",
+    "wrapped_label",
     "xlsx_path",
 ]
 
@@ -52,11 +70,17 @@ PRIMARY_DISABLED_STYLE = (
 )
 
 
+def wrapped_label(text: str, name: str) -> QLabel:
+    """A word-wrapped label styled by its object ``name`` (see resources/style.qss)."""
+    label = QLabel(text)
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    return label
+
+
 def intro_label(text: str) -> QLabel:
     """The wrapped rich-text paragraph that opens a page."""
-    label = QLabel(text)
-    label.setObjectName("intro")
-    label.setWordWrap(True)
+    label = wrapped_label(text, "intro")
     label.setTextFormat(Qt.TextFormat.RichText)
     return label
 
@@ -68,29 +92,101 @@ def title_label(text: str) -> QLabel:
     return label
 
 
-def page_layout(page: QWidget, title: str, intro: str = "") -> QVBoxLayout:
+def page_layout(page: QWidget, title: str, intro: str = "", *parts: Any) -> QVBoxLayout:
     """The page's top-to-bottom layout, opened by its title and (when given) its intro
-    paragraph; the caller adds the rest."""
+    paragraph, then ``parts`` (see :func:`add_parts`); the caller may add more."""
     layout = QVBoxLayout(page)
     layout.addWidget(title_label(title))
     if intro:
         layout.addWidget(intro_label(intro))
+    return add_parts(layout, parts)
+
+
+def add_parts(layout: QBoxLayout, parts: Sequence[Any]) -> QBoxLayout:
+    """Add ``parts`` to ``layout`` in order: a widget, a layout, a text (a plain label), a
+    number (that much stretch), or a (widget or layout, stretch) pair. Returns the layout."""
+    for part in parts:
+        part, stretch = part if isinstance(part, tuple) else (part, 0)
+        if isinstance(part, int):
+            layout.addStretch(part)
+        elif isinstance(part, str):
+            layout.addWidget(QLabel(part), stretch)
+        elif isinstance(part, QLayout):
+            layout.addLayout(part, stretch)
+        else:
+            layout.addWidget(part, stretch)
     return layout
+
+
+def hbox(*parts: Any) -> QHBoxLayout:
+    """A row of ``parts`` (see :func:`add_parts`)."""
+    return add_parts(QHBoxLayout(), parts)  # type: ignore[return-value]
+
+
+def pane(*parts: Any, margins: int = 0) -> QWidget:
+    """A widget holding ``parts`` top to bottom (see :func:`add_parts`), ``margins`` pixels from
+    its edges: one side of a splitter."""
+    widget = QWidget()
+    layout = QVBoxLayout(widget)
+    layout.setContentsMargins(margins, margins, margins, margins)
+    add_parts(layout, parts)
+    return widget
+
+
+def splitter(*widgets: QWidget, sizes: Sequence[int],
+             orientation: Qt.Orientation = Qt.Orientation.Horizontal) -> QSplitter:
+    """``widgets`` side by side (or one above the other) with a handle between, at ``sizes``."""
+    split = QSplitter(orientation)
+    for widget in widgets:
+        split.addWidget(widget)
+    split.setSizes(list(sizes))
+    return split
+
+
+def group_box(title: str, *parts: Any) -> QGroupBox:
+    """A titled frame holding ``parts`` top to bottom (see :func:`add_parts`)."""
+    box = QGroupBox(title)
+    add_parts(QVBoxLayout(box), parts)
+    return box
+
+
+def exclusive(parent: QWidget, *buttons: QAbstractButton) -> QButtonGroup:
+    """``buttons`` (radio buttons) of which one at a time is chosen."""
+    group = QButtonGroup(parent)
+    for button in buttons:
+        group.addButton(button)
+    return group
+
+
+def error_label() -> QLabel:
+    """A hidden, wrapped line in the error colour, shown when something is wrong."""
+    label = wrapped_label("", "errorText")
+    label.hide()
+    return label
+
+
+def tipped(widget: Any, tip: str) -> Any:
+    """``widget`` with the tooltip ``tip`` (returned, so it can be built in one expression)."""
+    widget.setToolTip(tip)
+    return widget
+
+
+def rich_label(text: str = "") -> QLabel:
+    """A wrapped label showing simple HTML (bold, line breaks)."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    return label
 
 
 def hint_label(text: str = "") -> QLabel:
     """A wrapped, quieter line of explanation."""
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
+    return wrapped_label(text, "hint")
 
 
 def done_label() -> QLabel:
     """A hidden, wrapped, selectable line saying what was just done (where a file was saved)."""
-    label = QLabel()
-    label.setObjectName("okText")
-    label.setWordWrap(True)
+    label = wrapped_label("", "okText")
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     label.hide()
     return label
@@ -98,20 +194,34 @@ def done_label() -> QLabel:
 
 def note_box(text: str = "") -> QLabel:
     """A wrapped remark in a pale box: something to notice before going on."""
-    label = QLabel(text)
-    label.setObjectName("noteBox")
-    label.setWordWrap(True)
-    return label
+    return wrapped_label(text, "noteBox")
 
 
 def alert_box(text: str = "") -> QLabel:
     """A wrapped warning in a pale red box: the results shown cannot be used as they stand
     (most units failed, or they are out of date)."""
-    label = QLabel(text)
-    label.setObjectName("alertBox")
-    label.setWordWrap(True)
+    label = wrapped_label(text, "alertBox")
     label.setTextFormat(Qt.TextFormat.PlainText)
     return label
+
+
+def open_window(dialog: QWidget) -> QWidget:
+    """Show a dialog or message box window-modal with ``open()`` (never ``exec()``, which would
+    block the event loop); it deletes itself once closed. Returns it."""
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+    return dialog
+
+
+def rows_view(view: QTableView, *, word_wrap: bool) -> None:
+    """What every table of rows shares: whole rows selected, alternating colours, smooth
+    scrolling, no row numbers, a header that does not light up with the selection."""
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(word_wrap)
+    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    view.verticalHeader().setVisible(False)
+    view.horizontalHeader().setHighlightSections(False)
 
 
 def row_table(model: Any, stretch: int | None = None,
@@ -120,15 +230,10 @@ def row_table(model: Any, stretch: int | None = None,
     ``stretch`` (or else the last one) takes the spare width."""
     view = QTableView()
     view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    rows_view(view, word_wrap=True)
     if single_selection:
         view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(True)
-    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-    view.verticalHeader().setVisible(False)
     header = view.horizontalHeader()
-    header.setHighlightSections(False)
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     if stretch is not None:
         header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)

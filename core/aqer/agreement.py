@@ -50,30 +50,23 @@ def agreement_table(
             y_name=f"the workers' {grade}s",
             label="per worker",
         )
+
+    def per_answer(x: Any, y: Any, x_name: str, y_name: str, label: str) -> Any:
+        x, y = list(x), list(y)
+        return stats.correlations(x, y, n_boot=1000 if len(x) <= _BOOTSTRAP_LIMIT else 0,
+                                  x_name=x_name, y_name=y_name, label=label)
+
     if answer_similarity is not None and answer_grade is not None:
-        similarity, grade = list(answer_similarity), list(answer_grade)
-        reports["AQER similarity to the SEA vs expert grade (per answer)"] = stats.correlations(
-            similarity,
-            grade,
-            n_boot=1000 if len(similarity) <= _BOOTSTRAP_LIMIT else 0,
-            x_name="the answers' similarities",
-            y_name="the answers' expert grades",
-            label="per answer",
-        )
+        reports["AQER similarity to the SEA vs expert grade (per answer)"] = per_answer(
+            answer_similarity, answer_grade, "the answers' similarities",
+            "the answers' expert grades", "per answer")
     for model, (scores, grades) in (ai_answers or {}).items():
-        scores, grades = list(scores), list(grades)
         name = (
             "AI answers, all models: AQER score vs expert grade (per answer)"
             if not model
             else f"AI answers of {model}: AQER score vs expert grade (per answer)"
         )
-        reports[name] = stats.correlations(
-            scores,
-            grades,
-            n_boot=1000 if len(scores) <= _BOOTSTRAP_LIMIT else 0,
-            x_name="the AI answers' AQER scores",
-            y_name="the AI answers' expert grades",
-            label="AI answers, per answer",
-        )
+        reports[name] = per_answer(scores, grades, "the AI answers' AQER scores",
+                                   "the AI answers' expert grades", "AI answers, per answer")
     rows = stats.agreement_rows(reports)
     return pd.DataFrame(rows, columns=list(stats.ROW_COLUMNS))

@@ -25,25 +25,12 @@ from core.aqer.blanks import blank_rule, blank_values
 from core.aqer.iterative_reweighting import iterative_reweighting, worker_means
 from core.aqer.llm_answers import llm_answer_tables, score_llm_answers
 from core.aqer.model import (
-    AGREEMENT_COLUMNS,
-    CONVERGENCE_COLUMNS,
-    LLM_ANSWER_COLUMNS,
-    LLM_SUMMARY_COLUMNS,
-    QUESTION_COLUMNS,
-    RESPONSE_COLUMNS,
-    AqerNotice,
-    AqerResult,
-    AqerSettings,
-    BlankAnswers,
+    AGREEMENT_COLUMNS, CONVERGENCE_COLUMNS, LLM_ANSWER_COLUMNS, LLM_SUMMARY_COLUMNS,
+    QUESTION_COLUMNS, RESPONSE_COLUMNS, AqerNotice, AqerResult, AqerSettings, BlankAnswers,
 )
 from core.aqer.pseudo_reference import pseudo_reference_scores, reference_pairs
 from core.aqer.rasa import rasa_skills
-from core.aqer.responses import (
-    AqerInputError,
-    Duplicates,
-    PreparedResponses,
-    clean_responses,
-)
+from core.aqer.responses import AqerInputError, Duplicates, PreparedResponses, clean_responses
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, leave_one_out_similarity
 from core.runs import CancelToken, Progress
 from core.tables import cell_number
@@ -99,6 +86,13 @@ def _describe(encoder: Any) -> str:
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _need_two(found: list[Any], why: str, advice: str, shown: Any) -> None:
+    """AqerInputError unless ``found`` holds at least 2 values: "AQER <why>; it found ..."."""
+    if len(found) < 2:
+        what = f"only 1 ('{shown(found[0])}')" if found else "none"
+        raise AqerInputError(f"AQER {why}; it found {what}. {advice}")
 
 
 def _none_if_nan(values: Any) -> list[Any]:
@@ -186,20 +180,12 @@ def aqer(
     if worst:  # everyone was given every question: a worker who left all blank is scored too
         names = list(dict.fromkeys(names + list(people_blank["worker"])))
     asked = people["question"].unique().tolist()
-    if len(names) < 2:
-        found = f"only 1 ('{names[0]}')" if names else "none"
-        raise AqerInputError(
-            f"AQER compares workers with each other, so it needs answers from at least 2 "
-            f"workers{where}; it found {found}. Add the other workers' answers, or check that the "
-            "worker column is the right one."
-        )
-    if len(asked) < 2:
-        found = f"only 1 ('{_short(asked[0])}')" if asked else "none"
-        raise AqerInputError(
-            f"AQER judges workers across questions, so it needs answers to at least 2 "
-            f"questions{where}; it found {found}. Add more questions, or check that the question "
-            "column is the right one (in a wide sheet, every question is a column)."
-        )
+    _need_two(names, f"compares workers with each other, so it needs answers from at least 2 "
+              f"workers{where}", "Add the other workers' answers, or check that the worker "
+              "column is the right one.", shown=str)
+    _need_two(asked, f"judges workers across questions, so it needs answers to at least 2 "
+              f"questions{where}", "Add more questions, or check that the question column is the "
+              "right one (in a wide sheet, every question is a column).", shown=_short)
 
     # A question only one worker answered has no consensus to compare with.
     per_question = people.groupby("question", sort=False)["worker"].count()

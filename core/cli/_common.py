@@ -152,15 +152,19 @@ def say_estimate(estimate: Any, dry_run: bool) -> bool:
     return False
 
 
+_ESTIMATE_OPTIONS = (
+    ("--dry-run", "print the estimate (calls, tokens, cost, time) and stop: no model is called "
+     "and no workbook is written"),
+    ("--probe", "with --dry-run: time one short call to the model for the time estimate "
+     "(otherwise the project's recorded calls, or a guess)"),
+)
+
+
 def add_estimate_options(parser: Any) -> None:
     """``--dry-run`` and ``--probe``: the estimate before a model run (every command that
     calls a model in a run has them, with the same words)."""
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the estimate (calls, tokens, cost, time) and stop: no model "
-                        "is called and no workbook is written")
-    parser.add_argument("--probe", action="store_true",
-                        help="with --dry-run: time one short call to the model for the time "
-                        "estimate (otherwise the project's recorded calls, or a guess)")
+    for flag, words in _ESTIMATE_OPTIONS:
+        parser.add_argument(flag, action="store_true", help=words)
 
 
 def probe_latency(args: Any, profile: Any) -> Any:

@@ -58,8 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                           "organisation); it is checked the same way")
     download.add_argument("--discard", action="store_true",
                           help="delete the partial download of this model instead")
-    download.add_argument("--no-profile", action="store_true",
-                          help="do not add a model profile for it")
+    _add_no_profile(download)
     download.set_defaults(func=run_download)
 
     imported = commands.add_parser(
@@ -68,8 +67,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     imported.add_argument("--in-place", action="store_true",
                           help="use it where it is instead of copying it into EvalDesk's "
                           "folder (the drive must stay connected)")
-    imported.add_argument("--no-profile", action="store_true",
-                          help="do not add a model profile for it")
+    _add_no_profile(imported)
     imported.set_defaults(func=run_import)
 
     def no_subcommand(_args: argparse.Namespace) -> int:
@@ -77,6 +75,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         return 2
 
     parser.set_defaults(func=no_subcommand)
+
+
+def _add_no_profile(parser: argparse.ArgumentParser) -> None:
+    """``--no-profile``: a downloaded or imported model file gets no model profile."""
+    parser.add_argument("--no-profile", action="store_true",
+                        help="do not add a model profile for it")
 
 
 def _byte_progress() -> Any:

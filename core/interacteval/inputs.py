@@ -390,7 +390,7 @@ def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
     least the columns ``dimension`` and ``question``. A row with a question but no dimension,
     or with a dimension but no question, is an error naming its row and column. Repeated
     questions within a dimension and dimensions without a definition are warnings."""
-    from core.tables import TableError, list_sheets, map_columns, read_table
+    from core.tables import TableError, list_sheets, map_columns
 
     path = Path(path)
     result = ChecklistRead()
@@ -412,10 +412,8 @@ def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
                 "questions to Checklist."
             )
             return result
-    try:
-        read = read_table(path, sheet)
-    except TableError as exc:
-        result.errors.append(exc.message)
+    read = _sheet_or_message(path, sheet, result.errors)
+    if read is None:
         return result
     columns = {str(c).strip().casefold().replace(" ", "_"): c for c in read.frame.columns}
     mapping = {role: columns.get(role) for role in CHECKLIST_COLUMNS}
@@ -479,19 +477,24 @@ def read_checklists(path: str | os.PathLike[str]) -> ChecklistRead:
     return result
 
 
+def _sheet_or_message(path: Path, sheet: str, messages: list[str]) -> Any:
+    """``read_table(path, sheet)``, or None with the reason added to ``messages``."""
+    from core.tables import TableError, read_table
+
+    try:
+        return read_table(path, sheet)
+    except TableError as exc:
+        messages.append(exc.message)
+        return None
+
+
 def _optional_sheet(path: Path, sheets: list[str], name: str, needed: tuple[str, ...],
                     result: ChecklistRead, lost: str) -> tuple[Any, dict[str, Any]] | None:
     """The optional sheet ``name`` of a checklist workbook and its columns by folded header, or
     None when there is none or it cannot be used (then a problem says what ``lost`` means)."""
-    from core.tables import TableError, read_table
-
     sheet = {s.casefold(): s for s in sheets}.get(name.casefold())
-    if sheet is None:
-        return None
-    try:
-        read = read_table(path, sheet)
-    except TableError as exc:
-        result.problems.append(exc.message)
+    read = None if sheet is None else _sheet_or_message(path, sheet, result.problems)
+    if read is None:
         return None
     columns = {str(c).strip().casefold(): c for c in read.frame.columns}
     if any(n not in columns for n in needed):

@@ -288,24 +288,10 @@ def _make_provider() -> Any:
         """llama.cpp in-process. ``api_base`` is the GGUF path (empty = bundled)."""
 
         async def acompletion(  # type: ignore[override]
-            self,
-            model: str,
-            messages: list,
-            api_base: str,
-            custom_prompt_dict: dict,
-            model_response: Any,
-            print_verbose: Any,
-            encoding: Any,
-            api_key: Any,
-            logging_obj: Any,
-            optional_params: dict,
-            acompletion: Any = None,
-            litellm_params: Any = None,
-            logger_fn: Any = None,
-            headers: Any = None,
-            timeout: Any = None,
-            client: Any = None,
+            self, model: str, messages: list, api_base: str, model_response: Any,
+            optional_params: dict, timeout: Any = None, **_unused: Any,
         ) -> Any:
+            """litellm passes every argument by keyword; the ones not named here are unused."""
             loop = asyncio.get_running_loop()
             try:
                 path = await loop.run_in_executor(None, resolve_gguf, api_base or "")

@@ -27,7 +27,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,29 +82,34 @@ class Latency:
 
 
 @dataclass
-class StageEstimate:
-    name: str
+class Counts:
+    """Calls and tokens; ``*_max`` are the figures when every call that may happen does (equal
+    to the others when the count is fixed)."""
+
     calls: int
     calls_max: int
     prompt_tokens: int
     prompt_tokens_max: int
     completion_tokens: int
     completion_tokens_max: int
+
+    @classmethod
+    def total(cls, parts: Sequence[Counts]) -> Counts:
+        return Counts(*(sum(getattr(p, f.name) for p in parts) for f in fields(Counts)))
 
 
 @dataclass
-class Estimate:
-    """What a run will take. ``*_max`` are the figures when every call that may happen does
-    (equal to the others when the count is fixed). ``cost`` None: the price is unknown."""
+class StageEstimate(Counts):
+    name: str = ""
+
+
+@dataclass
+class Estimate(Counts):
+    """What a run will take (the counts of all its stages). ``cost`` None: the price is
+    unknown."""
 
     model: str
     stages: list[StageEstimate]
-    calls: int
-    calls_max: int
-    prompt_tokens: int
-    prompt_tokens_max: int
-    completion_tokens: int
-    completion_tokens_max: int
     cost: float | None
     cost_max: float | None
     seconds: float
@@ -333,15 +338,13 @@ def estimate(plan: Sequence[StagePlan], profile: ModelProfile, *,
         sure = sum(tokens_of(p) for p in stage.prompts)
         maybe = sum(tokens_of(p) for p in stage.maybe)
         stages.append(StageEstimate(
-            stage.name, len(stage.prompts), len(stage.prompts) + len(stage.maybe),
+            len(stage.prompts), len(stage.prompts) + len(stage.maybe),
             sure, sure + maybe, reply * len(stage.prompts),
-            reply * (len(stage.prompts) + len(stage.maybe))))
-    calls = sum(s.calls for s in stages)
-    calls_max = sum(s.calls_max for s in stages)
-    prompt = sum(s.prompt_tokens for s in stages)
-    prompt_max = sum(s.prompt_tokens_max for s in stages)
-    completion = sum(s.completion_tokens for s in stages)
-    completion_max = sum(s.completion_tokens_max for s in stages)
+            reply * (len(stage.prompts) + len(stage.maybe)), name=stage.name))
+    totals = Counts.total(stages)
+    calls, calls_max = totals.calls, totals.calls_max
+    prompt, prompt_max = totals.prompt_tokens, totals.prompt_tokens_max
+    completion, completion_max = totals.completion_tokens, totals.completion_tokens_max
     prices = price_per_token(model)
     cost = cost_max = None
     if prices is not None:
@@ -353,10 +356,7 @@ def estimate(plan: Sequence[StagePlan], profile: ModelProfile, *,
     seconds = max(math.ceil(calls / at_once), chain_low if calls else 0) * latency.seconds
     seconds_max = max(math.ceil(calls_max / at_once), chain_high if calls_max else 0) \
         * latency.seconds
-    return Estimate(model=model, stages=stages, calls=calls, calls_max=calls_max,
-                    prompt_tokens=prompt, prompt_tokens_max=prompt_max,
-                    completion_tokens=completion, completion_tokens_max=completion_max,
-                    cost=cost, cost_max=cost_max, seconds=seconds, seconds_max=seconds_max,
+    return Estimate(**asdict(totals), model=model, stages=stages, cost=cost, cost_max=cost_max, seconds=seconds, seconds_max=seconds_max,
                     latency_s=latency.seconds, latency_source=latency.source,
                     concurrency=at_once, done_already=done_already, done_what=done_what)
 

@@ -217,20 +217,10 @@ def _make_provider() -> Any:
 
     class ScriptedProvider(CustomLLM):
         async def acompletion(  # type: ignore[override]
-            self,
-            model: str,
-            messages: list,
-            api_base: str,
-            custom_prompt_dict: dict,
-            model_response: Any,
-            print_verbose: Any,
-            encoding: Any,
-            api_key: Any,
-            logging_obj: Any,
-            optional_params: dict,
-            *args: Any,
-            **kwargs: Any,
+            self, model: str, messages: list, api_base: str, model_response: Any,
+            optional_params: dict, **_unused: Any,
         ) -> Any:
+            """litellm passes every argument by keyword; the ones not named here are unused."""
             script = _scripts.get(model)
             if script is None:
                 raise CustomLLMError(

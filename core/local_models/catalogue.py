@@ -1,9 +1,10 @@
 """The recommended model files, in our own words, and whether each fits this computer.
 
-Every entry is a real, published GGUF file of an instruction-tuned model on huggingface.co (the
-Q4_K_M quantisation, which keeps most of the quality at about a third of the size). Sizes are
-the ones published on the model pages, rounded; the download itself checks the exact size and
-SHA-256 the server publishes. Nothing here touches the network.
+The list lives in ``resources/models/recommended.json`` (data, not code). Every entry is a real,
+published GGUF file of an instruction-tuned model on huggingface.co (the Q4_K_M quantisation,
+which keeps most of the quality at about a third of the size). Sizes are the ones published on
+the model pages, rounded; the download itself checks the exact size and SHA-256 the server
+publishes. Nothing here touches the network.
 
 ``computer()`` measures the memory and free disk of this computer; ``fit(model, computer)``
 says whether a model will run here, plainly. Tests pass their own :class:`Computer`.
@@ -12,6 +13,7 @@ says whether a model will run here, plainly. Tests pass their own :class:`Comput
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import sys
@@ -63,87 +65,15 @@ class RecommendedModel:
         return f"https://huggingface.co/{self.repo}"
 
 
-RECOMMENDED: tuple[RecommendedModel, ...] = (
-    RecommendedModel(
-        key="llama3.2-3b",
-        name="Llama 3.2 3B Instruct",
-        parameters="3.2 billion",
-        file_name="Llama-3.2-3B-Instruct-Q4_K_M.gguf",
-        repo="bartowski/Llama-3.2-3B-Instruct-GGUF",
-        size_bytes=int(2.02 * GB),
-        ram_bytes=4 * GB,
-        licence="Llama 3.2 Community License (free use, with Meta's conditions)",
-        licence_url="https://huggingface.co/meta-llama/Llama-3.2-3B-Instruct/blob/main/LICENSE.txt",
-        good_for="Answering InteractEval checklists on short texts, and trying MAJ-Eval on a "
-        "short document, on an ordinary laptop (8 GB of memory).",
-        quality="Usable for a first pass: it follows simple instructions, but misses subtle "
-        "points, and its personas are thin. Check its output closely.",
-    ),
-    RecommendedModel(
-        key="phi3.5-mini",
-        name="Phi-3.5 mini Instruct",
-        parameters="3.8 billion",
-        file_name="Phi-3.5-mini-instruct-Q4_K_M.gguf",
-        repo="bartowski/Phi-3.5-mini-instruct-GGUF",
-        size_bytes=int(2.39 * GB),
-        ram_bytes=5 * GB,
-        licence="MIT (free for any use)",
-        licence_url="https://huggingface.co/microsoft/Phi-3.5-mini-instruct/blob/main/LICENSE",
-        good_for="English texts: checklist questions and Yes/No answers with short reasons, on "
-        "a laptop with 8 GB of memory.",
-        quality="Careful and literal in English; weaker in other languages and at writing "
-        "varied personas. A good small choice for InteractEval.",
-    ),
-    RecommendedModel(
-        key="qwen2.5-7b",
-        name="Qwen2.5 7B Instruct",
-        parameters="7.6 billion",
-        file_name="Qwen2.5-7B-Instruct-Q4_K_M.gguf",
-        repo="bartowski/Qwen2.5-7B-Instruct-GGUF",
-        size_bytes=int(4.68 * GB),
-        ram_bytes=8 * GB,
-        licence="Apache 2.0 (free for any use)",
-        licence_url="https://huggingface.co/Qwen/Qwen2.5-7B-Instruct/blob/main/LICENSE",
-        good_for="All three methods on a computer with 16 GB of memory: stakeholder personas "
-        "from documents, debates, checklists and scoring, in English and many other languages.",
-        quality="Our recommended local model: reliable structured answers and useful personas; "
-        "still below the large hosted models on long or subtle documents. Slow without a "
-        "graphics card (minutes per debate).",
-        context_window=16384,
-    ),
-    RecommendedModel(
-        key="llama3.1-8b",
-        name="Llama 3.1 8B Instruct",
-        parameters="8.0 billion",
-        file_name="Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
-        repo="bartowski/Meta-Llama-3.1-8B-Instruct-GGUF",
-        size_bytes=int(4.92 * GB),
-        ram_bytes=8 * GB,
-        licence="Llama 3.1 Community License (free use, with Meta's conditions)",
-        licence_url="https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/LICENSE",
-        good_for="MAJ-Eval debates and feedback in fluent English, on a computer with 16 GB "
-        "of memory.",
-        quality="Writes natural, readable arguments; a little less exact than Qwen2.5 7B at "
-        "keeping to a required answer format.",
-        context_window=16384,
-    ),
-    RecommendedModel(
-        key="qwen2.5-14b",
-        name="Qwen2.5 14B Instruct",
-        parameters="14.7 billion",
-        file_name="Qwen2.5-14B-Instruct-Q4_K_M.gguf",
-        repo="bartowski/Qwen2.5-14B-Instruct-GGUF",
-        size_bytes=int(8.99 * GB),
-        ram_bytes=14 * GB,
-        licence="Apache 2.0 (free for any use)",
-        licence_url="https://huggingface.co/Qwen/Qwen2.5-14B-Instruct/blob/main/LICENSE",
-        good_for="The best local results for MAJ-Eval and InteractEval, on a computer with 32 "
-        "GB of memory or a graphics card with 12 GB or more.",
-        quality="Close to the smaller hosted models on our tasks; about twice as slow as the "
-        "7B models.",
-        context_window=16384,
-    ),
-)
+def _load_recommended() -> tuple[RecommendedModel, ...]:
+    """The entries of ``resources/models/recommended.json`` (shipped with the app)."""
+    path = paths.resources_dir() / "models" / "recommended.json"
+    return tuple(RecommendedModel(**entry)
+                 for entry in json.loads(path.read_text(encoding="utf-8"))["models"])
+
+
+#: The recommended models, smallest first (the data: ``resources/models/recommended.json``).
+RECOMMENDED: tuple[RecommendedModel, ...] = _load_recommended()
 
 #: What the bundled model is, for lists that show it beside the recommended ones.
 BUNDLED_DEMO = (

@@ -145,30 +145,41 @@ async def find_local_servers(
 
 
 async def _ask(client: Any, host: str, candidate: Candidate) -> ServerReport:
-    import httpx
-
     root = f"http://{_url_host(host)}:{candidate.port}"
     if candidate.kind == "ollama":
         report = ServerReport(candidate, root)
-        try:
-            data = await _get_json(client, f"{root}/api/tags")
-        except _NoServer:
-            return report
-        except (_NotJson, httpx.HTTPError) as exc:
-            report.problem = _problem(candidate, exc)
-            return report
-        report.program = "Ollama"
-        report.models = _ollama_models(data)
+        data = await _listing(client, f"{root}/api/tags", report)
+        if data is not None:
+            report.program = "Ollama"
+            report.models = _ollama_models(data)
         return report
 
     report = ServerReport(candidate, f"{root}/v1")
+    data = await _listing(client, f"{root}/v1/models", report)
+    if data is None:
+        return report
+    return await _openai_server(client, root, data, report)
+
+
+async def _listing(client: Any, url: str, report: ServerReport) -> dict[str, Any] | None:
+    """The server's list of models at ``url``; None when nothing answers there, or when the
+    answer is not a usable list (then ``report.problem`` says what went wrong)."""
+    import httpx
+
     try:
-        data = await _get_json(client, f"{root}/v1/models")
+        return await _get_json(client, url)
     except _NoServer:
-        return report
+        return None
     except (_NotJson, httpx.HTTPError) as exc:
-        report.problem = _problem(candidate, exc)
-        return report
+        report.problem = _problem(report.candidate, exc)
+        return None
+
+
+async def _openai_server(client: Any, root: str, data: dict[str, Any],
+                         report: ServerReport) -> ServerReport:
+    import httpx
+
+    candidate = report.candidate
     entries = [e for e in (data.get("data") or []) if isinstance(e, dict) and e.get("id")]
     owners = {str(e.get("owned_by") or "") for e in entries}
     program = next((_OWNERS[o] for o in owners if o in _OWNERS), None)

@@ -18,12 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from core import prompts
 from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
+    PERSONA_ATTRIBUTES,
     JsonLLM,
     Persona,
     Perspective,
@@ -41,14 +42,12 @@ STAGE = "Persona construction"
 TEMPLATE = "persona_construction"
 
 
-class _Written(BaseModel):
-    perspective_no: int
-    name: str
-    demographics: str = ""
-    perspective: str = ""
-    specialty: str = ""
-    psychological_traits: str = ""
-    social_relationships: str = ""
+#: One persona as the model writes it: the number of its perspective, a name and the persona's
+#: five attributes (``PERSONA_ATTRIBUTES``, the same fields as :class:`Persona`).
+_Written = create_model(
+    "_Written", perspective_no=(int, ...), name=(str, ...),
+    **{attribute: (str, "") for attribute in PERSONA_ATTRIBUTES},
+)
 
 
 class PersonaReply(BaseModel):
@@ -146,14 +145,9 @@ def usable_personas(group: str, count: int) -> Callable[[PersonaReply], Rejectio
     return check
 
 
-async def construct_personas(
-    groups: Sequence[StakeholderGroup],
-    task: str,
-    llm: JsonLLM,
-    *,
-    progress: Progress | None = None,
-    cancel: CancelToken | None = None,
-) -> PersonaConstruction:
+async def construct_personas(groups: Sequence[StakeholderGroup], task: str, llm: JsonLLM, *,
+                             progress: Progress | None = None,
+                             cancel: CancelToken | None = None) -> PersonaConstruction:
     """Personas for every consolidated perspective of every group."""
     progress = progress or Progress()
     progress.start("Writing personas", total=len(groups))

@@ -27,31 +27,12 @@ from typing import TYPE_CHECKING, Any
 from core.majeval.aggregation import aggregate, combine_groups
 from core.majeval.debate import evaluate_individually, free_debate
 from core.majeval.model import (
-    COPIED,
-    DEFAULT_DIMENSION,
-    DebateSettings,
-    Dimension,
-    GroupResult,
-    Item,
-    ItemResult,
-    JsonLLM,
-    Persona,
-    Scale,
-    StageError,
-    StageFailure,
-    Stakeholder,
-    StakeholderGroup,
-    personas_fingerprint,
+    COPIED, DEFAULT_DIMENSION, DebateSettings, Dimension, GroupResult, Item, ItemResult, JsonLLM,
+    Persona, Scale, StageError, StageFailure, Stakeholder, StakeholderGroup, personas_fingerprint,
 )
-from core.majeval.persona_construction import (
-    PersonaConstruction,
-    construct_personas,
-    simple_role,
-)
+from core.majeval.persona_construction import PersonaConstruction, construct_personas, simple_role
 from core.majeval.perspective_extraction import (
-    PerspectiveExtraction,
-    extract_perspectives,
-    people_named,
+    PerspectiveExtraction, extract_perspectives, people_named,
 )
 from core.majeval.stakeholder_grouping import group_stakeholders
 from core.runs import CancelToken, Progress, UnitStore, run_units
@@ -269,18 +250,11 @@ def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
     }
 
 
-async def evaluate_group(
-    personas: Sequence[Persona],
-    item: Item,
-    task: str,
-    dimensions: Sequence[Dimension],
-    scale: Scale,
-    llm: JsonLLM,
-    *,
-    settings: DebateSettings | None = None,
-    role_descriptions: Mapping[str, str] | None = None,
-    cancel: CancelToken | None = None,
-) -> GroupResult:
+async def evaluate_group(personas: Sequence[Persona], item: Item, task: str,
+                         dimensions: Sequence[Dimension], scale: Scale, llm: JsonLLM, *,
+                         settings: DebateSettings | None = None,
+                         role_descriptions: Mapping[str, str] | None = None,
+                         cancel: CancelToken | None = None) -> GroupResult:
     """Phases 1-3 for one group (its ``personas``) and one item. ``role_descriptions``
     (group -> description) make the one-sentence roles of the simple-role option."""
     settings = settings or DebateSettings()

@@ -1012,10 +1012,6 @@ class Project:
         """Store (or replace) one unit of work of a run. A failed unit needs ``error``, a plain
         message the user will see; it is retried when the run resumes. Many small results: wrap
         the loop in ``transaction()`` to write them in one step."""
-        if status not in RESULT_STATUSES:
-            raise ValueError(f"status must be 'ok' or 'failed', not {status!r}")
-        if status == "failed" and not (error and error.strip()):
-            raise ValueError("a failed result needs an error message the user can read")
         with self.transaction():
             self._conn.execute(*_result_row(run_id, kind, key, payload, status, error))
 
@@ -1097,42 +1093,23 @@ class Project:
         keys. ``cost`` None means unknown, 0.0 means free (a local model)."""
         with self.transaction():
             cursor = self._conn.execute(*_call_row(
-                cache_key, model, api_base, request, response, prompt_tokens, completion_tokens,
-                cost, latency_s, run_id))
+                cache_key, model=model, api_base=api_base, request=request, response=response,
+                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost=cost,
+                latency_s=latency_s, run_id=run_id))
             return cursor.rowcount > 0
 
     # ------------------------------------------------------------- queued writes (hot path)
-    def queue_result(
-        self,
-        run_id: int,
-        kind: str,
-        key: str,
-        payload: Any,
-        status: ResultStatus = "ok",
-        error: str | None = None,
-    ) -> None:
+    def queue_result(self, run_id: int, kind: str, key: str, payload: Any,
+                     status: ResultStatus = "ok", error: str | None = None) -> None:
         """:meth:`put_result`, written at the next group commit (``await committed()`` or
         :meth:`flush`); until then it is not on disk (this project's reads of results flush
         the queue first; another reader of the file does not see it)."""
         self._queue(_result_row(run_id, kind, key, payload, status, error))
 
-    def queue_llm_call(
-        self,
-        cache_key: str,
-        *,
-        model: str,
-        api_base: str | None,
-        request: Any,
-        response: Any,
-        prompt_tokens: int = 0,
-        completion_tokens: int = 0,
-        cost: float | None = None,
-        latency_s: float | None = None,
-        run_id: int | None = None,
-    ) -> None:
-        """:meth:`llm_cache_put`, written at the next group commit (see :meth:`queue_result`)."""
-        self._queue(_call_row(cache_key, model, api_base, request, response, prompt_tokens,
-                              completion_tokens, cost, latency_s, run_id))
+    def queue_llm_call(self, cache_key: str, **call: Any) -> None:
+        """:meth:`llm_cache_put` (the same keyword arguments), written at the next group commit
+        (see :meth:`queue_result`)."""
+        self._queue(_call_row(cache_key, **call))
 
     def _queue(self, row: tuple[str, tuple[Any, ...]]) -> None:
         self._check_open()
@@ -1457,9 +1434,10 @@ def _result_row(run_id: int, kind: str, key: str, payload: Any, status: str,
     return _RESULT_SQL, (run_id, kind, key, _dumps(payload), status, error, now, now)
 
 
-def _call_row(cache_key: str, model: str, api_base: str | None, request: Any, response: Any,
-              prompt_tokens: int, completion_tokens: int, cost: float | None,
-              latency_s: float | None, run_id: int | None) -> tuple[str, tuple[Any, ...]]:
+def _call_row(cache_key: str, *, model: str, api_base: str | None, request: Any, response: Any,
+              prompt_tokens: int = 0, completion_tokens: int = 0, cost: float | None = None,
+              latency_s: float | None = None,
+              run_id: int | None = None) -> tuple[str, tuple[Any, ...]]:
     return _CALL_SQL, (cache_key, model, api_base, _dumps(request), _dumps(response),
                        int(prompt_tokens or 0), int(completion_tokens or 0),
                        None if cost is None else float(cost),

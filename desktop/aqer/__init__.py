@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.methods import register_sample, register_wizard
+from desktop.methods import register_sample, register_wizard, sample_opener
 
 __all__ = ["open_aqer_sample", "open_aqer_wizard"]
 
@@ -24,12 +24,9 @@ def open_aqer_wizard(main_window: Any, encoder_factory: Any = None) -> Any:
     return open_wizard(main_window, encoder_factory=encoder_factory)
 
 
-def open_aqer_sample(main_window: Any, encoder_factory: Any = None) -> Any:
-    """Open the AQER wizard with the sample answers shipped with EvalDesk loaded."""
-    wizard = open_aqer_wizard(main_window, encoder_factory=encoder_factory)
-    wizard.load_sample()
-    return wizard
-
+#: Open the AQER wizard with the sample answers shipped with EvalDesk loaded (same arguments as
+#: :func:`open_aqer_wizard`).
+open_aqer_sample = sample_opener(open_aqer_wizard, lambda wizard: wizard.load_sample())
 
 register_wizard("aqer", open_aqer_wizard)
 register_sample("aqer", open_aqer_sample)

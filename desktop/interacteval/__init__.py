@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.methods import register_sample, register_wizard
+from desktop.methods import register_sample, register_wizard, sample_opener
 
 __all__ = ["open_interacteval_sample", "open_interacteval_wizard"]
 
@@ -26,12 +26,10 @@ def open_interacteval_wizard(main_window: Any, llm_factory: Any = None) -> Any:
     return open_wizard(main_window, llm_factory=llm_factory)
 
 
-def open_interacteval_sample(main_window: Any, llm_factory: Any = None) -> Any:
-    """Open the InteractEval wizard with the sample set shipped with EvalDesk loaded."""
-    wizard = open_interacteval_wizard(main_window, llm_factory=llm_factory)
-    wizard.pages["dimensions"].load_sample_set()
-    return wizard
-
+#: Open the InteractEval wizard with the sample set shipped with EvalDesk loaded (same
+#: arguments as :func:`open_interacteval_wizard`).
+open_interacteval_sample = sample_opener(
+    open_interacteval_wizard, lambda wizard: wizard.pages["dimensions"].load_sample_set())
 
 register_wizard("interacteval", open_interacteval_wizard)
 register_sample("interacteval", open_interacteval_sample)

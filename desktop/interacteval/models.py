@@ -17,20 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel,
-    QAbstractTableModel,
-    QMimeData,
-    QModelIndex,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
+    QAbstractItemModel, QMimeData, QModelIndex, QPersistentModelIndex, Qt, Signal,
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.interacteval.model import Checklist, ChecklistItem, ScoredSample
 from core.words import count
 from desktop.judge_check import BADGE
-from desktop.views import ColumnsModel, MoveDragMixin, full_text_tip, preview
+from desktop.views import (
+    ColumnsModel, GroupTreeMixin, HeaderedTableModel, MoveDragMixin, full_text_tip, header_title,
+    preview,
+)
 
 __all__ = ["ChecklistModel", "Group", "RowsModel", "SamplesModel"]
 
@@ -113,7 +110,7 @@ class RowsModel(ColumnsModel):
         return True
 
 
-class SamplesModel(QAbstractTableModel):
+class SamplesModel(HeaderedTableModel):
     """The rated samples of one dimension; column 0 ticks the ones shown in the think-aloud."""
 
     HEADERS = ("Use", "Score", "About (source)", "Sample text")
@@ -140,22 +137,11 @@ class SamplesModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._samples)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
-
     def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if index.column() == 0:
+        flags = super().flags(index)
+        if index.isValid() and index.column() == 0:
             flags |= Qt.ItemFlag.ItemIsUserCheckable
         return flags
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._samples):
@@ -206,7 +192,7 @@ class Group:
     items: list[ChecklistItem] = field(default_factory=list)
 
 
-class ChecklistModel(MoveDragMixin, QAbstractItemModel):
+class ChecklistModel(MoveDragMixin, GroupTreeMixin, QAbstractItemModel):
     """The checklist as a tree: components (rows at the top) hold questions (their children).
 
     Column 0 is the component name or the question (both editable), column 1 who changed the
@@ -383,51 +369,27 @@ class ChecklistModel(MoveDragMixin, QAbstractItemModel):
         return True
 
     # -- Qt: structure --------------------------------------------------------------------------
-    def index(self, row: int, column: int, parent: _Index = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if column < 0 or column >= len(self.HEADERS) or row < 0:
-            return QModelIndex()
-        if not parent.isValid():
-            return self.createIndex(row, column, 0) if row < len(self.groups) else QModelIndex()
-        if parent.internalId() != 0 or parent.column() != 0:
-            return QModelIndex()
-        gi = parent.row()
-        if gi >= len(self.groups) or row >= len(self.groups[gi].items):
-            return QModelIndex()
-        return self.createIndex(row, column, gi + 1)
+    def group_count(self) -> int:
+        return len(self.groups)
 
-    def parent(self, index: _Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid() or index.internalId() == 0:
-            return QModelIndex()
-        return self.createIndex(index.internalId() - 1, 0, 0)
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        if not parent.isValid():
-            return len(self.groups)
-        if parent.internalId() == 0 and parent.column() == 0 and parent.row() < len(self.groups):
-            return len(self.groups[parent.row()].items)
-        return 0
+    def member_count(self, group_row: int) -> int:
+        return len(self.groups[group_row].items)
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return len(self.HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
+        return header_title(self.HEADERS, section, orientation, role)
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.ItemIsDropEnabled
         flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if index.internalId() == 0:
-            flags |= Qt.ItemFlag.ItemIsDropEnabled
-            if index.column() == 0:
-                flags |= Qt.ItemFlag.ItemIsEditable
-        else:
-            flags |= Qt.ItemFlag.ItemIsDragEnabled
-            if index.column() == 0:
-                flags |= Qt.ItemFlag.ItemIsEditable
+        # a component (internal id 0) takes dropped questions; a question can be dragged
+        flags |= (Qt.ItemFlag.ItemIsDropEnabled if index.internalId() == 0
+                  else Qt.ItemFlag.ItemIsDragEnabled)
+        if index.column() == 0:
+            flags |= Qt.ItemFlag.ItemIsEditable
         return flags
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

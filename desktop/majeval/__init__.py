@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.methods import register_sample, register_wizard
+from desktop.methods import register_sample, register_wizard, sample_opener
 
 __all__ = ["open_majeval_sample", "open_majeval_wizard"]
 
@@ -25,12 +25,10 @@ def open_majeval_wizard(main_window: Any, llm_factory: Any = None) -> Any:
     return open_wizard(main_window, llm_factory=llm_factory)
 
 
-def open_majeval_sample(main_window: Any, llm_factory: Any = None) -> Any:
-    """Open the MAJ-Eval wizard with the sample set shipped with EvalDesk loaded."""
-    wizard = open_majeval_wizard(main_window, llm_factory=llm_factory)
-    wizard.load_sample()
-    return wizard
-
+#: Open the MAJ-Eval wizard with the sample set shipped with EvalDesk loaded (same arguments as
+#: :func:`open_majeval_wizard`).
+open_majeval_sample = sample_opener(open_majeval_wizard,
+                                   lambda wizard: wizard.pages["task"].load_sample())
 
 register_wizard("majeval", open_majeval_wizard)
 register_sample("majeval", open_majeval_sample)

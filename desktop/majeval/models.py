@@ -12,17 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel,
-    QMimeData,
-    QModelIndex,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
+    QAbstractItemModel, QMimeData, QModelIndex, QPersistentModelIndex, Qt, Signal,
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.majeval.model import persona_problem
-from desktop.views import ColumnsModel, MoveDragMixin
+from desktop.views import ColumnsModel, GroupTreeMixin, MoveDragMixin
 
 __all__ = ["PERSONA_MIME", "VALUE_ROLE", "Col", "PersonaTreeModel", "RowsModel"]
 
@@ -133,7 +128,7 @@ class RowsModel(ColumnsModel):
             self.endRemoveRows()
 
 
-class PersonaTreeModel(MoveDragMixin, QAbstractItemModel):
+class PersonaTreeModel(MoveDragMixin, GroupTreeMixin, QAbstractItemModel):
     """Groups (top level) and their personas (children). Dragging a persona onto a group (or
     onto one of its personas) emits :attr:`move_requested`; the editor stores the move and
     calls :meth:`set_personas` again."""
@@ -186,29 +181,11 @@ class PersonaTreeModel(MoveDragMixin, QAbstractItemModel):
         return self.groups[index.internalId() - 1]
 
     # -- structure --------------------------------------------------------------------------
-    def index(self, row: int, column: int, parent: _Index = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if column != 0 or row < 0:
-            return QModelIndex()
-        if not parent.isValid():
-            return self.createIndex(row, 0, 0) if row < len(self.groups) else QModelIndex()
-        if parent.internalId() != 0:
-            return QModelIndex()
-        group = self.groups[parent.row()]
-        if row >= len(self.members[group]):
-            return QModelIndex()
-        return self.createIndex(row, 0, parent.row() + 1)
+    def group_count(self) -> int:
+        return len(self.groups)
 
-    def parent(self, index: _Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid() or index.internalId() == 0:
-            return QModelIndex()
-        return self.createIndex(index.internalId() - 1, 0, 0)
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        if not parent.isValid():
-            return len(self.groups)
-        if parent.internalId() == 0 and parent.column() == 0:
-            return len(self.members[self.groups[parent.row()]])
-        return 0
+    def member_count(self, group_row: int) -> int:
+        return len(self.members[self.groups[group_row]])
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 1

@@ -185,6 +185,15 @@ def test_interacteval_sample_opens_the_wizard_with_the_sample_set(qtbot, window)
     qtbot.waitUntil(lambda: bool(wizard.state.samples), timeout=10_000)  # imported in the background
 
 
+def test_majeval_sample_opens_the_wizard_with_the_sample_task_and_documents(qtbot, window):
+    import desktop.majeval
+
+    wizard = desktop.majeval.open_majeval_sample(window)  # the welcome's sample button
+    assert wizard.pages["task"].task_edit.toPlainText().strip()
+    documents = wizard.pages["documents"]
+    qtbot.waitUntil(lambda: documents.doc_list.count() == 2, timeout=60_000)  # read in the background
+
+
 def test_each_sample_says_what_it_holds(qtbot, window):
     dialog = show_first_run_if_needed(window)
     qtbot.addWidget(dialog)

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -24,8 +23,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSizePolicy,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -35,7 +32,10 @@ from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
 from desktop.errors import spawn
 from desktop.views import table_view
-from desktop.widgets import hint_label, note_box, page_layout
+from desktop.widgets import (
+    group_box, hbox, hint_label, open_window, page_layout, pane, rich_label, splitter,
+    tipped, wrapped_label,
+)
 from desktop.wizard import WizardPage
 
 __all__ = ["BLANK_CHOICES", "ColumnsPage"]
@@ -48,6 +48,12 @@ FILE = "\x00file"
 BLANK_CHOICES = [("auto", "Decide from the answers (recommended)"),
                  ("worst", "Count a blank as the weakest answer"),
                  ("missing", "Leave blanks out (they do not count)")]
+
+
+def _ticked(items: QListWidget) -> list[QListWidgetItem]:
+    """The ticked items of a list of tick boxes, in order."""
+    return [items.item(i) for i in range(items.count())
+            if items.item(i).checkState() == Qt.CheckState.Checked]
 
 
 class ColumnsPage(WizardPage):
@@ -119,10 +125,7 @@ class ColumnsPage(WizardPage):
         wf.addRow(self.wide_grade_label, self.wide_grade_combo)
         wf.addRow(self.grades_sheet_label, self.grades_row)
 
-        roles_box = QGroupBox("Columns")
-        rb = QVBoxLayout(roles_box)
-        rb.addWidget(self.long_form)
-        rb.addWidget(self.wide_form)
+        roles_box = group_box("Columns", self.long_form, self.wide_form)
         roles_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
         self.llm_list = QListWidget()
@@ -130,10 +133,7 @@ class ColumnsPage(WizardPage):
         self.llm_list.setToolTip("Tick what holds an AI's answers.")
         self.llm_list.itemChanged.connect(self._llm_ticked)
         self.llm_hint = hint_label("")
-        llm_box = QGroupBox("AI answers (optional)")
-        lb = QVBoxLayout(llm_box)
-        lb.addWidget(self.llm_hint)
-        lb.addWidget(self.llm_list, 1)
+        llm_box = group_box("AI answers (optional)", self.llm_hint, (self.llm_list, 1))
         llm_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
         self.ignore_list = QListWidget()
@@ -142,18 +142,12 @@ class ColumnsPage(WizardPage):
             "Ticked columns are left out: they are not scored as answers. Columns that are "
             "mostly numbers start ticked (unless they are the expert grades).")
         self.ignore_list.itemChanged.connect(self._ignore_ticked)
-        self.ignore_box = QGroupBox("Leave out")
-        ib = QVBoxLayout(self.ignore_box)
-        ib.addWidget(hint_label("Tick the columns that hold no answers:"))
-        ib.addWidget(self.ignore_list, 1)
+        self.ignore_box = group_box("Leave out", hint_label("Tick the columns that hold no "
+                                                           "answers:"), (self.ignore_list, 1))
         self.ignore_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
-        top = QHBoxLayout()
-        top.addWidget(roles_box, 3)
-        top.addWidget(llm_box, 2)
-        top.addWidget(self.ignore_box, 2)
-        self.guess_note = note_box()
-        self.guess_note.setObjectName("guessNote")
+        top = hbox((roles_box, 3), (llm_box, 2), (self.ignore_box, 2))
+        self.guess_note = wrapped_label("", "guessNote")
         self.guess_note.hide()
 
         self.blank_combo = QComboBox()
@@ -164,25 +158,18 @@ class ColumnsPage(WizardPage):
             "not help a worker. In crowdsourcing each worker gets a different subset, so a "
             "missing answer was never asked and should not count.")
         self.blank_combo.currentIndexChanged.connect(self._blank_chosen)
-        self.blank_label = hint_label("")
-        self.blank_label.setObjectName("blankRule")
-        blank_row = QHBoxLayout()
-        blank_row.addWidget(QLabel("Blank answers:"))
-        blank_row.addWidget(self.blank_combo)
-        blank_row.addWidget(self.blank_label, 1)
-        self.blank_tokens_edit = QLineEdit()
-        self.blank_tokens_edit.setPlaceholderText("(only empty cells)")
-        self.blank_tokens_edit.setToolTip(
+        self.blank_label = wrapped_label("", "blankRule")
+        blank_row = hbox("Blank answers:", self.blank_combo, (self.blank_label, 1))
+        self.blank_tokens_edit = tipped(QLineEdit(), (
             "Answers that mean the person did not answer, separated by commas. They count as "
             "blank answers (as an empty cell does), not as answers; case and spaces do not "
             "matter. The cells read as blank are listed below. EvalDesk's list: "
-            + ", ".join(BLANK_TOKENS) + ".")
+            + ", ".join(BLANK_TOKENS) + "."))
+        self.blank_tokens_edit.setPlaceholderText("(only empty cells)")
         self.blank_tokens_edit.editingFinished.connect(self._blank_tokens_edited)
-        tokens_row = QHBoxLayout()
-        tokens_row.addWidget(QLabel("Also blank when the answer is:"))
-        tokens_row.addWidget(self.blank_tokens_edit, 1)
-        tokens_row.addWidget(hint_label("(commas between; remove a word that is a real "
-                                        "answer in your sheet)"))
+        tokens_row = hbox("Also blank when the answer is:", (self.blank_tokens_edit, 1),
+                          hint_label("(commas between; remove a word that is a real answer in "
+                                     "your sheet)"))
 
         self.preview_model = PreviewModel(self)
         self.preview_view = table_view(self.preview_model, sortable=False)
@@ -195,48 +182,26 @@ class ColumnsPage(WizardPage):
         )
         self.preview_legend = QLabel(legend)
         self.preview_legend.setTextFormat(Qt.TextFormat.RichText)
-        preview = QWidget()
-        pv = QVBoxLayout(preview)
-        pv.setContentsMargins(0, 0, 0, 0)
-        ph = QHBoxLayout()
-        ph.addWidget(self.preview_title)
-        ph.addStretch(1)
-        ph.addWidget(self.preview_legend)
-        pv.addLayout(ph)
-        pv.addWidget(self.preview_view, 1)
+        preview = pane(hbox(self.preview_title, 1, self.preview_legend), (self.preview_view, 1))
 
-        self.summary_label = QLabel()
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label = rich_label()
         self.issues_model = IssuesModel(self)
         self.issues_view = table_view(self.issues_model, sortable=False)
         self.issues_view.setWordWrap(True)
         self.issues_view.horizontalHeader().setSectionResizeMode(
             2, QHeaderView.ResizeMode.Stretch)
         self.issues_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        issues = QWidget()
-        iv = QVBoxLayout(issues)
-        iv.setContentsMargins(0, 0, 0, 0)
-        iv.addWidget(self.summary_label)
-        iv.addWidget(self.issues_view, 1)
+        issues = pane(self.summary_label, (self.issues_view, 1))
+        split = splitter(preview, issues, sizes=[300, 200], orientation=Qt.Orientation.Vertical)
 
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(preview)
-        split.addWidget(issues)
-        split.setSizes([300, 200])
-
-        layout = page_layout(
+        page_layout(
             self, "Which column holds what",
             "Tell EvalDesk which column holds the questions, the people's names and their "
             "answers; EvalDesk's guess and why are said below. The preview shows the first rows of the sheet with each chosen column "
             "coloured. Below it, EvalDesk checks the whole sheet: problems marked "
             "<b>Must fix</b> stop you from going on; those marked <b>Check</b> are worth a look "
-            "but do not.")
-        layout.addWidget(self.guess_note)
-        layout.addLayout(top)
-        layout.addLayout(blank_row)
-        layout.addLayout(tokens_row)
-        layout.addWidget(split, 1)
+            "but do not.",
+            self.guess_note, top, blank_row, tokens_row, (split, 1))
 
     def _column_combo(self, role: str, optional: str = "") -> QComboBox:
         combo = QComboBox()
@@ -537,11 +502,7 @@ class ColumnsPage(WizardPage):
     def _ignore_ticked(self, _item: QListWidgetItem) -> None:
         if self._filling:
             return
-        ticked = [
-            self.ignore_list.item(i).data(Qt.ItemDataRole.UserRole)
-            for i in range(self.ignore_list.count())
-            if self.ignore_list.item(i).checkState() == Qt.CheckState.Checked
-        ]
+        ticked = [item.data(Qt.ItemDataRole.UserRole) for item in _ticked(self.ignore_list)]
         s = self.wizard.setup
         self.wizard.save(ignore_cols=ticked, llm_cols=[c for c in s.llm_cols if c not in ticked])
         self._filling = True
@@ -563,11 +524,7 @@ class ColumnsPage(WizardPage):
     def _llm_ticked(self, _item: QListWidgetItem) -> None:
         if self._filling:
             return
-        ticked = [
-            self.llm_list.item(i).text()
-            for i in range(self.llm_list.count())
-            if self.llm_list.item(i).checkState() == Qt.CheckState.Checked
-        ]
+        ticked = [item.text() for item in _ticked(self.llm_list)]
         s = self.wizard.setup
         if s.format == "wide" and s.wide_rows == "worker":
             self.wizard.save(llm_workers=ticked)
@@ -677,11 +634,9 @@ class ColumnsPage(WizardPage):
                                               QMessageBox.ButtonRole.AcceptRole)
         self.keep_cancel_button = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(self.keep_cancel_button)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.buttonClicked.connect(self._duplicates_answered)
         self.duplicate_box = box
-        box.open()
-        return box
+        return open_window(box)
 
     @Slot(object)
     def _duplicates_answered(self, button: Any) -> None:

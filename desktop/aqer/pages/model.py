@@ -6,22 +6,10 @@ from typing import Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
-    QButtonGroup,
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QRadioButton,
-    QSpinBox,
-    QVBoxLayout,
+    QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QLineEdit, QPushButton, QRadioButton, QSpinBox,
 )
 
-from desktop.widgets import hint_label, page_layout
+from desktop.widgets import error_label, exclusive, group_box, hbox, hint_label, page_layout
 from desktop.wizard import WizardPage
 
 __all__ = ["DEVICES", "TOLERANCES", "ModelPage"]
@@ -47,39 +35,27 @@ class ModelPage(WizardPage):
         self.bundled_radio = QRadioButton(
             "Built-in: all-MiniLM-L6-v2 (small and fast, English; comes with EvalDesk)")
         self.folder_radio = QRadioButton("A sentence-transformers model folder on this computer:")
-        self.model_group = QButtonGroup(self)
-        self.model_group.addButton(self.bundled_radio)
-        self.model_group.addButton(self.folder_radio)
+        self.model_group = exclusive(self, self.bundled_radio, self.folder_radio)
         self.folder_edit = QLineEdit()
         self.folder_edit.setPlaceholderText("for example …/all-mpnet-base-v2")
         self.folder_button = QPushButton("Browse…")
         self.folder_button.clicked.connect(self._browse_model)
-        self.model_error = QLabel()
-        self.model_error.setObjectName("errorText")
-        self.model_error.setWordWrap(True)
-        self.model_error.hide()
+        self.model_error = error_label()
         self.bundled_radio.toggled.connect(self._model_chosen)
         self.folder_edit.editingFinished.connect(self._model_chosen)
         self.device_combo = QComboBox()
         for key, text in DEVICES:
             self.device_combo.addItem(text, key)
         self.device_combo.currentIndexChanged.connect(self._model_chosen)
-        folder_row = QHBoxLayout()
-        folder_row.addWidget(self.folder_edit, 1)
-        folder_row.addWidget(self.folder_button)
-        model_box = QGroupBox("Embedding model (turns each answer into numbers)")
-        mb = QVBoxLayout(model_box)
-        mb.addWidget(self.bundled_radio)
-        mb.addWidget(self.folder_radio)
-        mb.addLayout(folder_row)
-        mb.addWidget(self.model_error)
         device_row = QFormLayout()
         device_row.addRow("Run it on:", self.device_combo)
-        mb.addLayout(device_row)
-        mb.addWidget(hint_label(
-            "The paper used a larger model (stsb-roberta-large); a larger model usually judges "
-            "meaning better but is slower. Embeddings are kept in the project per model, so "
-            "changing the settings below never embeds the same answers twice."))
+        model_box = group_box(
+            "Embedding model (turns each answer into numbers)", self.bundled_radio,
+            self.folder_radio, hbox((self.folder_edit, 1), self.folder_button), self.model_error,
+            device_row, hint_label(
+                "The paper used a larger model (stsb-roberta-large); a larger model usually "
+                "judges meaning better but is slower. Embeddings are kept in the project per "
+                "model, so changing the settings below never embeds the same answers twice."))
 
         self.rounds_spin = QSpinBox()
         self.rounds_spin.setRange(1, 100_000)

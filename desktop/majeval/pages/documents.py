@@ -9,22 +9,20 @@ from typing import Any
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
-    QHBoxLayout,
     QLabel,
     QListWidget,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
 )
 
 from desktop.file_dialogs import open_files
 from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, page_layout
+from desktop.widgets import (
+    error_label, hbox, hint_label, note_box, page_layout, pane, splitter, tipped,
+)
 
 __all__ = ["DocumentsPage"]
 
@@ -47,24 +45,18 @@ class DocumentsPage(MajEvalPage):
         self.add_docs_button.clicked.connect(self._ask_documents)
         self.remove_doc_button = QPushButton("Remove")
         self.remove_doc_button.clicked.connect(self.remove_current_document)
-        self.max_pages_spin = QSpinBox()
+        self.max_pages_spin = tipped(QSpinBox(), "Longer documents are refused (reading them "
+                                     "takes many model calls). Raise it and add the document "
+                                     "again.")
         self.max_pages_spin.setRange(1, 5000)
-        self.max_pages_spin.setToolTip("Longer documents are refused (reading them takes many "
-                                       "model calls). Raise it and add the document again.")
         self.max_pages_spin.valueChanged.connect(self._max_pages_chosen)
-        self.keep_references_box = QCheckBox("Keep the reference list")
-        self.keep_references_box.setToolTip(
+        self.keep_references_box = tipped(QCheckBox("Keep the reference list"), (
             "EvalDesk leaves out each document's reference list (it names authors, not the "
             "people who care about the content). Tick this to keep it in documents you add "
-            "from now on; to apply it to a document already added, remove it and add it again.")
+            "from now on; to apply it to a document already added, remove it and add it again."))
         self.keep_references_box.toggled.connect(self._keep_references_chosen)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.add_docs_button)
-        buttons.addWidget(self.remove_doc_button)
-        buttons.addWidget(self.keep_references_box)
-        buttons.addStretch(1)
-        buttons.addWidget(QLabel("Maximum pages per document:"))
-        buttons.addWidget(self.max_pages_spin)
+        buttons = hbox(self.add_docs_button, self.remove_doc_button, self.keep_references_box, 1,
+                       "Maximum pages per document:", self.max_pages_spin)
         self.doc_list = QListWidget()
         self.doc_list.currentRowChanged.connect(self._document_chosen)
         self.page_list = QListWidget()
@@ -80,48 +72,23 @@ class DocumentsPage(MajEvalPage):
         self.revert_page_button.clicked.connect(self.revert_current_page)
         self.revert_page_button.setEnabled(False)
         self.parts_label = QLabel("<b>Pages</b>")
-        self.doc_warnings = QLabel()
-        self.doc_warnings.setObjectName("noteBox")
-        self.doc_warnings.setWordWrap(True)
+        self.doc_warnings = note_box()
         self.doc_warnings.hide()
-        self.doc_errors = QLabel()
-        self.doc_errors.setObjectName("errorText")
-        self.doc_errors.setWordWrap(True)
-        self.doc_errors.hide()
+        self.doc_errors = error_label()
         self.doc_panel = RunPanel()
         self.doc_panel.hide()
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(QLabel("<b>Documents</b>"))
-        lv.addWidget(self.doc_list, 2)
-        lv.addWidget(self.parts_label)
-        lv.addWidget(self.page_list, 3)
-        right = QWidget()
-        rv = QVBoxLayout(right)
-        rv.setContentsMargins(0, 0, 0, 0)
-        state_row = QHBoxLayout()
-        state_row.addWidget(self.page_state, 1)
-        state_row.addWidget(self.revert_page_button)
-        rv.addLayout(state_row)
-        rv.addWidget(self.page_edit, 1)
-        splitter = QSplitter()
-        splitter.addWidget(left)
-        splitter.addWidget(right)
-        splitter.setSizes([260, 740])
-        layout = page_layout(
+        left = pane("<b>Documents</b>", (self.doc_list, 2), self.parts_label, (self.page_list, 3))
+        right = pane(hbox((self.page_state, 1), self.revert_page_button), (self.page_edit, 1))
+        page_layout(
             self, "Documents about the stakeholders",
             "Add the research papers or reports that describe the people who care about this "
             "content (parents, teachers, clinicians, patients…). EvalDesk reads the text of "
             "each page (each section of a .txt or .md file) and leaves out the reference list. "
             "Check the text of each part on the "
             "right and correct it where the extraction went wrong: the model reads exactly "
-            "this text, and every persona will point back to a sentence in it.")
-        layout.addLayout(buttons)
-        layout.addWidget(self.doc_warnings)
-        layout.addWidget(self.doc_errors)
-        layout.addWidget(splitter, 1)
-        layout.addWidget(self.doc_panel)
+            "this text, and every persona will point back to a sentence in it.",
+            buttons, self.doc_warnings, self.doc_errors,
+            (splitter(left, right, sizes=[260, 740]), 1), self.doc_panel)
 
     @property
     def docs(self) -> list[Any]:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QPushButton
+from PySide6.QtWidgets import QLabel, QListWidget, QPushButton
 
 from core.majeval.model import COPIED
 from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.majeval.persona_editor import PersonaEditor
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, note_box, page_layout
+from desktop.widgets import hbox, hint_label, note_box, page_layout
 
 __all__ = ["ExtractionPage", "PersonasPage"]
 
@@ -38,26 +38,16 @@ class ExtractionPage(MajEvalPage):
         self.failures_list.hide()
         self.extract_notice = note_box()
         self.extract_notice.hide()
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Model:"))
-        row.addWidget(self.extract_profile)
-        row.addStretch(1)
-        row.addWidget(self.extract_button)
-        layout = page_layout(
+        page_layout(
             self, "Find the stakeholders and write personas",
             "The model reads each document in parts and lists the kinds of people it mentions "
             "and what they care about, each with a sentence from the text as evidence. It then "
             "puts similar stakeholders into groups (for example “parents” and “caregivers”) and "
             "writes one persona for each distinct point of view. You check and edit everything "
             "on the next page. A document that has not changed is not read again, and Cancel "
-            "keeps what is finished.")
-        layout.addLayout(row)
-        layout.addWidget(self.extract_notice)
-        layout.addWidget(self.extract_panel)
-        layout.addWidget(self.extract_usage)
-        layout.addWidget(self.extract_summary)
-        layout.addWidget(self.failures_list)
-        layout.addStretch(1)
+            "keeps what is finished.",
+            hbox("Model:", self.extract_profile, 1, self.extract_button), self.extract_notice,
+            self.extract_panel, self.extract_usage, self.extract_summary, self.failures_list, 1)
 
     def refresh(self) -> None:
         self.fill()

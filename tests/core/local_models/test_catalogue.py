@@ -59,3 +59,21 @@ def test_this_computer_is_measured(tmp_path):
     here = computer(tmp_path)
     assert here.total_ram and here.total_ram > GB // 2
     assert here.free_disk is not None and here.folder == str(tmp_path)
+
+
+def test_the_list_is_read_from_the_shipped_data_file(monkeypatch, tmp_path):
+    import json
+
+    from core import paths
+    from core.local_models import catalogue
+
+    shipped = paths.resources_dir() / "models" / "recommended.json"
+    entries = json.loads(shipped.read_text(encoding="utf-8"))["models"]
+    assert [e["key"] for e in entries] == [m.key for m in RECOMMENDED]
+    assert RECOMMENDED[2].context_window == 16384 and RECOMMENDED[0].context_window == 8192
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "recommended.json").write_text(
+        json.dumps({"models": [dict(entries[0], key="other")]}), encoding="utf-8")
+    monkeypatch.setattr(paths, "resources_dir", lambda: tmp_path)
+    assert [m.key for m in catalogue._load_recommended()] == ["other"]
