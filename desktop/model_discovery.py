@@ -13,13 +13,26 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
-    QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
 )
 from shiboken6 import isValid
 
 from core.local_models.discovery import (
-    DEFAULT_CANDIDATES, Candidate, FoundModel, ServerReport, find_local_servers, profile_for,
+    DEFAULT_CANDIDATES,
+    Candidate,
+    FoundModel,
+    ServerReport,
+    find_local_servers,
+    profile_for,
 )
 from core.settings import Settings
 from core.words import count

@@ -18,8 +18,20 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView, QDialog, QDialogButtonBox, QFileDialog, QGroupBox, QHBoxLayout, QHeaderView,
-    QLabel, QMessageBox, QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
 )
 from shiboken6 import isValid
 
@@ -27,7 +39,11 @@ from core.local_models import catalogue
 from core.local_models.catalogue import BUNDLED_DEMO, Computer, RecommendedModel, fit, format_size
 from core.local_models.download import DownloadError, discard_partial, download_model, partial_state
 from core.local_models.files import (
-    ModelFile, NotAModelFile, import_model_file, installed_models, profile_for_file,
+    ModelFile,
+    NotAModelFile,
+    import_model_file,
+    installed_models,
+    profile_for_file,
 )
 from core.runs import Cancelled, CancelToken, Progress, ProgressState
 from core.settings import Settings

@@ -19,9 +19,23 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-    QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
-    QTableView, QTabWidget, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QRadioButton,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 from shiboken6 import isValid
 
@@ -41,7 +55,14 @@ from desktop.profile_dialog import (  # noqa: F401 - these names are also export
 )
 from desktop.views import HeaderedTableModel
 from desktop.widgets import (
-    add_parts, error_label, exclusive, group_box, hbox, hint_label, note_box, open_window,
+    add_parts,
+    error_label,
+    exclusive,
+    group_box,
+    hbox,
+    hint_label,
+    note_box,
+    open_window,
     wrapped_label,
 )
 

@@ -25,8 +25,16 @@ from core.aqer.blanks import blank_rule, blank_values
 from core.aqer.iterative_reweighting import iterative_reweighting, worker_means
 from core.aqer.llm_answers import llm_answer_tables, score_llm_answers
 from core.aqer.model import (
-    AGREEMENT_COLUMNS, CONVERGENCE_COLUMNS, LLM_ANSWER_COLUMNS, LLM_SUMMARY_COLUMNS,
-    QUESTION_COLUMNS, RESPONSE_COLUMNS, AqerNotice, AqerResult, AqerSettings, BlankAnswers,
+    AGREEMENT_COLUMNS,
+    CONVERGENCE_COLUMNS,
+    LLM_ANSWER_COLUMNS,
+    LLM_SUMMARY_COLUMNS,
+    QUESTION_COLUMNS,
+    RESPONSE_COLUMNS,
+    AqerNotice,
+    AqerResult,
+    AqerSettings,
+    BlankAnswers,
 )
 from core.aqer.pseudo_reference import pseudo_reference_scores, reference_pairs
 from core.aqer.rasa import rasa_skills

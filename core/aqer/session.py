@@ -646,7 +646,6 @@ def run_workers_curve(project: Project, setup: AqerSetup,
 def copy_template(target: str | Path) -> Path:
     """Copy the example workbook shipped with EvalDesk to ``target``."""
     from core import paths
-
     from core.tables import TableError
 
     source = paths.resources_dir() / "samples" / "aqer_template.xlsx"

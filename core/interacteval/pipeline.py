@@ -24,8 +24,19 @@ from core.interacteval.checklist_scoring import score_text
 from core.interacteval.component_extraction import MAX_COMPONENTS, extract_components
 from core.interacteval.key_questions import generate_key_questions
 from core.interacteval.model import (
-    Attribute, AttributeClusters, Checklist, Dimension, JsonLLM, KeyQuestion, ScoredSample,
-    ScoringSettings, StageError, SubQuestionGroup, TextItem, TextScore, ThinkAloudResult,
+    Attribute,
+    AttributeClusters,
+    Checklist,
+    Dimension,
+    JsonLLM,
+    KeyQuestion,
+    ScoredSample,
+    ScoringSettings,
+    StageError,
+    SubQuestionGroup,
+    TextItem,
+    TextScore,
+    ThinkAloudResult,
 )
 from core.interacteval.sub_questions import generate_sub_questions
 from core.interacteval.think_aloud import think_aloud

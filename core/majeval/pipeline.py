@@ -27,12 +27,27 @@ from typing import TYPE_CHECKING, Any
 from core.majeval.aggregation import aggregate, combine_groups
 from core.majeval.debate import evaluate_individually, free_debate
 from core.majeval.model import (
-    COPIED, DEFAULT_DIMENSION, DebateSettings, Dimension, GroupResult, Item, ItemResult, JsonLLM,
-    Persona, Scale, StageError, StageFailure, Stakeholder, StakeholderGroup, personas_fingerprint,
+    COPIED,
+    DEFAULT_DIMENSION,
+    DebateSettings,
+    Dimension,
+    GroupResult,
+    Item,
+    ItemResult,
+    JsonLLM,
+    Persona,
+    Scale,
+    StageError,
+    StageFailure,
+    Stakeholder,
+    StakeholderGroup,
+    personas_fingerprint,
 )
 from core.majeval.persona_construction import PersonaConstruction, construct_personas, simple_role
 from core.majeval.perspective_extraction import (
-    PerspectiveExtraction, extract_perspectives, people_named,
+    PerspectiveExtraction,
+    extract_perspectives,
+    people_named,
 )
 from core.majeval.stakeholder_grouping import group_stakeholders
 from core.runs import CancelToken, Progress, UnitStore, run_units

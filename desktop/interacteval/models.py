@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel, QMimeData, QModelIndex, QPersistentModelIndex, Qt, Signal,
+    QAbstractItemModel,
+    QMimeData,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
@@ -25,7 +30,12 @@ from core.interacteval.model import Checklist, ChecklistItem, ScoredSample
 from core.words import count
 from desktop.judge_check import BADGE
 from desktop.views import (
-    ColumnsModel, GroupTreeMixin, HeaderedTableModel, MoveDragMixin, full_text_tip, header_title,
+    ColumnsModel,
+    GroupTreeMixin,
+    HeaderedTableModel,
+    MoveDragMixin,
+    full_text_tip,
+    header_title,
     preview,
 )
 

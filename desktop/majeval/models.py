@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel, QMimeData, QModelIndex, QPersistentModelIndex, Qt, Signal,
+    QAbstractItemModel,
+    QMimeData,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 

@@ -18,15 +18,33 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGroupBox, QHBoxLayout,
-    QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton, QSplitter, QStackedWidget,
-    QTextEdit, QTreeView, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTextEdit,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
 )
 
 from core.majeval import session as st
 from core.majeval.inputs import PERSONA_COLUMN_TITLES
 from core.majeval.model import (
-    PERSONA_ATTRIBUTES, PERSONA_FIELD_WORDS, REQUIRED_PERSONA_FIELDS, Persona,
+    PERSONA_ATTRIBUTES,
+    PERSONA_FIELD_WORDS,
+    REQUIRED_PERSONA_FIELDS,
+    Persona,
 )
 from core.majeval.pipeline import DOCUMENT_ARTEFACT, lonely_groups
 from core.majeval.session import edit_persona, load_groups, load_personas, save_groups

@@ -54,7 +54,13 @@ def test_layout_builders_place_the_parts_in_order_with_their_stretch(qtbot):
     from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QSplitter
 
     from desktop.widgets import (
-        error_label, exclusive, group_box, hbox, pane, splitter, tipped,
+        error_label,
+        exclusive,
+        group_box,
+        hbox,
+        pane,
+        splitter,
+        tipped,
     )
 
     edit = tipped(QLineEdit(), "Type here.")

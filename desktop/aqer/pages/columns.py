@@ -33,8 +33,16 @@ from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
 from desktop.errors import spawn
 from desktop.views import table_view
 from desktop.widgets import (
-    group_box, hbox, hint_label, open_window, page_layout, pane, rich_label, splitter,
-    tipped, wrapped_label,
+    group_box,
+    hbox,
+    hint_label,
+    open_window,
+    page_layout,
+    pane,
+    rich_label,
+    splitter,
+    tipped,
+    wrapped_label,
 )
 from desktop.wizard import WizardPage
 

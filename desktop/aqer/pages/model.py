@@ -6,7 +6,15 @@ from typing import Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QLineEdit, QPushButton, QRadioButton, QSpinBox,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
 )
 
 from desktop.widgets import error_label, exclusive, group_box, hbox, hint_label, page_layout

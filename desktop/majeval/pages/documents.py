@@ -21,7 +21,14 @@ from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import (
-    error_label, hbox, hint_label, note_box, page_layout, pane, splitter, tipped,
+    error_label,
+    hbox,
+    hint_label,
+    note_box,
+    page_layout,
+    pane,
+    splitter,
+    tipped,
 )
 
 __all__ = ["DocumentsPage"]

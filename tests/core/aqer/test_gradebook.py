@@ -10,7 +10,7 @@ from scipy import stats as scipy_stats
 from core.aqer.inputs import check_answers, guess_layout, guess_setup, read_answers
 from core.aqer.model import AqerSetup
 from core.aqer.pipeline import aqer
-from tests.core.aqer.gradebook import QUESTIONS, STUDENTS, grades_by_student, gradebook
+from tests.core.aqer.gradebook import QUESTIONS, STUDENTS, gradebook, grades_by_student
 
 
 @pytest.fixture

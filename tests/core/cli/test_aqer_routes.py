@@ -193,7 +193,7 @@ def through_the_wizard_with_its_guess(source: Path, out: Path, grades: Path | No
 
 @pytest.mark.parametrize("shape", ["column", "sheet", "file"])
 def test_a_gradebook_gives_the_same_agreement_through_both_routes(tmp_path, shape, capsys):
-    from tests.core.aqer.gradebook import grades_file_of, gradebook
+    from tests.core.aqer.gradebook import gradebook, grades_file_of
 
     source = gradebook(tmp_path / f"exam {shape}.xlsx", grades=shape)
     grades = grades_file_of(source) if shape == "file" else None
