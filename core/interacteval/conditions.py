@@ -1,6 +1,9 @@
 """InteractEval's conditions side by side (the paper's main result, on the user's own texts):
 checklists built from the people's think-aloud notes only, from the models' think-aloud only,
-and from both (the method), each scoring the same texts.
+and from both (the method), each scoring the same texts; optionally a single judge that gives
+each text a 1-5 score with the dimension's definition and no checklist
+(:mod:`core.interacteval.single_judge`). Running and keeping them in a project is
+``core.interacteval.session.run_conditions`` / ``load_conditions`` (the wizard and the CLI).
 
 :func:`build_conditions` builds one checklist per condition (``core.interacteval.pipeline.
 build_checklist``; the models' think-aloud is the same call for "ai" and "combined", so it is
@@ -20,14 +23,17 @@ from core.interacteval.model import Attribute, Dimension, ScoredSample, TextItem
 from core.runs import CancelToken, Progress
 from core.words import choose_from
 
-__all__ = ["COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT", "build_conditions",
-           "comparison_rows", "parse_conditions"]
+__all__ = ["CHECKLIST_CONDITIONS", "COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT",
+           "build_conditions", "comparison_rows", "comparison_summary", "parse_conditions"]
 
 CONDITIONS = {
     "human": "Checklist from people's notes only",
     "ai": "Checklist from the models' think-aloud only",
     "combined": "Checklist from both (the method)",
+    "single-judge": "Single judge, 1-5 with the definition (no checklist)",
 }
+#: The conditions that build a checklist (the single judge scores without one).
+CHECKLIST_CONDITIONS = ("human", "ai", "combined")
 DEFAULT = "combined"
 
 COMPARISON_COLUMNS = [
@@ -38,7 +44,7 @@ COMPARISON_COLUMNS = [
 
 
 def parse_conditions(text: str) -> list[str]:
-    """The names of ``--conditions human,ai,combined`` in the canonical order."""
+    """The names of ``--conditions human,ai,combined,single-judge`` in the canonical order."""
     return choose_from(text, list(CONDITIONS), "condition")
 
 
@@ -134,3 +140,8 @@ def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[T
                             "summary": test.summary(labels[name], labels[DEFAULT])})
             rows.append(row)
     return rows
+
+
+def comparison_summary(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The plain summary lines of the comparison (one per condition compared with combined)."""
+    return [r["summary"] for r in rows if r.get("summary")]
