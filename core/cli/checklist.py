@@ -486,19 +486,14 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 # -------------------------------------------------------------------------------- compare
-STATISTIC = ("Spearman rho with the human scores per source document, averaged, bootstrap 95% "
-             "CI over documents; against combined: paired bootstrap over documents (not "
-             "computed below 10 documents)")
 
 
 def run_compare(args: argparse.Namespace) -> int:
     import asyncio
 
-    import pandas as pd
-
     from core.interacteval import Dimension, ScoringSettings, session
     from core.interacteval import conditions as cd
-    from core.tables import Sheet, TableError, write_workbook
+    from core.tables import TableError
 
     try:
         names = cd.parse_conditions(args.conditions)
@@ -538,31 +533,12 @@ def run_compare(args: argparse.Namespace) -> int:
             say(f"evaldesk: {cd.CONDITIONS[cond]} could not be built: {problem}")
     rows = cd.comparison_rows({c: r.scores for c, r in runs.items() if r.scores}, items,
                               n_boot=0 if args.no_bootstrap else 2000)
-    checklist_rows = [{"condition": cd.CONDITIONS[c], "component": q.component,
-                       "question": q.question}
-                      for c, r in runs.items() for checklist in r.checklists
-                      for q in checklist.items]
-    score_rows = [{"condition": cd.CONDITIONS[c], "dimension": s.dimension, "text": s.text_id,
-                   "status": s.status, "score": s.score, "note": s.note}
-                  for c, r in runs.items() for s in r.scores]
     readme = [("Dimension", f"{name}: {definition}"),
               ("Think-aloud models", ", ".join(p.model for p in profiles)),
               ("Checklists built and texts scored by", scorer.model),
-              ("Texts", session.texts_line(setup, len(items))),
-              ("Statistic", STATISTIC)]
-    readme += [("Summary", r["summary"]) for r in rows if r["summary"]]
+              ("Texts", session.texts_line(setup, len(items)))]
     try:
-        write_workbook(args.output, [
-            Sheet("Comparison", pd.DataFrame(rows, columns=cd.COMPARISON_COLUMNS),
-                  "each checklist's agreement with the human scores, and each against "
-                  "combined"),
-            Sheet("Checklists", pd.DataFrame(checklist_rows,
-                                             columns=["condition", "component", "question"]),
-                  "the questions of each condition's checklist"),
-            Sheet("Scores", pd.DataFrame(score_rows, columns=["condition", "dimension", "text",
-                                                              "status", "score", "note"]),
-                  "every text's score with each checklist (empty = no score, see note)"),
-        ], readme)
+        cd.write_comparison(args.output, runs, rows, readme=readme)
     except TableError as exc:
         raise UserError(exc.message) from None
     for row in rows:

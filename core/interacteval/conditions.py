@@ -23,8 +23,9 @@ from core.interacteval.model import Attribute, Dimension, ScoredSample, TextItem
 from core.runs import CancelToken, Progress
 from core.words import choose_from
 
-__all__ = ["CHECKLIST_CONDITIONS", "COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT",
-           "build_conditions", "comparison_rows", "comparison_summary", "parse_conditions"]
+__all__ = ["CHECKLIST_CONDITIONS", "COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT", "STATISTIC",
+           "build_conditions", "comparison_rows", "comparison_summary", "parse_conditions",
+           "write_comparison"]
 
 CONDITIONS = {
     "human": "Checklist from people's notes only",
@@ -145,3 +146,50 @@ def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[T
 def comparison_summary(rows: Sequence[dict[str, Any]]) -> list[str]:
     """The plain summary lines of the comparison (one per condition compared with combined)."""
     return [r["summary"] for r in rows if r.get("summary")]
+
+
+#: What the comparison's statistic is, in words (the Read me of the Comparison workbook).
+STATISTIC = ("Spearman rho with the human scores per source document, averaged, bootstrap 95% "
+             "CI over documents; against combined: paired bootstrap over documents (not "
+             "computed below 10 documents)")
+
+
+def write_comparison(path: Any, runs: Mapping[str, Any], rows: Sequence[dict[str, Any]], *,
+                     readme: Sequence[tuple[str, str]] = ()) -> Any:
+    """Write the comparison workbook (the wizard and ``evaldesk checklist compare``): sheets
+    "Comparison" (:func:`comparison_rows`), "Checklists" (each condition's questions) and
+    "Scores" (every text's score per condition; empty = no score, with the reason), and a
+    Read me naming the conditions, the statistic and the summary lines. ``runs``: name ->
+    ``core.interacteval.session.ConditionRun``. Raises :class:`core.tables.TableError`."""
+    import pandas as pd
+
+    from core.tables import Sheet, write_workbook
+
+    checklist_rows = [{"condition": CONDITIONS.get(c, c), "dimension": checklist.dimension,
+                       "component": q.component, "question": q.question}
+                      for c, r in runs.items() for checklist in r.checklists
+                      for q in checklist.items]
+    score_rows = [{"condition": CONDITIONS.get(c, c), "dimension": s.dimension,
+                   "text": s.text_id, "status": s.status, "score": s.score,
+                   "human": s.human, "note": s.note}
+                  for c, r in runs.items() for s in r.scores]
+    notes = [*readme,
+             ("Conditions", "; ".join(f"{CONDITIONS.get(c, c)} ({c})" for c in runs)),
+             ("Statistic", STATISTIC)]
+    notes += [("Could not be built", f"{CONDITIONS.get(c, c)}: {p}")
+              for c, r in runs.items() for p in r.problems]
+    notes += [("Summary", line) for line in comparison_summary(rows)]
+    return write_workbook(path, [
+        Sheet("Comparison", pd.DataFrame(list(rows), columns=COMPARISON_COLUMNS),
+              "each condition's agreement with the human scores, and each against combined",
+              number_formats={c: "0.000" for c in COMPARISON_COLUMNS
+                              if c in ("value", "ci_low", "ci_high", "vs_combined_difference",
+                                       "vs_combined_ci_low", "vs_combined_ci_high",
+                                       "vs_combined_p")}),
+        Sheet("Checklists", pd.DataFrame(checklist_rows, columns=[
+            "condition", "dimension", "component", "question"]),
+              "the questions of each condition's checklist"),
+        Sheet("Scores", pd.DataFrame(score_rows, columns=[
+            "condition", "dimension", "text", "status", "score", "human", "note"]),
+              "every text's score with each condition (empty = no score, see note)"),
+    ], notes)

@@ -1023,6 +1023,24 @@ def condition_input(state: WizardState, dimension: str, name: str,
                         state.validate_questions])
 
 
+def condition_blockers(state: WizardState, names: Sequence[str], models: ConditionModels
+                       ) -> dict[str, str]:
+    """The conditions among ``names`` that cannot run with the current choices, and what to
+    do about it (a checklist from the models' think-aloud needs a model that thinks aloud; one
+    from the people's notes needs notes)."""
+    has_notes = any(state.notes.get(d.name) for d in state.dimensions)
+    out = {}
+    for name in names:
+        if name == "ai" and not models.assessors:
+            out[name] = ("no model thinks aloud: choose the models on the Think-aloud page "
+                         "(or with --profile/--model)")
+        elif name == "human" and not has_notes:
+            out[name] = "no people's notes were given: add them on the Think-aloud page"
+        elif name == "combined" and not has_notes and not models.assessors:
+            out[name] = "there are no people's notes and no model thinks aloud"
+    return out
+
+
 def condition_checklist(project: Project, state: WizardState, dimension: str, name: str,
                         models: ConditionModels) -> Checklist | None:
     """Condition ``name``'s checklist of ``dimension`` kept in the project, if it was built
@@ -1211,7 +1229,8 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     yet (a checklist not built yet is counted with a stand-in of 10 questions), and one
     single-judge call per text and dimension not judged yet. ``profiles``: name -> profile
     of every model in ``models`` (the think-aloud models by name; the builder and scorer are
-    found by their model string). No model is called."""
+    found by their model string). A condition that cannot run (:func:`condition_blockers`)
+    is not counted. No model is called."""
     from core.interacteval.conditions import CHECKLIST_CONDITIONS
     from core.interacteval.estimate import (
         combine,
@@ -1225,6 +1244,8 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     from core.llm.estimate import estimate, measured_latency
 
     settings = settings or state.scoring
+    blocked = condition_blockers(state, names, models)
+    names = [n for n in names if n not in blocked]
     by_model = {p.model: p for p in profiles.values()}
     scorer = by_model.get(models.scorer) or next(iter(profiles.values()))
     builder_plan: list[Any] = []
@@ -1284,3 +1305,50 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     parts.append(estimate(scoring_plan, scorer, latency=latency, done_already=skipped,
                           done_what="checklists built and texts scored"))
     return combine(parts)
+
+
+def condition_models(state: WizardState, profile_of: Any
+                     ) -> tuple[ConditionModels, dict[str, Any]] | None:
+    """The wizard's models for the conditions (``profile_of(name)`` gives a model profile or
+    None): who thinks aloud, builds and scores, and the profiles by name; None when there is
+    no profile to score with."""
+    builder_name = state.builder or (state.assessors[0] if state.assessors else "")
+    scorer = profile_of(state.scorer or builder_name)
+    builder = profile_of(builder_name) or scorer
+    if scorer is None or builder is None:
+        return None
+    thinkers = {n: p for n in state.assessors if (p := profile_of(n)) is not None}
+    profiles = {**thinkers, builder.name: builder, scorer.name: scorer}
+    return ConditionModels(assessors={n: p.model for n, p in thinkers.items()},
+                           builder=builder.model, scorer=scorer.model), profiles
+
+
+def condition_texts(project: Project, state: WizardState) -> list[TextItem]:
+    """The texts the conditions score: those of the texts file chosen on the Score page
+    (empty when none is chosen or it cannot be read)."""
+    setup = state.texts
+    path = texts_file(project, setup) if setup and (setup.path or setup.input_id) else None
+    if path is None:
+        return []
+    got = read_texts(path, setup)
+    return [] if got.errors else list(got.items)
+
+
+def condition_judges(project: Project, state: WizardState, models: ConditionModels
+                     ) -> list[tuple[str, str, Any]]:
+    """The conditions kept in the project as judges to rank (:func:`core.judge_check.
+    rank_judges`): ``(label, "condition:<name>", judge)`` for each one that scored texts."""
+    from core.interacteval.conditions import CONDITIONS
+    from core.interacteval.judge_check import judge_data
+
+    items = condition_texts(project, state)
+    if not items:
+        return []
+    out = []
+    for name, run in load_conditions(project, state, list(CONDITIONS), items, models).items():
+        if not run.scores:
+            continue
+        scoring = ScoringRun(scores=run.scores, settings=state.scoring, model=run.model,
+                             run_id=run.run_id, checklists=run.checklists)
+        out.append((f"Condition: {run.label}", f"condition:{name}", judge_data(scoring, items)))
+    return out

@@ -28,5 +28,26 @@ class CheckJudgePage(CheckJudgePageMixin, InteractEvalPage):
         super().__init__(wizard)
         self.build_check()
 
+    def refresh(self) -> None:
+        """The judge and, to rank beside the models' runs, the conditions kept in the project
+        (checklists from people's notes, models' notes or both, the single judge)."""
+        super().refresh()
+        found = st.condition_models(self.state, self.wizard.profile)
+        if found is None:
+            return
+        conditions = st.condition_judges(self.project, self.state, found[0])
+        if conditions:
+            self.panel.set_candidates([*self.panel.candidates, *conditions], self.make_judge)
+
+    def make_judge(self, model: str) -> str:
+        if model.startswith("condition:"):
+            from core.interacteval.conditions import CONDITIONS
+
+            label = CONDITIONS.get(model.split(":", 1)[1], model)
+            return (f"The condition “{label}” agrees best with your ratings. A condition is "
+                    "a way of building the checklist, not a model: to score with it, build "
+                    "the checklist that way on the Think-aloud and Build pages.")
+        return super().make_judge(model)
+
     def judge_chosen(self) -> None:
         self._save()
