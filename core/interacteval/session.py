@@ -1352,3 +1352,37 @@ def condition_judges(project: Project, state: WizardState, models: ConditionMode
                              run_id=run.run_id, checklists=run.checklists)
         out.append((f"Condition: {run.label}", f"condition:{name}", judge_data(scoring, items)))
     return out
+
+
+# ------------------------------------------------------------------ estimates of building
+def estimate_think_aloud(project: Project, state: WizardState, dimension: str,
+                         profiles: Sequence[Any]) -> Any:
+    """What :func:`run_think_aloud` on ``dimension`` takes: one call per model in
+    ``profiles`` (:class:`core.llm.estimate.Estimate`, several models added up). An answer
+    the project already has for the same prompt costs nothing, so this is at most."""
+    from core.interacteval.estimate import combine, plan_build
+    from core.llm.estimate import estimate, measured_latency
+
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    samples = state.chosen_samples(dimension)
+    return combine([estimate(plan_build(dim, samples, [], think_aloud=1, steps=()), p,
+                             latency=measured_latency(project, p.model)) for p in profiles])
+
+
+def estimate_build_steps(project: Project, state: WizardState, dimension: str,
+                         keys: Sequence[str], profile: Any) -> Any:
+    """What :func:`run_build_steps` of ``keys`` on ``dimension`` with ``profile`` takes: one
+    call per step, plus at most one more each (a reply that does not fit is asked again).
+    The first step's prompt holds the real attributes; later ones hold what earlier steps
+    will write, so their size is a rough figure."""
+    from core.interacteval.estimate import plan_build
+    from core.llm.estimate import estimate, measured_latency
+
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    plan = plan_build(dim, state.chosen_samples(dimension),
+                      attributes_of(project, state, dimension), think_aloud=0, steps=keys,
+                      validate=state.validate_questions)
+    for stage in plan:
+        stage.maybe = list(stage.prompts)
+        stage.chain = (1, 2)
+    return estimate(plan, profile, latency=measured_latency(project, profile.model))
