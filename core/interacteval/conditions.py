@@ -144,8 +144,11 @@ def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[T
 
 
 def comparison_summary(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The plain summary lines of the comparison (one per condition compared with combined)."""
-    return [r["summary"] for r in rows if r.get("summary")]
+    """The plain summary lines of the comparison (one per condition compared with combined),
+    each naming its dimension when there are several."""
+    several = len({r["dimension"] for r in rows}) > 1
+    return [(f"{r['dimension']}: " if several else "") + r["summary"]
+            for r in rows if r.get("summary")]
 
 
 #: What the comparison's statistic is, in words (the Read me of the Comparison workbook).

@@ -237,7 +237,8 @@ class ConditionsTab(QWidget):
             text += (" <b>Still to run:</b> " + ", ".join(cd.CONDITIONS[n] for n in missing)
                      + ".")
             if est is not None:
-                text += f"<br>Running them: {escape(est.summary())}."
+                text += (f"<br>Running them: {escape(est.summary())} (at most: answers "
+                         "the project already has cost nothing).")
         for name, why in blocked.items():
             text += f"<br><b>{escape(cd.CONDITIONS[name])}</b> cannot run: {escape(why)}."
         return text

@@ -83,4 +83,8 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
     names = [c[0] for c in check.panel.candidates]
     assert "Condition: Checklist from both (the method)" in names
     assert "Condition: Single judge, 1-5 with the definition (no checklist)" in names
+    assert len(names) == len(set(names))
+    sources = [c[2].source.split(",")[0] for c in check.panel.candidates
+               if not c[0].startswith("Condition")]
+    assert sources == [f"project run {wiz.state.run_id}"] or not sources
     assert "condition" in check.make_judge("condition:human").lower()

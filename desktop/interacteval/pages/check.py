@@ -37,7 +37,13 @@ class CheckJudgePage(CheckJudgePageMixin, InteractEvalPage):
             return
         conditions = st.condition_judges(self.project, self.state, found[0])
         if conditions:
-            self.panel.set_candidates([*self.panel.candidates, *conditions], self.make_judge)
+            # a condition's own scoring run is listed once, as the condition (the wizard's
+            # last run stays listed by its model)
+            theirs = {judge.source.split(",")[0] for _n, _k, judge in conditions}
+            mine = f"project run {self.state.run_id}"
+            models = [c for c in self.panel.candidates
+                      if c[2].source.split(",")[0] not in theirs - {mine}]
+            self.panel.set_candidates([*models, *conditions], self.make_judge)
 
     def make_judge(self, model: str) -> str:
         if model.startswith("condition:"):
