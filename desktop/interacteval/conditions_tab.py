@@ -83,6 +83,16 @@ def screen_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
             for r in rows]
 
 
+def short_summary(lines: list[str]) -> list[str]:
+    """The summary lines, or one line when every comparison failed for the same reason (too
+    few source documents, typically), instead of repeating it per condition and dimension."""
+    marker = " cannot be compared: "
+    reasons = {line.split(marker, 1)[1] for line in lines if marker in line}
+    if len(lines) > 1 and len(reasons) == 1 and all(marker in line for line in lines):
+        return ["No paired test against the checklist from both: " + reasons.pop()]
+    return lines
+
+
 class ConditionsTab(QWidget):
     """Shown as a tab of the InteractEval results."""
 
@@ -117,6 +127,7 @@ class ConditionsTab(QWidget):
         self.run_panel.hide()
         self.model = FrameModel(COLUMNS)
         self.view = table_view(self.model, sortable=False)
+        self.view.setMinimumHeight(200)
         self.summary = QLabel()
         self.summary.setObjectName("conditionsSummary")
         self.summary.setWordWrap(True)
@@ -206,7 +217,7 @@ class ConditionsTab(QWidget):
             self.model.set_rows(screen_rows(rows))
             fit_columns(self.view, stretch=len(COLUMNS) - 1, max_width=300)
             self.status.setText(self._status_text(models, items, have, missing, est, blocked))
-            lines = cd.comparison_summary(rows)
+            lines = short_summary(cd.comparison_summary(rows))
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
             self.summary.setText("\n".join(lines))

@@ -88,3 +88,14 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
                if not c[0].startswith("Condition")]
     assert sources == [f"project run {wiz.state.run_id}"] or not sources
     assert "condition" in check.make_judge("condition:human").lower()
+
+
+def test_one_line_says_when_every_comparison_failed_for_the_same_reason():
+    from desktop.interacteval.conditions_tab import short_summary
+
+    same = ["Clarity: A and B cannot be compared: not enough units: 3 groups.",
+            "Accuracy: C and B cannot be compared: not enough units: 3 groups."]
+    assert short_summary(same) == [
+        "No paired test against the checklist from both: not enough units: 3 groups."]
+    mixed = [same[0], "Accuracy: C agrees better with your ratings than B (...)."]
+    assert short_summary(mixed) == mixed
