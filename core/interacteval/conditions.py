@@ -89,7 +89,10 @@ async def build_conditions(
 
 
 def _value(score: TextScore | None) -> float:
-    if score is None or score.status != "ok" or score.score is None:
+    """The score to correlate: none for a text without a score, and none for a think-aloud
+    sample of its dimension (the checklists were built from it: it is not a test item)."""
+    if score is None or score.status != "ok" or score.score is None \
+            or score.think_aloud_sample:
         return float("nan")
     return float(score.score)
 
@@ -98,7 +101,8 @@ def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[T
                     *, n_boot: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
     """The comparison table (:data:`COMPARISON_COLUMNS`), one row per condition and dimension:
     Spearman's rho with the human scores per source document, averaged (bootstrap CI over
-    documents), and against "combined" the paired test over documents."""
+    documents), and against "combined" the paired test over documents. Texts that are
+    think-aloud samples of their dimension are left out (as in the agreement)."""
     from core.stats import grouped_correlations, paired_correlation_difference
 
     labels = {n: CONDITIONS.get(n, n) for n in scores}

@@ -159,3 +159,20 @@ def test_the_single_judge_prompt_carries_the_definition_and_the_text(tmp_path, s
     assert score.note == "The ideas follow on in this one."
     prompt = llm.requests[0].prompt
     assert DIM.definition in prompt and item.text in prompt and "Article d1" in prompt
+
+
+def test_think_aloud_samples_are_left_out_of_the_comparison():
+    from core.interacteval import TextScore
+
+    items = _items()
+    def scores(flag_first: bool):
+        return [TextScore(text_id=i.id, dimension=DIM.name, status="ok",
+                          score=(5.0 if k == 0 else i.human[DIM.name]),
+                          think_aloud_sample=flag_first and k == 0)
+                for k, i in enumerate(items)]
+
+    kept = cd.comparison_rows({"combined": scores(False)}, items, n_boot=0)[0]
+    left_out = cd.comparison_rows({"combined": scores(True)}, items, n_boot=0)[0]
+    # the first text (scored against its human score) counts only when it is not a sample
+    assert left_out["value"] == pytest.approx(1.0)
+    assert kept["value"] < 1.0
