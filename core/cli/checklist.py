@@ -521,11 +521,24 @@ def run_compare(args: argparse.Namespace) -> int:
         if say_estimate(est, args.dry_run):
             return 0
         assessors = {p.name: project_gateway(p, project) for p in profiles}
+        gateways = list(assessors.values())
+
+        def scorer_for_run(run_id: int) -> Any:
+            gateways.append(project_gateway(scorer, project, run_id))
+            return gateways[-1]
+
         runs = asyncio.run(session.run_conditions(
             project, state, names, items, models, assessors=assessors,
-            builder=assessors[scorer.name],
-            scorer_for_run=lambda run_id: project_gateway(scorer, project, run_id),
+            builder=assessors[scorer.name], scorer_for_run=scorer_for_run,
             progress=cli_progress()))
+    from types import SimpleNamespace
+
+    from core.llm.estimate import compare_lines
+
+    used = SimpleNamespace(**{k: sum(getattr(g.usage, k, 0) or 0 for g in gateways)
+                              for k in ("calls", "prompt_tokens", "completion_tokens", "cost")})
+    for line in compare_lines(est, used):
+        say(line)
     problems = 0
     for cond, run in runs.items():
         for problem in run.problems:

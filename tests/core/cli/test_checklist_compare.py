@@ -89,8 +89,12 @@ def test_the_single_judge_is_a_condition_with_its_own_rows(inputs, judge_model, 
 
     args = _args(inputs, "--conditions", "combined,single-judge", "--project",
                  str(inputs / "j.evaldesk"), "-o", str(inputs / "judge.xlsx"))
-    assert main(args) == 0, capsys.readouterr().err
+    assert main(args) == 0
+    err = capsys.readouterr().err
     judged = [r for r in judge_model.requests if "Evaluation steps:" in r.prompt]
+    # the estimate before, beside what the run made after
+    assert "Estimate: " in err
+    assert f"made {len(judge_model.requests)}" in err.split("Calls: estimated")[1].split("\n")[0]
     assert len(judged) == 6  # one call per text and dimension
     book = load_workbook(inputs / "judge.xlsx", read_only=True)
     rows = list(book["Comparison"].iter_rows(values_only=True))
