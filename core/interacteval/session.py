@@ -1055,6 +1055,19 @@ def condition_checklist(project: Project, state: WizardState, dimension: str, na
         return None
 
 
+def condition_problems(project: Project, state: WizardState, name: str,
+                       models: ConditionModels) -> list[str]:
+    """Why condition ``name`` could not be built for some dimensions, the last time it was
+    tried with the inputs chosen now (kept in the project, so reopening still says it)."""
+    out = []
+    for d in state.dimensions:
+        artefact = project.get_artefact(CONDITION_KIND, f"{d.name}/{name}")
+        if artefact is not None and artefact.payload.get("problem") and \
+                artefact.payload.get("input") == condition_input(state, d.name, name, models):
+            out.append(str(artefact.payload["problem"]))
+    return out
+
+
 def _single_settings(state: WizardState, model: str, samples: Mapping[str, Any]
                      ) -> dict[str, Any]:
     from core.interacteval.single_judge import TEMPLATE
@@ -1124,7 +1137,11 @@ def load_conditions(project: Project, state: WizardState, names: Sequence[str],
             continue
         checklists = [c for d in state.dimensions
                       if (c := condition_checklist(project, state, d.name, name, models))]
+        problems = condition_problems(project, state, name, models)
         if not checklists:
+            if problems:
+                out[name] = ConditionRun(name, CONDITIONS[name], [], [], None, False,
+                                         models.scorer, problems)
             continue
         samples = run_samples(project, state, checklists)
         run = project.find_run(METHOD, STEP_SCORE,
@@ -1135,7 +1152,7 @@ def load_conditions(project: Project, state: WizardState, names: Sequence[str],
         scores, complete = _condition_scores(project, run.id, RESULT_KIND, keyed)
         out[name] = ConditionRun(name, CONDITIONS[name], scores, checklists, run.id,
                                  complete and len(checklists) == len(state.dimensions),
-                                 models.scorer, [])
+                                 models.scorer, problems)
     return out
 
 
@@ -1184,7 +1201,11 @@ async def run_conditions(
             progress=progress, cancel=cancel)
         for name, build in builds.items():
             if isinstance(build, Exception):
-                problems[name].append(str(getattr(build, "message", build)))
+                problem = str(getattr(build, "message", build))
+                problems[name].append(problem)
+                project.put_artefact(CONDITION_KIND, f"{dim.name}/{name}", {
+                    "input": condition_input(state, dim.name, name, models),
+                    "problem": problem}, origin="generated")
                 continue
             checklist = build.checklist
             checklist.samples = state.chosen_samples(dim.name)
@@ -1210,12 +1231,9 @@ async def run_conditions(
                            progress=progress, cancel=cancel)
     have = load_conditions(project, state, names, items, models, settings)
     for name in wanted:
-        if problems[name]:
-            found = have.get(name) or ConditionRun(name, CONDITIONS[name], [], [], None, False,
-                                                   models.scorer, [])
-            found.problems = problems[name]
-            found.complete = False
-            have[name] = found
+        if problems[name] and name not in have:
+            have[name] = ConditionRun(name, CONDITIONS[name], [], [], None, False,
+                                      models.scorer, problems[name])
     return {n: have[n] for n in names if n in have}
 
 

@@ -176,3 +176,24 @@ def test_think_aloud_samples_are_left_out_of_the_comparison():
     # the first text (scored against its human score) counts only when it is not a sample
     assert left_out["value"] == pytest.approx(1.0)
     assert kept["value"] < 1.0
+
+
+def test_a_condition_that_could_not_be_built_says_why_after_reopening(tmp_path, scripted_llm):
+    llm = scripted_llm(_reply)
+    items = _items()
+    path = tmp_path / "p.evaldesk"
+    profile = llm.profile()
+    models = session.ConditionModels(assessors={"Thinker": profile.model},
+                                     builder=profile.model, scorer=profile.model)
+    state = _state()
+    state.notes = {}
+    with Project.create(path) as project:
+        gateway = gateway_for(profile, project)
+        runs = asyncio.run(session.run_conditions(
+            project, state, ["human"], items, models, assessors={"Thinker": gateway},
+            builder=gateway, scorer_for_run=lambda run_id: gateway))
+        assert runs["human"].scores == [] and not runs["human"].complete
+        assert "no people's notes" in runs["human"].problems[0]
+    with Project.open(path) as project:
+        kept = session.load_conditions(project, state, ["human"], items, models)
+        assert "no people's notes" in kept["human"].problems[0]
