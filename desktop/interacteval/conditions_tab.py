@@ -93,6 +93,22 @@ def short_summary(lines: list[str]) -> list[str]:
     return lines
 
 
+def actual_text(estimate: Any, gateways: list[Any]) -> str:
+    """The estimate of a run beside the calls and tokens its models used, in plain words
+    ("" without an estimate)."""
+    from types import SimpleNamespace
+
+    from core.llm.estimate import compare_lines
+
+    if estimate is None:
+        return ""
+    used = SimpleNamespace(**{k: sum(getattr(getattr(g, "usage", None), k, 0) or 0
+                                     for g in gateways)
+                              for k in ("calls", "prompt_tokens", "completion_tokens", "cost")})
+    return "The last run, estimated beside actual: " + "; ".join(
+        compare_lines(estimate, used)) + "."
+
+
 class ConditionsTab(QWidget):
     """Shown as a tab of the InteractEval results."""
 
@@ -157,6 +173,8 @@ class ConditionsTab(QWidget):
         self.items: list[Any] = []
         self.missing: list[str] = []
         self.estimate: Any = None
+        self.actual = ""
+        """The last run's estimate beside what it used (kept until the next run)."""
         self.export_button.setEnabled(False)
         self.run_button.setEnabled(False)
 
@@ -216,7 +234,10 @@ class ConditionsTab(QWidget):
             self.missing, self.estimate = missing, est
             self.model.set_rows(screen_rows(rows))
             fit_columns(self.view, stretch=len(COLUMNS) - 1, max_width=300)
-            self.status.setText(self._status_text(models, items, have, missing, est, blocked))
+            text = self._status_text(models, items, have, missing, est, blocked)
+            if self.actual:
+                text += "<br>" + escape(self.actual)
+            self.status.setText(text)
             lines = short_summary(cd.comparison_summary(rows))
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
@@ -277,17 +298,25 @@ class ConditionsTab(QWidget):
         builder = next(p for p in profiles.values() if p.model == models.builder)
         assessors = {n: wizard.llm_factory(profiles[n], project, None) for n in models.assessors}
         build_llm = wizard.llm_factory(builder, project, None)
+        gateways = [*assessors.values(), build_llm]
+        estimate = self.estimate
+
+        def scorer_for_run(run_id: int) -> Any:
+            gateways.append(wizard.llm_factory(scorer, project, run_id))
+            return gateways[-1]
+
         self.run_panel.show()
+        self.actual = ""
 
         async def step(progress: Any, cancel: Any) -> Any:
             return await st.run_conditions(
                 project, state, names, items, models, assessors=assessors, builder=build_llm,
-                scorer_for_run=lambda run_id: wizard.llm_factory(scorer, project, run_id),
-                progress=progress, cancel=cancel)
+                scorer_for_run=scorer_for_run, progress=progress, cancel=cancel)
 
         def done(outcome: RunOutcome) -> None:
             if outcome.finished:
                 self.run_panel.hide()
+            self.actual = actual_text(estimate, gateways)
             self.refresh()
 
         return wizard.run_step(self.run_panel, step, title="Running the missing conditions",

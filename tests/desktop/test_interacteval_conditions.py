@@ -52,6 +52,7 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
                               "Checklist from both (the method)",
                               "Single judge, 1-5 with the definition (no checklist)"]
     assert "Kept in the project" in tab.status.text() and "Still to run" not in tab.status.text()
+    assert "The last run, estimated beside actual: Calls: estimated" in tab.status.text()
     assert not tab.run_button.isEnabled()
     assert tab.summary.text()  # the plain sentence (or "cannot be compared: not enough units")
     assert all(tab.model.value(r, "value") is None or len(tab.model.value(r, "value")) <= 5
