@@ -110,8 +110,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("--no-validation", action="store_true",
                          help="skip the final review step of each build")
     compare.add_argument("--conditions", default="human,ai,combined", metavar="LIST",
-                         help="which checklists, comma-separated: human, ai, combined "
-                         "(default: all three)")
+                         help="which conditions, comma-separated: human, ai, combined, and "
+                         "single-judge (one model gives each text a 1-5 score with the "
+                         "definition, no checklist; default: human,ai,combined)")
     compare.add_argument("--items", required=True, metavar="ITEMS.xlsx")
     compare.add_argument("--sheet", metavar="NAME")
     compare.add_argument("--text-col", metavar="C")
@@ -125,6 +126,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                          "a re-run asks the model nothing it answered already")
     compare.add_argument("--no-bootstrap", action="store_true",
                          help="no bootstrap confidence intervals or paired tests (faster)")
+    add_estimate_options(compare)
     compare.add_argument("-o", "--output", required=True, metavar="comparison.xlsx")
     compare.set_defaults(func=run_compare)
 
@@ -484,19 +486,14 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 # -------------------------------------------------------------------------------- compare
-STATISTIC = ("Spearman rho with the human scores per source document, averaged, bootstrap 95% "
-             "CI over documents; against combined: paired bootstrap over documents (not "
-             "computed below 10 documents)")
 
 
 def run_compare(args: argparse.Namespace) -> int:
     import asyncio
 
-    import pandas as pd
-
     from core.interacteval import Dimension, ScoringSettings, session
     from core.interacteval import conditions as cd
-    from core.tables import Sheet, TableError, write_workbook
+    from core.tables import TableError
 
     try:
         names = cd.parse_conditions(args.conditions)
@@ -509,59 +506,52 @@ def run_compare(args: argparse.Namespace) -> int:
     setup = _texts_setup(args, [name])
     items = _items(args, setup)
     settings = ScoringSettings()
+    state = session.WizardState(
+        dimensions=[dimension], current=name, samples=list(samples),
+        chosen={name: list(range(len(samples)))}, assessors=[p.name for p in profiles],
+        builder=scorer.name, notes={name: list(notes)},
+        validate_questions=not args.no_validation, scoring=settings)
+    models = session.ConditionModels(assessors={p.name: p.model for p in profiles},
+                                     builder=scorer.model, scorer=scorer.model)
     with cli_project(args.project, "interacteval") as project:
         setup = session.store_texts_file(project, setup, args.items)
+        est = session.estimate_conditions(project, state, names, items, models,
+                                          {p.name: p for p in profiles},
+                                          latency=probe_latency(args, scorer))
+        if say_estimate(est, args.dry_run):
+            return 0
+        assessors = {p.name: project_gateway(p, project) for p in profiles}
+        gateways = list(assessors.values())
 
-        async def work() -> tuple[dict[str, Any], dict[str, Any]]:
-            assessors = {p.name: project_gateway(p, project) for p in profiles}
-            builds = await cd.build_conditions(
-                dimension, samples, names, assessors=assessors,
-                builder=assessors[scorer.name], notes=notes,
-                validate=not args.no_validation, progress=cli_progress())
-            runs = {}
-            for cond, build in builds.items():
-                if isinstance(build, Exception):
-                    continue
-                run_id = session.open_scoring_run(project, [build.checklist], settings,
-                                                  scorer.model)
-                runs[cond] = await session.score_texts(
-                    [build.checklist], items, project_gateway(scorer, project, run_id),
-                    project=project, settings=settings, model=scorer.model, run_id=run_id,
-                    progress=cli_progress())
-            return builds, runs
+        def scorer_for_run(run_id: int) -> Any:
+            gateways.append(project_gateway(scorer, project, run_id))
+            return gateways[-1]
 
-        builds, runs = asyncio.run(work())
+        runs = asyncio.run(session.run_conditions(
+            project, state, names, items, models, assessors=assessors,
+            builder=assessors[scorer.name], scorer_for_run=scorer_for_run,
+            progress=cli_progress()))
+    from types import SimpleNamespace
+
+    from core.llm.estimate import compare_lines
+
+    used = SimpleNamespace(**{k: sum(getattr(g.usage, k, 0) or 0 for g in gateways)
+                              for k in ("calls", "prompt_tokens", "completion_tokens", "cost")})
+    for line in compare_lines(est, used):
+        say(line)
     problems = 0
-    for cond, build in builds.items():
-        if isinstance(build, Exception):
+    for cond, run in runs.items():
+        for problem in run.problems:
             problems += 1
-            say(f"evaldesk: {cd.CONDITIONS[cond]} could not be built: {build}")
-    rows = cd.comparison_rows({c: r.scores for c, r in runs.items()}, items,
+            say(f"evaldesk: {cd.CONDITIONS[cond]} could not be built: {problem}")
+    rows = cd.comparison_rows({c: r.scores for c, r in runs.items() if r.scores}, items,
                               n_boot=0 if args.no_bootstrap else 2000)
-    checklist_rows = [{"condition": cd.CONDITIONS[c], "component": q.component,
-                       "question": q.question}
-                      for c, b in builds.items() if not isinstance(b, Exception)
-                      for q in b.checklist.items]
-    score_rows = [{"condition": cd.CONDITIONS[c], "text": s.text_id, "status": s.status,
-                   "score": s.score, "note": s.note} for c, r in runs.items() for s in r.scores]
     readme = [("Dimension", f"{name}: {definition}"),
               ("Think-aloud models", ", ".join(p.model for p in profiles)),
               ("Checklists built and texts scored by", scorer.model),
-              ("Texts", session.texts_line(setup, len(items))),
-              ("Statistic", STATISTIC)]
-    readme += [("Summary", r["summary"]) for r in rows if r["summary"]]
+              ("Texts", session.texts_line(setup, len(items)))]
     try:
-        write_workbook(args.output, [
-            Sheet("Comparison", pd.DataFrame(rows, columns=cd.COMPARISON_COLUMNS),
-                  "each checklist's agreement with the human scores, and each against "
-                  "combined"),
-            Sheet("Checklists", pd.DataFrame(checklist_rows,
-                                             columns=["condition", "component", "question"]),
-                  "the questions of each condition's checklist"),
-            Sheet("Scores", pd.DataFrame(score_rows, columns=["condition", "text", "status",
-                                                              "score", "note"]),
-                  "every text's score with each checklist (empty = no score, see note)"),
-        ], readme)
+        cd.write_comparison(args.output, runs, rows, readme=readme)
     except TableError as exc:
         raise UserError(exc.message) from None
     for row in rows:

@@ -1,6 +1,9 @@
 """InteractEval's conditions side by side (the paper's main result, on the user's own texts):
 checklists built from the people's think-aloud notes only, from the models' think-aloud only,
-and from both (the method), each scoring the same texts.
+and from both (the method), each scoring the same texts; optionally a single judge that gives
+each text a 1-5 score with the dimension's definition and no checklist
+(:mod:`core.interacteval.single_judge`). Running and keeping them in a project is
+``core.interacteval.session.run_conditions`` / ``load_conditions`` (the wizard and the CLI).
 
 :func:`build_conditions` builds one checklist per condition (``core.interacteval.pipeline.
 build_checklist``; the models' think-aloud is the same call for "ai" and "combined", so it is
@@ -20,14 +23,18 @@ from core.interacteval.model import Attribute, Dimension, ScoredSample, TextItem
 from core.runs import CancelToken, Progress
 from core.words import choose_from
 
-__all__ = ["COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT", "build_conditions",
-           "comparison_rows", "parse_conditions"]
+__all__ = ["CHECKLIST_CONDITIONS", "COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT", "STATISTIC",
+           "build_conditions", "comparison_rows", "comparison_summary", "parse_conditions",
+           "write_comparison"]
 
 CONDITIONS = {
     "human": "Checklist from people's notes only",
     "ai": "Checklist from the models' think-aloud only",
     "combined": "Checklist from both (the method)",
+    "single-judge": "Single judge, 1-5 with the definition (no checklist)",
 }
+#: The conditions that build a checklist (the single judge scores without one).
+CHECKLIST_CONDITIONS = ("human", "ai", "combined")
 DEFAULT = "combined"
 
 COMPARISON_COLUMNS = [
@@ -38,7 +45,7 @@ COMPARISON_COLUMNS = [
 
 
 def parse_conditions(text: str) -> list[str]:
-    """The names of ``--conditions human,ai,combined`` in the canonical order."""
+    """The names of ``--conditions human,ai,combined,single-judge`` in the canonical order."""
     return choose_from(text, list(CONDITIONS), "condition")
 
 
@@ -82,7 +89,10 @@ async def build_conditions(
 
 
 def _value(score: TextScore | None) -> float:
-    if score is None or score.status != "ok" or score.score is None:
+    """The score to correlate: none for a text without a score, and none for a think-aloud
+    sample of its dimension (the checklists were built from it: it is not a test item)."""
+    if score is None or score.status != "ok" or score.score is None \
+            or score.think_aloud_sample:
         return float("nan")
     return float(score.score)
 
@@ -91,7 +101,8 @@ def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[T
                     *, n_boot: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
     """The comparison table (:data:`COMPARISON_COLUMNS`), one row per condition and dimension:
     Spearman's rho with the human scores per source document, averaged (bootstrap CI over
-    documents), and against "combined" the paired test over documents."""
+    documents), and against "combined" the paired test over documents. Texts that are
+    think-aloud samples of their dimension are left out (as in the agreement)."""
     from core.stats import grouped_correlations, paired_correlation_difference
 
     labels = {n: CONDITIONS.get(n, n) for n in scores}
@@ -134,3 +145,58 @@ def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[T
                             "summary": test.summary(labels[name], labels[DEFAULT])})
             rows.append(row)
     return rows
+
+
+def comparison_summary(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The plain summary lines of the comparison (one per condition compared with combined),
+    each naming its dimension when there are several."""
+    several = len({r["dimension"] for r in rows}) > 1
+    return [(f"{r['dimension']}: " if several else "") + r["summary"]
+            for r in rows if r.get("summary")]
+
+
+#: What the comparison's statistic is, in words (the Read me of the Comparison workbook).
+STATISTIC = ("Spearman rho with the human scores per source document, averaged, bootstrap 95% "
+             "CI over documents; against combined: paired bootstrap over documents (not "
+             "computed below 10 documents)")
+
+
+def write_comparison(path: Any, runs: Mapping[str, Any], rows: Sequence[dict[str, Any]], *,
+                     readme: Sequence[tuple[str, str]] = ()) -> Any:
+    """Write the comparison workbook (the wizard and ``evaldesk checklist compare``): sheets
+    "Comparison" (:func:`comparison_rows`), "Checklists" (each condition's questions) and
+    "Scores" (every text's score per condition; empty = no score, with the reason), and a
+    Read me naming the conditions, the statistic and the summary lines. ``runs``: name ->
+    ``core.interacteval.session.ConditionRun``. Raises :class:`core.tables.TableError`."""
+    import pandas as pd
+
+    from core.tables import Sheet, write_workbook
+
+    checklist_rows = [{"condition": CONDITIONS.get(c, c), "dimension": checklist.dimension,
+                       "component": q.component, "question": q.question}
+                      for c, r in runs.items() for checklist in r.checklists
+                      for q in checklist.items]
+    score_rows = [{"condition": CONDITIONS.get(c, c), "dimension": s.dimension,
+                   "text": s.text_id, "status": s.status, "score": s.score,
+                   "human": s.human, "note": s.note}
+                  for c, r in runs.items() for s in r.scores]
+    notes = [*readme,
+             ("Conditions", "; ".join(f"{CONDITIONS.get(c, c)} ({c})" for c in runs)),
+             ("Statistic", STATISTIC)]
+    notes += [("Could not be built", f"{CONDITIONS.get(c, c)}: {p}")
+              for c, r in runs.items() for p in r.problems]
+    notes += [("Summary", line) for line in comparison_summary(rows)]
+    return write_workbook(path, [
+        Sheet("Comparison", pd.DataFrame(list(rows), columns=COMPARISON_COLUMNS),
+              "each condition's agreement with the human scores, and each against combined",
+              number_formats={c: "0.000" for c in COMPARISON_COLUMNS
+                              if c in ("value", "ci_low", "ci_high", "vs_combined_difference",
+                                       "vs_combined_ci_low", "vs_combined_ci_high",
+                                       "vs_combined_p")}),
+        Sheet("Checklists", pd.DataFrame(checklist_rows, columns=[
+            "condition", "dimension", "component", "question"]),
+              "the questions of each condition's checklist"),
+        Sheet("Scores", pd.DataFrame(score_rows, columns=[
+            "condition", "dimension", "text", "status", "score", "human", "note"]),
+              "every text's score with each condition (empty = no score, see note)"),
+    ], notes)

@@ -1,7 +1,12 @@
 """The planned calls of an InteractEval scoring run, for the estimate shown before it starts
 (:mod:`core.llm.estimate`). Pure: the session passes what is stored.
 
-Per text and dimension: with the whole checklist in one call (the paper's setting) one call,
+Building a checklist (:func:`plan_build`): one think-aloud call per model, then one call per
+construction step (components, groups, key questions, sub-questions, review); the steps' prompt
+sizes are rough, since they hold what earlier steps will write. The single judge
+(:func:`plan_single_judge`): one call per text and dimension.
+
+Scoring, per text and dimension: with the whole checklist in one call (the paper's setting) one call,
 and at most one more that asks the questions left unanswered; with one question per call, one
 call per question. A text already scored in the project (same checklist, model and options)
 makes no call. Empty texts and empty checklists make none either.
@@ -10,6 +15,7 @@ makes no call. Empty texts and empty checklists make none either.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from core.interacteval import _prompts
 from core.interacteval.checklist_scoring import SingleAnswer, _key, _schema_for, _values
@@ -17,7 +23,7 @@ from core.interacteval.model import Checklist, ScoringSettings, TextItem
 from core.interacteval.pipeline import unit_key
 from core.llm.estimate import StagePlan
 
-__all__ = ["plan_scoring"]
+__all__ = ["combine", "guessed_checklist", "plan_build", "plan_scoring", "plan_single_judge"]
 
 
 def plan_scoring(checklists: Sequence[Checklist], items: Sequence[TextItem],
@@ -58,3 +64,115 @@ def plan_scoring(checklists: Sequence[Checklist], items: Sequence[TextItem],
     for stage in stages[1:]:
         stage.chain = (0, 0)  # the dimensions are scored side by side
     return stages, skipped
+
+
+# ------------------------------------------------------------------- building and conditions
+#: The construction steps after the think-aloud, with the template each one fills.
+BUILD_TEMPLATES = (("components", "component_extraction"), ("clusters", "attribute_clustering"),
+                   ("key_questions", "key_questions"), ("sub_questions", "sub_questions"),
+                   ("checklist", "validation"))
+#: Completion tokens assumed for a construction step's reply (a list of components, groups or
+#: questions; its size is not known before the step runs).
+BUILD_REPLY_TOKENS = 350
+#: Questions assumed per checklist when a condition's checklist is not built yet (the paper's
+#: checklists have about this many).
+GUESSED_QUESTIONS = 10
+
+
+def plan_build(dimension: Any, samples: Sequence[Any], notes: Sequence[Any], *,
+               think_aloud: int, steps: Sequence[str] = tuple(k for k, _ in BUILD_TEMPLATES),
+               validate: bool = True, label: str = "") -> list[StagePlan]:
+    """The calls of building one checklist: ``think_aloud`` calls (one per model thinking
+    aloud) and one call per construction step in ``steps``. The steps' prompts hold what the
+    models will write, unknown before the run: they are filled with the people's notes (or a
+    short stand-in), so their size is a rough figure."""
+    from core.interacteval.think_aloud import Considerations, format_samples
+
+    label = f"{label}: " if label else ""
+    definition = dimension.definition.strip() or "(no definition given)"
+    plan = []
+    if think_aloud:
+        template = _prompts.load("think_aloud")
+        messages = template.messages(dimension=dimension.name, definition=definition,
+                                     samples=format_samples(samples) if samples
+                                     else "(no rated texts were given)")
+        plan.append(StagePlan(f"{label}think-aloud on {dimension.name}",
+                              [messages] * think_aloud, Considerations))
+    listed = "\n".join(f"{i}. {' '.join(a.text.split())}" for i, a in enumerate(notes, 1)) \
+        or "\n".join(f"{i}. (a note the models will write)" for i in range(1, 9))
+    values = {"dimension": dimension.name, "definition": definition, "attributes": listed,
+              "components": listed, "n_components": "5", "max_components": "5",
+              "clusters": listed, "key_questions": listed, "questions": listed}
+    for key, name in BUILD_TEMPLATES:
+        if key not in steps or (key == "checklist" and not validate):
+            continue
+        template = _prompts.load(name)
+        plan.append(StagePlan(f"{label}{key.replace('_', ' ')} of {dimension.name}",
+                              [template.messages(**{k: values[k] for k in _placeholders(name)})],
+                              reply_tokens=BUILD_REPLY_TOKENS))
+    return plan
+
+
+def _placeholders(name: str) -> list[str]:
+    import re
+
+    template = _prompts.load(name)
+    text = template.system + "\n" + template.user
+    return sorted(set(re.findall(r"\$([a-z_]+)", text)))
+
+
+def guessed_checklist(dimension: Any) -> Checklist:
+    """A stand-in checklist of :data:`GUESSED_QUESTIONS` questions for the estimate of
+    scoring with a checklist not built yet."""
+    from core.interacteval.model import ChecklistItem
+
+    return Checklist(dimension=dimension.name, definition=dimension.definition, items=[
+        ChecklistItem(component="(to be built)",
+                      question=f"Does the text meet point {i} of this dimension well?")
+        for i in range(1, GUESSED_QUESTIONS + 1)])
+
+
+def plan_single_judge(dimensions: Sequence[Any], items: Sequence[TextItem], *,
+                      done: Collection[str] = ()) -> tuple[list[StagePlan], int]:
+    """(one call per text and dimension not yet judged, texts x dimensions already judged)."""
+    from core.interacteval.single_judge import TEMPLATE, JudgeReply, judge_key, judge_values
+
+    template = _prompts.load(TEMPLATE)
+    stage = StagePlan("single judge, one call per text and dimension", [], JudgeReply)
+    skipped = 0
+    for dim in dimensions:
+        for item in items:
+            if judge_key(dim.name, item) in done:
+                skipped += 1
+            elif item.text.strip():
+                stage.prompts.append(template.messages(**judge_values(dim, item)))
+    return ([stage] if stage.prompts else []), skipped
+
+
+def combine(parts: Sequence[Any]) -> Any:
+    """One :class:`core.llm.estimate.Estimate` of several run one after another (each with
+    its own model): calls, tokens, cost and time added up; the stages name their model when
+    the models differ; the cost is unknown when one price is unknown."""
+    from dataclasses import replace
+
+    parts = [p for p in parts if p is not None]
+    if len(parts) == 1:
+        return parts[0]
+    models = list(dict.fromkeys(p.model for p in parts if p.calls_max)) or [parts[0].model]
+    stages = [replace(s, name=f"{s.name} ({p.model})") if len(models) > 1 else s
+              for p in parts for s in p.stages]
+    costs = [p.cost for p in parts]
+    costs_max = [p.cost_max for p in parts]
+    first = next((p for p in parts if p.calls_max), parts[0])
+    return replace(
+        first, model=" and ".join(models), stages=stages,
+        calls=sum(p.calls for p in parts), calls_max=sum(p.calls_max for p in parts),
+        prompt_tokens=sum(p.prompt_tokens for p in parts),
+        prompt_tokens_max=sum(p.prompt_tokens_max for p in parts),
+        completion_tokens=sum(p.completion_tokens for p in parts),
+        completion_tokens_max=sum(p.completion_tokens_max for p in parts),
+        cost=None if None in costs else sum(costs),  # type: ignore[arg-type]
+        cost_max=None if None in costs_max else sum(costs_max),  # type: ignore[arg-type]
+        seconds=sum(p.seconds for p in parts), seconds_max=sum(p.seconds_max for p in parts),
+        done_already=sum(p.done_already for p in parts),
+        done_what=next((p.done_what for p in parts if p.done_already), first.done_what))

@@ -971,3 +971,436 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
         out.append((f"{model} (run {run.id}, {scoring.date})", scoring.model,
                     judge_data(scoring)))
     return out
+
+
+# ------------------------------------------------------------------------------ conditions
+#: A condition's checklist of one dimension (key ``<dimension>/<condition>``), with the hash of
+#: what it was built from (``input``): a changed input means the condition must be built again.
+CONDITION_KIND = "interacteval.condition"
+#: The single-judge baseline's runs and their kept scores.
+STEP_SINGLE = "single_judge"
+SINGLE_KIND = "judge_score"
+
+
+@dataclass
+class ConditionModels:
+    """The model strings behind a comparison of conditions: who thinks aloud (name -> model),
+    who builds the checklists and who scores the texts (also the single judge)."""
+
+    assessors: dict[str, str]
+    builder: str
+    scorer: str
+
+
+@dataclass
+class ConditionRun:
+    """One condition's scores over the texts (dimension order, then text order; a text without
+    a usable score is there with its reason, never a default), the checklists it scored with
+    (none for the single judge) and why a dimension has no checklist (``problems``).
+    ``complete``: every text has a score on every dimension that has a checklist."""
+
+    name: str
+    label: str
+    scores: list[TextScore]
+    checklists: list[Checklist]
+    run_id: int | None
+    complete: bool
+    model: str
+    problems: list[str]
+
+    @property
+    def failed(self) -> list[TextScore]:
+        return [s for s in self.scores if s.status != "ok"]
+
+
+def condition_input(state: WizardState, dimension: str, name: str,
+                    models: ConditionModels) -> str:
+    """The hash of what condition ``name``'s checklist of ``dimension`` is built from."""
+    people = list(state.notes.get(dimension, [])) if name in ("human", "combined") else []
+    thinkers = dict(models.assessors) if name in ("ai", "combined") else {}
+    return fingerprint([name, state.dimension(dimension) or Dimension(name=dimension),
+                        state.chosen_samples(dimension), people, thinkers, models.builder,
+                        state.validate_questions])
+
+
+def condition_blockers(state: WizardState, names: Sequence[str], models: ConditionModels
+                       ) -> dict[str, str]:
+    """The conditions among ``names`` that cannot run with the current choices, and what to
+    do about it (a checklist from the models' think-aloud needs a model that thinks aloud; one
+    from the people's notes needs notes)."""
+    has_notes = any(state.notes.get(d.name) for d in state.dimensions)
+    out = {}
+    for name in names:
+        if name == "ai" and not models.assessors:
+            out[name] = ("no model thinks aloud: choose the models on the Think-aloud page "
+                         "(or with --profile/--model)")
+        elif name == "human" and not has_notes:
+            out[name] = "no people's notes were given: add them on the Think-aloud page"
+        elif name == "combined" and not has_notes and not models.assessors:
+            out[name] = "there are no people's notes and no model thinks aloud"
+    return out
+
+
+def condition_checklist(project: Project, state: WizardState, dimension: str, name: str,
+                        models: ConditionModels) -> Checklist | None:
+    """Condition ``name``'s checklist of ``dimension`` kept in the project, if it was built
+    from what is chosen now (None otherwise)."""
+    artefact = project.get_artefact(CONDITION_KIND, f"{dimension}/{name}")
+    if artefact is None or artefact.payload.get("input") != condition_input(
+            state, dimension, name, models):
+        return None
+    try:
+        return Checklist.model_validate(artefact.payload["checklist"])
+    except (ValidationError, KeyError, TypeError):
+        return None
+
+
+def condition_problems(project: Project, state: WizardState, name: str,
+                       models: ConditionModels) -> list[str]:
+    """Why condition ``name`` could not be built for some dimensions, the last time it was
+    tried with the inputs chosen now (kept in the project, so reopening still says it)."""
+    out = []
+    for d in state.dimensions:
+        artefact = project.get_artefact(CONDITION_KIND, f"{d.name}/{name}")
+        if artefact is not None and artefact.payload.get("problem") and \
+                artefact.payload.get("input") == condition_input(state, d.name, name, models):
+            out.append(str(artefact.payload["problem"]))
+    return out
+
+
+def _single_settings(state: WizardState, model: str, samples: Mapping[str, Any]
+                     ) -> dict[str, Any]:
+    from core.interacteval.single_judge import TEMPLATE
+
+    return {"dimensions": [d.model_dump(mode="json") for d in state.dimensions],
+            "model": model, "template": _load_template(TEMPLATE).template_version,
+            "samples": {d: sorted(v) for d, v in samples.items() if v}}
+
+
+def _load_template(name: str) -> Any:
+    from core.interacteval import _prompts
+
+    return _prompts.load(name)
+
+
+def _folded_samples(state: WizardState) -> dict[str, frozenset[str]]:
+    return {d.name: frozenset(" ".join(s.text.split()).casefold()
+                              for s in state.chosen_samples(d.name) if s.text.strip())
+            for d in state.dimensions}
+
+
+def _condition_scores(project: Project, run_id: int, kind: str,
+                      keyed: Sequence[tuple[str, str, TextItem]]) -> tuple[list[TextScore], bool]:
+    """The kept scores of run ``run_id`` for ``keyed`` (key, dimension, text), in that order,
+    and whether every one finished."""
+    stored = {r.key: r for r in project.get_results(run_id, kind)}
+    scores, complete = [], True
+    for key, _dim, _item in keyed:
+        found = stored.get(key)
+        if found is None:
+            complete = False
+            continue
+        try:
+            score = TextScore.model_validate(found.payload)
+        except ValidationError:
+            complete = False
+            continue
+        if found.status != "ok" or score.status != "ok":
+            complete = False
+        scores.append(score)
+    return scores, complete
+
+
+def load_conditions(project: Project, state: WizardState, names: Sequence[str],
+                    items: Sequence[TextItem], models: ConditionModels,
+                    settings: ScoringSettings | None = None) -> dict[str, ConditionRun]:
+    """The conditions among ``names`` kept in the project for the current choices, texts and
+    models, without asking any model. A condition never run (or whose inputs changed since)
+    is left out; one with texts still unscored or failed is in, with ``complete`` False."""
+    from core.interacteval.conditions import CONDITIONS
+    from core.interacteval.pipeline import unit_key
+
+    settings = settings or state.scoring
+    out: dict[str, ConditionRun] = {}
+    for name in names:
+        if name == "single-judge":
+            from core.interacteval.single_judge import judge_key
+
+            run = project.find_run(METHOD, STEP_SINGLE, _single_settings(
+                state, models.scorer, _folded_samples(state)))
+            if run is None:
+                continue
+            keyed = [(judge_key(d.name, i), d.name, i) for d in state.dimensions for i in items]
+            scores, complete = _condition_scores(project, run.id, SINGLE_KIND, keyed)
+            out[name] = ConditionRun(name, CONDITIONS[name], scores, [], run.id, complete,
+                                     models.scorer, [])
+            continue
+        checklists = [c for d in state.dimensions
+                      if (c := condition_checklist(project, state, d.name, name, models))]
+        problems = condition_problems(project, state, name, models)
+        if not checklists:
+            if problems:
+                out[name] = ConditionRun(name, CONDITIONS[name], [], [], None, False,
+                                         models.scorer, problems)
+            continue
+        samples = run_samples(project, state, checklists)
+        run = project.find_run(METHOD, STEP_SCORE,
+                               run_settings(checklists, settings, models.scorer, samples))
+        if run is None:
+            continue
+        keyed = [(unit_key(c, i), c.dimension, i) for c in checklists for i in items]
+        scores, complete = _condition_scores(project, run.id, RESULT_KIND, keyed)
+        out[name] = ConditionRun(name, CONDITIONS[name], scores, checklists, run.id,
+                                 complete and len(checklists) == len(state.dimensions),
+                                 models.scorer, problems)
+    return out
+
+
+async def run_conditions(
+    project: Project,
+    state: WizardState,
+    names: Sequence[str],
+    items: Sequence[TextItem],
+    models: ConditionModels,
+    *,
+    assessors: Mapping[str, JsonLLM],
+    builder: JsonLLM,
+    scorer_for_run: Any,
+    settings: ScoringSettings | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> dict[str, ConditionRun]:
+    """Build and score the conditions among ``names`` for every dimension of ``state`` (the
+    wizard and ``evaldesk checklist compare`` alike). A condition's checklist built from the
+    same inputs before is read back (no call); its scoring run resumes (finished texts make
+    no call), so an unchanged condition costs nothing. ``assessors``/``builder`` are the models
+    of ``models.assessors``/``models.builder``; ``scorer_for_run(run_id)`` the scoring model
+    logging under the project run. A dimension whose checklist could not be built is named in
+    the condition's ``problems``. The wizard's own checklists and choices are not touched."""
+    from core.interacteval.conditions import CHECKLIST_CONDITIONS, CONDITIONS, build_conditions
+    from core.interacteval.single_judge import single_judge
+    from core.project.units import RunUnits
+
+    settings = settings or state.scoring
+    wanted = [n for n in names if n in CHECKLIST_CONDITIONS]
+    made: dict[str, list[Checklist]] = {n: [] for n in wanted}
+    problems: dict[str, list[str]] = {n: [] for n in wanted}
+    for dim in state.dimensions:
+        todo = []
+        for name in wanted:
+            kept = condition_checklist(project, state, dim.name, name, models)
+            if kept is not None:
+                made[name].append(kept)
+            else:
+                todo.append(name)
+        if not todo:
+            continue
+        builds = await build_conditions(
+            dim, state.chosen_samples(dim.name), todo, assessors=assessors, builder=builder,
+            notes=state.notes.get(dim.name, []), validate=state.validate_questions,
+            progress=progress, cancel=cancel)
+        for name, build in builds.items():
+            if isinstance(build, Exception):
+                problem = str(getattr(build, "message", build))
+                problems[name].append(problem)
+                project.put_artefact(CONDITION_KIND, f"{dim.name}/{name}", {
+                    "input": condition_input(state, dim.name, name, models),
+                    "problem": problem}, origin="generated")
+                continue
+            checklist = build.checklist
+            checklist.samples = state.chosen_samples(dim.name)
+            project.put_artefact(CONDITION_KIND, f"{dim.name}/{name}", {
+                "input": condition_input(state, dim.name, name, models),
+                "checklist": checklist.model_dump(mode="json")}, origin="generated")
+            made[name].append(checklist)
+    for name in wanted:
+        checklists = [c for c in made[name] if c.items]
+        if not checklists:
+            continue
+        samples = run_samples(project, state, checklists)
+        run_id = open_scoring_run(project, checklists, settings, models.scorer, samples)
+        await score_texts(checklists, items, scorer_for_run(run_id), project=project,
+                          settings=settings, model=models.scorer, run_id=run_id,
+                          samples=samples, progress=progress, cancel=cancel)
+    if "single-judge" in names:
+        folded = _folded_samples(state)
+        run_id = project.start_run(METHOD, STEP_SINGLE,
+                                   _single_settings(state, models.scorer, folded), resume=True)
+        await single_judge(state.dimensions, items, scorer_for_run(run_id),
+                           store=RunUnits(project, run_id, SINGLE_KIND), samples=folded,
+                           progress=progress, cancel=cancel)
+    have = load_conditions(project, state, names, items, models, settings)
+    for name in wanted:
+        if problems[name] and name not in have:
+            have[name] = ConditionRun(name, CONDITIONS[name], [], [], None, False,
+                                      models.scorer, problems[name])
+    return {n: have[n] for n in names if n in have}
+
+
+def estimate_conditions(project: Project, state: WizardState, names: Sequence[str],
+                        items: Sequence[TextItem], models: ConditionModels,
+                        profiles: Mapping[str, Any], *, latency: Any = None,
+                        settings: ScoringSettings | None = None) -> Any:
+    """What :func:`run_conditions` will take (:class:`core.llm.estimate.Estimate`): the
+    think-aloud and construction calls of each checklist not kept yet (the models'
+    think-aloud is asked once for "ai" and "combined"), the scoring of the texts not scored
+    yet (a checklist not built yet is counted with a stand-in of 10 questions), and one
+    single-judge call per text and dimension not judged yet. ``profiles``: name -> profile
+    of every model in ``models`` (the think-aloud models by name; the builder and scorer are
+    found by their model string). A condition that cannot run (:func:`condition_blockers`)
+    is not counted. No model is called."""
+    from core.interacteval.conditions import CHECKLIST_CONDITIONS
+    from core.interacteval.estimate import (
+        combine,
+        guessed_checklist,
+        plan_build,
+        plan_single_judge,
+    )
+    from core.interacteval.estimate import (
+        plan_scoring as plan_scoring_calls,
+    )
+    from core.llm.estimate import estimate, measured_latency
+
+    settings = settings or state.scoring
+    blocked = condition_blockers(state, names, models)
+    names = [n for n in names if n not in blocked]
+    by_model = {p.model: p for p in profiles.values()}
+    scorer = by_model.get(models.scorer) or next(iter(profiles.values()))
+    builder_plan: list[Any] = []
+    scoring_plan: list[Any] = []
+    thinking: list[Dimension] = []  # the dimensions whose models' think-aloud is asked
+    skipped = 0
+    wanted = [n for n in names if n in CHECKLIST_CONDITIONS]
+    for dim in state.dimensions:
+        asked_models = False
+        for name in wanted:
+            kept = condition_checklist(project, state, dim.name, name, models)
+            if kept is not None:
+                skipped += 1
+                continue
+            people = state.notes.get(dim.name, []) if name in ("human", "combined") else []
+            if name in ("ai", "combined") and not asked_models:
+                asked_models = True
+                thinking.append(dim)
+            builder_plan += plan_build(dim, state.chosen_samples(dim.name), people,
+                                       think_aloud=0, validate=state.validate_questions,
+                                       label=name)
+    for name in wanted:
+        checklists = []
+        for dim in state.dimensions:
+            kept = condition_checklist(project, state, dim.name, name, models)
+            checklists.append(kept or guessed_checklist(dim))
+        samples = run_samples(project, state, checklists)
+        run = project.find_run(METHOD, STEP_SCORE,
+                               run_settings(checklists, settings, models.scorer, samples))
+        done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
+        stages, n = plan_scoring_calls(checklists, items, settings, done=done)
+        for stage in stages:
+            stage.name = f"{name}: scoring, {stage.name}"
+        scoring_plan += stages
+        skipped += n
+    if "single-judge" in names:
+        run = project.find_run(METHOD, STEP_SINGLE, _single_settings(
+            state, models.scorer, _folded_samples(state)))
+        done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
+        stages, n = plan_single_judge(state.dimensions, items, done=done)
+        scoring_plan += stages
+        skipped += n
+    parts = []
+    for who in models.assessors:
+        if thinking and who in profiles:
+            profile = profiles[who]
+            plan = [stage for dim in thinking
+                    for stage in plan_build(dim, state.chosen_samples(dim.name), [],
+                                            think_aloud=1, steps=(), label=who)]
+            parts.append(estimate(plan, profile,
+                                  latency=measured_latency(project, profile.model)))
+    builder = by_model.get(models.builder) or scorer
+    if builder_plan:
+        parts.append(estimate(builder_plan, builder,
+                              latency=measured_latency(project, builder.model)))
+    latency = latency or measured_latency(project, scorer.model)
+    parts.append(estimate(scoring_plan, scorer, latency=latency, done_already=skipped,
+                          done_what="checklists built and texts scored"))
+    return combine(parts)
+
+
+def condition_models(state: WizardState, profile_of: Any
+                     ) -> tuple[ConditionModels, dict[str, Any]] | None:
+    """The wizard's models for the conditions (``profile_of(name)`` gives a model profile or
+    None): who thinks aloud, builds and scores, and the profiles by name; None when there is
+    no profile to score with."""
+    builder_name = state.builder or (state.assessors[0] if state.assessors else "")
+    scorer = profile_of(state.scorer or builder_name)
+    builder = profile_of(builder_name) or scorer
+    if scorer is None or builder is None:
+        return None
+    thinkers = {n: p for n in state.assessors if (p := profile_of(n)) is not None}
+    profiles = {**thinkers, builder.name: builder, scorer.name: scorer}
+    return ConditionModels(assessors={n: p.model for n, p in thinkers.items()},
+                           builder=builder.model, scorer=scorer.model), profiles
+
+
+def condition_texts(project: Project, state: WizardState) -> list[TextItem]:
+    """The texts the conditions score: those of the texts file chosen on the Score page
+    (empty when none is chosen or it cannot be read)."""
+    setup = state.texts
+    path = texts_file(project, setup) if setup and (setup.path or setup.input_id) else None
+    if path is None:
+        return []
+    got = read_texts(path, setup)
+    return [] if got.errors else list(got.items)
+
+
+def condition_judges(project: Project, state: WizardState, models: ConditionModels
+                     ) -> list[tuple[str, str, Any]]:
+    """The conditions kept in the project as judges to rank (:func:`core.judge_check.
+    rank_judges`): ``(label, "condition:<name>", judge)`` for each one that scored texts."""
+    from core.interacteval.conditions import CONDITIONS
+    from core.interacteval.judge_check import judge_data
+
+    items = condition_texts(project, state)
+    if not items:
+        return []
+    out = []
+    for name, run in load_conditions(project, state, list(CONDITIONS), items, models).items():
+        if not run.scores:
+            continue
+        scoring = ScoringRun(scores=run.scores, settings=state.scoring, model=run.model,
+                             run_id=run.run_id, checklists=run.checklists)
+        out.append((f"Condition: {run.label}", f"condition:{name}", judge_data(scoring, items)))
+    return out
+
+
+# ------------------------------------------------------------------ estimates of building
+def estimate_think_aloud(project: Project, state: WizardState, dimension: str,
+                         profiles: Sequence[Any]) -> Any:
+    """What :func:`run_think_aloud` on ``dimension`` takes: one call per model in
+    ``profiles`` (:class:`core.llm.estimate.Estimate`, several models added up). An answer
+    the project already has for the same prompt costs nothing, so this is at most."""
+    from core.interacteval.estimate import combine, plan_build
+    from core.llm.estimate import estimate, measured_latency
+
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    samples = state.chosen_samples(dimension)
+    return combine([estimate(plan_build(dim, samples, [], think_aloud=1, steps=()), p,
+                             latency=measured_latency(project, p.model)) for p in profiles])
+
+
+def estimate_build_steps(project: Project, state: WizardState, dimension: str,
+                         keys: Sequence[str], profile: Any) -> Any:
+    """What :func:`run_build_steps` of ``keys`` on ``dimension`` with ``profile`` takes: one
+    call per step, plus at most one more each (a reply that does not fit is asked again).
+    The first step's prompt holds the real attributes; later ones hold what earlier steps
+    will write, so their size is a rough figure."""
+    from core.interacteval.estimate import plan_build
+    from core.llm.estimate import estimate, measured_latency
+
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    plan = plan_build(dim, state.chosen_samples(dimension),
+                      attributes_of(project, state, dimension), think_aloud=0, steps=keys,
+                      validate=state.validate_questions)
+    for stage in plan:
+        stage.maybe = list(stage.prompts)
+        stage.chain = (1, 2)
+    return estimate(plan, profile, latency=measured_latency(project, profile.model))

@@ -111,3 +111,48 @@ def plan_for_state(personas: Sequence[Persona], state: Any, descriptions: Mappin
     """:func:`plan_debates` with a session's choices (``core.majeval.session.WizardState``)."""
     return plan_debates(personas, state.item_list, state.task, state.dimensions, state.scale,
                         state.settings, descriptions, done=done)
+
+
+#: Stakeholder groups assumed for the persona calls' upper bound (one call per group; how many
+#: groups the model forms is known only after the grouping step).
+GUESSED_GROUPS = (2, 6)
+
+
+def plan_personas(documents: Sequence[Any], task: str, *, context_window: int,
+                  answer_tokens: int, done: Collection[str] = ()) -> tuple[list[StagePlan], int]:
+    """The calls of finding the stakeholders and writing personas (stages 1-2): one call per
+    part of each document not read yet (``done``: names of documents read with the same task
+    and text; their parts make no call), then one grouping call and one persona call per group
+    (:data:`GUESSED_GROUPS`: how many groups there will be is not known before). Returns
+    (stages, documents already read)."""
+    from core.majeval.perspective_extraction import (
+        TEMPLATE as EXTRACTION,
+    )
+    from core.majeval.perspective_extraction import (
+        _pages_text,
+        chunk_budget,
+        chunk_pages,
+    )
+
+    extraction = _prompts.load(EXTRACTION)
+    budget = chunk_budget(context_window, answer_tokens, task)
+    read = StagePlan("reading the documents for stakeholders", [], reply_tokens=answer_tokens)
+    skipped = 0
+    for doc in documents:
+        if doc.name in done:
+            skipped += 1
+            continue
+        for chunk in chunk_pages(doc.pages, max_tokens=budget):
+            read.prompts.append(extraction.messages(task=task, document=doc.name,
+                                                    pages=_pages_text(chunk.pages),
+                                                    text=chunk.text))
+    listed = stand_in(min(answer_tokens, 600))
+    grouping = _prompts.load("stakeholder_grouping").messages(task=task, stakeholders=listed)
+    persona = _prompts.load("persona_construction").messages(
+        task=task, group=stand_in(4), description=stand_in(40), perspectives=stand_in(200))
+    low, high = GUESSED_GROUPS
+    plan = [read] if read.prompts else []
+    plan.append(StagePlan("grouping the stakeholders", [grouping], reply_tokens=400))
+    plan.append(StagePlan("writing the personas (one call per group)", [persona] * low,
+                          maybe=[persona] * (high - low), reply_tokens=500))
+    return plan, skipped

@@ -1014,3 +1014,25 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
         if run is not None:
             out.append((model or "model not recorded", model, judge_data(run)))
     return out
+
+
+def estimate_personas(project: Project, state: WizardState, profile: Any) -> Any:
+    """What :func:`create_personas_stored` with ``profile`` takes (calls and time; no model is
+    called): one call per part of each document not read yet, the grouping, and one call per
+    stakeholder group (2 to 6 assumed). None without documents or task."""
+    from core.llm.estimate import estimate, measured_latency
+    from core.majeval.estimate import plan_personas
+
+    docs = load_documents(project, state)
+    if not docs or not state.task.strip():
+        return None
+    done = {d.name for d in docs
+            if state.extracted.get(d.name) == extraction_fingerprint(state.task, d)}
+    try:
+        plan, skipped = plan_personas(docs, state.task,
+                                      context_window=profile.context_window or 8192,
+                                      answer_tokens=profile.max_tokens or 1024, done=done)
+    except ValueError:
+        return None  # the model's window is too small: the run itself says so
+    return estimate(plan, profile, latency=measured_latency(project, profile.model),
+                    done_already=skipped, done_what="documents read already")

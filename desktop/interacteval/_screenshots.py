@@ -90,8 +90,27 @@ async def _shoot(session, folder: Path) -> None:
     wiz.pages["results"].results.tabs.setCurrentIndex(2)
     await asyncio.sleep(0.4)
     grab("results-agreement")
+    await _conditions(wiz, grab)
     await _check_the_judge(wiz, grab)
     llm.close()
+
+
+async def _conditions(wiz, grab) -> None:
+    """The Conditions tab before and after running the missing conditions (with the single
+    judge ticked)."""
+    results = wiz.pages["results"]
+    tab = results.conditions
+    results.results.tabs.setCurrentWidget(tab)
+    tab.checks["single-judge"].setChecked(True)
+    await wait_until(lambda: "Still to run" in tab.status.text() and "Running them" in
+                     tab.status.text())
+    await asyncio.sleep(0.3)
+    grab("results-conditions-before")
+    tab.start_run()
+    await _step(wiz, "conditions")
+    await wait_until(lambda: not tab.missing and tab.model.rowCount() > 0)
+    await asyncio.sleep(0.4)
+    grab("results-conditions")
 
 
 async def _check_the_judge(wiz, grab) -> None:
@@ -129,6 +148,9 @@ async def _check_the_judge(wiz, grab) -> None:
     panel.report_tabs.setCurrentIndex(1)
     await asyncio.sleep(0.4)
     grab("check-questions")
+    panel.tabs.setCurrentIndex(2)
+    await asyncio.sleep(0.4)
+    grab("check-rank")
     wiz.dim_combo.setCurrentText("Clarity")
     wiz.show_page("checklist")
     await asyncio.sleep(0.4)

@@ -42,6 +42,9 @@ async def _shoot(session, folder: Path) -> None:
     await asyncio.sleep(0.3)
     grab("documents")
     wiz.show_page("extraction")
+    await wait_until(lambda: "calls" in wiz.pages["extraction"].extract_estimate.text())
+    await asyncio.sleep(0.3)
+    grab("extraction-estimate")
     wiz.pages["extraction"].start_extraction()
     await asyncio.sleep(2.5)  # the second document is being read
     grab("extraction")

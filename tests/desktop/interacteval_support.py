@@ -62,6 +62,13 @@ def scripted_reply(messages):
     if "Check every question against these rules" in prompt:
         refs = re.findall(r"^\[(\d+\.\d+)\] \(.*?\) (.*)$", prompt, re.MULTILINE)
         return {"questions": [{"question": q, "based_on": [r]} for r, q in refs]}
+    if "Evaluation steps:" in prompt:  # the single judge: the human score, rounded
+        dimension = "Clarity" if "rate the Clarity" in prompt else "Accuracy"
+        for text, scores in human_scores().items():
+            if text in prompt:
+                return {"reasons": "It reads as the people rated it.",
+                        "score": round(scores[dimension])}
+        return {"reasons": "Nothing stood out.", "score": 3}
     if "q1" in prompt:
         n = len(re.findall(r"^q\d+\. ", prompt, re.MULTILINE))
         dimension = "Clarity" if "Clarity" in prompt.split("The questions")[0] else "Accuracy"

@@ -98,3 +98,32 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     assert len(exported) == len(rows) and set(exported["condition"]) == set(cd.CONDITIONS.values())
     pd.testing.assert_frame_equal(exported, pd.read_excel(tmp_path / "cli.xlsx",
                                                           sheet_name="Comparison"))
+
+
+def test_the_find_stakeholders_page_shows_the_calls_before_and_none_after(
+        qtbot, window, scripted):  # noqa: F811
+    from tests.desktop.majeval_support import click, wait_step
+
+    wiz = open_majeval_wizard(window)
+    click(qtbot, wiz.pages["task"].sample_button)
+    assert wait_step(qtbot, wiz, "sample") == "finished"
+    wiz.show_page("extraction")
+    page = wiz.pages["extraction"]
+    qtbot.waitUntil(lambda: "calls to scripted/mj-wizard" in page.extract_estimate.text(),
+                    timeout=60_000)
+    text = page.extract_estimate.text()
+    assert text.startswith("Before you start: ") and "seconds per call" in text
+    low, high = (int(x.replace(",", "")) for x in
+                 text.removeprefix("Before you start: ").split(" calls")[0].split(" to "))
+    before = scripted.calls
+    click(qtbot, page.extract_button)
+    assert wait_step(qtbot, wiz, "extraction") == "finished"
+    made = scripted.calls - before
+    assert low <= made <= high, (low, made, high, text)
+    wiz.show_page("extraction")
+    # the documents are read now: only the grouping and persona calls are left
+    qtbot.waitUntil(lambda: "calls to" in page.extract_estimate.text()
+                    and not page.extract_estimate.text().startswith(text[:30]),
+                    timeout=60_000)
+    again = page.extract_estimate.text()
+    assert again.startswith("Before you start: 3 to 7 calls"), again

@@ -62,3 +62,37 @@ def plain_step(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return result
 
     return step
+
+
+def show_estimate(page: Any, label: Any, compute: Any, *, lead: str) -> Any:
+    """Work out an estimate (``compute()`` in a worker thread, returning a
+    :class:`core.llm.estimate.Estimate` or None) and show it in ``label`` as one plain line
+    starting with ``lead`` ("Running the remaining steps"); returns the task (tests await it).
+    A later call replaces an earlier one still working."""
+    import asyncio
+
+    from core.project import ProjectError
+    from desktop.errors import spawn
+
+    generation = getattr(page, "_estimate_generations", {}).get(id(label), 0) + 1
+    page.__dict__.setdefault("_estimate_generations", {})[id(label)] = generation
+    project = page.project
+
+    async def work() -> None:
+        try:
+            est = await asyncio.get_running_loop().run_in_executor(None, compute)
+        except ProjectError:
+            return  # the project was closed meanwhile
+        if page._estimate_generations.get(id(label)) != generation or getattr(
+                project, "closed", False):
+            return
+        if est is None:
+            label.setText("")
+            return
+        text = est.summary() + "."
+        if est.calls_max:
+            text = (f"{lead}: {text[0].lower()}{text[1:]} Time based on "
+                    f"{est.latency_s:.1f} seconds per call ({est.latency_source}).")
+        label.setText(text)
+
+    return spawn(work(), "estimating the calls")

@@ -168,6 +168,13 @@ class BuildPage(InteractEvalPage):
                                         "date, one after the other (your edits to earlier "
                                         "steps are used).")
         self.run_rest_button.clicked.connect(self.run_remaining)
+        self.build_estimate = hint_label()
+        self.build_estimate.setObjectName("estimateLabel")
+        self.build_estimate.setMaximumWidth(250)
+        self.build_estimate.setToolTip("Calls, cost and time of the remaining steps, worked "
+                                       "out from our prompts and your attributes before "
+                                       "anything runs (later steps read what earlier ones "
+                                       "write, so their size is a rough figure).")
         self.build_panel = RunPanel()
         self.build_panel.hide()
         left = QWidget()
@@ -175,6 +182,7 @@ class BuildPage(InteractEvalPage):
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addWidget(self.build_list, 1)
         lv.addWidget(self.run_rest_button)
+        lv.addWidget(self.build_estimate)
         body = QHBoxLayout()
         body.addWidget(left)
         body.addWidget(self.build_stack, 1)
@@ -283,6 +291,28 @@ class BuildPage(InteractEvalPage):
         if self.build_list.currentRow() < 0:
             self.build_list.setCurrentRow(0)
         self.busy_changed(self.busy)
+        self.update_estimate()
+
+    def remaining_steps(self) -> list[str]:
+        """The steps "Run all remaining steps" runs: from the first missing or out-of-date
+        one to the end."""
+        keys = [k for k, _t, _w in BUILD_STEPS]
+        first = next((i for i, k in enumerate(keys) if not self._stage_is_current(k)), None)
+        return [] if first is None else keys[first:]
+
+    def update_estimate(self) -> Any:
+        """The calls, cost and time of the remaining steps (worker thread); returns the task
+        (tests await it)."""
+        from desktop.interacteval.pages._base import show_estimate
+
+        dim, keys = self.dimension, self.remaining_steps()
+        profile = self._profile(self._builder_name())
+        if dim is None or profile is None or not keys:
+            self.build_estimate.setText("")
+            return None
+        project, state = self.project, self.state.model_copy(deep=True)
+        return show_estimate(self, self.build_estimate, lambda: st.estimate_build_steps(
+            project, state, dim.name, keys, profile), lead="The remaining steps")
 
     @Slot(int)
     def _build_step_chosen(self, row: int) -> None:
@@ -386,13 +416,12 @@ class BuildPage(InteractEvalPage):
     @Slot()
     def run_remaining(self) -> Any:
         """Run every step from the first missing or out-of-date one to the end."""
-        keys = [k for k, _t, _w in BUILD_STEPS]
-        first = next((i for i, k in enumerate(keys) if not self._stage_is_current(k)), None)
-        if first is None:
+        keys = self.remaining_steps()
+        if not keys:
             self.build_panel.show()
             self.build_panel.finish("Every step is done and up to date.")
             return None
-        return self._run_stages(keys[first:])
+        return self._run_stages(keys)
 
     def _run_stages(self, keys: list[str]) -> Any:
         if self.dimension is None or self.busy:

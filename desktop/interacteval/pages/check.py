@@ -28,5 +28,32 @@ class CheckJudgePage(CheckJudgePageMixin, InteractEvalPage):
         super().__init__(wizard)
         self.build_check()
 
+    def refresh(self) -> None:
+        """The judge and, to rank beside the models' runs, the conditions kept in the project
+        (checklists from people's notes, models' notes or both, the single judge)."""
+        super().refresh()
+        found = st.condition_models(self.state, self.wizard.profile)
+        if found is None:
+            return
+        conditions = st.condition_judges(self.project, self.state, found[0])
+        if conditions:
+            # a condition's own scoring run is listed once, as the condition (the wizard's
+            # last run stays listed by its model)
+            theirs = {judge.source.split(",")[0] for _n, _k, judge in conditions}
+            mine = f"project run {self.state.run_id}"
+            models = [c for c in self.panel.candidates
+                      if c[2].source.split(",")[0] not in theirs - {mine}]
+            self.panel.set_candidates([*models, *conditions], self.make_judge)
+
+    def make_judge(self, model: str) -> str:
+        if model.startswith("condition:"):
+            from core.interacteval.conditions import CONDITIONS
+
+            label = CONDITIONS.get(model.split(":", 1)[1], model)
+            return (f"The condition “{label}” agrees best with your ratings. A condition is "
+                    "a way of building the checklist, not a model: to score with it, build "
+                    "the checklist that way on the Think-aloud and Build pages.")
+        return super().make_judge(model)
+
     def judge_chosen(self) -> None:
         self._save()

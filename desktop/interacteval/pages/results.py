@@ -10,6 +10,7 @@ from PySide6.QtCore import Slot
 
 from core.interacteval import session as st
 from desktop.file_dialogs import save_file
+from desktop.interacteval.conditions_tab import ConditionsTab
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.interacteval.results import ResultsView
 from desktop.runner import RunOutcome
@@ -26,12 +27,16 @@ class ResultsPage(InteractEvalPage):
         self.results.export_requested.connect(self._ask_export_results)
         self.results.export_checklists_requested.connect(self._ask_export_checklists)
         self.results.include_samples_changed.connect(self.set_include_samples)
+        self.conditions = ConditionsTab(wizard)
+        self.results.tabs.addTab(self.conditions, "Conditions")
+        self.results.tabs.currentChanged.connect(self._tab_shown)
         layout = page_layout(
             self, "Results",
             "Every text's score on every dimension, and every Yes/No answer behind it: select "
             "a text to see them. The Distribution tab shows how the scores spread; the "
-            "Agreement tab compares them with the human scores, if the texts had any. Export "
-            "saves everything in one Excel workbook.")
+            "Agreement tab compares them with the human scores, if the texts had any; the "
+            "Conditions tab compares checklists built from people's notes, models' notes or "
+            "both. Export saves everything in one Excel workbook.")
         layout.addWidget(self.results, 1)
 
     def refresh(self) -> None:
@@ -39,6 +44,13 @@ class ResultsPage(InteractEvalPage):
         if run is not None:
             self.results.set_run_lines(self._run_lines(run))
             self.results.set_out_of_date(self.wizard.out_of_date(run))
+        if self.results.tabs.currentWidget() is self.conditions:
+            self.conditions.refresh()
+
+    @Slot(int)
+    def _tab_shown(self, index: int) -> None:
+        if self.results.tabs.widget(index) is self.conditions:
+            self.conditions.refresh()
 
     def shows_next(self) -> bool:
         return False

@@ -58,6 +58,10 @@ class ThinkAloudPage(InteractEvalPage):
         self.think_button.clicked.connect(self.run_think_aloud)
         self.think_panel = RunPanel()
         self.think_panel.hide()
+        self.think_estimate = hint_label()
+        self.think_estimate.setObjectName("estimateLabel")
+        self.think_estimate.setToolTip("Calls, cost and time of the think-aloud, worked out "
+                                       "from our prompt and your samples before anything runs.")
         self.failures_label = QLabel()
         self.failures_label.setObjectName("errorText")
         self.failures_label.setWordWrap(True)
@@ -69,6 +73,7 @@ class ThinkAloudPage(InteractEvalPage):
         form.addRow("Builds the checklist:", self.builder_combo)
         mb.addLayout(form)
         mb.addWidget(self.think_button)
+        mb.addWidget(self.think_estimate)
         mb.addWidget(self.think_panel)
         mb.addWidget(self.failures_label)
 
@@ -177,6 +182,21 @@ class ThinkAloudPage(InteractEvalPage):
             self._filling = False
         self._fill_attributes()
         self.busy_changed(self.busy)
+        self.update_estimate()
+
+    def update_estimate(self) -> Any:
+        """The calls, cost and time of the think-aloud of the ticked models (worker thread);
+        returns the task (tests await it)."""
+        from desktop.interacteval.pages._base import show_estimate
+
+        dim = self.dimension
+        profiles = [p for n in self.state.assessors if (p := self._profile(n)) is not None]
+        if dim is None or not profiles:
+            self.think_estimate.setText("")
+            return None
+        project, state = self.project, self.state.model_copy(deep=True)
+        return show_estimate(self, self.think_estimate, lambda: st.estimate_think_aloud(
+            project, state, dim.name, profiles), lead="Before you run the think-aloud")
 
     def _fill_attributes(self) -> None:
         name = self.state.current
@@ -207,6 +227,7 @@ class ThinkAloudPage(InteractEvalPage):
             if self.assessor_list.item(i).checkState() == Qt.CheckState.Checked]
         self._save()
         self.busy_changed(self.busy)
+        self.update_estimate()
 
     @Slot(int)
     def _builder_chosen(self, index: int) -> None:

@@ -24,6 +24,7 @@ class ExtractionPage(MajEvalPage):
     def __init__(self, wizard: Any) -> None:
         super().__init__(wizard)
         self.extract_profile = wizard.profile_combo()
+        self.extract_profile.currentIndexChanged.connect(lambda _i: self.update_estimate())
         self.extract_button = QPushButton("Find stakeholders and write personas")
         self.extract_button.setObjectName("primaryButton")
         self.extract_button.clicked.connect(self.start_extraction)
@@ -31,6 +32,13 @@ class ExtractionPage(MajEvalPage):
         self.extract_summary.setWordWrap(True)
         self.extract_summary.setTextFormat(Qt.TextFormat.RichText)
         self.extract_panel = RunPanel()
+        self.extract_estimate = hint_label()
+        self.extract_estimate.setObjectName("estimateLabel")
+        self.extract_estimate.setToolTip(
+            "Calls, cost and time worked out before anything runs: one call per part of each "
+            "document not read yet, one to group the stakeholders and one per group (how many "
+            "groups there will be is known only afterwards, so 2 to 6 are assumed).")
+        self._estimate_generation = 0
         self.extract_usage = hint_label()
         self.extract_usage.hide()
         self.failures_list = QListWidget()
@@ -45,13 +53,61 @@ class ExtractionPage(MajEvalPage):
             "puts similar stakeholders into groups (for example “parents” and “caregivers”) and "
             "writes one persona for each distinct point of view. You check and edit everything "
             "on the next page. A document that has not changed is not read again, and Cancel "
+<<<<<<< HEAD
             "keeps what is finished.",
             hbox("Model:", self.extract_profile, 1, self.extract_button), self.extract_notice,
             self.extract_panel, self.extract_usage, self.extract_summary, self.failures_list, 1)
+=======
+            "keeps what is finished.")
+        layout.addLayout(row)
+        layout.addWidget(self.extract_estimate)
+        layout.addWidget(self.extract_notice)
+        layout.addWidget(self.extract_panel)
+        layout.addWidget(self.extract_usage)
+        layout.addWidget(self.extract_summary)
+        layout.addWidget(self.failures_list)
+        layout.addStretch(1)
+>>>>>>> i15c
 
     def refresh(self) -> None:
         self.fill()
         self.wizard.fill_outdated_notice()
+        self.update_estimate()
+
+    def update_estimate(self) -> Any:
+        """The calls, cost and time of finding the stakeholders and writing the personas
+        (worker thread); returns the task (tests await it)."""
+        import asyncio
+
+        from core.project import ProjectError
+        from desktop.errors import spawn
+
+        self._estimate_generation += 1
+        generation = self._estimate_generation
+        profile = self.wizard.chosen_profile()
+        if profile is None or not self.wizard.docs:
+            self.extract_estimate.setText("")
+            return None
+        project, state = self.project, self.state.model_copy(deep=True)
+
+        async def work() -> None:
+            try:
+                est = await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: st.estimate_personas(project, state, profile))
+            except ProjectError:
+                return  # the project was closed meanwhile
+            if generation != self._estimate_generation or getattr(project, "closed", False):
+                return
+            if est is None:
+                self.extract_estimate.setText("")
+                return
+            text = est.summary() + "."
+            if est.calls_max:
+                text = (f"Before you start: {text[0].lower()}{text[1:]} Time based on "
+                        f"{est.latency_s:.1f} seconds per call ({est.latency_source}).")
+            self.extract_estimate.setText(text)
+
+        return spawn(work(), "estimating the persona calls")
 
     def next_state(self) -> tuple[bool, str]:
         if not self.wizard.editor.personas:
@@ -93,6 +149,7 @@ class ExtractionPage(MajEvalPage):
         wizard.editor.reload()
         self.fill()
         wizard.fill_outdated_notice()
+        self.update_estimate()
         if outcome.finished:
             wizard.show_page("personas")
 

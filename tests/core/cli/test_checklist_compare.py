@@ -4,6 +4,8 @@ re-run with --project asks the model nothing."""
 
 from __future__ import annotations
 
+import pytest
+
 from core.cli import main
 from tests.core.cli.test_checklist import inputs, scripted_model  # noqa: F401 (fixtures)
 
@@ -51,3 +53,83 @@ def test_an_unknown_condition_is_named(inputs, scripted_model, capsys):  # noqa:
                  "--conditions", "human,crowd", "-o", str(inputs / "c.xlsx")])
     assert code == 1
     assert "Unknown condition crowd" in capsys.readouterr().err
+
+
+def _args(inputs, *extra):  # noqa: F811
+    return ["checklist", "compare", "--dimension", "Coherence", "--definition-file",
+            str(inputs / "def.txt"), "--samples", str(inputs / "samples.xlsx"), "--notes",
+            str(inputs / "anna.txt"), "--model", "scripted/ie-cli-judge", "--items",
+            str(inputs / "items.xlsx"), "--text-col", "summary", *extra]
+
+
+@pytest.fixture
+def judge_model():
+    from core.llm import ScriptedLLM
+    from tests.core.interacteval_support import BUILD_REPLIES
+
+    def reply(messages):
+        prompt = "\n".join(m["content"] for m in messages)
+        for key, value in BUILD_REPLIES.items():
+            if key in prompt:
+                return value
+        good = "good summary" in prompt
+        if "Evaluation steps:" in prompt:
+            return {"reasons": "Clear order of ideas." if good else "Jumps around.",
+                    "score": 5 if good else 2}
+        return {"q1": "yes", "q2": "yes" if good else "no", "q3": "yes" if good else "no"}
+
+    llm = ScriptedLLM(reply, name="ie-cli-judge")
+    yield llm
+    llm.close()
+
+
+def test_the_single_judge_is_a_condition_with_its_own_rows(inputs, judge_model,  # noqa: F811
+                                                           capsys):
+    from openpyxl import load_workbook
+
+    args = _args(inputs, "--conditions", "combined,single-judge", "--project",
+                 str(inputs / "j.evaldesk"), "-o", str(inputs / "judge.xlsx"))
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    judged = [r for r in judge_model.requests if "Evaluation steps:" in r.prompt]
+    # the estimate before, beside what the run made after
+    assert "Estimate: " in err
+    assert f"made {len(judge_model.requests)}" in err.split("Calls: estimated")[1].split("\n")[0]
+    assert len(judged) == 6  # one call per text and dimension
+    book = load_workbook(inputs / "judge.xlsx", read_only=True)
+    rows = list(book["Comparison"].iter_rows(values_only=True))
+    body = [dict(zip(rows[0], r)) for r in rows[1:]]
+    assert [r["condition"] for r in body] == [
+        "Checklist from both (the method)",
+        "Single judge, 1-5 with the definition (no checklist)"]
+    scores = [dict(zip(rows[0], r)) for rows in [list(book["Scores"].iter_rows(
+        values_only=True))] for r in rows[1:]]
+    judge = [s for s in scores if s["condition"].startswith("Single judge")]
+    assert sorted(s["score"] for s in judge) == [2, 2, 5, 5, 5, 5]
+    assert {s["note"] for s in judge} == {"Clear order of ideas.", "Jumps around."}
+    calls = len(judge_model.requests)
+    assert main(args) == 0
+    assert len(judge_model.requests) == calls  # kept: nothing asked again
+
+
+def test_dry_run_estimates_every_condition_and_calls_nothing(inputs, judge_model,  # noqa: F811
+                                                             capsys):
+    args = _args(inputs, "--conditions", "human,ai,combined,single-judge", "--dry-run",
+                 "--project", str(inputs / "d.evaldesk"), "-o", str(inputs / "dry.xlsx"))
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert judge_model.requests == []
+    assert not (inputs / "dry.xlsx").exists()
+    # think-aloud once, 5 steps x 3 checklists, 6 texts x 3 checklists (at most 2 calls each),
+    # 6 single-judge calls
+    assert out.splitlines()[0].startswith("40 to 58 calls to scripted/ie-cli-judge")
+    assert "think-aloud on Coherence" in out and "single judge" in out
+    assert "human: components of Coherence" in out
+    assert "Tokens:" in out and "Time:" in out
+    # after the run, the same dry run says nothing is left to do
+    run = _args(inputs, "--conditions", "human,ai,combined,single-judge", "--project",
+                str(inputs / "d.evaldesk"), "-o", str(inputs / "dry.xlsx"))
+    assert main(run) == 0
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "No model calls" in capsys.readouterr().out

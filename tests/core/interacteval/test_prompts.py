@@ -14,8 +14,8 @@ from core.prompts import PLACEHOLDER_WORDS
 TEMPLATES = sorted(p.stem for p in template_path("think_aloud").parent.glob("*.txt"))
 
 
-def test_all_eight_templates_are_checked():
-    assert len(TEMPLATES) == 8
+def test_all_nine_templates_are_checked():
+    assert len(TEMPLATES) == 9  # the eight steps of the method and the single judge
 
 
 @pytest.mark.parametrize("name", TEMPLATES)

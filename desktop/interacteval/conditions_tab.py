@@ -1,0 +1,373 @@
+"""The results' "Conditions" tab: InteractEval's conditions side by side (checklists built from
+the people's notes only, the models' think-aloud only, both; optionally a single judge with
+no checklist), how well each agrees with the human scores (Spearman per source document,
+averaged, as the paper reports it) and each against "both" with a paired test. One button
+runs the conditions still missing, after the estimate of what that costs; an export writes
+the "Comparison" workbook. Everything runs through :mod:`core.interacteval.session` (the same
+``run_conditions`` as ``evaldesk checklist compare``); this widget only collects the choice and
+shows the table."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from core.interacteval import conditions as cd
+from core.interacteval import session as st
+from core.project import ProjectError
+from core.words import count
+from desktop.file_dialogs import save_file
+from desktop.run_panel import RunPanel
+from desktop.runner import RunOutcome
+from desktop.views import Column, FrameModel, table_view
+from desktop.widgets import fit_columns, hint_label, xlsx_path
+
+__all__ = ["COLUMNS", "ConditionsTab", "screen_rows"]
+
+#: Bootstrap resamples on screen (the exported workbook uses 2000).
+SCREEN_BOOT = 1000
+NO_HUMANS = ("The texts have no human scores, so there is nothing to compare with. Choose the "
+             "human score columns on the Score page.")
+TIPS = {
+    "human": "A checklist built from the people's think-aloud notes only (no model thinks "
+             "aloud).",
+    "ai": "A checklist built from the models' think-aloud only (the people's notes are left "
+          "out).",
+    "combined": "A checklist built from both, as the method does (the condition the others "
+                "are compared with).",
+    "single-judge": "No checklist: the scoring model reads the dimension's definition and "
+                    "gives each text one score from 1 to 5 (one call per text and dimension). "
+                    "The simple alternative to compare with.",
+}
+COLUMNS = [
+    Column("condition", "Condition"),
+    Column("dimension", "Dimension"),
+    Column("value", "Spearman", "text",
+           "Spearman's rho with the human scores inside each source document, averaged over "
+           "the documents (as the paper reports it; below 0 the condition ranks the texts "
+           "the opposite way)", "undefined"),
+    Column("ci", "95% CI", "text", "bootstrap confidence interval over source documents", "—"),
+    Column("documents", "Documents", "int", "source documents with texts to correlate", "—"),
+    Column("difference", "Difference from both", "text",
+           "this condition's rho minus that of the checklist from both, on the documents "
+           "both scored", "—"),
+    Column("difference_ci", "95% CI of the difference", "text",
+           "paired bootstrap over source documents; an interval that includes 0 means no "
+           "clear difference", "—"),
+    Column("p", "p", "p", "two-sided p-value of the paired bootstrap", "—"),
+    Column("n", "n", "int", "source documents both conditions scored", "—"),
+    Column("note", "Note", "text", "", ""),
+]
+
+
+def _number(value: Any) -> str | None:
+    return None if value is None else f"{value:.2f}"
+
+
+def _interval(low: Any, high: Any) -> str | None:
+    return None if low is None or high is None else f"{low:.2f} to {high:.2f}"
+
+
+def screen_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
+    """The comparison rows (``core.interacteval.conditions.comparison_rows``) as the table shows
+    them, numbers rounded to 2 decimals."""
+    return [[r["condition"], r["dimension"], _number(r["value"]),
+             _interval(r["ci_low"], r["ci_high"]), r["documents"],
+             _number(r["vs_combined_difference"]),
+             _interval(r["vs_combined_ci_low"], r["vs_combined_ci_high"]),
+             r["vs_combined_p"], r["vs_combined_n"], r["vs_combined_note"] or ""]
+            for r in rows]
+
+
+def short_summary(lines: list[str]) -> list[str]:
+    """The summary lines, or one line when every comparison failed for the same reason (too
+    few source documents, typically), instead of repeating it per condition and dimension."""
+    marker = " cannot be compared: "
+    reasons = {line.split(marker, 1)[1] for line in lines if marker in line}
+    if len(lines) > 1 and len(reasons) == 1 and all(marker in line for line in lines):
+        return ["No paired test against the checklist from both: " + reasons.pop()]
+    return lines
+
+
+def actual_text(estimate: Any, gateways: list[Any]) -> str:
+    """The estimate of a run beside the calls and tokens its models used, in plain words
+    ("" without an estimate)."""
+    from types import SimpleNamespace
+
+    from core.llm.estimate import compare_lines
+
+    if estimate is None:
+        return ""
+    used = SimpleNamespace(**{k: sum(getattr(getattr(g, "usage", None), k, 0) or 0
+                                     for g in gateways)
+                              for k in ("calls", "prompt_tokens", "completion_tokens", "cost")})
+    return "The last run, estimated beside actual: " + "; ".join(
+        compare_lines(estimate, used)) + "."
+
+
+class ConditionsTab(QWidget):
+    """Shown as a tab of the InteractEval results."""
+
+    def __init__(self, wizard: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.wizard = wizard
+        self.checks: dict[str, QCheckBox] = {}
+        choose = QHBoxLayout()
+        choose.addWidget(QLabel("Compare:"))
+        for name, label in cd.CONDITIONS.items():
+            box = QCheckBox(label)
+            box.setChecked(name != "single-judge")  # the baseline is optional
+            box.setToolTip(TIPS[name])
+            box.toggled.connect(self.refresh)
+            self.checks[name] = box
+            choose.addWidget(box)
+        choose.addStretch(1)
+        self.status = QLabel()
+        self.status.setObjectName("conditionsStatus")
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.RichText)
+        self.run_button = QPushButton("Run the missing conditions")
+        self.run_button.setObjectName("primaryButton")
+        self.run_button.setToolTip("Builds the missing checklists and scores the texts with "
+                                   "them; what is kept already costs nothing.")
+        self.run_button.clicked.connect(self.start_run)
+        self.export_button = QPushButton("Export the comparison…")
+        self.export_button.setToolTip("An Excel workbook with the sheets Comparison, Checklists "
+                                      "and Scores.")
+        self.export_button.clicked.connect(self._ask_export)
+        self.run_panel = RunPanel()
+        self.run_panel.hide()
+        self.model = FrameModel(COLUMNS)
+        self.view = table_view(self.model, sortable=False)
+        self.view.setMinimumHeight(200)
+        self.summary = QLabel()
+        self.summary.setObjectName("conditionsSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.export_button)
+        buttons.addStretch(1)
+        top = QHBoxLayout()
+        top.addWidget(self.status, 1)
+        top.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.addWidget(hint_label(
+            "Is the checklist from people and models together better than either alone, or "
+            "than simply asking a model for a score? Each condition scores the same texts; the "
+            "table shows how well each agrees with the human scores and, for each condition, "
+            "the difference from the checklist built from both, with a paired test. Conditions "
+            "already run are kept in the project and cost nothing to show again."))
+        layout.addLayout(choose)
+        layout.addLayout(top)
+        layout.addWidget(self.run_panel)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.summary)
+        self._generation = 0
+        self.rows: list[dict[str, Any]] = []
+        self.runs: dict[str, Any] = {}
+        self.items: list[Any] = []
+        self.missing: list[str] = []
+        self.estimate: Any = None
+        self.actual = ""
+        """The last run's estimate beside what it used (kept until the next run)."""
+        self.export_button.setEnabled(False)
+        self.run_button.setEnabled(False)
+
+    def names(self) -> list[str]:
+        return [n for n, box in self.checks.items() if box.isChecked()]
+
+    def _models(self) -> Any:
+        return st.condition_models(self.wizard.state, self.wizard.profile)
+
+    @Slot()
+    def refresh(self, *_args: Any) -> Any:
+        """Read the kept conditions, then (worker thread) the comparison and the estimate of
+        the missing ones; returns the task (tests await it)."""
+        import asyncio
+
+        from desktop.errors import spawn
+
+        wizard = self.wizard
+        self._generation += 1
+        generation = self._generation
+        names = self.names()
+        found = self._models()
+        project, state = wizard.project, wizard.state.model_copy(deep=True)
+        opened = getattr(wizard, "opened_texts", None)
+        given = list(opened.read.items) if opened is not None and not opened.read.errors \
+            else None
+        if not names or found is None or not state.dimensions:
+            self.status.setText("Choose at least one condition." if not names else
+                                "Choose the dimensions and a model first.")
+            self.run_button.setEnabled(False)
+            return None
+        models, profiles = found
+        self.status.setText("Reading the conditions kept in the project…")
+        self.run_button.setEnabled(False)
+
+        def work() -> tuple[Any, ...]:
+            items = given if given is not None else st.condition_texts(project, state)
+            have = st.load_conditions(project, state, names, items, models) if items else {}
+            blocked = st.condition_blockers(state, names, models)
+            missing = [n for n in names if n not in blocked
+                       and (n not in have or not have[n].complete)]
+            rows = cd.comparison_rows({n: r.scores for n, r in have.items() if r.scores},
+                                      items, n_boot=SCREEN_BOOT) if have else []
+            est = (st.estimate_conditions(project, state, missing, items, models, profiles)
+                   if missing and items else None)
+            return items, have, missing, rows, est, blocked
+
+        async def go() -> None:
+            try:
+                items, have, missing, rows, est, blocked = await asyncio.get_running_loop(
+                ).run_in_executor(None, work)
+            except ProjectError:
+                return  # the project was closed meanwhile (another one was opened)
+            if generation != self._generation or getattr(project, "closed", False):
+                return
+            self.items, self.runs, self.rows = items, have, rows
+            self.missing, self.estimate = missing, est
+            self.model.set_rows(screen_rows(rows))
+            fit_columns(self.view, stretch=len(COLUMNS) - 1, max_width=300)
+            text = self._status_text(models, items, have, missing, est, blocked)
+            if self.actual:
+                text += "<br>" + escape(self.actual)
+            self.status.setText(text)
+            lines = short_summary(cd.comparison_summary(rows))
+            if rows and not any(r["value"] is not None for r in rows):
+                lines = [NO_HUMANS]
+            self.summary.setText("\n".join(lines))
+            self.run_button.setEnabled(bool(missing) and bool(items) and not wizard.busy)
+            self.export_button.setEnabled(bool(rows))
+
+        return spawn(go(), "comparing the conditions")
+
+    @staticmethod
+    def _status_text(models: Any, items: list[Any], have: dict[str, Any], missing: list[str],
+                     est: Any, blocked: dict[str, str]) -> str:
+        if not items:
+            return ("There are no texts to score: choose the texts file on the Score page "
+                    "first.")
+
+        def kept(run: Any) -> str:
+            text = run.label
+            if run.problems:
+                text += " (could not be built: " + "; ".join(run.problems) + ")"
+            elif run.failed:
+                text += f" ({count(len(run.failed), 'score')} missing)"
+            return escape(text)
+
+        text = (f"<b>Kept in the project</b> (scored by {escape(models.scorer)}, "
+                f"{count(len(items), 'text')}): "
+                + (", ".join(kept(r) for r in have.values()) or "none yet") + ".")
+        if missing:
+            text += (" <b>Still to run:</b> " + ", ".join(cd.CONDITIONS[n] for n in missing)
+                     + ".")
+            if est is not None:
+                text += (f"<br>Running them: {escape(est.summary())} (at most: answers "
+                         "the project already has cost nothing).")
+        for name, why in blocked.items():
+            text += f"<br><b>{escape(cd.CONDITIONS[name])}</b> cannot run: {escape(why)}."
+        return text
+
+    @Slot()
+    def start_run(self) -> Any:
+        wizard = self.wizard
+        if wizard.busy or not self.missing or not self.items:
+            return None
+        found = self._models()
+        if found is None:
+            return None
+        scorer = next(p for p in found[1].values() if p.model == found[0].scorer)
+        return wizard.after_cloud_notice(scorer, self._start_run)
+
+    def _start_run(self) -> Any:
+        wizard = self.wizard
+        found = self._models()
+        if found is None:
+            return None
+        models, profiles = found
+        names, items, state = list(self.missing), list(self.items), wizard.state
+        project = wizard.project
+        scorer = next(p for p in profiles.values() if p.model == models.scorer)
+        builder = next(p for p in profiles.values() if p.model == models.builder)
+        assessors = {n: wizard.llm_factory(profiles[n], project, None) for n in models.assessors}
+        build_llm = wizard.llm_factory(builder, project, None)
+        gateways = [*assessors.values(), build_llm]
+        estimate = self.estimate
+
+        def scorer_for_run(run_id: int) -> Any:
+            gateways.append(wizard.llm_factory(scorer, project, run_id))
+            return gateways[-1]
+
+        self.run_panel.show()
+        self.actual = ""
+
+        async def step(progress: Any, cancel: Any) -> Any:
+            return await st.run_conditions(
+                project, state, names, items, models, assessors=assessors, builder=build_llm,
+                scorer_for_run=scorer_for_run, progress=progress, cancel=cancel)
+
+        def done(outcome: RunOutcome) -> None:
+            if outcome.finished:
+                self.run_panel.hide()
+            self.actual = actual_text(estimate, gateways)
+            self.refresh()
+
+        return wizard.run_step(self.run_panel, step, title="Running the missing conditions",
+                               on_done=done, busy="conditions")
+
+    # ------------------------------------------------------------------------------ export
+    def ask_export_path(self) -> str | None:
+        """Ask where to save the comparison workbook (tests replace this)."""
+        return save_file(self, "Export the comparison", "interacteval-comparison.xlsx")
+
+    @Slot()
+    def _ask_export(self) -> None:
+        path = self.ask_export_path()
+        if path:
+            self.export(path)
+
+    def export(self, path: str | Path) -> Any:
+        """Write the "Comparison" workbook of the conditions on screen (2000 bootstrap
+        resamples, as the command line) in the executor."""
+        from desktop.interacteval.pages._base import plain_step
+
+        if not self.runs:
+            return None
+        wizard = self.wizard
+        target = xlsx_path(path)
+        runs, items = dict(self.runs), list(self.items)
+        found = self._models()
+        state = wizard.state
+        readme = [("Dimensions", "; ".join(f"{d.name}: {d.definition}"
+                                            for d in state.dimensions)),
+                  ("Think-aloud models", ", ".join(
+                      f"{n} ({m})" for n, m in (found[0].assessors.items() if found else []))
+                   or "(none)"),
+                  ("Checklists built by", found[0].builder if found else ""),
+                  ("Texts scored by", found[0].scorer if found else ""),
+                  ("Texts", st.texts_line(state.texts, len(items))),
+                  ("Exported by", st.person(wizard.who))]
+
+        def write() -> Any:
+            rows = cd.comparison_rows({n: r.scores for n, r in runs.items() if r.scores},
+                                      items)
+            return cd.write_comparison(target, runs, rows, readme=readme)
+
+        self.run_panel.show()
+
+        def done(outcome: RunOutcome) -> None:
+            if outcome.finished:
+                self.run_panel.hide()
+                self.summary.setText(self.summary.text() + f"\nSaved {target}")
+                wizard.main_window.status(f"Saved {target}")
+
+        return wizard.run_background(self.run_panel, plain_step(write),
+                                     title=f"Exporting the comparison to {target.name}",
+                                     what="export", on_done=done)

@@ -1,0 +1,102 @@
+"""The InteractEval results' Conditions tab (pytest-qt, offscreen, scripted model): the estimate
+before, one click runs the missing conditions through ``session.run_conditions``, the table
+shows each condition against "both", a new tab (reopening) shows them with no call, the
+Comparison workbook is exported, and the conditions are offered to the judge-check ranking."""
+
+from __future__ import annotations
+
+from desktop.interacteval import open_interacteval_wizard
+from tests.desktop.interacteval_support import click, wait_step
+from tests.desktop.test_interacteval_wizard import load_sample, scripted  # noqa: F401
+
+
+def _wait_refreshed(qtbot, tab):
+    task = tab.refresh()
+    qtbot.waitUntil(task.done, timeout=60_000)
+
+
+def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window, scripted,  # noqa: F811
+                                                    tmp_path):
+    from openpyxl import load_workbook
+
+    from desktop.interacteval.conditions_tab import ConditionsTab
+
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    wiz.show_page("score")
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    tab = wiz.pages["results"].conditions
+    wiz.state.assessors = []
+    _wait_refreshed(qtbot, tab)  # no model thinks aloud yet: said, not counted as missing
+    assert "cannot run: no model thinks aloud" in tab.status.text()
+    assert tab.missing == ["human", "combined"]
+    wiz.state.assessors = ["Scripted B"]
+    assert [n for n, b in tab.checks.items() if b.isChecked()] == ["human", "ai", "combined"]
+    tab.checks["single-judge"].setChecked(True)
+    _wait_refreshed(qtbot, tab)
+    assert tab.missing == ["human", "ai", "combined", "single-judge"]
+    status = tab.status.text()
+    assert "none yet" in status and "Running them: " in status and "calls to scripted" in status
+    texts = len(wiz.opened_texts.read.items)
+
+    before = scripted.calls
+    click(qtbot, tab.run_button)
+    assert wait_step(qtbot, wiz, "conditions", timeout=120_000) == "finished"
+    qtbot.waitUntil(lambda: not tab.missing and tab.model.rowCount() == 8, timeout=60_000)
+    made = scripted.calls - before
+    assert made >= 2 * texts  # at least the single judge's calls were made
+    qtmodeltester.check(tab.model)
+    conditions = [tab.model.value(r, "condition") for r in range(tab.model.rowCount())]
+    assert conditions[:4] == ["Checklist from people's notes only",
+                              "Checklist from the models' think-aloud only",
+                              "Checklist from both (the method)",
+                              "Single judge, 1-5 with the definition (no checklist)"]
+    assert "Kept in the project" in tab.status.text() and "Still to run" not in tab.status.text()
+    assert "The last run, estimated beside actual: Calls: estimated" in tab.status.text()
+    assert not tab.run_button.isEnabled()
+    assert tab.summary.text()  # the plain sentence (or "cannot be compared: not enough units")
+    assert all(tab.model.value(r, "value") is None or len(tab.model.value(r, "value")) <= 5
+               for r in range(tab.model.rowCount()))  # rounded, never a long float
+
+    # a new tab (as after reopening the project) reads them back without a call
+    calls = scripted.calls
+    again = ConditionsTab(wiz)
+    qtbot.addWidget(again)
+    again.checks["single-judge"].setChecked(True)
+    _wait_refreshed(qtbot, again)
+    assert again.missing == [] and again.model.rowCount() == 8
+    assert scripted.calls == calls
+
+    # the Comparison workbook
+    target = tmp_path / "comparison.xlsx"
+    again.ask_export_path = lambda: str(target)
+    click(qtbot, again.export_button)
+    qtbot.waitUntil(target.exists, timeout=60_000)
+    qtbot.waitUntil(lambda: "Saved" in again.summary.text(), timeout=60_000)
+    book = load_workbook(target, read_only=True)
+    assert book.sheetnames[:3] == ["Comparison", "Checklists", "Scores"]
+    rows = list(book["Comparison"].iter_rows(values_only=True))
+    assert len(rows) == 1 + 8 and "vs_combined_p" in rows[0]
+
+    # the judge check ranks the conditions beside the models
+    check = wiz.pages["check"]
+    check.refresh()
+    names = [c[0] for c in check.panel.candidates]
+    assert "Condition: Checklist from both (the method)" in names
+    assert "Condition: Single judge, 1-5 with the definition (no checklist)" in names
+    assert len(names) == len(set(names))
+    sources = [c[2].source.split(",")[0] for c in check.panel.candidates
+               if not c[0].startswith("Condition")]
+    assert sources == [f"project run {wiz.state.run_id}"] or not sources
+    assert "condition" in check.make_judge("condition:human").lower()
+
+
+def test_one_line_says_when_every_comparison_failed_for_the_same_reason():
+    from desktop.interacteval.conditions_tab import short_summary
+
+    same = ["Clarity: A and B cannot be compared: not enough units: 3 groups.",
+            "Accuracy: C and B cannot be compared: not enough units: 3 groups."]
+    assert short_summary(same) == [
+        "No paired test against the checklist from both: not enough units: 3 groups."]
+    mixed = [same[0], "Accuracy: C agrees better with your ratings than B (...)."]
+    assert short_summary(mixed) == mixed
