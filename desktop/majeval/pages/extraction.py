@@ -53,21 +53,10 @@ class ExtractionPage(MajEvalPage):
             "puts similar stakeholders into groups (for example “parents” and “caregivers”) and "
             "writes one persona for each distinct point of view. You check and edit everything "
             "on the next page. A document that has not changed is not read again, and Cancel "
-<<<<<<< HEAD
             "keeps what is finished.",
-            hbox("Model:", self.extract_profile, 1, self.extract_button), self.extract_notice,
-            self.extract_panel, self.extract_usage, self.extract_summary, self.failures_list, 1)
-=======
-            "keeps what is finished.")
-        layout.addLayout(row)
-        layout.addWidget(self.extract_estimate)
-        layout.addWidget(self.extract_notice)
-        layout.addWidget(self.extract_panel)
-        layout.addWidget(self.extract_usage)
-        layout.addWidget(self.extract_summary)
-        layout.addWidget(self.failures_list)
-        layout.addStretch(1)
->>>>>>> i15c
+            hbox("Model:", self.extract_profile, 1, self.extract_button), self.extract_estimate,
+            self.extract_notice, self.extract_panel, self.extract_usage, self.extract_summary,
+            self.failures_list, 1)
 
     def refresh(self) -> None:
         self.fill()
