@@ -29,6 +29,7 @@ from core import stats
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
+    from core.runs import CancelToken, Progress
     from core.tables import ExportReport
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "MIN_ITEMS",
     "RATING_COLUMNS",
     "DimensionAgreement",
+    "CheckResult",
     "Disagreement",
     "JudgeData",
     "JudgeItem",
@@ -45,6 +47,7 @@ __all__ = [
     "QuestionAgreement",
     "Rating",
     "RatingsRead",
+    "check_step",
     "export_ratings",
     "held_out_line",
     "judge_report",
@@ -354,9 +357,13 @@ def _mae(x: Sequence[float], y: Sequence[float], n_boot: int, seed: int
 
 
 def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | None = None,
-                 n_boot: int = 1000, seed: int = 0, top: int = 10) -> JudgeReport:
+                 n_boot: int = 1000, seed: int = 0, top: int = 10,
+                 progress: Progress | None = None, cancel: CancelToken | None = None
+                 ) -> JudgeReport:
     """The judge-vs-people report. ``rater`` None compares with the mean of every rater's
-    rating of an item (the majority for Yes/No answers); a name, with that person only."""
+    rating of an item (the majority for Yes/No answers); a name, with that person only.
+    ``progress`` counts the dimensions (and the agreement between people); ``cancel`` is
+    checked between them."""
     ratings = [r for r in ratings if not r.empty]
     raters = list(dict.fromkeys(r.rater for r in ratings))
     chosen = ratings if rater is None else [r for r in ratings if r.rater == rater]
@@ -368,7 +375,12 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
     used_ids = [i.item_id for i in judge.items if i.item_id in by_item and i.item_id not in held]
     dims: list[DimensionAgreement] = []
     gaps: list[Disagreement] = []
+    if progress is not None:
+        progress.start("Comparing the judge with the ratings",
+                       total=len(judge.dimensions) + (1 if len(raters) >= 2 else 0))
     for dim in judge.dimensions:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
         x: list[float] = []
         y: list[float] = []
         missing = 0
@@ -395,6 +407,8 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
             mae=mae, mae_ci=ci, not_scored=missing,
             warning=_few_items(len(x)) if len(x) < MIN_ITEMS else "",
         ))
+        if progress is not None:
+            progress.advance(1, detail=dim)
     questions: list[QuestionAgreement] = []
     for dim, texts in judge.questions.items():
         for number, question in enumerate(texts, start=1):
@@ -410,7 +424,11 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
                 questions.append(QuestionAgreement(dim, number, question,
                                                    stats.binary_agreement(j, h)))
     gaps.sort(key=lambda d: -d.gap)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
     people = _people_agreement(judge, ratings, raters, held) if len(raters) >= 2 else []
+    if people and progress is not None:
+        progress.advance(1, detail="agreement between the people")
     return JudgeReport(
         method=judge.method, model=judge.model, source=judge.source,
         rater=ALL_RATERS if rater is None else rater, raters=raters, rated=len(used_ids),
@@ -690,11 +708,12 @@ class JudgeRank:
 
 def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Iterable[Rating],
                 *, method: str = "kendall", rater: str | None = None, n_boot: int = 2000,
-                seed: int = 0) -> list[JudgeRank]:
+                seed: int = 0, progress: Progress | None = None,
+                cancel: CancelToken | None = None) -> list[JudgeRank]:
     """Rank candidate judges ``(name, key, judge)`` by agreement with the people's ratings
     (``method``: "kendall" by default, "spearman" or "pearson"), best first; undefined ones
     last. Items held out by any candidate are left out for all, so each is measured on the
-    same items."""
+    same items. ``progress`` counts the paired tests; ``cancel`` is checked between them."""
     if method not in stats.STATISTIC_NAMES:
         raise ValueError(f"method must be one of {', '.join(stats.STATISTIC_NAMES)}")
     chosen = [r for r in ratings if not r.empty and (rater is None or r.rater == rater)]
@@ -729,7 +748,40 @@ def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Itera
     ranks.sort(key=lambda rx: (rx[0].value is None, -(rx[0].value or 0.0)))
     if ranks and ranks[0][0].value is not None:
         best = ranks[0][1]
+        if progress is not None:
+            progress.start("Ranking the judges", total=len(ranks) - 1)
         for rank, x in ranks[1:]:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
             rank.versus_best = stats.paired_correlation_difference(
                 best, x, human, method=method, groups=groups, n_boot=n_boot, seed=seed)
+            if progress is not None:
+                progress.advance(1, detail=rank.name)
     return [r for r, _ in ranks]
+
+
+@dataclass
+class CheckResult:
+    """What :func:`check_step` computed: the report (None when not asked for) and the
+    ranking of the candidate judges (empty with fewer than two)."""
+
+    report: JudgeReport | None
+    ranks: list[JudgeRank]
+
+
+def check_step(judge: JudgeData, ratings: Sequence[Rating], *, rater: str | None = None,
+               candidates: Sequence[tuple[str, str, JudgeData]] = (),
+               method: str = "kendall", report: bool = True,
+               progress: Progress | None = None, cancel: CancelToken | None = None
+               ) -> CheckResult:
+    """The report and the ranking in one plain step (the app runs it in the background:
+    the bootstraps take seconds with hundreds of rated items). ``report`` False: only the
+    ranking (another statistic chosen)."""
+    ratings = list(ratings)
+    out = CheckResult(None, [])
+    if report:
+        out.report = judge_report(judge, ratings, rater=rater, progress=progress, cancel=cancel)
+    if len(candidates) >= 2:
+        out.ranks = rank_judges(candidates, ratings, method=method, rater=rater,
+                                progress=progress, cancel=cancel)
+    return out
