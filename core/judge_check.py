@@ -36,8 +36,8 @@ __all__ = [
     "FAILS_GOOD_RATE",
     "MIN_ITEMS",
     "RATING_COLUMNS",
-    "DimensionAgreement",
     "CheckResult",
+    "DimensionAgreement",
     "Disagreement",
     "JudgeData",
     "JudgeItem",
@@ -176,6 +176,10 @@ class JudgeData:
     model: str = ""
     source: str = ""  #: the results it came from ("run 3, finished 2026-11-24 10:00")
     held_out_reason: str = ""  #: why items are held out ("think-aloud samples")
+    #: What the judge's scores are when they are not on the rating scale (AQER: a similarity);
+    #: "" = the same scale. Then the scores are compared by rank only: no mean absolute
+    #: error, no alpha with the judge as a rater, disagreements by rank.
+    judge_scale: str = ""
 
     def item(self, item_id: str) -> JudgeItem | None:
         return next((i for i in self.items if i.item_id == item_id), None)
@@ -220,10 +224,15 @@ class DimensionAgreement:
     mae_ci: tuple[float | None, float | None]
     not_scored: int  #: rated items the judge has no score for (left out)
     warning: str = ""
+    other_scale: str = ""  #: the judge's scale when it is not the rating scale
 
     @property
     def mae_reason(self) -> str:
-        return "" if self.mae is not None else "no rated item has a score from the judge"
+        if self.mae is not None:
+            return ""
+        if self.other_scale:
+            return "the judge's scores are not on the rating scale, so only their order counts"
+        return "no rated item has a score from the judge"
 
 
 @dataclass
@@ -247,10 +256,13 @@ class Disagreement:
     person: float
     explanation: str
     text: str = ""
+    #: When the judge's scores are on another scale: how far apart the two put the item, as
+    #: the difference of its rank among the rated items (0 to 1); None on the same scale.
+    rank_gap: float | None = None
 
     @property
     def gap(self) -> float:
-        return abs(self.judge - self.person)
+        return self.rank_gap if self.rank_gap is not None else abs(self.judge - self.person)
 
 
 @dataclass
@@ -280,6 +292,7 @@ class JudgeReport:
     people: list[PeopleAgreement]
     n_boot: int
     seed: int
+    judge_scale: str = ""  #: the judge's own scale when it is not the rating scale
 
     @property
     def fails_good(self) -> list[QuestionAgreement]:
@@ -303,6 +316,12 @@ class JudgeReport:
                            "the judge said Yes) and false-fail rate (of the items the person "
                            "said Yes, the share the judge said No).")),
         ]
+        if self.judge_scale:
+            lines.insert(2, ("Judge's scale", (
+                f"{self.judge_scale}. It is not on the rating scale, so the judge is compared "
+                "with the people by order only (Kendall tau-b, Spearman rho): no mean absolute "
+                "error, and the biggest disagreements are the items the two rank furthest "
+                "apart.")))
         if self.rated < MIN_ITEMS:
             lines.insert(1, ("WARNING", _few_items(self.rated)))
         return lines
@@ -383,6 +402,7 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
             cancel.raise_if_cancelled()
         x: list[float] = []
         y: list[float] = []
+        dim_gaps: list[Disagreement] = []
         missing = 0
         for item_id in used_ids:
             person = _person_score(by_item[item_id], dim)
@@ -396,16 +416,18 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
                 continue
             x.append(score)
             y.append(person)
-            if score != person:
-                gaps.append(Disagreement(item_id, dim, score, person,
-                                         item.explanation.get(dim, ""), item.text))
+            if score != person or judge.judge_scale:
+                dim_gaps.append(Disagreement(item_id, dim, score, person,
+                                             item.explanation.get(dim, ""), item.text))
+        gaps += _rank_gaps(dim_gaps, x, y) if judge.judge_scale else dim_gaps
         report = stats.correlations(x, y, n_boot=n_boot, seed=seed,
                                     x_name="the judge's scores", y_name="the people's ratings")
-        mae, ci = _mae(x, y, n_boot, seed)
+        mae, ci = _mae(x, y, n_boot, seed) if not judge.judge_scale else (None, (None, None))
         dims.append(DimensionAgreement(
             dimension=dim, n=len(x), kendall=report.kendall, spearman=report.spearman,
             mae=mae, mae_ci=ci, not_scored=missing,
             warning=_few_items(len(x)) if len(x) < MIN_ITEMS else "",
+            other_scale=judge.judge_scale,
         ))
         if progress is not None:
             progress.advance(1, detail=dim)
@@ -434,8 +456,23 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
         rater=ALL_RATERS if rater is None else rater, raters=raters, rated=len(used_ids),
         held_out=len(held), held_out_reason=judge.held_out_reason, dimensions=dims,
         questions=questions, disagreements=gaps[:top], people=people, n_boot=n_boot,
-        seed=seed,
+        seed=seed, judge_scale=judge.judge_scale,
     )
+
+
+def _rank_gaps(gaps: list[Disagreement], x: Sequence[float], y: Sequence[float]
+               ) -> list[Disagreement]:
+    """Scores on two scales (one gap per pair of ``x``, ``y``): how far apart the judge and
+    the people put each item, as the difference of its mid-rank among the rated items scaled
+    to 0-1. The items both put at the same rank are no disagreement and are left out."""
+    from scipy.stats import rankdata
+
+    if len(x) < 2:
+        return []
+    rx, ry = rankdata(x), rankdata(y)
+    for g, a, b in zip(gaps, rx, ry, strict=True):
+        g.rank_gap = float(abs(a - b) / (len(x) - 1))
+    return [g for g in gaps if g.rank_gap]
 
 
 def _people_agreement(judge: JudgeData, ratings: Sequence[Rating], raters: Sequence[str],
@@ -451,12 +488,14 @@ def _people_agreement(judge: JudgeData, ratings: Sequence[Rating], raters: Seque
         keep = [k for k in range(len(ids)) if any(row[k] is not None for row in table)]
         table = [[row[k] for k in keep] for row in table]
         judge_row = [judge_row[k] for k in keep]
-        out.append(PeopleAgreement(
-            dimension=dim,
-            people=stats.krippendorff_alpha(table, "interval"),
-            with_judge=stats.krippendorff_alpha([*table, judge_row], "interval"),
-            raters=len(raters),
-        ))
+        people = stats.krippendorff_alpha(table, "interval")
+        with_judge = stats.krippendorff_alpha([*table, judge_row], "interval")
+        if judge.judge_scale:  # a similarity is no rating: the judge cannot be one more rater
+            with_judge = stats.AlphaResult(
+                None, "interval", 0, 0, 0, len(raters) + 1,
+                reason="the judge's scores are not on the rating scale")
+        out.append(PeopleAgreement(dimension=dim, people=people, with_judge=with_judge,
+                                   raters=len(raters)))
     return out
 
 
@@ -513,7 +552,8 @@ def report_frames(report: JudgeReport) -> dict[str, Any]:
         "note": "; ".join(f"{k}: undefined, {v}" for k, v in q.result.reasons.items()),
     } for q in report.questions]
     gaps = [{"item": g.item_id, "dimension": g.dimension, "judge": _fmt(g.judge),
-             "person": _fmt(g.person), "difference": _fmt(g.judge - g.person),
+             "person": _fmt(g.person),
+             "difference": _fmt(g.judge - g.person) if g.rank_gap is None else None,
              "judge_explanation": g.explanation, "text": g.text}
             for g in report.disagreements]
     people = []

@@ -122,6 +122,12 @@ class JudgeCheckPanel(QWidget):
     on meanwhile. ``runner(panel, step, title=..., on_done=...)`` starts such a step (default
     :func:`desktop.runner.start_step`; a wizard page passes its own ``run_step``)."""
 
+    #: What the "Pick the judge" tab says when fewer than two judges scored the items.
+    one_judge_text = (
+        "Only one model has scored these items. Run the same items with another model "
+        "(choose it on the Run or Score page): its scores are kept beside these, and this tab "
+        "then ranks the models by how well they agree with your ratings.")
+
     #: A rating was saved (item id).
     rating_saved = Signal(str)
     #: The report was recomputed.
@@ -288,11 +294,17 @@ class JudgeCheckPanel(QWidget):
         top.addStretch(1)
         top.addWidget(self.use_button)
         self.pick_about = hint_label()
+        #: What "make the best one the project's judge" did, in words.
+        self.done_label = QLabel()
+        self.done_label.setObjectName("okText")
+        self.done_label.setWordWrap(True)
+        self.done_label.hide()
         self.rank_model = FrameModel(RANK_COLUMNS)
         self.rank_view = table_view(self.rank_model, sortable=False)
         layout = QVBoxLayout(tab)
         layout.addLayout(top)
         layout.addWidget(self.pick_about)
+        layout.addWidget(self.done_label)
         layout.addWidget(self.rank_view, 1)
         return tab
 
@@ -310,10 +322,7 @@ class JudgeCheckPanel(QWidget):
         if len(self.candidates) < 2:
             self.ranks = []
             self.rank_model.set_frame(pd.DataFrame(columns=[c.key for c in RANK_COLUMNS]))
-            self.pick_about.setText(
-                "Only one model has scored these items. Run the same items with another model "
-                "(choose it on the Run or Score page): its scores are kept beside these, and "
-                "this tab then ranks the models by how well they agree with your ratings.")
+            self.pick_about.setText(self.one_judge_text)
             self.use_button.setEnabled(False)
             return
         self.use_button.setEnabled(False)
@@ -355,7 +364,8 @@ class JudgeCheckPanel(QWidget):
         if not self.ranks or self.ranks[0].value is None or self.make_judge is None:
             return ""
         done = self.make_judge(self.ranks[0].key)
-        self.pick_about.setText(done)
+        self.done_label.setText(done)
+        self.done_label.show()
         return done
 
     def _gaps_box(self) -> QWidget:

@@ -75,6 +75,7 @@ __all__ = [
     "StoredResult",
     "answers_file",
     "cached_encoder",
+    "choose_condition",
     "comparison",
     "condition_setups",
     "copy_template",
@@ -82,6 +83,8 @@ __all__ = [
     "embedding_key",
     "export_result",
     "grades_path",
+    "judge_to_check",
+    "judges_to_compare",
     "load_conditions",
     "load_result",
     "load_setup",
@@ -497,6 +500,78 @@ def comparison(project: Project, setup: AqerSetup, stored: StoredResult) -> Comp
     return comparison_table(stored.result, {k: v.result for k, v in others.items()})
 
 
+# ----------------------------------------------------------------------------- check the judge
+def judge_to_check(project: Project, setup: AqerSetup) -> tuple[Any, str]:
+    """AQER's scores of the AI answers of the current result, as the judge a person checks
+    (:mod:`core.aqer.judge_check`); (None, why) when there is nothing to grade."""
+    from core.aqer.judge_check import judge_data
+
+    stored = load_result(project, setup) if setup.content_hash else None
+    if stored is None:
+        return None, ("There are no AQER results for the current choices yet: run AQER "
+                      "first.")
+    judge = judge_data(stored)
+    if not judge.items:
+        return None, ("These answers have no AI answers to grade (or the AI answers were "
+                      "scored as extra workers). Add the AI's answers to the file with a "
+                      "model column, then run AQER again, to check how well AQER's scores "
+                      "agree with your own grades.")
+    return judge, ""
+
+
+def judges_to_compare(project: Project, setup: AqerSetup) -> list[tuple[str, str, Any]]:
+    """The current result and each condition computed so far (another embedding model or
+    blank-answer rule) as ``(name, key, judge)`` for :func:`core.judge_check.rank_judges`;
+    ``key`` is "" for the current choices, else the condition's name (see
+    :func:`choose_condition`)."""
+    from core.aqer.judge_check import judge_data
+
+    stored = load_result(project, setup) if setup.content_hash else None
+    if stored is None:
+        return []
+    current = f"AQER as set up (model {_model_name(setup.embedding_model)})"
+    out = [(current, "", judge_data(stored))]
+    for name, other in load_conditions(project, setup).items():
+        out.append((name, name, judge_data(other)))
+    return out
+
+
+def _model_name(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or "all-MiniLM-L6-v2"
+
+
+def choose_condition(setup: AqerSetup, key: str) -> tuple[AqerSetup, str]:
+    """``setup`` with the condition named ``key`` as its own choices (the embedding model
+    and blank-answer rule the project then runs with), the choices it had kept as a
+    condition so that they are still compared; and what was done, in words."""
+    from core.aqer.model import AqerCondition
+
+    if not key:
+        return setup, "AQER as set up is already the project's choice; nothing changed."
+    found = next((c for c in setup.conditions if c.label() == key), None)
+    if found is None:
+        return setup, f"“{key}” is not among this project's conditions any more."
+    chosen = found.apply(setup)
+    before = AqerCondition(
+        embedding_model=setup.embedding_model if found.embedding_model is not None else None,
+        blank_answers=(setup.settings.blank_answers if found.blank_answers is not None
+                       else None))
+    conditions = [c for c in setup.conditions if c != found]
+    if before not in conditions:
+        conditions.append(before)
+    chosen = chosen.model_copy(update={"conditions": conditions})
+    parts = []
+    if found.embedding_model is not None:
+        parts.append(f"embedding model {_model_name(found.embedding_model)}")
+    if found.blank_answers is not None:
+        parts.append({"worst": "blank answers counted as the weakest answer",
+                      "missing": "blank answers left out",
+                      "auto": "blank answers decided from the data"}[found.blank_answers])
+    return chosen, (f"The project now scores with {' and '.join(parts)} ({key}). The earlier "
+                    "choices stay as a condition to compare with. Its results are stored, so "
+                    "the Results page shows them without running again.")
+
+
 # ----------------------------------------------------------------------------- workers curve
 
 
@@ -587,7 +662,6 @@ def run_workers_curve(project: Project, setup: AqerSetup,
 def copy_template(target: str | Path) -> Path:
     """Copy the example workbook shipped with EvalDesk to ``target``."""
     from core import paths
-
     from core.tables import TableError
 
     source = paths.resources_dir() / "samples" / "aqer_template.xlsx"

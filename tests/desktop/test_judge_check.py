@@ -201,7 +201,7 @@ def test_pick_the_judge_ranks_the_models_and_makes_the_best_one_the_judge(qtbot,
         rank_judges(candidates, panel.ratings, method="spearman")[0].value)
     assert panel.use_button.isEnabled()
     panel.use_button.click()
-    assert chosen == ["m-good"] and panel.pick_about.text() == "m-good chosen"
+    assert chosen == ["m-good"] and panel.done_label.text() == "m-good chosen"
     qtmodeltester.check(model)
 
 
