@@ -345,7 +345,7 @@ class JudgeCheckPanel(QWidget):
                 "ci_low": d.ci_low if d is not None else None,
                 "ci_high": d.ci_high if d is not None else None,
                 "verdict": (d.summary(best.name, r.name) if d is not None else
-                            ("The best agreement with the people's ratings." if r.value is not None
+                            (_best_words(ranks) if r.value is not None
                              else f"Undefined: {r.reason}.")),
             })
         self.rank_model.set_frame(pd.DataFrame(rows, columns=[c.key for c in RANK_COLUMNS]))
@@ -800,6 +800,17 @@ class JudgeCheckPanel(QWidget):
         return {(q.dimension, q.question): q.result.false_fail_rate or 0.0
                 for q in self.report.fails_good}
 
+
+
+def _best_words(ranks: list[jc.JudgeRank]) -> str:
+    """What the first of ``ranks`` is: the best, or tied with others (same value)."""
+    best = ranks[0].value
+    tied = [r.name for r in ranks[1:] if r.value is not None and best is not None
+            and abs(r.value - best) < 1e-12]
+    if not tied:
+        return "The best agreement with the people's ratings."
+    return (f"Tied with {', '.join(tied)} for the best agreement: first only by the order "
+            "they are listed in; either may be chosen.")
 
 
 def _check_step(judge: jc.JudgeData, ratings: list[jc.Rating], rater: str | None,

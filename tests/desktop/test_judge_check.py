@@ -195,6 +195,15 @@ def test_pick_the_judge_ranks_the_models_and_makes_the_best_one_the_judge(qtbot,
     assert expected[1].versus_best.difference is None
     assert model.value(1, "difference") is None
     assert "cannot be compared: not enough units" in model.value(1, "verdict")
+    assert model.value(0, "verdict") == "The best agreement with the people's ratings."
+    # a judge scoring exactly like the best one is a tie, said so: no made-up winner
+    twin = _judge()
+    panel.set_candidates([*candidates, ("twin-model", "m-twin", twin)], panel.make_judge)
+    _wait(qtbot, panel)
+    assert model.value(0, "verdict").startswith("Tied with ")
+    assert "for the best agreement" in model.value(0, "verdict")
+    panel.set_candidates(candidates, panel.make_judge)
+    _wait(qtbot, panel)
     panel.statistic_combo.setCurrentText("Spearman rho")
     _wait(qtbot, panel)
     assert model.value(0, "value") == pytest.approx(
