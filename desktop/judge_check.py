@@ -322,6 +322,8 @@ class JudgeCheckPanel(QWidget):
         if len(self.candidates) < 2:
             self.ranks = []
             self.rank_model.set_frame(pd.DataFrame(columns=[c.key for c in RANK_COLUMNS]))
+            fit_columns(self.rank_view, stretch=self.rank_model.column_of("verdict"),
+                        max_width=320)
             self.pick_about.setText(self.one_judge_text)
             self.use_button.setEnabled(False)
             return
@@ -732,11 +734,16 @@ class JudgeCheckPanel(QWidget):
         self.gaps_model.set_frame(frames["Disagreements"])
         self.people_model.set_frame(frames["People"])
         self._fit()
-        self.gaps_title.setText("Biggest disagreements (double-click a question on the Per "
-                                "question tab to see its own)")
+        self.gaps_title.setText(
+            "Biggest disagreements (double-click a question on the Per question tab to see "
+            "its own)" if report.questions else
+            "Biggest disagreements: the items the two of you rank furthest apart"
+            if report.judge_scale else "Biggest disagreements")
         self.gaps_back.hide()
         about = dict(report.describe())
-        self.about_label.setText(f"{about['Judge']}. {about['Ratings']}. {about['Held out']}")
+        scale = " " + about["Judge's scale"] if "Judge's scale" in about else ""
+        self.about_label.setText(f"{about['Judge']}. {about['Ratings']}. {about['Held out']}"
+                                 f"{scale}")
         self.warning.setText(about.get("WARNING", ""))
         self.warning.setVisible("WARNING" in about)
         self.report_tabs.setTabVisible(self.questions_tab, bool(report.questions))

@@ -47,6 +47,16 @@ def _number(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
+def _when(iso: str) -> str:
+    """A stored time (ISO, UTC) as local time to the minute; as it is when unreadable."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
 def item_id(model: str, number: int) -> str:
     """The item name of ``model``'s answer to question ``number`` (1-based, the results'
     order of questions)."""
@@ -97,7 +107,7 @@ def judge_data(stored: StoredResult) -> JudgeData:
             scores={DIMENSION: score}, explanation={DIMENSION: said}))
     source = f"project run {stored.run_id}"
     if stored.finished_at:
-        source += f", finished {stored.finished_at}"
+        source += f", finished {_when(stored.finished_at)}"
     return JudgeData(method="AQER", items=items, dimensions=[DIMENSION],
                      scale=rating_scale(stored),
                      model=result.embedding_model,

@@ -45,6 +45,8 @@ def test_grade_ai_answers_see_the_report_and_choose_a_condition(qtbot, window, q
     assert panel.dims_model.value(rows["Mean absolute error"], "value") is None
     assert "not on the rating scale" in panel.dims_model.value(rows["Mean absolute error"], "note")
     assert "Only AQER as set up" in panel.pick_about.text()
+    assert "rank furthest apart" in panel.gaps_title.text()
+    assert "not on the rating scale" in panel.about_label.text()
     for model in (panel.dims_model, panel.gaps_model, panel.rank_model):
         qtmodeltester.check(model)
     # another blank-answer rule as a condition: two judges to pick from
