@@ -82,6 +82,7 @@ __all__ = [
     "default_encoder_factory",
     "embedding_key",
     "export_result",
+    "file_grades",
     "grades_path",
     "judge_to_check",
     "judges_to_compare",
@@ -534,6 +535,48 @@ def judges_to_compare(project: Project, setup: AqerSetup) -> list[tuple[str, str
     for name, other in load_conditions(project, setup).items():
         out.append((name, name, judge_data(other)))
     return out
+
+
+def file_grades(project: Project, setup: AqerSetup, judge: Any) -> tuple[list[Any], list[str]]:
+    """The grades the answers file gives the AI answers of ``judge`` (from
+    :func:`judge_to_check`), as the ratings of one rater named after the file, so that the
+    report compares AQER with them without grading again; and what was left out, in words
+    (a grade that is not a number, or outside the grading scale)."""
+    from core.aqer.inputs import read_responses
+    from core.aqer.judge_check import DIMENSION, item_id
+    from core.judge_check import Rating
+    from core.tables import cell_number
+
+    path, _ = answers_file(project, setup)
+    prepared = read_responses(
+        path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
+        **setup.engine_columns(), **setup.grades_columns(),
+        grades_path=grades_path(project, setup))
+    frame = prepared.frame
+    ai = frame[frame["is_llm"]] if "grade" in frame else frame.iloc[0:0]
+    stored = load_result(project, setup)
+    order = list(stored.result.questions.get("question", [])) if stored is not None else []
+    numbers = {str(q): k for k, q in enumerate(order, start=1)}
+    rater = f"Grades in {setup.file_name or Path(path).name}"
+    low, high = judge.scale
+    ratings, notes = [], []
+    for _, row in ai.iterrows():
+        raw = row.get("grade")
+        if raw is None or not str(raw).strip():
+            continue
+        number = numbers.get(str(row["question"]))
+        wanted = item_id(str(row["model"]), number) if number is not None else ""
+        if judge.item(wanted) is None:
+            continue
+        value = cell_number(raw)
+        where = f"the grade of {wanted}"
+        if value is None:
+            notes.append(f"{where} (“{raw}”) is not a number; left out.")
+        elif not low <= value <= high:
+            notes.append(f"{where} ({value:g}) is outside the scale {low} to {high}; left out.")
+        else:
+            ratings.append(Rating(wanted, rater, {DIMENSION: float(value)}))
+    return ratings, notes
 
 
 def _model_name(path: str) -> str:

@@ -49,6 +49,15 @@ def test_grade_ai_answers_see_the_report_and_choose_a_condition(qtbot, window, q
     assert "not on the rating scale" in panel.about_label.text()
     for model in (panel.dims_model, panel.gaps_model, panel.rank_model):
         qtmodeltester.check(model)
+    # the file's own grades of the AI answers: one more rater, and the people's agreement
+    assert page.grades_button.isEnabled()
+    assert page.use_file_grades() == 12
+    assert "Kept 12 grades from the answers file" in panel.message.text()
+    qtbot.waitUntil(lambda: not panel.computing, timeout=60_000)
+    assert panel.report.raters == [wiz.who, "Grades in aqer_sample.xlsx"]
+    assert panel.people_model.rowCount() == 2  # alpha among the people (judge: undefined)
+    edits = window.project.list_edits(kind="aqer.rating")
+    assert f"{wiz.who} (grades in the answers file)" in {e.who for e in edits}
     # another blank-answer rule as a condition: two judges to pick from
     click(qtbot, wiz.pages["results"].results.condition_button)
     qtbot.waitUntil(lambda: not wiz.busy, timeout=60_000)

@@ -113,3 +113,13 @@ def test_no_ai_answers_says_what_to_do():
     with Project.create_untitled(method="aqer") as project:
         judge, why = st.judge_to_check(project, st.AqerSetup())
         assert judge is None and "run AQER first" in why
+
+
+def test_the_files_grades_of_the_ai_answers_become_one_raters_ratings(scored):
+    project, setup = scored
+    judge, _ = st.judge_to_check(project, setup)
+    ratings, notes = st.file_grades(project, setup, judge)
+    assert notes == [] and len(ratings) == 12
+    assert {r.rater for r in ratings} == {"Grades in aqer_sample.xlsx"}
+    expected = {(r.item_id, r.scores[DIMENSION]) for r in _sheet_grades()}
+    assert {(r.item_id, r.scores[DIMENSION]) for r in ratings} == expected
