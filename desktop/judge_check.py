@@ -154,6 +154,7 @@ class JudgeCheckPanel(QWidget):
         #: A report step is running; ``_queued``: another was asked for meanwhile (True: with
         #: the report, False: the ranking only), started when this one ends.
         self.computing = False
+        self._report_pending = False  #: the running step computes the report (not only ranks)
         self._queued: bool | None = None
         self.tabs = QTabWidget()
         self.tabs.addTab(self._grade_tab(), "Grade")
@@ -645,7 +646,8 @@ class JudgeCheckPanel(QWidget):
     def ensure_report(self) -> jc.JudgeReport | None:
         """The report of the current ratings, computed here and now if they changed since
         (for an export or the checklist editor's badge, which need it at once)."""
-        if (self._stale or self.computing or self.report is None) and self.judge is not None:
+        if (self._stale or self._report_pending or self.report is None) \
+                and self.judge is not None:
             self._stale = False
             self.report = jc.judge_report(self.judge, self.ratings, rater=self.chosen_rater())
             self._show_report(self.report)
@@ -678,7 +680,7 @@ class JudgeCheckPanel(QWidget):
         if self.computing:
             self._queued = bool(self._queued) or report
             return
-        self.computing, self._queued = True, None
+        self.computing, self._queued, self._report_pending = True, None, report
         self.again_button.hide()
         self.run_panel.show()
         if report:
@@ -693,7 +695,7 @@ class JudgeCheckPanel(QWidget):
                on_done=partial(self._step_done, judge, report))
 
     def _step_done(self, judge: jc.JudgeData, report: bool, outcome: RunOutcome[Any]) -> None:
-        self.computing = False
+        self.computing = self._report_pending = False
         queued, self._queued = self._queued, None
         if judge is not self.judge:  # another judge is shown now: compute its report
             if self.judge is not None:
@@ -817,7 +819,7 @@ def _best_words(ranks: list[jc.JudgeRank]) -> str:
     if not tied:
         return "The best agreement with the people's ratings."
     return (f"Tied with {', '.join(tied)} for the best agreement: first only by the order "
-            "they are listed in; either may be chosen.")
+            "they are listed in; any of them may be chosen.")
 
 
 def _check_step(judge: jc.JudgeData, ratings: list[jc.Rating], rater: str | None,
