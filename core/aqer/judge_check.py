@@ -57,10 +57,15 @@ def _when(iso: str) -> str:
         return iso
 
 
-def item_id(model: str, number: int) -> str:
-    """The item name of ``model``'s answer to question ``number`` (1-based, the results'
-    order of questions)."""
-    return f"{model}, question {number}"
+def item_id(model: str, number: int, question: str, response: str) -> str:
+    """The item name of ``model``'s answer ``response`` to question ``number`` (1-based, the
+    results' order of questions), ending in a short mark of the question and answer texts: a
+    grade kept in the project stays with the answer it was given to, and an answer file
+    changed since (another question at that number, another answer) does not inherit it."""
+    import hashlib
+
+    mark = hashlib.sha256(f"{question}\n{response}".encode()).hexdigest()[:6]
+    return f"{model}, question {number} ({mark})"
 
 
 def rating_scale(stored: StoredResult) -> tuple[int, int]:
@@ -102,7 +107,7 @@ def judge_data(stored: StoredResult) -> JudgeData:
                          "measured the same way")
             said += "."
         items.append(JudgeItem(
-            item_id=item_id(model, number), text=str(response),
+            item_id=item_id(model, number, question, str(response)), text=str(response),
             context=f"Question {number}: {question}\nAnswered by the AI model {model}.",
             scores={DIMENSION: score}, explanation={DIMENSION: said}))
     source = f"project run {stored.run_id}"

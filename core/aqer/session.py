@@ -565,7 +565,8 @@ def file_grades(project: Project, setup: AqerSetup, judge: Any) -> tuple[list[An
         if raw is None or not str(raw).strip():
             continue
         number = numbers.get(str(row["question"]))
-        wanted = item_id(str(row["model"]), number) if number is not None else ""
+        wanted = item_id(str(row["model"]), number, str(row["question"]),
+                         str(row["response"])) if number is not None else ""
         if judge.item(wanted) is None:
             continue
         value = cell_number(raw)

@@ -35,8 +35,8 @@ def _sheet_grades() -> list[Rating]:
     sheet = pd.read_excel(st.sample_path(), sheet_name="Long")
     questions = list(dict.fromkeys(sheet["question"]))
     ai = sheet[sheet["is_llm"] == "yes"]
-    return [Rating(item_id(r.worker, questions.index(r.question) + 1), "Teacher",
-                   {DIMENSION: float(r.grade)}) for r in ai.itertuples()]
+    return [Rating(item_id(r.worker, questions.index(r.question) + 1, r.question, r.response),
+                   "Teacher", {DIMENSION: float(r.grade)}) for r in ai.itertuples()]
 
 
 def test_ai_answers_are_the_items_with_aqers_scores_and_the_files_scale(scored):
@@ -46,7 +46,8 @@ def test_ai_answers_are_the_items_with_aqers_scores_and_the_files_scale(scored):
     stored = st.load_result(project, setup)
     answers = stored.result.llm_answers
     assert len(judge.items) == len(answers) == 12
-    first = judge.item("LLM A, question 1")
+    first = judge.items[0]
+    assert first.item_id.startswith("LLM A, question 1 (")
     assert first.text == "Canberra is the capital city of Australia."
     assert "What is the capital city of Australia?" in first.context
     assert first.scores[DIMENSION] == pytest.approx(answers["score"].iloc[0])
@@ -123,3 +124,13 @@ def test_the_files_grades_of_the_ai_answers_become_one_raters_ratings(scored):
     assert {r.rater for r in ratings} == {"Grades in aqer_sample.xlsx"}
     expected = {(r.item_id, r.scores[DIMENSION]) for r in _sheet_grades()}
     assert {(r.item_id, r.scores[DIMENSION]) for r in ratings} == expected
+
+
+def test_a_grade_stays_with_the_answer_it_was_given_to():
+    """Another answer at the same place (the file changed) has another item name, so a grade
+    kept in the project is never applied to an answer nobody graded."""
+    first = item_id("LLM A", 2, "How many continents?", "Seven.")
+    assert first.startswith("LLM A, question 2 (")
+    assert item_id("LLM A", 2, "How many continents?", "Seven.") == first
+    assert item_id("LLM A", 2, "How many continents?", "Eight.") != first
+    assert item_id("LLM A", 2, "How many oceans?", "Seven.") != first
