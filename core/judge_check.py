@@ -29,12 +29,14 @@ from core import stats
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
+    from core.runs import CancelToken, Progress
     from core.tables import ExportReport
 
 __all__ = [
     "FAILS_GOOD_RATE",
     "MIN_ITEMS",
     "RATING_COLUMNS",
+    "CheckResult",
     "DimensionAgreement",
     "Disagreement",
     "JudgeData",
@@ -45,6 +47,7 @@ __all__ = [
     "QuestionAgreement",
     "Rating",
     "RatingsRead",
+    "check_step",
     "export_ratings",
     "held_out_line",
     "judge_report",
@@ -173,6 +176,10 @@ class JudgeData:
     model: str = ""
     source: str = ""  #: the results it came from ("run 3, finished 2026-11-24 10:00")
     held_out_reason: str = ""  #: why items are held out ("think-aloud samples")
+    #: What the judge's scores are when they are not on the rating scale (AQER: a similarity);
+    #: "" = the same scale. Then the scores are compared by rank only: no mean absolute
+    #: error, no alpha with the judge as a rater, disagreements by rank.
+    judge_scale: str = ""
 
     def item(self, item_id: str) -> JudgeItem | None:
         return next((i for i in self.items if i.item_id == item_id), None)
@@ -217,10 +224,15 @@ class DimensionAgreement:
     mae_ci: tuple[float | None, float | None]
     not_scored: int  #: rated items the judge has no score for (left out)
     warning: str = ""
+    other_scale: str = ""  #: the judge's scale when it is not the rating scale
 
     @property
     def mae_reason(self) -> str:
-        return "" if self.mae is not None else "no rated item has a score from the judge"
+        if self.mae is not None:
+            return ""
+        if self.other_scale:
+            return "the judge's scores are not on the rating scale, so only their order counts"
+        return "no rated item has a score from the judge"
 
 
 @dataclass
@@ -244,10 +256,13 @@ class Disagreement:
     person: float
     explanation: str
     text: str = ""
+    #: When the judge's scores are on another scale: how far apart the two put the item, as
+    #: the difference of its rank among the rated items (0 to 1); None on the same scale.
+    rank_gap: float | None = None
 
     @property
     def gap(self) -> float:
-        return abs(self.judge - self.person)
+        return self.rank_gap if self.rank_gap is not None else abs(self.judge - self.person)
 
 
 @dataclass
@@ -277,6 +292,7 @@ class JudgeReport:
     people: list[PeopleAgreement]
     n_boot: int
     seed: int
+    judge_scale: str = ""  #: the judge's own scale when it is not the rating scale
 
     @property
     def fails_good(self) -> list[QuestionAgreement]:
@@ -300,6 +316,12 @@ class JudgeReport:
                            "the judge said Yes) and false-fail rate (of the items the person "
                            "said Yes, the share the judge said No).")),
         ]
+        if self.judge_scale:
+            lines.insert(2, ("Judge's scale", (
+                f"{self.judge_scale}. It is not on the rating scale, so the judge is compared "
+                "with the people by order only (Kendall tau-b, Spearman rho): no mean absolute "
+                "error, and the biggest disagreements are the items the two rank furthest "
+                "apart.")))
         if self.rated < MIN_ITEMS:
             lines.insert(1, ("WARNING", _few_items(self.rated)))
         return lines
@@ -354,9 +376,13 @@ def _mae(x: Sequence[float], y: Sequence[float], n_boot: int, seed: int
 
 
 def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | None = None,
-                 n_boot: int = 1000, seed: int = 0, top: int = 10) -> JudgeReport:
+                 n_boot: int = 1000, seed: int = 0, top: int = 10,
+                 progress: Progress | None = None, cancel: CancelToken | None = None
+                 ) -> JudgeReport:
     """The judge-vs-people report. ``rater`` None compares with the mean of every rater's
-    rating of an item (the majority for Yes/No answers); a name, with that person only."""
+    rating of an item (the majority for Yes/No answers); a name, with that person only.
+    ``progress`` counts the dimensions (and the agreement between people); ``cancel`` is
+    checked between them."""
     ratings = [r for r in ratings if not r.empty]
     raters = list(dict.fromkeys(r.rater for r in ratings))
     chosen = ratings if rater is None else [r for r in ratings if r.rater == rater]
@@ -368,9 +394,15 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
     used_ids = [i.item_id for i in judge.items if i.item_id in by_item and i.item_id not in held]
     dims: list[DimensionAgreement] = []
     gaps: list[Disagreement] = []
+    if progress is not None:
+        progress.start("Comparing the judge with the ratings",
+                       total=len(judge.dimensions) + (1 if len(raters) >= 2 else 0))
     for dim in judge.dimensions:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
         x: list[float] = []
         y: list[float] = []
+        dim_gaps: list[Disagreement] = []
         missing = 0
         for item_id in used_ids:
             person = _person_score(by_item[item_id], dim)
@@ -384,17 +416,21 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
                 continue
             x.append(score)
             y.append(person)
-            if score != person:
-                gaps.append(Disagreement(item_id, dim, score, person,
-                                         item.explanation.get(dim, ""), item.text))
+            if score != person or judge.judge_scale:
+                dim_gaps.append(Disagreement(item_id, dim, score, person,
+                                             item.explanation.get(dim, ""), item.text))
+        gaps += _rank_gaps(dim_gaps, x, y) if judge.judge_scale else dim_gaps
         report = stats.correlations(x, y, n_boot=n_boot, seed=seed,
                                     x_name="the judge's scores", y_name="the people's ratings")
-        mae, ci = _mae(x, y, n_boot, seed)
+        mae, ci = _mae(x, y, n_boot, seed) if not judge.judge_scale else (None, (None, None))
         dims.append(DimensionAgreement(
             dimension=dim, n=len(x), kendall=report.kendall, spearman=report.spearman,
             mae=mae, mae_ci=ci, not_scored=missing,
             warning=_few_items(len(x)) if len(x) < MIN_ITEMS else "",
+            other_scale=judge.judge_scale,
         ))
+        if progress is not None:
+            progress.advance(1, detail=dim)
     questions: list[QuestionAgreement] = []
     for dim, texts in judge.questions.items():
         for number, question in enumerate(texts, start=1):
@@ -410,14 +446,33 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
                 questions.append(QuestionAgreement(dim, number, question,
                                                    stats.binary_agreement(j, h)))
     gaps.sort(key=lambda d: -d.gap)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
     people = _people_agreement(judge, ratings, raters, held) if len(raters) >= 2 else []
+    if people and progress is not None:
+        progress.advance(1, detail="agreement between the people")
     return JudgeReport(
         method=judge.method, model=judge.model, source=judge.source,
         rater=ALL_RATERS if rater is None else rater, raters=raters, rated=len(used_ids),
         held_out=len(held), held_out_reason=judge.held_out_reason, dimensions=dims,
         questions=questions, disagreements=gaps[:top], people=people, n_boot=n_boot,
-        seed=seed,
+        seed=seed, judge_scale=judge.judge_scale,
     )
+
+
+def _rank_gaps(gaps: list[Disagreement], x: Sequence[float], y: Sequence[float]
+               ) -> list[Disagreement]:
+    """Scores on two scales (one gap per pair of ``x``, ``y``): how far apart the judge and
+    the people put each item, as the difference of its mid-rank among the rated items scaled
+    to 0-1. The items both put at the same rank are no disagreement and are left out."""
+    from scipy.stats import rankdata
+
+    if len(x) < 2:
+        return []
+    rx, ry = rankdata(x), rankdata(y)
+    for g, a, b in zip(gaps, rx, ry, strict=True):
+        g.rank_gap = float(abs(a - b) / (len(x) - 1))
+    return [g for g in gaps if g.rank_gap]
 
 
 def _people_agreement(judge: JudgeData, ratings: Sequence[Rating], raters: Sequence[str],
@@ -433,12 +488,14 @@ def _people_agreement(judge: JudgeData, ratings: Sequence[Rating], raters: Seque
         keep = [k for k in range(len(ids)) if any(row[k] is not None for row in table)]
         table = [[row[k] for k in keep] for row in table]
         judge_row = [judge_row[k] for k in keep]
-        out.append(PeopleAgreement(
-            dimension=dim,
-            people=stats.krippendorff_alpha(table, "interval"),
-            with_judge=stats.krippendorff_alpha([*table, judge_row], "interval"),
-            raters=len(raters),
-        ))
+        people = stats.krippendorff_alpha(table, "interval")
+        with_judge = stats.krippendorff_alpha([*table, judge_row], "interval")
+        if judge.judge_scale:  # a similarity is no rating: the judge cannot be one more rater
+            with_judge = stats.AlphaResult(
+                None, "interval", 0, 0, 0, len(raters) + 1,
+                reason="the judge's scores are not on the rating scale")
+        out.append(PeopleAgreement(dimension=dim, people=people, with_judge=with_judge,
+                                   raters=len(raters)))
     return out
 
 
@@ -495,7 +552,8 @@ def report_frames(report: JudgeReport) -> dict[str, Any]:
         "note": "; ".join(f"{k}: undefined, {v}" for k, v in q.result.reasons.items()),
     } for q in report.questions]
     gaps = [{"item": g.item_id, "dimension": g.dimension, "judge": _fmt(g.judge),
-             "person": _fmt(g.person), "difference": _fmt(g.judge - g.person),
+             "person": _fmt(g.person),
+             "difference": _fmt(g.judge - g.person) if g.rank_gap is None else None,
              "judge_explanation": g.explanation, "text": g.text}
             for g in report.disagreements]
     people = []
@@ -690,11 +748,12 @@ class JudgeRank:
 
 def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Iterable[Rating],
                 *, method: str = "kendall", rater: str | None = None, n_boot: int = 2000,
-                seed: int = 0) -> list[JudgeRank]:
+                seed: int = 0, progress: Progress | None = None,
+                cancel: CancelToken | None = None) -> list[JudgeRank]:
     """Rank candidate judges ``(name, key, judge)`` by agreement with the people's ratings
     (``method``: "kendall" by default, "spearman" or "pearson"), best first; undefined ones
     last. Items held out by any candidate are left out for all, so each is measured on the
-    same items."""
+    same items. ``progress`` counts the paired tests; ``cancel`` is checked between them."""
     if method not in stats.STATISTIC_NAMES:
         raise ValueError(f"method must be one of {', '.join(stats.STATISTIC_NAMES)}")
     chosen = [r for r in ratings if not r.empty and (rater is None or r.rater == rater)]
@@ -729,7 +788,40 @@ def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Itera
     ranks.sort(key=lambda rx: (rx[0].value is None, -(rx[0].value or 0.0)))
     if ranks and ranks[0][0].value is not None:
         best = ranks[0][1]
+        if progress is not None:
+            progress.start("Ranking the judges", total=len(ranks) - 1)
         for rank, x in ranks[1:]:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
             rank.versus_best = stats.paired_correlation_difference(
                 best, x, human, method=method, groups=groups, n_boot=n_boot, seed=seed)
+            if progress is not None:
+                progress.advance(1, detail=rank.name)
     return [r for r, _ in ranks]
+
+
+@dataclass
+class CheckResult:
+    """What :func:`check_step` computed: the report (None when not asked for) and the
+    ranking of the candidate judges (empty with fewer than two)."""
+
+    report: JudgeReport | None
+    ranks: list[JudgeRank]
+
+
+def check_step(judge: JudgeData, ratings: Sequence[Rating], *, rater: str | None = None,
+               candidates: Sequence[tuple[str, str, JudgeData]] = (),
+               method: str = "kendall", report: bool = True,
+               progress: Progress | None = None, cancel: CancelToken | None = None
+               ) -> CheckResult:
+    """The report and the ranking in one plain step (the app runs it in the background:
+    the bootstraps take seconds with hundreds of rated items). ``report`` False: only the
+    ranking (another statistic chosen)."""
+    ratings = list(ratings)
+    out = CheckResult(None, [])
+    if report:
+        out.report = judge_report(judge, ratings, rater=rater, progress=progress, cancel=cancel)
+    if len(candidates) >= 2:
+        out.ranks = rank_judges(candidates, ratings, method=method, rater=rater,
+                                progress=progress, cancel=cancel)
+    return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ from PySide6.QtWidgets import (
 from core import judge_check as jc
 from core.words import count
 from desktop.file_dialogs import open_file, save_file
+from desktop.run_panel import RunPanel
+from desktop.runner import RunOutcome, start_step
 from desktop.views import Column, FrameModel, table_view
 from desktop.widgets import alert_box, fit_columns, hint_label, note_box, xlsx_path
 
@@ -113,7 +116,17 @@ STATISTICS = {"Kendall tau-b": "kendall", "Spearman rho": "spearman", "Pearson r
 
 
 class JudgeCheckPanel(QWidget):
-    """Grade (tab 1) and the judge-vs-people report (tab 2)."""
+    """Grade (tab 1), the judge-vs-people report (tab 2) and the ranking of the judges (tab 3).
+    The report and the ranking are computed in the background (their bootstraps take seconds
+    with hundreds of rated items), with progress and Cancel in :attr:`run_panel`; grading goes
+    on meanwhile. ``runner(panel, step, title=..., on_done=...)`` starts such a step (default
+    :func:`desktop.runner.start_step`; a wizard page passes its own ``run_step``)."""
+
+    #: What the "Pick the judge" tab says when fewer than two judges scored the items.
+    one_judge_text = (
+        "Only one model has scored these items. Run the same items with another model "
+        "(choose it on the Run or Score page): its scores are kept beside these, and this tab "
+        "then ranks the models by how well they agree with your ratings.")
 
     #: A rating was saved (item id).
     rating_saved = Signal(str)
@@ -135,6 +148,14 @@ class JudgeCheckPanel(QWidget):
 
         self.problem = alert_box()
         self.problem.hide()
+        self.runner: Callable[..., Any] | None = None
+        self.run_panel = RunPanel()
+        self.run_panel.hide()
+        #: A report step is running; ``_queued``: another was asked for meanwhile (True: with
+        #: the report, False: the ranking only), started when this one ends.
+        self.computing = False
+        self._report_pending = False  #: the running step computes the report (not only ranks)
+        self._queued: bool | None = None
         self.tabs = QTabWidget()
         self.tabs.addTab(self._grade_tab(), "Grade")
         self.tabs.addTab(self._report_tab(), "Report")
@@ -148,6 +169,7 @@ class JudgeCheckPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.problem)
+        layout.addWidget(self.run_panel)
         layout.addWidget(self.tabs, 1)
 
     # ================================================================ building
@@ -222,10 +244,16 @@ class JudgeCheckPanel(QWidget):
         self.rater_combo.currentIndexChanged.connect(self._report_rater_chosen)
         self.report_button = QPushButton("Export report…")
         self.report_button.clicked.connect(self._ask_report)
+        self.again_button = QPushButton("Compute the report")
+        self.again_button.setToolTip("The last computation was stopped or failed: start it "
+                                     "again.")
+        self.again_button.clicked.connect(self.refresh_report)
+        self.again_button.hide()
         top = QHBoxLayout()
         top.addWidget(QLabel("Compare with:"))
         top.addWidget(self.rater_combo)
         top.addStretch(1)
+        top.addWidget(self.again_button)
         top.addWidget(self.report_button)
         self.about_label = hint_label()
         self.warning = note_box()
@@ -267,11 +295,17 @@ class JudgeCheckPanel(QWidget):
         top.addStretch(1)
         top.addWidget(self.use_button)
         self.pick_about = hint_label()
+        #: What "make the best one the project's judge" did, in words.
+        self.done_label = QLabel()
+        self.done_label.setObjectName("okText")
+        self.done_label.setWordWrap(True)
+        self.done_label.hide()
         self.rank_model = FrameModel(RANK_COLUMNS)
         self.rank_view = table_view(self.rank_model, sortable=False)
         layout = QVBoxLayout(tab)
         layout.addLayout(top)
         layout.addWidget(self.pick_about)
+        layout.addWidget(self.done_label)
         layout.addWidget(self.rank_view, 1)
         return tab
 
@@ -283,20 +317,27 @@ class JudgeCheckPanel(QWidget):
         self.refresh_ranking()
 
     def refresh_ranking(self) -> None:
+        """Rank the candidates again (in the background) with the chosen statistic."""
         import pandas as pd
 
-        method = STATISTICS[self.statistic_combo.currentText()]
         if len(self.candidates) < 2:
             self.ranks = []
             self.rank_model.set_frame(pd.DataFrame(columns=[c.key for c in RANK_COLUMNS]))
-            self.pick_about.setText(
-                "Only one model has scored these items. Run the same items with another model "
-                "(choose it on the Run or Score page): its scores are kept beside these, and "
-                "this tab then ranks the models by how well they agree with your ratings.")
+            fit_columns(self.rank_view, stretch=self.rank_model.column_of("verdict"),
+                        max_width=320)
+            self.pick_about.setText(self.one_judge_text)
             self.use_button.setEnabled(False)
             return
-        self.ranks = jc.rank_judges(self.candidates, self.ratings, method=method,
-                                    rater=self.chosen_rater())
+        self.use_button.setEnabled(False)
+        self.pick_about.setText("Ranking the judges…")
+        self._start(report=False)
+
+    def _show_ranks(self, ranks: list[jc.JudgeRank]) -> None:
+        import pandas as pd
+
+        self.ranks = ranks
+        if len(self.candidates) < 2 or not ranks:
+            return
         rows = []
         best = self.ranks[0]
         for k, r in enumerate(self.ranks, start=1):
@@ -307,7 +348,7 @@ class JudgeCheckPanel(QWidget):
                 "ci_low": d.ci_low if d is not None else None,
                 "ci_high": d.ci_high if d is not None else None,
                 "verdict": (d.summary(best.name, r.name) if d is not None else
-                            ("The best agreement with the people's ratings." if r.value is not None
+                            (_best_words(ranks) if r.value is not None
                              else f"Undefined: {r.reason}.")),
             })
         self.rank_model.set_frame(pd.DataFrame(rows, columns=[c.key for c in RANK_COLUMNS]))
@@ -326,7 +367,8 @@ class JudgeCheckPanel(QWidget):
         if not self.ranks or self.ranks[0].value is None or self.make_judge is None:
             return ""
         done = self.make_judge(self.ranks[0].key)
-        self.pick_about.setText(done)
+        self.done_label.setText(done)
+        self.done_label.show()
         return done
 
     def _gaps_box(self) -> QWidget:
@@ -602,9 +644,13 @@ class JudgeCheckPanel(QWidget):
             self.refresh_report()
 
     def ensure_report(self) -> jc.JudgeReport | None:
-        """The report of the current ratings (computed now if they changed)."""
-        if self._stale:
-            self.refresh_report()
+        """The report of the current ratings, computed here and now if they changed since
+        (for an export or the checklist editor's badge, which need it at once)."""
+        if (self._stale or self._report_pending or self.report is None) \
+                and self.judge is not None:
+            self._stale = False
+            self.report = jc.judge_report(self.judge, self.ratings, rater=self.chosen_rater())
+            self._show_report(self.report)
         return self.report
 
     def refresh_report(self) -> None:
@@ -622,11 +668,59 @@ class JudgeCheckPanel(QWidget):
         if judge is None:
             self.report = None
             return
-        self.report = jc.judge_report(judge, self.ratings, rater=self.chosen_rater())
-        self._show_report(self.report)
-        if len(self.candidates) >= 2:
-            self.refresh_ranking()
-        self.report_changed.emit()
+        self._start(report=True)
+
+    # ================================================================ the background step
+    def _start(self, *, report: bool) -> None:
+        """Compute the report (``report``) and the ranking in the background. While a step
+        runs, the request waits and starts when it ends (with the ratings of then)."""
+        judge = self.judge
+        if judge is None:
+            return
+        if self.computing:
+            self._queued = bool(self._queued) or report
+            return
+        self.computing, self._queued, self._report_pending = True, None, report
+        self.again_button.hide()
+        self.run_panel.show()
+        if report:
+            self.about_label.setText("Comparing the judge with the ratings…")
+        method = STATISTICS[self.statistic_combo.currentText()]
+        step = partial(_check_step, judge, list(self.ratings), self.chosen_rater(),
+                       list(self.candidates), method, report)
+        title = ("Comparing the judge with your ratings" if report
+                 else "Ranking the judges")
+        runner = self.runner or start_step
+        runner(self.run_panel, step, title=title,
+               on_done=partial(self._step_done, judge, report))
+
+    def _step_done(self, judge: jc.JudgeData, report: bool, outcome: RunOutcome[Any]) -> None:
+        self.computing = self._report_pending = False
+        queued, self._queued = self._queued, None
+        if judge is not self.judge:  # another judge is shown now: compute its report
+            if self.judge is not None:
+                self._start(report=True)
+            return
+        if outcome.finished and outcome.result is not None:
+            result: jc.CheckResult = outcome.result
+            if result.report is not None:
+                self.report = result.report
+                self._show_report(result.report)
+            self._show_ranks(result.ranks)
+            self.run_panel.hide()
+            self.report_changed.emit()
+        else:
+            if report:
+                self._stale = True
+                self.about_label.setText(
+                    "The report was not finished (" + outcome.status + "). Press "
+                    "“Compute the report” to start it again.")
+                self.again_button.show()
+            else:
+                self.pick_about.setText("The ranking was not finished (" + outcome.status
+                                        + "). Choose the statistic again to start it again.")
+        if queued is not None and outcome.status != "stopped":  # Cancel stops both
+            self._start(report=queued or self.report is None)
 
     def _show_report(self, report: jc.JudgeReport) -> None:
         frames = jc.report_frames(report)
@@ -642,11 +736,16 @@ class JudgeCheckPanel(QWidget):
         self.gaps_model.set_frame(frames["Disagreements"])
         self.people_model.set_frame(frames["People"])
         self._fit()
-        self.gaps_title.setText("Biggest disagreements (double-click a question on the Per "
-                                "question tab to see its own)")
+        self.gaps_title.setText(
+            "Biggest disagreements (double-click a question on the Per question tab to see "
+            "its own)" if report.questions else
+            "Biggest disagreements: the items the two of you rank furthest apart"
+            if report.judge_scale else "Biggest disagreements")
         self.gaps_back.hide()
         about = dict(report.describe())
-        self.about_label.setText(f"{about['Judge']}. {about['Ratings']}. {about['Held out']}")
+        scale = " " + about["Judge's scale"] if "Judge's scale" in about else ""
+        self.about_label.setText(f"{about['Judge']}. {about['Ratings']}. {about['Held out']}"
+                                 f"{scale}")
         self.warning.setText(about.get("WARNING", ""))
         self.warning.setVisible("WARNING" in about)
         self.report_tabs.setTabVisible(self.questions_tab, bool(report.questions))
@@ -712,6 +811,24 @@ class JudgeCheckPanel(QWidget):
 
 
 
+def _best_words(ranks: list[jc.JudgeRank]) -> str:
+    """What the first of ``ranks`` is: the best, or tied with others (same value)."""
+    best = ranks[0].value
+    tied = [r.name for r in ranks[1:] if r.value is not None and best is not None
+            and abs(r.value - best) < 1e-12]
+    if not tied:
+        return "The best agreement with the people's ratings."
+    return (f"Tied with {', '.join(tied)} for the best agreement: first only by the order "
+            "they are listed in; any of them may be chosen.")
+
+
+def _check_step(judge: jc.JudgeData, ratings: list[jc.Rating], rater: str | None,
+                candidates: list[tuple[str, str, jc.JudgeData]], method: str, report: bool,
+                progress: Any, cancel: Any) -> jc.CheckResult:
+    return jc.check_step(judge, ratings, rater=rater, candidates=candidates, method=method,
+                         report=report, progress=progress, cancel=cancel)
+
+
 class CheckJudgePageMixin:
     """What both methods' "Check the judge" pages share (mix in before the method's page class):
     the panel under the page's title and intro, filled from the method's session, and making the
@@ -730,6 +847,7 @@ class CheckJudgePageMixin:
         from desktop.widgets import page_layout
 
         self.panel = JudgeCheckPanel(self.METHOD, lambda: self.wizard.who)
+        self.panel.runner = self._run_in_background
         layout = page_layout(self, self.HEADING, self.INTRO)
         layout.addWidget(self.panel, 1)
 
@@ -738,6 +856,10 @@ class CheckJudgePageMixin:
         self.panel.set_judge(self.project, judge, problem)
         self.panel.set_candidates(self.SESSION.judges_to_compare(self.project, self.state),
                                   self.make_judge)
+
+    def _run_in_background(self, panel: Any, step: Any, *, title: str, on_done: Any) -> Any:
+        """The report's step, through the wizard (stopped with it), without making it busy."""
+        return self.wizard.run_step(panel, step, title=title, on_done=on_done, background=True)
 
     def make_judge(self, model: str) -> str:
         """Make the profile that uses ``model`` the one this project scores with."""

@@ -75,6 +75,7 @@ __all__ = [
     "StoredResult",
     "answers_file",
     "cached_encoder",
+    "choose_condition",
     "comparison",
     "condition_setups",
     "copy_template",
@@ -82,7 +83,10 @@ __all__ = [
     "embedding_choices",
     "embedding_key",
     "export_result",
+    "file_grades",
     "grades_path",
+    "judge_to_check",
+    "judges_to_compare",
     "load_conditions",
     "load_result",
     "load_setup",
@@ -554,6 +558,121 @@ def comparison(project: Project, setup: AqerSetup, stored: StoredResult) -> Comp
 
     others = load_conditions(project, setup)
     return comparison_table(stored.result, {k: v.result for k, v in others.items()})
+
+
+# ----------------------------------------------------------------------------- check the judge
+def judge_to_check(project: Project, setup: AqerSetup) -> tuple[Any, str]:
+    """AQER's scores of the AI answers of the current result, as the judge a person checks
+    (:mod:`core.aqer.judge_check`); (None, why) when there is nothing to grade."""
+    from core.aqer.judge_check import judge_data
+
+    stored = load_result(project, setup) if setup.content_hash else None
+    if stored is None:
+        return None, ("There are no AQER results for the current choices yet: run AQER "
+                      "first.")
+    judge = judge_data(stored)
+    if not judge.items:
+        return None, ("These answers have no AI answers to grade (or the AI answers were "
+                      "scored as extra workers). Add the AI's answers to the file with a "
+                      "model column, then run AQER again, to check how well AQER's scores "
+                      "agree with your own grades.")
+    return judge, ""
+
+
+def judges_to_compare(project: Project, setup: AqerSetup) -> list[tuple[str, str, Any]]:
+    """The current result and each condition computed so far (another embedding model or
+    blank-answer rule) as ``(name, key, judge)`` for :func:`core.judge_check.rank_judges`;
+    ``key`` is "" for the current choices, else the condition's name (see
+    :func:`choose_condition`)."""
+    from core.aqer.judge_check import judge_data
+
+    stored = load_result(project, setup) if setup.content_hash else None
+    if stored is None:
+        return []
+    current = f"AQER as set up (model {_model_name(setup.embedding_model)})"
+    out = [(current, "", judge_data(stored))]
+    for name, other in load_conditions(project, setup).items():
+        out.append((name, name, judge_data(other)))
+    return out
+
+
+def file_grades(project: Project, setup: AqerSetup, judge: Any) -> tuple[list[Any], list[str]]:
+    """The grades the answers file gives the AI answers of ``judge`` (from
+    :func:`judge_to_check`), as the ratings of one rater named after the file, so that the
+    report compares AQER with them without grading again; and what was left out, in words
+    (a grade that is not a number, or outside the grading scale)."""
+    from core.aqer.inputs import read_responses
+    from core.aqer.judge_check import DIMENSION, item_id
+    from core.judge_check import Rating
+    from core.tables import cell_number
+
+    path, _ = answers_file(project, setup)
+    prepared = read_responses(
+        path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
+        **setup.engine_columns(), **setup.grades_columns(),
+        grades_path=grades_path(project, setup))
+    frame = prepared.frame
+    ai = frame[frame["is_llm"]] if "grade" in frame else frame.iloc[0:0]
+    stored = load_result(project, setup)
+    order = list(stored.result.questions.get("question", [])) if stored is not None else []
+    numbers = {str(q): k for k, q in enumerate(order, start=1)}
+    rater = f"Grades in {setup.file_name or Path(path).name}"
+    low, high = judge.scale
+    ratings, notes = [], []
+    for _, row in ai.iterrows():
+        raw = row.get("grade")
+        if raw is None or not str(raw).strip():
+            continue
+        number = numbers.get(str(row["question"]))
+        wanted = item_id(str(row["model"]), number, str(row["question"]),
+                         str(row["response"])) if number is not None else ""
+        if judge.item(wanted) is None:
+            continue
+        value = cell_number(raw)
+        where = f"the grade of {wanted}"
+        if value is None:
+            notes.append(f"{where} (“{raw}”) is not a number; left out.")
+        elif not low <= value <= high:
+            notes.append(f"{where} ({value:g}) is outside the scale {low} to {high}; left out.")
+        else:
+            ratings.append(Rating(wanted, rater, {DIMENSION: float(value)}))
+    return ratings, notes
+
+
+def _model_name(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or "all-MiniLM-L6-v2"
+
+
+def choose_condition(setup: AqerSetup, key: str) -> tuple[AqerSetup, str]:
+    """``setup`` with the condition named ``key`` as its own choices (the embedding model
+    and blank-answer rule the project then runs with), the choices it had kept as a
+    condition so that they are still compared; and what was done, in words."""
+    from core.aqer.model import AqerCondition
+
+    if not key:
+        return setup, "AQER as set up is already the project's choice; nothing changed."
+    found = next((c for c in setup.conditions if c.label() == key), None)
+    if found is None:
+        return setup, f"“{key}” is not among this project's conditions any more."
+    chosen = found.apply(setup)
+    before = AqerCondition(
+        embedding_model=setup.embedding_model if found.embedding_model is not None else None,
+        blank_answers=(setup.settings.blank_answers if found.blank_answers is not None
+                       else None))
+    conditions = [c for c in setup.conditions if c != found]
+    if before not in conditions:
+        conditions.append(before)
+    chosen = chosen.model_copy(update={"conditions": conditions})
+    parts = []
+    if found.embedding_model is not None:
+        parts.append(f"embedding model {_model_name(found.embedding_model)}")
+    if found.blank_answers is not None:
+        parts.append({"worst": "blank answers counted as the weakest answer",
+                      "missing": "blank answers left out",
+                      "auto": "blank answers decided from the data"}[found.blank_answers])
+    return chosen, (f"The project now scores with {' and '.join(parts)} ({key}). The earlier "
+                    "choices stay as a condition to compare with. Its results are stored, so "
+                    "the Results page shows them without running again.")
 
 
 # ----------------------------------------------------------------------------- workers curve

@@ -17,10 +17,11 @@ from core import judge_check
 from core.judge_check import JudgeData, JudgeItem, Rating
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.majeval.conditions import ConditionResult
     from core.majeval.pipeline import EvaluationRun
     from core.project import Project
 
-__all__ = ["METHOD", "judge_data", "load_ratings", "save_rating"]
+__all__ = ["METHOD", "condition_judge", "judge_data", "load_ratings", "save_rating"]
 
 METHOD = "majeval"
 _LIMIT = 1200
@@ -62,6 +63,28 @@ def judge_data(run: EvaluationRun) -> JudgeData:
     return JudgeData(method="MAJ-Eval", items=items, dimensions=[d.name for d in run.dimensions],
                      scale=(run.scale.minimum, run.scale.maximum), model=run.model,
                      source=source.strip(", "))
+
+
+def condition_judge(base: JudgeData, condition: ConditionResult) -> JudgeData:
+    """``base``'s items (the texts graded) with the overall scores of ``condition`` (one of
+    :data:`core.majeval.conditions.CONDITIONS`) instead, to rank the conditions by agreement
+    with the person's ratings. An item the condition failed on, or has no result for, has
+    score None (never a default)."""
+    from core.majeval.conditions import ALL_GROUPS
+
+    overall = condition.scores.get(ALL_GROUPS, {})
+    items = []
+    for item in base.items:
+        scores = overall.get(item.item_id) or {}
+        why = condition.failed.get(item.item_id, "")
+        items.append(JudgeItem(
+            item_id=item.item_id, text=item.text, context=item.context,
+            scores={d: scores.get(d) for d in base.dimensions},
+            explanation={d: f"{condition.label}: failed ({why})" if why else condition.label
+                         for d in base.dimensions}))
+    source = f"project run {condition.run_id}" if condition.run_id is not None else ""
+    return JudgeData(method="MAJ-Eval", items=items, dimensions=list(base.dimensions),
+                     scale=base.scale, model=condition.model, source=source)
 
 
 def save_rating(project: Project, rating: Rating, *, who: str | None = None) -> Rating:

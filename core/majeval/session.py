@@ -109,6 +109,7 @@ __all__ = [
     "add_document",
     "add_persona",
     "agreement",
+    "condition_choice",
     "create_personas_stored",
     "current_run",
     "default_llm_factory",
@@ -1001,18 +1002,27 @@ def judge_to_check(project: Project, state: WizardState) -> tuple[Any, str]:
 
 
 def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, str, Any]]:
-    """Every model whose debates finished with the current personas, items and choices, as
-    ``(name, model, judge)`` for :func:`core.judge_check.rank_judges`."""
-    from core.majeval.judge_check import judge_data
+    """Every condition (:data:`core.majeval.conditions.CONDITIONS`: full personas after and
+    before the debate, simple roles, a single judge) of every model that has scored the
+    current items with the current personas, as ``(name, key, judge)`` for
+    :func:`core.judge_check.rank_judges`; ``key`` is ``"<condition>:<model>"`` (see
+    :func:`condition_choice`). Nothing is run: only what the project holds."""
+    from core.majeval.conditions import CONDITIONS, STEP_SINGLE, load_conditions
+    from core.majeval.judge_check import condition_judge
 
-    models = dict.fromkeys(str((r.settings or {}).get("model", ""))
-                           for r in project.list_runs(METHOD, STEP_DEBATE)
-                           if r.status == "finished")
+    base, _ = judge_to_check(project, state)
+    if base is None:
+        return []
+    models = list(dict.fromkeys(
+        str((r.settings or {}).get("model", ""))
+        for step in (STEP_DEBATE, STEP_SINGLE) for r in project.list_runs(METHOD, step)
+        if r.status == "finished"))
     out = []
     for model in models:
-        run = load_run(project, state, model)
-        if run is not None:
-            out.append((model or "model not recorded", model, judge_data(run)))
+        for name, found in load_conditions(project, state, list(CONDITIONS), model).items():
+            label = found.label if len(models) == 1 else \
+                f"{found.label} ({model or 'model not recorded'})"
+            out.append((label, f"{name}:{model}", condition_judge(base, found)))
     return out
 
 
@@ -1036,3 +1046,38 @@ def estimate_personas(project: Project, state: WizardState, profile: Any) -> Any
         return None  # the model's window is too small: the run itself says so
     return estimate(plan, profile, latency=measured_latency(project, profile.model),
                     done_already=skipped, done_what="documents read already")
+
+
+def condition_choice(project: Project, state: WizardState, key: str
+                     ) -> tuple[WizardState | None, str, str]:
+    """What making the condition ``key`` (``"<condition>:<model>"``, from
+    :func:`judges_to_compare`) the project's judge means: the choices to keep (None when the
+    wizard cannot score that way), the model to score with, and what it does in words. The
+    model's profile is chosen by the caller."""
+    from core.majeval.conditions import CONDITIONS, load_conditions
+
+    name, _, model = key.partition(":")
+    if name not in CONDITIONS:
+        return None, model, f"“{key}” is not one of MAJ-Eval's conditions."
+    label = CONDITIONS[name]
+    if name == "single-judge":
+        return None, model, (
+            f"“{label}” agrees best with you, but MAJ-Eval always scores with the personas, "
+            "so it cannot be the project's judge here. Its scores are in the Conditions tab "
+            "of the Results page (and its export).")
+    settings = state.settings.model_copy(update={
+        "no_debate": name == "pre", "simple_roles": name == "simple"})
+    chosen = state.model_copy(update={"settings": settings}, deep=True)
+    found = load_conditions(project, state, [name], model).get(name)
+    if name != "pre" and found is not None and found.run_id is not None:
+        chosen.run_id = found.run_id  # its debates are stored: shown without a new run
+        then = "Its debates are already in the project, so its results are shown now."
+    elif name == "pre":
+        then = ("The next run asks each persona for its scores without the debate (fewer "
+                "calls); start it on the Run page. The debates already run are kept.")
+    else:
+        then = "Start the run on the Run page."
+    how = {"full": "full personas with the debate",
+           "pre": "the personas' own scores, without the debate",
+           "simple": "one-sentence roles with the debate"}[name]
+    return chosen, model, f"The project now scores with {how} (“{label}”). {then}"

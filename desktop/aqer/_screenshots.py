@@ -3,7 +3,8 @@
     EVALDESK_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1400x900x24" \
         python -m desktop.aqer._screenshots resources/screenshots
 
-Runs the real app window with the bundled embedding model and saves ``aqer-<page>.png``.
+Runs the real app window with the bundled embedding model and saves ``aqer-<page>.png``,
+ending with the "Check the judge" page (``aqer-check-*.png``).
 """
 
 from __future__ import annotations
@@ -64,6 +65,23 @@ async def _shoot(session, folder: Path) -> None:
             await wait_until(lambda: results.curve is not None, timeout=600)
         await asyncio.sleep(0.5)
         grab(name)
+    await _check_the_judge(wiz, grab)
+
+
+async def _check_the_judge(wiz, grab) -> None:
+    """aqer-check-report.png and aqer-check-disagreements.png: the sample's own grades of the
+    AI answers kept as one rater's ratings, and AQER compared with them by order."""
+    wiz.show_page("check")
+    page = wiz.pages["check"]
+    panel = page.panel
+    page.use_file_grades()
+    panel.tabs.setCurrentIndex(1)
+    await wait_until(lambda: not panel.computing and panel.report is not None, timeout=300)
+    await asyncio.sleep(0.4)
+    grab("check-report")
+    panel.report_tabs.setCurrentIndex(2)
+    await asyncio.sleep(0.4)
+    grab("check-disagreements")
 
 
 def main(argv: list[str]) -> int:

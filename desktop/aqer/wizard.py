@@ -1,4 +1,5 @@
-"""The AQER wizard: answers file → columns → embedding model → run → results.
+"""The AQER wizard: answers file → columns → embedding model → run → results → check the
+judge (grade AI answers, compare with AQER).
 
 A :class:`desktop.wizard.WizardShell` with one page class per step (``desktop/aqer/pages/``).
 The wizard holds what the pages share (the setup, the sheet read, its check, the result); the
@@ -23,14 +24,21 @@ from core.aqer.session import (
     restore_setup,
     save_setup,
 )
-from desktop.aqer.pages import ColumnsPage, FilePage, ModelPage, ResultsPage, RunPage
+from desktop.aqer.pages import (
+    CheckJudgePage,
+    ColumnsPage,
+    FilePage,
+    ModelPage,
+    ResultsPage,
+    RunPage,
+)
 from desktop.widgets import alert_box
 from desktop.wizard import WizardShell
 from desktop.wizard import open_wizard as open_shell_wizard
 
 __all__ = ["PAGES", "AqerWizard", "open_wizard"]
 
-PAGES = ("file", "columns", "model", "run", "results")
+PAGES = ("file", "columns", "model", "run", "results", "check")
 
 
 class AqerWizard(WizardShell):
@@ -40,7 +48,7 @@ class AqerWizard(WizardShell):
     OBJECT_NAME = "aqerWizard"
     HOME_TIP = ("Back to the home screen. Everything you chose is kept in the project; open "
                 "AQER again to carry on.")
-    PAGE_CLASSES = (FilePage, ColumnsPage, ModelPage, RunPage, ResultsPage)
+    PAGE_CLASSES = (FilePage, ColumnsPage, ModelPage, RunPage, ResultsPage, CheckJudgePage)
 
     #: The columns were checked (the :class:`AnswersCheck`).
     checked = Signal(object)

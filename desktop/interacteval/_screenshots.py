@@ -143,6 +143,8 @@ async def _check_the_judge(wiz, grab) -> None:
         if not panel.save_and_next():
             panel.skip()
     panel.tabs.setCurrentIndex(1)
+    while panel.computing:  # the report is computed in the background
+        await asyncio.sleep(0.1)
     await asyncio.sleep(0.4)
     grab("check-report")
     panel.report_tabs.setCurrentIndex(1)

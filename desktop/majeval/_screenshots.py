@@ -5,7 +5,7 @@
 
 Runs the real app window with a scripted model (the test panel of
 ``tests/desktop/majeval_support.py``, so run it from the repository) and saves
-``majeval-<page>.png``.
+``majeval-<page>.png``, ending with the "Check the judge" page (``majeval-check-*.png``).
 """
 
 from __future__ import annotations
@@ -90,7 +90,41 @@ async def _shoot(session, folder: Path) -> None:
                      and not tab.missing, timeout=300)
     await asyncio.sleep(0.5)
     grab("results-conditions")
+    await _check_the_judge(wiz, grab)
     llm.close()
+
+
+async def _check_the_judge(wiz, grab) -> None:
+    """majeval-check-grade.png, majeval-check-report.png and majeval-check-pick.png: a
+    teacher grades every item near the sample's human ratings (not exactly: a person is not
+    the sample), then the report and the conditions ranked against her ratings."""
+    wiz.show_page("check")
+    panel = wiz.pages["check"].panel
+    items = {i.id: i for i in wiz.state.item_list}
+    shifts = [0, 1, 0, -1, 0, 1]
+    low, high = panel.judge.scale
+    graded = 0
+    while panel.current is not None:
+        human = list(items[panel.current].human.values())
+        for combo in panel.score_combos.values():
+            if human:
+                mine = min(high, max(low, round(human[0]) + shifts[graded % len(shifts)]))
+                combo.setCurrentIndex(combo.findData(float(mine)))
+        if graded == 2:
+            panel.note_edit.setPlainText("Right, and said the way a child would say it.")
+            await asyncio.sleep(0.3)
+            grab("check-grade")
+        graded += 1
+        if not panel.save_and_next():
+            panel.skip()
+    panel.tabs.setCurrentIndex(1)
+    await wait_until(lambda: not panel.computing and panel.report is not None, timeout=120)
+    await asyncio.sleep(0.4)
+    grab("check-report")
+    panel.tabs.setCurrentIndex(2)
+    await wait_until(lambda: not panel.computing and len(panel.ranks) >= 2, timeout=120)
+    await asyncio.sleep(0.4)
+    grab("check-pick")
 
 
 def main(argv: list[str]) -> int:

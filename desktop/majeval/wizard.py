@@ -175,8 +175,9 @@ class MajEvalWizard(WizardShell):
                           "they are." if reason else "")
             label.setVisible(bool(reason))
 
-    def show_run(self, run: Any) -> Any:
-        """Compute the agreement statistics (executor) and show the results page."""
+    def show_run(self, run: Any, *, show: bool = True) -> Any:
+        """Compute the agreement statistics (executor) and show the results page (``show``
+        False: fill it, and stay on the page shown)."""
         import asyncio
 
         self.run = run
@@ -186,7 +187,8 @@ class MajEvalWizard(WizardShell):
             self.alphas, self.humans = await loop.run_in_executor(None, st.agreement, run)
             self.results.set_run(run, self.alphas, self.humans)
             self.check_results_current()
-            self.show_page("results")
+            if show:
+                self.show_page("results")
             self.step_ended.emit("results", "finished")
 
         from desktop.errors import spawn

@@ -472,6 +472,7 @@ def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted
     panel.score_combos["Clarity"].setCurrentIndex(5)
     assert panel.save_and_next()
     panel.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: not panel.computing, timeout=60_000)  # computed in the background
     assert panel.report.rated == 1 and panel.report.dimensions[0].n == 1
     # a checklist edited after scoring: its scores are not current, so there is nothing to check
     from core.interacteval.session import edit_checklist

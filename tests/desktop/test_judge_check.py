@@ -36,11 +36,16 @@ def project(tmp_path):
 
 
 @pytest.fixture
-def panel(qtbot, project):
+def panel(qtbot, qloop, project):
     widget = JudgeCheckPanel("interacteval", lambda: "Anna")
     qtbot.addWidget(widget)
     widget.set_judge(project, _judge())
     return widget
+
+
+def _wait(qtbot, panel) -> None:
+    """The report and the ranking are computed in the background: wait for them."""
+    qtbot.waitUntil(lambda: not panel.computing, timeout=60_000)
 
 
 def _grade(panel, score: int, answer: bool | None = None, note: str = "") -> str:
@@ -102,6 +107,7 @@ def test_report_numbers_equal_core_stats(qtbot, panel, qtmodeltester):
         people[item] = score
     assert panel.report is None or panel.report.rated < 6  # computed when the tab is shown
     panel.tabs.setCurrentIndex(1)
+    _wait(qtbot, panel)
     judge = _judge()
     ids = sorted(people)
     x = [judge.item(i).scores["Coherence"] for i in ids]
@@ -139,6 +145,7 @@ def test_excel_round_trip_two_raters_and_the_question_badge(qtbot, panel, projec
     assert set(sheet.rater) == {"Anna", "Ben"} and len(sheet[sheet.question.isna()]) == 7
     # the badge: the judge said No to half of the texts people called good
     panel.tabs.setCurrentIndex(1)
+    _wait(qtbot, panel)
     questions = panel.questions_model
     assert questions.value(0, "fails_good_texts") == BADGE
     assert panel.flagged_questions() == {("Coherence", QUESTION): pytest.approx(0.5)}
@@ -150,6 +157,7 @@ def test_excel_round_trip_two_raters_and_the_question_badge(qtbot, panel, projec
     # two raters: alpha among the people beside the judge's, and one rater at a time
     assert panel.people_model.rowCount() == 2
     panel.rater_combo.setCurrentIndex(panel.rater_combo.findData("Ben"))
+    _wait(qtbot, panel)
     assert panel.report.rater == "Ben" and panel.report.rated == 6
     report_path = panel.export_report(tmp_path / "report.xlsx")
     assert pd.read_excel(report_path, sheet_name="Dimensions").n.iloc[0] == 6
@@ -178,6 +186,7 @@ def test_pick_the_judge_ranks_the_models_and_makes_the_best_one_the_judge(qtbot,
     chosen = []
     candidates = [("poor-model", "m-poor", poor), ("good-model", "m-good", good)]
     panel.set_candidates(candidates, lambda key: chosen.append(key) or f"{key} chosen")
+    _wait(qtbot, panel)
     model = panel.rank_model
     assert [model.value(r, "judge") for r in range(2)] == ["good-model", "poor-model"]
     expected = rank_judges(candidates, panel.ratings)
@@ -186,10 +195,78 @@ def test_pick_the_judge_ranks_the_models_and_makes_the_best_one_the_judge(qtbot,
     assert expected[1].versus_best.difference is None
     assert model.value(1, "difference") is None
     assert "cannot be compared: not enough units" in model.value(1, "verdict")
+    assert model.value(0, "verdict") == "The best agreement with the people's ratings."
+    # a judge scoring exactly like the best one is a tie, said so: no made-up winner
+    twin = _judge()
+    panel.set_candidates([*candidates, ("twin-model", "m-twin", twin)], panel.make_judge)
+    _wait(qtbot, panel)
+    assert model.value(0, "verdict").startswith("Tied with ")
+    assert "for the best agreement" in model.value(0, "verdict")
+    panel.set_candidates(candidates, panel.make_judge)
+    _wait(qtbot, panel)
     panel.statistic_combo.setCurrentText("Spearman rho")
+    _wait(qtbot, panel)
     assert model.value(0, "value") == pytest.approx(
         rank_judges(candidates, panel.ratings, method="spearman")[0].value)
     assert panel.use_button.isEnabled()
     panel.use_button.click()
-    assert chosen == ["m-good"] and panel.pick_about.text() == "m-good chosen"
+    assert chosen == ["m-good"] and panel.done_label.text() == "m-good chosen"
     qtmodeltester.check(model)
+
+
+def test_the_report_is_computed_in_a_background_step_equal_to_a_direct_call(qtbot, panel):
+    """The report and the ranking come through a step (progress in the panel's run panel),
+    not on the GUI thread, and equal the direct calls on the same ratings."""
+    from core.judge_check import judge_report, rank_judges, report_frames
+    from desktop.runner import start_step
+
+    people = {"t0": 3, "t1": 5, "t2": 1, "t3": 4, "t4": 2, "t5": 4}
+    while panel.current is not None:
+        _grade(panel, people[panel.current])
+    poor = _judge()
+    for item, value in zip(poor.items, [5.0, 1.0, 4.0, 2.0, 3.0, 1.0, 2.0], strict=True):
+        item.scores["Coherence"] = value
+    candidates = [("poor-model", "m-poor", poor), ("good-model", "m-good", _judge())]
+    steps = []
+    def runner(run_panel, step, **kw):
+        steps.append(kw["title"])
+        return start_step(run_panel, step, **kw)
+
+    panel.runner = runner
+    with qtbot.waitSignal(panel.report_changed, timeout=60_000):
+        panel.tabs.setCurrentIndex(1)
+        assert panel.computing and panel.run_panel.isVisibleTo(panel)
+    assert steps == ["Comparing the judge with your ratings"]
+    assert panel.run_panel.isHidden() and not panel.computing
+    direct = judge_report(_judge(), panel.ratings)
+    for name, frame in report_frames(direct).items():
+        pd.testing.assert_frame_equal(report_frames(panel.report)[name], frame)
+    with qtbot.waitSignal(panel.report_changed, timeout=60_000):
+        panel.set_candidates(candidates, None)
+    assert steps[-1] == "Ranking the judges"
+    expected = rank_judges(candidates, panel.ratings)
+    assert [(r.name, r.value, r.n) for r in panel.ranks] == [
+        (r.name, r.value, r.n) for r in expected]
+
+
+def test_a_stopped_report_says_so_and_can_be_started_again(qtbot, panel):
+    from desktop.runner import RunOutcome
+
+    while panel.current is not None:
+        _grade(panel, 3)
+    held = []
+    panel.runner = lambda run_panel, step, **kw: held.append(kw["on_done"])
+    panel.tabs.setCurrentIndex(1)
+    assert panel.computing and len(held) == 1
+    panel.refresh_report()  # asked again while one runs: it waits, no second step yet
+    assert len(held) == 1
+    panel.runner = None
+    held[0](RunOutcome("stopped"))  # the user pressed Cancel
+    assert "not finished (stopped)" in panel.about_label.text()
+    assert not panel.again_button.isHidden()
+    assert panel.report is None or panel.computing  # nothing made up meanwhile
+    _wait(qtbot, panel)
+    panel.again_button.click()
+    _wait(qtbot, panel)
+    assert panel.report is not None and panel.report.rated == 6
+    assert panel.again_button.isHidden()

@@ -579,11 +579,73 @@ def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window
     again.show_page("check")
     assert [r.item_id for r in again.pages["check"].panel.ratings] == [highest.item_id]
     page = again.pages["check"]
-    assert "Only one model" in page.panel.pick_about.text()
-    assert "No model profile uses other/model" in page.make_judge("other/model")
+    # the full debates give two conditions at once: after and before the debate
+    assert [name for name, _, _ in page.panel.candidates] == [
+        "Full personas, after debate", "Full personas, before debate"]
+    assert "No model profile uses other/model" in page.make_judge("full:other/model")
     again.state.profile = ""
-    assert "is now the project's judge" in page.make_judge(scripted.model)
+    assert "now scores with full personas" in page.make_judge(f"full:{scripted.model}")
     assert load_state(window.project).profile == "Scripted"
+
+
+def test_pick_the_judge_ranks_majeval_conditions_and_makes_one_the_projects_judge(
+        qtbot, window, scripted):
+    """The conditions that scored the rated items (full, before the debate, simple roles) are
+    ranked against the person's ratings; making one the project's judge chooses its debate
+    options (and shows its stored results), said in plain words."""
+    from core.judge_check import rank_judges
+
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    run_all(qtbot, wiz)
+    full_run = wiz.run.run_id
+    wiz.pages["run"].simple_roles_check.setChecked(True)  # the simple-roles condition
+    run_all(qtbot, wiz)
+    simple_run = wiz.run.run_id
+    wiz.pages["run"].simple_roles_check.setChecked(False)
+    wiz.state.run_id = full_run
+    wiz.save()
+    wiz.show_page("check")
+    page = wiz.pages["check"]
+    panel = page.panel
+    assert panel.judge is not None and panel.judge.source.startswith(f"project run {full_run}")
+    assert [name for name, _, _ in panel.candidates] == [
+        "Full personas, after debate", "Full personas, before debate",
+        "Simple roles, after debate"]
+    assert [key.split(":")[0] for _, key, _ in panel.candidates] == ["full", "pre", "simple"]
+    simple = panel.candidates[2][2]
+    while panel.current is not None:  # grade like the simple roles scored
+        value = simple.item(panel.current).scores["Overall quality"]
+        combo = panel.score_combos["Overall quality"]
+        combo.setCurrentIndex(combo.findData(float(round(value))))
+        assert panel.save_and_next()
+    panel.tabs.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: not panel.computing and len(panel.ranks) == 3, timeout=60_000)
+    expected = rank_judges(panel.candidates, panel.ratings)
+    assert [r.name for r in panel.ranks] == [r.name for r in expected]
+    assert [panel.rank_model.value(r, "judge") for r in range(3)] == [r.name for r in expected]
+    # the simple roles' own scores, rounded, are the ratings: no other condition is closer
+    assert panel.ranks[0].value == pytest.approx(max(r.value for r in expected))
+    # make the simple roles the judge: its options, its stored debates shown, said in words
+    done = page.make_judge(f"simple:{scripted.model}")
+    assert "one-sentence roles with the debate" in done and "already in the project" in done
+    saved = load_state(window.project)
+    assert saved.settings.simple_roles and not saved.settings.no_debate
+    assert saved.run_id == simple_run
+    assert wiz.pages["run"].simple_roles_check.isChecked()
+    qtbot.waitUntil(lambda: wiz.run is not None and wiz.run.run_id == simple_run, timeout=20_000)
+    assert panel.judge.source.startswith(f"project run {simple_run}")
+    # before the debate: the next run skips the debate; it says what to do
+    done = page.make_judge(f"pre:{scripted.model}")
+    assert "without the debate" in done and "Run page" in done
+    assert load_state(window.project).settings.no_debate
+    # the one-click button makes the best-ranked one the judge and says what it did
+    page.make_judge(f"full:{scripted.model}")
+    qtbot.waitUntil(lambda: not panel.computing and len(panel.ranks) == 3, timeout=60_000)
+    best = panel.ranks[0]
+    click(qtbot, panel.use_button)
+    assert panel.done_label.text().startswith("The project now scores with")
+    assert load_state(window.project).settings.simple_roles == best.key.startswith("simple")
 
 
 def test_reference_list_kept_on_request_sections_named_and_a_page_reverted(qtbot, window,

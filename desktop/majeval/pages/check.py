@@ -23,8 +23,38 @@ class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
     def __init__(self, wizard: Any) -> None:
         super().__init__(wizard)
         self.build_check()
+        self.panel.one_judge_text = (
+            "Only one condition has scored these items. Run the other conditions (simple "
+            "roles, a single judge) from the Conditions tab of the Results page, or the same "
+            "items with another model: this tab then ranks them by how well they agree with "
+            "your ratings, and the best one can become the project's judge in one click.")
 
     def judge_chosen(self) -> None:
         self.save()
         self.wizard.fill_profiles()
         self.wizard.pages["run"].fill()
+
+    def make_judge(self, key: str) -> str:
+        """Make the condition ``key`` ("<condition>:<model>", see
+        :func:`core.majeval.session.condition_choice`) the project's judge: its debate options
+        and its model's profile become the project's choices, and its stored results are
+        shown when there are some."""
+        wizard = self.wizard
+        chosen, model, done = st.condition_choice(self.project, self.state, key)
+        if chosen is None:
+            return done
+        profile = next((p for p in wizard.main_window.settings.profiles
+                        if model and p.model == model), None)
+        if profile is None and model and model != wizard.model():
+            return (f"No model profile uses {model}: add one in Settings → Models, then "
+                    f"choose it on the {self.PAGE_NAME} page.")
+        if profile is not None:
+            chosen.profile = profile.name
+            done += f" Model profile: “{profile.name}” ({model})."
+        wizard.state = chosen
+        self.judge_chosen()
+        run = st.load_run(self.project, chosen, wizard.model())
+        if run is not None:
+            wizard.show_run(run, show=False)
+        self.refresh()
+        return done

@@ -91,9 +91,13 @@ def test_two_models_in_one_project_are_ranked_against_the_ratings(inputs, model,
         other.close()
     with Project.open(project) as p:
         candidates = session.judges_to_compare(p, session.load_state(p))
-    assert [key for _, key, _ in candidates] == [model.model, other.model]
+    # each model's debates give two conditions: after and before the debate
+    assert [key for _, key, _ in candidates] == [
+        f"full:{model.model}", f"pre:{model.model}", f"full:{other.model}",
+        f"pre:{other.model}"]
+    assert candidates[2][0] == f"Full personas, after debate ({other.model})"
     ratings = [Rating(i, "Anna", {"Overall quality": v})
                for i, v in (("q1", 5.0), ("q2", 1.0), ("q3", 4.0))]
     ranks = rank_judges(candidates, ratings, n_boot=100)
-    assert len(ranks) == 2 and ranks[0].value == pytest.approx(ranks[1].value)
+    assert len(ranks) == 4 and ranks[0].value == pytest.approx(ranks[1].value)
     assert ranks[1].versus_best.reason.startswith("not enough units")

@@ -232,3 +232,24 @@ def test_rank_judges_best_first_with_the_paired_test_against_the_best():
     assert ranks[2].value is None and ranks[2].reason  # constant scores: undefined, last
     spearman = rank_judges(candidates, ratings, method="spearman", n_boot=0)
     assert spearman[0].value == pytest.approx(sps.spearmanr(good, person)[0])
+
+
+def test_check_step_reports_progress_and_stops_when_cancelled():
+    from core.judge_check import check_step, judge_report
+    from core.runs import Cancelled, CancelToken, Progress
+
+    judge = JudgeData(method="MAJ-Eval", items=[
+        JudgeItem(f"i{k}", scores={"A": float(k % 5 + 1), "B": float((k * 3) % 5 + 1)})
+        for k in range(12)], dimensions=["A", "B"])
+    ratings = [Rating(f"i{k}", "Anna", {"A": float((k + 1) % 5 + 1), "B": 3.0 + (k % 2)})
+               for k in range(12)]
+    states = []
+    got = check_step(judge, ratings, progress=Progress(states.append))
+    assert got.ranks == [] and got.report is not None
+    assert states[-1].stage == "Comparing the judge with the ratings"
+    assert (states[-1].done, states[-1].total) == (2, 2)
+    assert got.report.dimensions[0].kendall == judge_report(judge, ratings).dimensions[0].kendall
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        check_step(judge, ratings, cancel=token)
