@@ -14,8 +14,8 @@ from core.prompts import PLACEHOLDER_WORDS
 TEMPLATES = sorted(p.stem for p in template_path("think_aloud").parent.glob("*.txt"))
 
 
-def test_all_eight_templates_are_checked():
-    assert len(TEMPLATES) == 8
+def test_all_eleven_templates_are_checked():
+    assert len(TEMPLATES) == 11  # eight of the paper's steps, three of the grounded path
 
 
 @pytest.mark.parametrize("name", TEMPLATES)
