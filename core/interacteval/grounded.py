@@ -48,14 +48,15 @@ GROUNDED_REMARK = (
     "with a larger model."
 )
 
-#: Words that neither start nor end a component's name ("the storm" -> "storm").
-_FUNCTION_WORDS = frozenset(
+_FUNCTION_WORD_TEXT = (
     "a an the this that these those it its is are was were be been being has have had do does "
     "did of to in on at by for from with without into onto about as than so such like and or "
     "but nor not no very more most each every some any one all both either which who whom "
     "whose what when where why how there their they them he she his her we our you your i my "
-    "me can could will would should may might must just only also too up down out over".split()
+    "me can could will would should may might must just only also too up down out over"
 )
+#: Words that neither start nor end a component's name ("the storm" -> "storm").
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 #: Longest component name on this path, in words.
 MAX_NAME_WORDS = 4
 
