@@ -28,6 +28,7 @@ from typing import Any
 
 __all__ = [
     "GROUNDED_NOTE",
+    "GROUNDED_NOTICE",
     "GROUNDED_REMARK",
     "note_question",
     "note_word_groups",
@@ -61,12 +62,21 @@ _FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 MAX_NAME_WORDS = 4
 
 
+#: Said on the build page when the builder is the built-in model.
+GROUNDED_NOTICE = (
+    "The built-in model is too small to write questions: the checklist will be built from the "
+    "notes' own sentences (each question quotes one note), and the model only chooses the "
+    "components' names and which questions to keep. Choose a larger model for a real checklist."
+)
+
+
 def uses_grounded_path(llm: Any) -> bool:
-    """Whether ``llm`` is the built-in model (a local profile without a file of its own), for
-    which the build stages take the grounded path. A profile with its own ``.gguf`` file, a
-    server or a cloud model takes the normal path; so does an object without a profile (the
-    tests' scripted models) unless a stage is told ``grounded=True``."""
-    profile = getattr(llm, "profile", None)
+    """Whether ``llm`` (a model, or a model profile) is the built-in model (a local profile
+    without a file of its own), for which the build stages take the grounded path. A profile
+    with its own ``.gguf`` file, a server or a cloud model takes the normal path; so does an
+    object without a profile (the tests' scripted models) unless a stage is told
+    ``grounded=True``."""
+    profile = getattr(llm, "profile", llm)
     return bool(getattr(profile, "is_local", False)) and not getattr(profile, "gguf_path", "")
 
 
