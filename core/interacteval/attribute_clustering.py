@@ -26,6 +26,7 @@ from core import prompts
 from core.interacteval._common import (
     align,
     ask,
+    fold,
     numbered,
     one_per_component,
     progress_or_silent,
@@ -114,9 +115,11 @@ async def _grounded_clusters(dimension: Dimension, components: list[str],
         else:
             result.clusters[index].attributes.append(attribute)
     if others:
+        by_name = {fold(c): i for i, c in reversed(list(enumerate(components)))}
+
         def check(reply: Placements) -> str:
             names = [p.component for p in reply.placements]
-            if all(i is None for i in align(names, components)):
+            if all(fold(n) not in by_name for n in names):
                 return (f"the reply names none of the listed components (it named "
                         f"{quoted(names)}); use the names exactly as listed")
             return ""
@@ -133,8 +136,8 @@ async def _grounded_clusters(dimension: Dimension, components: list[str],
             stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
         )
         placed: set[int] = set()
-        positions = align([p.component for p in reply.placements], components)
-        for entry, index in zip(reply.placements, positions):
+        for entry in reply.placements:  # by exact name: several notes may share a component
+            index = by_name.get(fold(entry.component))
             if index is None or entry.note not in others or entry.note in placed:
                 continue
             placed.add(entry.note)

@@ -118,6 +118,15 @@ async def test_notes_without_a_components_words_are_placed_by_the_model():
     assert listed["prefixItems"][0]["properties"]["component"]["enum"] == ["storm", "repeats"]
 
 
+async def test_several_notes_placed_under_one_component_all_stay_there():
+    llm = BuiltInFake({"Placements": {"placements": [
+        {"note": 2, "component": "storm"}, {"note": 3, "component": "storm"},
+        {"note": 4, "component": "storm"}]}})
+    clusters = await cluster_attributes(DIMENSION, ["storm", "Flow"], _notes(), llm)
+    assert [a.text for a in clusters.clusters[0].attributes] == NOTES
+    assert not clusters.left_out and not clusters.remarks
+
+
 def _groups() -> list[SubQuestionGroup]:
     notes = _notes()
     return [SubQuestionGroup(component=name, key_question=note_question(a.text),
