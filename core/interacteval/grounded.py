@@ -58,6 +58,12 @@ _FUNCTION_WORD_TEXT = (
 )
 #: Words that neither start nor end a component's name ("the storm" -> "storm").
 _FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
+#: Words that do not start a name either: the verbs of notes written as instructions ("Check
+#: if the summary ..."), as models and the paper's authors write them.
+_INSTRUCTION_WORDS = frozenset(
+    ["check", "ensure", "look", "verify", "see", "make", "assess", "evaluate", "determine",
+     "consider", "note", "find", "examine", "confirm", "identify", "judge", "whether"])
+_NO_START = _FUNCTION_WORDS | _INSTRUCTION_WORDS
 #: Longest component name on this path, in words.
 MAX_NAME_WORDS = 4
 
@@ -82,7 +88,8 @@ def uses_grounded_path(llm: Any) -> bool:
 
 def note_word_groups(text: str) -> list[str]:
     """The groups of one to :data:`MAX_NAME_WORDS` consecutive words of a note that may name a
-    component (neither first nor last word a function word such as "the" or "of"), in the
+    component (neither first nor last word a function word such as "the" or "of", and not
+    opening with an instruction's verb such as "check"), in the
     order they appear, without repeats (case kept as in the note). A note with no such group
     gives its first words."""
     words = re.findall(r"[^\W\d_](?:[\w'’-]*\w)?", str(text))
@@ -93,7 +100,8 @@ def note_word_groups(text: str) -> list[str]:
             group = words[start:start + size]
             if len(group) < size:
                 break
-            if group[0].casefold() in _FUNCTION_WORDS or group[-1].casefold() in _FUNCTION_WORDS:
+            first, last = group[0].casefold(), group[-1].casefold()
+            if first in _NO_START or last in _FUNCTION_WORDS:
                 continue
             name = " ".join(group)
             if name.casefold() not in seen:

@@ -94,6 +94,9 @@ def test_each_name_is_held_to_words_of_its_own_note():
     assert "the storm" not in first["name"]["enum"]  # no name opens or ends with "the"
     assert "repeats" not in first["name"]["enum"]  # words of another note
     assert note_word_groups("It is the.") == ["It is the"]  # a note of small words only
+    # a note written as an instruction: no name opens with its verb
+    assert not [g for g in note_word_groups("Check if the summary flows.")
+                if g.split()[0] == "Check"]
 
 
 async def test_a_name_that_is_not_words_of_its_note_is_refused():
