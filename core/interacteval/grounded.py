@@ -30,6 +30,8 @@ __all__ = [
     "GROUNDED_NOTE",
     "GROUNDED_NOTICE",
     "GROUNDED_REMARK",
+    "NO_NOTES",
+    "in_note",
     "note_question",
     "note_word_groups",
     "uses_grounded_path",
@@ -40,6 +42,9 @@ GROUNDED_NOTE = (
     "Built from the notes' own sentences: each question quotes one note in a fixed form; the "
     "model only chose the components' names (words of the notes) and which questions to keep."
 )
+#: Said on a component without notes on this path (no question can quote a note).
+NO_NOTES = ("This component has no notes, so no question was built for it. Put notes under it "
+            "in the attribute groups, or delete it.")
 #: Said in the checklist's remarks (the checklist sheet and the Read me).
 GROUNDED_REMARK = (
     "This checklist was built from the notes' own sentences, because the built-in model is too "

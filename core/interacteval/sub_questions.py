@@ -33,7 +33,12 @@ from core.interacteval._common import (
     quoted,
     unmatched,
 )
-from core.interacteval.grounded import GROUNDED_NOTE, note_question, uses_grounded_path
+from core.interacteval.grounded import (
+    GROUNDED_NOTE,
+    NO_NOTES,
+    note_question,
+    uses_grounded_path,
+)
 from core.interacteval.model import Dimension, JsonLLM, KeyQuestion, StageError, SubQuestionGroup
 from core.llm import Rejection
 from core.runs import CancelToken, Progress
@@ -88,7 +93,8 @@ async def generate_sub_questions(
     for which the model gave no sub-question keeps the key question itself as its only
     sub-question, so no component silently disappears. ``grounded`` (default: only for the
     built-in model) asks no model: one fixed-form question per note of the component (a
-    component without notes keeps its key question). Raises :class:`StageError`."""
+    component without notes gets none, and its note says so). Raises :class:`StageError`."""
+    given = list(key_questions)
     key_questions = [k for k in key_questions if k.question.strip()]
     if not key_questions:
         raise StageError(f"{STAGE} for {dimension.name} needs at least one key question.",
@@ -99,12 +105,12 @@ async def generate_sub_questions(
         grounded = uses_grounded_path(llm)
     if grounded:
         built = []
-        for key in key_questions:
+        for key in given:
             questions = list(dict.fromkeys(note_question(a.text) for a in key.attributes))
             built.append(SubQuestionGroup(
-                component=key.component, key_question=key.question,
-                sub_questions=questions or [key.question], attributes=list(key.attributes),
-                note=GROUNDED_NOTE))
+                component=key.component, key_question=key.question, sub_questions=questions,
+                attributes=list(key.attributes),
+                note=GROUNDED_NOTE if questions else NO_NOTES))
         progress.advance(1, f"{sum(len(g.sub_questions) for g in built)} sub-questions")
         return built
     components = [k.component for k in key_questions]

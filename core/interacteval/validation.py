@@ -34,6 +34,7 @@ from core.interacteval._common import (
 from core.interacteval.grounded import (
     GROUNDED_NOTE,
     GROUNDED_REMARK,
+    NO_NOTES,
     note_question,
     uses_grounded_path,
 )
@@ -78,9 +79,16 @@ def checklist_from_sub_questions(
         if q.strip()
     ]
     checklist = Checklist(dimension=dimension.name, definition=dimension.definition, items=items)
-    if any(g.note == GROUNDED_NOTE for g in groups):
+    if any(g.note in (GROUNDED_NOTE, NO_NOTES) for g in groups):
         checklist.remarks.append(GROUNDED_REMARK)
+    checklist.remarks += _without_notes(groups)
     return checklist
+
+
+def _without_notes(groups: Sequence[SubQuestionGroup]) -> list[str]:
+    """Remarks on the grounded path's components that got no question (they have no notes)."""
+    return [f"The component “{g.component}” has no notes, so no question was built for it."
+            for g in groups if g.note == NO_NOTES]
 
 
 def _evidence(group: SubQuestionGroup, question: str) -> list[Attribute]:
@@ -196,6 +204,7 @@ async def validate_questions(
     draft goes under "(no component)" with a remark. Items are grouped by component in the
     components' order. ``grounded`` (default: only for the built-in model) lets the model only
     keep or drop each numbered question. Raises :class:`StageError`."""
+    without_notes = _without_notes(groups)
     groups = [g for g in groups if any(q.strip() for q in g.sub_questions)]
     if not groups:
         raise StageError(f"{STAGE} for {dimension.name} needs sub-questions.",
@@ -206,6 +215,7 @@ async def validate_questions(
         grounded = uses_grounded_path(llm)
     if grounded:
         reviewed = await _grounded_review(dimension, groups, llm, cancel)
+        reviewed.remarks += without_notes
         progress.advance(1, count(len(reviewed.items), "question"))
         return reviewed
     drafts = _drafts(groups)

@@ -170,3 +170,31 @@ async def test_other_models_keep_the_normal_path_and_their_results(scripted):
                                          "Are transitions between ideas clear?",
                                          "Is there a clear beginning and end?"]
     assert GROUNDED_REMARK not in build.checklist.remarks
+
+
+async def test_a_component_without_notes_gets_no_question_and_the_checklist_says_so():
+    """A component the user added without notes: no question can quote a note, so it has none,
+    and its group and the checklist say so (told grounded=True: any model object works)."""
+    from core.interacteval import (
+        AttributeCluster,
+        AttributeClusters,
+        checklist_from_sub_questions,
+        generate_key_questions,
+        generate_sub_questions,
+    )
+
+    notes = _notes()
+    clusters = AttributeClusters(clusters=[AttributeCluster(component="storm", attributes=notes[:2]),
+                                           AttributeCluster(component="Style")])
+    llm = FakeLLM({"Decision": {"keep": True}})
+    keys = await generate_key_questions(DIMENSION, clusters, llm, grounded=True)
+    groups = await generate_sub_questions(DIMENSION, keys, llm, grounded=True)
+    assert [len(g.sub_questions) for g in groups] == [2, 0]
+    assert "no notes" in groups[1].note
+    said = "The component “Style” has no notes, so no question was built for it."
+    reviewed = await validate_questions(DIMENSION, groups, llm, grounded=True)
+    assert said in reviewed.remarks and reviewed.components == ["storm"]
+    unreviewed = checklist_from_sub_questions(DIMENSION, groups)
+    assert said in unreviewed.remarks and GROUNDED_REMARK in unreviewed.remarks
+    assert len(unreviewed.items) == 2
+    assert not [c for _m, _s, c in llm.calls if "key_questions" in c or "sub_questions" in c]
