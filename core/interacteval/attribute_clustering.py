@@ -9,6 +9,10 @@ Components are matched by name (:func:`core.interacteval._common.align`). A repl
 none of the components, or places no note, is refused and asked again once; an entry whose
 component was renamed is not guessed from its position: its notes stay left out and a remark
 names it.
+
+With the built-in small model (:mod:`core.interacteval.grounded`) a note goes under the
+component named with its own words (the first such component); the model puts only the other
+notes, choosing each one's component from the listed names.
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from core import prompts
 from core.interacteval._common import (
     align,
     ask,
+    fold,
     numbered,
     one_per_component,
     progress_or_silent,
     quoted,
 )
+from core.interacteval.grounded import in_note, uses_grounded_path
 from core.interacteval.model import (
     Attribute,
     AttributeCluster,
@@ -70,6 +76,84 @@ def clusters_schema(components: Sequence[str], count: int) -> type[Clusters]:
     return prompts.held_to(Clusters, tighten)
 
 
+class Placement(BaseModel):
+    note: int
+    component: str
+
+
+class Placements(BaseModel):
+    """The small model's reply on the grounded path: one component per note, chosen by name."""
+
+    placements: list[Placement] = Field(min_length=1)
+
+
+def placements_schema(components: Sequence[str], notes: Sequence[int]) -> type[Placements]:
+    """:class:`Placements` held (for a model with structured output) to one entry per listed
+    note, in order, with its number fixed and a component chosen from ``components``."""
+
+    def tighten(schema: dict[str, Any]) -> None:
+        listed = schema["properties"]["placements"]
+        listed.pop("items", None)
+        listed["prefixItems"] = [
+            {"type": "object", "required": ["note", "component"], "additionalProperties": False,
+             "properties": {"note": {"const": n}, "component": {"enum": list(components)}}}
+            for n in notes]
+        listed["minItems"] = listed["maxItems"] = len(notes)
+
+    return prompts.held_to(Placements, tighten)
+
+
+async def _grounded_clusters(dimension: Dimension, components: list[str],
+                             attributes: Sequence[Attribute], llm: JsonLLM,
+                             cancel: CancelToken | None) -> AttributeClusters:
+    result = AttributeClusters(clusters=[AttributeCluster(component=c) for c in components])
+    others: list[int] = []  # 1-based numbers of notes that hold no component's name
+    for number, attribute in enumerate(attributes, 1):
+        index = next((i for i, c in enumerate(components) if in_note(c, attribute.text)), None)
+        if index is None:
+            others.append(number)
+        else:
+            result.clusters[index].attributes.append(attribute)
+    if others:
+        by_name = {fold(c): i for i, c in reversed(list(enumerate(components)))}
+
+        def check(reply: Placements) -> str:
+            names = [p.component for p in reply.placements]
+            if all(fold(n) not in by_name for n in names):
+                return (f"the reply names none of the listed components (it named "
+                        f"{quoted(names)}); use the names exactly as listed")
+            return ""
+
+        reply = await ask(
+            llm, "note_placement", placements_schema(components, others),
+            {
+                "dimension": dimension.name,
+                "components": numbered(components),
+                "attributes": "\n".join(f"{n}. {' '.join(attributes[n - 1].text.split())}"
+                                        for n in others),
+                "n_notes": len(others),
+            },
+            stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
+        )
+        placed: set[int] = set()
+        for entry in reply.placements:  # by exact name: several notes may share a component
+            index = by_name.get(fold(entry.component))
+            if index is None or entry.note not in others or entry.note in placed:
+                continue
+            placed.add(entry.note)
+            result.clusters[index].attributes.append(attributes[entry.note - 1])
+        result.left_out = [attributes[n - 1] for n in others if n not in placed]
+        if result.left_out:
+            result.remarks.append(
+                f"The model put {len(result.left_out)} of the notes under no listed component; "
+                "they are among the left-out attributes. Put them under a component by hand.")
+    # keep every note's order as given within each component
+    order = {id(a): i for i, a in enumerate(attributes)}
+    for cluster in result.clusters:
+        cluster.attributes.sort(key=lambda a: order[id(a)])
+    return result
+
+
 async def cluster_attributes(
     dimension: Dimension,
     components: Sequence[str],
@@ -78,10 +162,12 @@ async def cluster_attributes(
     *,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    grounded: bool | None = None,
 ) -> AttributeClusters:
     """Group ``attributes`` under ``components`` (one cluster per component, in order, possibly
-    empty). An attribute the model places twice stays under the first component. Raises
-    :class:`StageError`."""
+    empty). An attribute the model places twice stays under the first component. ``grounded``
+    (default: only for the built-in model) places a note under the component named with its own
+    words and asks the model only about the others. Raises :class:`StageError`."""
     components = [c for c in (" ".join(str(c).split()) for c in components) if c]
     if not components:
         raise StageError(f"{STAGE} for {dimension.name} needs at least one component.",
@@ -91,6 +177,19 @@ async def cluster_attributes(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Grouping the attributes of {dimension.name}", total=1)
+    if grounded is None:
+        grounded = uses_grounded_path(llm)
+    if grounded:
+        grouped = await _grounded_clusters(dimension, components, attributes, llm, cancel)
+        count = len(attributes) - len(grouped.left_out)
+        if not count:
+            raise StageError(
+                f"{STAGE} for {dimension.name}: the model placed no attribute under any "
+                "component. Run the step again, try another model, or group them yourself.",
+                stage=STAGE, dimension=dimension.name, kind="rejected_output",
+            )
+        progress.advance(1, f"{count} of {len(attributes)} attributes placed")
+        return grouped
 
     def check(reply: Clusters) -> Rejection | None:
         names = [c.component for c in reply.clusters]

@@ -3,6 +3,9 @@
 From the merged think-aloud attributes of one dimension, a model names at most five components
 (themes that recur in the attributes), leaving out vague or overlapping ones. The result is a
 plain list of names the user may edit (rename, delete, add) before attributes are clustered.
+
+With the built-in small model (:mod:`core.interacteval.grounded`) the model does not write
+names: for each note it chooses the words of that note that name what the note checks.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
-from core.interacteval._common import ask, attribute_lines, fold, progress_or_silent
+from core.interacteval._common import ask, attribute_lines, fold, numbered, progress_or_silent
+from core.interacteval.grounded import note_word_groups, uses_grounded_path
 from core.interacteval.model import Attribute, Dimension, JsonLLM, StageError
 from core.runs import CancelToken, Progress
 
@@ -38,6 +42,66 @@ def _reply_schema(max_components: int) -> type[BaseModel]:
     return prompts.held_to(Components, tighten)
 
 
+class NoteName(BaseModel):
+    note: int
+    name: str = Field(min_length=1)
+
+
+class NoteNames(BaseModel):
+    """The small model's reply on the grounded path: per note, words chosen from it."""
+
+    components: list[NoteName] = Field(min_length=1)
+
+
+def note_names_schema(notes: Sequence[str]) -> type[NoteNames]:
+    """:class:`NoteNames` held (for a model with structured output) to one entry per note, in
+    order, each with its note's number fixed and a name chosen from that note's own word groups
+    (:func:`core.interacteval.grounded.note_word_groups`)."""
+
+    def tighten(schema: dict[str, Any]) -> None:
+        listed = schema["properties"]["components"]
+        listed.pop("items", None)
+        listed["prefixItems"] = [
+            {"type": "object", "required": ["note", "name"], "additionalProperties": False,
+             "properties": {"note": {"const": i}, "name": {"enum": note_word_groups(text)}}}
+            for i, text in enumerate(notes, 1)]
+        listed["minItems"] = listed["maxItems"] = len(notes)
+
+    return prompts.held_to(NoteNames, tighten)
+
+
+async def _grounded_components(dimension: Dimension, attributes: Sequence[Attribute],
+                               llm: JsonLLM, max_components: int,
+                               cancel: CancelToken | None) -> list[str]:
+    notes = [" ".join(a.text.split()) for a in attributes]
+
+    def check(reply: NoteNames) -> str:
+        wrong = [f"note {e.note}" for e in reply.components
+                 if not 1 <= e.note <= len(notes)
+                 or fold(e.name) not in {fold(g) for g in note_word_groups(notes[e.note - 1])}]
+        if wrong:
+            return ("each name must be words chosen from its own note; not so for "
+                    + ", ".join(wrong))
+        return ""
+
+    reply = await ask(
+        llm, "component_names", note_names_schema(notes),
+        {
+            "dimension": dimension.name,
+            "definition": dimension.definition.strip() or "(no definition given)",
+            "attributes": numbered(notes),
+            "n_notes": len(notes),
+        },
+        stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
+    )
+    names: list[str] = []
+    for entry in reply.components:
+        name = " ".join(entry.name.split())
+        if fold(name) not in {fold(n) for n in names}:
+            names.append(name)
+    return names[:max_components]
+
+
 async def extract_components(
     dimension: Dimension,
     attributes: Sequence[Attribute],
@@ -46,9 +110,12 @@ async def extract_components(
     max_components: int = MAX_COMPONENTS,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    grounded: bool | None = None,
 ) -> list[str]:
     """The components of ``dimension`` that recur in ``attributes`` (at most
-    ``max_components``, duplicates and empty names removed). Raises :class:`StageError`."""
+    ``max_components``, duplicates and empty names removed). ``grounded`` (default: only for the
+    built-in model, :func:`core.interacteval.grounded.uses_grounded_path`) names each note's
+    component with words chosen from the note. Raises :class:`StageError`."""
     if not attributes:
         raise StageError(
             f"{STAGE} for {dimension.name} needs think-aloud attributes; there are none. Add "
@@ -59,6 +126,12 @@ async def extract_components(
         raise ValueError("max_components must be between 1 and 20")
     progress = progress_or_silent(progress)
     progress.start(f"Finding the components of {dimension.name}", total=1)
+    if grounded is None:
+        grounded = uses_grounded_path(llm)
+    if grounded:
+        names = await _grounded_components(dimension, attributes, llm, max_components, cancel)
+        progress.advance(1, ", ".join(names))
+        return names
     reply = await ask(
         llm, "component_extraction", _reply_schema(max_components),
         {

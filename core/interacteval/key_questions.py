@@ -7,6 +7,10 @@ the checklist; they are not asked when scoring.
 Entries are matched to components by name; a reply that leaves a component without a question
 (a renamed component is not guessed from its position) is refused and asked again once, then the
 step fails naming what could not be matched.
+
+With the built-in small model (:mod:`core.interacteval.grounded`) no model is asked: a
+component's key question is the fixed-form question of its first note, and a component without
+notes gets none (it is left out of the later steps, and the checklist says so).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from core.interacteval._common import (
     quoted,
     unmatched,
 )
+from core.interacteval.grounded import note_question, uses_grounded_path
 from core.interacteval.model import AttributeClusters, Dimension, JsonLLM, KeyQuestion, StageError
 from core.llm import Rejection
 from core.runs import CancelToken, Progress
@@ -85,15 +90,30 @@ async def generate_key_questions(
     *,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    grounded: bool | None = None,
 ) -> list[KeyQuestion]:
     """One key question per cluster, in the clusters' order, each carrying its cluster's
-    attributes. Raises :class:`StageError`."""
+    attributes. ``grounded`` (default: only for the built-in model) writes no question with the
+    model: each key question quotes the component's first note (none without notes). Raises
+    :class:`StageError`."""
     components = [c.component for c in clusters.clusters]
     if not components:
         raise StageError(f"{STAGE} for {dimension.name} needs at least one component.",
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Writing key questions for {dimension.name}", total=1)
+    if grounded is None:
+        grounded = uses_grounded_path(llm)
+    if grounded:
+        if not any(c.attributes for c in clusters.clusters):
+            raise StageError(
+                f"{STAGE} for {dimension.name}: no component has notes, so no question can be "
+                "built from them. Group the notes under the components first.",
+                stage=STAGE, dimension=dimension.name)
+        progress.advance(1)
+        return [KeyQuestion(component=c.component, attributes=list(c.attributes),
+                            question=note_question(c.attributes[0].text) if c.attributes else "")
+                for c in clusters.clusters]
 
     def missing_in(entries: list[KeyQuestionReply]) -> tuple[list[str], list[str]]:
         names = [e.component for e in entries]

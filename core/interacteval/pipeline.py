@@ -107,10 +107,13 @@ async def build_checklist(
     max_components: int = MAX_COMPONENTS,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    grounded: bool | None = None,
 ) -> ChecklistBuild:
     """Run think-aloud (``assessors``: name -> model; may be empty when ``notes`` are given),
     merge with the people's ``notes``, then component extraction, attribute clustering, key
-    questions, sub-questions and (if ``validate``) validation with ``builder``.
+    questions, sub-questions and (if ``validate``) validation with ``builder``. ``grounded``
+    (default: only when ``builder`` is the built-in model) takes the grounded path of
+    :mod:`core.interacteval.grounded` in every build step.
 
     Raises :class:`StageError` when a step gives nothing usable (including "no attributes":
     every model failed and there are no notes)."""
@@ -131,16 +134,16 @@ async def build_checklist(
         )
     components = await extract_components(dimension, attributes, builder,
                                           max_components=max_components, progress=progress,
-                                          cancel=cancel)
+                                          cancel=cancel, grounded=grounded)
     clusters = await cluster_attributes(dimension, components, attributes, builder,
-                                        progress=progress, cancel=cancel)
+                                        progress=progress, cancel=cancel, grounded=grounded)
     keys = await generate_key_questions(dimension, clusters, builder, progress=progress,
-                                        cancel=cancel)
+                                        cancel=cancel, grounded=grounded)
     subs = await generate_sub_questions(dimension, keys, builder, progress=progress,
-                                        cancel=cancel)
+                                        cancel=cancel, grounded=grounded)
     if validate:
         checklist = await validate_questions(dimension, subs, builder, progress=progress,
-                                             cancel=cancel)
+                                             cancel=cancel, grounded=grounded)
     else:
         checklist = checklist_from_sub_questions(dimension, subs)
     checklist = checklist.model_copy(update={"samples": list(samples)})

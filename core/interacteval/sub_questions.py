@@ -8,6 +8,10 @@ Entries are matched to key questions by component name. A reply that names none 
 components is refused and asked again once; an entry under a renamed component is not guessed
 from its position: the component keeps its key question as its only sub-question, and its note
 names what the model wrote instead.
+
+With the built-in small model (:mod:`core.interacteval.grounded`) no model is asked: each note
+of a component gives one sub-question in a fixed form that quotes it, and the group's note says
+so.
 """
 
 from __future__ import annotations
@@ -28,6 +32,12 @@ from core.interacteval._common import (
     progress_or_silent,
     quoted,
     unmatched,
+)
+from core.interacteval.grounded import (
+    GROUNDED_NOTE,
+    NO_NOTES,
+    note_question,
+    uses_grounded_path,
 )
 from core.interacteval.model import Dimension, JsonLLM, KeyQuestion, StageError, SubQuestionGroup
 from core.llm import Rejection
@@ -77,16 +87,32 @@ async def generate_sub_questions(
     *,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    grounded: bool | None = None,
 ) -> list[SubQuestionGroup]:
     """Sub-questions under each key question, in order (exact repeats removed). A key question
     for which the model gave no sub-question keeps the key question itself as its only
-    sub-question, so no component silently disappears. Raises :class:`StageError`."""
+    sub-question, so no component silently disappears. ``grounded`` (default: only for the
+    built-in model) asks no model: one fixed-form question per note of the component (a
+    component without notes gets none, and its note says so). Raises :class:`StageError`."""
+    given = list(key_questions)
     key_questions = [k for k in key_questions if k.question.strip()]
     if not key_questions:
         raise StageError(f"{STAGE} for {dimension.name} needs at least one key question.",
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Writing sub-questions for {dimension.name}", total=1)
+    if grounded is None:
+        grounded = uses_grounded_path(llm)
+    if grounded:
+        built = []
+        for key in given:
+            questions = list(dict.fromkeys(note_question(a.text) for a in key.attributes))
+            built.append(SubQuestionGroup(
+                component=key.component, key_question=key.question, sub_questions=questions,
+                attributes=list(key.attributes),
+                note=GROUNDED_NOTE if questions else NO_NOTES))
+        progress.advance(1, f"{sum(len(g.sub_questions) for g in built)} sub-questions")
+        return built
     components = [k.component for k in key_questions]
 
     def check(reply: BaseModel) -> Rejection | None:

@@ -10,6 +10,10 @@ single question that cannot be traced goes under "(no component)" with a remark.
 
 :func:`checklist_from_sub_questions` turns the sub-questions into a checklist without this step
 (the user may skip it, or validate by hand).
+
+With the built-in small model (:mod:`core.interacteval.grounded`) the model writes nothing: for
+each numbered question it only says keep or not, and the checklist says how it was built
+(:data:`core.interacteval.grounded.GROUNDED_REMARK`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,15 @@ from core.interacteval._common import (
     progress_or_silent,
     unique_attributes,
 )
+from core.interacteval.grounded import (
+    GROUNDED_NOTE,
+    GROUNDED_REMARK,
+    NO_NOTES,
+    note_question,
+    uses_grounded_path,
+)
 from core.interacteval.model import (
+    Attribute,
     Checklist,
     ChecklistItem,
     Dimension,
@@ -57,15 +69,81 @@ class ValidatedQuestions(BaseModel):
 def checklist_from_sub_questions(
     dimension: Dimension, groups: Sequence[SubQuestionGroup]
 ) -> Checklist:
-    """The sub-questions as a checklist, unvalidated (one item per sub-question)."""
+    """The sub-questions as a checklist, unvalidated (one item per sub-question; a question
+    built from one note on the grounded path carries that note only)."""
     items = [
         ChecklistItem(component=g.component, key_question=g.key_question, question=q,
-                      source_attributes=list(g.attributes))
+                      source_attributes=_evidence(g, q))
         for g in groups
         for q in g.sub_questions
         if q.strip()
     ]
-    return Checklist(dimension=dimension.name, definition=dimension.definition, items=items)
+    checklist = Checklist(dimension=dimension.name, definition=dimension.definition, items=items)
+    if any(g.note in (GROUNDED_NOTE, NO_NOTES) for g in groups):
+        checklist.remarks.append(GROUNDED_REMARK)
+    checklist.remarks += _without_notes(groups)
+    return checklist
+
+
+def _without_notes(groups: Sequence[SubQuestionGroup]) -> list[str]:
+    """Remarks on the grounded path's components that got no question (they have no notes)."""
+    return [f"The component “{g.component}” has no notes, so no question was built for it."
+            for g in groups if g.note == NO_NOTES]
+
+
+def _evidence(group: SubQuestionGroup, question: str) -> list[Attribute]:
+    """The attributes a question of ``group`` comes from: on the grounded path, the note it
+    quotes; otherwise all of the group's attributes."""
+    if group.note == GROUNDED_NOTE:
+        quoting = [a for a in group.attributes if note_question(a.text) == question]
+        if quoting:
+            return quoting
+    return list(group.attributes)
+
+
+class Decision(BaseModel):
+    """The small model's reply on the grounded path, for one question: keep it or not."""
+
+    keep: bool
+
+
+async def _grounded_review(dimension: Dimension, groups: Sequence[SubQuestionGroup],
+                           llm: JsonLLM, cancel: CancelToken | None) -> Checklist:
+    drafts = _drafts(groups)
+    kept: set[str] = set()
+    for reference, (_gi, question) in drafts.items():  # one small decision per question
+        reply = await ask(
+            llm, "question_choice", Decision,
+            {
+                "dimension": dimension.name,
+                "definition": dimension.definition.strip() or "(no definition given)",
+                "question": question,
+            },
+            stage=STAGE, dimension=dimension.name, cancel=cancel,
+        )
+        if reply.keep:
+            kept.add(reference)
+    checklist = Checklist(dimension=dimension.name, definition=dimension.definition,
+                          remarks=[GROUNDED_REMARK])
+    seen: set[str] = set()
+    for reference, (gi, question) in drafts.items():  # in the drafts' order
+        if reference not in kept or fold(question) in seen:
+            continue
+        seen.add(fold(question))
+        group = groups[gi]
+        checklist.items.append(ChecklistItem(
+            component=group.component, key_question=group.key_question, question=question,
+            source_attributes=_evidence(group, question)))
+    if not checklist.items:
+        raise StageError(
+            f"{STAGE} for {dimension.name}: the model kept none of the questions. Run the step "
+            "again, skip the review, or choose the questions yourself.",
+            stage=STAGE, dimension=dimension.name, kind="rejected_output")
+    for component in [g.component for g in groups
+                      if g.component not in checklist.components]:
+        checklist.remarks.append(
+            f"No question of the component “{component}” was kept by the review.")
+    return checklist
 
 
 def _drafts(groups: Sequence[SubQuestionGroup]) -> dict[str, tuple[int, str]]:
@@ -119,17 +197,27 @@ async def validate_questions(
     *,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    grounded: bool | None = None,
 ) -> Checklist:
     """The validated checklist. Each final question takes the component and key question of
     the first draft it is based on, and the attributes of all of them; a question traced to no
     draft goes under "(no component)" with a remark. Items are grouped by component in the
-    components' order. Raises :class:`StageError`."""
+    components' order. ``grounded`` (default: only for the built-in model) lets the model only
+    keep or drop each numbered question. Raises :class:`StageError`."""
+    without_notes = _without_notes(groups)
     groups = [g for g in groups if any(q.strip() for q in g.sub_questions)]
     if not groups:
         raise StageError(f"{STAGE} for {dimension.name} needs sub-questions.",
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Reviewing the questions of {dimension.name}", total=1)
+    if grounded is None:
+        grounded = uses_grounded_path(llm)
+    if grounded:
+        reviewed = await _grounded_review(dimension, groups, llm, cancel)
+        reviewed.remarks += without_notes
+        progress.advance(1, count(len(reviewed.items), "question"))
+        return reviewed
     drafts = _drafts(groups)
     by_text = {fold(q): gi for gi, q in drafts.values()}
     by_component = {fold(g.component): gi for gi, g in enumerate(groups)}

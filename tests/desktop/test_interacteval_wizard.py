@@ -525,3 +525,22 @@ def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements
     assert wiz.page == "check" and panel.tabs.currentIndex() == 1
     assert panel.gaps_model.rowCount() == said_no[question]
     assert {panel.gaps_model.value(r, "judge_answer") for r in range(said_no[question])} == {"No"}
+
+
+def test_the_build_page_says_how_the_built_in_model_builds(qtbot, window, scripted):
+    """With the built-in model as the builder, the build page says before any step runs that
+    the checklist will quote the notes' own sentences; with another model it does not."""
+    from core.interacteval.grounded import GROUNDED_NOTICE
+    from core.settings import bundled_profile
+
+    window.settings.upsert_profile(bundled_profile())
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    wiz.state.builder = bundled_profile().name
+    wiz.show_page("build")
+    note = wiz.pages["build"].build_note.text()
+    assert "Gemma 3 270M" in note and GROUNDED_NOTICE in note
+    wiz.state.builder = "Scripted B"
+    wiz.show_page("dimensions")
+    wiz.show_page("build")
+    assert GROUNDED_NOTICE not in wiz.pages["build"].build_note.text()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval import session as st
+from core.interacteval.grounded import GROUNDED_NOTICE, uses_grounded_path
 from core.interacteval.model import (
     AttributeCluster,
 )
@@ -242,10 +243,12 @@ class BuildPage(InteractEvalPage):
         self._filling = True
         try:
             attributes = st.attributes_of(self.project, self.state, name) if name else []
-            self.build_note.setText(
-                f"{len(attributes)} think-aloud attributes for {name}; the model that builds "
-                f"is “{self._builder_name() or 'the default profile'}”." if name else
-                "Add a dimension first.")
+            note = (f"{len(attributes)} think-aloud attributes for {name}; the model that "
+                    f"builds is “{self._builder_name() or 'the default profile'}”."
+                    if name else "Add a dimension first.")
+            if name and uses_grounded_path(self._profile(self._builder_name())):
+                note += " " + GROUNDED_NOTICE
+            self.build_note.setText(note)
             comps = st.get_stage(self.project, name, "components")
             text = "\n".join(comps.value) if comps else ""
             if self.components_edit.toPlainText() != text:

@@ -14,8 +14,9 @@ from core.prompts import PLACEHOLDER_WORDS
 TEMPLATES = sorted(p.stem for p in template_path("think_aloud").parent.glob("*.txt"))
 
 
-def test_all_nine_templates_are_checked():
-    assert len(TEMPLATES) == 9  # the eight steps of the method and the single judge
+def test_all_twelve_templates_are_checked():
+    # eight of the paper's steps, the single judge, three of the grounded path
+    assert len(TEMPLATES) == 12
 
 
 @pytest.mark.parametrize("name", TEMPLATES)

@@ -128,32 +128,29 @@ FOUR_NOTES = [
 ]
 
 
-async def test_bundled_model_builds_yes_no_questions_from_four_notes():
-    """Held by the schema to one entry per component, note numbers that exist and Yes/No
-    questions, the bundled model gets through every build step from four notes; whatever it
-    writes is a Yes/No question that neither repeats our instructions nor loops ("user user
-    user"), or the step fails saying so."""
-    import re
-
-    from core.interacteval._common import QUESTION_PATTERN
+async def test_bundled_model_builds_a_checklist_of_several_questions_from_four_notes():
+    """Issue 14's target: from four notes the bundled model builds a checklist of more than one
+    question. It takes the grounded path (core.interacteval.grounded): it only chooses the
+    components' names among each note's own words and which questions to keep, every question
+    quotes one note and carries exactly that note as its evidence, and the checklist says how
+    it was built. Measured (2 cores): 4 questions of 4 notes, about a minute."""
+    from core.interacteval.grounded import GROUNDED_REMARK, in_note
     from core.llm import Gateway, MemoryCache
-    from core.prompts import copied_text, repeats_itself
     from core.settings import bundled_profile
 
     dimension = Dimension(name="Coherence", definition=(
         "How well the sentences of the summary fit together into a clear, logically ordered "
         "whole."))
-    notes = [Attribute(text=t, source="teacher", source_kind="person") for t in FOUR_NOTES]
-    gateway = Gateway(bundled_profile().model_copy(update={"max_tokens": 600}),
-                      cache=MemoryCache())
-    try:
-        build = await build_checklist(dimension, [], assessors={}, builder=gateway, notes=notes)
-    except StageError as exc:
-        assert exc.kind in HONEST_FAILURES, exc.message
-        assert "larger model" in exc.message
-        return
-    wording = _our_wording()
-    assert build.checklist.questions
-    for question in build.checklist.questions:
-        assert re.match(QUESTION_PATTERN, question), question
-        assert not copied_text(question, wording) and not repeats_itself(question)
+    notes = [Attribute(text=t, source=who, source_kind=kind) for t, (who, kind)
+             in zip(FOUR_NOTES, [("teacher", "person"), ("gemma", "model")] * 2)]
+    gateway = Gateway(bundled_profile(), cache=MemoryCache())
+    build = await build_checklist(dimension, [], assessors={}, builder=gateway, notes=notes)
+    checklist = build.checklist
+    assert len(checklist.items) > 1, checklist.remarks
+    assert GROUNDED_REMARK in checklist.remarks
+    for name in build.components:  # a component's name is words of one of the notes
+        assert any(in_note(name, note) for note in FOUR_NOTES), name
+    for item in checklist.items:  # evidence: one note, verbatim, quoted by its question
+        assert len(item.source_attributes) == 1
+        evidence = item.source_attributes[0]
+        assert evidence in notes and f"“{evidence.text}”" in item.question
