@@ -12,9 +12,10 @@ an array, so tests can use a tiny encoder. Every long step reports to ``progress
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from operator import methodcaller
 from typing import Any
 
 import numpy as np
@@ -99,7 +100,9 @@ def embed_texts(
                 "one vector per text. Choose another embedding model in Settings → Embeddings."
             )
         # The sum is finite exactly when every number is (but for an overflow: then look).
-        if not np.isfinite(vectors.sum()) and not np.isfinite(vectors).all():
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = vectors.sum()
+        if not np.isfinite(total) and not np.isfinite(vectors).all():
             raise RuntimeError(
                 "The embedding model returned invalid numbers (NaN or infinity). Choose another "
                 "embedding model or device in Settings → Embeddings."
@@ -138,6 +141,18 @@ def _none_if_nan(values: Any) -> list[Any]:
     return [
         None if v is None or (isinstance(v, float) and not np.isfinite(v)) else v for v in values
     ]
+
+
+def _number_column(values: np.ndarray) -> Any:
+    """A column of numbers as a frame stores :func:`_none_if_nan`'s list (NaN where missing),
+    without the list: float64 with NaN, or None throughout when no number is finite."""
+    numbers = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(numbers)
+    if finite.all():
+        return numbers
+    if finite.any():
+        return np.where(finite, numbers, np.nan)
+    return _none_if_nan(numbers)
 
 
 def aqer(
@@ -506,13 +521,18 @@ def aqer(
         )
         workers["is_llm"] = workers["worker"].isin(llm_names)
 
-    similarity_by_row = pd.Series(outcome.similarity, index=scorable.index)
+    if scorable is people:
+        similarity_by_row = outcome.similarity
+    else:
+        similarity_by_row = (
+            pd.Series(outcome.similarity, index=scorable.index).reindex(people.index).to_numpy()
+        )
     responses_out = pd.DataFrame(
         {
             "question": people["question"],
             "worker": people["worker"],
             "response": people["response"],
-            "similarity": _none_if_nan(similarity_by_row.reindex(people.index).to_numpy()),
+            "similarity": _number_column(similarity_by_row),
             "grade": _grades(people["grade"]),
         }
     )
@@ -523,8 +543,8 @@ def aqer(
             {
                 "question": blanks["question"].to_numpy(),
                 "worker": blanks["worker"].to_numpy(),
-                "response": [None] * len(blanks),
-                "similarity": outcome.blank_value[blank_q].tolist(),
+                "response": np.full(len(blanks), None, dtype=object),
+                "similarity": outcome.blank_value[blank_q].astype(np.float64),
                 "grade": _grades(blanks["grade"]),
             }
         )
@@ -559,8 +579,9 @@ def aqer(
 
     # --- agreement with expert grades ---------------------------------------------------------
     # Grades count over exactly the answers AQER scored (and the blanks it counted).
-    graded = pd.concat([people, llms, people_blank, llm_blank])
-    graded = graded[graded["grade"] != ""]
+    graded = pd.concat(
+        [part[part["grade"] != ""] for part in (people, llms, people_blank, llm_blank)]
+    )
     bad = graded[np.isnan(_grades(graded["grade"]))]
     if len(bad):
         notices.append(
@@ -680,14 +701,14 @@ def _blank_pairs(
             {"w": np.int64, "q": np.int64}
         )
     if positions is not None:
-        given = np.unique(positions[0] * n_q + positions[1])
+        given = pd.unique(positions[0] * n_q + positions[1])
     else:
         w_of = {name: i for i, name in enumerate(names)}
         q_of = {question: j for j, question in enumerate(questions)}
         w = answers["worker"].map(w_of)
         q = answers["question"].map(q_of)
         known = w.notna() & q.notna()
-        given = np.unique(w[known].to_numpy(np.int64) * n_q + q[known].to_numpy(np.int64))
+        given = pd.unique(w[known].to_numpy(np.int64) * n_q + q[known].to_numpy(np.int64))
     if n_w * n_q - len(given) > MAX_BLANKS:
         raise AqerInputError(
             f"Counting blank answers as the weakest answer would add {n_w * n_q - len(given):,} "
@@ -695,7 +716,9 @@ def _blank_pairs(
             "answered): each worker was clearly given only some of the questions. Choose to "
             "leave blank answers out (the Columns page, or --blank-answers missing)."
         )
-    missing = np.setdiff1d(np.arange(n_w * n_q, dtype=np.int64), given, assume_unique=True)
+    unanswered = np.ones(n_w * n_q, dtype=bool)
+    unanswered[given] = False
+    missing = np.flatnonzero(unanswered)
     out = pd.DataFrame(
         {
             "worker": np.asarray(names, dtype=object)[missing // n_q],
@@ -817,12 +840,15 @@ def _grades(cells: Any) -> np.ndarray:
         return out
     if pd.api.types.infer_dtype(texts, skipna=False) != "string":
         texts = texts.where(texts.notna(), "").astype(str)
+    elif (texts.to_numpy() == "").all():  # no grade at all (the usual case)
+        return out
     texts = strip_each(texts)
     given = (texts != "").to_numpy()
     if not given.any():
         return out
+    decimal_points = list(map(methodcaller("replace", ",", "."), texts[given].to_numpy()))
     parsed = pd.to_numeric(
-        texts[given].str.replace(",", ".", regex=False), errors="coerce"
+        pd.Series(decimal_points, dtype=object), errors="coerce"
     ).to_numpy(dtype=np.float64)
     parsed[~np.isfinite(parsed)] = np.nan
     out[given] = parsed

@@ -353,7 +353,8 @@ def long_responses(
     grades = cell_texts(frame[g], strip=True) if g is not None else nothing
     models = cell_texts(frame[mcol], strip=True) if mcol is not None else nothing
     flags = (
-        cell_texts(frame[flag], strip=True).str.casefold().isin(_TRUE)
+        pd.Series(list(map(str.casefold, cell_texts(frame[flag], strip=True))), dtype=object)
+        .isin(_TRUE)
         if flag is not None
         else pd.Series(np.zeros(n, dtype=bool))
     )
@@ -613,51 +614,54 @@ def clean_responses(
     if duplicates not in ("first", "last", "error"):
         raise ValueError(f"duplicates must be first, last or error, not {duplicates!r}")
     n = len(frame)
-    empty_column = pd.Series([""] * n, dtype=object)
+    nothing = np.full(n, "", dtype=object)
     if "is_llm" in frame.columns:
         given = frame["is_llm"]
         if pd.api.types.is_bool_dtype(given.dtype) and not given.isna().any():
-            is_llm = pd.Series(given.to_numpy(dtype=bool))
+            is_llm = given.to_numpy(dtype=bool)
         else:
-            is_llm = pd.Series(
+            is_llm = np.array(
                 [bool(v) if isinstance(v, bool) else _truthy(v) for v in given], dtype=bool
             )
     else:
-        is_llm = pd.Series(np.zeros(n, dtype=bool))
+        is_llm = np.zeros(n, dtype=bool)
+    #: The spreadsheet rows as numbers when every row has one (read back as Int64 at the end).
+    row_numbers: np.ndarray | None = None
     if "row" in frame.columns:
         given = frame["row"]
         if pd.api.types.is_integer_dtype(given.dtype) and not given.isna().any():
-            row = pd.Series(given.to_numpy().astype(object), dtype=object)
+            row_numbers = given.to_numpy(dtype=np.int64)
+            row = row_numbers.astype(object)
         else:
             texts = cell_texts(given)
-            row = pd.Series(
-                [None if t == "" else int(float(t)) for t in texts], dtype=object
-            )
+            row = np.array([None if t == "" else int(float(t)) for t in texts], dtype=object)
     else:
-        row = pd.Series([None] * n, dtype=object)
+        row = np.full(n, None, dtype=object)
+
+    def text(column: str, strip: bool = True) -> np.ndarray:
+        if column not in frame.columns:
+            return nothing
+        return cell_texts(frame[column], strip=strip).to_numpy(dtype=object)
+
+    question, worker, response = text("question"), text("worker"), text("response")
+    model = text("model")
+    # A model name marks an LLM answer; an LLM answer is filed under its model's name.
+    named = model != ""
+    is_llm = is_llm | named
+    model = np.where(is_llm & ~named, worker, model)
+    worker = np.where(is_llm, model, worker)
     out = pd.DataFrame(
         {
-            "question": cell_texts(frame["question"], strip=True),
-            "worker": cell_texts(frame["worker"], strip=True),
-            "response": cell_texts(frame["response"], strip=True),
+            "question": question,
+            "worker": worker,
+            "response": response,
             "is_llm": is_llm,
-            "model": (
-                cell_texts(frame["model"], strip=True) if "model" in frame.columns
-                else empty_column
-            ),
-            "grade": (
-                cell_texts(frame["grade"], strip=True) if "grade" in frame.columns
-                else empty_column
-            ),
+            "model": model,
+            "grade": text("grade"),
             "row": row,
-            "cell": cell_texts(frame["cell"]) if "cell" in frame.columns else empty_column,
+            "cell": text("cell", strip=False),
         }
     )
-    # A model name marks an LLM answer; an LLM answer is filed under its model's name.
-    out["is_llm"] = out["is_llm"] | (out["model"] != "")
-    llm = out["is_llm"]
-    out.loc[llm & (out["model"] == ""), "model"] = out.loc[llm & (out["model"] == ""), "worker"]
-    out.loc[llm, "worker"] = out.loc[llm, "model"]
     notices: list[AqerNotice] = []
 
     # Rows without a question or worker cannot be placed.
@@ -699,7 +703,8 @@ def clean_responses(
 
     # Empty and whitespace-only answers are missing answers (an "I don't know" is an answer).
     empty = out["response"] == ""
-    for k, (_, item) in enumerate(out[empty].iterrows()):
+    any_empty = bool(empty.any())
+    for k, (_, item) in enumerate(out[empty].iterrows() if any_empty else ()):
         if k == MAX_LISTED:
             notices.append(
                 AqerNotice(
@@ -721,12 +726,13 @@ def clean_responses(
                 row=item["row"],
             )
         )
-    blanks = out[empty]
-    out = out[~empty]
+    blanks = out[empty] if any_empty else out.iloc[:0]
+    if any_empty:
+        out = out[~empty]
 
     # One answer per (worker, question).
     keys = ["is_llm", "worker", "question"]
-    dup = out.duplicated(keys, keep=False)
+    dup = _duplicated(out)
     if dup.any():
         groups = out[dup].groupby(keys, sort=False)
         if duplicates == "error":
@@ -767,8 +773,12 @@ def clean_responses(
                 )
             )
         out = out.drop_duplicates(keys, keep=keep)
+    kept = out.index.to_numpy()
     out = out.reset_index(drop=True)
-    out["row"] = out["row"].astype("Int64")
+    if row_numbers is not None:
+        out["row"] = pd.array(row_numbers[kept], dtype="Int64")
+    else:
+        out["row"] = out["row"].astype("Int64")
     # A blank is a (worker, question) with no answer at all (a blank beside an answer is none).
     if len(blanks):
         answered = pd.MultiIndex.from_frame(out[keys])
@@ -780,6 +790,15 @@ def clean_responses(
     return PreparedResponses(
         frame=out[LONG_COLUMNS], notices=notices, source=source, blanks=blanks[LONG_COLUMNS]
     )
+
+
+def _duplicated(out: pd.DataFrame) -> pd.Series:
+    """True for every answer whose (is_llm, worker, question) another answer has too (as
+    ``out.duplicated(keys, keep=False)``), from numbers: each column factorized once."""
+    worker = pd.factorize(out["worker"].to_numpy(dtype=object))[0].astype(np.int64)
+    question, asked = pd.factorize(out["question"].to_numpy(dtype=object))
+    key = (worker * max(len(asked), 1) + question) * 2 + out["is_llm"].to_numpy(dtype=np.int64)
+    return pd.Series(pd.Series(key).duplicated(keep=False).to_numpy(), index=out.index)
 
 
 def _first(values: pd.Series) -> int | None:
