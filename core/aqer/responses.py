@@ -523,9 +523,10 @@ def wide_responses(
     left_out.discard(None)
     letters = _letters(frame, letters)
     rows = _rows(frame, first_row)
-    keys = [cell_text(v).strip() for v in frame[key_col]]
+    # Whole columns at once (no Python per cell): each cell's text, and whether it holds any.
+    keys = cell_texts(frame[key_col], strip=True).to_numpy(dtype=object)
     what = "worker" if by_worker else "question"
-    if len(frame) and all(not k for k in keys):
+    if len(frame) and not (keys != "").any():
         raise AqerInputError(
             f"The {what} column '{key_col}' (column {letters[key_col]}) is empty in every row"
             f"{_where(source)}. Fill in the {what} of each row, or choose another column."
@@ -533,48 +534,67 @@ def wide_responses(
 
     notices: list[AqerNotice] = []
     value_columns = []
+    texts: dict[Any, np.ndarray] = {}
+    filled: dict[Any, np.ndarray] = {}
     for column in frame.columns:
         if column == key_col or column == grade_found or column in left_out:
             continue
-        filled = [j for j, v in enumerate(frame[column]) if cell_text(v).strip()]
+        column_texts = cell_texts(frame[column])
+        has_text = (strip_each(column_texts) != "").to_numpy(dtype=bool)
         if _is_unnamed(column) or column in unnamed:
-            if not filled:
+            if not has_text.any():
                 continue  # an empty spare column
             raise AqerInputError(
                 f"Column {letters[column]}{_where(source)} has no header but holds answers "
-                f"(rows {_list_rows([rows[j] for j in filled])}). Type the "
+                f"(rows {_list_rows([rows[j] for j in np.flatnonzero(has_text)])}). Type the "
                 f"{'question' if by_worker else 'worker name'} into its header cell "
                 f"{letters[column]}{first_row - 1}, or delete the column."
             )
         value_columns.append(column)
+        texts[column] = column_texts.to_numpy(dtype=object)
+        filled[column] = has_text
 
     named_llms = {str(x).strip() for x in llm_workers}
-    records = []
-    keyless = []
-    for j in range(len(frame)):
-        key = keys[j]
-        if not key:
-            if any(cell_text(frame[c].iloc[j]).strip() for c in value_columns):
-                keyless.append(rows[j])
-            continue
-        if grade_found is not None and grades is not None:
-            grades.setdefault(key, cell_text(frame[grade_found].iloc[j]).strip())
-        for column in value_columns:
-            header = cell_text(column).strip()
-            question, worker = (header, key) if by_worker else (key, header)
-            is_llm = (worker in named_llms) or (column in llm_found)
-            records.append(
-                {
-                    "question": question,
-                    "worker": worker,
-                    "response": cell_text(frame[column].iloc[j]),
-                    "is_llm": is_llm,
-                    "model": worker if is_llm else "",
-                    "grade": "",
-                    "row": rows[j],
-                    "cell": f"{letters[column]}{rows[j]}",
-                }
-            )
+    row_numbers = np.asarray(rows, dtype=np.int64)
+    keyed = keys != ""
+    holds = np.zeros(len(frame), dtype=bool)
+    for column in value_columns:
+        holds |= filled[column]
+    keyless = row_numbers[~keyed & holds].tolist()
+    if grade_found is not None and grades is not None:
+        grade_texts = cell_texts(frame[grade_found], strip=True).to_numpy(dtype=object)
+        for key, grade in zip(keys[keyed].tolist(), grade_texts[keyed].tolist()):
+            grades.setdefault(key, grade)
+    # One record per (keyed row, value column), row by row, as the sheet reads.
+    kept = np.flatnonzero(keyed)
+    n_columns = len(value_columns)
+    headers = np.array([cell_text(c).strip() for c in value_columns], dtype=object)
+    row_keys = np.repeat(keys[kept], n_columns)
+    column_headers = np.tile(headers, len(kept))
+    question, worker = (
+        (column_headers, row_keys) if by_worker else (row_keys, column_headers)
+    )
+    llm_column = np.tile(np.array([c in llm_found for c in value_columns], dtype=bool), len(kept))
+    is_llm = llm_column | pd.Series(worker, dtype=object).isin(named_llms).to_numpy(dtype=bool)
+    record_rows = np.repeat(row_numbers[kept], n_columns)
+    column_letters = np.tile(np.array([letters[c] for c in value_columns], dtype=object), len(kept))
+    if n_columns and len(kept):
+        responses = np.stack([texts[c][kept] for c in value_columns], axis=1).ravel()
+    else:
+        responses = np.zeros(0, dtype=object)
+    records = pd.DataFrame(
+        {
+            "question": question,
+            "worker": worker,
+            "response": responses,
+            "is_llm": is_llm,
+            "model": np.where(is_llm, worker, ""),
+            "grade": np.full(len(record_rows), "", dtype=object),
+            "row": record_rows,
+            "cell": column_letters + record_rows.astype(str).astype(object),
+        },
+        columns=LONG_COLUMNS,
+    )
     if keyless:
         notices.append(
             AqerNotice(
@@ -587,7 +607,7 @@ def wide_responses(
                 row=keyless[0],
             )
         )
-    out = pd.DataFrame.from_records(records, columns=LONG_COLUMNS) if records else _empty_frame()
+    out = records if len(records) else _empty_frame()
     return out, notices
 
 

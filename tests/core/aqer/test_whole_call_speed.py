@@ -279,3 +279,64 @@ def test_the_design_is_counted_from_distinct_pairs():
     design, evidence = detect_design(answered, 3, 3)
     assert design == "dense"  # a and b answered 2 of 3 questions
     assert evidence.startswith("2 of 3 workers answered at least half of the 3 questions; 5 of")
+
+
+# ------------------------------------------------------------------ wide sheets
+
+
+def wide_sheet(rows=30, columns=20):
+    data = {"worker": [f"w{j}" if j % 11 != 4 else "" for j in range(rows)]}
+    for c in range(columns):
+        data[f"Q{c}"] = [f"answer {j} {c}" if (j + c) % 7 else "  " for j in range(rows)]
+    data["grade"] = [str(j % 5) for j in range(rows)]
+    frame = pd.DataFrame(data, dtype=object)
+    frame.index = pd.Index(range(2, 2 + rows), name="row")
+    return frame
+
+
+def test_a_wide_sheet_is_read_a_column_at_a_time(monkeypatch):
+    from core.aqer import responses
+
+    calls = []
+    real = responses.cell_text
+
+    def counting(value):
+        calls.append(value)
+        return real(value)
+
+    monkeypatch.setattr(responses, "cell_text", counting)
+    prepared = prepare_responses(
+        wide_sheet(), format="wide", worker_col="worker", grade_col="grade"
+    )
+    assert len(calls) < 100  # headers at most, never the 600 answer cells
+    assert len(prepared.frame) + len(prepared.blanks) == 27 * 20
+
+
+def test_a_wide_sheet_keeps_its_messages_rows_cells_and_grades():
+    frame = wide_sheet(rows=14, columns=3)
+    prepared = prepare_responses(
+        frame, format="wide", worker_col="worker", grade_col="grade", llm_workers=["w2"],
+        source="class.xlsx",
+    )
+    first = prepared.notices[0]
+    assert (first.topic, first.message, first.row) == (
+        "Row without a worker",
+        "1 row(s) in class.xlsx hold answers but no worker in column A and were left out "
+        "(rows 6). Fill in the worker to include them.",
+        6,
+    )
+    empty = [n for n in prepared.notices if n.topic == "Empty answer"]
+    assert empty[0].message == "No answer from worker 'w0' to 'Q0' (cell B2): left blank."
+    assert len(empty) == 6
+    rows = prepared.frame.head(4)
+    assert rows[["question", "worker", "cell", "row"]].values.tolist() == [
+        ["Q1", "w0", "C2", 2], ["Q2", "w0", "D2", 2], ["Q0", "w1", "B3", 3], ["Q1", "w1", "C3", 3],
+    ]
+    llm = prepared.frame[prepared.frame["is_llm"]]
+    assert set(llm["worker"]) == {"w2"} and set(llm["model"]) == {"w2"}
+    assert prepared.person_grades["w3"] == 3.0 and "" not in prepared.person_grades
+    frame["Column E"] = [""] * 13 + ["stray"]
+    with pytest.raises(Exception, match=r"Column F in class.xlsx has no header but holds answers "
+                                        r"\(rows 15\)"):
+        prepare_responses(frame, format="wide", worker_col="worker", grade_col="grade",
+                          source="class.xlsx", unnamed=["Column E"])
