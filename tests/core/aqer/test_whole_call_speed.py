@@ -321,8 +321,8 @@ def test_a_wide_sheet_keeps_its_messages_rows_cells_and_grades():
     first = prepared.notices[0]
     assert (first.topic, first.message, first.row) == (
         "Row without a worker",
-        "1 row(s) in class.xlsx hold answers but no worker in column A and were left out "
-        "(rows 6). Fill in the worker to include them.",
+        ("1 row(s) in class.xlsx hold answers but no worker in column A and were left out "
+        "(rows 6). Fill in the worker to include them."),
         6,
     )
     empty = [n for n in prepared.notices if n.topic == "Empty answer"]
