@@ -17,7 +17,15 @@ def best_responses(question: np.ndarray, similarity: np.ndarray, n_questions: in
     best = np.full(n_questions, -1, dtype=np.int64)
     if len(question) == 0:
         return best
-    order = np.lexsort((np.arange(len(question)), -similarity, question))
-    firsts = order[np.r_[True, np.diff(question[order]) != 0]]
-    best[question[firsts]] = firsts
+    # Grouped by question (a stable sort keeps each group's answers in their order), each
+    # group's highest similarity, then the first answer of the group that has it.
+    order = np.argsort(question, kind="stable")
+    grouped = question[order]
+    values = np.where(np.isnan(similarity), -np.inf, similarity)[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    highest = np.maximum.reduceat(values, starts)
+    group = np.cumsum(np.r_[False, grouped[1:] != grouped[:-1]])
+    hits = np.flatnonzero(values == highest[group])
+    first_hit = hits[np.r_[True, group[hits][1:] != group[hits][:-1]]]
+    best[grouped[first_hit]] = order[first_hit]
     return best

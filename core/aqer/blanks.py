@@ -81,10 +81,20 @@ def detect_design(answered: pd.DataFrame, workers: int, questions: int) -> tuple
 
     Dense when at least half of the ``workers`` answered at least half of the ``questions``.
     """
-    per_worker = answered.groupby("worker")["question"].nunique()
-    half = questions / 2
-    most = int((per_worker >= half).sum())
-    given = len(answered.drop_duplicates(["worker", "question"]))
+    import pandas as pd
+
+    # From numbers: each (worker, question) pair once, then the questions per worker.
+    worker, names = pd.factorize(answered["worker"].to_numpy(dtype=object))
+    question, asked = pd.factorize(answered["question"].to_numpy(dtype=object))
+    if (worker < 0).any() or (question < 0).any():  # a missing name: as pandas counts it
+        per_worker = answered.groupby("worker")["question"].nunique()
+        most = int((per_worker >= questions / 2).sum())
+        given = len(answered.drop_duplicates(["worker", "question"]))
+    else:
+        pairs = pd.unique(worker.astype(np.int64) * max(len(asked), 1) + question)
+        per_worker = np.bincount(pairs // max(len(asked), 1), minlength=len(names))
+        most = int((per_worker >= questions / 2).sum())
+        given = len(pairs)
     cells = workers * questions
     dense = workers > 0 and most >= workers / 2
     share = f"{given / cells:.0%}" if cells else "0%"
@@ -105,11 +115,16 @@ def blank_rule(
     frame = prepared.frame
     blanks = prepared.blanks
     if not llm_as_workers:
-        frame = frame[~frame["is_llm"]]
+        if frame["is_llm"].any():
+            frame = frame[~frame["is_llm"]]
         blanks = blanks[~blanks["is_llm"]] if len(blanks) else blanks
-    everyone = pd.concat([frame[["worker", "question"]], blanks[["worker", "question"]]])
+
+    def distinct(column: str) -> int:
+        values = [frame[column].to_numpy(dtype=object), blanks[column].to_numpy(dtype=object)]
+        return int(pd.Series(np.concatenate(values), dtype=object).nunique())
+
     design, evidence = detect_design(
-        frame[["worker", "question"]], everyone["worker"].nunique(), everyone["question"].nunique()
+        frame[["worker", "question"]], distinct("worker"), distinct("question")
     )
     if setting in ("worst", "missing"):
         return BlankRule(setting, design, evidence, chosen=True)  # type: ignore[arg-type]

@@ -12,8 +12,10 @@ an array, so tests can use a tiny encoder. Every long step reports to ``progress
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from operator import methodcaller
 from typing import Any
 
 import numpy as np
@@ -38,7 +40,13 @@ from core.aqer.model import (
 )
 from core.aqer.pseudo_reference import pseudo_reference_scores, reference_pairs
 from core.aqer.rasa import rasa_skills
-from core.aqer.responses import AqerInputError, Duplicates, PreparedResponses, clean_responses
+from core.aqer.responses import (
+    AqerInputError,
+    Duplicates,
+    PreparedResponses,
+    clean_responses,
+    strip_each,
+)
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, leave_one_out_similarity
 from core.runs import CancelToken, Progress
 from core.tables import cell_number
@@ -47,6 +55,13 @@ __all__ = ["aqer", "embed_texts"]
 
 #: Texts per call of the encoder (progress and cancel are checked between calls).
 EMBED_CHUNK = 256
+#: An encoder that answers a call within this many seconds (vectors from a cache, a fast
+#: lookup) is given twice as many texts next time, up to :data:`EMBED_CHUNK_MAX`; a real model
+#: never answers 256 texts that fast, so its progress and cancel stay as frequent as before.
+EMBED_FAST_CALL = 0.05
+EMBED_CHUNK_MAX = 16_384
+#: The clock the chunk size is decided by (tests replace it).
+_clock = time.perf_counter
 
 TextEncoder = Callable[[list[str]], Any]
 
@@ -57,23 +72,37 @@ def embed_texts(
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> np.ndarray:
-    """Embed distinct ``texts`` (already unique) in chunks; float32 (len(texts), d)."""
+    """Embed distinct ``texts`` (already unique) in chunks, shortest first; float32
+    (len(texts), d). Chunks start at :data:`EMBED_CHUNK` texts and grow while the encoder
+    answers fast (:data:`EMBED_FAST_CALL`); a chunk always starts at a multiple of 256 texts of
+    the same order, so a model sees the same batches whatever the chunk sizes."""
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     order = np.argsort(lengths, kind="stable")
+    in_order = np.empty(len(texts), dtype=object)
+    in_order[:] = texts
+    in_order = in_order[order]
     if progress is not None:
         progress.start("Embedding answers", total=len(texts), detail=_describe(encoder))
     out: np.ndarray | None = None
-    for start in range(0, len(order), EMBED_CHUNK):
+    size, start = EMBED_CHUNK, 0
+    while start < len(order):
         if cancel is not None:
             cancel.raise_if_cancelled()
-        idx = order[start : start + EMBED_CHUNK]
-        vectors = np.asarray(encoder([texts[i] for i in idx.tolist()]), dtype=np.float32)
+        idx = order[start : start + size]
+        began = _clock()
+        vectors = np.asarray(encoder(in_order[start : start + size].tolist()), dtype=np.float32)
+        start += len(idx)
+        if _clock() - began < EMBED_FAST_CALL:
+            size = min(2 * size, EMBED_CHUNK_MAX)
         if vectors.ndim != 2 or vectors.shape[0] != len(idx):
             raise RuntimeError(
                 f"The embedding model returned {vectors.shape} for {len(idx)} texts; expected "
                 "one vector per text. Choose another embedding model in Settings → Embeddings."
             )
-        if not np.isfinite(vectors).all():
+        # The sum is finite exactly when every number is (but for an overflow: then look).
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = vectors.sum()
+        if not np.isfinite(total) and not np.isfinite(vectors).all():
             raise RuntimeError(
                 "The embedding model returned invalid numbers (NaN or infinity). Choose another "
                 "embedding model or device in Settings → Embeddings."
@@ -119,6 +148,18 @@ def _none_if_nan(values: Any) -> list[Any]:
     return [
         None if v is None or (isinstance(v, float) and not np.isfinite(v)) else v for v in values
     ]
+
+
+def _number_column(values: np.ndarray) -> Any:
+    """A column of numbers as a frame stores :func:`_none_if_nan`'s list (NaN where missing),
+    without the list: float64 with NaN, or None throughout when no number is finite."""
+    numbers = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(numbers)
+    if finite.all():
+        return numbers
+    if finite.any():
+        return np.where(finite, numbers, np.nan)
+    return _none_if_nan(numbers)
 
 
 def aqer(
@@ -173,8 +214,10 @@ def aqer(
     worst = rule.rule == "worst"
 
     is_worker = (~frame["is_llm"]) | settings.llm_as_workers
-    people = frame[is_worker]
-    llms = frame[~is_worker]
+    if is_worker.all():  # no copy of the whole frame when there are no LLM answers
+        people, llms = frame, frame.iloc[:0]
+    else:
+        people, llms = frame[is_worker], frame[~is_worker]
     blank_rows = prepared.blanks
     if len(blank_rows):
         blank_is_worker = (~blank_rows["is_llm"]) | settings.llm_as_workers
@@ -184,10 +227,12 @@ def aqer(
         people_blank = llm_blank = blank_rows
 
     # --- the guards that need no work --------------------------------------------------------
-    names = people["worker"].unique().tolist()
+    # Questions and workers as numbers once (in order of appearance, as .unique() lists them).
+    asked_code, asked_values = pd.factorize(people["question"].to_numpy(dtype=object))
+    names = pd.unique(people["worker"].to_numpy(dtype=object)).tolist()
     if worst:  # everyone was given every question: a worker who left all blank is scored too
         names = list(dict.fromkeys(names + list(people_blank["worker"])))
-    asked = people["question"].unique().tolist()
+    asked = asked_values.tolist()
     _need_two(names, f"compares workers with each other, so it needs answers from at least 2 "
               f"workers{where}", "Add the other workers' answers, or check that the worker "
               "column is the right one.", shown=str)
@@ -196,8 +241,9 @@ def aqer(
               "right one (in a wide sheet, every question is a column).", shown=_short)
 
     # A question only one worker answered has no consensus to compare with.
-    per_question = people.groupby("question", sort=False)["worker"].count()
-    lonely = per_question[per_question < 2].index
+    answered_by_question = np.bincount(asked_code, minlength=len(asked))
+    is_lonely = answered_by_question < 2
+    lonely = [asked[j] for j in np.flatnonzero(is_lonely)]
     for question in lonely:
         item = people[people["question"] == question].iloc[0]
         notices.append(
@@ -213,11 +259,16 @@ def aqer(
                 row=None if pd.isna(item["row"]) else int(item["row"]),
             )
         )
-    scorable = people[~people["question"].isin(lonely)]
-    scored_names = scorable["worker"].unique().tolist()
+    scorable = people[~is_lonely[asked_code]] if lonely else people
+    # Each scorable answer's worker and question as positions in scored_names/_questions.
+    w_idx, scored_values = pd.factorize(scorable["worker"].to_numpy(dtype=object))
+    scored_names = scored_values.tolist()
     if worst:
         kept = set(scored_names)
         scored_names = [n for n in names if n in kept] + [n for n in names if n not in kept]
+        place = {name: i for i, name in enumerate(scored_names)}
+        w_idx = np.array([place[n] for n in scored_values], dtype=np.int64)[w_idx]
+    w_idx = w_idx.astype(np.int64, copy=False)
     scored_set = set(scored_names)
     for name in names:
         if name not in scored_set:
@@ -231,39 +282,40 @@ def aqer(
                     worker=name,
                 )
             )
-    scored_questions = scorable["question"].unique().tolist()
-    if len(set(scorable["worker"])) < 2 or len(scored_questions) < 2:
+    # The questions answered by 2 or more keep their order of appearance.
+    scored_questions = [q for q, alone in zip(asked, is_lonely) if not alone]
+    by_question = (np.cumsum(~is_lonely) - 1)[asked_code[~is_lonely[asked_code]]]
+    by_question = by_question.astype(np.int64, copy=False)
+    if len(scored_values) < 2 or len(scored_questions) < 2:
         raise AqerInputError(
             f"Too few overlapping answers{where}: AQER needs at least 2 questions that at least "
             f"2 workers answered, and found {len(scored_questions)} such question(s) answered by "
-            f"{len(set(scorable['worker']))} worker(s). Workers must answer the same questions."
+            f"{len(scored_values)} worker(s). Workers must answer the same questions."
         )
     worker_index = {name: i for i, name in enumerate(scored_names)}
     question_index = {q: j for j, q in enumerate(scored_questions)}
 
     # --- blank answers that count (a dense design) ----------------------------------------------
     blanks = _blank_pairs(
-        scored_names if worst else [], scored_questions, scorable, people_blank, where
+        scored_names if worst else [], scored_questions, scorable, people_blank, where,
+        positions=(w_idx, by_question),
     )
     blank_w = blanks["w"].to_numpy(np.int64)
     blank_q = blanks["q"].to_numpy(np.int64)
     notices = _blank_notices(notices, blanks, rule, len(scored_questions), people_blank, worst)
 
     # --- embeddings (identical answers once) --------------------------------------------------
-    worker_texts = scorable["response"].tolist()
-    llm_texts = llms["response"].tolist()
+    worker_array = scorable["response"].to_numpy(dtype=object)
+    llm_array = llms["response"].to_numpy(dtype=object)
+    worker_texts = worker_array.tolist()
+    llm_texts = llm_array.tolist()
     # In question order, as EmbeddedResponses keeps them: distinct answers need no re-sorting.
-    by_question = scorable["question"].map(question_index).to_numpy(np.int64)
     in_order = np.argsort(by_question, kind="stable")
-    unique = pd.unique(
-        np.concatenate(
-            [np.asarray(worker_texts, dtype=object)[in_order], np.asarray(llm_texts, dtype=object)]
-        )
-    ).tolist()
+    text_code, distinct = pd.factorize(np.concatenate([worker_array[in_order], llm_array]))
+    unique = distinct.tolist()
     if cancel is not None:
         cancel.raise_if_cancelled()
     vectors = embed_texts(unique, encoder, progress=progress, cancel=cancel)
-    text_index = pd.Index(unique)
     truncated = getattr(encoder, "truncated", None)
     if callable(truncated):
         cut = {unique[i] for i, flag in enumerate(truncated(unique)) if flag}
@@ -287,9 +339,9 @@ def aqer(
                     )
                 )
 
-    w_idx = scorable["worker"].map(worker_index).to_numpy(np.int64)
     q_idx = by_question
-    rows = text_index.get_indexer(worker_texts).astype(np.int64)
+    rows = np.empty(len(in_order), dtype=np.int64)
+    rows[in_order] = text_code[: len(in_order)]
     embedded = EmbeddedResponses(
         vectors, rows, w_idx, q_idx, n_workers=len(scored_names), n_questions=len(scored_questions)
     )
@@ -385,7 +437,7 @@ def aqer(
         if progress is not None:
             progress.start("Scoring LLM answers", total=len(llms))
         llm_q = np.array([question_index.get(q, -1) for q in llms["question"]], dtype=np.int64)
-        llm_vectors = vectors[text_index.get_indexer(llm_texts)]
+        llm_vectors = vectors[text_code[len(in_order) :]]
         # Against the consensus of the final weights, the one the workers' weights describe.
         llm_scores = score_llm_answers(llm_vectors, llm_q, outcome.final_sea)
         for (_, item), j in zip(llms.iterrows(), llm_q):
@@ -468,13 +520,18 @@ def aqer(
         )
         workers["is_llm"] = workers["worker"].isin(llm_names)
 
-    similarity_by_row = pd.Series(outcome.similarity, index=scorable.index)
+    if scorable is people:
+        similarity_by_row = outcome.similarity
+    else:
+        similarity_by_row = (
+            pd.Series(outcome.similarity, index=scorable.index).reindex(people.index).to_numpy()
+        )
     responses_out = pd.DataFrame(
         {
             "question": people["question"],
             "worker": people["worker"],
             "response": people["response"],
-            "similarity": _none_if_nan(similarity_by_row.reindex(people.index).to_numpy()),
+            "similarity": _number_column(similarity_by_row),
             "grade": _grades(people["grade"]),
         }
     )
@@ -485,8 +542,8 @@ def aqer(
             {
                 "question": blanks["question"].to_numpy(),
                 "worker": blanks["worker"].to_numpy(),
-                "response": [None] * len(blanks),
-                "similarity": outcome.blank_value[blank_q].tolist(),
+                "response": np.full(len(blanks), None, dtype=object),
+                "similarity": outcome.blank_value[blank_q].astype(np.float64),
                 "grade": _grades(blanks["grade"]),
             }
         )
@@ -521,8 +578,9 @@ def aqer(
 
     # --- agreement with expert grades ---------------------------------------------------------
     # Grades count over exactly the answers AQER scored (and the blanks it counted).
-    graded = pd.concat([people, llms, people_blank, llm_blank])
-    graded = graded[graded["grade"] != ""]
+    graded = pd.concat(
+        [part[part["grade"] != ""] for part in (people, llms, people_blank, llm_blank)]
+    )
     bad = graded[np.isnan(_grades(graded["grade"]))]
     if len(bad):
         notices.append(
@@ -629,22 +687,27 @@ def _blank_pairs(
     answers: pd.DataFrame,
     blank_rows: pd.DataFrame,
     where: str = "",
+    positions: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Every (name, question) of ``names`` x ``questions`` without an answer in ``answers``:
     columns ``worker``, ``question``, ``w`` and ``q`` (their positions), and the blank row's
-    ``grade``, spreadsheet ``row`` and ``cell`` when the sheet has one."""
+    ``grade``, spreadsheet ``row`` and ``cell`` when the sheet has one. ``positions``: each
+    answer's worker and question as positions in ``names`` and ``questions``, when known."""
     n_w, n_q = len(names), len(questions)
     columns = ["worker", "question", "w", "q", "grade", "row", "cell"]
     if not n_w or not n_q:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns}).astype(
             {"w": np.int64, "q": np.int64}
         )
-    w_of = {name: i for i, name in enumerate(names)}
-    q_of = {question: j for j, question in enumerate(questions)}
-    w = answers["worker"].map(w_of)
-    q = answers["question"].map(q_of)
-    known = w.notna() & q.notna()
-    given = np.unique(w[known].to_numpy(np.int64) * n_q + q[known].to_numpy(np.int64))
+    if positions is not None:
+        given = pd.unique(positions[0] * n_q + positions[1])
+    else:
+        w_of = {name: i for i, name in enumerate(names)}
+        q_of = {question: j for j, question in enumerate(questions)}
+        w = answers["worker"].map(w_of)
+        q = answers["question"].map(q_of)
+        known = w.notna() & q.notna()
+        given = pd.unique(w[known].to_numpy(np.int64) * n_q + q[known].to_numpy(np.int64))
     if n_w * n_q - len(given) > MAX_BLANKS:
         raise AqerInputError(
             f"Counting blank answers as the weakest answer would add {n_w * n_q - len(given):,} "
@@ -652,7 +715,9 @@ def _blank_pairs(
             "answered): each worker was clearly given only some of the questions. Choose to "
             "leave blank answers out (the Columns page, or --blank-answers missing)."
         )
-    missing = np.setdiff1d(np.arange(n_w * n_q, dtype=np.int64), given, assume_unique=True)
+    unanswered = np.ones(n_w * n_q, dtype=bool)
+    unanswered[given] = False
+    missing = np.flatnonzero(unanswered)
     out = pd.DataFrame(
         {
             "worker": np.asarray(names, dtype=object)[missing // n_q],
@@ -661,6 +726,11 @@ def _blank_pairs(
             "q": missing % n_q,
         }
     )
+    if not len(blank_rows):  # no blank cell in the sheet: nothing to join
+        out["grade"] = ""
+        out["row"] = np.full(len(out), None, dtype=object)
+        out["cell"] = ""
+        return out[columns]
     rows = blank_rows[["worker", "question", "grade", "row", "cell"]].drop_duplicates(
         ["worker", "question"]
     )
@@ -767,12 +837,17 @@ def _grades(cells: Any) -> np.ndarray:
     out = np.full(len(texts), np.nan)
     if not len(texts):
         return out
-    texts = texts.where(texts.notna(), "").astype(str).str.strip()
+    if pd.api.types.infer_dtype(texts, skipna=False) != "string":
+        texts = texts.where(texts.notna(), "").astype(str)
+    elif (texts.to_numpy() == "").all():  # no grade at all (the usual case)
+        return out
+    texts = strip_each(texts)
     given = (texts != "").to_numpy()
     if not given.any():
         return out
+    decimal_points = list(map(methodcaller("replace", ",", "."), texts[given].to_numpy()))
     parsed = pd.to_numeric(
-        texts[given].str.replace(",", ".", regex=False), errors="coerce"
+        pd.Series(decimal_points, dtype=object), errors="coerce"
     ).to_numpy(dtype=np.float64)
     parsed[~np.isfinite(parsed)] = np.nan
     out[given] = parsed

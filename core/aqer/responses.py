@@ -159,7 +159,25 @@ def cell_texts(values: Any, strip: bool = False) -> pd.Series:
         out = pd.Series([""] * len(column), dtype=object)
     else:
         out = pd.Series([cell_text(v) for v in column.to_numpy(dtype=object)], dtype=object)
-    return out.str.strip() if strip and len(out) else out
+    return strip_each(out) if strip and len(out) else out
+
+
+def strip_each(column: pd.Series) -> pd.Series:
+    """``str.strip()`` of every cell of a column of str (as ``Series.str.strip()``), with the
+    loop in C (``map``) rather than a Python call per cell; same index."""
+    values = column.to_numpy(dtype=object)
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(map(str.strip, values))
+    return pd.Series(out, index=column.index, dtype=object)
+
+
+def fold_each(column: pd.Series) -> pd.Series:
+    """Every cell of a column of str folded as :func:`blank_token_set` folds a token (runs of
+    spaces to one, ends stripped, case ignored), the loops in C; same index."""
+    values = column.to_numpy(dtype=object)
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(map(str.casefold, map(" ".join, map(str.split, values))))
+    return pd.Series(out, index=column.index, dtype=object)
 
 
 def _where(source: str) -> str:
@@ -335,7 +353,8 @@ def long_responses(
     grades = cell_texts(frame[g], strip=True) if g is not None else nothing
     models = cell_texts(frame[mcol], strip=True) if mcol is not None else nothing
     flags = (
-        cell_texts(frame[flag], strip=True).str.casefold().isin(_TRUE)
+        pd.Series(list(map(str.casefold, cell_texts(frame[flag], strip=True))), dtype=object)
+        .isin(_TRUE)
         if flag is not None
         else pd.Series(np.zeros(n, dtype=bool))
     )
@@ -357,7 +376,7 @@ def long_responses(
     is_llm = flags | (models != "") | (workers.isin(named_llms) & (workers != ""))
     model = models.where(models != "", workers).where(is_llm, "")
     who = model.where(is_llm, workers)
-    has_text = responses.str.strip() != "" if n else pd.Series(np.zeros(0, dtype=bool))
+    has_text = strip_each(responses) != "" if n else pd.Series(np.zeros(0, dtype=bool))
     asked = questions != ""
     unasked_rows = row_numbers[(~asked & (has_text | (workers != ""))).to_numpy()].tolist()
     unnamed_rows = row_numbers[(asked & (who == "") & has_text).to_numpy()].tolist()
@@ -504,9 +523,10 @@ def wide_responses(
     left_out.discard(None)
     letters = _letters(frame, letters)
     rows = _rows(frame, first_row)
-    keys = [cell_text(v).strip() for v in frame[key_col]]
+    # Whole columns at once (no Python per cell): each cell's text, and whether it holds any.
+    keys = cell_texts(frame[key_col], strip=True).to_numpy(dtype=object)
     what = "worker" if by_worker else "question"
-    if len(frame) and all(not k for k in keys):
+    if len(frame) and not (keys != "").any():
         raise AqerInputError(
             f"The {what} column '{key_col}' (column {letters[key_col]}) is empty in every row"
             f"{_where(source)}. Fill in the {what} of each row, or choose another column."
@@ -514,48 +534,67 @@ def wide_responses(
 
     notices: list[AqerNotice] = []
     value_columns = []
+    texts: dict[Any, np.ndarray] = {}
+    filled: dict[Any, np.ndarray] = {}
     for column in frame.columns:
         if column == key_col or column == grade_found or column in left_out:
             continue
-        filled = [j for j, v in enumerate(frame[column]) if cell_text(v).strip()]
+        column_texts = cell_texts(frame[column])
+        has_text = (strip_each(column_texts) != "").to_numpy(dtype=bool)
         if _is_unnamed(column) or column in unnamed:
-            if not filled:
+            if not has_text.any():
                 continue  # an empty spare column
             raise AqerInputError(
                 f"Column {letters[column]}{_where(source)} has no header but holds answers "
-                f"(rows {_list_rows([rows[j] for j in filled])}). Type the "
+                f"(rows {_list_rows([rows[j] for j in np.flatnonzero(has_text)])}). Type the "
                 f"{'question' if by_worker else 'worker name'} into its header cell "
                 f"{letters[column]}{first_row - 1}, or delete the column."
             )
         value_columns.append(column)
+        texts[column] = column_texts.to_numpy(dtype=object)
+        filled[column] = has_text
 
     named_llms = {str(x).strip() for x in llm_workers}
-    records = []
-    keyless = []
-    for j in range(len(frame)):
-        key = keys[j]
-        if not key:
-            if any(cell_text(frame[c].iloc[j]).strip() for c in value_columns):
-                keyless.append(rows[j])
-            continue
-        if grade_found is not None and grades is not None:
-            grades.setdefault(key, cell_text(frame[grade_found].iloc[j]).strip())
-        for column in value_columns:
-            header = cell_text(column).strip()
-            question, worker = (header, key) if by_worker else (key, header)
-            is_llm = (worker in named_llms) or (column in llm_found)
-            records.append(
-                {
-                    "question": question,
-                    "worker": worker,
-                    "response": cell_text(frame[column].iloc[j]),
-                    "is_llm": is_llm,
-                    "model": worker if is_llm else "",
-                    "grade": "",
-                    "row": rows[j],
-                    "cell": f"{letters[column]}{rows[j]}",
-                }
-            )
+    row_numbers = np.asarray(rows, dtype=np.int64)
+    keyed = keys != ""
+    holds = np.zeros(len(frame), dtype=bool)
+    for column in value_columns:
+        holds |= filled[column]
+    keyless = row_numbers[~keyed & holds].tolist()
+    if grade_found is not None and grades is not None:
+        grade_texts = cell_texts(frame[grade_found], strip=True).to_numpy(dtype=object)
+        for key, grade in zip(keys[keyed].tolist(), grade_texts[keyed].tolist()):
+            grades.setdefault(key, grade)
+    # One record per (keyed row, value column), row by row, as the sheet reads.
+    kept = np.flatnonzero(keyed)
+    n_columns = len(value_columns)
+    headers = np.array([cell_text(c).strip() for c in value_columns], dtype=object)
+    row_keys = np.repeat(keys[kept], n_columns)
+    column_headers = np.tile(headers, len(kept))
+    question, worker = (
+        (column_headers, row_keys) if by_worker else (row_keys, column_headers)
+    )
+    llm_column = np.tile(np.array([c in llm_found for c in value_columns], dtype=bool), len(kept))
+    is_llm = llm_column | pd.Series(worker, dtype=object).isin(named_llms).to_numpy(dtype=bool)
+    record_rows = np.repeat(row_numbers[kept], n_columns)
+    column_letters = np.tile(np.array([letters[c] for c in value_columns], dtype=object), len(kept))
+    if n_columns and len(kept):
+        responses = np.stack([texts[c][kept] for c in value_columns], axis=1).ravel()
+    else:
+        responses = np.zeros(0, dtype=object)
+    records = pd.DataFrame(
+        {
+            "question": question,
+            "worker": worker,
+            "response": responses,
+            "is_llm": is_llm,
+            "model": np.where(is_llm, worker, ""),
+            "grade": np.full(len(record_rows), "", dtype=object),
+            "row": record_rows,
+            "cell": column_letters + record_rows.astype(str).astype(object),
+        },
+        columns=LONG_COLUMNS,
+    )
     if keyless:
         notices.append(
             AqerNotice(
@@ -568,7 +607,7 @@ def wide_responses(
                 row=keyless[0],
             )
         )
-    out = pd.DataFrame.from_records(records, columns=LONG_COLUMNS) if records else _empty_frame()
+    out = records if len(records) else _empty_frame()
     return out, notices
 
 
@@ -595,52 +634,54 @@ def clean_responses(
     if duplicates not in ("first", "last", "error"):
         raise ValueError(f"duplicates must be first, last or error, not {duplicates!r}")
     n = len(frame)
-    empty_column = pd.Series([""] * n, dtype=object)
+    nothing = np.full(n, "", dtype=object)
     if "is_llm" in frame.columns:
         given = frame["is_llm"]
         if pd.api.types.is_bool_dtype(given.dtype) and not given.isna().any():
-            is_llm = pd.Series(given.to_numpy(dtype=bool))
+            is_llm = given.to_numpy(dtype=bool)
         else:
-            is_llm = pd.Series(
+            is_llm = np.array(
                 [bool(v) if isinstance(v, bool) else _truthy(v) for v in given], dtype=bool
             )
     else:
-        is_llm = pd.Series(np.zeros(n, dtype=bool))
+        is_llm = np.zeros(n, dtype=bool)
+    #: The spreadsheet rows as numbers when every row has one (read back as Int64 at the end).
+    row_numbers: np.ndarray | None = None
     if "row" in frame.columns:
         given = frame["row"]
         if pd.api.types.is_integer_dtype(given.dtype) and not given.isna().any():
-            row = pd.Series(given.to_numpy().astype(object), dtype=object)
+            row_numbers = given.to_numpy(dtype=np.int64)
+            row = row_numbers.astype(object)
         else:
             texts = cell_texts(given)
-            row = pd.Series(
-                [None if t == "" else int(float(t)) for t in texts], dtype=object
-            )
+            row = np.array([None if t == "" else int(float(t)) for t in texts], dtype=object)
     else:
-        row = pd.Series([None] * n, dtype=object)
+        row = np.full(n, None, dtype=object)
+
+    def text(column: str, strip: bool = True) -> np.ndarray:
+        if column not in frame.columns:
+            return nothing
+        return cell_texts(frame[column], strip=strip).to_numpy(dtype=object)
+
+    question, worker, response = text("question"), text("worker"), text("response")
+    model = text("model")
+    # A model name marks an LLM answer; an LLM answer is filed under its model's name.
+    named = model != ""
+    is_llm = is_llm | named
+    model = np.where(is_llm & ~named, worker, model)
+    worker = np.where(is_llm, model, worker)
     out = pd.DataFrame(
         {
-            "question": cell_texts(frame["question"], strip=True),
-            "worker": cell_texts(frame["worker"], strip=True),
-            "response": cell_texts(frame["response"]),
+            "question": question,
+            "worker": worker,
+            "response": response,
             "is_llm": is_llm,
-            "model": (
-                cell_texts(frame["model"], strip=True) if "model" in frame.columns
-                else empty_column
-            ),
-            "grade": (
-                cell_texts(frame["grade"], strip=True) if "grade" in frame.columns
-                else empty_column
-            ),
+            "model": model,
+            "grade": text("grade"),
             "row": row,
-            "cell": cell_texts(frame["cell"]) if "cell" in frame.columns else empty_column,
+            "cell": text("cell", strip=False),
         }
     )
-    # A model name marks an LLM answer; an LLM answer is filed under its model's name.
-    out["is_llm"] = out["is_llm"] | (out["model"] != "")
-    llm = out["is_llm"]
-    out.loc[llm & (out["model"] == ""), "model"] = out.loc[llm & (out["model"] == ""), "worker"]
-    out.loc[llm, "worker"] = out.loc[llm, "model"]
-    out["response"] = out["response"].str.strip()
     notices: list[AqerNotice] = []
 
     # Rows without a question or worker cannot be placed.
@@ -663,7 +704,7 @@ def clean_responses(
     # Answers that say "no answer" ("n/a", "-", ...) are blanks, not answers.
     tokens = blank_token_set(blank_tokens)
     if tokens:
-        folded = out["response"].str.split().str.join(" ").str.casefold()
+        folded = fold_each(out["response"])
         said = folded.isin(tokens)
         if said.any():
             hits = out[said]
@@ -682,7 +723,8 @@ def clean_responses(
 
     # Empty and whitespace-only answers are missing answers (an "I don't know" is an answer).
     empty = out["response"] == ""
-    for k, (_, item) in enumerate(out[empty].iterrows()):
+    any_empty = bool(empty.any())
+    for k, (_, item) in enumerate(out[empty].iterrows() if any_empty else ()):
         if k == MAX_LISTED:
             notices.append(
                 AqerNotice(
@@ -704,12 +746,13 @@ def clean_responses(
                 row=item["row"],
             )
         )
-    blanks = out[empty]
-    out = out[~empty]
+    blanks = out[empty] if any_empty else out.iloc[:0]
+    if any_empty:
+        out = out[~empty]
 
     # One answer per (worker, question).
     keys = ["is_llm", "worker", "question"]
-    dup = out.duplicated(keys, keep=False)
+    dup = _duplicated(out)
     if dup.any():
         groups = out[dup].groupby(keys, sort=False)
         if duplicates == "error":
@@ -750,8 +793,12 @@ def clean_responses(
                 )
             )
         out = out.drop_duplicates(keys, keep=keep)
+    kept = out.index.to_numpy()
     out = out.reset_index(drop=True)
-    out["row"] = out["row"].astype("Int64")
+    if row_numbers is not None:
+        out["row"] = pd.array(row_numbers[kept], dtype="Int64")
+    else:
+        out["row"] = out["row"].astype("Int64")
     # A blank is a (worker, question) with no answer at all (a blank beside an answer is none).
     if len(blanks):
         answered = pd.MultiIndex.from_frame(out[keys])
@@ -763,6 +810,15 @@ def clean_responses(
     return PreparedResponses(
         frame=out[LONG_COLUMNS], notices=notices, source=source, blanks=blanks[LONG_COLUMNS]
     )
+
+
+def _duplicated(out: pd.DataFrame) -> pd.Series:
+    """True for every answer whose (is_llm, worker, question) another answer has too (as
+    ``out.duplicated(keys, keep=False)``), from numbers: each column factorized once."""
+    worker = pd.factorize(out["worker"].to_numpy(dtype=object))[0].astype(np.int64)
+    question, asked = pd.factorize(out["question"].to_numpy(dtype=object))
+    key = (worker * max(len(asked), 1) + question) * 2 + out["is_llm"].to_numpy(dtype=np.int64)
+    return pd.Series(pd.Series(key).duplicated(keep=False).to_numpy(), index=out.index)
 
 
 def _first(values: pd.Series) -> int | None:

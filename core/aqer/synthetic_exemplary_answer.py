@@ -21,6 +21,8 @@ __all__ = [
 #: Rows per block when comparing answers with their SEA (small enough to stay in cache).
 _CHUNK = 4_096
 _EPS = 1e-12
+#: Others shorter than this share of the whole sum (squared) are compared directly in float64.
+_DIRECT = 0.25
 
 
 class EmbeddedResponses:
@@ -158,45 +160,70 @@ def leave_one_out_similarity(responses: EmbeddedResponses, weights: np.ndarray) 
     ``weights``: (sum_k w_k e_kj - w_i e_ij) / (sum_k w_k - w_i). It is what an answer from
     outside the crowd (an AI's) is compared with, so a worker measured this way is measured like
     for like. When every other answer has weight 0, their plain mean is used (as the SEA does).
-    Computed in float64, question block by question block: nothing of size N x d is built.
-    """
-    from scipy.sparse import csr_matrix
 
+    Without building the others' sum per answer: with S the weighted sum of the question's
+    answers (float64) and d = e . S, the dot product with the others is d - w |e|^2 and their
+    squared length |S|^2 - 2 w d + w^2 |e|^2. Only d is computed in float32 (one pass over the
+    vectors, as :func:`similarity_to_sea`). Where the others are small beside S (an answer that
+    carries most of its question's weight) that expansion loses digits, so those answers, and
+    those whose others all have weight 0, are computed directly in float64.
+    """
     weights = np.asarray(weights, dtype=np.float64)
     n_q = responses.n_questions
     vectors, questions = responses.sorted_vectors, responses.question_sorted
     w = weights[responses.worker_sorted]
     totals = np.bincount(questions, weights=w, minlength=n_q)
     nobody = totals[questions] - w <= 1e-12 * np.maximum(totals[questions], 1e-300)
+    sums = _question_sums(responses, w)
+    sums32 = sums.astype(np.float32)
+    d = np.empty(len(responses), dtype=np.float64)
+    for start in range(0, len(responses), _CHUNK):
+        stop = start + _CHUNK
+        d[start:stop] = np.einsum("ij,ij->i", vectors[start:stop], sums32[questions[start:stop]])
+    own = responses.sorted_norms**2
+    whole = np.einsum("ij,ij->i", sums, sums)[questions]
+    dots = d - w * own
+    others = np.maximum(whole - 2.0 * w * d + w * w * own, 0.0)
+    lengths = responses.sorted_norms * np.sqrt(others)
+    out = np.where(lengths > _EPS, dots / np.maximum(lengths, _EPS), 0.0)
+    redo = np.flatnonzero(nobody | (others < _DIRECT * whole))
+    if len(redo):
+        plain = _question_sums(responses, np.ones(len(responses))) if nobody.any() else None
+        for start in range(0, len(redo), _CHUNK):
+            k = redo[start : start + _CHUNK]
+            block = vectors[k].astype(np.float64)
+            q = questions[k]
+            rest = sums[q] - w[k, None] * block
+            alone = nobody[k]
+            if plain is not None and alone.any():
+                rest[alone] = plain[q[alone]] - block[alone]
+            dots = np.einsum("ij,ij->i", block, rest)
+            lengths = responses.sorted_norms[k] * np.sqrt(np.einsum("ij,ij->i", rest, rest))
+            out[k] = np.where(lengths > _EPS, dots / np.maximum(lengths, _EPS), 0.0)
+    return responses.unsort(out)
 
-    def sums_of(factor: np.ndarray) -> np.ndarray:
-        """sum of factor_k * e_k per question, in float64, block by block."""
-        out = np.zeros((n_q, responses.dimension), dtype=np.float64)
-        for start in range(0, len(responses), _CHUNK):
-            stop = min(start + _CHUNK, len(responses))
-            cols = np.arange(stop - start)
-            matrix = csr_matrix(
-                (factor[start:stop], (questions[start:stop], cols)), shape=(n_q, stop - start)
-            )
-            out += matrix @ vectors[start:stop].astype(np.float64)
-        return out
 
-    sums = sums_of(w)
-    plain = sums_of(np.ones(len(responses))) if nobody.any() else None
-    out = np.empty(len(responses), dtype=np.float64)
+def _question_sums(responses: EmbeddedResponses, factor: np.ndarray) -> np.ndarray:
+    """sum of factor_k * e_k over each question's answers (in question order), float64 (n, d),
+    block by block: nothing of size N x d is built."""
+    from scipy.sparse import csr_matrix
+
+    questions = responses.question_sorted
+    out = np.zeros((responses.n_questions, responses.dimension), dtype=np.float64)
     for start in range(0, len(responses), _CHUNK):
         stop = min(start + _CHUNK, len(responses))
-        block = vectors[start:stop].astype(np.float64)
         q = questions[start:stop]
-        others = sums[q] - w[start:stop, None] * block
-        alone = nobody[start:stop]
-        if plain is not None and alone.any():
-            others[alone] = plain[q[alone]] - block[alone]
-        # The answers' own lengths are known (float64, from the same float32 vectors).
-        dots = np.einsum("ij,ij->i", block, others)
-        lengths = responses.sorted_norms[start:stop] * np.sqrt(np.einsum("ij,ij->i", others, others))
-        out[start:stop] = np.where(lengths > _EPS, dots / np.maximum(lengths, _EPS), 0.0)
-    return responses.unsort(out)
+        first = np.flatnonzero(np.concatenate(([True], q[1:] != q[:-1])))
+        matrix = csr_matrix(
+            (
+                np.asarray(factor[start:stop], dtype=np.float64),
+                np.arange(stop - start),
+                np.append(first, stop - start),
+            ),
+            shape=(len(first), stop - start),
+        )
+        out[q[first]] += matrix @ responses.sorted_vectors[start:stop].astype(np.float64)
+    return out
 
 
 def _row_norms(vectors: np.ndarray) -> np.ndarray:
