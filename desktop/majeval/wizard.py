@@ -184,7 +184,10 @@ class MajEvalWizard(WizardShell):
 
         async def go() -> None:
             loop = asyncio.get_running_loop()
-            self.alphas, self.humans = await loop.run_in_executor(None, st.agreement, run)
+            alphas, humans = await loop.run_in_executor(None, st.agreement, run)
+            if self.retired or self.project.closed:
+                return  # the wizard left (or its project closed) while the statistics ran
+            self.alphas, self.humans = alphas, humans
             self.results.set_run(run, self.alphas, self.humans)
             self.check_results_current()
             if show:

@@ -684,3 +684,36 @@ def test_reference_list_kept_on_request_sections_named_and_a_page_reverted(qtbot
     page.add_documents([doc])
     assert wait_step(qtbot, wiz, "documents") == "finished"
     assert any("Smith, J." in p.text for p in wiz.docs[0].pages)
+
+
+def test_results_still_being_computed_when_the_project_closes_are_dropped_quietly(
+        qtbot, window, scripted, monkeypatch, tmp_path):
+    """Showing a run computes its statistics in an executor; when the project is closed in
+    the meantime (New project, Open), the wizard left and nothing is shown or read from the
+    closed project (it raised 'The project ... is closed' in the event loop)."""
+    import threading
+
+    from core.majeval import session as st
+
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    run_all(qtbot, wiz)
+    window.ask_save_path = lambda: str(tmp_path / "study.evaldesk")
+    assert window.save_project_as()  # a named project: a new one is started without asking
+    release, started = threading.Event(), threading.Event()
+    agreement = st.agreement
+
+    def slow(run):
+        started.set()
+        release.wait(20)
+        return agreement(run)
+
+    monkeypatch.setattr(st, "agreement", slow)
+    task = wiz.show_run(wiz.run)
+    qtbot.waitUntil(started.is_set, timeout=10_000)
+    project = window.project
+    window.new_project()
+    assert project.closed and wiz.retired
+    release.set()
+    qtbot.waitUntil(task.done, timeout=20_000)
+    assert task.exception() is None
