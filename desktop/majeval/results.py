@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.majeval.agreement import AFTER, BEFORE
+from core.majeval.agreement import AFTER, BEFORE, human_points
 from core.majeval.report import failure_warning, run_description
 from core.stats import format_p, plain_agreement
 from core.words import count
+from desktop.charts import ScatterChart, ScatterPoint
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
 from desktop.views import fit_rows
@@ -280,9 +281,28 @@ class ResultsView(QWidget):
         ll.addWidget(human_title)
         ll.addWidget(self.human_view, 1)
         ll.addWidget(self.no_humans)
+        #: The items as dots: the chosen group's score against the people's rating.
+        self.scatter_combo = QComboBox()
+        self.scatter_combo.setToolTip("Which scores to plot against which people's ratings: "
+                                      "one dot per item, after the debate.")
+        self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
+        self.scatter = ScatterChart(minimum_height=220)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        right_split = QSplitter(Qt.Orientation.Vertical)
+        right_split.addWidget(self.heatmap)
+        plot = QWidget()
+        pl = QVBoxLayout(plot)
+        pl.setContentsMargins(0, 0, 0, 0)
+        pl.addWidget(self.scatter_combo)
+        pl.addWidget(self.scatter, 1)
+        right_split.addWidget(plot)
+        rl.addWidget(right_split)
+        self.scatter_panel = plot
         splitter = QSplitter()
         splitter.addWidget(left)
-        splitter.addWidget(self.heatmap)
+        splitter.addWidget(right)
         splitter.setSizes([640, 380])
         page = QWidget()
         layout = QVBoxLayout(page)
@@ -469,6 +489,41 @@ class ResultsView(QWidget):
                 values.append(line)
             names = ["All groups" if g == ALL_GROUPS else g for g in groups]
             self.heatmap.draw(names, labels, values, "Spearman with people,\nafter the debate")
+        self.scatter_panel.setVisible(has)
+        self.scatter_combo.blockSignals(True)
+        self.scatter_combo.clear()
+        many_dims = len({d for _, d, _ in pairs}) > 1
+        for group, dim, human in pairs:
+            who = "All groups" if group == ALL_GROUPS else group
+            self.scatter_combo.addItem(
+                f"{who}{f' on {dim}' if many_dims else ''} against the people's {human}",
+                (group, dim, human))
+        overall = next((i for i, (g, _, _) in enumerate(pairs) if g == ALL_GROUPS), 0)
+        self.scatter_combo.setCurrentIndex(overall)
+        self.scatter_combo.blockSignals(False)
+        if has:
+            self._draw_scatter()
+
+    @Slot()
+    def _draw_scatter(self, *_args: Any) -> None:
+        """The chosen (group, dimension, human rating) as dots, one per item."""
+        choice = self.scatter_combo.currentData()
+        if self.run is None or not choice:
+            return
+        group, dim, human = choice
+        points = [ScatterPoint(item, score, rating)
+                  for item, score, rating in human_points(self.run, group, dim, human)]
+        scale = self.run.scale
+        who = "the personas' overall score" if group == ALL_GROUPS else f"{group}'s score"
+        self.scatter.plot(
+            points, title=f"{_short(who, 40)} against the people's {_short(human, 30)},"
+                          "\none dot per item",
+            x_label=f"{dim} after the debate: "
+                    + ("mean of the groups' scores" if group == ALL_GROUPS
+                       else "mean of its personas' scores")
+                    + f" ({scale.minimum} to {scale.maximum})",
+            y_label=f"People's rating of {_short(human, 30)}",
+            x_range=(scale.minimum - 0.2, scale.maximum + 0.2))
 
     # ------------------------------------------------------------------------ item details
     @Slot()

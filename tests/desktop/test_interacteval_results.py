@@ -171,12 +171,15 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
     assert (clarity.samples_left_out, clarity.used) == (1, 12)
     notes = [res.agreement_model.value(r, "used") for r in range(res.agreement_model.rowCount())]
     assert any("1 think-aloud sample left out" in str(n) for n in notes)
+    res.scatter_combo.setCurrentText("Clarity")  # the scatter holds the texts the agreement uses
+    assert res.scatter.points and "t99" not in {p.name for p in res.scatter.points}
 
     wiz.agreement = []
     res.samples_check.setChecked(True)
     qtbot.waitUntil(lambda: bool(wiz.agreement), timeout=30_000)
     clarity = next(a for a in wiz.agreement if a.dimension == "Clarity")
     assert (clarity.samples_included, clarity.used) == (1, 13)
+    qtbot.waitUntil(lambda: "t99" in {p.name for p in res.scatter.points}, timeout=10_000)
     assert load_state(window.project).include_samples is True
     out = tmp_path / "results.xlsx"
     wiz.pages["results"].export_results(out)
