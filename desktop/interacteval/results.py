@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.charts import ScatterChart, ScatterPoint
+from desktop.glossary import explain
 from desktop.run_panel import RunPanel
 from desktop.views import ACCENT, VALUE_ROLE, Chart, Column, FrameModel, table_view
 from desktop.widgets import done_label, fit_columns, hint_label, note_box
@@ -103,6 +104,7 @@ class ResultsView(QWidget):
         self.banner.hide()
         self.run_label = hint_label()
         self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run_label.setToolTip("Which run these results come from. " + explain("formula"))
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)

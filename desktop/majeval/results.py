@@ -28,6 +28,7 @@ from core.majeval.report import failure_warning, run_description
 from core.stats import format_p, plain_agreement
 from core.words import count
 from desktop.charts import ScatterChart, ScatterPoint
+from desktop.glossary import explain
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
 from desktop.views import fit_rows
@@ -264,6 +265,7 @@ class ResultsView(QWidget):
                           "group agree with each other over the items (1 = fully, 0 = no better "
                           "than chance); “undefined” when there are too few items or no "
                           "variation.")
+        hint.setToolTip(explain("Krippendorff", "ordinal"))
         #: One plain sentence per human rating: do the personas' overall scores follow it?
         self.human_headline = QLabel()
         self.human_headline.setObjectName("intro")

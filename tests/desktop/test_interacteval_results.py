@@ -173,6 +173,10 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
     assert any("1 think-aloud sample left out" in str(n) for n in notes)
     res.scatter_combo.setCurrentText("Clarity")  # the scatter holds the texts the agreement uses
     assert res.scatter.points and "t99" not in {p.name for p in res.scatter.points}
+    from tests.desktop.jargon import unexplained_in_tabs
+
+    jargon = unexplained_in_tabs(qtbot, window, res.tabs)  # terms have plain words
+    assert not jargon, "\n".join(jargon)
 
     wiz.agreement = []
     res.samples_check.setChecked(True)

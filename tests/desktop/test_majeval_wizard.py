@@ -449,6 +449,10 @@ def test_agreement_shows_before_and_after_and_spearman_with_its_sign(qtbot, wind
                  for i in ratings}
         assert {(p.name, p.score) for p in view.scatter.points} == set(means.items())
         assert chosen in view.scatter.title
+        from tests.desktop.jargon import unexplained_in_tabs
+
+        jargon = unexplained_in_tabs(qtbot, window, view.tabs)  # terms have plain words
+        assert not jargon, "\n".join(jargon)
     finally:
         llm.close()
 
