@@ -39,15 +39,25 @@ def draw_score_vs_rating(figure: Any, scores: Sequence[float], ratings: Sequence
     far from the others' trend is one the two disagree on; the 2 lowest and 3 highest scores
     are named (no hovering needed)."""
     ax = figure.add_subplot(1, 1, 1)
-    ax.scatter(list(scores), list(ratings), s=22, color=ACCENT, alpha=0.75, zorder=2)
-    ax.set_title(title, loc="left")
-    ax.set_xlabel(x_label)
-    ax.set_ylabel(y_label)
+    many = len(scores) > 100  # lighter dots show where many fall on the same place
+    ax.scatter(list(scores), list(ratings), s=16 if many else 22, color=ACCENT,
+               alpha=0.45 if many else 0.75, zorder=2)
+    ax.set_title(title, loc="left", wrap=True)  # wrapped to the chart's width, never cut
+    ax.set_xlabel(x_label, wrap=True)
+    ax.set_ylabel(y_label, wrap=True)
     if x_range is not None:
         ax.set_xlim(*x_range)
     if names and len(names) == len(scores):
         ranked = sorted(range(len(scores)), key=lambda i: scores[i])
-        for i in sorted({*ranked[:2], *ranked[-3:]}):
+        x_span = (max(scores) - min(scores)) or 1.0
+        y_span = (max(ratings) - min(ratings)) or 1.0
+        named: list[int] = []
+        for i in [*ranked[:2], *ranked[-3:]]:
+            if i in named or any(abs(scores[i] - scores[j]) < 0.08 * x_span
+                                 and abs(ratings[i] - ratings[j]) < 0.08 * y_span
+                                 for j in named):
+                continue  # a name would sit on top of another one
+            named.append(i)
             ax.annotate(short(names[i], 16), (scores[i], ratings[i]), fontsize=7, color=INK,
                         xytext=(4, 3), textcoords="offset points")
     style(ax)

@@ -384,9 +384,9 @@ class ResultsView(QWidget):
         if per_document:
             self.scatter.plot(
                 dots, title=f"{dimension}: each text against the other texts on the same "
-                            "source,\none dot per text",
+                            "source, one dot per text",
                 x_label="Checklist score above (+) or below (−) the source's average",
-                y_label="Human score above (+) or below (−)\nthe source's average")
+                y_label="Human score above (+) or below (−) the source's average")
         else:
             self.scatter.plot(
                 dots, title=f"{dimension}: checklist score against the human score, "

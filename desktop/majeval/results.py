@@ -300,6 +300,7 @@ class ResultsView(QWidget):
         pl.addWidget(self.scatter_combo)
         pl.addWidget(self.scatter, 1)
         right_split.addWidget(plot)
+        right_split.setSizes([300, 420])  # the dots need more room than the four-cell map
         rl.addWidget(right_split)
         self.scatter_panel = plot
         splitter = QSplitter()
@@ -516,10 +517,10 @@ class ResultsView(QWidget):
         points = [ScatterPoint(item, score, rating)
                   for item, score, rating in human_points(self.run, group, dim, human)]
         scale = self.run.scale
-        who = "the personas' overall score" if group == ALL_GROUPS else f"{group}'s score"
+        who = "The personas' overall score" if group == ALL_GROUPS else f"{group}'s score"
         self.scatter.plot(
-            points, title=f"{_short(who, 40)} against the people's {_short(human, 30)},"
-                          "\none dot per item",
+            points, title=f"{_short(who, 40)} against the people's {_short(human, 30)}, "
+                          "one dot per item",
             x_label=f"{dim} after the debate: "
                     + ("mean of the groups' scores" if group == ALL_GROUPS
                        else "mean of its personas' scores")
