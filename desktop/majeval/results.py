@@ -300,9 +300,11 @@ class ResultsView(QWidget):
         pl.addWidget(self.scatter_combo)
         pl.addWidget(self.scatter, 1)
         right_split.addWidget(plot)
-        right_split.setSizes([300, 420])  # the dots need more room than the four-cell map
+        self.heatmap.setMinimumHeight(150)
+        right_split.setSizes([190, 520])  # the dots need more room than the few-cell map
         rl.addWidget(right_split)
         self.scatter_panel = plot
+        self.agreement_pictures = right  # hidden, with the heat map, without human ratings
         splitter = QSplitter()
         splitter.addWidget(left)
         splitter.addWidget(right)
@@ -493,6 +495,7 @@ class ResultsView(QWidget):
             names = ["All groups" if g == ALL_GROUPS else g for g in groups]
             self.heatmap.draw(names, labels, values, "Spearman with people,\nafter the debate")
         self.scatter_panel.setVisible(has)
+        self.agreement_pictures.setVisible(has)
         self.scatter_combo.blockSignals(True)
         self.scatter_combo.clear()
         many_dims = len({d for _, d, _ in pairs}) > 1
@@ -517,7 +520,8 @@ class ResultsView(QWidget):
         points = [ScatterPoint(item, score, rating)
                   for item, score, rating in human_points(self.run, group, dim, human)]
         scale = self.run.scale
-        who = "The personas' overall score" if group == ALL_GROUPS else f"{group}'s score"
+        who = "The personas' overall score" if group == ALL_GROUPS else \
+            f"{group}{chr(39) if group.endswith('s') else chr(39) + 's'} score"
         self.scatter.plot(
             points, title=f"{_short(who, 40)} against the people's {_short(human, 30)}, "
                           "one dot per item",
