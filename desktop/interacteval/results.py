@@ -300,6 +300,7 @@ class ResultsView(QWidget):
         self.samples_check.setVisible(bool(flagged))
         self.set_out_of_date(out_of_date)
         self.agreement_model.set_rows([])
+        self.scatter_panel.hide()  # until this run's agreement is shown (never the last run's)
         if not has_human:
             self.agreement_label.setText("The texts have no human scores, so there is no "
                                          "agreement to compute.")

@@ -64,3 +64,12 @@ def test_without_sources_the_scatter_shows_the_scores_themselves(qtbot):
     assert len(dots) == 6
     assert view.scatter.x_label == "Checklist score (1 to 5)"
     assert view.scatter.y_label == "Human score"
+
+
+def test_a_new_run_without_human_scores_shows_no_old_dots(qtbot):
+    view = _view(qtbot, _scores(with_sources=True))
+    assert not view.scatter_panel.isHidden()
+    plain = [s.model_copy(update={"human": None}) for s in _scores(with_sources=True)]
+    view.set_run(ScoringRun(scores=plain, settings=ScoringSettings(), model="scripted",
+                            checklists=[Checklist(dimension="Clarity")]))
+    assert view.scatter_panel.isHidden()
