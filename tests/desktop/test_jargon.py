@@ -82,3 +82,22 @@ def test_the_settings_and_model_dialogs_explain_their_terms(qtbot, qloop, store)
             found += [f"[{type(dialog).__name__}] {f}" for f in unexplained(dialog)]
         dialog.close()
     assert found == []
+
+
+def test_the_welcome_and_discovery_dialogs_explain_their_terms(qtbot, window):
+    from desktop.first_run import FirstRunDialog
+    from desktop.model_discovery import DiscoveryDialog
+
+    found = []
+    discovery = DiscoveryDialog(window.settings, lambda: True, start=False)
+    qtbot.addWidget(discovery)
+    discovery.show()
+    found += [f"[discovery] {f}" for f in unexplained(discovery)]
+    welcome = FirstRunDialog(window)
+    qtbot.addWidget(welcome)
+    welcome.show()
+    for i in range(welcome.stack.count()):
+        welcome.stack.setCurrentIndex(i)
+        qtbot.wait(20)
+        found += [f"[welcome, page {i + 1}] {f}" for f in unexplained(welcome)]
+    assert found == []
