@@ -90,3 +90,13 @@ def unexplained_in_tabs(qtbot: Any, window: Any, tabs: Any) -> list[str]:
         qtbot.wait(50)
         found += [f"[{tabs.tabText(i)}] {f}" for f in unexplained(window)]
     return sorted(set(found))
+
+
+def unexplained_on_pages(qtbot: Any, window: Any, wizard: Any) -> list[str]:
+    """:func:`unexplained` for ``window`` with each page of ``wizard`` shown in turn."""
+    found = []
+    for key in list(wizard.pages):
+        wizard.show_page(key)
+        qtbot.wait(20)
+        found += [f"[{key}] {f}" for f in unexplained(window)]
+    return found

@@ -177,6 +177,11 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
 
     jargon = unexplained_in_tabs(qtbot, window, res.tabs)  # terms have plain words
     assert not jargon, "\n".join(jargon)
+    from tests.desktop.jargon import unexplained_on_pages
+
+    jargon = unexplained_on_pages(qtbot, window, wiz)  # every page, now that all are full
+    assert not jargon, "\n".join(jargon)
+    wiz.show_page("results")
 
     wiz.agreement = []
     res.samples_check.setChecked(True)

@@ -7,15 +7,7 @@ end-to-end tests (test_aqer_wizard, test_majeval_wizard, test_interacteval_resul
 from __future__ import annotations
 
 from tests.desktop.jargon import terms_in, unexplained
-
-
-def _walk(qtbot, wiz, window) -> list[str]:
-    found = []
-    for key in list(wiz.pages):
-        wiz.show_page(key)
-        qtbot.wait(20)
-        found += [f"[{key}] {f}" for f in unexplained(window)]
-    return found
+from tests.desktop.jargon import unexplained_on_pages as _walk
 
 
 def test_the_checker_finds_a_term_only_without_a_tooltip(qtbot):
@@ -44,15 +36,15 @@ def test_every_wizard_page_explains_its_terms(qtbot, window):
     wiz = open_aqer_wizard(window)
     wiz.load_sample()
     qtbot.waitUntil(lambda: wiz.read is not None and not wiz.reading, timeout=30_000)
-    found += _walk(qtbot, wiz, window)
+    found += _walk(qtbot, window, wiz)
     wiz = open_majeval_wizard(window)
     wiz.pages["task"].load_sample()
     qtbot.waitUntil(lambda: not wiz.busy and len(wiz.docs) == 2, timeout=30_000)
-    found += _walk(qtbot, wiz, window)
+    found += _walk(qtbot, window, wiz)
     wiz = open_interacteval_wizard(window)
     wiz.pages["dimensions"].load_sample_set()
     qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=30_000)
-    found += _walk(qtbot, wiz, window)
+    found += _walk(qtbot, window, wiz)
     assert found == []
 
 

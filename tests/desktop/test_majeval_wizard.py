@@ -453,6 +453,10 @@ def test_agreement_shows_before_and_after_and_spearman_with_its_sign(qtbot, wind
 
         jargon = unexplained_in_tabs(qtbot, window, view.tabs)  # terms have plain words
         assert not jargon, "\n".join(jargon)
+        from tests.desktop.jargon import unexplained_on_pages
+
+        jargon = unexplained_on_pages(qtbot, window, wiz)  # every page, now that all are full
+        assert not jargon, "\n".join(jargon)
     finally:
         llm.close()
 
