@@ -185,6 +185,12 @@ class ResultsView(QWidget):
         self.scatter_combo.setToolTip("Which dimension to plot: one dot per text.")
         self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
         self.scatter = ScatterChart(minimum_height=240)
+        self.scatter.setToolTip(
+            "Each dot is one text: across, its checklist score; up, the people's score. When "
+            "the texts have a source document, both are shown as above (+) or below (−) the "
+            "average of the texts on the same source, because the agreement compares texts "
+            "only with the others on their source. The closer the dots lie along a rising "
+            "line, the more the two agree. The lowest and highest scores are named.")
         self.scatter_panel = QWidget()
         pv = QVBoxLayout(self.scatter_panel)
         pv.setContentsMargins(0, 0, 0, 0)

@@ -289,6 +289,11 @@ class ResultsView(QWidget):
                                       "one dot per item, after the debate.")
         self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
         self.scatter = ScatterChart(minimum_height=220)
+        self.scatter.setToolTip(
+            "Each dot is one item: across, the personas' score after the debate; up, the "
+            "people's rating. The closer the dots lie along a rising line, the more the two "
+            "agree; a dot far from the others is an item they judge differently. The lowest "
+            "and highest scores are named.")
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)

@@ -52,6 +52,7 @@ def test_the_scatter_compares_texts_within_their_source_document(qtbot):
         assert dots[name] == pytest.approx((x, y))
     assert "same source" in view.scatter.title and "one dot per text" in view.scatter.title
     assert "source's average" in view.scatter.x_label
+    assert "same source" in view.scatter.toolTip()  # how to read it, in plain words
     view.scatter_combo.setCurrentText("Accuracy")  # the shift of 0.5 goes with the mean
     assert {p.name: p.score for p in view.scatter.points}["d2-1"] == pytest.approx(1.5)
     assert view.scatter.title.startswith("Accuracy")

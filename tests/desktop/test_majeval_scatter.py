@@ -58,6 +58,7 @@ def test_the_scatter_holds_the_items_with_a_score_and_a_rating(qtbot):
     expected = {(f"q{i}", by_id[f"q{i}"].overall[DIM], float(1 + i % 5)) for i in (0, 1, 3, 5)}
     assert {(p.name, p.score, p.rating) for p in view.scatter.points} == expected
     assert "1 to 5" in view.scatter.x_label and "teacher_rating" in view.scatter.y_label
+    assert view.scatter.toolTip().startswith("Each dot is one item")  # how to read it
     teachers = next(i for i in range(view.scatter_combo.count())
                     if view.scatter_combo.itemData(i)[0] == "Teachers")
     view.scatter_combo.setCurrentIndex(teachers)  # q4's Teachers debate finished: a dot
