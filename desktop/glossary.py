@@ -31,6 +31,8 @@ PLAIN = {
                     "for the agreement expected by chance (1 = fully, 0 = chance).",
     "ordinal": "Ordinal: the scores are treated as ordered steps (a 4 is closer to a 5 than a "
                "2 is), not as names.",
+    "RMSE": "RMSE (root mean square error): the typical size of a change, here how much the "
+            "workers' weights still moved from one round to the next.",
     "formula": "The score formula is the one the InteractEval paper gives (its equation 1).",
     "model": "Which model to use, written as the service, a slash and the model's name, as "
              "the service lists it: openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "

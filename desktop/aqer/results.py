@@ -341,6 +341,7 @@ class ResultsView(QWidget):
         self.convergence_text = QLabel()
         self.convergence_text.setWordWrap(True)
         self.convergence_chart = Chart(260)
+        self.convergence_chart.setToolTip(explain("RMSE"))
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(hint_label(
@@ -474,6 +475,7 @@ class ResultsView(QWidget):
         self.curve_model = FrameModel(CURVE_COLUMNS, self)
         self.curve_view = table_view(self.curve_model)
         self.curve_chart = Chart(300)
+        self.curve_chart.setToolTip(explain("Pearson", "Spearman"))
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.curve_chart)
         split.addWidget(self.curve_view)

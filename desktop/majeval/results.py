@@ -258,6 +258,7 @@ class ResultsView(QWidget):
         self.human_view = table_view(self.human_model)
         self.heatmap = HeatMap()
         self.heatmap.setMinimumWidth(340)
+        self.heatmap.setToolTip("One cell per group and people's rating: " + explain("Spearman"))
         self.no_humans = hint_label("The items have no human ratings, so there is nothing to compare "
                                 "with. Choose the rating columns on the Items page to see "
                                 "agreement with people.")

@@ -1,6 +1,7 @@
 """Finding words a teacher would not know on a screen (issue 13, point 5): every visible label,
 button, group box, tab, table column title and combo item is read; a term of :data:`TERMS` in
-it needs a tooltip (on the widget, or on the column title) that says it in plain words."""
+it needs a tooltip (on the widget, or on the column title) that says it in plain words. A
+chart's words (title, axes, legend) count as the chart widget's."""
 
 from __future__ import annotations
 
@@ -54,6 +55,14 @@ def unexplained(root: Any) -> list[str]:
         if not _shown(widget, root):
             continue
         name = type(widget).__name__
+        figure = getattr(widget, "figure", None)
+        if name.startswith("FigureCanvas"):
+            continue  # its chart widget (the parent, holding the same figure) is checked
+        if figure is not None and hasattr(figure, "findobj"):  # a matplotlib chart's words
+            from matplotlib.text import Text
+
+            words = " ".join(t.get_text() for t in figure.findobj(Text))
+            check(f"{name} chart", words, widget.toolTip())
         if isinstance(widget, (QLabel, QAbstractButton)):
             check(name, widget.text(), widget.toolTip())
         elif isinstance(widget, QGroupBox):
