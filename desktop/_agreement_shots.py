@@ -21,6 +21,8 @@ DIM = "Overall quality"
 def _majeval_view(n: int, rng: random.Random) -> Any:
     from core.majeval.agreement import human_agreement, within_group_alpha
     from core.majeval.model import (
+        AgentEvaluation,
+        AgentResult,
         DebateSettings,
         Dimension,
         GroupResult,
@@ -41,11 +43,19 @@ def _majeval_view(n: int, rng: random.Random) -> Any:
                            human={"teacher_rating": float(round(truth))}))
         results = []
         for g in groups:
-            before = min(5.0, max(1.0, truth + rng.gauss(0, 1)))
-            after = (before + truth) / 2
-            results.append(GroupResult(item_id=f"item{i}", group=g,
-                                       initial_mean={DIM: round(before * 2) / 2},
-                                       final_mean={DIM: round(after * 2) / 2}))
+            agents = []
+            for k in (1, 2):
+                first = round(min(5.0, max(1.0, truth + rng.gauss(0, 1))))
+                last = round((first + truth) / 2)
+                agents.append(AgentResult(
+                    persona_id=f"{g}{k}", agent=f"{g} {k}", final={DIM: last},
+                    finalised_by="consensus",
+                    initial=AgentEvaluation(persona_id=f"{g}{k}", agent=f"{g} {k}",
+                                            scores={DIM: first})))
+            results.append(GroupResult(
+                item_id=f"item{i}", group=g, agents=agents,
+                initial_mean={DIM: sum(a.initial.scores[DIM] for a in agents) / 2},
+                final_mean={DIM: sum(a.final[DIM] for a in agents) / 2}))
         overall = sum(r.final_mean[DIM] for r in results) / len(results)
         items.append(ItemResult(item_id=f"item{i}", overall={DIM: overall}, groups=results))
     run = EvaluationRun(items=items, personas=personas, dimensions=[Dimension(name=DIM)],

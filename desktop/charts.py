@@ -52,8 +52,9 @@ def draw_score_vs_rating(figure: Any, scores: Sequence[float], ratings: Sequence
         x_span = (max(scores) - min(scores)) or 1.0
         y_span = (max(ratings) - min(ratings)) or 1.0
         named: list[int] = []
-        for i in [*ranked[:2], *ranked[-3:]]:
-            if i in named or any(abs(scores[i] - scores[j]) < 0.08 * x_span
+        outermost_first = [ranked[k] for k in (-1, 0, -2, 1, -3) if -len(ranked) <= k < len(ranked)]
+        for i in outermost_first:
+            if i in named or any(abs(scores[i] - scores[j]) < 0.15 * x_span
                                  and abs(ratings[i] - ratings[j]) < 0.08 * y_span
                                  for j in named):
                 continue  # a name would sit on top of another one
