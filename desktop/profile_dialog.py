@@ -55,14 +55,15 @@ __all__ = [
 log = logging.getLogger("evaldesk.settings")
 
 MODEL_STRING_HELP = (
-    "The model as litellm names it, usually provider/model. Examples:\n"
+    "Which model: the service, a slash, then the model's name as the service lists it. "
+    "Examples:\n"
     "  openai/gpt-4o-mini\n"
     "  anthropic/claude-sonnet-4-5\n"
     "  gemini/gemini-2.0-flash\n"
-    "  ollama/llama3.1   (API base http://localhost:11434)\n"
-    "  hosted_vllm/Qwen/Qwen2.5-7B-Instruct   (API base: your vLLM server)\n"
-    "  openai/<model>   for any OpenAI-compatible server (API base: its address)\n"
-    "Every provider is listed at docs.litellm.ai/docs/providers."
+    "  ollama/llama3.1   (server address http://localhost:11434)\n"
+    "  hosted_vllm/Qwen/Qwen2.5-7B-Instruct   (server address: your vLLM server)\n"
+    "  openai/<model>   for any server that works like OpenAI's (server address: its own)\n"
+    "Every service and how to write it is listed at docs.litellm.ai/docs/providers."
 )
 
 API_BASES_HELP = (
@@ -91,7 +92,7 @@ def validate_api_bases(text: str) -> tuple[list[str], list[str]]:
             or parsed.netloc.startswith(":")
         ):
             problems.append(
-                f"Line {number} of the API base URLs, “{line}”, is not a web address. Write it "
+                f"Line {number} of the server addresses, “{line}”, is not a web address. Write it "
                 "like http://localhost:11434 or https://api.example.com/v1 (starting with "
                 "http:// or https://)."
             )
@@ -187,7 +188,7 @@ class ProfileDialog(QDialog):
         self.model_edit.setPlaceholderText("e.g. openai/gpt-4o-mini or ollama/llama3.1")
         self.model_edit.setToolTip(MODEL_STRING_HELP)
         model_hint = hint_label(
-            "The litellm model string: provider/model, e.g. <i>openai/gpt-4o-mini</i>, "
+            "The service, a slash, then the model's name, e.g. <i>openai/gpt-4o-mini</i>, "
             "<i>ollama/llama3.1</i>. Hover for more examples."
         )
         self.bases_edit = QPlainTextEdit()
@@ -234,7 +235,9 @@ class ProfileDialog(QDialog):
         model_column.addWidget(self.model_edit)
         model_column.addWidget(model_hint)
         service_form.addRow("Model:", model_column)
-        service_form.addRow("API base URL(s):", self.bases_edit)
+        bases_label = QLabel("Server address(es):")
+        bases_label.setToolTip(API_BASES_HELP)
+        service_form.addRow(bases_label, self.bases_edit)
         service_form.addRow("API key:", key_box)
 
         self.gguf_edit = QLineEdit()

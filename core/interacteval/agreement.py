@@ -37,6 +37,7 @@ __all__ = [
     "DimensionAgreement",
     "agreement_rows",
     "human_agreement",
+    "scatter_points",
 ]
 
 PER_SYSTEM_LABEL = "per system (mean score of each system)"
@@ -145,6 +146,42 @@ def human_agreement(
             samples_included=sum(1 for s in usable if s.think_aloud_sample),
         ))
     return out
+
+
+def _usable(scores: Sequence[TextScore], dimension: str,
+            include_samples: bool) -> list[TextScore]:
+    """The texts of ``dimension`` that take part in the agreement (as :func:`human_agreement`
+    chooses them)."""
+    return [s for s in scores if s.dimension == dimension
+            and not (s.think_aloud_sample and not include_samples)
+            and s.status == "ok" and s.score is not None and s.human is not None]
+
+
+def scatter_points(scores: Sequence[TextScore], dimension: str, *,
+                   include_samples: bool = False) -> tuple[list[tuple[str, float, float]], bool]:
+    """The dots of a checklist-score-against-human-score plot for ``dimension``, with the texts
+    :func:`human_agreement` uses: ``([(text id, x, y), ...], per_document)``.
+
+    When the texts have source documents the paper's statistic compares texts only with the
+    other texts of the same document, so the dots do too (``per_document`` True): x and y are
+    each text's score minus the mean of its document's texts (0 = the document's average), and
+    a document with a single usable text is left out. Without sources, the scores themselves."""
+    usable = _usable(scores, dimension, include_samples)
+    if not any(s.source_id for s in usable):
+        return [(s.text_id, float(s.score), float(s.human)) for s in usable], False  # type: ignore[arg-type]
+    documents: dict[str, list[TextScore]] = {}
+    for s in usable:
+        if s.source_id:
+            documents.setdefault(s.source_id, []).append(s)
+    out = []
+    for texts in documents.values():
+        if len(texts) < 2:
+            continue
+        mean_x = sum(float(t.score) for t in texts) / len(texts)  # type: ignore[arg-type]
+        mean_y = sum(float(t.human) for t in texts) / len(texts)  # type: ignore[arg-type]
+        out.extend((t.text_id, float(t.score) - mean_x, float(t.human) - mean_y)  # type: ignore[arg-type]
+                   for t in texts)
+    return out, True
 
 
 def agreement_rows(results: Sequence[DimensionAgreement]) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ compared, and the overall score (mean over groups), both before and after the de
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "HumanAgreement",
     "agreement_rows",
     "human_agreement",
+    "human_points",
     "within_group_alpha",
 ]
 
@@ -129,6 +131,33 @@ def _overall_before(result: ItemResult, dim: str) -> float | None:
     return sum(values) / len(values)  # type: ignore[arg-type]
 
 
+def _score(result: ItemResult, group: str, dim: str, stage: str) -> float | None:
+    """One item's score that is correlated: the group's mean (or the overall score for
+    :data:`ALL_GROUPS`) on ``dim`` before or after the debate; None when it failed."""
+    if group == ALL_GROUPS:
+        return result.overall.get(dim) if stage == AFTER else _overall_before(result, dim)
+    g = next((g for g in result.groups if g.group == group), None)
+    if g is None or g.status == "failed":
+        return None
+    return (g.final_mean if stage == AFTER else g.initial_mean).get(dim)
+
+
+def human_points(run: EvaluationRun, group: str, dimension: str, human: str,
+                 stage: str = AFTER) -> list[tuple[str, float, float]]:
+    """The (item id, score, human rating) pairs behind one row of :func:`human_agreement`:
+    the items with both a score (``group``'s mean on ``dimension``, or the overall score for
+    :data:`ALL_GROUPS`) and a rating of ``human``, in the items' order (for a scatter plot)."""
+    results = {r.item_id: r for r in run.items}
+    out = []
+    for item in run.item_inputs:
+        rating = item.human.get(human)
+        result = results.get(item.id)
+        value = None if result is None else _score(result, group, dimension, stage)
+        if value is not None and rating is not None and not math.isnan(rating):
+            out.append((item.id, float(value), float(rating)))
+    return out
+
+
 def human_agreement(run: EvaluationRun, *, n_boot: int = 1000, seed: int = 0
                     ) -> list[HumanAgreement]:
     """Correlations with human ratings; empty when no item carries any."""
@@ -144,19 +173,7 @@ def human_agreement(run: EvaluationRun, *, n_boot: int = 1000, seed: int = 0
         for dim in _pairs(human, run.dimensions):
             for group in [*groups, ALL_GROUPS]:
                 for stage in (BEFORE, AFTER):
-                    x: list[Any] = []
-                    for item in items:
-                        result = results[item.id]
-                        if group == ALL_GROUPS:
-                            x.append(result.overall.get(dim) if stage == AFTER
-                                     else _overall_before(result, dim))
-                            continue
-                        g = next((g for g in result.groups if g.group == group), None)
-                        if g is None or g.status == "failed":
-                            x.append(None)
-                        else:
-                            means = g.final_mean if stage == AFTER else g.initial_mean
-                            x.append(means.get(dim))
+                    x = [_score(results[item.id], group, dim, stage) for item in items]
                     who = "the overall scores" if group == ALL_GROUPS else \
                         f"the scores of {group}"
                     report = correlations(x, y, n_boot=n_boot, seed=seed, x_name=who,

@@ -66,7 +66,8 @@ def write_personas(path: str | os.PathLike[str], personas: Sequence[Persona], *,
                       f"{count(len({p.group for p in personas}), 'stakeholder group')}.")),
         ("How to edit", ("Change any cell, add rows (one per persona) or delete rows, then import "
                         "the file again. Group, Name and Their perspective must be filled in; Page "
-                        "is empty or a page number. Personas of one group debate together. "
+                        "is empty or a whole number, the one the Documents page shows (a page "
+                        "of a PDF, a section of a .txt or .md file). Personas of one group debate together. "
                         "Group description (optional) says who the group's members are; the "
                         "simple-role option builds each persona's one-sentence role from it and "
                         "the persona's specialty.")),

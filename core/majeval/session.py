@@ -110,6 +110,7 @@ __all__ = [
     "add_persona",
     "agreement",
     "condition_choice",
+    "corrected_pages",
     "create_personas_stored",
     "current_run",
     "default_llm_factory",
@@ -301,6 +302,23 @@ def add_document(project: Project, state: WizardState, path: str | Path, *,
         state.extracted.pop(doc.name, None)
         save_state(project, state)
     return doc
+
+
+def corrected_pages(project: Project) -> list[str]:
+    """Each correction of a document's text in the Documents page's words and numbers
+    ("report.pdf page 4 by Ann", "notes.md section 3 by Ann"), oldest first."""
+    out = []
+    for e in project.list_edits(kind=DOCUMENT_ARTEFACT):
+        if not e.field.startswith("pages."):
+            continue
+        page = e.new if isinstance(e.new, dict) else e.old if isinstance(e.old, dict) else {}
+        number = page.get("number")
+        artefact = project.get_artefact(DOCUMENT_ARTEFACT, e.key)
+        kind = artefact.payload.get("kind") if artefact is not None else None
+        unit = "page" if kind == "pdf" or (kind is None and e.key.lower().endswith(".pdf")) \
+            else "section"
+        out.append(f"{e.key} {unit} {number if number is not None else '?'} by {e.who}")
+    return out
 
 
 def remove_document(project: Project, state: WizardState, name: str, who: str) -> None:
@@ -932,11 +950,9 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
     if edits:
         who = sorted({e.who for e in edits})
         readme.append(("Persona edits", f"{len(edits)} changes by " + ", ".join(who)))
-    page_edits = project.list_edits(kind=DOCUMENT_ARTEFACT)
-    if page_edits:
-        readme.append(("Document corrections", "; ".join(
-            f"{e.key} ({e.field.replace('pages.', 'page index ')}) by {e.who}"
-            for e in page_edits[:20])))
+    corrections = corrected_pages(project)
+    if corrections:
+        readme.append(("Document corrections", "; ".join(corrections[:20])))
     target = Path(path)
     write_results(target, run, alphas=alphas, humans=humans, readme=[*readme, *notes],
                   more_sheets=sheets)

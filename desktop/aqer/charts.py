@@ -10,6 +10,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from desktop.charts import draw_score_vs_rating
+from desktop.charts import short as _short
+from desktop.charts import style as _style
 from desktop.views import ACCENT, INK, LLM_COLOUR, MUTED, Chart
 
 __all__ = [
@@ -17,23 +20,10 @@ __all__ = [
     "draw_convergence",
     "draw_distribution",
     "draw_llm_comparison",
+    "draw_score_vs_grade",
     "draw_scores",
     "draw_workers_curve",
 ]
-
-
-def _style(ax: Any) -> None:
-    ax.spines["top"].set_visible(False)
-    ax.spines["right"].set_visible(False)
-    ax.tick_params(labelsize=9, colors=INK)
-    ax.title.set_fontsize(10)
-    ax.xaxis.label.set_fontsize(9)
-    ax.yaxis.label.set_fontsize(9)
-
-
-def _short(text: str, limit: int = 22) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def draw_scores(figure: Any, names: Sequence[str], scores: Sequence[float]) -> None:
@@ -156,17 +146,9 @@ def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: S
 
 def draw_score_vs_grade(figure: Any, scores: Sequence[float], grades: Sequence[float],
                         names: Sequence[str] = ()) -> None:
-    """Each person as a dot: AQER's score (0-1) across, the expert grade up; a dot far from the
-    others' trend is a person the two disagree on (hover-free: the 5 extremes are named)."""
-    ax = figure.add_subplot(1, 1, 1)
-    ax.scatter(list(scores), list(grades), s=22, color=ACCENT, alpha=0.75, zorder=2)
-    ax.set_title("AQER score against the expert grade, one dot per person", loc="left")
-    ax.set_xlabel("AQER score (0 = weakest person, 1 = best)")
-    ax.set_ylabel("Expert grade")
-    ax.set_xlim(-0.05, 1.05)
-    if names and len(names) == len(scores):
-        ranked = sorted(range(len(scores)), key=lambda i: scores[i])
-        for i in {*ranked[:2], *ranked[-3:]}:
-            ax.annotate(_short(names[i], 16), (scores[i], grades[i]), fontsize=7, color=INK,
-                        xytext=(4, 3), textcoords="offset points")
-    _style(ax)
+    """Each person as a dot: AQER's score (0-1) across, the expert grade up (the shared
+    :func:`desktop.charts.draw_score_vs_rating` with AQER's words)."""
+    draw_score_vs_rating(figure, scores, grades, names,
+                         title="AQER score against the expert grade, one dot per person",
+                         x_label="AQER score (0 = weakest person, 1 = best)",
+                         y_label="Expert grade", x_range=(-0.05, 1.05))

@@ -34,6 +34,7 @@ from desktop.aqer.charts import (
     draw_scores,
     draw_workers_curve,
 )
+from desktop.glossary import PLAIN, explain
 from desktop.run_panel import RunPanel
 from desktop.views import Column, FrameModel, fit_rows, pin_row_names, table_view
 from desktop.widgets import alert_box, done_label, fit_columns, hint_label, note_box
@@ -60,10 +61,11 @@ WORKER_COLUMNS = [
     Column("simplified_score", "One-pass score", "score",
            "Simplified AQER: one pass with equal weights (the paper's ablation).", "not scored"),
     Column("rasa_skill", "RASA skill", "number",
-           "The RASA baseline's reliability estimate (higher = better).", "not computed"),
-    Column("f1", "F1", "score", "Mean token F1 against the other workers' answers.",
+           "How reliable RASA finds the worker (higher = better). " + PLAIN["RASA"],
            "not computed"),
-    Column("bleu1", "BLEU-1", "score", "Mean BLEU-1 against the other workers' answers.",
+    Column("f1", "F1", "score", PLAIN["F1"],
+           "not computed"),
+    Column("bleu1", "BLEU-1", "score", PLAIN["BLEU-1"],
            "not computed"),
     Column("expert_grade", "Expert grade", "number",
            "Mean of the grades given in the input (for comparison only).", "no grade"),
@@ -253,11 +255,13 @@ class ResultsView(QWidget):
         split.setSizes([640, 440])
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(hint_label(
+        about = hint_label(
             "One row per worker, best first. Click a column title to sort by it. The score is "
             "0 to 1 (best 1, weakest 0); the baselines RASA, F1 and BLEU-1 are other ways of "
             "judging the same answers, for comparison."
-        ))
+        )
+        about.setToolTip(explain("RASA", "F1", "BLEU-1"))
+        layout.addWidget(about)
         layout.addWidget(split, 1)
         return page
 
@@ -324,13 +328,15 @@ class ResultsView(QWidget):
         self.llm_content = split
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(hint_label(
+        about = hint_label(
             "Each AI answer is compared with the consensus built from the workers only (the AI "
             "never shapes it), by cosine similarity. A worker's own answer is part of the "
             "consensus, which flatters the workers, so they are measured like for like: each "
             "against the consensus of the other workers. “Above % of workers” says where each "
             "AI stands on that measure (50% = mid-pack)."
-        ))
+        )
+        about.setToolTip(explain("cosine"))
+        layout.addWidget(about)
         layout.addWidget(self.llm_empty)
         layout.addWidget(split, 1)
         return page
@@ -339,6 +345,7 @@ class ResultsView(QWidget):
         self.convergence_text = QLabel()
         self.convergence_text.setWordWrap(True)
         self.convergence_chart = Chart(260)
+        self.convergence_chart.setToolTip(explain("RMSE"))
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addWidget(hint_label(
@@ -426,6 +433,9 @@ class ResultsView(QWidget):
         self.comparison_words.setTextFormat(Qt.TextFormat.RichText)
         self.comparison_words.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse)
+        for label in (self.comparison_note, self.comparison_words):
+            label.setToolTip(explain("Pearson", "Spearman", "bootstrap", "RASA", "F1",
+                                     "BLEU-1"))
         self.condition_button = QPushButton("Also score with blank answers counted the other way")
         self.condition_button.setToolTip(
             "Adds a condition: AQER on the same answers with the other blank-answer rule, kept "
@@ -499,6 +509,7 @@ class ResultsView(QWidget):
         self.curve_model = FrameModel(CURVE_COLUMNS, self)
         self.curve_view = table_view(self.curve_model)
         self.curve_chart = Chart(300)
+        self.curve_chart.setToolTip(explain("Pearson", "Spearman"))
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.curve_chart)
         split.addWidget(self.curve_view)

@@ -18,6 +18,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -27,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.charts import ScatterChart, ScatterPoint
+from desktop.glossary import explain
 from desktop.run_panel import RunPanel
 from desktop.views import ACCENT, VALUE_ROLE, Chart, Column, FrameModel, table_view
 from desktop.widgets import done_label, fit_columns, hint_label, note_box
@@ -101,6 +104,7 @@ class ResultsView(QWidget):
         self.banner.hide()
         self.run_label = hint_label()
         self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run_label.setToolTip("Which run these results come from. " + explain("formula"))
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -176,7 +180,28 @@ class ResultsView(QWidget):
         gv.addWidget(self.agreement_label)
         gv.addWidget(self.samples_check)
         gv.addWidget(self.agreement_panel)
-        gv.addWidget(self.agreement_view, 1)
+        #: The texts as dots: checklist score against the human score, one dimension at a time.
+        self.scatter_combo = QComboBox()
+        self.scatter_combo.setToolTip("Which dimension to plot: one dot per text.")
+        self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
+        self.scatter = ScatterChart(minimum_height=240)
+        self.scatter.setToolTip(
+            "Each dot is one text: across, its checklist score; up, the people's score. When "
+            "the texts have a source document, both are shown as above (+) or below (−) the "
+            "average of the texts on the same source, because the agreement compares texts "
+            "only with the others on their source. The closer the dots lie along a rising "
+            "line, the more the two agree. The lowest and highest scores are named.")
+        self.scatter_panel = QWidget()
+        pv = QVBoxLayout(self.scatter_panel)
+        pv.setContentsMargins(0, 0, 0, 0)
+        pv.addWidget(self.scatter_combo)
+        pv.addWidget(self.scatter, 1)
+        self.scatter_panel.hide()
+        agreement_split = QSplitter()
+        agreement_split.addWidget(self.agreement_view)
+        agreement_split.addWidget(self.scatter_panel)
+        agreement_split.setSizes([700, 420])
+        gv.addWidget(agreement_split, 1)
 
         self.tabs = QTabWidget()
         self.tabs.addTab(scores_tab, "Scores and answers")
@@ -281,6 +306,7 @@ class ResultsView(QWidget):
         self.samples_check.setVisible(bool(flagged))
         self.set_out_of_date(out_of_date)
         self.agreement_model.set_rows([])
+        self.scatter_panel.hide()  # until this run's agreement is shown (never the last run's)
         if not has_human:
             self.agreement_label.setText("The texts have no human scores, so there is no "
                                          "agreement to compute.")
@@ -329,6 +355,18 @@ class ResultsView(QWidget):
         self.agreement_model.set_rows(out)
         fit_columns(self.agreement_view, stretch=8, max_width=300)
         self.agreement_headline.setText(" ".join(_headlines(rows)))
+        dimensions = list(dict.fromkeys(str(r.get("comparison", "")).split(":")[0]
+                                        for r in rows))
+        current = self.scatter_combo.currentText()
+        self.scatter_combo.blockSignals(True)
+        self.scatter_combo.clear()
+        self.scatter_combo.addItems(dimensions)
+        if current in dimensions:
+            self.scatter_combo.setCurrentText(current)
+        self.scatter_combo.blockSignals(False)
+        self.scatter_combo.setVisible(len(dimensions) > 1)
+        self.scatter_panel.setVisible(bool(dimensions))
+        self._draw_scatter()
         if rows:
             self.agreement_label.setText(
                 "How well the checklist scores follow the human scores. Three kinds, as the "
@@ -338,6 +376,30 @@ class ResultsView(QWidget):
                 "mean score of each system). “undefined” means it cannot be computed (too few "
                 "texts, or constant scores).")
             self.agreement_label.setTextFormat(Qt.TextFormat.RichText)
+
+    @Slot()
+    def _draw_scatter(self, *_args: Any) -> None:
+        """The chosen dimension's texts as dots, with the texts the agreement uses."""
+        from core.interacteval.agreement import scatter_points
+
+        dimension = self.scatter_combo.currentText()
+        if self.run is None or not dimension:
+            return
+        points, per_document = scatter_points(self.run.scores, dimension,
+                                              include_samples=self.samples_check.isChecked())
+        dots = [ScatterPoint(name, x, y) for name, x, y in points]
+        if per_document:
+            self.scatter.plot(
+                dots, title=f"{dimension}: each text against the other texts on the same "
+                            "source, one dot per text",
+                x_label="Checklist score above (+) or below (−) the source's average",
+                y_label="Human score above (+) or below (−) the source's average")
+        else:
+            self.scatter.plot(
+                dots, title=f"{dimension}: checklist score against the human score, "
+                            "one dot per text",
+                x_label="Checklist score (1 to 5)", y_label="Human score",
+                x_range=(0.8, 5.2))
 
     @Slot()
     def _text_selected(self, *_args: Any) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from core.majeval import conditions as cd
 from core.majeval import session as st
 from core.project import ProjectError
+from desktop.glossary import explain
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
@@ -107,12 +108,14 @@ class ConditionsTab(QWidget):
         top.addWidget(self.status, 1)
         top.addWidget(self.run_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
-        layout.addWidget(hint_label(
+        about = hint_label(
             "Is the method better than the simple alternative on your own items? Each "
             "condition scores the same items; the table shows how well each agrees with your "
             "ratings (Spearman's rho per group and dimension) and, for each condition, the "
             "difference from the full personas with a paired test. Conditions already run are "
-            "kept in the project and cost nothing to show again."))
+            "kept in the project and cost nothing to show again.")
+        about.setToolTip(explain("Spearman"))
+        layout.addWidget(about)
         layout.addLayout(choose)
         layout.addLayout(top)
         layout.addWidget(self.run_panel)

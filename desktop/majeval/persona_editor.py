@@ -98,7 +98,9 @@ class EvidenceDialog(QDialog):
         buttons.rejected.connect(self.reject)
         top = QHBoxLayout()
         top.addWidget(self.heading, 1)
-        top.addWidget(QLabel("Page:"))
+        #: "Page:" for a PDF, "Section:" for a .txt or .md file, as the Documents page says.
+        self.unit_label = QLabel("Page:")
+        top.addWidget(self.unit_label)
         top.addWidget(self.page_combo)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -110,6 +112,7 @@ class EvidenceDialog(QDialog):
         from core.documents import find_evidence
 
         self.document, self.quote = document, quote
+        self.unit_label.setText(f"{document.unit.capitalize()}:")
         if page is None and quote:
             found = find_evidence(document, quote)
             page = found[0] if found else None

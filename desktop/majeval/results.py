@@ -23,10 +23,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.majeval.agreement import AFTER, BEFORE
+from core.majeval.agreement import AFTER, BEFORE, human_points
 from core.majeval.report import failure_warning, run_description
 from core.stats import format_p, plain_agreement
 from core.words import count
+from desktop.charts import ScatterChart, ScatterPoint
+from desktop.glossary import explain
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
 from desktop.views import fit_rows
@@ -256,6 +258,7 @@ class ResultsView(QWidget):
         self.human_view = table_view(self.human_model)
         self.heatmap = HeatMap()
         self.heatmap.setMinimumWidth(340)
+        self.heatmap.setToolTip("One cell per group and people's rating: " + explain("Spearman"))
         self.no_humans = hint_label("The items have no human ratings, so there is nothing to compare "
                                 "with. Choose the rating columns on the Items page to see "
                                 "agreement with people.")
@@ -263,6 +266,7 @@ class ResultsView(QWidget):
                           "group agree with each other over the items (1 = fully, 0 = no better "
                           "than chance); “undefined” when there are too few items or no "
                           "variation.")
+        hint.setToolTip(explain("Krippendorff", "ordinal"))
         #: One plain sentence per human rating: do the personas' overall scores follow it?
         self.human_headline = QLabel()
         self.human_headline.setObjectName("intro")
@@ -280,9 +284,36 @@ class ResultsView(QWidget):
         ll.addWidget(human_title)
         ll.addWidget(self.human_view, 1)
         ll.addWidget(self.no_humans)
+        #: The items as dots: the chosen group's score against the people's rating.
+        self.scatter_combo = QComboBox()
+        self.scatter_combo.setToolTip("Which scores to plot against which people's ratings: "
+                                      "one dot per item, after the debate.")
+        self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
+        self.scatter = ScatterChart(minimum_height=220)
+        self.scatter.setToolTip(
+            "Each dot is one item: across, the personas' score after the debate; up, the "
+            "people's rating. The closer the dots lie along a rising line, the more the two "
+            "agree; a dot far from the others is an item they judge differently. The lowest "
+            "and highest scores are named.")
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        right_split = QSplitter(Qt.Orientation.Vertical)
+        right_split.addWidget(self.heatmap)
+        plot = QWidget()
+        pl = QVBoxLayout(plot)
+        pl.setContentsMargins(0, 0, 0, 0)
+        pl.addWidget(self.scatter_combo)
+        pl.addWidget(self.scatter, 1)
+        right_split.addWidget(plot)
+        self.heatmap.setMinimumHeight(150)
+        right_split.setSizes([190, 520])  # the dots need more room than the few-cell map
+        rl.addWidget(right_split)
+        self.scatter_panel = plot
+        self.agreement_pictures = right  # hidden, with the heat map, without human ratings
         splitter = QSplitter()
         splitter.addWidget(left)
-        splitter.addWidget(self.heatmap)
+        splitter.addWidget(right)
         splitter.setSizes([640, 380])
         page = QWidget()
         layout = QVBoxLayout(page)
@@ -469,6 +500,43 @@ class ResultsView(QWidget):
                 values.append(line)
             names = ["All groups" if g == ALL_GROUPS else g for g in groups]
             self.heatmap.draw(names, labels, values, "Spearman with people,\nafter the debate")
+        self.scatter_panel.setVisible(has)
+        self.agreement_pictures.setVisible(has)
+        self.scatter_combo.blockSignals(True)
+        self.scatter_combo.clear()
+        many_dims = len({d for _, d, _ in pairs}) > 1
+        for group, dim, human in pairs:
+            who = "All groups" if group == ALL_GROUPS else group
+            self.scatter_combo.addItem(
+                f"{who}{f' on {dim}' if many_dims else ''} against the people's {human}",
+                (group, dim, human))
+        overall = next((i for i, (g, _, _) in enumerate(pairs) if g == ALL_GROUPS), 0)
+        self.scatter_combo.setCurrentIndex(overall)
+        self.scatter_combo.blockSignals(False)
+        if has:
+            self._draw_scatter()
+
+    @Slot()
+    def _draw_scatter(self, *_args: Any) -> None:
+        """The chosen (group, dimension, human rating) as dots, one per item."""
+        choice = self.scatter_combo.currentData()
+        if self.run is None or not choice:
+            return
+        group, dim, human = choice
+        points = [ScatterPoint(item, score, rating)
+                  for item, score, rating in human_points(self.run, group, dim, human)]
+        scale = self.run.scale
+        who = "The personas' overall score" if group == ALL_GROUPS else \
+            f"{group}{chr(39) if group.endswith('s') else chr(39) + 's'} score"
+        self.scatter.plot(
+            points, title=f"{_short(who, 40)} against the people's {_short(human, 30)}, "
+                          "one dot per item",
+            x_label=f"{dim} after the debate: "
+                    + ("mean of the groups' scores" if group == ALL_GROUPS
+                       else "mean of its personas' scores")
+                    + f" ({scale.minimum} to {scale.maximum})",
+            y_label=f"People's rating of {_short(human, 30)}",
+            x_range=(scale.minimum - 0.2, scale.maximum + 0.2))
 
     # ------------------------------------------------------------------------ item details
     @Slot()

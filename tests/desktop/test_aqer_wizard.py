@@ -658,6 +658,15 @@ def test_a_gradebook_with_a_grades_sheet_gives_the_clis_agreement(qtbot, window,
     assert format_p(pearson["p_value"]) in headline and "p_value" not in headline
     assert headline.split(" (")[0] in res.summary.text()  # the short form above the tabs
     assert res.agreement_scatter.figure is not None  # the score-against-grade scatter
+    from tests.desktop.jargon import unexplained_in_tabs
+
+    jargon = unexplained_in_tabs(qtbot, window, res.tabs)  # no term without plain words
+    assert not jargon, "\n".join(jargon)
+    from tests.desktop.jargon import unexplained_on_pages
+
+    jargon = unexplained_on_pages(qtbot, window, wiz)  # every page, now that all are full
+    assert not jargon, "\n".join(jargon)
+    wiz.show_page("results")
     p_col = res.agreement_model.column_of("p_value")
     shown_p = res.agreement_model.data(res.agreement_model.index(0, p_col))
     assert shown_p.startswith("<") or shown_p.startswith("0.") or shown_p == "1"

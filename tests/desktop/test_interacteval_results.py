@@ -171,12 +171,24 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
     assert (clarity.samples_left_out, clarity.used) == (1, 12)
     notes = [res.agreement_model.value(r, "used") for r in range(res.agreement_model.rowCount())]
     assert any("1 think-aloud sample left out" in str(n) for n in notes)
+    res.scatter_combo.setCurrentText("Clarity")  # the scatter holds the texts the agreement uses
+    assert res.scatter.points and "t99" not in {p.name for p in res.scatter.points}
+    from tests.desktop.jargon import unexplained_in_tabs
+
+    jargon = unexplained_in_tabs(qtbot, window, res.tabs)  # terms have plain words
+    assert not jargon, "\n".join(jargon)
+    from tests.desktop.jargon import unexplained_on_pages
+
+    jargon = unexplained_on_pages(qtbot, window, wiz)  # every page, now that all are full
+    assert not jargon, "\n".join(jargon)
+    wiz.show_page("results")
 
     wiz.agreement = []
     res.samples_check.setChecked(True)
     qtbot.waitUntil(lambda: bool(wiz.agreement), timeout=30_000)
     clarity = next(a for a in wiz.agreement if a.dimension == "Clarity")
     assert (clarity.samples_included, clarity.used) == (1, 13)
+    qtbot.waitUntil(lambda: "t99" in {p.name for p in res.scatter.points}, timeout=10_000)
     assert load_state(window.project).include_samples is True
     out = tmp_path / "results.xlsx"
     wiz.pages["results"].export_results(out)

@@ -138,6 +138,12 @@ def test_evidence_view_opens_on_the_right_page(qtbot, window, scripted):
     assert dialog is not None and dialog.isVisible()
     assert dialog.page_number == persona.page
     assert dialog.page_combo.currentData() == persona.page
+    # a .md file is read in sections: the dialog calls them so, as the Documents page does
+    assert dialog.unit_label.text() == "Section:"
+    docs_page = wiz.pages["documents"]
+    wiz.show_page("documents")
+    listed = [docs_page.page_list.item(i).text() for i in range(docs_page.page_list.count())]
+    assert f"Section {persona.page}" in [t.split("  ")[0] for t in listed]
     start, end = dialog.highlighted
     shown = dialog.text.toPlainText()[start:end]
     assert shown.startswith("A special-education teacher asked")

@@ -434,6 +434,35 @@ def test_agreement_shows_before_and_after_and_spearman_with_its_sign(qtbot, wind
         headline = wiz.results.human_headline.text()
         assert headline.startswith("The personas' overall score strongly disagrees with")
         assert f"ρ = {overall['spearman']:.2f}" in headline
+        # a scatter of the chosen scores against the people's ratings, one dot per item
+        view = wiz.results
+        run = view.run
+        ratings = {i.id: i.human for i in run.item_inputs}
+        results = {r.item_id: r for r in run.items}
+        choices = [view.scatter_combo.itemData(i) for i in range(view.scatter_combo.count())]
+        assert view.scatter_combo.currentData()[0] == "All groups (overall score)"
+        assert len(choices) == len(rows) and not view.scatter_panel.isHidden()
+        group, dim, human = view.scatter_combo.currentData()
+        assert view.scatter.figure is not None
+        assert {(p.name, p.score, p.rating) for p in view.scatter.points} == {
+            (i, results[i].overall[dim], ratings[i][human]) for i in ratings}
+        assert "one dot per item" in view.scatter.title
+        assert human in view.scatter.y_label and dim in view.scatter.x_label
+        other = next(i for i, c in enumerate(choices) if c[0] != group)
+        view.scatter_combo.setCurrentIndex(other)
+        chosen = choices[other][0]
+        means = {i: next(g.final_mean[dim] for g in results[i].groups if g.group == chosen)
+                 for i in ratings}
+        assert {(p.name, p.score) for p in view.scatter.points} == set(means.items())
+        assert chosen in view.scatter.title
+        from tests.desktop.jargon import unexplained_in_tabs
+
+        jargon = unexplained_in_tabs(qtbot, window, view.tabs)  # terms have plain words
+        assert not jargon, "\n".join(jargon)
+        from tests.desktop.jargon import unexplained_on_pages
+
+        jargon = unexplained_on_pages(qtbot, window, wiz)  # every page, now that all are full
+        assert not jargon, "\n".join(jargon)
     finally:
         llm.close()
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from desktop.glossary import explain
 from desktop.widgets import error_label, exclusive, group_box, hbox, hint_label, page_layout
 from desktop.wizard import WizardPage
 
@@ -76,10 +77,12 @@ class ModelPage(WizardPage):
         self.tolerance_combo.currentIndexChanged.connect(self._settings_chosen)
         self.baselines_check = QCheckBox(
             "Also compute the baselines RASA, F1 and BLEU-1 (to compare AQER with)")
+        self.baselines_check.setToolTip("Three simpler ways of scoring the same workers, "
+                                        "shown beside AQER.\n" + explain("RASA", "F1", "BLEU-1"))
         self.baselines_check.toggled.connect(self._settings_chosen)
         self.llm_workers_check = QCheckBox(
-            "Score AI answers as extra workers (they then shape the consensus too; paper "
-            "section 7.4)")
+            "Score AI answers as extra workers (they then shape the consensus too)")
+        self.llm_workers_check.setToolTip(explain("AI answers as workers"))
         self.llm_workers_check.toggled.connect(self._settings_chosen)
         settings_box = QGroupBox("How AQER runs")
         sf = QFormLayout(settings_box)

@@ -22,6 +22,7 @@ from core.aqer.session import (
 )
 from desktop.aqer.results import ResultsView
 from desktop.file_dialogs import save_file
+from desktop.glossary import explain
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import page_layout, xlsx_path
@@ -60,6 +61,9 @@ class RunPage(WizardPage):
         self.existing_label.setWordWrap(True)
         self.existing_label.hide()
         self.run_panel = RunPanel()
+        for label in (self.run_panel.stage_label, self.run_panel.detail_label):
+            label.setToolTip("The baselines are simpler ways of scoring the same workers, "
+                             "shown beside AQER.\n" + explain("RASA", "F1", "BLEU-1"))
         row = QHBoxLayout()
         row.addWidget(self.run_button, 0)
         row.addWidget(self.existing_label, 1)

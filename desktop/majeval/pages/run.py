@@ -23,6 +23,7 @@ from core.majeval.model import DebateSettings
 from core.majeval.pipeline import lonely_groups
 from core.project import ProjectError
 from desktop.file_dialogs import save_file
+from desktop.glossary import explain
 from desktop.majeval.conditions_tab import ConditionsTab
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.pages._base import MajEvalPage, count, st
@@ -48,15 +49,16 @@ class RunPage(MajEvalPage):
                                     "disagrees.")
         self.rounds_spin.valueChanged.connect(self._options_chosen)
         self.no_debate_check = QCheckBox("No debate: keep the personas' first scores (faster, "
-                                         "cheaper; the paper's ablation)")
+                                         "cheaper; for comparison)")
+        self.no_debate_check.setToolTip(explain("no debate"))
         self.no_debate_check.toggled.connect(self._options_chosen)
         self.simple_roles_check = QCheckBox("Simple roles: one sentence per persona instead of "
-                                            "the five attributes (the paper's ablation)")
+                                            "the five attributes (for comparison)")
         self.simple_roles_check.setToolTip(
             "Each persona is told only its name, its group with the group's description, and "
             "its specialty, in one sentence (for example: You are Ana Ruiz, one of the "
             "teachers (preschool teachers who often read books to their students); your "
-            "specialty: early literacy).")
+            "specialty: early literacy). " + explain("simple roles"))
         self.simple_roles_check.toggled.connect(self._options_chosen)
         self.run_profile = wizard.profile_combo()
         options = QGroupBox("Options")

@@ -1,0 +1,47 @@
+"""The shared score-against-rating scatter (desktop/charts.py): every dot drawn, the outermost
+dots named without one name on top of another, the words wrapped rather than cut."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.charts import draw_score_vs_rating
+
+
+def _draw(scores, ratings):
+    from matplotlib.figure import Figure
+
+    figure = Figure()
+    draw_score_vs_rating(figure, scores, ratings, [f"p{i}" for i in range(len(scores))],
+                         title="A title", x_label="Score", y_label="Rating")
+    return figure.axes[0]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_a_handful_of_dots_are_all_named(n):
+    ax = _draw(list(range(n)), list(range(n)))
+    assert sorted(t.get_text() for t in ax.texts) == [f"p{i}" for i in range(n)]
+    assert len(ax.collections[0].get_offsets()) == n
+
+
+def test_names_never_sit_on_each_other_and_the_extremes_are_named():
+    scores = [1.0, 1.1, 2.0, 3.0, 4.5, 4.6, 5.0]  # p5 is next to p6 on the same rating
+    ratings = [1.0, 1.0, 2.0, 3.0, 4.0, 4.0, 4.0]
+    ax = _draw(scores, ratings)
+    named = {t.get_text() for t in ax.texts}
+    assert {"p6", "p0"} <= named  # the highest and the lowest score
+    assert "p5" not in named and "p1" not in named  # each would cover a name already drawn
+    assert len(ax.collections[0].get_offsets()) == len(scores)  # every dot is drawn
+    assert ax._left_title.get_wrap() and ax.xaxis.label.get_wrap()  # wrapped, never cut
+
+
+def test_aqer_keeps_its_name_for_the_scatter():
+    from matplotlib.figure import Figure
+
+    from desktop.aqer.charts import draw_score_vs_grade
+
+    figure = Figure()
+    draw_score_vs_grade(figure, [0.2, 0.9], [3.0, 5.0], ["Ann", "Bo"])
+    ax = figure.axes[0]
+    assert ax.get_title(loc="left").startswith("AQER score against the expert grade")
+    assert ax.get_xlabel() == "AQER score (0 = weakest person, 1 = best)"
