@@ -153,9 +153,11 @@ def write_results(
     alphas: Sequence[GroupAlpha] = (),
     humans: Sequence[HumanAgreement] = (),
     readme: Sequence[tuple[str, str]] = (),
+    extra_sheets: Sequence[Any] = (),
 ) -> ExportReport:
     """Write the results workbook (see the module docstring). ``alphas``/``humans`` come from
-    :func:`core.majeval.agreement.within_group_alpha` / ``human_agreement``."""
+    :func:`core.majeval.agreement.within_group_alpha` / ``human_agreement``; ``extra_sheets``
+    (:class:`core.tables.Sheet`) come last (e.g. the Stability sheet)."""
     import pandas as pd
 
     from core.tables import Sheet, write_workbook
@@ -256,4 +258,4 @@ def write_results(
     edited = [f"{p.name} ({p.group})" for p in run.personas if p.edited]
     if edited:
         info.append(("Personas changed by a person", "; ".join(edited)))
-    return write_workbook(path, sheets, info)
+    return write_workbook(path, [*sheets, *extra_sheets], info)
