@@ -185,6 +185,7 @@ class MajEvalWizard(WizardShell):
             loop = asyncio.get_running_loop()
             self.alphas, self.humans = await loop.run_in_executor(None, st.agreement, run)
             self.results.set_run(run, self.alphas, self.humans)
+            self.pages["results"].fill_stability()
             self.check_results_current()
             self.show_page("results")
             self.step_ended.emit("results", "finished")
