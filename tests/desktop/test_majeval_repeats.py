@@ -95,3 +95,34 @@ def test_a_judge_whose_repeats_disagree_is_flagged(qtbot, window):
         assert label.property("flagged") is True
     finally:
         llm.close()
+
+
+def test_the_conditions_tab_repeats_each_condition_and_says_how_alike(
+        qtbot, window, scripted, qtmodeltester):  # noqa: F811
+    from tests.desktop.majeval_support import click
+
+    wiz = open_majeval_wizard(window)
+    to_personas(qtbot, wiz)
+    run_all(qtbot, wiz)
+    wiz.show_page("run")
+    wiz.pages["run"].repeats_spin.setValue(2)
+    wiz.show_page("results")
+    tab = wiz.pages["results"].conditions
+    for name in ("full", "pre", "simple"):
+        tab.checks[name].setChecked(False)
+    wiz.results.tabs.setCurrentWidget(tab)
+    qtbot.waitUntil(lambda: "Kept in the project" in tab.status.text(), timeout=60_000)
+    assert tab.missing == ["single-judge"]
+    assert "Each call is made 2 times" in tab.status.text()
+    assert tab.estimate.calls == 2 * 6  # 6 items, twice
+
+    before = scripted.calls
+    click(qtbot, tab.run_button)
+    assert wait_step(qtbot, wiz, "conditions", timeout=120_000) == "finished", \
+        tab.run_panel.message_label.text()
+    assert scripted.calls - before == 12
+    qtbot.waitUntil(lambda: "Reading" not in tab.status.text() and not tab.missing,
+                    timeout=60_000)
+    qtmodeltester.check(tab.model)
+    assert "Asked 2 times: The single judge gives much the same scores when asked again" \
+        in tab.summary.text()
