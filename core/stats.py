@@ -49,6 +49,7 @@ __all__ = [
     "MIN_PAIRED_UNITS",
     "POOLED_LABEL",
     "ROW_COLUMNS",
+    "STABILITY_THRESHOLD",
     "STATISTIC_NAMES",
     "AlphaResult",
     "BinaryAgreement",
@@ -59,7 +60,6 @@ __all__ = [
     "Level",
     "PairedDifference",
     "RepeatStability",
-    "STABILITY_THRESHOLD",
     "UnitSpread",
     "agreement_rows",
     "binary_agreement",
@@ -1484,6 +1484,7 @@ class RepeatStability:
     n_repeats: int
     who: str
     threshold: float = STABILITY_THRESHOLD
+    unit_name: str = "unit"
 
     @property
     def flagged(self) -> bool:
@@ -1509,7 +1510,7 @@ class RepeatStability:
         if a.value is None:
             return (f"How alike the {self.n_repeats} repeats are cannot be said: "
                     f"{a.reason or 'no value'}.")
-        units = f"{a.n_units} unit{'s' if a.n_units != 1 else ''}"
+        units = f"{a.n_units} {self.unit_name}{'s' if a.n_units != 1 else ''}"
         if self.flagged:
             return (f"{who} gives different scores when asked again (agreement between "
                     f"repeats {a.value:.2f} over {units}, below {self.threshold:.3g}): treat "
@@ -1530,13 +1531,14 @@ class RepeatStability:
 
 
 def repeat_stability(scores_by_repeat: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any]],
-                     *, who: str = "the judge",
-                     threshold: float = STABILITY_THRESHOLD) -> RepeatStability:
+                     *, who: str = "the judge", threshold: float = STABILITY_THRESHOLD,
+                     unit_name: str = "unit") -> RepeatStability:
     """The stability of scores over repeat runs. ``scores_by_repeat`` is a table unit x repeat:
     a mapping unit -> the scores of repeats 0..N-1, or a list of such rows (units named by
     their position). None, NaN and text that is not a number are missing (a failed call), never
     a score. Per unit: sample SD and range over its scores; overall: Krippendorff's alpha at
-    the interval level with the repeats as raters (:func:`krippendorff_alpha`)."""
+    the interval level with the repeats as raters (:func:`krippendorff_alpha`). ``who`` and
+    ``unit_name`` ("item", "text") are the words of the plain sentence."""
     if isinstance(scores_by_repeat, Mapping):
         named = [(str(k), list(v)) for k, v in scores_by_repeat.items()]
     else:
@@ -1557,7 +1559,7 @@ def repeat_stability(scores_by_repeat: Mapping[Any, Sequence[Any]] | Sequence[Se
             range=float(present.max() - present.min()) if present.size >= 2 else None))
     raters = [[row[k] for row in matrix] for k in range(n_repeats)]
     alpha = krippendorff_alpha(raters if raters and matrix else [[None]], "interval")
-    return RepeatStability(tuple(units), alpha, n_repeats, who, threshold)
+    return RepeatStability(tuple(units), alpha, n_repeats, who, threshold, unit_name)
 
 
 def _maybe_number(value: Any) -> float | None:

@@ -445,8 +445,8 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
 
         entries = stability(repeats, state.item_list, dims)
         extra.append(stability_sheet(entries))
-        readme.append(("Repeats", f"each call made {len(repeats)} times; the comparison uses "
-                                  "repeat 0, the Stability sheet compares the repeats"))
+        readme.append(("Repeats", (f"each call made {len(repeats)} times; the comparison "
+                                   "uses repeat 0, the Stability sheet compares the repeats")))
         readme += [(f"Stability: {label}, {dim}", s.sentence) for label, dim, s in entries]
     try:
         cd.write_comparison(args.output, results, state.item_list, dims, rows, readme=readme,

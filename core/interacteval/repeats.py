@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.interacteval.model import Checklist, ScoringSettings, TextItem
-from core.interacteval.pipeline import METHOD, STEP_SCORE, ScoringRun, SampleTexts, run_settings
+from core.interacteval.pipeline import METHOD, STEP_SCORE, SampleTexts, ScoringRun, run_settings
 from core.runs import CancelToken, Progress
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,7 +110,8 @@ def stability(runs: Sequence[ScoringRun], *, condition: str = "Checklist"
         by_run = [{s.text_id: (s.score if s.status == "ok" else None)
                    for s in run.scores if s.dimension == dim} for run in runs]
         table = {t: [scores.get(t) for scores in by_run] for t in texts}
-        out.append((condition, dim, repeat_stability(table, who="the checklist judge")))
+        out.append((condition, dim, repeat_stability(table, who="the checklist judge",
+                                                      unit_name="text")))
     return out
 
 

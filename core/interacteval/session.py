@@ -887,9 +887,9 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
 
         entries = stability(repeats)
         extra.append(stability_sheet(entries))
-        lines.append(("Repeats", f"each call made {len(repeats)} times (repeats 0 to "
-                                 f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
-                                 "Stability sheet compares the repeats"))
+        lines.append(("Repeats", (f"each call made {len(repeats)} times (repeats 0 to "
+                                  f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
+                                  "Stability sheet compares the repeats")))
         lines += [(f"Stability: {dim}", s.sentence) for _, dim, s in entries]
     return write_results(path, run, agreement=agreement, readme=lines,
                          texts=texts, include_samples=include_samples, extra_sheets=extra)

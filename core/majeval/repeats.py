@@ -129,7 +129,7 @@ def stability(by_repeat: ByRepeat, items: Sequence[Any], dimensions: Sequence[st
                           for r in by_repeat]
                 for item in items}
             who = "the single judge" if name == "single-judge" else f"the judge ({label})"
-            out.append((label, dim, repeat_stability(table, who=who)))
+            out.append((label, dim, repeat_stability(table, who=who, unit_name="item")))
     return out
 
 

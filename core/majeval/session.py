@@ -950,9 +950,9 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
 
         entries = stability(list(repeats), run.item_inputs, [d.name for d in run.dimensions])
         extra.append(stability_sheet(entries))
-        readme.append(("Repeats", f"each call made {len(repeats)} times (repeats 0 to "
-                                  f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
-                                  "Stability sheet compares the repeats"))
+        readme.append(("Repeats", (f"each call made {len(repeats)} times (repeats 0 to "
+                                   f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
+                                   "Stability sheet compares the repeats")))
         readme += [(f"Stability: {label}, {dim}", s.sentence) for label, dim, s in entries]
     target = Path(path)
     write_results(target, run, alphas=alphas, humans=humans, readme=readme,

@@ -60,3 +60,11 @@ def test_one_repeat_says_to_repeat():
     assert rows[0] == {"unit": "a", "repeat 0": 3.0, "repeats scored": 1, "mean": 3.0,
                        "sd": None, "range": None}
     assert not math.isnan(rows[1]["mean"])
+
+
+def test_the_sentence_names_the_units():
+    got = repeat_stability({"a": [1, 1], "b": [3, 3], "c": [5, 4]}, who="the checklist judge",
+                           unit_name="text")
+    assert got.sentence.startswith("The checklist judge gives much the same scores when asked "
+                                   "again (agreement between repeats")
+    assert "over 3 texts, 2 repeats" in got.sentence

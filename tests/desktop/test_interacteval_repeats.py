@@ -43,8 +43,9 @@ def test_repeats_multiply_the_estimate_and_are_shown_and_exported(
     assert "made 72" in page.actual_label.text()
     label = wiz.pages["results"].stability_label
     assert not label.isHidden() and label.property("flagged") is False
-    assert label.text().startswith("Asked 3 times: Clarity: The checklist judge gives much the "
-                                   "same scores when asked again")
+    assert label.text().startswith("Asked 3 times (the scores shown are the first time's): "
+                                   "Clarity: The checklist judge gives much the same scores "
+                                   "when asked again")
     assert "Accuracy: " in label.text()
     settle(qtbot, wiz)
 

@@ -43,8 +43,9 @@ def test_repeats_multiply_the_estimate_run_again_and_are_exported(
     assert f"made {made}" in page.actual_label.text()  # every repeat's calls are counted
     label = wiz.pages["results"].stability_label
     assert not label.isHidden()
-    assert label.text().startswith("Asked 2 times: The judge (Full personas, after debate) "
-                                   "gives much the same scores when asked again")
+    assert label.text().startswith("Asked 2 times (the scores shown are the first time's): "
+                                   "The judge (Full personas, after debate) gives much the "
+                                   "same scores when asked again")
     assert label.property("flagged") is False
     assert "0.667" in label.toolTip()
 
@@ -60,6 +61,7 @@ def test_repeats_multiply_the_estimate_run_again_and_are_exported(
     calls = scripted.calls  # running again: every repeat is kept
     page.start_run()
     assert wait_step(qtbot, wiz, "run") == "finished"
+    assert wait_step(qtbot, wiz, "results") == "finished"
     assert scripted.calls == calls
 
 

@@ -57,7 +57,8 @@ class ResultsPage(InteractEvalPage):
             return []
         entries = stability(repeats)
         show_stability(self.stability_label,
-                       f"Asked {len(repeats)} times: " + " ".join(stability_lines(entries)),
+                       f"Asked {len(repeats)} times (the scores shown are the first time's): "
+                       + " ".join(stability_lines(entries)),
                        any(s.flagged for _, _, s in entries))
         return repeats
 

@@ -41,7 +41,7 @@ def test_checklist_score_repeats(inputs, scripted_model, capsys):  # noqa: F811
     assert "Model calls: 18 calls" in err
     # the scripted model answers the same each time: the judge is steady
     assert "Coherence: The checklist judge gives much the same scores when asked again " \
-           "(agreement between repeats 1.00 over 6 units, 3 repeats)" in err
+           "(agreement between repeats 1.00 over 6 texts, 3 repeats)" in err
     rows, names = _sheet(inputs / "r.xlsx", "Stability")
     assert names[0] == "Scores" and "Stability" in names
     assert rows[0]["alpha"] == pytest.approx(1.0) and rows[0]["n"] == 6
