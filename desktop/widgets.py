@@ -256,7 +256,9 @@ def repeats_spin() -> QSpinBox:
         "repeats already finished are kept and cost nothing. The results then show how alike "
         "the repeats are (Krippendorff's alpha between repeats: 1 = always the same score); "
         f"below {STABILITY_THRESHOLD}, the level Krippendorff gives for tentative conclusions "
-        "only, the judge is flagged. The scores shown are those of the first repeat.")
+        "only, the judge is flagged. The scores shown are those of the first repeat. At "
+        "temperature 0 (the model profile's default) a model answers almost the same every "
+        "time; give the profile a temperature above 0 to see how much the judge varies.")
     spin.valueChanged.connect(lambda _v: set_times_suffix(spin))
     return spin
 
