@@ -250,6 +250,7 @@ def repeats_spin() -> QSpinBox:
     spin.setObjectName("repeatsSpin")
     spin.setRange(1, MAX_REPEATS)
     spin.setSuffix(" time")
+    spin.setMaximumWidth(120)
     spin.setToolTip(
         "Ask the model everything again, as new calls, to see whether it gives the same scores "
         "a second time. 1 = once (no check). Each repeat costs as much as the first run; "

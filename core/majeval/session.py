@@ -801,13 +801,14 @@ def _unit_keys(project: Project, state: WizardState, by_group: dict[str, list[Pe
             for item in state.item_list for g, members in by_group.items()}
 
 
-def run_progress(project: Project, state: WizardState, model: str | None = None
-                 ) -> tuple[int, int]:
+def run_progress(project: Project, state: WizardState, model: str | None = None, *,
+                 repeat: int = 0) -> tuple[int, int]:
     """(debates finished, debates in all) with the current personas, items and choices
-    (``model``: see :func:`current_run`); a run made with other choices counts for nothing."""
+    (``model``: see :func:`current_run`; ``repeat``: of that repeat run); a run made with other
+    choices counts for nothing."""
     by_group = groups_of(load_personas(project))
     total = len(state.item_list) * len(by_group)
-    run = current_run(project, state, model)
+    run = current_run(project, state, model, repeat=repeat)
     if run is None or not total:
         return 0, total
     done = project.finished_keys(run.id, RESULT_KIND)

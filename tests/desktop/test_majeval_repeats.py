@@ -34,7 +34,7 @@ def test_repeats_multiply_the_estimate_run_again_and_are_exported(
     qtbot.waitUntil(lambda: page.estimate is not None, timeout=60_000)
     # twice the 96 to 222 calls of one run (see test_majeval_estimate)
     assert page.estimate_label.text().startswith("Before you start: 192 to 444 calls")
-    assert "(each made 2 times)" in page.run_summary.text()
+    assert "(each made 2 times: 24 in all)" in page.run_summary.text()
     before = scripted.calls
 
     run_all(qtbot, wiz)
@@ -108,6 +108,9 @@ def test_the_conditions_tab_repeats_each_condition_and_says_how_alike(
     run_all(qtbot, wiz)
     wiz.show_page("run")
     wiz.pages["run"].repeats_spin.setValue(2)
+    # the first repeat is the run already made: only the second one is still to run
+    assert "12 of these debates are already finished" in wiz.pages["run"].run_summary.text()
+    assert wiz.pages["run"].run_button.text() == "Continue the debates"
     wiz.show_page("results")
     tab = wiz.pages["results"].conditions
     for name in ("full", "pre", "simple"):

@@ -181,11 +181,17 @@ class RunPage(MajEvalPage):
         set_times_suffix(self.repeats_spin)
         self._filling = False
         done, total = st.run_progress(self.project, state, wizard.model())
+        if state.repeats > 1:  # every repeat counts: a repeat still to run is work to do
+            for k in range(1, state.repeats):
+                more, _ = st.run_progress(self.project, state, wizard.model(), repeat=k)
+                done += more
+            total *= state.repeats
         groups = len(wizard.editor.groups())
         dims = ", ".join(d.name for d in state.dimensions)
         text = (f"<b>{count(len(state.item_list), 'item')} × {count(groups, 'group')} = "
-                f"{count(total, 'debate')}</b>"
-                + (f" (each made {state.repeats} times)" if state.repeats > 1 else "")
+                f"{count(total // max(1, state.repeats), 'debate')}</b>"
+                + (f" (each made {state.repeats} times: {total} in all)"
+                   if state.repeats > 1 else "")
                 + f", scoring {dims} on {state.scale.describe()}.")
         if done and done < total:
             text += (f"<br>{done} of these debates are already finished with these choices and "
