@@ -66,6 +66,24 @@ def test_repeats_multiply_the_estimate_and_are_shown_and_exported(
     assert scripted.calls == calls
     settle(qtbot, wiz)
 
+    # reopening the project: the repeats are read back, nothing is asked
+    from desktop.interacteval import open_interacteval_wizard
+
+    shown = label.text()
+    path = tmp_path / "ie.evaldesk"
+    window.ask_save_path = lambda: str(path)
+    assert window.save_project_as()
+    window.close_project()
+    assert window.open_project(path)
+    again = open_interacteval_wizard(window)
+    assert again.page == "results"
+    assert again.pages["results"].stability_label.text() == shown
+    assert scripted.calls == calls
+    again.show_page("score")  # the choice is kept too
+    qtbot.waitUntil(lambda: again.opened_texts is not None and not again.busy, timeout=20_000)
+    assert again.pages["score"].repeats_spin.value() == 3
+    settle(qtbot, again)
+
 
 def test_a_judge_whose_repeats_disagree_is_flagged(qtbot, window):
     from core.llm import ScriptedLLM
