@@ -523,13 +523,14 @@ class Gateway:
     def _params(self, schema_json: dict[str, Any] | None, repeat: int = 0) -> dict[str, Any]:
         """The generation parameters of a call. Repeat k > 0 ("ask again") sends the profile's
         seed + k, so a repeat is a new sample rather than the first answer again (repeat 0
-        sends the seed itself)."""
+        sends the seed itself; the sum wraps below 2**31, the largest seed servers take)."""
         params: dict[str, Any] = {
             "temperature": self.profile.temperature,
             "max_tokens": self.profile.max_tokens,
         }
         if self.profile.seed is not None:
-            params["seed"] = self.profile.seed + int(repeat)
+            params["seed"] = (self.profile.seed + int(repeat)) % 2**31 if repeat \
+                else self.profile.seed
         if schema_json is not None:
             params["schema"] = schema_json
         return params
