@@ -15,6 +15,8 @@ Every method's agreement screen uses this module. Three kinds of result:
 * :func:`paired_correlation_difference` - is condition A closer to the human ratings than
   condition B? The difference of their correlations with a paired bootstrap CI and p-value over
   the units both scored (every method's comparison view uses this one).
+* :func:`repeat_stability` - the same calls made N times (repeat runs): per unit the spread of
+  the scores, and Krippendorff's alpha (interval) with the repeats as raters.
 * :func:`binary_agreement` - a judge's Yes/No answers against a person's: Cohen's kappa, MCC and
   the false-pass and false-fail rates.
 
@@ -47,6 +49,7 @@ __all__ = [
     "MIN_PAIRED_UNITS",
     "POOLED_LABEL",
     "ROW_COLUMNS",
+    "STABILITY_THRESHOLD",
     "STATISTIC_NAMES",
     "AlphaResult",
     "BinaryAgreement",
@@ -56,6 +59,8 @@ __all__ = [
     "GroupedCorrelationReport",
     "Level",
     "PairedDifference",
+    "RepeatStability",
+    "UnitSpread",
     "agreement_rows",
     "binary_agreement",
     "correlations",
@@ -64,6 +69,9 @@ __all__ = [
     "krippendorff_alpha",
     "paired_correlation_difference",
     "plain_agreement",
+    "repeat_stability",
+    "stability_columns",
+    "stability_rows",
     "strength",
 ]
 
@@ -1440,3 +1448,148 @@ def plain_agreement(value: float | None, *, n: int, who: str = "the method",
         sentence += (f" The interval includes 0: too few {units} to be sure that there is any "
                      "agreement at all.")
     return sentence
+
+
+# --------------------------------------------------------------------------------------------
+# Repeat runs: does the judge give the same score when asked again?
+# --------------------------------------------------------------------------------------------
+
+#: Krippendorff's (2004) threshold below which agreement allows only tentative conclusions.
+STABILITY_THRESHOLD = 0.667
+
+
+@dataclass(frozen=True)
+class UnitSpread:
+    """One unit's scores over the repeats: ``sd`` is the sample standard deviation and
+    ``range`` max - min over the repeats that gave a score (None with fewer than 2)."""
+
+    unit: str
+    scores: tuple[float | None, ...]
+    n: int  #: repeats that gave a score
+    mean: float | None
+    sd: float | None
+    range: float | None
+
+
+@dataclass(frozen=True)
+class RepeatStability:
+    """How alike a judge's scores are when the same calls are made again (repeat runs).
+
+    ``alpha`` is Krippendorff's alpha (interval level) with the repeats as raters and the units
+    as units; ``flagged`` is True when it is below :data:`STABILITY_THRESHOLD`; ``sentence``
+    says it in plain words."""
+
+    units: tuple[UnitSpread, ...]
+    alpha: AlphaResult
+    n_repeats: int
+    who: str
+    threshold: float = STABILITY_THRESHOLD
+    unit_name: str = "unit"
+
+    @property
+    def flagged(self) -> bool:
+        return self.alpha.value is not None and self.alpha.value < self.threshold
+
+    @property
+    def mean_sd(self) -> float | None:
+        sds = [u.sd for u in self.units if u.sd is not None]
+        return float(np.mean(sds)) if sds else None
+
+    @property
+    def max_range(self) -> float | None:
+        ranges = [u.range for u in self.units if u.range is not None]
+        return max(ranges) if ranges else None
+
+    @property
+    def sentence(self) -> str:
+        who = _sentence(self.who)
+        if self.n_repeats < 2:
+            return f"{who} was asked once: repeat the calls (2 or more times) to see if it " \
+                   "gives the same scores when asked again."
+        a = self.alpha
+        if a.value is None:
+            return (f"How alike the {self.n_repeats} repeats are cannot be said: "
+                    f"{a.reason or 'no value'}.")
+        units = f"{a.n_units} {self.unit_name}{'s' if a.n_units != 1 else ''}"
+        if self.flagged:
+            return (f"{who} gives different scores when asked again (agreement between "
+                    f"repeats {a.value:.2f} over {units}, below {self.threshold:.3g}): treat "
+                    "single scores with care.")
+        return (f"{who} gives much the same scores when asked again (agreement between "
+                f"repeats {a.value:.2f} over {units}, {self.n_repeats} repeats).")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per unit: its scores per repeat, mean, SD and range."""
+        out = []
+        for u in self.units:
+            row: dict[str, Any] = {"unit": u.unit}
+            for k, value in enumerate(u.scores):
+                row[f"repeat {k}"] = value
+            row.update({"repeats scored": u.n, "mean": u.mean, "sd": u.sd, "range": u.range})
+            out.append(row)
+        return out
+
+
+def repeat_stability(scores_by_repeat: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any]],
+                     *, who: str = "the judge", threshold: float = STABILITY_THRESHOLD,
+                     unit_name: str = "unit") -> RepeatStability:
+    """The stability of scores over repeat runs. ``scores_by_repeat`` is a table unit x repeat:
+    a mapping unit -> the scores of repeats 0..N-1, or a list of such rows (units named by
+    their position). None, NaN and text that is not a number are missing (a failed call), never
+    a score. Per unit: sample SD and range over its scores; overall: Krippendorff's alpha at
+    the interval level with the repeats as raters (:func:`krippendorff_alpha`). ``who`` and
+    ``unit_name`` ("item", "text") are the words of the plain sentence."""
+    if isinstance(scores_by_repeat, Mapping):
+        named = [(str(k), list(v)) for k, v in scores_by_repeat.items()]
+    else:
+        named = [(str(i + 1), list(v)) for i, v in enumerate(scores_by_repeat)]
+    n_repeats = max((len(v) for _, v in named), default=0)
+    units = []
+    matrix = []
+    for name, values in named:
+        numbers_: list[float | None] = []
+        for value in [*values, *([None] * (n_repeats - len(values)))]:
+            numbers_.append(None if _is_missing(value) else _maybe_number(value))
+        matrix.append(numbers_)
+        present = np.array([v for v in numbers_ if v is not None], dtype=float)
+        units.append(UnitSpread(
+            unit=name, scores=tuple(numbers_), n=int(present.size),
+            mean=float(present.mean()) if present.size else None,
+            sd=float(present.std(ddof=1)) if present.size >= 2 else None,
+            range=float(present.max() - present.min()) if present.size >= 2 else None))
+    raters = [[row[k] for row in matrix] for k in range(n_repeats)]
+    alpha = krippendorff_alpha(raters if raters and matrix else [[None]], "interval")
+    return RepeatStability(tuple(units), alpha, n_repeats, who, threshold, unit_name)
+
+
+def _maybe_number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def stability_columns(n_repeats: int) -> list[str]:
+    """The columns of :func:`stability_rows` for ``n_repeats`` repeats."""
+    return ["condition", "dimension", "unit", *[f"repeat {k}" for k in range(n_repeats)],
+            "repeats scored", "mean", "sd", "range", "alpha", "n", "note"]
+
+
+def stability_rows(entries: Iterable[tuple[str, str, RepeatStability]], *,
+                   unit_name: str = "item") -> list[dict[str, Any]]:
+    """The rows of a "Stability" sheet for ``(condition, dimension, stability)`` entries: first a
+    row per condition and dimension with Krippendorff's alpha (interval) across the repeats,
+    its number of units and the plain sentence; then one row per unit with its scores per
+    repeat, mean, SD and range (empty = that repeat failed or the spread needs 2 scores)."""
+    summary, units = [], []
+    for condition, dimension, result in entries:
+        summary.append({"condition": condition, "dimension": dimension,
+                        "unit": f"all {unit_name}s: Krippendorff's alpha (interval) across "
+                                f"{result.n_repeats} repeats",
+                        "alpha": result.alpha.value, "n": result.alpha.n_units,
+                        "note": result.sentence})
+        for row in result.rows():
+            unit = row.pop("unit")
+            units.append({"condition": condition, "dimension": dimension, "unit": unit, **row})
+    return summary + units

@@ -30,12 +30,14 @@ from PySide6.QtWidgets import (
     QLayout,
     QPushButton,
     QSplitter,
+    QSpinBox,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 __all__ = [
+    "MAX_REPEATS",
     "PRIMARY_DISABLED_STYLE",
     "add_parts",
     "alert_box",
@@ -51,14 +53,19 @@ __all__ = [
     "note_box",
     "open_window",
     "pane",
+    "repeats_spin",
     "rich_label",
     "row_table",
     "rows_view",
+    "set_times_suffix",
+    "show_stability",
     "splitter",
+    "stability_label",
     "step_buttons",
     "step_labels",
     "tipped",
     "title_label",
+    "usage_of",
     "wrapped_label",
     "xlsx_path",
 ]
@@ -333,3 +340,79 @@ def xlsx_path(path: str | Path) -> Path:
     if target.suffix.lower() != ".xlsx":
         target = target.with_name(target.name + ".xlsx")
     return target
+
+
+# ------------------------------------------------------------------- repeat runs (stability)
+#: The most repeats offered (as ``core.majeval.repeats`` and ``core.interacteval.repeats``).
+MAX_REPEATS = 10
+
+
+def repeats_spin() -> QSpinBox:
+    """The "Repeat each call" spin box (1 to 10 times), with its tooltip in plain words."""
+    from core.stats import STABILITY_THRESHOLD
+
+    spin = QSpinBox()
+    spin.setObjectName("repeatsSpin")
+    spin.setRange(1, MAX_REPEATS)
+    spin.setSuffix(" time")
+    spin.setMaximumWidth(120)
+    spin.setToolTip(
+        "Ask the model everything again, as new calls, to see whether it gives the same scores "
+        "a second time. 1 = once (no check). Each repeat costs as much as the first run; "
+        "repeats already finished are kept and cost nothing. The results then show how alike "
+        "the repeats are (Krippendorff's alpha between repeats: 1 = always the same score); "
+        f"below {STABILITY_THRESHOLD}, the level Krippendorff gives for tentative conclusions "
+        "only, the judge is flagged. The scores shown are those of the first repeat. At "
+        "temperature 0 (the model profile's default) a model answers almost the same every "
+        "time; give the profile a temperature above 0 to see how much the judge varies.")
+    spin.valueChanged.connect(lambda _v: set_times_suffix(spin))
+    return spin
+
+
+def set_times_suffix(spin: QSpinBox) -> None:
+    """" time" for 1, " times" otherwise."""
+    spin.setSuffix(" time" if spin.value() == 1 else " times")
+
+
+def usage_of(gateways: list[Any]) -> Any:
+    """The usage of every gateway of a run together (a run with repeats has several)."""
+    from core.llm import Usage
+
+    if not gateways or any(getattr(g, "usage", None) is None for g in gateways):
+        return None
+    used = Usage()
+    for gateway in gateways:
+        u = gateway.usage
+        used.calls += u.calls
+        used.cache_hits += u.cache_hits
+        used.prompt_tokens += u.prompt_tokens
+        used.completion_tokens += u.completion_tokens
+        used.cost += u.cost
+    return used
+
+
+def stability_label() -> QLabel:
+    """The line saying how alike the repeats are (hidden without repeats)."""
+    from core.stats import STABILITY_THRESHOLD
+
+    label = QLabel()
+    label.setObjectName("stabilityLabel")
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setToolTip(
+        "Every call was made more than once. The agreement between repeats is Krippendorff's "
+        "alpha (interval): 1 means the same scores every time, 0 no more alike than chance. "
+        f"Below {STABILITY_THRESHOLD} Krippendorff allows tentative conclusions only, so the "
+        "judge is flagged. The scores of every repeat, with each one's spread (SD and range), "
+        "are in the export's Stability sheet. The scores shown are those of the first repeat.")
+    label.hide()
+    return label
+
+
+def show_stability(label: QLabel, text: str, flagged: bool) -> None:
+    """Show ``text`` (hidden when empty), in the warning colours when ``flagged``."""
+    label.setText(text)
+    label.setProperty("flagged", flagged)
+    label.style().unpolish(label)
+    label.style().polish(label)
+    label.setVisible(bool(text))

@@ -180,6 +180,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--project", metavar="FILE.evaldesk",
                        help="commit every scored text to this project file; a re-run with the "
                        "same settings resumes and makes no repeat calls")
+    score.add_argument("--repeats", type=int, default=1, metavar="N",
+                       help="make every call N times (1 to 10; default 1) to see whether the "
+                       "judge gives the same scores when asked again: adds a Stability sheet "
+                       "(each text's spread, Krippendorff's alpha across the repeats); the "
+                       "scores shown are those of the first repeat. Repeats kept in --project "
+                       "make no call")
     add_estimate_options(score)
     score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     score.set_defaults(func=run_score)
@@ -398,8 +404,11 @@ def run_score(args: argparse.Namespace) -> int:
 
     from core.interacteval import ScoringSettings, session
     from core.interacteval.inputs import read_checklists
+    from core.interacteval.repeats import MAX_REPEATS
     from core.tables import TableError
 
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
     got = read_checklists(args.checklist)
     for problem in got.problems:
         say(f"evaldesk: note: {problem}")
@@ -429,7 +438,8 @@ def run_score(args: argparse.Namespace) -> int:
     with cli_project(args.project, "interacteval") as project:
         setup = session.store_texts_file(project, setup, args.items)
         est = session.estimate_scoring(project, checklists, items, settings, profile,
-                                       latency=probe_latency(args, profile))
+                                       latency=probe_latency(args, profile),
+                                       repeats=args.repeats)
         if say_estimate(est, args.dry_run):
             return 0
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)
@@ -440,7 +450,8 @@ def run_score(args: argparse.Namespace) -> int:
             checklists, items, gateway, project=project, settings=settings,
             model=profile.model, run_id=run_id, progress=cli_progress(),
         ))
-        usage = gateway.usage
+        repeats, more = _more_repeats(args, project, checklists, items, profile, settings, run)
+        usage = _usage_of([gateway, *more])
         say(f"Model calls: {usage.calls} calls, {usage.cache_hits} answers from the cache, "
             f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out.")
         from core.llm.estimate import compare_lines
@@ -450,7 +461,8 @@ def run_score(args: argparse.Namespace) -> int:
         try:
             session.export_results(project, run, args.output,
                                    texts=session.texts_line(setup, len(items)),
-                                   include_samples=args.include_samples, who=who)
+                                   include_samples=args.include_samples, who=who,
+                                   repeats=repeats)
         except TableError as exc:
             raise UserError(exc.message) from None
     for checklist in checklists:
@@ -474,6 +486,11 @@ def run_score(args: argparse.Namespace) -> int:
     if flagged:
         say("evaldesk: note: " + samples_summary(run, include_samples=args.include_samples)
             + ("" if args.include_samples else " (--include-samples keeps them)") + ".")
+    if len(repeats) >= 2:
+        from core.interacteval.repeats import stability, stability_lines
+
+        for line in stability_lines(stability(repeats)):
+            say(line)
     say(f"Results written to {args.output}.")
     if run.copy_warning:
         say(f"evaldesk: {run.copy_warning}")
@@ -483,6 +500,43 @@ def run_score(args: argparse.Namespace) -> int:
             "with the reason. Scoring again with --project asks only for them.")
         return EXIT_SOME_FAILED
     return 0
+
+
+def _more_repeats(args: argparse.Namespace, project: Any, checklists: Any, items: Any,
+                  profile: Any, settings: Any, first: Any) -> tuple[list[Any], list[Any]]:
+    """``--repeats N`` > 1: repeats 1..N-1 after the run just made (repeat 0), and their
+    gateways (their calls count in the usage); ([], []) for N = 1."""
+    import asyncio
+
+    from core.interacteval.repeats import score_repeats
+
+    gateways: list[Any] = []
+    if args.repeats < 2:
+        return [], gateways
+
+    def llm_for_run(run_id: int) -> Any:
+        gateways.append(project_gateway(profile, project, run_id))
+        return gateways[-1]
+
+    say(f"Repeating every call: {args.repeats} repeats in all.")
+    return asyncio.run(score_repeats(project, checklists, items, llm_for_run, args.repeats,
+                                     settings=settings, model=profile.model,
+                                     progress=cli_progress(), first=first)), gateways
+
+
+def _usage_of(gateways: list[Any]) -> Any:
+    """The usage of several gateways together."""
+    from core.llm import Usage
+
+    used = Usage()
+    for gateway in gateways:
+        u = gateway.usage
+        used.calls += u.calls
+        used.cache_hits += u.cache_hits
+        used.prompt_tokens += u.prompt_tokens
+        used.completion_tokens += u.completion_tokens
+        used.cost += u.cost
+    return used
 
 
 # -------------------------------------------------------------------------------- compare

@@ -122,6 +122,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      "roles, after debate), single-judge (one model, one call per item). The "
                      "output is then a comparison workbook (sheets Comparison and Condition "
                      "scores); conditions already kept in --project make no call")
+    run.add_argument("--repeats", type=int, default=1, metavar="N",
+                     help="make every call N times (1 to 10; default 1) to see whether the "
+                     "judge gives the same scores when asked again: adds a Stability sheet "
+                     "(each item's spread, Krippendorff's alpha across the repeats); the scores "
+                     "shown are those of the first repeat. Repeats kept in --project make no "
+                     "call")
     add_estimate_options(run)
     run.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     run.set_defaults(func=run_debates)
@@ -292,6 +298,7 @@ def run_debates(args: argparse.Namespace) -> int:
     import asyncio
 
     from core.majeval import DebateSettings, lonely_groups
+    from core.majeval import repeats as rp
     from core.majeval import session as st
     from core.majeval.inputs import read_dimensions, read_personas
     from core.majeval.report import failure_warning
@@ -299,6 +306,10 @@ def run_debates(args: argparse.Namespace) -> int:
 
     if not 1 <= args.rounds <= 20:
         raise UserError("--rounds must be a whole number from 1 to 20.")
+    from core.majeval.repeats import MAX_REPEATS
+
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
     if args.conditions:
         from core.majeval.conditions import parse_conditions
 
@@ -355,7 +366,7 @@ def run_debates(args: argparse.Namespace) -> int:
             return _run_conditions(args, project, state, profile, llm_for_run, gateways)
         try:
             est = st.estimate_run(project, state, profile,
-                                  latency=probe_latency(args, profile))
+                                  latency=probe_latency(args, profile), repeats=args.repeats)
         except ValueError as exc:
             raise UserError(str(exc)) from None
         if say_estimate(est, args.dry_run):
@@ -363,6 +374,8 @@ def run_debates(args: argparse.Namespace) -> int:
         try:
             run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile.model,
                                              progress=cli_progress()))
+            repeats = _more_repeats(args, project, state, llm_for_run, None, profile,
+                                    rp.plain_result(state, run))
         except ValueError as exc:
             raise UserError(str(exc)) from None
         if run.run_id is not None:
@@ -370,7 +383,8 @@ def run_debates(args: argparse.Namespace) -> int:
         _say_actual(est, gateways)
         try:
             st.export_results(project, run, args.output,
-                              n_boot=0 if args.no_bootstrap else st.BOOTSTRAP_SAMPLES)
+                              n_boot=0 if args.no_bootstrap else st.BOOTSTRAP_SAMPLES,
+                              repeats=repeats)
         except TableError as exc:
             raise UserError(exc.message) from None
         _alphas, humans = st.agreement(run, n_boot=0)
@@ -385,6 +399,7 @@ def run_debates(args: argparse.Namespace) -> int:
                 and h.report.spearman.defined:
             say(f"Spearman rho, overall {h.dimension} vs human {h.human_dimension}: "
                 f"{h.report.spearman.value:.3f} (n = {h.report.n})")
+    _say_stability(repeats, state)
     say(f"Results written to {args.output}.")
     warning = failure_warning(run)
     if warning:
@@ -407,7 +422,7 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
     names = args.conditions
     try:
         est = cd.estimate_conditions(project, state, names, profile,
-                                     latency=probe_latency(args, profile))
+                                     latency=probe_latency(args, profile), repeats=args.repeats)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if say_estimate(est, args.dry_run):
@@ -415,6 +430,7 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
     try:
         results = asyncio.run(cd.run_conditions(project, state, llm_for_run, names,
                                                 model=profile.model, progress=cli_progress()))
+        repeats = _more_repeats(args, project, state, llm_for_run, names, profile, results)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     _say_actual(est, gateways)
@@ -423,12 +439,23 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
                               n_boot=0 if args.no_bootstrap else cd.COMPARISON_BOOT)
     readme = [("Model", profile.model), ("Items", st_items(state)),
               ("Task", state.task)]
+    extra = []
+    if len(repeats) >= 2:
+        from core.majeval.repeats import stability, stability_sheet
+
+        entries = stability(repeats, state.item_list, dims)
+        extra.append(stability_sheet(entries))
+        readme.append(("Repeats", (f"each call made {len(repeats)} times; the comparison "
+                                   "uses repeat 0, the Stability sheet compares the repeats")))
+        readme += [(f"Stability: {label}, {dim}", s.sentence) for label, dim, s in entries]
     try:
-        cd.write_comparison(args.output, results, state.item_list, dims, rows, readme=readme)
+        cd.write_comparison(args.output, results, state.item_list, dims, rows, readme=readme,
+                            extra_sheets=extra)
     except TableError as exc:
         raise UserError(exc.message) from None
     for line in cd.comparison_summary(rows):
         say(line)
+    _say_stability(repeats, state)
     if not any(r["value"] is not None for r in rows):
         say("evaldesk: note: no agreement could be computed: give the human ratings with "
             "--human-col.")
@@ -440,6 +467,29 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
             + "; they are marked in the Condition scores sheet with the reason.")
         return EXIT_SOME_FAILED
     return 0
+
+
+def _more_repeats(args: argparse.Namespace, project: Any, state: Any, llm_for_run: Any,
+                  names: Any, profile: Any, first: Any) -> list[Any]:
+    """``--repeats N`` > 1: repeats 1..N-1 after the run just made (repeat 0); [] for N = 1."""
+    import asyncio
+
+    from core.majeval.repeats import run_repeats
+
+    if args.repeats < 2:
+        return []
+    say(f"Repeating every call: {args.repeats} repeats in all.")
+    return asyncio.run(run_repeats(project, state, llm_for_run, names, args.repeats,
+                                   model=profile.model, progress=cli_progress(), first=first))
+
+
+def _say_stability(repeats: list[Any], state: Any) -> None:
+    from core.majeval.repeats import stability, stability_lines
+
+    if len(repeats) >= 2:
+        for line in stability_lines(stability(repeats, state.item_list,
+                                              [d.name for d in state.dimensions])):
+            say(line)
 
 
 def st_items(state: Any) -> str:

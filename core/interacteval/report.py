@@ -338,9 +338,11 @@ def write_results(
     readme: Sequence[tuple[str, str]] = (),
     texts: str = "",
     include_samples: bool = False,
+    extra_sheets: Sequence[Any] = (),
 ) -> ExportReport:
     """Write the results workbook of a scoring run. ``texts`` names the texts file (and sheet);
-    ``include_samples`` says whether ``agreement`` kept the think-aloud samples."""
+    ``include_samples`` says whether ``agreement`` kept the think-aloud samples;
+    ``extra_sheets`` (:class:`core.tables.Sheet`) come last (e.g. the Stability sheet)."""
     import pandas as pd
 
     from core import stats
@@ -402,4 +404,4 @@ def write_results(
               number_formats={"value": "0.000", "p_value": "0.0000", "ci_low": "0.000",
                               "ci_high": "0.000"}, widths={"note": 80, "comparison": 40}),
     ]
-    return write_workbook(path, sheets, info)
+    return write_workbook(path, [*sheets, *extra_sheets], info)

@@ -203,6 +203,8 @@ class WizardState(BaseModel):
     """The texts file, sheet and columns of that run (results of other texts are not current)."""
     run_count: int = 0
     """How many texts that run scored."""
+    repeats: int = Field(default=1, ge=1)
+    """How many times each scoring call is made (repeat runs; 1 = once, as before)."""
     include_samples: bool = False
     """Keep texts that are think-aloud samples in the agreement (left out by default)."""
 
@@ -794,18 +796,28 @@ async def score_texts(
 
 def estimate_scoring(project: Project, checklists: Sequence[Checklist],
                      items: Sequence[TextItem], settings: ScoringSettings, profile: Any, *,
-                     samples: SampleTexts | None = None, latency: Any = None) -> Any:
+                     samples: SampleTexts | None = None, latency: Any = None,
+                     repeats: int = 1) -> Any:
     """What :func:`score_texts` with ``profile`` will take (:class:`core.llm.estimate.Estimate`):
     calls, tokens, cost and time of the texts not yet scored in the project with these
-    checklists, options and model. ``latency`` (e.g. from one probe call) overrides the latency
-    the project recorded for this model. No model is called."""
+    checklists, options and model (``repeats`` N: of repeats 0..N-1 together, see
+    :mod:`core.interacteval.repeats`). ``latency`` (e.g. from one probe call) overrides the
+    latency the project recorded for this model. No model is called."""
     from core.interacteval.estimate import plan_scoring
+    from core.interacteval.repeats import repeat_settings
     from core.llm.estimate import estimate, measured_latency
 
-    run = project.find_run(METHOD, STEP_SCORE,
-                           run_settings(checklists, settings, profile.model, samples))
-    done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-    plan, skipped = plan_scoring(checklists, items, settings, done=done)
+    plan, skipped = [], 0
+    for k in range(max(1, repeats)):
+        mine = repeat_settings(settings, k)
+        run = project.find_run(METHOD, STEP_SCORE,
+                               run_settings(checklists, mine, profile.model, samples))
+        done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
+        stages, n = plan_scoring(checklists, items, mine, done=done)
+        for stage in stages:
+            stage.name += f" (repeat {k})" if k else ""
+        plan += stages
+        skipped += n
     latency = latency or measured_latency(project, profile.model)
     return estimate(plan, profile, latency=latency, done_already=skipped,
                     done_what="texts scored on a dimension")
@@ -854,10 +866,11 @@ def person(name: str | None) -> str:
 
 def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts: str = "",
                    include_samples: bool = False, who: str = "",
-                   agreement: Sequence[Any] | None = None) -> Any:
+                   agreement: Sequence[Any] | None = None, repeats: Sequence[Any] = ()) -> Any:
     """Write the results workbook of ``run`` (the app and the CLI alike): the agreement with
     the human scores (computed here unless given), who scored and the model calls stored for
-    the run in the Read me sheet."""
+    the run in the Read me sheet. ``repeats`` (the runs of repeats 0..N-1, N >= 2) add the
+    Stability sheet (:mod:`core.interacteval.repeats`); the scores are repeat 0's."""
     from core.interacteval.agreement import human_agreement
     from core.interacteval.report import write_results
 
@@ -868,8 +881,18 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
         usage = project.llm_usage(run.run_id)
         lines.append(("Model calls", (f"{usage.calls} calls stored, {usage.prompt_tokens:,} "
                                       f"tokens in, {usage.completion_tokens:,} out")))
+    extra = []
+    if len(repeats) >= 2:
+        from core.interacteval.repeats import stability, stability_sheet
+
+        entries = stability(repeats)
+        extra.append(stability_sheet(entries))
+        lines.append(("Repeats", (f"each call made {len(repeats)} times (repeats 0 to "
+                                  f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
+                                  "Stability sheet compares the repeats")))
+        lines += [(f"Stability: {dim}", s.sentence) for _, dim, s in entries]
     return write_results(path, run, agreement=agreement, readme=lines,
-                         texts=texts, include_samples=include_samples)
+                         texts=texts, include_samples=include_samples, extra_sheets=extra)
 
 
 # ------------------------------------------------------------------------ check the judge
@@ -928,10 +951,16 @@ def _kept_scores(project: Project, run_id: int) -> list[TextScore]:
     return scores
 
 
+def _is_repeat(run: Any) -> bool:
+    """A run of repeat k > 0 (``core.interacteval.repeats``): not a judge of its own."""
+    return bool(((run.settings or {}).get("scoring") or {}).get("repeat"))
+
+
 def _last_finished_run(project: Project) -> ScoringRun | None:
     """The scores of the project's last finished scoring run, whatever the wizard's state (a
     project scored with ``evaldesk checklist score --project`` has no wizard state)."""
-    finished = [r for r in project.list_runs(METHOD, STEP_SCORE) if r.status == "finished"]
+    finished = [r for r in project.list_runs(METHOD, STEP_SCORE)
+                if r.status == "finished" and not _is_repeat(r)]
     if not finished:
         return None
     run = finished[-1]
@@ -950,7 +979,7 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
 
     seen: dict[str, Any] = {}
     for run in project.list_runs(METHOD, STEP_SCORE):
-        if run.status != "finished":
+        if run.status != "finished" or _is_repeat(run):
             continue
         settings = run.settings or {}
         label = str(settings.get("model", "")) or "model not recorded"

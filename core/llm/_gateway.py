@@ -340,7 +340,7 @@ class Gateway:
         conversation = _messages(messages)
         schema_json = _schema_of(schema) if schema is not None else None
         await self._prepare(cancel)
-        params = self._params(schema_json)
+        params = self._params(schema_json, repeat)
         key = cache_key(
             model=self.profile.model,
             api_base=self._endpoint_key(),
@@ -520,13 +520,17 @@ class Gateway:
             return f"{self._local_path}#{self._local_path.stat().st_size}"
         return ",".join(sorted(self.profile.api_bases))
 
-    def _params(self, schema_json: dict[str, Any] | None) -> dict[str, Any]:
+    def _params(self, schema_json: dict[str, Any] | None, repeat: int = 0) -> dict[str, Any]:
+        """The generation parameters of a call. Repeat k > 0 ("ask again") sends the profile's
+        seed + k, so a repeat is a new sample rather than the first answer again (repeat 0
+        sends the seed itself; the sum wraps below 2**31, the largest seed servers take)."""
         params: dict[str, Any] = {
             "temperature": self.profile.temperature,
             "max_tokens": self.profile.max_tokens,
         }
         if self.profile.seed is not None:
-            params["seed"] = self.profile.seed
+            params["seed"] = (self.profile.seed + int(repeat)) % 2**31 if repeat \
+                else self.profile.seed
         if schema_json is not None:
             params["schema"] = schema_json
         return params

@@ -120,14 +120,15 @@ def _from_debates(name: str, run: Any, before: bool) -> ConditionResult:
     return out
 
 
-def _single_settings(state: Any, model: str) -> dict[str, Any]:
+def _single_settings(state: Any, model: str, repeat: int = 0) -> dict[str, Any]:
     from core.majeval import _prompts
     from core.majeval.single_judge import TEMPLATE
 
-    return {"task": state.task,
-            "dimensions": [d.model_dump(mode="json") for d in state.dimensions],
-            "scale": state.scale.model_dump(mode="json"), "model": model,
-            "template": _prompts.load(TEMPLATE).template_version}
+    out = {"task": state.task,
+           "dimensions": [d.model_dump(mode="json") for d in state.dimensions],
+           "scale": state.scale.model_dump(mode="json"), "model": model,
+           "template": _prompts.load(TEMPLATE).template_version}
+    return {**out, "repeat": int(repeat)} if repeat else out
 
 
 def _from_judge(state: Any, results: Sequence[Any], run_id: int | None, model: str
@@ -146,12 +147,13 @@ def _from_judge(state: Any, results: Sequence[Any], run_id: int | None, model: s
     return out
 
 
-def _stored_judge(project: Project, state: Any, model: str) -> ConditionResult | None:
+def _stored_judge(project: Project, state: Any, model: str, repeat: int = 0
+                  ) -> ConditionResult | None:
     from pydantic import ValidationError
 
     from core.majeval.single_judge import JudgeResult, judge_key
 
-    run = project.find_run("majeval", STEP_SINGLE, _single_settings(state, model))
+    run = project.find_run("majeval", STEP_SINGLE, _single_settings(state, model, repeat))
     if run is None:
         return None
     stored = {r.key: r for r in project.get_results(run.id, SINGLE_KIND)}
@@ -173,24 +175,24 @@ def _stored_judge(project: Project, state: Any, model: str) -> ConditionResult |
     return out
 
 
-def load_conditions(project: Project, state: Any, names: Sequence[str], model: str
-                    ) -> dict[str, ConditionResult]:
+def load_conditions(project: Project, state: Any, names: Sequence[str], model: str, *,
+                    repeat: int = 0) -> dict[str, ConditionResult]:
     """The conditions among ``names`` with a result for every item in the project with the
     current choices and ``model`` (no model call); a condition not yet run (or changed since)
     is left out; one whose items partly failed is in, with ``complete`` False and the
-    failures (they are never given a score)."""
+    failures (they are never given a score). ``repeat``: the results of that repeat run."""
     from core.majeval import session as st
 
     out: dict[str, ConditionResult] = {}
     for name in names:
         if name in ("full", "pre", "simple"):
             run = st.load_run(project, _with(state, _debate_settings(state, name == "simple")),
-                              model)
+                              model, repeat=repeat)
             if run is not None:
                 out[name] = _from_debates(name, run, before=name == "pre")
                 out[name].complete = not run.failed_units
         elif name == "single-judge":
-            found = _stored_judge(project, state, model)
+            found = _stored_judge(project, state, model, repeat)
             if found is not None:
                 out[name] = found
     return out
@@ -212,11 +214,14 @@ async def run_conditions(
     model: str = "",
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    repeat: int = 0,
 ) -> dict[str, ConditionResult]:
     """Run the conditions among ``names`` (``pre`` comes with ``full``'s debates): what is
     already kept is read back without a call, the rest is run and kept. The stored choices
     (``state``) are left as they were. Returns every condition asked for, complete or (when
-    some of its items failed) with the failures."""
+    some of its items failed) with the failures. ``repeat`` k > 0: repeat k of every call
+    (kept as its own runs; see :mod:`core.majeval.repeats`)."""
+    from core.llm.repeats import with_repeat
     from core.majeval import session as st
     from core.majeval.single_judge import single_judge
     from core.project.units import RunUnits
@@ -231,7 +236,7 @@ async def run_conditions(
         for simple in debates:
             copy = _with(state, _debate_settings(state, simple))
             run = await st.run_debates(project, copy, llm_for_run, model=model,
-                                       progress=progress, cancel=cancel)
+                                       progress=progress, cancel=cancel, repeat=repeat)
             if simple:
                 results["simple"] = _from_debates("simple", run, before=False)
             else:
@@ -244,10 +249,10 @@ async def run_conditions(
     if "single-judge" in names:
         if not state.item_list:
             raise ValueError("There are no items: choose the items file and its columns.")
-        run_id = project.start_run("majeval", STEP_SINGLE, _single_settings(state, model),
-                                   resume=True)
+        run_id = project.start_run("majeval", STEP_SINGLE,
+                                   _single_settings(state, model, repeat), resume=True)
         judged = await single_judge(state.item_list, state.task, state.dimensions, state.scale,
-                                    llm_for_run(run_id),
+                                    with_repeat(llm_for_run(run_id), repeat),
                                     store=RunUnits(project, run_id, SINGLE_KIND),
                                     progress=progress, cancel=cancel)
         results["single-judge"] = _from_judge(state, judged, run_id, model)
@@ -255,9 +260,10 @@ async def run_conditions(
 
 
 def estimate_conditions(project: Project, state: Any, names: Sequence[str], profile: Any,
-                        *, latency: Any = None) -> Any:
+                        *, latency: Any = None, repeats: int = 1) -> Any:
     """The estimate (:mod:`core.llm.estimate`) of :func:`run_conditions`: the debates still to
-    run for each debate condition, and one call per item not yet judged for the single judge."""
+    run for each debate condition, and one call per item not yet judged for the single judge;
+    with ``repeats`` N, of repeats 0..N-1 together (what each repeat still has to do)."""
     from core.llm.estimate import StagePlan, estimate, measured_latency
     from core.majeval import _prompts
     from core.majeval import session as st
@@ -275,23 +281,26 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
         debates.append(False)
     if "simple" in names:
         debates.append(True)
-    for simple in debates:
+    for repeat, simple in [(k, s) for k in range(max(1, repeats)) for s in debates]:
         copy = _with(state, _debate_settings(state, simple))
-        run = st.current_run(project, copy, profile.model)
+        run = st.current_run(project, copy, profile.model, repeat=repeat)
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
         stages, n = plan_for_state(personas, copy, descriptions, done)
         for stage in stages:
             stage.name = ("simple roles: " if simple else "full personas: ") + stage.name
+            if repeat:
+                stage.name += f" (repeat {repeat})"
         plan += stages
         skipped += n
-    if "single-judge" in names:
-        run = project.find_run("majeval", STEP_SINGLE, _single_settings(state, profile.model))
+    for repeat in range(max(1, repeats)) if "single-judge" in names else ():
+        run = project.find_run("majeval", STEP_SINGLE,
+                               _single_settings(state, profile.model, repeat))
         done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
         template = _prompts.load(TEMPLATE)
         todo = [i for i in state.item_list if judge_key(i) not in done]
         skipped += len(state.item_list) - len(todo)
         if todo:
-            plan.append(StagePlan("single judge", [
+            plan.append(StagePlan("single judge" + (f" (repeat {repeat})" if repeat else ""), [
                 template.messages(**judge_values(i, state.task, state.dimensions, state.scale))
                 for i in todo], evaluation_schema(state.dimensions, state.scale)))
     latency = latency or measured_latency(project, profile.model)
@@ -422,11 +431,12 @@ def comparison_sheets(results: dict[str, ConditionResult], items: Sequence[Item]
 
 def write_comparison(path: Any, results: dict[str, ConditionResult], items: Sequence[Item],
                      dimensions: Sequence[str], rows: Sequence[dict[str, Any]], *,
-                     readme: Sequence[tuple[str, str]] = ()) -> Any:
-    """Write the comparison workbook: :func:`comparison_sheets` and a Read me naming the
-    conditions (:func:`comparison_notes`). Raises :class:`core.tables.TableError` when it
-    cannot be written."""
+                     readme: Sequence[tuple[str, str]] = (), extra_sheets: Sequence[Any] = ()
+                     ) -> Any:
+    """Write the comparison workbook: :func:`comparison_sheets` (then ``extra_sheets``, e.g.
+    the Stability sheet) and a Read me naming the conditions (:func:`comparison_notes`).
+    Raises :class:`core.tables.TableError` when it cannot be written."""
     from core.tables import write_workbook
 
-    return write_workbook(path, comparison_sheets(results, items, dimensions, rows),
-                          [*readme, *comparison_notes(results, rows)])
+    return write_workbook(path, [*comparison_sheets(results, items, dimensions, rows),
+                                 *extra_sheets], [*readme, *comparison_notes(results, rows)])

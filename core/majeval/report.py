@@ -153,11 +153,12 @@ def write_results(
     alphas: Sequence[GroupAlpha] = (),
     humans: Sequence[HumanAgreement] = (),
     readme: Sequence[tuple[str, str]] = (),
-    more_sheets: Sequence[Any] = (),
+    extra_sheets: Sequence[Any] = (),
 ) -> ExportReport:
     """Write the results workbook (see the module docstring). ``alphas``/``humans`` come from
-    :func:`core.majeval.agreement.within_group_alpha` / ``human_agreement``; ``more_sheets``
-    (:class:`core.tables.Sheet`) come last, e.g. the conditions' comparison."""
+    :func:`core.majeval.agreement.within_group_alpha` / ``human_agreement``; ``extra_sheets``
+    (:class:`core.tables.Sheet`) come last (e.g. the conditions' comparison, the Stability
+    sheet)."""
     import pandas as pd
 
     from core.tables import Sheet, write_workbook
@@ -235,7 +236,6 @@ def write_results(
                             "and after the debate; correlations with human ratings",
                             number_formats={"value": "0.000", "p_value": "0.0000",
                                             "ci_low": "0.000", "ci_high": "0.000"}))
-    sheets += list(more_sheets)
     warning = failure_warning(run)
     info = [
         *([("WARNING", warning)] if warning else []),
@@ -259,4 +259,4 @@ def write_results(
     edited = [f"{p.name} ({p.group})" for p in run.personas if p.edited]
     if edited:
         info.append(("Personas changed by a person", "; ".join(edited)))
-    return write_workbook(path, sheets, info)
+    return write_workbook(path, [*sheets, *extra_sheets], info)

@@ -225,6 +225,8 @@ class WizardState(BaseModel):
     settings: DebateSettings = Field(default_factory=DebateSettings)
     run_id: int | None = None
     """The debate run last started (its finished debates are in the project)."""
+    repeats: int = Field(default=1, ge=1)
+    """How many times each call of the debates is made (repeat runs; 1 = once, as before)."""
 
 
 #: The wizard's choices (one per project, key ``state``).
@@ -627,12 +629,20 @@ def edit_persona(project: Project, persona: Persona, field_name: str, new: Any,
 
 
 
+def _repeat_settings(settings: dict[str, Any], repeat: int) -> dict[str, Any]:
+    """A run's settings for repeat ``repeat`` (repeat 0: unchanged, so earlier runs are
+    repeat 0; see :mod:`core.llm.repeats`)."""
+    return {**settings, "repeat": int(repeat)} if repeat else settings
+
+
 def open_evaluation_run(project: Project, task: str, dimensions: Sequence[Dimension],
-                        scale: Scale, settings: DebateSettings, model: str) -> int:
+                        scale: Scale, settings: DebateSettings, model: str, *,
+                        repeat: int = 0) -> int:
     """Start (or, with identical settings, reopen) the project run :func:`evaluate` commits to.
-    Call it first when the gateway should log its calls under this run."""
-    return project.start_run(METHOD, STEP_DEBATE,
-                             _run_settings(task, dimensions, scale, settings, model), resume=True)
+    Call it first when the gateway should log its calls under this run. ``repeat`` k > 0: the
+    run of repeat k (its own run; every call uses repeat index k)."""
+    return project.start_run(METHOD, STEP_DEBATE, _repeat_settings(
+        _run_settings(task, dimensions, scale, settings, model), repeat), resume=True)
 
 
 def group_descriptions(project: Project) -> dict[str, str]:
@@ -700,16 +710,23 @@ async def run_debates(
     max_units: int | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    repeat: int = 0,
 ) -> EvaluationRun:
     """Stage 3 for every item and group with the stored personas (the engine's
     :func:`core.majeval.evaluate`, committed per debate; a resumed run repeats no finished
-    debate). ``llm_for_run(run_id)`` makes the model that logs its calls under the run."""
+    debate). ``llm_for_run(run_id)`` makes the model that logs its calls under the run.
+    ``repeat`` k > 0 runs repeat k: its own run, every call with repeat index k (the choices'
+    ``run_id`` stays the one of repeat 0)."""
+    from core.llm.repeats import with_repeat
+
     personas = _check_ready(project, state)
     run_id = open_evaluation_run(project, state.task, state.dimensions, state.scale,
-                                 state.settings, model)
-    state.run_id = run_id
-    save_state(project, state)
-    run = await evaluate(personas, state.item_list, state.task, llm_for_run(run_id),
+                                 state.settings, model, repeat=repeat)
+    if not repeat:
+        state.run_id = run_id
+        save_state(project, state)
+    run = await evaluate(personas, state.item_list, state.task,
+                         with_repeat(llm_for_run(run_id), repeat),
                          dimensions=state.dimensions, scale=state.scale,
                          settings=state.settings, model=model,
                          store=_DebateUnits(project, run_id, RESULT_KIND),
@@ -723,9 +740,10 @@ ESTIMATE_ARTEFACT = "majeval.estimate"
 
 
 def estimate_run(project: Project, state: WizardState, profile: Any, *,
-                 latency: Any = None) -> Any:
+                 latency: Any = None, repeats: int = 1) -> Any:
     """What :func:`run_debates` with ``profile`` will take (:class:`core.llm.estimate.Estimate`):
-    calls, tokens, cost and time of the debates not yet kept in the project. ``latency`` (a
+    calls, tokens, cost and time of the debates not yet kept in the project (``repeats`` N:
+    of repeats 0..N-1 together). ``latency`` (a
     :class:`core.llm.estimate.Latency`, e.g. from one probe call) overrides the latency the
     project recorded for this model. Raises ValueError when there are no personas or items.
     No model is called."""
@@ -733,9 +751,15 @@ def estimate_run(project: Project, state: WizardState, profile: Any, *,
     from core.majeval.estimate import plan_for_state
 
     personas = _check_ready(project, state)
-    run = current_run(project, state, profile.model)
-    done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-    plan, skipped = plan_for_state(personas, state, group_descriptions(project), done)
+    plan, skipped = [], 0
+    for repeat in range(max(1, repeats)):
+        run = current_run(project, state, profile.model, repeat=repeat)
+        done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
+        stages, n = plan_for_state(personas, state, group_descriptions(project), done)
+        for stage in stages:
+            stage.name += f" (repeat {repeat})" if repeat else ""
+        plan += stages
+        skipped += n
     latency = latency or measured_latency(project, profile.model)
     return estimate(plan, profile, latency=latency, done_already=skipped, done_what="debates")
 
@@ -765,20 +789,24 @@ def items_source(state: WizardState) -> str:
     return f"{name}, sheet {setup.sheet}" if setup.sheet else name
 
 
-def current_run(project: Project, state: WizardState, model: str | None = None) -> Any:
+def current_run(project: Project, state: WizardState, model: str | None = None, *,
+                repeat: int = 0) -> Any:
     """The debate run of the current choices (task, dimensions, scale, debate options and, when
     given, ``model``): the one :func:`run_debates` would resume; None when there is none. With
-    ``model`` None, the run last started counts when its other choices are the current ones."""
+    ``model`` None, the run last started counts when its other choices are the current ones.
+    ``repeat``: the run of that repeat (0: the ordinary run)."""
     if model is not None:
-        return project.find_run(METHOD, STEP_DEBATE, _run_settings(
-            state.task, state.dimensions, state.scale, state.settings, model))
+        return project.find_run(METHOD, STEP_DEBATE, _repeat_settings(_run_settings(
+            state.task, state.dimensions, state.scale, state.settings, model), repeat))
     if state.run_id is None:
         return None
     run = project.get_run(state.run_id)
     if run is None or run.method != METHOD or run.step != STEP_DEBATE:
         return None
-    wanted = _run_settings(state.task, state.dimensions, state.scale, state.settings,
-                           str((run.settings or {}).get("model", "")))
+    model = str((run.settings or {}).get("model", ""))
+    if repeat:
+        return current_run(project, state, model, repeat=repeat)
+    wanted = _run_settings(state.task, state.dimensions, state.scale, state.settings, model)
     return run if _hash(run.settings) == _hash(wanted) else None
 
 
@@ -792,13 +820,14 @@ def _unit_keys(project: Project, state: WizardState, by_group: dict[str, list[Pe
             for item in state.item_list for g, members in by_group.items()}
 
 
-def run_progress(project: Project, state: WizardState, model: str | None = None
-                 ) -> tuple[int, int]:
+def run_progress(project: Project, state: WizardState, model: str | None = None, *,
+                 repeat: int = 0) -> tuple[int, int]:
     """(debates finished, debates in all) with the current personas, items and choices
-    (``model``: see :func:`current_run`); a run made with other choices counts for nothing."""
+    (``model``: see :func:`current_run`; ``repeat``: of that repeat run); a run made with other
+    choices counts for nothing."""
     by_group = groups_of(load_personas(project))
     total = len(state.item_list) * len(by_group)
-    run = current_run(project, state, model)
+    run = current_run(project, state, model, repeat=repeat)
     if run is None or not total:
         return 0, total
     done = project.finished_keys(run.id, RESULT_KIND)
@@ -817,14 +846,14 @@ def _local_time(iso: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
-def load_run(project: Project, state: WizardState, model: str | None = None
-             ) -> EvaluationRun | None:
+def load_run(project: Project, state: WizardState, model: str | None = None, *,
+             repeat: int = 0) -> EvaluationRun | None:
     """The results of the current choices from the project, without asking any model; None
     when there is none, a debate is missing, or the personas, items or options (and, when
-    given, the ``model``) changed since."""
+    given, the ``model``) changed since. ``repeat``: the results of that repeat run."""
     if not state.item_list:
         return None
-    run = current_run(project, state, model)
+    run = current_run(project, state, model, repeat=repeat)
     if run is None:
         return None
     settings = run.settings or {}
@@ -905,14 +934,16 @@ def agreement(run: EvaluationRun, n_boot: int = BOOTSTRAP_SAMPLES) -> tuple[list
 
 def export_results(project: Project, run: EvaluationRun, path: str | Path,
                    progress: Progress | None = None, cancel: CancelToken | None = None, *,
-                   n_boot: int = BOOTSTRAP_SAMPLES, state: WizardState | None = None) -> Path:
+                   n_boot: int = BOOTSTRAP_SAMPLES, state: WizardState | None = None,
+                   repeats: Sequence[Any] = ()) -> Path:
     """Write the results workbook (:func:`core.majeval.report.write_results`) with the agreement
     statistics, the model calls kept for the run, and the people's corrections. With ``state``
     (the wizard's choices) it also has the sheets "Comparison" and "Condition scores" of the
     conditions kept in the project for the run's model, made by the same function as the
     command line's ``--conditions`` workbook (:func:`core.majeval.conditions.comparison_sheets`).
-    Blocking: run it in an executor. Raises :class:`core.tables.TableError` when it cannot be
-    written."""
+    ``repeats`` (:func:`core.majeval.repeats.load_repeats`, 2 or more) add the Stability sheet;
+    the scores are ``run``'s (repeat 0). Blocking: run it in an executor. Raises
+    :class:`core.tables.TableError` when it cannot be written."""
     from core.majeval import conditions as cd
     from core.majeval.report import write_results
 
@@ -953,9 +984,18 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
     corrections = corrected_pages(project)
     if corrections:
         readme.append(("Document corrections", "; ".join(corrections[:20])))
+    if len(repeats) >= 2:
+        from core.majeval.repeats import stability, stability_sheet
+
+        entries = stability(list(repeats), run.item_inputs, [d.name for d in run.dimensions])
+        sheets.append(stability_sheet(entries))
+        readme.append(("Repeats", (f"each call made {len(repeats)} times (repeats 0 to "
+                                   f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
+                                   "Stability sheet compares the repeats")))
+        readme += [(f"Stability: {label}, {dim}", s.sentence) for label, dim, s in entries]
     target = Path(path)
     write_results(target, run, alphas=alphas, humans=humans, readme=[*readme, *notes],
-                  more_sheets=sheets)
+                  extra_sheets=sheets)
     progress.advance(1, f"Saved {target.name}")
     return target
 

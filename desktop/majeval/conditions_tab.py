@@ -66,6 +66,32 @@ def screen_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _missing_repeats(project: Any, state: Any, names: list[str], model: str,
+                     missing: list[str]) -> list[str]:
+    """The conditions (not in ``missing`` yet) whose repeats 1..N-1 are not all finished."""
+    from core.majeval.repeats import load_repeats
+
+    if state.repeats < 2:
+        return []
+    kept = load_repeats(project, state, names, state.repeats, model)
+    return [n for n in names if n not in missing and (
+        len(kept) < state.repeats or any(n not in r or not r[n].complete for r in kept))]
+
+
+def _stability_text(project: Any, state: Any, names: list[str], model: str) -> list[str]:
+    """How alike the repeats of each condition are, one line per condition (none without
+    repeats)."""
+    from core.majeval.repeats import load_repeats, stability, stability_lines
+
+    if state.repeats < 2:
+        return []
+    kept = load_repeats(project, state, names, state.repeats, model)
+    if len(kept) < 2:
+        return []
+    entries = stability(kept, state.item_list, [d.name for d in state.dimensions])
+    return [f"Asked {len(kept)} times: {line}" for line in stability_lines(entries)]
+
+
 class ConditionsTab(QWidget):
     """Shown as a tab of the MAJ-Eval results."""
 
@@ -125,6 +151,7 @@ class ConditionsTab(QWidget):
         self.rows: list[dict[str, Any]] = []
         self.missing: list[str] = []
         self.estimate: Any = None
+        self.stability_text: list[str] = []
 
     def names(self) -> list[str]:
         return [n for n, box in self.checks.items() if box.isChecked()]
@@ -154,11 +181,14 @@ class ConditionsTab(QWidget):
         def work() -> tuple[Any, list[str], list[dict[str, Any]], Any]:
             have = cd.load_conditions(project, state, names, profile.model)
             missing = [n for n in names if n not in have or not have[n].complete]
+            missing += _missing_repeats(project, state, names, profile.model, missing)
+            self.stability_text = _stability_text(project, state, names, profile.model)
             rows = cd.comparison_rows(have, state.item_list, [d.name for d in state.dimensions],
                                       n_boot=SCREEN_BOOT) if have else []
             est = None
             if missing and st.load_personas(project):
-                est = cd.estimate_conditions(project, state, missing, profile)
+                est = cd.estimate_conditions(project, state, missing, profile,
+                                             repeats=state.repeats)
             return have, missing, rows, est
 
         async def go() -> None:
@@ -176,6 +206,9 @@ class ConditionsTab(QWidget):
                              for n in have) or "none yet"
             text = (f"<b>Kept in the project</b> (scored by {escape(profile.model)}, "
                     f"{len(state.item_list)} items): {kept}.")
+            if state.repeats > 1:
+                text += (f" Each call is made {state.repeats} times (the Run page's choice); the "
+                         "table shows the first repeat.")
             if missing:
                 text += (" <b>Still to run:</b> " + ", ".join(cd.CONDITIONS[n] for n in missing)
                          + ".")
@@ -185,7 +218,7 @@ class ConditionsTab(QWidget):
             lines = cd.comparison_summary(rows)
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
-            self.summary.setText("\n".join(lines))
+            self.summary.setText("\n".join([*lines, *self.stability_text]))
             self.run_button.setEnabled(bool(missing) and not wizard.busy)
 
         return spawn(go(), "comparing the conditions")
@@ -204,6 +237,12 @@ class ConditionsTab(QWidget):
         self.run_panel.show()
 
         async def step(progress: Any, cancel: Any) -> Any:
+            if wizard.state.repeats > 1:
+                from core.majeval.repeats import run_repeats
+
+                return (await run_repeats(wizard.project, wizard.state, wizard.llm, names,
+                                          wizard.state.repeats, model=model,
+                                          progress=progress, cancel=cancel))[0]
             return await cd.run_conditions(wizard.project, wizard.state, wizard.llm, names,
                                            model=model, progress=progress, cancel=cancel)
 

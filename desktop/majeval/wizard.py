@@ -189,6 +189,7 @@ class MajEvalWizard(WizardShell):
                 return  # the wizard left (or its project closed) while the statistics ran
             self.alphas, self.humans = alphas, humans
             self.results.set_run(run, self.alphas, self.humans)
+            self.pages["results"].fill_stability()
             self.check_results_current()
             if show:
                 self.show_page("results")

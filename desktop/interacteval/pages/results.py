@@ -14,7 +14,7 @@ from desktop.interacteval.conditions_tab import ConditionsTab
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.interacteval.results import ResultsView
 from desktop.runner import RunOutcome
-from desktop.widgets import page_layout, xlsx_path
+from desktop.widgets import page_layout, show_stability, stability_label, xlsx_path
 
 
 class ResultsPage(InteractEvalPage):
@@ -37,10 +37,39 @@ class ResultsPage(InteractEvalPage):
             "Agreement tab compares them with the human scores, if the texts had any; the "
             "Conditions tab compares checklists built from people's notes, models' notes or "
             "both. Export saves everything in one Excel workbook.")
+        self.stability_label = stability_label()
+        layout.addWidget(self.stability_label)
         layout.addWidget(self.results, 1)
+
+    def fill_stability(self) -> list[Any]:
+        """Show how alike the repeats of the run shown are (when each call was made more than
+        once); returns the repeats read from the project."""
+        from core.interacteval.repeats import load_repeats, stability, stability_lines
+        from core.words import count
+
+        run, n = self.wizard.run, self.state.repeats
+        repeats = []
+        if run is not None and n > 1:
+            samples = st.run_samples(self.project, self.state, run.checklists)
+            repeats = load_repeats(self.project, run.checklists, run.settings, run.model, n,
+                                   samples=samples, order=self.state.text_order)
+        if len(repeats) < 2:
+            text = ""
+            if run is not None and n > 1:
+                text = (f"Only {count(len(repeats), 'repeat')} of {n} finished: score the "
+                        "texts again to finish the others.")
+            show_stability(self.stability_label, text, False)
+            return []
+        entries = stability(repeats)
+        show_stability(self.stability_label,
+                       f"Asked {len(repeats)} times (the scores shown are the first time's): "
+                       + " ".join(stability_lines(entries)),
+                       any(s.flagged for _, _, s in entries))
+        return repeats
 
     def refresh(self) -> None:
         run = self.wizard.run
+        self.fill_stability()
         if run is not None:
             self.results.set_run_lines(self._run_lines(run))
             self.results.set_out_of_date(self.wizard.out_of_date(run))
@@ -64,6 +93,7 @@ class ResultsPage(InteractEvalPage):
         self.results.set_run(run, lines=self._run_lines(run),
                              include_samples=self.state.include_samples,
                              out_of_date=self.wizard.out_of_date(run))
+        self.fill_stability()
         self.wizard.show_page("results")
         self._compute_agreement()
 
@@ -135,12 +165,14 @@ class ResultsPage(InteractEvalPage):
             self.wizard.main_window.status("Not exported: the results are out of date.")
             return None
         target = xlsx_path(path)
+        repeats = self.fill_stability()
         self.results.export_panel.show()
         return self.wizard.run_background(self.results.export_panel,
                           plain_step(st.export_results, self.project, self.wizard.run, target,
                                       agreement=self.wizard.agreement or None, who=self.who,
                                       texts=st.run_texts_line(self.state),
-                                      include_samples=self.state.include_samples),
+                                      include_samples=self.state.include_samples,
+                                      repeats=repeats),
                           title=f"Exporting to {target.name}",
                           on_done=partial(self.wizard.exported, target, self.results.export_panel),
                                          what="export")

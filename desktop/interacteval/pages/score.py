@@ -24,7 +24,13 @@ from desktop.file_dialogs import open_file
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, page_layout
+from desktop.widgets import (
+    hint_label,
+    page_layout,
+    repeats_spin,
+    set_times_suffix,
+    usage_of,
+)
 
 
 class ScorePage(InteractEvalPage):
@@ -65,11 +71,14 @@ class ScorePage(InteractEvalPage):
         self.legacy_check = QCheckBox("Legacy count (reproduces the authors' code: only “Yes” "
                                       "with a capital Y counts; for replication only)")
         self.legacy_check.toggled.connect(self._scoring_chosen)
+        self.repeats_spin = repeats_spin()
+        self.repeats_spin.valueChanged.connect(self._scoring_chosen)
         model_box = QGroupBox("Model and settings")
         mf = QFormLayout(model_box)
         mf.addRow("Model profile:", self.scorer_combo)
         mf.addRow(self.per_question_check)
         mf.addRow(self.legacy_check)
+        mf.addRow("Repeat each call:", self.repeats_spin)
 
         self.texts_summary = QLabel()
         self.texts_summary.setWordWrap(True)
@@ -88,6 +97,7 @@ class ScorePage(InteractEvalPage):
         self._estimate_generation = 0
         self._estimate_of_run: Any = None
         self._run_llm: Any = None
+        self._gateways: list[Any] = []
         self.score_button = QPushButton("Score the texts")
         self.score_button.setObjectName("primaryButton")
         self.score_button.clicked.connect(self.start_scoring)
@@ -245,6 +255,8 @@ class ScorePage(InteractEvalPage):
                 self.scorer_combo.setCurrentIndex(names.index(chosen))
             self.per_question_check.setChecked(self.state.scoring.mode == "per_question")
             self.legacy_check.setChecked(self.state.scoring.counting == "legacy")
+            self.repeats_spin.setValue(self.state.repeats)
+            set_times_suffix(self.repeats_spin)
         finally:
             self._filling = False
         if self.wizard.opened_texts is None and self.state.texts.file_name and not self.busy:
@@ -280,6 +292,7 @@ class ScorePage(InteractEvalPage):
             "mode": "per_question" if self.per_question_check.isChecked() else "checklist",
             "counting": "legacy" if self.legacy_check.isChecked() else "answers",
         })
+        self.state.repeats = self.repeats_spin.value()
         self._save()
         self._show_texts_summary()
         self.wizard.update_nav()
@@ -307,7 +320,9 @@ class ScorePage(InteractEvalPage):
                 len(checklists) if self.state.scoring.mode == "checklist" else n_q)
             listed = ", ".join(f"{c.dimension} ({count(len(c.items), 'question')})"
                                for c in checklists)
-            parts.append(f"Checklists: {listed}; about {count(calls, 'model call')}.")
+            repeats = self.state.repeats
+            parts.append(f"Checklists: {listed}; about {count(calls * repeats, 'model call')}"
+                         + (f" (each made {repeats} times)" if repeats > 1 else "") + ".")
         else:
             parts.append("<span style='color:#b42318'>There is no checklist yet: build one "
                          "first.</span>")
@@ -342,6 +357,7 @@ class ScorePage(InteractEvalPage):
         items = list(opened.read.items)
         samples = st.run_samples(self.project, self.state, checklists)
         settings = self.state.scoring.model_copy()
+        repeats = self.state.repeats
         project = self.project
         self.estimate_label.setText("Estimating the calls, cost and time…")
 
@@ -349,7 +365,8 @@ class ScorePage(InteractEvalPage):
             try:
                 est = await asyncio.get_running_loop().run_in_executor(
                     None, lambda: st.estimate_scoring(project, checklists, items, settings,
-                                                      profile, samples=samples))
+                                                      profile, samples=samples,
+                                                      repeats=repeats))
             except ProjectError:
                 return  # the project was closed meanwhile (another one was opened)
             if generation != self._estimate_generation or getattr(project, "closed", False):
@@ -389,13 +406,27 @@ class ScorePage(InteractEvalPage):
         self.wizard.run = None  # the earlier results are not this run's
         llm = self.wizard.llm_factory(profile, self.project, plan.run_id)
         self._run_llm = llm
+        self._gateways = [llm]
+        repeats = self.state.repeats
         self.actual_label.hide()
 
+        def llm_for_run(run_id: int) -> Any:
+            self._gateways.append(self.wizard.llm_factory(profile, self.project, run_id))
+            return self._gateways[-1]
+
         async def job(progress, cancel):
-            return await st.score_texts(plan.checklists, plan.items, llm,
-                                        project=self.project, settings=plan.settings,
-                                        model=plan.model, run_id=plan.run_id,
-                                        samples=plan.samples, progress=progress, cancel=cancel)
+            run = await st.score_texts(plan.checklists, plan.items, llm,
+                                       project=self.project, settings=plan.settings,
+                                       model=plan.model, run_id=plan.run_id,
+                                       samples=plan.samples, progress=progress, cancel=cancel)
+            if repeats > 1:
+                from core.interacteval.repeats import score_repeats
+
+                await score_repeats(self.project, plan.checklists, plan.items, llm_for_run,
+                                    repeats, settings=plan.settings, model=plan.model,
+                                    samples=plan.samples, progress=progress, cancel=cancel,
+                                    first=run)
+            return run
 
         self.score_panel.show()
         self.score_button.setText("Scoring…")
@@ -405,7 +436,7 @@ class ScorePage(InteractEvalPage):
 
     def _scoring_done(self, outcome: RunOutcome) -> None:
         self.score_button.setText("Score the texts")
-        usage = getattr(self._run_llm, "usage", None)
+        usage = usage_of(self._gateways)
         if self._estimate_of_run is not None and usage is not None:
             from core.llm.estimate import compare_lines
 

@@ -31,7 +31,18 @@ from desktop.majeval.persona_editor import lonely_text
 from desktop.majeval.results import ResultsView, table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, intro_label, note_box, page_layout, xlsx_path
+from desktop.widgets import (
+    hint_label,
+    intro_label,
+    note_box,
+    page_layout,
+    repeats_spin,
+    set_times_suffix,
+    show_stability,
+    stability_label,
+    usage_of,
+    xlsx_path,
+)
 
 __all__ = ["ResultsPage", "RunPage"]
 
@@ -60,6 +71,8 @@ class RunPage(MajEvalPage):
             "teachers (preschool teachers who often read books to their students); your "
             "specialty: early literacy). " + explain("simple roles"))
         self.simple_roles_check.toggled.connect(self._options_chosen)
+        self.repeats_spin = repeats_spin()
+        self.repeats_spin.valueChanged.connect(self._options_chosen)
         self.run_profile = wizard.profile_combo()
         options = QGroupBox("Options")
         form = QFormLayout(options)
@@ -68,6 +81,7 @@ class RunPage(MajEvalPage):
         form.addRow("Debate rounds at most:", self.rounds_spin)
         form.addRow("", self.no_debate_check)
         form.addRow("", self.simple_roles_check)
+        form.addRow("Repeat each call:", self.repeats_spin)
         self.run_summary = QLabel()
         self.run_summary.setWordWrap(True)
         self.run_summary.setTextFormat(Qt.TextFormat.RichText)
@@ -85,6 +99,7 @@ class RunPage(MajEvalPage):
         self.estimate: Any = None
         """The estimate shown for the current choices (None while it is being worked out)."""
         self._estimate_of_run: Any = None
+        self._gateways: list[Any] = []
         self.run_button = QPushButton("Start the debates")
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(self.start_run)
@@ -152,6 +167,7 @@ class RunPage(MajEvalPage):
         self.state.settings = DebateSettings(rounds=self.rounds_spin.value(),
                                              no_debate=self.no_debate_check.isChecked(),
                                              simple_roles=self.simple_roles_check.isChecked())
+        self.state.repeats = self.repeats_spin.value()
         self.actual_label.hide()
         self.save()
         self.fill()
@@ -163,13 +179,22 @@ class RunPage(MajEvalPage):
         self.rounds_spin.setValue(s.rounds)
         self.no_debate_check.setChecked(s.no_debate)
         self.simple_roles_check.setChecked(s.simple_roles)
+        self.repeats_spin.setValue(state.repeats)
+        set_times_suffix(self.repeats_spin)
         self._filling = False
         done, total = st.run_progress(self.project, state, wizard.model())
+        if state.repeats > 1:  # every repeat counts: a repeat still to run is work to do
+            for k in range(1, state.repeats):
+                more, _ = st.run_progress(self.project, state, wizard.model(), repeat=k)
+                done += more
+            total *= state.repeats
         groups = len(wizard.editor.groups())
         dims = ", ".join(d.name for d in state.dimensions)
         text = (f"<b>{count(len(state.item_list), 'item')} × {count(groups, 'group')} = "
-                f"{count(total, 'debate')}</b>, scoring {dims} on "
-                f"{state.scale.describe()}.")
+                f"{count(total // max(1, state.repeats), 'debate')}</b>"
+                + (f" (each made {state.repeats} times: {total} in all)"
+                   if state.repeats > 1 else "")
+                + f", scoring {dims} on {state.scale.describe()}.")
         if done and done < total:
             text += (f"<br>{done} of these debates are already finished with these choices and "
                      "will not be repeated.")
@@ -210,7 +235,8 @@ class RunPage(MajEvalPage):
         async def work() -> None:
             loop = asyncio.get_running_loop()
             try:
-                est = await loop.run_in_executor(None, st.estimate_run, project, state, profile)
+                est = await loop.run_in_executor(None, partial(
+                    st.estimate_run, project, state, profile, repeats=state.repeats))
             except ValueError as exc:
                 est, problem = None, str(exc)
             except ProjectError:
@@ -247,16 +273,29 @@ class RunPage(MajEvalPage):
 
         profile = wizard.chosen_profile()
         self._estimate_of_run = self.estimate
+        self._gateways = []
+
+        def llm_for_run(run_id: int) -> Any:
+            self._gateways.append(wizard.llm(run_id))
+            return self._gateways[-1]
 
         async def step(progress, cancel):
             if self._estimate_of_run is None and profile is not None:  # not shown yet
                 import asyncio
 
                 self._estimate_of_run = await asyncio.get_running_loop().run_in_executor(
-                    None, st.estimate_run, self.project, self.state.model_copy(deep=True),
-                    profile)
-            return await st.run_debates(self.project, self.state, wizard.llm, model=model,
-                                        progress=progress, cancel=cancel)
+                    None, partial(st.estimate_run, self.project,
+                                  self.state.model_copy(deep=True), profile,
+                                  repeats=self.state.repeats))
+            run = await st.run_debates(self.project, self.state, llm_for_run, model=model,
+                                       progress=progress, cancel=cancel)
+            if self.state.repeats > 1:
+                from core.majeval.repeats import plain_result, run_repeats
+
+                await run_repeats(self.project, self.state, llm_for_run, None,
+                                  self.state.repeats, model=model, progress=progress,
+                                  cancel=cancel, first=plain_result(self.state, run))
+            return run
 
         self._units_timer.start()
         total = st.run_progress(self.project, self.state)[1]
@@ -265,7 +304,7 @@ class RunPage(MajEvalPage):
 
     def _run_done(self, outcome: RunOutcome) -> None:
         self._units_timer.stop()
-        est, usage = self._estimate_of_run, getattr(self.wizard.active_llm, "usage", None)
+        est, usage = self._estimate_of_run, usage_of(self._gateways)
         if outcome.finished and est is not None and outcome.result.run_id is not None:
             st.keep_estimate(self.project, outcome.result.run_id, est)
         self.fill()
@@ -308,11 +347,37 @@ class ResultsPage(MajEvalPage):
             "the full debate (who spoke, and why the coordinator chose them), how the debate "
             "changed the scores, and how well the personas agree with each other and with "
             "people's ratings. Export writes all of it to one Excel workbook.")
+        self.stability_label = stability_label()
         layout = page_layout(self, "Results")
         layout.addWidget(self.results_intro)
+        layout.addWidget(self.stability_label)
         layout.addWidget(self.results, 1)
 
+    def fill_stability(self) -> list[Any]:
+        """Show how alike the repeats of the current debates are (when each call was made
+        more than once); returns the repeats read from the project."""
+        from core.majeval.repeats import load_repeats, stability, stability_lines
+
+        wizard, state = self.wizard, self.state
+        repeats = []
+        if wizard.run is not None and state.repeats > 1:
+            repeats = load_repeats(self.project, state, None, state.repeats, wizard.model())
+        if len(repeats) < 2:
+            text = ""
+            if wizard.run is not None and state.repeats > 1:
+                text = (f"Only {count(len(repeats), 'repeat')} of {state.repeats} "
+                        "finished: run the debates again to finish the others.")
+            show_stability(self.stability_label, text, False)
+            return []
+        entries = stability(repeats, state.item_list, [d.name for d in state.dimensions])
+        show_stability(self.stability_label,
+                       f"Asked {len(repeats)} times (the scores shown are the first time's): "
+                       + " ".join(stability_lines(entries)),
+                       any(s.flagged for _, _, s in entries))
+        return repeats
+
     def refresh(self) -> None:
+        self.fill_stability()
         self.wizard.check_results_current()
         if self.results.tabs.currentWidget() is self.conditions:
             self.conditions.refresh()
@@ -349,6 +414,7 @@ class ResultsPage(MajEvalPage):
             self.results.export_message.show()
             return None
         target = xlsx_path(path)
+        repeats = self.fill_stability()
         self.results.export_panel.show()
 
         def done(outcome: RunOutcome) -> None:
@@ -359,5 +425,6 @@ class ResultsPage(MajEvalPage):
 
         return wizard.start_step("export", self.results.export_panel,
                                  partial(st.export_results, self.project, wizard.run, target,
-                                         state=wizard.state.model_copy(deep=True)),
+                                         state=wizard.state.model_copy(deep=True),
+                                         repeats=repeats),
                                  f"Exporting to {target.name}", done)

@@ -502,3 +502,17 @@ async def test_calls_finishing_together_are_written_in_few_transactions(
     # on disk, checked above)
     assert 0 < sum(batches) <= 24
     assert len(batches) < 24
+
+
+async def test_a_repeat_is_a_new_sample_with_its_own_seed(scripted):
+    """Repeat k sends the profile's seed + k (repeat 0 the seed itself), so asking again is
+    not the first answer again; without a seed none is sent."""
+    llm = scripted({"Rate": GOOD})
+    gateway = Gateway(llm.profile(temperature=0.7, seed=7), cache=MemoryCache())
+    for k in (0, 1, 2):
+        await gateway.complete_json(ask(), Score, repeat=k)
+    assert [r.params.get("seed") for r in llm.requests] == [7, 8, 9]
+    unseeded = scripted({"Rate": GOOD})
+    await Gateway(unseeded.profile(seed=None), cache=MemoryCache()).complete_json(
+        ask(), Score, repeat=3)
+    assert "seed" not in unseeded.requests[0].params

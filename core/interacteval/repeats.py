@@ -1,0 +1,140 @@
+"""InteractEval's repeat runs: the same checklist scoring made N times, to see whether the judge
+gives the same scores when asked again.
+
+Repeat 0 is the ordinary scoring run (earlier projects' results are repeat 0, unchanged); repeat
+k > 0 is the scoring run with ``ScoringSettings.repeat`` k, kept as its own project run, whose
+every call uses repeat index k (part of the cache key): repeats are real calls, and running a
+finished repeat again makes none.
+
+    runs = await score_repeats(project, checklists, items, llm_for_run, 3, settings=s, model=m)
+    runs = load_repeats(project, checklists, s, m, 3)                # reopening: no call
+    entries = stability(runs)                                        # per dimension
+    sheet = stability_sheet(entries)                                 # the Stability sheet
+
+A text that failed or stayed incomplete in a repeat is missing there, never a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from core.interacteval.model import Checklist, ScoringSettings, TextItem
+from core.interacteval.pipeline import METHOD, STEP_SCORE, SampleTexts, ScoringRun, run_settings
+from core.runs import CancelToken, Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.project import Project
+    from core.stats import RepeatStability
+
+__all__ = ["MAX_REPEATS", "load_repeats", "repeat_settings", "score_repeats", "stability",
+           "stability_lines", "stability_sheet"]
+
+#: The most repeats the app and the command line offer.
+MAX_REPEATS = 10
+
+
+def repeat_settings(settings: ScoringSettings, k: int) -> ScoringSettings:
+    """The scoring options of repeat ``k`` (repeat 0: ``settings`` themselves)."""
+    return settings.model_copy(update={"repeat": settings.repeat + k}) if k else settings
+
+
+async def score_repeats(
+    project: Project,
+    checklists: Sequence[Checklist],
+    items: Sequence[TextItem],
+    llm_for_run: Callable[[int], Any],
+    repeats: int,
+    *,
+    settings: ScoringSettings,
+    model: str,
+    samples: SampleTexts | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+    first: ScoringRun | None = None,
+) -> list[ScoringRun]:
+    """Repeats 0..``repeats``-1 of the scoring (``session.score_texts``); ``first``: repeat 0
+    when it was just run. ``llm_for_run(run_id)`` makes the model that logs under the run."""
+    from core.interacteval import session
+
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise ValueError(f"Repeat each call 1 to {MAX_REPEATS} times, not {repeats}.")
+    runs = [first] if first is not None else []
+    for k in range(len(runs), repeats):
+        mine = repeat_settings(settings, k)
+        run_id = session.open_scoring_run(project, checklists, mine, model, samples)
+        runs.append(await session.score_texts(
+            checklists, items, llm_for_run(run_id), project=project, settings=mine,
+            model=model, run_id=run_id, samples=samples, progress=progress, cancel=cancel))
+    return runs
+
+
+def load_repeats(project: Project, checklists: Sequence[Checklist], settings: ScoringSettings,
+                 model: str, repeats: int, *, samples: SampleTexts | None = None,
+                 order: Sequence[str] = ()) -> list[ScoringRun]:
+    """The finished repeats kept in the project (no model call), as far as they go: the list
+    stops at the first repeat that is missing (then fewer than ``repeats`` come back).
+    ``order``: the texts' order (default: as kept)."""
+    from core.interacteval.session import _kept_scores
+
+    out = []
+    for k in range(repeats):
+        mine = repeat_settings(settings, k)
+        run = project.find_run(METHOD, STEP_SCORE, run_settings(checklists, mine, model,
+                                                                samples))
+        if run is None or run.status != "finished":
+            break
+        scores = _kept_scores(project, run.id)
+        if order:
+            place = {t: i for i, t in enumerate(order)}
+            scores.sort(key=lambda s: place.get(s.text_id, len(place)))
+        if not scores:
+            break
+        out.append(ScoringRun(scores=scores, settings=mine, model=model, run_id=run.id,
+                              checklists=list(checklists)))
+    return out
+
+
+def stability(runs: Sequence[ScoringRun], *, condition: str = "Checklist"
+              ) -> list[tuple[str, str, RepeatStability]]:
+    """Per dimension: each text's checklist score over the repeats
+    (:func:`core.stats.repeat_stability`)."""
+    from core.stats import repeat_stability
+
+    if not runs:
+        return []
+    dims = list(dict.fromkeys(s.dimension for s in runs[0].scores))
+    out = []
+    for dim in dims:
+        texts = list(dict.fromkeys(s.text_id for s in runs[0].scores if s.dimension == dim))
+        by_run = [{s.text_id: (s.score if s.status == "ok" else None)
+                   for s in run.scores if s.dimension == dim} for run in runs]
+        table = {t: [scores.get(t) for scores in by_run] for t in texts}
+        out.append((condition, dim, repeat_stability(table, who="the checklist judge",
+                                                      unit_name="text")))
+    return out
+
+
+def stability_lines(entries: Sequence[tuple[str, str, RepeatStability]]) -> list[str]:
+    """One plain line per dimension: "Coherence: The checklist judge gives ..."."""
+    return [f"{dim}: {s.sentence}" for _, dim, s in entries]
+
+
+def stability_sheet(entries: Sequence[tuple[str, str, RepeatStability]]) -> Any:
+    """The "Stability" sheet (:class:`core.tables.Sheet`) of ``entries``."""
+    import pandas as pd
+
+    from core.stats import STABILITY_THRESHOLD, stability_columns, stability_rows
+    from core.tables import Sheet
+
+    n = max((s.n_repeats for _, _, s in entries), default=1)
+    columns = stability_columns(n)
+    frame = pd.DataFrame(stability_rows(entries, unit_name="text"), columns=columns)
+    return Sheet("Stability", frame,
+                 "each text's checklist score in every repeat (the same calls made again) with "
+                 "its SD and range; per dimension Krippendorff's alpha (interval) across the "
+                 f"repeats, flagged below {STABILITY_THRESHOLD} (Krippendorff's threshold for "
+                 "tentative conclusions)",
+                 number_formats={c: "0.00" for c in columns
+                                 if c.startswith("repeat ") and c != "repeats scored"}
+                 | {"mean": "0.00", "sd": "0.00", "range": "0.00", "alpha": "0.000"})
