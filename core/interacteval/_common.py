@@ -34,12 +34,18 @@ def one_per_component(schema: dict[str, Any], array: str, entry: str,
     structured output then cannot rename, repeat or skip a component. Validation is unchanged
     (a server that does not hold its model to the schema is checked as before)."""
     item = schema["$defs"][entry]
+    exactly(schema, array, [
+        {**item, "properties": {**item["properties"], "component": {"const": name}}}
+        for name in components])
+
+
+def exactly(schema: dict[str, Any], array: str, entries: Sequence[dict[str, Any]]) -> None:
+    """In a reply's JSON ``schema``, hold the list ``array`` to exactly ``entries`` (JSON
+    schemas of its items), in order (``prefixItems`` with as many items at least and at most)."""
     listed = schema["properties"][array]
     listed.pop("items", None)
-    listed["prefixItems"] = [
-        {**item, "properties": {**item["properties"], "component": {"const": name}}}
-        for name in components]
-    listed["minItems"] = listed["maxItems"] = len(components)
+    listed["prefixItems"] = list(entries)
+    listed["minItems"] = listed["maxItems"] = len(entries)
 
 
 def progress_or_silent(progress: Progress | None) -> Progress:

@@ -17,7 +17,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
-from core.interacteval._common import ask, attribute_lines, fold, numbered, progress_or_silent
+from core.interacteval._common import (
+    ask,
+    attribute_lines,
+    exactly,
+    fold,
+    numbered,
+    progress_or_silent,
+)
 from core.interacteval.grounded import note_word_groups, uses_grounded_path
 from core.interacteval.model import Attribute, Dimension, JsonLLM, StageError
 from core.runs import CancelToken, Progress
@@ -59,13 +66,10 @@ def note_names_schema(notes: Sequence[str]) -> type[NoteNames]:
     (:func:`core.interacteval.grounded.note_word_groups`)."""
 
     def tighten(schema: dict[str, Any]) -> None:
-        listed = schema["properties"]["components"]
-        listed.pop("items", None)
-        listed["prefixItems"] = [
+        exactly(schema, "components", [
             {"type": "object", "required": ["note", "name"], "additionalProperties": False,
              "properties": {"note": {"const": i}, "name": {"enum": note_word_groups(text)}}}
-            for i, text in enumerate(notes, 1)]
-        listed["minItems"] = listed["maxItems"] = len(notes)
+            for i, text in enumerate(notes, 1)])
 
     return prompts.held_to(NoteNames, tighten)
 

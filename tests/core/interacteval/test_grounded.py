@@ -99,6 +99,15 @@ def test_each_name_is_held_to_words_of_its_own_note():
                 if g.split()[0] == "Check"]
 
 
+def test_a_reply_list_is_held_to_exactly_the_entries_given():
+    from core.interacteval._common import exactly
+
+    schema = {"properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
+    exactly(schema, "rows", [{"const": 1}, {"const": 2}])
+    assert schema["properties"]["rows"] == {"type": "array", "minItems": 2, "maxItems": 2,
+                                            "prefixItems": [{"const": 1}, {"const": 2}]}
+
+
 async def test_a_name_that_is_not_words_of_its_note_is_refused():
     llm = BuiltInFake({"NoteNames": _names("logical flow", "easy", "repeats", "earlier")})
     with pytest.raises(StageError) as err:
