@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from core import prompts
 from core.interacteval import _prompts
-from core.interacteval.model import Attribute, JsonLLM, StageError
+from core.interacteval.model import Attribute, Dimension, JsonLLM, StageError
 from core.llm import LLMFailure
 from core.runs import CancelToken, Progress
 
@@ -46,6 +46,13 @@ def exactly(schema: dict[str, Any], array: str, entries: Sequence[dict[str, Any]
     listed.pop("items", None)
     listed["prefixItems"] = list(entries)
     listed["minItems"] = listed["maxItems"] = len(entries)
+
+
+def dimension_values(dimension: Dimension) -> dict[str, str]:
+    """A prompt's values ``dimension`` (its name) and ``definition`` (said to be missing when
+    the user left it empty)."""
+    return {"dimension": dimension.name,
+            "definition": dimension.definition.strip() or "(no definition given)"}
 
 
 def progress_or_silent(progress: Progress | None) -> Progress:

@@ -20,6 +20,7 @@ from core import prompts
 from core.interacteval._common import (
     ask,
     attribute_lines,
+    dimension_values,
     exactly,
     fold,
     numbered,
@@ -91,8 +92,7 @@ async def _grounded_components(dimension: Dimension, attributes: Sequence[Attrib
     reply = await ask(
         llm, "component_names", note_names_schema(notes),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "attributes": numbered(notes),
             "n_notes": len(notes),
         },
@@ -139,8 +139,7 @@ async def extract_components(
     reply = await ask(
         llm, "component_extraction", _reply_schema(max_components),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "attributes": attribute_lines(attributes),
             "max_components": max_components,
         },

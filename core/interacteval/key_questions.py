@@ -25,6 +25,7 @@ from core.interacteval._common import (
     QUESTION_PATTERN,
     align,
     ask,
+    dimension_values,
     one_per_component,
     progress_or_silent,
     quoted,
@@ -132,8 +133,7 @@ async def generate_key_questions(
     reply = await ask(
         llm, "key_questions", _reply_schema(tuple(components)),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "clusters": format_clusters(clusters),
             "n_components": len(components),
         },

@@ -27,6 +27,7 @@ from core.interacteval._common import (
     QUESTION_PATTERN,
     align,
     ask,
+    dimension_values,
     fold,
     one_per_component,
     progress_or_silent,
@@ -126,8 +127,7 @@ async def generate_sub_questions(
     reply = await ask(
         llm, "sub_questions", _reply_schema(tuple(components)),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "key_questions": _format(key_questions),
             "n_components": len(key_questions),
         },

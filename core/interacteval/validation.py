@@ -27,6 +27,7 @@ from core import prompts
 from core.interacteval._common import (
     QUESTION_PATTERN,
     ask,
+    dimension_values,
     fold,
     progress_or_silent,
     unique_attributes,
@@ -115,8 +116,7 @@ async def _grounded_review(dimension: Dimension, groups: Sequence[SubQuestionGro
         reply = await ask(
             llm, "question_choice", Decision,
             {
-                "dimension": dimension.name,
-                "definition": dimension.definition.strip() or "(no definition given)",
+                **dimension_values(dimension),
                 "question": question,
             },
             stage=STAGE, dimension=dimension.name, cancel=cancel,
@@ -243,8 +243,7 @@ async def validate_questions(
     reply = await ask(
         llm, "validation", _reply_schema(list(drafts), len(groups)),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "questions": _format(groups),
         },
         stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
