@@ -175,9 +175,7 @@ async def cluster_attributes(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Grouping the attributes of {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         grouped = await _grounded_clusters(dimension, components, attributes, llm, cancel)
         count = len(attributes) - len(grouped.left_out)
         if not count:

@@ -130,9 +130,7 @@ async def extract_components(
         raise ValueError("max_components must be between 1 and 20")
     progress = progress_or_silent(progress)
     progress.start(f"Finding the components of {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         names = await _grounded_components(dimension, attributes, llm, max_components, cancel)
         progress.advance(1, ", ".join(names))
         return names

@@ -103,9 +103,7 @@ async def generate_key_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Writing key questions for {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         if not any(c.attributes for c in clusters.clusters):
             raise StageError(
                 f"{STAGE} for {dimension.name}: no component has notes, so no question can be "

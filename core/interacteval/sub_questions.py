@@ -102,9 +102,7 @@ async def generate_sub_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Writing sub-questions for {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         built = []
         for key in given:
             questions = list(dict.fromkeys(note_question(a.text) for a in key.attributes))

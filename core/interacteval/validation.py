@@ -211,9 +211,7 @@ async def validate_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Reviewing the questions of {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         reviewed = await _grounded_review(dimension, groups, llm, cancel)
         reviewed.remarks += without_notes
         progress.advance(1, count(len(reviewed.items), "question"))

@@ -60,6 +60,9 @@ def test_only_the_built_in_model_takes_the_grounded_path():
     cloud = ModelProfile(name="GPT", model="openai/gpt-4o-mini")
     assert not uses_grounded_path(Gateway(cloud, cache=MemoryCache(), api_key="k"))
     assert not uses_grounded_path(FakeLLM({}))
+    # a stage told grounded=True / False decides, whatever the model
+    assert uses_grounded_path(FakeLLM({}), True)
+    assert not uses_grounded_path(Gateway(bundled_profile(), cache=MemoryCache()), False)
 
 
 async def test_the_built_in_model_builds_one_question_per_note_quoting_it():
