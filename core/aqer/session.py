@@ -665,14 +665,7 @@ def choose_condition(setup: AqerSetup, key: str) -> tuple[AqerSetup, str]:
     if before not in conditions:
         conditions.append(before)
     chosen = chosen.model_copy(update={"conditions": conditions})
-    parts = []
-    if found.embedding_model is not None:
-        parts.append(f"embedding model {embedding_model_name(found.embedding_model)}")
-    if found.blank_answers is not None:
-        parts.append({"worst": "blank answers counted as the weakest answer",
-                      "missing": "blank answers left out",
-                      "auto": "blank answers decided from the data"}[found.blank_answers])
-    return chosen, (f"The project now scores with {' and '.join(parts)} ({key}). The earlier "
+    return chosen, (f"The project now scores with the choices of {key}. The earlier "
                     "choices stay as a condition to compare with. Its results are stored, so "
                     "the Results page shows them without running again.")
 
