@@ -75,6 +75,7 @@ __all__ = [
     "cell_number",
     "guess_mapping",
     "guess_named_column",
+    "is_missing",
     "keep_chosen",
     "list_sheets",
     "map_columns",
@@ -1712,7 +1713,8 @@ def _sheet_name(given: str, taken: set[str]) -> tuple[str, str | None]:
     return name, ("; ".join(reasons) if reasons else None)
 
 
-def _is_missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
+    """Whether a cell value is empty: None, pandas' NA / NaT, or a float or numpy NaN / NaT."""
     if value is None:
         return True
     try:
@@ -1734,6 +1736,9 @@ def _is_missing(value: Any) -> bool:
     except ImportError:  # pragma: no cover
         pass
     return False
+
+
+_is_missing = is_missing
 
 
 class _SheetWriter:

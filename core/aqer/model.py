@@ -151,6 +151,12 @@ class AqerResult(BaseModel):
 BACKEND_NAMES = {"onnx": "ONNX Runtime", "torch": "PyTorch"}
 
 
+def embedding_model_name(path: str) -> str:
+    """An embedding model as named on screens and in workbooks: the name of its folder ("" is
+    the built-in all-MiniLM-L6-v2)."""
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or "all-MiniLM-L6-v2"
+
+
 class AqerCondition(BaseModel):
     """Another condition to compare with AQER as the setup runs it: the same answers scored
     with another embedding model and/or another blank-answer rule (None = as in the setup).
@@ -179,8 +185,7 @@ class AqerCondition(BaseModel):
         """Its name in the comparison, e.g. "AQER (blank answers left out)"."""
         parts = []
         if self.embedding_model is not None:
-            name = self.embedding_model.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-            parts.append(f"model {name or 'all-MiniLM-L6-v2'}")
+            parts.append(f"model {embedding_model_name(self.embedding_model)}")
         if self.embedding_backend is not None:
             parts.append(f"through {BACKEND_NAMES[self.embedding_backend]}")
         if self.blank_answers is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -724,28 +724,11 @@ def clean_responses(
     # Empty and whitespace-only answers are missing answers (an "I don't know" is an answer).
     empty = out["response"] == ""
     any_empty = bool(empty.any())
-    for k, (_, item) in enumerate(out[empty].iterrows() if any_empty else ()):
-        if k == MAX_LISTED:
-            notices.append(
-                AqerNotice(
-                    topic="Empty answer",
-                    message=f"... and {int(empty.sum()) - MAX_LISTED} more empty answers.",
-                )
-            )
-            break
-        who = f"LLM '{item['worker']}'" if item["is_llm"] else f"worker '{item['worker']}'"
-        notices.append(
-            AqerNotice(
-                topic="Empty answer",
-                message=(
-                    f"No answer from {who} to '{_short(item['question'])}'"
-                    f"{_at(item)}: left blank."
-                ),
-                question=item["question"],
-                worker=item["worker"],
-                row=item["row"],
-            )
-        )
+    if any_empty:
+        notices += _each_listed(
+            "Empty answer", out[empty], "empty answers",
+            lambda item: (f"No answer from {_who(item)} to '{_short(item['question'])}'"
+                          f"{_at(item)}: left blank."))
     blanks = out[empty] if any_empty else out.iloc[:0]
     if any_empty:
         out = out[~empty]
@@ -771,27 +754,10 @@ def clean_responses(
             )
         keep = "first" if duplicates == "first" else "last"
         dropped = out[dup & out.duplicated(keys, keep=keep)]
-        for k, (_, item) in enumerate(dropped.iterrows()):
-            if k == MAX_LISTED:
-                notices.append(
-                    AqerNotice(
-                        topic="Duplicate answer",
-                        message=f"... and {len(dropped) - MAX_LISTED} more duplicate answers.",
-                    )
-                )
-                break
-            notices.append(
-                AqerNotice(
-                    topic="Duplicate answer",
-                    message=(
-                        f"'{item['worker']}' answered '{_short(item['question'])}' more than "
-                        f"once; the {keep} answer was kept and this one{_at(item)} left out."
-                    ),
-                    question=item["question"],
-                    worker=item["worker"],
-                    row=item["row"],
-                )
-            )
+        notices += _each_listed(
+            "Duplicate answer", dropped, "duplicate answers",
+            lambda item: (f"'{item['worker']}' answered '{_short(item['question'])}' more than "
+                          f"once; the {keep} answer was kept and this one{_at(item)} left out."))
         out = out.drop_duplicates(keys, keep=keep)
     kept = out.index.to_numpy()
     out = out.reset_index(drop=True)
@@ -810,6 +776,25 @@ def clean_responses(
     return PreparedResponses(
         frame=out[LONG_COLUMNS], notices=notices, source=source, blanks=blanks[LONG_COLUMNS]
     )
+
+
+def _who(item: pd.Series) -> str:
+    return f"LLM '{item['worker']}'" if item["is_llm"] else f"worker '{item['worker']}'"
+
+
+def _each_listed(topic: str, answers: pd.DataFrame, what: str,
+                 message: Callable[[pd.Series], str]) -> list[AqerNotice]:
+    """A notice per answer (``message(row)``, pointing at its question, worker and row), at most
+    :data:`MAX_LISTED` of them, then one saying how many more ``what`` there are."""
+    out: list[AqerNotice] = []
+    for k, (_, item) in enumerate(answers.iterrows()):
+        if k == MAX_LISTED:
+            out.append(AqerNotice(topic=topic,
+                                  message=f"... and {len(answers) - MAX_LISTED} more {what}."))
+            break
+        out.append(AqerNotice(topic=topic, message=message(item), question=item["question"],
+                              worker=item["worker"], row=item["row"]))
+    return out
 
 
 def _duplicated(out: pd.DataFrame) -> pd.Series:

@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,18 +51,20 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from core.aqer.inputs import read_answers
-from core.aqer.model import BACKEND_NAMES, AqerCondition, AqerSetup
+from core.aqer.model import BACKEND_NAMES, AqerCondition, AqerSetup, embedding_model_name
 from core.embeddings import CachedEncoder, model_key
 from core.paths import temp_file_beside
 from core.project.inputs import open_input, store_input
 from core.project.payloads import PayloadType, get_payload, load_or_recover, put_payload
 from core.runs import Cancelled, CancelToken, Progress
+from core.tables import is_missing
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from core.aqer.comparison import Comparison, WorkersCurve
     from core.aqer.model import AqerResult
+    from core.aqer.responses import PreparedResponses
     from core.project import Project
     from core.tables import TableRead
 
@@ -332,10 +335,10 @@ def embedding_choices(setup: AqerSetup) -> list[AqerCondition]:
 
 
 def _plain(value: Any) -> Any:
-    """A cell as JSON: numpy scalars as Python numbers, NaN / NA as None."""
+    """A cell as JSON: numpy scalars as Python numbers, NaN / NA / NaT and infinities as None."""
     import math
 
-    if value is None:
+    if is_missing(value):
         return None
     item = getattr(value, "item", None)
     if callable(item) and not isinstance(value, (str, bytes)):
@@ -345,13 +348,6 @@ def _plain(value: Any) -> Any:
             pass
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    try:
-        import pandas as pd
-
-        if value is pd.NA or value is pd.NaT:
-            return None
-    except ImportError:  # pragma: no cover
-        pass
     return value
 
 
@@ -445,6 +441,31 @@ def load_result(project: Project, setup: AqerSetup) -> StoredResult | None:
                         run.finished_at or "")
 
 
+@contextmanager
+def _failed_or_stopped(project: Project, run_id: int, stopped: str) -> Iterator[None]:
+    """Around a run's work: a stop marks the run cancelled (``stopped`` says what was kept),
+    an error marks it failed with the message; both pass on to the caller."""
+    try:
+        yield
+    except Cancelled:
+        project.finish_run(run_id, "cancelled", stopped)
+        raise
+    except Exception as exc:
+        project.finish_run(run_id, "failed", str(exc)[:500])
+        raise
+
+
+def _read_answers(project: Project, setup: AqerSetup, path: str | Path) -> PreparedResponses:
+    """The answers file at ``path`` read and checked as ``setup`` says."""
+    from core.aqer.inputs import read_responses
+
+    return read_responses(
+        path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
+        **setup.engine_columns(), **setup.grades_columns(),
+        grades_path=grades_path(project, setup),
+    )
+
+
 def run_setup(
     project: Project,
     setup: AqerSetup,
@@ -454,19 +475,14 @@ def run_setup(
 ) -> StoredResult:
     """Read the answers, run AQER (embeddings from the project's cache when known) and store
     the result in the project. A plain function: run it in an executor."""
-    from core.aqer.inputs import read_responses
     from core.aqer.pipeline import aqer
 
     if progress is not None:
         progress.start("Reading answers")
     path, note = answers_file(project, setup)
     run_id = project.start_run(METHOD, SCORE_STEP, setup.fingerprint(), resume=True)
-    try:
-        prepared = read_responses(
-            path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
-            **setup.engine_columns(), **setup.grades_columns(),
-            grades_path=grades_path(project, setup),
-        )
+    with _failed_or_stopped(project, run_id, "Stopped by the user; embeddings were kept."):
+        prepared = _read_answers(project, setup, path)
         if cancel is not None:
             cancel.raise_if_cancelled()
         encoder = cached_encoder(project, setup, encoder_factory, progress, cancel)
@@ -479,12 +495,6 @@ def run_setup(
             project.put_result(run_id, "result", "aqer",
                                {"result": result_to_payload(result), "inputs": inputs})
             project.finish_run(run_id, "finished")
-    except Cancelled:
-        project.finish_run(run_id, "cancelled", "Stopped by the user; embeddings were kept.")
-        raise
-    except Exception as exc:
-        project.finish_run(run_id, "failed", str(exc)[:500])
-        raise
     run = project.get_run(run_id)
     return StoredResult(result, inputs, run_id, (run.finished_at or "") if run else "",
                         encoder.embedded)
@@ -589,7 +599,7 @@ def judges_to_compare(project: Project, setup: AqerSetup) -> list[tuple[str, str
     stored = load_result(project, setup) if setup.content_hash else None
     if stored is None:
         return []
-    current = f"AQER as set up (model {_model_name(setup.embedding_model)})"
+    current = f"AQER as set up (model {embedding_model_name(setup.embedding_model)})"
     out = [(current, "", judge_data(stored))]
     for name, other in load_conditions(project, setup).items():
         out.append((name, name, judge_data(other)))
@@ -601,16 +611,12 @@ def file_grades(project: Project, setup: AqerSetup, judge: Any) -> tuple[list[An
     :func:`judge_to_check`), as the ratings of one rater named after the file, so that the
     report compares AQER with them without grading again; and what was left out, in words
     (a grade that is not a number, or outside the grading scale)."""
-    from core.aqer.inputs import read_responses
     from core.aqer.judge_check import DIMENSION, item_id
     from core.judge_check import Rating
     from core.tables import cell_number
 
     path, _ = answers_file(project, setup)
-    prepared = read_responses(
-        path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
-        **setup.engine_columns(), **setup.grades_columns(),
-        grades_path=grades_path(project, setup))
+    prepared = _read_answers(project, setup, path)
     frame = prepared.frame
     ai = frame[frame["is_llm"]] if "grade" in frame else frame.iloc[0:0]
     stored = load_result(project, setup)
@@ -639,10 +645,6 @@ def file_grades(project: Project, setup: AqerSetup, judge: Any) -> tuple[list[An
     return ratings, notes
 
 
-def _model_name(path: str) -> str:
-    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or "all-MiniLM-L6-v2"
-
-
 def choose_condition(setup: AqerSetup, key: str) -> tuple[AqerSetup, str]:
     """``setup`` with the condition named ``key`` as its own choices (the embedding model
     and blank-answer rule the project then runs with), the choices it had kept as a
@@ -663,14 +665,7 @@ def choose_condition(setup: AqerSetup, key: str) -> tuple[AqerSetup, str]:
     if before not in conditions:
         conditions.append(before)
     chosen = chosen.model_copy(update={"conditions": conditions})
-    parts = []
-    if found.embedding_model is not None:
-        parts.append(f"embedding model {_model_name(found.embedding_model)}")
-    if found.blank_answers is not None:
-        parts.append({"worst": "blank answers counted as the weakest answer",
-                      "missing": "blank answers left out",
-                      "auto": "blank answers decided from the data"}[found.blank_answers])
-    return chosen, (f"The project now scores with {' and '.join(parts)} ({key}). The earlier "
+    return chosen, (f"The project now scores with the choices of {key}. The earlier "
                     "choices stay as a condition to compare with. Its results are stored, so "
                     "the Results page shows them without running again.")
 
@@ -734,31 +729,20 @@ def run_workers_curve(project: Project, setup: AqerSetup,
     """"How many workers do I need?" (``core.aqer.comparison.workers_curve``) for ``setup``,
     stored in the project (the full-panel result is computed first when it is missing)."""
     from core.aqer.comparison import workers_curve
-    from core.aqer.inputs import read_responses
 
     stored = load_result(project, setup) or run_setup(project, setup, encoder_factory,
                                                       progress, cancel)
     path, _note = answers_file(project, setup)
     run_id = project.start_run(METHOD, CURVE_STEP, _curve_settings(setup, repetitions, seed, sizes),
                                resume=True)
-    try:
-        prepared = read_responses(
-            path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
-            **setup.engine_columns(), **setup.grades_columns(),
-            grades_path=grades_path(project, setup),
-        )
+    with _failed_or_stopped(project, run_id, "Stopped by the user."):
+        prepared = _read_answers(project, setup, path)
         encoder = cached_encoder(project, setup, encoder_factory, progress, cancel)
         curve = workers_curve(prepared, encoder, stored.result, repetitions=repetitions,
                               seed=seed, sizes=sizes, progress=progress, cancel=cancel)
         with project.transaction():
             project.put_result(run_id, "curve", "aqer", _curve_payload(curve))
             project.finish_run(run_id, "finished")
-    except Cancelled:
-        project.finish_run(run_id, "cancelled", "Stopped by the user.")
-        raise
-    except Exception as exc:
-        project.finish_run(run_id, "failed", str(exc)[:500])
-        raise
     return curve
 
 

@@ -113,14 +113,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                          help="which conditions, comma-separated: human, ai, combined, and "
                          "single-judge (one model gives each text a 1-5 score with the "
                          "definition, no checklist; default: human,ai,combined)")
-    compare.add_argument("--items", required=True, metavar="ITEMS.xlsx")
-    compare.add_argument("--sheet", metavar="NAME")
-    compare.add_argument("--text-col", metavar="C")
-    compare.add_argument("--source-col", metavar="C")
-    compare.add_argument("--source-id-col", metavar="C")
-    compare.add_argument("--id-col", metavar="C")
-    compare.add_argument("--system-col", metavar="C")
-    compare.add_argument("--human-col", action="append", default=[], metavar="C")
+    _texts_options(compare)
     compare.add_argument("--project", metavar="FILE.evaldesk",
                          help="keep every model answer and scored text in this project file; "
                          "a re-run asks the model nothing it answered already")
@@ -140,24 +133,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=_EPILOG_SCORE,
     )
     score.add_argument("--checklist", required=True, metavar="checklist.xlsx")
-    score.add_argument("--items", required=True, metavar="ITEMS.xlsx",
-                       help="the texts to score (xlsx, xls or csv)")
-    score.add_argument("--sheet", metavar="NAME", help="the sheet of ITEMS (default: the first)")
-    score.add_argument("--text-col", metavar="C", help="column with the texts (default: text)")
-    score.add_argument("--source-col", metavar="C",
-                       help="column with the article or input each text is about (default: "
-                       "source, if present)")
-    score.add_argument("--source-id-col", metavar="C",
-                       help="column naming the source document (default: doc_id / source_id if "
-                       "present, else texts with the same source text are grouped)")
-    score.add_argument("--id-col", metavar="C", help="column with a text id (default: id, if "
-                       "present, else the row number)")
-    score.add_argument("--system-col", metavar="C",
-                       help="column with the system that wrote each text (default: system)")
-    score.add_argument("--human-col", action="append", default=[], metavar="C",
-                       help="column with human scores; 'DIMENSION=C' when the checklist has "
-                       "several dimensions; repeat per dimension (default: columns named like "
-                       "a dimension)")
+    _texts_options(score)
     score.add_argument("--dimension", action="append", default=[], metavar="NAME",
                        help="score only this dimension of the checklist file (repeatable)")
     which = score.add_mutually_exclusive_group()
@@ -190,6 +166,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     score.set_defaults(func=run_score)
     add_agreement_parser(actions, what="checklist scores", method="interacteval")
+
+
+def _texts_options(parser: argparse.ArgumentParser) -> None:
+    """The texts to score and their columns (read by :func:`_texts_setup` and :func:`_items`)."""
+    parser.add_argument("--items", required=True, metavar="ITEMS.xlsx",
+                        help="the texts to score (xlsx, xls or csv)")
+    parser.add_argument("--sheet", metavar="NAME", help="the sheet of ITEMS (default: the first)")
+    parser.add_argument("--text-col", metavar="C", help="column with the texts (default: text)")
+    parser.add_argument("--source-col", metavar="C",
+                        help="column with the article or input each text is about (default: "
+                        "source, if present)")
+    parser.add_argument("--source-id-col", metavar="C",
+                        help="column naming the source document (default: doc_id / source_id "
+                        "if present, else texts with the same source text are grouped)")
+    parser.add_argument("--id-col", metavar="C", help="column with a text id (default: id, if "
+                        "present, else the row number)")
+    parser.add_argument("--system-col", metavar="C",
+                        help="column with the system that wrote each text (default: system)")
+    parser.add_argument("--human-col", action="append", default=[], metavar="C",
+                        help="column with human scores; 'DIMENSION=C' when the checklist has "
+                        "several dimensions; repeat per dimension (default: columns named like "
+                        "a dimension)")
 
 
 # ----------------------------------------------------------------------------- shared parts

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from core import prompts
 from core.interacteval import _prompts
-from core.interacteval.model import Attribute, JsonLLM, StageError
+from core.interacteval.model import Attribute, Dimension, JsonLLM, StageError
 from core.llm import LLMFailure
 from core.runs import CancelToken, Progress
 
@@ -34,12 +34,25 @@ def one_per_component(schema: dict[str, Any], array: str, entry: str,
     structured output then cannot rename, repeat or skip a component. Validation is unchanged
     (a server that does not hold its model to the schema is checked as before)."""
     item = schema["$defs"][entry]
+    exactly(schema, array, [
+        {**item, "properties": {**item["properties"], "component": {"const": name}}}
+        for name in components])
+
+
+def exactly(schema: dict[str, Any], array: str, entries: Sequence[dict[str, Any]]) -> None:
+    """In a reply's JSON ``schema``, hold the list ``array`` to exactly ``entries`` (JSON
+    schemas of its items), in order (``prefixItems`` with as many items at least and at most)."""
     listed = schema["properties"][array]
     listed.pop("items", None)
-    listed["prefixItems"] = [
-        {**item, "properties": {**item["properties"], "component": {"const": name}}}
-        for name in components]
-    listed["minItems"] = listed["maxItems"] = len(components)
+    listed["prefixItems"] = list(entries)
+    listed["minItems"] = listed["maxItems"] = len(entries)
+
+
+def dimension_values(dimension: Dimension) -> dict[str, str]:
+    """A prompt's values ``dimension`` (its name) and ``definition`` (said to be missing when
+    the user left it empty)."""
+    return {"dimension": dimension.name,
+            "definition": dimension.definition.strip() or "(no definition given)"}
 
 
 def progress_or_silent(progress: Progress | None) -> Progress:

@@ -26,6 +26,7 @@ from core import prompts
 from core.interacteval._common import (
     align,
     ask,
+    exactly,
     fold,
     numbered,
     one_per_component,
@@ -92,13 +93,10 @@ def placements_schema(components: Sequence[str], notes: Sequence[int]) -> type[P
     note, in order, with its number fixed and a component chosen from ``components``."""
 
     def tighten(schema: dict[str, Any]) -> None:
-        listed = schema["properties"]["placements"]
-        listed.pop("items", None)
-        listed["prefixItems"] = [
+        exactly(schema, "placements", [
             {"type": "object", "required": ["note", "component"], "additionalProperties": False,
              "properties": {"note": {"const": n}, "component": {"enum": list(components)}}}
-            for n in notes]
-        listed["minItems"] = listed["maxItems"] = len(notes)
+            for n in notes])
 
     return prompts.held_to(Placements, tighten)
 
@@ -177,9 +175,7 @@ async def cluster_attributes(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Grouping the attributes of {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         grouped = await _grounded_clusters(dimension, components, attributes, llm, cancel)
         count = len(attributes) - len(grouped.left_out)
         if not count:

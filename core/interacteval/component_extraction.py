@@ -17,7 +17,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
-from core.interacteval._common import ask, attribute_lines, fold, numbered, progress_or_silent
+from core.interacteval._common import (
+    ask,
+    attribute_lines,
+    dimension_values,
+    exactly,
+    fold,
+    numbered,
+    progress_or_silent,
+)
 from core.interacteval.grounded import note_word_groups, uses_grounded_path
 from core.interacteval.model import Attribute, Dimension, JsonLLM, StageError
 from core.runs import CancelToken, Progress
@@ -59,13 +67,10 @@ def note_names_schema(notes: Sequence[str]) -> type[NoteNames]:
     (:func:`core.interacteval.grounded.note_word_groups`)."""
 
     def tighten(schema: dict[str, Any]) -> None:
-        listed = schema["properties"]["components"]
-        listed.pop("items", None)
-        listed["prefixItems"] = [
+        exactly(schema, "components", [
             {"type": "object", "required": ["note", "name"], "additionalProperties": False,
              "properties": {"note": {"const": i}, "name": {"enum": note_word_groups(text)}}}
-            for i, text in enumerate(notes, 1)]
-        listed["minItems"] = listed["maxItems"] = len(notes)
+            for i, text in enumerate(notes, 1)])
 
     return prompts.held_to(NoteNames, tighten)
 
@@ -87,8 +92,7 @@ async def _grounded_components(dimension: Dimension, attributes: Sequence[Attrib
     reply = await ask(
         llm, "component_names", note_names_schema(notes),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "attributes": numbered(notes),
             "n_notes": len(notes),
         },
@@ -126,17 +130,14 @@ async def extract_components(
         raise ValueError("max_components must be between 1 and 20")
     progress = progress_or_silent(progress)
     progress.start(f"Finding the components of {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         names = await _grounded_components(dimension, attributes, llm, max_components, cancel)
         progress.advance(1, ", ".join(names))
         return names
     reply = await ask(
         llm, "component_extraction", _reply_schema(max_components),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "attributes": attribute_lines(attributes),
             "max_components": max_components,
         },

@@ -18,6 +18,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from core.interacteval import _prompts
+from core.interacteval._common import dimension_values
 from core.interacteval.checklist_scoring import SingleAnswer, _key, _schema_for, _values
 from core.interacteval.model import Checklist, ScoringSettings, TextItem
 from core.interacteval.pipeline import unit_key
@@ -89,18 +90,17 @@ def plan_build(dimension: Any, samples: Sequence[Any], notes: Sequence[Any], *,
     from core.interacteval.think_aloud import Considerations, format_samples
 
     label = f"{label}: " if label else ""
-    definition = dimension.definition.strip() or "(no definition given)"
+    named = dimension_values(dimension)
     plan = []
     if think_aloud:
         template = _prompts.load("think_aloud")
-        messages = template.messages(dimension=dimension.name, definition=definition,
-                                     samples=format_samples(samples) if samples
+        messages = template.messages(**named, samples=format_samples(samples) if samples
                                      else "(no rated texts were given)")
         plan.append(StagePlan(f"{label}think-aloud on {dimension.name}",
                               [messages] * think_aloud, Considerations))
     listed = "\n".join(f"{i}. {' '.join(a.text.split())}" for i, a in enumerate(notes, 1)) \
         or "\n".join(f"{i}. (a note the models will write)" for i in range(1, 9))
-    values = {"dimension": dimension.name, "definition": definition, "attributes": listed,
+    values = {**named, "attributes": listed,
               "components": listed, "n_components": "5", "max_components": "5",
               "clusters": listed, "key_questions": listed, "questions": listed}
     for key, name in BUILD_TEMPLATES:

@@ -81,12 +81,14 @@ GROUNDED_NOTICE = (
 )
 
 
-def uses_grounded_path(llm: Any) -> bool:
+def uses_grounded_path(llm: Any, told: bool | None = None) -> bool:
     """Whether ``llm`` (a model, or a model profile) is the built-in model (a local profile
     without a file of its own), for which the build stages take the grounded path. A profile
     with its own ``.gguf`` file, a server or a cloud model takes the normal path; so does an
     object without a profile (the tests' scripted models) unless a stage is told
-    ``grounded=True``."""
+    ``grounded=True``: ``told`` (a stage's ``grounded`` argument), when not None, decides."""
+    if told is not None:
+        return told
     profile = getattr(llm, "profile", llm)
     return bool(getattr(profile, "is_local", False)) and not getattr(profile, "gguf_path", "")
 

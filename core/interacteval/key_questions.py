@@ -25,6 +25,7 @@ from core.interacteval._common import (
     QUESTION_PATTERN,
     align,
     ask,
+    dimension_values,
     one_per_component,
     progress_or_silent,
     quoted,
@@ -102,9 +103,7 @@ async def generate_key_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Writing key questions for {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         if not any(c.attributes for c in clusters.clusters):
             raise StageError(
                 f"{STAGE} for {dimension.name}: no component has notes, so no question can be "
@@ -132,8 +131,7 @@ async def generate_key_questions(
     reply = await ask(
         llm, "key_questions", _reply_schema(tuple(components)),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "clusters": format_clusters(clusters),
             "n_components": len(components),
         },

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from core import prompts
 from core.interacteval import _prompts
+from core.interacteval._common import dimension_values
 from core.interacteval.checklist_scoring import _source_block
 from core.interacteval.model import Dimension, JsonLLM, TextItem, TextScore
 from core.interacteval.pipeline import _fold_text
@@ -38,9 +39,8 @@ class JudgeReply(BaseModel):
 
 def judge_values(dimension: Dimension, item: TextItem) -> dict[str, str]:
     """The template's values for one text and dimension."""
-    return {"dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
-            "source_block": _source_block(item), "text": item.text.strip()}
+    return {**dimension_values(dimension), "source_block": _source_block(item),
+            "text": item.text.strip()}
 
 
 def judge_key(dimension: str, item: TextItem) -> str:

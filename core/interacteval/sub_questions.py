@@ -27,6 +27,7 @@ from core.interacteval._common import (
     QUESTION_PATTERN,
     align,
     ask,
+    dimension_values,
     fold,
     one_per_component,
     progress_or_silent,
@@ -101,9 +102,7 @@ async def generate_sub_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Writing sub-questions for {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         built = []
         for key in given:
             questions = list(dict.fromkeys(note_question(a.text) for a in key.attributes))
@@ -126,8 +125,7 @@ async def generate_sub_questions(
     reply = await ask(
         llm, "sub_questions", _reply_schema(tuple(components)),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "key_questions": _format(key_questions),
             "n_components": len(key_questions),
         },

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import ask, progress_or_silent
+from core.interacteval._common import ask, dimension_values, progress_or_silent
 from core.interacteval.model import (
     Attribute,
     Dimension,
@@ -77,8 +77,7 @@ async def think_aloud(
     progress = progress_or_silent(progress)
     progress.start(f"Think-aloud on {dimension.name}", total=len(assessors))
     values = {
-        "dimension": dimension.name,
-        "definition": dimension.definition.strip() or "(no definition given)",
+        **dimension_values(dimension),
         "samples": format_samples(samples) if samples else "(no rated texts were given)",
     }
 

@@ -27,6 +27,7 @@ from core import prompts
 from core.interacteval._common import (
     QUESTION_PATTERN,
     ask,
+    dimension_values,
     fold,
     progress_or_silent,
     unique_attributes,
@@ -115,8 +116,7 @@ async def _grounded_review(dimension: Dimension, groups: Sequence[SubQuestionGro
         reply = await ask(
             llm, "question_choice", Decision,
             {
-                "dimension": dimension.name,
-                "definition": dimension.definition.strip() or "(no definition given)",
+                **dimension_values(dimension),
                 "question": question,
             },
             stage=STAGE, dimension=dimension.name, cancel=cancel,
@@ -211,9 +211,7 @@ async def validate_questions(
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
     progress.start(f"Reviewing the questions of {dimension.name}", total=1)
-    if grounded is None:
-        grounded = uses_grounded_path(llm)
-    if grounded:
+    if uses_grounded_path(llm, grounded):
         reviewed = await _grounded_review(dimension, groups, llm, cancel)
         reviewed.remarks += without_notes
         progress.advance(1, count(len(reviewed.items), "question"))
@@ -243,8 +241,7 @@ async def validate_questions(
     reply = await ask(
         llm, "validation", _reply_schema(list(drafts), len(groups)),
         {
-            "dimension": dimension.name,
-            "definition": dimension.definition.strip() or "(no definition given)",
+            **dimension_values(dimension),
             "questions": _format(groups),
         },
         stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,

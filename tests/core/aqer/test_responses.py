@@ -219,3 +219,29 @@ def test_answers_that_say_no_answer_are_blanks_named_by_cell():
         assert cell in notice.message
     # without the list they are answers, as before
     assert len(prepare_responses(frame, format="wide", worker_col="worker").frame) == 6
+
+
+def test_empty_and_duplicate_answers_are_listed_up_to_a_limit_then_counted(monkeypatch):
+    from core.aqer import responses
+
+    monkeypatch.setattr(responses, "MAX_LISTED", 2)
+    rows = [[f"Q{q}", "ann", ""] for q in range(1, 4)]
+    rows += [[f"Q{q}", "bob", "x"] for q in range(1, 4)] * 2
+    rows += [["Q1", "GPT", "y"]]
+    prepared = prepare_responses(text_frame(rows, ["question", "worker", "response"]),
+                                 duplicates="first", llm_workers=["GPT"])
+    empty = [n for n in prepared.notices if n.topic == "Empty answer"]
+    assert [n.message for n in empty] == [
+        "No answer from worker 'ann' to 'Q1' (cell C2): left blank.",
+        "No answer from worker 'ann' to 'Q2' (cell C3): left blank.",
+        "... and 1 more empty answers."]
+    assert [(n.question, n.worker, n.row) for n in empty[:2]] == [("Q1", "ann", 2),
+                                                                   ("Q2", "ann", 3)]
+    dropped = [n for n in prepared.notices if n.topic == "Duplicate answer"]
+    assert [n.message for n in dropped] == [
+        "'bob' answered 'Q1' more than once; the first answer was kept and this one (cell C8) "
+        "left out.",
+        "'bob' answered 'Q2' more than once; the first answer was kept and this one (cell C9) "
+        "left out.",
+        "... and 1 more duplicate answers."]
+    assert (dropped[0].question, dropped[0].worker, dropped[0].row) == ("Q1", "bob", 8)

@@ -142,3 +142,16 @@ def test_the_export_names_the_file_version_the_choices_and_when(project, tmp_pat
     other = setup.model_copy(update={"settings": setup.settings.model_copy(
         update={"blank_answers": "worst"})})
     assert load_result(project, other) is None
+
+
+def test_cells_are_stored_as_plain_json_values():
+    import numpy as np
+    import pandas as pd
+
+    from core.aqer.session import _plain
+
+    cells = [None, np.float64("nan"), np.float64("inf"), float("-inf"), pd.NA, pd.NaT,
+             np.datetime64("NaT"), np.int64(3), np.float64(0.5), np.bool_(True), "x", 2]
+    plain = [_plain(c) for c in cells]
+    assert plain == [None] * 7 + [3, 0.5, True, "x", 2]
+    assert [type(v) for v in plain[7:]] == [int, float, bool, str, int]

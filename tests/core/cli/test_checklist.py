@@ -226,3 +226,20 @@ def test_think_aloud_samples_travel_with_the_checklist_and_are_left_out(
     assert set(pooled.n) == {"4"}
     assert "included in the agreement" in pd.read_excel(
         results, sheet_name="Read me").to_string()
+
+
+def test_compare_and_score_take_the_same_text_columns_explained_alike(capsys):
+    from core.cli import build_parser
+
+    def column_options(action: str) -> dict[str, tuple]:
+        sub = build_parser()._subparsers._group_actions[0].choices["checklist"]
+        parser = sub._subparsers._group_actions[0].choices[action]
+        return {a.option_strings[0]: (a.required, a.metavar, a.default, a.help)
+                for a in parser._actions
+                if a.option_strings and a.option_strings[0] in {
+                    "--items", "--sheet", "--text-col", "--source-col", "--source-id-col",
+                    "--id-col", "--system-col", "--human-col"}}
+
+    score, compare = column_options("score"), column_options("compare")
+    assert len(score) == 8 and compare == score
+    assert all(help_ for _r, _m, _d, help_ in compare.values())

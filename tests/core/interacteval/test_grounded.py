@@ -60,6 +60,9 @@ def test_only_the_built_in_model_takes_the_grounded_path():
     cloud = ModelProfile(name="GPT", model="openai/gpt-4o-mini")
     assert not uses_grounded_path(Gateway(cloud, cache=MemoryCache(), api_key="k"))
     assert not uses_grounded_path(FakeLLM({}))
+    # a stage told grounded=True / False decides, whatever the model
+    assert uses_grounded_path(FakeLLM({}), True)
+    assert not uses_grounded_path(Gateway(bundled_profile(), cache=MemoryCache()), False)
 
 
 async def test_the_built_in_model_builds_one_question_per_note_quoting_it():
@@ -97,6 +100,15 @@ def test_each_name_is_held_to_words_of_its_own_note():
     # a note written as an instruction: no name opens with its verb
     assert not [g for g in note_word_groups("Check if the summary flows.")
                 if g.split()[0] == "Check"]
+
+
+def test_a_reply_list_is_held_to_exactly_the_entries_given():
+    from core.interacteval._common import exactly
+
+    schema = {"properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
+    exactly(schema, "rows", [{"const": 1}, {"const": 2}])
+    assert schema["properties"]["rows"] == {"type": "array", "minItems": 2, "maxItems": 2,
+                                            "prefixItems": [{"const": 1}, {"const": 2}]}
 
 
 async def test_a_name_that_is_not_words_of_its_note_is_refused():

@@ -117,3 +117,23 @@ def test_checklist_build_exits_3_when_the_model_copies(tmp_path, capsys):
     assert code == 3
     assert "repeated the instructions" in err and "try a larger model" in err
     assert not (tmp_path / "c.xlsx").exists()
+
+
+def test_a_dimension_without_definition_is_said_to_have_none_in_every_prompt():
+    from core.interacteval._common import dimension_values
+    from core.interacteval.estimate import plan_build
+    from core.interacteval.model import Dimension, TextItem
+    from core.interacteval.single_judge import judge_values
+
+    blank = Dimension(name="Coherence", definition="  \n")
+    given = Dimension(name="Coherence", definition=" Flows well. ")
+    assert dimension_values(blank) == {"dimension": "Coherence",
+                                       "definition": "(no definition given)"}
+    assert dimension_values(given)["definition"] == "Flows well."
+    values = judge_values(blank, TextItem(id="1", text=" A text. "))
+    assert values["definition"] == "(no definition given)" and values["text"] == "A text."
+    plans = plan_build(blank, [], [], think_aloud=1)
+    said = [plan.name for plan in plans if "(no definition given)" in str(plan.prompts[0])]
+    assert said == ["think-aloud on Coherence", "components of Coherence",
+                    "key questions of Coherence", "sub questions of Coherence",
+                    "checklist of Coherence"]  # grouping notes needs no definition

@@ -101,7 +101,8 @@ def test_conditions_are_the_judges_to_pick_and_one_becomes_the_projects_choice(s
     chosen, done = st.choose_condition(setup, names[1])
     assert chosen.settings.blank_answers == "worst"
     assert chosen.conditions == [AqerCondition(blank_answers=setup.settings.blank_answers)]
-    assert "blank answers counted as the weakest answer" in done
+    assert done.startswith("The project now scores with the choices of AQER (blank answers "
+                           "count as the weakest). The earlier choices stay")
     assert st.load_result(project, chosen) is not None  # its results are already stored
     # the earlier choices are now the condition compared with
     assert [n for n, _, _ in st.judges_to_compare(project, chosen)][1] == \
@@ -134,3 +135,13 @@ def test_a_grade_stays_with_the_answer_it_was_given_to():
     assert item_id("LLM A", 2, "How many continents?", "Seven.") == first
     assert item_id("LLM A", 2, "How many continents?", "Eight.") != first
     assert item_id("LLM A", 2, "How many oceans?", "Seven.") != first
+
+
+def test_choosing_a_condition_says_which_choices_the_project_now_scores_with():
+    from core.aqer.model import AqerSetup
+
+    setup = AqerSetup(conditions=[AqerCondition(embedding_backend="torch"),
+                                  AqerCondition(embedding_model="/models/e5-small/")])
+    for key in ("AQER (through PyTorch)", "AQER (model e5-small)"):
+        _chosen, done = st.choose_condition(setup, key)
+        assert done.startswith(f"The project now scores with the choices of {key}. ")
