@@ -148,7 +148,8 @@ class AqerResult(BaseModel):
 
 
 #: The embedding backends in words.
-BACKEND_NAMES = {"onnx": "ONNX Runtime", "torch": "PyTorch"}
+BACKEND_NAMES = {"onnx": "ONNX Runtime", "torch": "PyTorch",
+                 "auto": "ONNX Runtime where it can, else PyTorch"}
 
 
 def embedding_model_name(path: str) -> str:
@@ -165,8 +166,9 @@ class AqerCondition(BaseModel):
 
     embedding_model: str | None = None
     """A sentence-transformers folder ("" = the built-in all-MiniLM-L6-v2; None = the setup's)."""
-    embedding_backend: Literal["onnx", "torch"] | None = None
-    """Run the model through ONNX Runtime or PyTorch (None = as in the setup)."""
+    embedding_backend: Literal["onnx", "torch", "auto"] | None = None
+    """Run the model through ONNX Runtime or PyTorch ("auto": as EvalDesk chooses, the
+    setup's default; None = as in the setup)."""
     blank_answers: BlankAnswers | None = None
 
     def apply(self, setup: AqerSetup) -> AqerSetup:

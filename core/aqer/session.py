@@ -659,6 +659,8 @@ def choose_condition(setup: AqerSetup, key: str) -> tuple[AqerSetup, str]:
     chosen = found.apply(setup)
     before = AqerCondition(
         embedding_model=setup.embedding_model if found.embedding_model is not None else None,
+        embedding_backend=(setup.embedding_backend if found.embedding_backend is not None
+                           else None),
         blank_answers=(setup.settings.blank_answers if found.blank_answers is not None
                        else None))
     conditions = [c for c in setup.conditions if c != found]

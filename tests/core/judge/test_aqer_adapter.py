@@ -145,3 +145,20 @@ def test_choosing_a_condition_says_which_choices_the_project_now_scores_with():
     for key in ("AQER (through PyTorch)", "AQER (model e5-small)"):
         _chosen, done = st.choose_condition(setup, key)
         assert done.startswith(f"The project now scores with the choices of {key}. ")
+
+
+def test_choosing_a_backend_condition_keeps_the_earlier_backend_to_compare_with():
+    """A condition that only runs the model another way (PyTorch) made the project's choice
+    keeps the earlier way as a condition whose choices are the old setup's (so its stored
+    results are found again)."""
+    from core.aqer.model import AqerSetup
+
+    setup = AqerSetup(conditions=[AqerCondition(embedding_backend="torch")])
+    chosen, _done = st.choose_condition(setup, "AQER (through PyTorch)")
+    assert chosen.embedding_backend == "torch"
+    assert len(chosen.conditions) == 1
+    before = chosen.conditions[0]
+    assert before.embedding_backend == "auto"
+    restored = before.apply(chosen)
+    assert restored.embedding_backend == setup.embedding_backend
+    assert restored.embedding_key() == setup.embedding_key()
