@@ -583,12 +583,14 @@ def run_compare(args: argparse.Namespace) -> int:
                                           {p.name: p for p in profiles},
                                           latency=probe_latency(args, scorer),
                                           repeats=args.repeats)
-        if args.repeats > 1:
-            (print if args.dry_run else say)(
-                f"Repeats: each condition's scoring calls are made {args.repeats} times "
-                "(counted below); the checklists are built once.")
+        repeated = (f"Repeats: each condition's scoring calls are made {args.repeats} times "
+                    "(counted in the estimate); the checklists are built once.")
         if say_estimate(est, args.dry_run):
+            if args.repeats > 1:
+                print(repeated)
             return 0
+        if args.repeats > 1:
+            say(repeated)
         assessors = {p.name: project_gateway(p, project) for p in profiles}
         gateways = list(assessors.values())
 
