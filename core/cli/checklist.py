@@ -629,10 +629,10 @@ def run_compare(args: argparse.Namespace) -> int:
         from core.interacteval.repeats import stability_sheet
 
         extra.append(stability_sheet(entries))
-        readme.append(("Repeats", f"each condition's scoring calls made {args.repeats} times "
-                       f"(repeats 0 to {args.repeats - 1}); the checklists were built once; "
-                       "the scores compared are repeat 0's, the Stability sheet compares the "
-                       "repeats"))
+        readme.append(("Repeats", (
+            f"each condition's scoring calls made {args.repeats} times (repeats 0 to "
+            f"{args.repeats - 1}); the checklists were built once; the scores compared are "
+            "repeat 0's, the Stability sheet compares the repeats")))
     try:
         cd.write_comparison(args.output, runs, rows, readme=readme, extra_sheets=extra)
     except TableError as exc:

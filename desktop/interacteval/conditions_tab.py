@@ -407,9 +407,10 @@ class ConditionsTab(QWidget):
                   ("Texts", st.texts_line(state.texts, len(items))),
                   ("Exported by", st.person(wizard.who))]
         if entries:
-            readme.append(("Repeats", "each condition's scoring calls made more than once "
-                           "(the checklists built once); the scores compared are the first "
-                           "time's, the Stability sheet compares the repeats"))
+            readme.append(("Repeats", (
+                "each condition's scoring calls made more than once (the checklists built "
+                "once); the scores compared are the first time's, the Stability sheet "
+                "compares the repeats")))
 
         def write() -> Any:
             from core.interacteval.repeats import stability_sheet
