@@ -1321,9 +1321,35 @@ def condition_stability(by_condition: Mapping[str, Sequence[ConditionRun]]
 
 
 def condition_stability_lines(entries: Sequence[tuple[str, str, Any]]) -> list[str]:
-    """One plain line per condition (and dimension, named when there are several)."""
-    several = len({d for _, d, _ in entries}) > 1
-    return [(f"{dim}: " if several else "") + s.sentence for _, dim, s in entries]
+    """One plain line per condition (:func:`condition_stability`): with one dimension its
+    sentence; with several, the agreement between repeats per dimension and, when any is
+    below the threshold, which dimensions are flagged."""
+    by_condition: dict[str, list[tuple[str, Any]]] = {}
+    for condition, dim, result in entries:
+        by_condition.setdefault(condition, []).append((dim, result))
+    out = []
+    for parts in by_condition.values():
+        if len(parts) == 1:
+            out.append(parts[0][1].sentence)
+            continue
+        first = parts[0][1]
+        who = first.who[:1].upper() + first.who[1:]
+        values = "; ".join(
+            f"{d} {r.alpha.value:.2f}" if r.alpha.value is not None
+            else f"{d} cannot be said ({r.alpha.reason or 'no value'})" for d, r in parts)
+        flagged = [d for d, r in parts if r.flagged]
+        repeats = max(r.n_repeats for _, r in parts)
+        if flagged:
+            out.append(f"{who} gives different scores when asked again on "
+                       f"{', '.join(flagged)} (agreement between repeats: {values}; below "
+                       f"{first.threshold:.3g} is flagged): treat single scores with care.")
+        elif all(r.alpha.value is None for _, r in parts):
+            out.append(f"How alike the {repeats} repeats of {first.who} are cannot be said: "
+                       f"{values}.")
+        else:
+            out.append(f"{who} gives much the same scores when asked again (agreement "
+                       f"between repeats: {values}; {repeats} repeats).")
+    return out
 
 
 def estimate_conditions(project: Project, state: WizardState, names: Sequence[str],

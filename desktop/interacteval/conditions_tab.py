@@ -139,8 +139,6 @@ class ConditionsTab(QWidget):
         self.repeats_spin.setValue(state.condition_repeats if state is not None else 1)
         set_times_suffix(self.repeats_spin)
         self.repeats_spin.valueChanged.connect(self._repeats_chosen)
-        choose.addWidget(QLabel("Repeat each call:"))
-        choose.addWidget(self.repeats_spin)
         self.status = QLabel()
         self.status.setObjectName("conditionsStatus")
         self.status.setWordWrap(True)
@@ -164,6 +162,10 @@ class ConditionsTab(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QVBoxLayout()
+        repeat_row = QHBoxLayout()
+        repeat_row.addWidget(QLabel("Repeat each call:"))
+        repeat_row.addWidget(self.repeats_spin)
+        buttons.addLayout(repeat_row)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.export_button)
         buttons.addStretch(1)
@@ -287,9 +289,10 @@ class ConditionsTab(QWidget):
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
             self.summary.setText("\n".join(lines))
+            asked = {c: s.n_repeats for c, _d, s in entries}  # per condition, in order
             show_stability(self.stability, "\n".join(
-                f"Asked {s.n_repeats} times: {line}" for (_c, _d, s), line in zip(
-                    entries, st.condition_stability_lines(entries), strict=True)),
+                f"Asked {n} times: {line}" for n, line in zip(
+                    asked.values(), st.condition_stability_lines(entries), strict=True)),
                 any(s.flagged for _c, _d, s in entries))
             self.run_button.setEnabled(bool(missing) and bool(items) and not wizard.busy)
             self.export_button.setEnabled(bool(rows))

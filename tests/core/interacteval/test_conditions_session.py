@@ -283,3 +283,20 @@ def test_conditions_repeated_are_real_calls_kept_reopened_and_free_to_run_again(
             project, _state(), names, items, models, 5).items()} == {n: 3 for n in names}
         assert session.estimate_conditions(project, _state(), names, items, models,
                                            {"Thinker": profile}, repeats=4).calls == scoring
+
+
+def test_one_stability_line_per_condition_names_the_flagged_dimensions():
+    from core.stats import repeat_stability
+
+    steady = repeat_stability({"a": [1, 1], "b": [3, 3], "c": [5, 5]}, who="the single judge",
+                              unit_name="text")
+    shaky = repeat_stability({"a": [1, 5], "b": [5, 1], "c": [3, 2]}, who="the single judge",
+                             unit_name="text")
+    label = cd.CONDITIONS["single-judge"]
+    lines = session.condition_stability_lines([(label, "Clarity", steady),
+                                               (label, "Accuracy", shaky)])
+    assert len(lines) == 1
+    assert lines[0].startswith("The single judge gives different scores when asked again on "
+                               "Accuracy (agreement between repeats: Clarity 1.00; Accuracy ")
+    assert lines[0].endswith("treat single scores with care.")
+    assert session.condition_stability_lines([(label, "Clarity", steady)]) == [steady.sentence]
