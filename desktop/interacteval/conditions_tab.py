@@ -156,7 +156,7 @@ class ConditionsTab(QWidget):
         self.run_panel.hide()
         self.model = FrameModel(COLUMNS)
         self.view = table_view(self.model, sortable=False)
-        self.view.setMinimumHeight(200)
+        self.view.setMinimumHeight(150)  # room for the stability lines at 1280x800
         self.summary = QLabel()
         self.summary.setObjectName("conditionsSummary")
         self.summary.setWordWrap(True)
@@ -289,11 +289,8 @@ class ConditionsTab(QWidget):
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
             self.summary.setText("\n".join(lines))
-            asked = {c: s.n_repeats for c, _d, s in entries}  # per condition, in order
-            show_stability(self.stability, "\n".join(
-                f"Asked {n} times: {line}" for n, line in zip(
-                    asked.values(), st.condition_stability_lines(entries), strict=True)),
-                any(s.flagged for _c, _d, s in entries))
+            show_stability(self.stability, "\n".join(st.condition_stability_lines(entries)),
+                           any(s.flagged for _c, _d, s in entries))
             self.run_button.setEnabled(bool(missing) and bool(items) and not wizard.busy)
             self.export_button.setEnabled(bool(rows))
 

@@ -139,8 +139,9 @@ def test_repeated_conditions_run_show_one_stability_line_each_and_survive_reopen
     assert scripted.calls - before >= 2 * texts * dims  # the single judge asked twice
     lines = tab.stability.text().splitlines()
     assert len(lines) == 2  # one line per condition, naming the dimensions
-    assert all(line.startswith("Asked 2 times: ") for line in lines)
-    assert lines[1].startswith("Asked 2 times: The single judge gives much the same scores")
+    assert lines[0].startswith("The judge (Checklist from both (the method)) gives")
+    assert lines[1].startswith("The single judge gives much the same scores")
+    assert lines[1].endswith("2 repeats).")
     assert "Clarity 1.00" in lines[1] and "Accuracy 1.00" in lines[1]
     assert not tab.stability.isHidden()
     assert tab.model.rowCount() == 2 * dims  # the table: the first time's scores
