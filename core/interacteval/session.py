@@ -1329,10 +1329,10 @@ def condition_stability_lines(entries: Sequence[tuple[str, str, Any]]) -> list[s
         by_condition.setdefault(condition, []).append((dim, result))
     out = []
     for parts in by_condition.values():
-        if len(parts) == 1:
-            out.append(parts[0][1].sentence)
-            continue
         first = parts[0][1]
+        if len(parts) == 1 and first.alpha.value is not None:
+            out.append(first.sentence)
+            continue
         who = first.who[:1].upper() + first.who[1:]
         values = "; ".join(
             f"{d} {r.alpha.value:.2f}" if r.alpha.value is not None
@@ -1343,6 +1343,9 @@ def condition_stability_lines(entries: Sequence[tuple[str, str, Any]]) -> list[s
             out.append(f"{who} gives different scores when asked again on "
                        f"{', '.join(flagged)} (agreement between repeats: {values}; below "
                        f"{first.threshold:.3g} is flagged): treat single scores with care.")
+        elif len(parts) == 1:
+            out.append(f"How alike the {repeats} repeats of {first.who} are cannot be said: "
+                       f"{first.alpha.reason or 'no value'}.")
         elif all(r.alpha.value is None for _, r in parts):
             out.append(f"How alike the {repeats} repeats of {first.who} are cannot be said: "
                        f"{values}.")

@@ -300,3 +300,8 @@ def test_one_stability_line_per_condition_names_the_flagged_dimensions():
                                "Accuracy (agreement between repeats: Clarity 1.00; Accuracy ")
     assert lines[0].endswith("treat single scores with care.")
     assert session.condition_stability_lines([(label, "Clarity", steady)]) == [steady.sentence]
+    # too few texts scored in every repeat: said, naming whose repeats
+    lonely = repeat_stability({"a": [2, 2, 2], "b": [None, None, 4]}, who="the single judge",
+                              unit_name="text")
+    line, = session.condition_stability_lines([(label, "Clarity", lonely)])
+    assert line.startswith("How alike the 3 repeats of the single judge are cannot be said: ")
