@@ -207,6 +207,8 @@ class ConditionsTab(QWidget):
 
     @Slot(int)
     def _repeats_chosen(self, value: int) -> None:
+        if getattr(self.wizard, "state", None) is None:  # no project open yet
+            return
         if value != self.wizard.state.condition_repeats:
             self.wizard.state.condition_repeats = value
             self.wizard.save_state()
