@@ -119,6 +119,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                          "a re-run asks the model nothing it answered already")
     compare.add_argument("--no-bootstrap", action="store_true",
                          help="no bootstrap confidence intervals or paired tests (faster)")
+    compare.add_argument("--repeats", type=int, default=1, metavar="N",
+                         help="make each condition's scoring calls (and the single judge's) N "
+                         "times (1 to 10; default 1) to see whether the judge gives the same "
+                         "scores when asked again: adds a Stability sheet (each text's spread, "
+                         "Krippendorff's alpha across the repeats per condition); the "
+                         "checklists are built once, and the scores compared are those of the "
+                         "first repeat. Repeats kept in --project make no call")
     add_estimate_options(compare)
     compare.add_argument("-o", "--output", required=True, metavar="comparison.xlsx")
     compare.set_defaults(func=run_compare)
@@ -545,8 +552,11 @@ def run_compare(args: argparse.Namespace) -> int:
 
     from core.interacteval import Dimension, ScoringSettings, session
     from core.interacteval import conditions as cd
+    from core.interacteval.repeats import MAX_REPEATS
     from core.tables import TableError
 
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
     try:
         names = cd.parse_conditions(args.conditions)
     except ValueError as exc:
@@ -569,9 +579,16 @@ def run_compare(args: argparse.Namespace) -> int:
         setup = session.store_texts_file(project, setup, args.items)
         est = session.estimate_conditions(project, state, names, items, models,
                                           {p.name: p for p in profiles},
-                                          latency=probe_latency(args, scorer))
+                                          latency=probe_latency(args, scorer),
+                                          repeats=args.repeats)
+        repeated = (f"Repeats: each condition's scoring calls are made {args.repeats} times "
+                    "(counted in the estimate); the checklists are built once.")
         if say_estimate(est, args.dry_run):
+            if args.repeats > 1:
+                print(repeated)
             return 0
+        if args.repeats > 1:
+            say(repeated)
         assessors = {p.name: project_gateway(p, project) for p in profiles}
         gateways = list(assessors.values())
 
@@ -582,7 +599,9 @@ def run_compare(args: argparse.Namespace) -> int:
         runs = asyncio.run(session.run_conditions(
             project, state, names, items, models, assessors=assessors,
             builder=assessors[scorer.name], scorer_for_run=scorer_for_run,
-            progress=cli_progress()))
+            progress=cli_progress(), repeats=args.repeats))
+        kept = session.load_condition_repeats(project, state, names, items, models,
+                                              args.repeats) if args.repeats > 1 else {}
     from types import SimpleNamespace
 
     from core.llm.estimate import compare_lines
@@ -602,14 +621,26 @@ def run_compare(args: argparse.Namespace) -> int:
               ("Think-aloud models", ", ".join(p.model for p in profiles)),
               ("Checklists built and texts scored by", scorer.model),
               ("Texts", session.texts_line(setup, len(items)))]
+    entries = session.condition_stability(kept)
+    extra = []
+    if entries:
+        from core.interacteval.repeats import stability_sheet
+
+        extra.append(stability_sheet(entries))
+        readme.append(("Repeats", (
+            f"each condition's scoring calls made {args.repeats} times (repeats 0 to "
+            f"{args.repeats - 1}); the checklists were built once; the scores compared are "
+            "repeat 0's, the Stability sheet compares the repeats")))
     try:
-        cd.write_comparison(args.output, runs, rows, readme=readme)
+        cd.write_comparison(args.output, runs, rows, readme=readme, extra_sheets=extra)
     except TableError as exc:
         raise UserError(exc.message) from None
     for row in rows:
         say(row["summary"] or (f"{row['condition']}: Spearman per document "
                                + ("undefined" if row["value"] is None
                                   else f"{row['value']:.2f}")))
+    for line in session.condition_stability_lines(entries):
+        say(line)
     say(f"Comparison written to {args.output}.")
     failed = sum(len(r.failed) for r in runs.values())
     if problems or failed:

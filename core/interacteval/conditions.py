@@ -162,12 +162,14 @@ STATISTIC = ("Spearman rho with the human scores per source document, averaged, 
 
 
 def write_comparison(path: Any, runs: Mapping[str, Any], rows: Sequence[dict[str, Any]], *,
-                     readme: Sequence[tuple[str, str]] = ()) -> Any:
+                     readme: Sequence[tuple[str, str]] = (),
+                     extra_sheets: Sequence[Any] = ()) -> Any:
     """Write the comparison workbook (the wizard and ``evaldesk checklist compare``): sheets
     "Comparison" (:func:`comparison_rows`), "Checklists" (each condition's questions) and
     "Scores" (every text's score per condition; empty = no score, with the reason), and a
     Read me naming the conditions, the statistic and the summary lines. ``runs``: name ->
-    ``core.interacteval.session.ConditionRun``. Raises :class:`core.tables.TableError`."""
+    ``core.interacteval.session.ConditionRun``; ``extra_sheets`` (:class:`core.tables.Sheet`,
+    e.g. the Stability sheet of repeats) come last. Raises :class:`core.tables.TableError`."""
     import pandas as pd
 
     from core.tables import Sheet, write_workbook
@@ -199,4 +201,5 @@ def write_comparison(path: Any, runs: Mapping[str, Any], rows: Sequence[dict[str
         Sheet("Scores", pd.DataFrame(score_rows, columns=[
             "condition", "dimension", "text", "status", "score", "human", "note"]),
               "every text's score with each condition (empty = no score, see note)"),
+        *extra_sheets,
     ], notes)

@@ -95,10 +95,12 @@ def load_repeats(project: Project, checklists: Sequence[Checklist], settings: Sc
     return out
 
 
-def stability(runs: Sequence[ScoringRun], *, condition: str = "Checklist"
-              ) -> list[tuple[str, str, RepeatStability]]:
+def stability(runs: Sequence[Any], *, condition: str = "Checklist",
+              who: str = "the checklist judge") -> list[tuple[str, str, RepeatStability]]:
     """Per dimension: each text's checklist score over the repeats
-    (:func:`core.stats.repeat_stability`)."""
+    (:func:`core.stats.repeat_stability`). ``runs``: anything with ``scores`` (a
+    :class:`ScoringRun` or a condition's ``session.ConditionRun``); ``who``: the words of the
+    plain sentence."""
     from core.stats import repeat_stability
 
     if not runs:
@@ -110,7 +112,7 @@ def stability(runs: Sequence[ScoringRun], *, condition: str = "Checklist"
         by_run = [{s.text_id: (s.score if s.status == "ok" else None)
                    for s in run.scores if s.dimension == dim} for run in runs]
         table = {t: [scores.get(t) for scores in by_run] for t in texts}
-        out.append((condition, dim, repeat_stability(table, who="the checklist judge",
+        out.append((condition, dim, repeat_stability(table, who=who,
                                                       unit_name="text")))
     return out
 

@@ -205,6 +205,8 @@ class WizardState(BaseModel):
     """How many texts that run scored."""
     repeats: int = Field(default=1, ge=1)
     """How many times each scoring call is made (repeat runs; 1 = once, as before)."""
+    condition_repeats: int = Field(default=1, ge=1)
+    """How many times each condition's scoring calls are made (the Conditions tab's choice)."""
     include_samples: bool = False
     """Keep texts that are think-aloud samples in the agreement (left out by default)."""
 
@@ -1097,13 +1099,14 @@ def condition_problems(project: Project, state: WizardState, name: str,
     return out
 
 
-def _single_settings(state: WizardState, model: str, samples: Mapping[str, Any]
-                     ) -> dict[str, Any]:
+def _single_settings(state: WizardState, model: str, samples: Mapping[str, Any],
+                     repeat: int = 0) -> dict[str, Any]:
     from core.interacteval.single_judge import TEMPLATE
 
-    return {"dimensions": [d.model_dump(mode="json") for d in state.dimensions],
-            "model": model, "template": _load_template(TEMPLATE).template_version,
-            "samples": {d: sorted(v) for d, v in samples.items() if v}}
+    out = {"dimensions": [d.model_dump(mode="json") for d in state.dimensions],
+           "model": model, "template": _load_template(TEMPLATE).template_version,
+           "samples": {d: sorted(v) for d, v in samples.items() if v}}
+    return {**out, "repeat": int(repeat)} if repeat else out
 
 
 def _load_template(name: str) -> Any:
@@ -1142,21 +1145,24 @@ def _condition_scores(project: Project, run_id: int, kind: str,
 
 def load_conditions(project: Project, state: WizardState, names: Sequence[str],
                     items: Sequence[TextItem], models: ConditionModels,
-                    settings: ScoringSettings | None = None) -> dict[str, ConditionRun]:
+                    settings: ScoringSettings | None = None, *, repeat: int = 0
+                    ) -> dict[str, ConditionRun]:
     """The conditions among ``names`` kept in the project for the current choices, texts and
     models, without asking any model. A condition never run (or whose inputs changed since)
-    is left out; one with texts still unscored or failed is in, with ``complete`` False."""
+    is left out; one with texts still unscored or failed is in, with ``complete`` False.
+    ``repeat`` k > 0: the scores of repeat k (:func:`run_conditions` with ``repeats``)."""
     from core.interacteval.conditions import CONDITIONS
     from core.interacteval.pipeline import unit_key
+    from core.interacteval.repeats import repeat_settings
 
-    settings = settings or state.scoring
+    settings = repeat_settings(settings or state.scoring, repeat)
     out: dict[str, ConditionRun] = {}
     for name in names:
         if name == "single-judge":
             from core.interacteval.single_judge import judge_key
 
             run = project.find_run(METHOD, STEP_SINGLE, _single_settings(
-                state, models.scorer, _folded_samples(state)))
+                state, models.scorer, _folded_samples(state), repeat))
             if run is None:
                 continue
             keyed = [(judge_key(d.name, i), d.name, i) for d in state.dimensions for i in items]
@@ -1198,6 +1204,7 @@ async def run_conditions(
     settings: ScoringSettings | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    repeats: int = 1,
 ) -> dict[str, ConditionRun]:
     """Build and score the conditions among ``names`` for every dimension of ``state`` (the
     wizard and ``evaldesk checklist compare`` alike). A condition's checklist built from the
@@ -1205,11 +1212,19 @@ async def run_conditions(
     no call), so an unchanged condition costs nothing. ``assessors``/``builder`` are the models
     of ``models.assessors``/``models.builder``; ``scorer_for_run(run_id)`` the scoring model
     logging under the project run. A dimension whose checklist could not be built is named in
-    the condition's ``problems``. The wizard's own checklists and choices are not touched."""
+    the condition's ``problems``. The wizard's own checklists and choices are not touched.
+    ``repeats`` N > 1: each condition's scoring (and the single judge) is then made again as
+    repeats 1..N-1, each with its repeat index in every call's cache key and kept as its own
+    project run (:func:`load_condition_repeats`); the checklists are built once. What comes
+    back is repeat 0's."""
     from core.interacteval.conditions import CHECKLIST_CONDITIONS, CONDITIONS, build_conditions
+    from core.interacteval.repeats import MAX_REPEATS, repeat_settings
     from core.interacteval.single_judge import single_judge
+    from core.llm.repeats import with_repeat
     from core.project.units import RunUnits
 
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise ValueError(f"Repeat each call 1 to {MAX_REPEATS} times, not {repeats}.")
     settings = settings or state.scoring
     wanted = [n for n in names if n in CHECKLIST_CONDITIONS]
     made: dict[str, list[Checklist]] = {n: [] for n in wanted}
@@ -1242,22 +1257,25 @@ async def run_conditions(
                 "input": condition_input(state, dim.name, name, models),
                 "checklist": checklist.model_dump(mode="json")}, origin="generated")
             made[name].append(checklist)
-    for name in wanted:
-        checklists = [c for c in made[name] if c.items]
-        if not checklists:
-            continue
-        samples = run_samples(project, state, checklists)
-        run_id = open_scoring_run(project, checklists, settings, models.scorer, samples)
-        await score_texts(checklists, items, scorer_for_run(run_id), project=project,
-                          settings=settings, model=models.scorer, run_id=run_id,
-                          samples=samples, progress=progress, cancel=cancel)
-    if "single-judge" in names:
-        folded = _folded_samples(state)
-        run_id = project.start_run(METHOD, STEP_SINGLE,
-                                   _single_settings(state, models.scorer, folded), resume=True)
-        await single_judge(state.dimensions, items, scorer_for_run(run_id),
-                           store=RunUnits(project, run_id, SINGLE_KIND), samples=folded,
-                           progress=progress, cancel=cancel)
+    for k in range(repeats):
+        mine = repeat_settings(settings, k)  # repeat k: settings.repeat + k in the cache key
+        for name in wanted:
+            checklists = [c for c in made[name] if c.items]
+            if not checklists:
+                continue
+            samples = run_samples(project, state, checklists)
+            run_id = open_scoring_run(project, checklists, mine, models.scorer, samples)
+            await score_texts(checklists, items, scorer_for_run(run_id), project=project,
+                              settings=mine, model=models.scorer, run_id=run_id,
+                              samples=samples, progress=progress, cancel=cancel)
+        if "single-judge" in names:
+            folded = _folded_samples(state)
+            run_id = project.start_run(METHOD, STEP_SINGLE, _single_settings(
+                state, models.scorer, folded, k), resume=True)
+            await single_judge(state.dimensions, items,
+                               with_repeat(scorer_for_run(run_id), k),
+                               store=RunUnits(project, run_id, SINGLE_KIND), samples=folded,
+                               progress=progress, cancel=cancel)
     have = load_conditions(project, state, names, items, models, settings)
     for name in wanted:
         if problems[name] and name not in have:
@@ -1266,10 +1284,81 @@ async def run_conditions(
     return {n: have[n] for n in names if n in have}
 
 
+def load_condition_repeats(project: Project, state: WizardState, names: Sequence[str],
+                           items: Sequence[TextItem], models: ConditionModels, repeats: int,
+                           settings: ScoringSettings | None = None
+                           ) -> dict[str, list[ConditionRun]]:
+    """Per condition among ``names`` that scored texts: its kept repeats 0..``repeats``-1 (no
+    model call), as far as they go (the list stops at the first repeat not run yet, so it
+    may be shorter than ``repeats``). A text that failed in a repeat is there with its
+    reason, never a score."""
+    out: dict[str, list[ConditionRun]] = {}
+    for k in range(max(1, repeats)):
+        have = load_conditions(project, state, names, items, models, settings, repeat=k)
+        for name in names:
+            if k and len(out.get(name, [])) < k:
+                continue  # an earlier repeat is missing
+            run = have.get(name)
+            if run is not None and run.scores:
+                out.setdefault(name, []).append(run)
+    return {n: out[n] for n in names if n in out}
+
+
+def condition_stability(by_condition: Mapping[str, Sequence[ConditionRun]]
+                        ) -> list[tuple[str, str, Any]]:
+    """How alike each condition's repeats are, per dimension (``(condition label, dimension,
+    core.stats.RepeatStability)``; conditions with fewer than 2 repeats kept are left out)."""
+    from core.interacteval.repeats import stability
+
+    out = []
+    for name, runs in by_condition.items():
+        if len(runs) < 2:
+            continue
+        label = runs[0].label
+        who = "the single judge" if name == "single-judge" else f"the judge ({label})"
+        out += stability(runs, condition=label, who=who)
+    return out
+
+
+def condition_stability_lines(entries: Sequence[tuple[str, str, Any]]) -> list[str]:
+    """One plain line per condition (:func:`condition_stability`): with one dimension its
+    sentence; with several, the agreement between repeats per dimension and, when any is
+    below the threshold, which dimensions are flagged."""
+    by_condition: dict[str, list[tuple[str, Any]]] = {}
+    for condition, dim, result in entries:
+        by_condition.setdefault(condition, []).append((dim, result))
+    out = []
+    for parts in by_condition.values():
+        first = parts[0][1]
+        if len(parts) == 1 and first.alpha.value is not None:
+            out.append(first.sentence)
+            continue
+        who = first.who[:1].upper() + first.who[1:]
+        values = "; ".join(
+            f"{d} {r.alpha.value:.2f}" if r.alpha.value is not None
+            else f"{d} cannot be said ({r.alpha.reason or 'no value'})" for d, r in parts)
+        flagged = [d for d, r in parts if r.flagged]
+        repeats = max(r.n_repeats for _, r in parts)
+        if flagged:
+            out.append(f"{who} gives different scores when asked again on "
+                       f"{', '.join(flagged)} (agreement between repeats: {values}; below "
+                       f"{first.threshold:.3g} is flagged): treat single scores with care.")
+        elif len(parts) == 1:
+            out.append(f"How alike the {repeats} repeats of {first.who} are cannot be said: "
+                       f"{first.alpha.reason or 'no value'}.")
+        elif all(r.alpha.value is None for _, r in parts):
+            out.append(f"How alike the {repeats} repeats of {first.who} are cannot be said: "
+                       f"{values}.")
+        else:
+            out.append(f"{who} gives much the same scores when asked again (agreement "
+                       f"between repeats: {values}; {repeats} repeats).")
+    return out
+
+
 def estimate_conditions(project: Project, state: WizardState, names: Sequence[str],
                         items: Sequence[TextItem], models: ConditionModels,
                         profiles: Mapping[str, Any], *, latency: Any = None,
-                        settings: ScoringSettings | None = None) -> Any:
+                        settings: ScoringSettings | None = None, repeats: int = 1) -> Any:
     """What :func:`run_conditions` will take (:class:`core.llm.estimate.Estimate`): the
     think-aloud and construction calls of each checklist not kept yet (the models'
     think-aloud is asked once for "ai" and "combined"), the scoring of the texts not scored
@@ -1277,7 +1366,8 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     single-judge call per text and dimension not judged yet. ``profiles``: name -> profile
     of every model in ``models`` (the think-aloud models by name; the builder and scorer are
     found by their model string). A condition that cannot run (:func:`condition_blockers`)
-    is not counted. No model is called."""
+    is not counted. ``repeats`` N: the scoring and single-judge calls of repeats 0..N-1
+    (the checklists are built once). No model is called."""
     from core.interacteval.conditions import CHECKLIST_CONDITIONS
     from core.interacteval.estimate import (
         combine,
@@ -1288,6 +1378,7 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     from core.interacteval.estimate import (
         plan_scoring as plan_scoring_calls,
     )
+    from core.interacteval.repeats import repeat_settings
     from core.llm.estimate import estimate, measured_latency
 
     settings = settings or state.scoring
@@ -1314,25 +1405,28 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
             builder_plan += plan_build(dim, state.chosen_samples(dim.name), people,
                                        think_aloud=0, validate=state.validate_questions,
                                        label=name)
-    for name in wanted:
+    for k, name in [(k, n) for k in range(max(1, repeats)) for n in wanted]:
+        mine = repeat_settings(settings, k)
         checklists = []
         for dim in state.dimensions:
             kept = condition_checklist(project, state, dim.name, name, models)
             checklists.append(kept or guessed_checklist(dim))
         samples = run_samples(project, state, checklists)
         run = project.find_run(METHOD, STEP_SCORE,
-                               run_settings(checklists, settings, models.scorer, samples))
+                               run_settings(checklists, mine, models.scorer, samples))
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-        stages, n = plan_scoring_calls(checklists, items, settings, done=done)
+        stages, n = plan_scoring_calls(checklists, items, mine, done=done)
         for stage in stages:
-            stage.name = f"{name}: scoring, {stage.name}"
+            stage.name = f"{name}: scoring, {stage.name}" + (f" (repeat {k})" if k else "")
         scoring_plan += stages
         skipped += n
-    if "single-judge" in names:
+    for k in range(max(1, repeats)) if "single-judge" in names else ():
         run = project.find_run(METHOD, STEP_SINGLE, _single_settings(
-            state, models.scorer, _folded_samples(state)))
+            state, models.scorer, _folded_samples(state), k))
         done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
         stages, n = plan_single_judge(state.dimensions, items, done=done)
+        for stage in stages:
+            stage.name += f" (repeat {k})" if k else ""
         scoring_plan += stages
         skipped += n
     parts = []

@@ -97,18 +97,20 @@ async def _shoot(session, folder: Path) -> None:
 
 async def _conditions(wiz, grab) -> None:
     """The Conditions tab before and after running the missing conditions (with the single
-    judge ticked)."""
+    judge ticked and each call made twice)."""
     results = wiz.pages["results"]
     tab = results.conditions
     results.results.tabs.setCurrentWidget(tab)
     tab.checks["single-judge"].setChecked(True)
+    tab.repeats_spin.setValue(2)
     await wait_until(lambda: "Still to run" in tab.status.text() and "Running them" in
                      tab.status.text())
     await asyncio.sleep(0.3)
     grab("results-conditions-before")
     tab.start_run()
     await _step(wiz, "conditions")
-    await wait_until(lambda: not tab.missing and tab.model.rowCount() > 0)
+    await wait_until(lambda: not tab.missing and tab.model.rowCount() > 0
+                     and bool(tab.stability_entries))
     await asyncio.sleep(0.4)
     grab("results-conditions")
 

@@ -24,7 +24,15 @@ from desktop.file_dialogs import save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import Column, FrameModel, table_view
-from desktop.widgets import fit_columns, hint_label, xlsx_path
+from desktop.widgets import (
+    fit_columns,
+    hint_label,
+    repeats_spin,
+    set_times_suffix,
+    show_stability,
+    stability_label,
+    xlsx_path,
+)
 
 __all__ = ["COLUMNS", "ConditionsTab", "screen_rows"]
 
@@ -126,6 +134,11 @@ class ConditionsTab(QWidget):
             self.checks[name] = box
             choose.addWidget(box)
         choose.addStretch(1)
+        self.repeats_spin = repeats_spin()
+        state = getattr(wizard, "state", None)  # none yet while the wizard is being built
+        self.repeats_spin.setValue(state.condition_repeats if state is not None else 1)
+        set_times_suffix(self.repeats_spin)
+        self.repeats_spin.valueChanged.connect(self._repeats_chosen)
         self.status = QLabel()
         self.status.setObjectName("conditionsStatus")
         self.status.setWordWrap(True)
@@ -137,18 +150,22 @@ class ConditionsTab(QWidget):
         self.run_button.clicked.connect(self.start_run)
         self.export_button = QPushButton("Export the comparison…")
         self.export_button.setToolTip("An Excel workbook with the sheets Comparison, Checklists "
-                                      "and Scores.")
+                                      "and Scores (and Stability when each call is repeated).")
         self.export_button.clicked.connect(self._ask_export)
         self.run_panel = RunPanel()
         self.run_panel.hide()
         self.model = FrameModel(COLUMNS)
         self.view = table_view(self.model, sortable=False)
-        self.view.setMinimumHeight(200)
+        self.view.setMinimumHeight(150)  # room for the stability lines at 1280x800
         self.summary = QLabel()
         self.summary.setObjectName("conditionsSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QVBoxLayout()
+        repeat_row = QHBoxLayout()
+        repeat_row.addWidget(QLabel("Repeat each call:"))
+        repeat_row.addWidget(self.repeats_spin)
+        buttons.addLayout(repeat_row)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.export_button)
         buttons.addStretch(1)
@@ -167,6 +184,8 @@ class ConditionsTab(QWidget):
         layout.addWidget(self.run_panel)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.summary)
+        self.stability = stability_label()
+        layout.addWidget(self.stability)
         self._generation = 0
         self.rows: list[dict[str, Any]] = []
         self.runs: dict[str, Any] = {}
@@ -175,6 +194,8 @@ class ConditionsTab(QWidget):
         self.estimate: Any = None
         self.actual = ""
         """The last run's estimate beside what it used (kept until the next run)."""
+        self.stability_entries: list[Any] = []
+        """How alike each condition's repeats are (``session.condition_stability``)."""
         self.export_button.setEnabled(False)
         self.run_button.setEnabled(False)
 
@@ -183,6 +204,15 @@ class ConditionsTab(QWidget):
 
     def _models(self) -> Any:
         return st.condition_models(self.wizard.state, self.wizard.profile)
+
+    @Slot(int)
+    def _repeats_chosen(self, value: int) -> None:
+        if getattr(self.wizard, "state", None) is None:  # no project open yet
+            return
+        if value != self.wizard.state.condition_repeats:
+            self.wizard.state.condition_repeats = value
+            self.wizard.save_state()
+        self.refresh()
 
     @Slot()
     def refresh(self, *_args: Any) -> Any:
@@ -207,6 +237,12 @@ class ConditionsTab(QWidget):
             self.run_button.setEnabled(False)
             return None
         models, profiles = found
+        repeats = state.condition_repeats
+        if self.repeats_spin.value() != repeats:  # another project's choice
+            self.repeats_spin.blockSignals(True)
+            self.repeats_spin.setValue(repeats)
+            self.repeats_spin.blockSignals(False)
+            set_times_suffix(self.repeats_spin)
         self.status.setText("Reading the conditions kept in the project…")
         self.run_button.setEnabled(False)
 
@@ -216,25 +252,38 @@ class ConditionsTab(QWidget):
             blocked = st.condition_blockers(state, names, models)
             missing = [n for n in names if n not in blocked
                        and (n not in have or not have[n].complete)]
+            kept = (st.load_condition_repeats(project, state, names, items, models, repeats)
+                    if repeats > 1 and items else {})
+            missing += [n for n in names if repeats > 1 and n not in blocked
+                        and n not in missing and (len(kept.get(n, [])) < repeats
+                                                  or not all(r.complete for r in kept[n]))]
+            missing = [n for n in names if n in missing]
+            entries = st.condition_stability(kept)
             rows = cd.comparison_rows({n: r.scores for n, r in have.items() if r.scores},
                                       items, n_boot=SCREEN_BOOT) if have else []
-            est = (st.estimate_conditions(project, state, missing, items, models, profiles)
+            est = (st.estimate_conditions(project, state, missing, items, models, profiles,
+                                          repeats=repeats)
                    if missing and items else None)
-            return items, have, missing, rows, est, blocked
+            return items, have, missing, rows, est, blocked, entries
 
         async def go() -> None:
             try:
-                items, have, missing, rows, est, blocked = await asyncio.get_running_loop(
-                ).run_in_executor(None, work)
+                items, have, missing, rows, est, blocked, entries = \
+                    await asyncio.get_running_loop().run_in_executor(None, work)
             except ProjectError:
                 return  # the project was closed meanwhile (another one was opened)
             if generation != self._generation or getattr(project, "closed", False):
                 return
             self.items, self.runs, self.rows = items, have, rows
             self.missing, self.estimate = missing, est
+            self.stability_entries = entries
             self.model.set_rows(screen_rows(rows))
             fit_columns(self.view, stretch=len(COLUMNS) - 1, max_width=300)
             text = self._status_text(models, items, have, missing, est, blocked)
+            if repeats > 1:
+                text += (f"<br>Each condition's scoring is asked {repeats} times (the "
+                         "checklists are built once); the table shows the first time's "
+                         "scores.")
             if self.actual:
                 text += "<br>" + escape(self.actual)
             self.status.setText(text)
@@ -242,6 +291,8 @@ class ConditionsTab(QWidget):
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
             self.summary.setText("\n".join(lines))
+            show_stability(self.stability, "\n".join(st.condition_stability_lines(entries)),
+                           any(s.flagged for _c, _d, s in entries))
             self.run_button.setEnabled(bool(missing) and bool(items) and not wizard.busy)
             self.export_button.setEnabled(bool(rows))
 
@@ -293,6 +344,7 @@ class ConditionsTab(QWidget):
             return None
         models, profiles = found
         names, items, state = list(self.missing), list(self.items), wizard.state
+        repeats = state.condition_repeats
         project = wizard.project
         scorer = next(p for p in profiles.values() if p.model == models.scorer)
         builder = next(p for p in profiles.values() if p.model == models.builder)
@@ -311,7 +363,8 @@ class ConditionsTab(QWidget):
         async def step(progress: Any, cancel: Any) -> Any:
             return await st.run_conditions(
                 project, state, names, items, models, assessors=assessors, builder=build_llm,
-                scorer_for_run=scorer_for_run, progress=progress, cancel=cancel)
+                scorer_for_run=scorer_for_run, progress=progress, cancel=cancel,
+                repeats=repeats)
 
         def done(outcome: RunOutcome) -> None:
             if outcome.finished:
@@ -343,6 +396,7 @@ class ConditionsTab(QWidget):
         wizard = self.wizard
         target = xlsx_path(path)
         runs, items = dict(self.runs), list(self.items)
+        entries = list(self.stability_entries)
         found = self._models()
         state = wizard.state
         readme = [("Dimensions", "; ".join(f"{d.name}: {d.definition}"
@@ -354,11 +408,19 @@ class ConditionsTab(QWidget):
                   ("Texts scored by", found[0].scorer if found else ""),
                   ("Texts", st.texts_line(state.texts, len(items))),
                   ("Exported by", st.person(wizard.who))]
+        if entries:
+            readme.append(("Repeats", (
+                "each condition's scoring calls made more than once (the checklists built "
+                "once); the scores compared are the first time's, the Stability sheet "
+                "compares the repeats")))
 
         def write() -> Any:
+            from core.interacteval.repeats import stability_sheet
+
             rows = cd.comparison_rows({n: r.scores for n, r in runs.items() if r.scores},
                                       items)
-            return cd.write_comparison(target, runs, rows, readme=readme)
+            extra = [stability_sheet(entries)] if entries else []
+            return cd.write_comparison(target, runs, rows, readme=readme, extra_sheets=extra)
 
         self.run_panel.show()
 

@@ -100,3 +100,75 @@ def test_one_line_says_when_every_comparison_failed_for_the_same_reason():
         "No paired test against the checklist from both: not enough units: 3 groups."]
     mixed = [same[0], "Accuracy: C agrees better with your ratings than B (...)."]
     assert short_summary(mixed) == mixed
+
+
+def test_repeated_conditions_run_show_one_stability_line_each_and_survive_reopening(
+        qtbot, window, scripted, tmp_path):  # noqa: F811
+    from openpyxl import load_workbook
+
+    from core.interacteval import session as st
+    from desktop.interacteval.conditions_tab import ConditionsTab
+
+    wiz = open_interacteval_wizard(window)
+    load_sample(qtbot, wiz)
+    wiz.show_page("score")
+    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
+    tab = wiz.pages["results"].conditions
+    tab.checks["human"].setChecked(False)
+    tab.checks["ai"].setChecked(False)
+    tab.checks["single-judge"].setChecked(True)
+    _wait_refreshed(qtbot, tab)
+    once = tab.estimate.calls
+    tab.repeats_spin.setValue(2)
+    assert tab.repeats_spin.suffix() == " times"
+    assert wiz.state.condition_repeats == 2
+    assert st.load_state(wiz.project).condition_repeats == 2  # kept in the project
+    assert wiz.state.repeats == 1  # the Score page's own choice is not changed
+    _wait_refreshed(qtbot, tab)
+    texts = len(wiz.opened_texts.read.items)
+    dims = len(wiz.state.dimensions)
+    # the scoring and single-judge calls twice over, the checklists built once
+    assert tab.estimate.calls > once
+    assert "(repeat 1)" in " ".join(s.name for s in tab.estimate.stages)
+    assert "asked 2 times" in tab.status.text()
+
+    before = scripted.calls
+    click(qtbot, tab.run_button)
+    assert wait_step(qtbot, wiz, "conditions", timeout=120_000) == "finished"
+    qtbot.waitUntil(lambda: not tab.missing and bool(tab.stability_entries), timeout=60_000)
+    assert scripted.calls - before >= 2 * texts * dims  # the single judge asked twice
+    lines = tab.stability.text().splitlines()
+    assert len(lines) == 2  # one line per condition, naming the dimensions
+    assert lines[0].startswith("The judge (Checklist from both (the method)) gives")
+    assert lines[1].startswith("The single judge gives much the same scores")
+    assert lines[1].endswith("2 repeats).")
+    assert "Clarity 1.00" in lines[1] and "Accuracy 1.00" in lines[1]
+    assert not tab.stability.isHidden()
+    assert tab.model.rowCount() == 2 * dims  # the table: the first time's scores
+
+    tab.repeats_spin.setValue(3)  # a third repeat is not run yet
+    _wait_refreshed(qtbot, tab)
+    assert tab.missing == ["combined", "single-judge"]
+    assert "(repeat 2)" in " ".join(s.name for s in tab.estimate.stages)
+    assert "(repeat 1)" not in " ".join(s.name for s in tab.estimate.stages)
+    tab.repeats_spin.setValue(2)
+
+    # a new tab (as after reopening the project) shows the repeats without a call
+    calls = scripted.calls
+    again = ConditionsTab(wiz)
+    qtbot.addWidget(again)
+    for name, box in again.checks.items():
+        box.setChecked(name in ("combined", "single-judge"))
+    _wait_refreshed(qtbot, again)
+    assert again.repeats_spin.value() == 2
+    assert again.missing == [] and again.stability.text() == tab.stability.text()
+    assert scripted.calls == calls
+
+    target = tmp_path / "repeats.xlsx"
+    again.ask_export_path = lambda: str(target)
+    click(qtbot, again.export_button)
+    qtbot.waitUntil(lambda: "Saved" in again.summary.text(), timeout=60_000)
+    book = load_workbook(target, read_only=True)
+    assert book.sheetnames[:4] == ["Comparison", "Checklists", "Scores", "Stability"]
+    rows = list(book["Stability"].iter_rows(values_only=True))
+    assert "repeat 1" in rows[0]

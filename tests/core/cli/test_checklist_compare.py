@@ -133,3 +133,50 @@ def test_dry_run_estimates_every_condition_and_calls_nothing(inputs, judge_model
     capsys.readouterr()
     assert main(args) == 0
     assert "No model calls" in capsys.readouterr().out
+
+
+def test_repeats_are_counted_run_kept_and_written_to_a_stability_sheet(
+        inputs, judge_model, capsys):  # noqa: F811
+    from openpyxl import load_workbook
+
+    project = ["--conditions", "combined,single-judge", "--project", str(inputs / "r.evaldesk"),
+               "-o", str(inputs / "repeats.xlsx")]
+    assert main(_args(inputs, *project, "--dry-run")) == 0
+    once = capsys.readouterr().out.splitlines()[0]
+    assert main(_args(inputs, *project, "--dry-run", "--repeats", "3")) == 0
+    out = capsys.readouterr().out
+    assert judge_model.requests == []
+    assert "made 3 times" in out and "the checklists are built once" in out
+    # think-aloud 1 + 5 construction calls once; 6 scoring (at most 12) and 6 single-judge
+    # calls x 3
+    assert once.startswith("18 to 24 calls")
+    assert out.splitlines()[0].startswith("42 to 60 calls")
+    assert main(_args(inputs, *project, "--repeats", "3")) == 0
+    err = capsys.readouterr().err
+    judged = [r for r in judge_model.requests if "Evaluation steps:" in r.prompt]
+    assert len(judged) == 3 * 6  # every repeat asked anew
+    assert "The single judge gives much the same scores when asked again" in err
+    assert "The judge (Checklist from both (the method)) gives" in err
+    book = load_workbook(inputs / "repeats.xlsx", read_only=True)
+    assert book.sheetnames[:4] == ["Comparison", "Checklists", "Scores", "Stability"]
+    rows = list(book["Stability"].iter_rows(values_only=True))
+    body = [dict(zip(rows[0], r)) for r in rows[1:]]
+    summary = [r for r in body if str(r["unit"]).startswith("all texts")]
+    assert [r["condition"] for r in summary] == [
+        "Checklist from both (the method)",
+        "Single judge, 1-5 with the definition (no checklist)"]
+    assert all(r["alpha"] == pytest.approx(1.0) for r in summary)
+    texts = [r for r in body if r["condition"].startswith("Single judge")
+             and not str(r["unit"]).startswith("all texts")]
+    assert len(texts) == 6
+    assert all(r["repeat 0"] == r["repeat 1"] == r["repeat 2"] and r["sd"] == 0 for r in texts)
+    calls = len(judge_model.requests)
+    assert main(_args(inputs, *project, "--repeats", "3")) == 0
+    assert len(judge_model.requests) == calls  # finished repeats: nothing asked again
+    assert "Stability" in load_workbook(inputs / "repeats.xlsx", read_only=True).sheetnames
+
+
+def test_repeats_out_of_range_are_refused(inputs, judge_model, capsys):  # noqa: F811
+    assert main(_args(inputs, "--repeats", "11", "-o", str(inputs / "x.xlsx"))) == 1
+    assert "--repeats must be a whole number from 1 to 10" in capsys.readouterr().err
+    assert judge_model.requests == []

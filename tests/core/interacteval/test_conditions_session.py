@@ -197,3 +197,111 @@ def test_a_condition_that_could_not_be_built_says_why_after_reopening(tmp_path, 
     with Project.open(path) as project:
         kept = session.load_conditions(project, state, ["human"], items, models)
         assert "no people's notes" in kept["human"].problems[0]
+
+
+class _Spy:
+    """The scoring gateway, noting the repeat index of every call."""
+
+    def __init__(self, gateway, seen):
+        self.gateway, self.seen = gateway, seen
+
+    async def complete_json(self, messages, schema, **kw):
+        self.seen.append(kw.get("repeat", 0))
+        return await self.gateway.complete_json(messages, schema, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self.gateway, name)
+
+
+def _run_repeats(project, llm, names, items, repeats, seen):
+    profile = llm.profile()
+    models = session.ConditionModels(assessors={"Thinker": profile.model},
+                                     builder=profile.model, scorer=profile.model)
+    gateway = gateway_for(profile, project)
+    return models, asyncio.run(session.run_conditions(
+        project, _state(), names, items, models, assessors={"Thinker": gateway},
+        builder=gateway, repeats=repeats,
+        scorer_for_run=lambda run_id: _Spy(gateway_for(profile, project, run_id), seen)))
+
+
+def _asked(llm, what):
+    return sum(what in r.prompt for r in llm.requests)
+
+
+def test_conditions_repeated_are_real_calls_kept_reopened_and_free_to_run_again(
+        tmp_path, scripted_llm):
+    llm = scripted_llm(_reply)
+    items = _items()
+    names = ["human", "combined", "single-judge"]
+    path = tmp_path / "r.evaldesk"
+    seen: list[int] = []
+    profile = llm.profile()
+    with Project.create(path) as project:
+        models = session.ConditionModels(assessors={"Thinker": profile.model},
+                                         builder=profile.model, scorer=profile.model)
+        once = session.estimate_conditions(project, _state(), names, items, models,
+                                           {"Thinker": profile})
+        thrice = session.estimate_conditions(project, _state(), names, items, models,
+                                             {"Thinker": profile}, repeats=3)
+        # the scoring and single-judge calls x 3, the checklists built once
+        scoring = 2 * len(items) + len(items)
+        assert thrice.calls == once.calls + 2 * scoring
+        assert any("(repeat 2)" in s.name for s in thrice.stages)
+        models, runs = _run_repeats(project, llm, names, items, 3, seen)
+        # what comes back is repeat 0's
+        assert all(r.complete for r in runs.values())
+        assert {s.score for s in runs["single-judge"].scores} == {5.0, 2.0}
+        assert _asked(llm, "Which components of") == 2  # built once per checklist condition
+        # the scripted builds give both conditions the same checklist (so one scoring run
+        # serves both), but each repeat is asked anew
+        assert _asked(llm, "The questions:") == 3 * len(items)
+        assert _asked(llm, "Evaluation steps:") == 3 * len(items)
+        assert sorted(set(seen)) == [0, 1, 2]
+        assert seen.count(0) == seen.count(1) == seen.count(2) == 2 * len(items)
+        calls = len(llm.requests)
+        _models, _again = _run_repeats(project, llm, names, items, 3, seen)
+        assert len(llm.requests) == calls  # finished repeats make no call
+        assert session.estimate_conditions(project, _state(), names, items, models,
+                                           {"Thinker": profile}, repeats=3).calls_max == 0
+
+    with Project.open(path) as project:
+        kept = session.load_condition_repeats(project, _state(), names, items, models, 3)
+        assert len(llm.requests) == calls  # reopening asks nothing
+        assert {n: len(r) for n, r in kept.items()} == {n: 3 for n in names}
+        assert [s.score for s in kept["human"][0].scores] == [
+            s.score for s in runs["human"].scores]
+        assert len({r.run_id for r in kept["single-judge"]}) == 3
+        entries = session.condition_stability(kept)
+        assert [(c, d) for c, d, _ in entries] == [(cd.CONDITIONS[n], DIM.name) for n in names]
+        assert all(s.n_repeats == 3 and s.alpha.value == pytest.approx(1.0)
+                   for _, _, s in entries)
+        lines = session.condition_stability_lines(entries)
+        assert lines[-1].startswith("The single judge gives much the same scores")
+        assert cd.CONDITIONS["human"] in lines[0]
+        # asking for more repeats than were run: as far as they go
+        assert {n: len(r) for n, r in session.load_condition_repeats(
+            project, _state(), names, items, models, 5).items()} == {n: 3 for n in names}
+        assert session.estimate_conditions(project, _state(), names, items, models,
+                                           {"Thinker": profile}, repeats=4).calls == scoring
+
+
+def test_one_stability_line_per_condition_names_the_flagged_dimensions():
+    from core.stats import repeat_stability
+
+    steady = repeat_stability({"a": [1, 1], "b": [3, 3], "c": [5, 5]}, who="the single judge",
+                              unit_name="text")
+    shaky = repeat_stability({"a": [1, 5], "b": [5, 1], "c": [3, 2]}, who="the single judge",
+                             unit_name="text")
+    label = cd.CONDITIONS["single-judge"]
+    lines = session.condition_stability_lines([(label, "Clarity", steady),
+                                               (label, "Accuracy", shaky)])
+    assert len(lines) == 1
+    assert lines[0].startswith("The single judge gives different scores when asked again on "
+                               "Accuracy (agreement between repeats: Clarity 1.00; Accuracy ")
+    assert lines[0].endswith("treat single scores with care.")
+    assert session.condition_stability_lines([(label, "Clarity", steady)]) == [steady.sentence]
+    # too few texts scored in every repeat: said, naming whose repeats
+    lonely = repeat_stability({"a": [2, 2, 2], "b": [None, None, 4]}, who="the single judge",
+                              unit_name="text")
+    line, = session.condition_stability_lines([(label, "Clarity", lonely)])
+    assert line.startswith("How alike the 3 repeats of the single judge are cannot be said: ")
