@@ -109,3 +109,70 @@ def test_a_sample_opener_opens_the_wizard_then_loads_the_sample():
     opener = sample_opener(open_wizard, lambda wizard: wizard.load_sample())
     assert isinstance(opener("window", llm_factory="f"), Wizard)
     assert calls == [("opened", "window", "f"), "loaded"]
+
+
+def test_a_pane_without_margins_keeps_the_styles_own_like_a_plain_tab_page(qtbot):
+    from PySide6.QtWidgets import QLabel, QVBoxLayout
+
+    from desktop.widgets import pane
+
+    plain = QWidget()
+    QVBoxLayout(plain)
+    qtbot.addWidget(plain)
+    page = pane(QLabel("hint"), (QLabel("table"), 1), margins=None)
+    qtbot.addWidget(page)
+    assert page.layout().contentsMargins() == plain.layout().contentsMargins()
+    assert page.layout().contentsMargins().left() > 0
+    assert page.layout().stretch(1) == 1
+
+
+def test_push_button_sets_tip_click_and_style_and_splitter_stretch(qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    from desktop.widgets import push_button, splitter
+
+    clicks: list[bool] = []
+    main = push_button("Export…", "Save it all.", lambda: clicks.append(True),
+                       name="primaryButton")
+    qtbot.addWidget(main)
+    assert (main.text(), main.toolTip(), main.objectName()) == (
+        "Export…", "Save it all.", "primaryButton")
+    main.click()
+    assert clicks == [True]
+    plain = push_button("Skip")
+    qtbot.addWidget(plain)
+    assert plain.toolTip() == "" and plain.objectName() == ""
+
+    split = splitter(QLabel("a"), QLabel("b"), stretch=[3, 2])
+    qtbot.addWidget(split)
+    assert split.widget(0).sizePolicy().horizontalStretch() == 3
+    assert split.widget(1).sizePolicy().horizontalStretch() == 2
+
+
+def test_a_tab_is_refreshed_when_shown_and_only_then(qtbot):
+    from PySide6.QtWidgets import QTabWidget
+
+    from desktop.widgets import refresh_if_shown, refresh_when_shown
+
+    class Tab(QWidget):
+        def __init__(self) -> None:
+            super().__init__()
+            self.count = 0
+
+        def refresh(self) -> None:
+            self.count += 1
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    first, second = Tab(), Tab()
+    tabs.addTab(first, "First")
+    tabs.addTab(second, "Second")
+    refresh_when_shown(tabs, second)
+    refresh_if_shown(tabs, second)
+    assert second.count == 0
+    tabs.setCurrentWidget(second)
+    assert second.count == 1 and first.count == 0
+    refresh_if_shown(tabs, second)
+    assert second.count == 2
+    tabs.setCurrentWidget(first)
+    assert second.count == 2
