@@ -20,11 +20,17 @@ from core.interacteval import conditions as cd
 from core.interacteval import session as st
 from core.project import ProjectError
 from core.words import count
-from desktop.file_dialogs import save_file
+from desktop.file_dialogs import ask_then, save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import Column, FrameModel, table_view
-from desktop.widgets import fit_columns, hint_label, xlsx_path
+from desktop.widgets import (
+    fit_columns,
+    hint_label,
+    push_button,
+    rich_label,
+    xlsx_path,
+)
 
 __all__ = ["COLUMNS", "ConditionsTab", "screen_rows"]
 
@@ -126,15 +132,12 @@ class ConditionsTab(QWidget):
             self.checks[name] = box
             choose.addWidget(box)
         choose.addStretch(1)
-        self.status = QLabel()
+        self.status = rich_label()
         self.status.setObjectName("conditionsStatus")
-        self.status.setWordWrap(True)
-        self.status.setTextFormat(Qt.TextFormat.RichText)
-        self.run_button = QPushButton("Run the missing conditions")
-        self.run_button.setObjectName("primaryButton")
-        self.run_button.setToolTip("Builds the missing checklists and scores the texts with "
-                                   "them; what is kept already costs nothing.")
-        self.run_button.clicked.connect(self.start_run)
+        self.run_button = push_button(
+            "Run the missing conditions",
+            "Builds the missing checklists and scores the texts with them; what is kept "
+            "already costs nothing.", self.start_run, name="primaryButton")
         self.export_button = QPushButton("Export the comparison…")
         self.export_button.setToolTip("An Excel workbook with the sheets Comparison, Checklists "
                                       "and Scores.")
@@ -329,9 +332,7 @@ class ConditionsTab(QWidget):
 
     @Slot()
     def _ask_export(self) -> None:
-        path = self.ask_export_path()
-        if path:
-            self.export(path)
+        ask_then(self.ask_export_path, self.export)
 
     def export(self, path: str | Path) -> Any:
         """Write the "Comparison" workbook of the conditions on screen (2000 bootstrap

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from core.majeval.inputs import ITEM_ROLES, OpenedItems, open_items, read_items
 from core.majeval.model import Dimension, Scale
-from desktop.file_dialogs import open_file
+from desktop.file_dialogs import ask_then, open_file
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.pages._base import MajEvalPage, st
 from desktop.majeval.results import table_view
@@ -148,9 +148,7 @@ class ItemsPage(MajEvalPage):
 
     @Slot()
     def _ask_items(self) -> None:
-        path = self.ask_items_path()
-        if path:
-            self.choose_items(path)
+        ask_then(self.ask_items_path, self.choose_items)
 
     def choose_items(self, path: str | Path) -> Any:
         """Copy the items file into the project and read it with guessed columns."""

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from core.majeval.model import DebateSettings
 from core.majeval.pipeline import lonely_groups
 from core.project import ProjectError
-from desktop.file_dialogs import save_file
+from desktop.file_dialogs import ask_then, save_file
 from desktop.glossary import explain
 from desktop.majeval.conditions_tab import ConditionsTab
 from desktop.majeval.models import Col, RowsModel
@@ -31,7 +31,15 @@ from desktop.majeval.persona_editor import lonely_text
 from desktop.majeval.results import ResultsView, table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, intro_label, note_box, page_layout, xlsx_path
+from desktop.widgets import (
+    hint_label,
+    intro_label,
+    note_box,
+    page_layout,
+    refresh_if_shown,
+    refresh_when_shown,
+    xlsx_path,
+)
 
 __all__ = ["ResultsPage", "RunPage"]
 
@@ -302,7 +310,7 @@ class ResultsPage(MajEvalPage):
         self.results.export_button.clicked.connect(self._ask_export)
         self.conditions = ConditionsTab(wizard)
         self.results.tabs.addTab(self.conditions, "Conditions")
-        self.results.tabs.currentChanged.connect(self._tab_shown)
+        refresh_when_shown(self.results.tabs, self.conditions)
         self.results_intro = intro_label(
             "The scores of each stakeholder group per item, the groups' written feedback and "
             "the full debate (who spoke, and why the coordinator chose them), how the debate "
@@ -314,13 +322,7 @@ class ResultsPage(MajEvalPage):
 
     def refresh(self) -> None:
         self.wizard.check_results_current()
-        if self.results.tabs.currentWidget() is self.conditions:
-            self.conditions.refresh()
-
-    @Slot(int)
-    def _tab_shown(self, index: int) -> None:
-        if self.results.tabs.widget(index) is self.conditions:
-            self.conditions.refresh()
+        refresh_if_shown(self.results.tabs, self.conditions)
 
     def reachable(self) -> bool:
         return self.wizard.run is not None
@@ -334,9 +336,7 @@ class ResultsPage(MajEvalPage):
 
     @Slot()
     def _ask_export(self) -> None:
-        path = self.ask_export_path()
-        if path:
-            self.export(path)
+        ask_then(self.ask_export_path, self.export)
 
     def export(self, path: str | Path) -> Any:
         wizard = self.wizard
