@@ -41,6 +41,7 @@ __all__ = [
     "alert_box",
     "error_label",
     "exclusive",
+    "fill_choices",
     "fit_columns",
     "frame_layout",
     "group_box",
@@ -178,6 +179,16 @@ def push_button(text: str, tip: str = "", on_click: Callable[..., Any] | None = 
     if name:
         button.setObjectName(name)
     return button
+
+
+def fill_choices(combo: Any, first: str, values: Sequence[str], chosen: Any) -> None:
+    """Offer ``first`` (no choice: its data is None) and then ``values`` in ``combo`` (each its
+    own data), and select ``chosen`` (``first`` when it is not among them)."""
+    combo.clear()
+    combo.addItem(first, None)
+    for value in values:
+        combo.addItem(value, value)
+    combo.setCurrentIndex(max(0, combo.findData(chosen)))
 
 
 def group_box(title: str, *parts: Any) -> QGroupBox:

@@ -176,3 +176,18 @@ def test_a_tab_is_refreshed_when_shown_and_only_then(qtbot):
     assert second.count == 2
     tabs.setCurrentWidget(first)
     assert second.count == 2
+
+
+def test_fill_choices_offers_none_first_and_selects_the_kept_choice(qtbot):
+    from PySide6.QtWidgets import QComboBox
+
+    from desktop.widgets import fill_choices
+
+    combo = QComboBox()
+    qtbot.addWidget(combo)
+    combo.addItem("old", "old")
+    fill_choices(combo, "(none)", ["text", "score"], "score")
+    assert [combo.itemText(i) for i in range(combo.count())] == ["(none)", "text", "score"]
+    assert combo.itemData(0) is None and combo.currentData() == "score"
+    fill_choices(combo, "(choose)", ["text"], "gone")
+    assert combo.currentIndex() == 0 and combo.currentData() is None

@@ -28,7 +28,7 @@ from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import fit_rows
-from desktop.widgets import hint_label, page_layout
+from desktop.widgets import fill_choices, hint_label, page_layout
 
 __all__ = ["ItemsPage"]
 
@@ -213,11 +213,8 @@ class ItemsPage(MajEvalPage):
             self.sheet_combo.addItems(opened.sheets)
             self.sheet_combo.setCurrentText(s.sheet or "")
         for role, combo in self.column_combos.items():
-            combo.clear()
-            combo.addItem("(none)" if role != "content" else "(choose)", None)
-            for c in columns:
-                combo.addItem(c, c)
-            combo.setCurrentIndex(max(0, combo.findData(s.columns.get(role))))
+            fill_choices(combo, "(none)" if role != "content" else "(choose)", columns,
+                         s.columns.get(role))
         self.human_list.clear()
         used = {v for v in s.columns.values() if v}
         for c in columns:
