@@ -25,7 +25,9 @@ from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import Column, FrameModel, table_view
 from desktop.widgets import (
+    add_parts,
     fit_columns,
+    hbox,
     hint_label,
     push_button,
     rich_label,
@@ -151,13 +153,8 @@ class ConditionsTab(QWidget):
         self.summary.setObjectName("conditionsSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.run_button)
-        buttons.addWidget(self.export_button)
-        buttons.addStretch(1)
-        top = QHBoxLayout()
-        top.addWidget(self.status, 1)
-        top.addLayout(buttons)
+        top = hbox((self.status, 1),
+                   add_parts(QVBoxLayout(), [self.run_button, self.export_button, 1]))
         layout = QVBoxLayout(self)
         layout.addWidget(hint_label(
             "Is the checklist from people and models together better than either alone, or "

@@ -18,8 +18,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
-    QHBoxLayout,
     QLabel,
     QSplitter,
     QTabWidget,
@@ -27,13 +25,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.charts import ScatterChart, ScatterPoint
+from desktop.charts import ScatterPoint, scatter_panel
 from desktop.glossary import explain
 from desktop.run_panel import RunPanel
 from desktop.views import ACCENT, VALUE_ROLE, Chart, Column, FrameModel, table_view
 from desktop.widgets import (
+    add_parts,
     done_label,
     fit_columns,
+    hbox,
     hint_label,
     note_box,
     pane,
@@ -124,13 +124,8 @@ class ResultsView(QWidget):
         self.export_panel = RunPanel()
         self.export_panel.hide()
         self.export_message = done_label()
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.export_button)
-        buttons.addWidget(self.export_checklists_button)
-        buttons.addStretch(1)
-        top = QHBoxLayout()
-        top.addWidget(self.summary, 1)
-        top.addLayout(buttons)
+        top = hbox((self.summary, 1), add_parts(
+            QVBoxLayout(), [self.export_button, self.export_checklists_button, 1]))
 
         # scores per text, and the answers of the selected text
         self.scores_model = FrameModel([Column("text_id", "Text")])
@@ -180,17 +175,14 @@ class ResultsView(QWidget):
         gv.addWidget(self.samples_check)
         gv.addWidget(self.agreement_panel)
         #: The texts as dots: checklist score against the human score, one dimension at a time.
-        self.scatter_combo = QComboBox()
-        self.scatter_combo.setToolTip("Which dimension to plot: one dot per text.")
-        self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
-        self.scatter = ScatterChart(minimum_height=240)
-        self.scatter.setToolTip(
+        self.scatter_combo, self.scatter, self.scatter_panel = scatter_panel(
+            "Which dimension to plot: one dot per text.",
             "Each dot is one text: across, its checklist score; up, the people's score. When "
             "the texts have a source document, both are shown as above (+) or below (−) the "
             "average of the texts on the same source, because the agreement compares texts "
             "only with the others on their source. The closer the dots lie along a rising "
-            "line, the more the two agree. The lowest and highest scores are named.")
-        self.scatter_panel = pane(self.scatter_combo, (self.scatter, 1))
+            "line, the more the two agree. The lowest and highest scores are named.",
+            self._draw_scatter, minimum_height=240)
         self.scatter_panel.hide()
         agreement_split = QSplitter()
         agreement_split.addWidget(self.agreement_view)

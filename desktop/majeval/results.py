@@ -25,7 +25,7 @@ from core.majeval.agreement import AFTER, BEFORE, human_points
 from core.majeval.report import failure_warning, run_description
 from core.stats import format_p, plain_agreement
 from core.words import count
-from desktop.charts import ScatterChart, ScatterPoint
+from desktop.charts import ScatterPoint, scatter_panel
 from desktop.glossary import explain
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
@@ -259,17 +259,14 @@ class ResultsView(QWidget):
         left = pane(self.human_headline, hint, (self.alpha_view, 1), human_title,
                     (self.human_view, 1), self.no_humans)
         #: The items as dots: the chosen group's score against the people's rating.
-        self.scatter_combo = QComboBox()
-        self.scatter_combo.setToolTip("Which scores to plot against which people's ratings: "
-                                      "one dot per item, after the debate.")
-        self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
-        self.scatter = ScatterChart(minimum_height=220)
-        self.scatter.setToolTip(
+        self.scatter_combo, self.scatter, plot = scatter_panel(
+            "Which scores to plot against which people's ratings: one dot per item, after the "
+            "debate.",
             "Each dot is one item: across, the personas' score after the debate; up, the "
             "people's rating. The closer the dots lie along a rising line, the more the two "
             "agree; a dot far from the others is an item they judge differently. The lowest "
-            "and highest scores are named.")
-        plot = pane(self.scatter_combo, (self.scatter, 1))
+            "and highest scores are named.",
+            self._draw_scatter, minimum_height=220)
         self.heatmap.setMinimumHeight(150)
         # the dots need more room than the few-cell map
         right = pane(splitter(self.heatmap, plot, sizes=[190, 520],
