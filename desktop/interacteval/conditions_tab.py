@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBox
 
 from core.interacteval import conditions as cd
 from core.interacteval import session as st
-from core.project import ProjectError
 from core.words import count
 from desktop.file_dialogs import ask_then, save_file
+from desktop.latest import Latest
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import Column, FrameModel, table_view
@@ -167,7 +167,7 @@ class ConditionsTab(QWidget):
         layout.addWidget(self.run_panel)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.summary)
-        self._generation = 0
+        self._latest = Latest()
         self.rows: list[dict[str, Any]] = []
         self.runs: dict[str, Any] = {}
         self.items: list[Any] = []
@@ -188,13 +188,8 @@ class ConditionsTab(QWidget):
     def refresh(self, *_args: Any) -> Any:
         """Read the kept conditions, then (worker thread) the comparison and the estimate of
         the missing ones; returns the task (tests await it)."""
-        import asyncio
-
-        from desktop.errors import spawn
-
         wizard = self.wizard
-        self._generation += 1
-        generation = self._generation
+        self._latest.start()
         names = self.names()
         found = self._models()
         project, state = wizard.project, wizard.state.model_copy(deep=True)
@@ -222,14 +217,8 @@ class ConditionsTab(QWidget):
                    if missing and items else None)
             return items, have, missing, rows, est, blocked
 
-        async def go() -> None:
-            try:
-                items, have, missing, rows, est, blocked = await asyncio.get_running_loop(
-                ).run_in_executor(None, work)
-            except ProjectError:
-                return  # the project was closed meanwhile (another one was opened)
-            if generation != self._generation or getattr(project, "closed", False):
-                return
+        def show(result: tuple[Any, ...]) -> None:
+            items, have, missing, rows, est, blocked = result
             self.items, self.runs, self.rows = items, have, rows
             self.missing, self.estimate = missing, est
             self.model.set_rows(screen_rows(rows))
@@ -245,7 +234,7 @@ class ConditionsTab(QWidget):
             self.run_button.setEnabled(bool(missing) and bool(items) and not wizard.busy)
             self.export_button.setEnabled(bool(rows))
 
-        return spawn(go(), "comparing the conditions")
+        return self._latest.run(project, work, show, "comparing the conditions")
 
     @staticmethod
     def _status_text(models: Any, items: list[Any], have: dict[str, Any], missing: list[str],

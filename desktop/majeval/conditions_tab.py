@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBox
 
 from core.majeval import conditions as cd
 from core.majeval import session as st
-from core.project import ProjectError
 from desktop.glossary import explain
+from desktop.latest import Latest
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
@@ -121,7 +121,7 @@ class ConditionsTab(QWidget):
         layout.addWidget(self.run_panel)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.summary)
-        self._generation = 0
+        self._latest = Latest()
         self.rows: list[dict[str, Any]] = []
         self.missing: list[str] = []
         self.estimate: Any = None
@@ -133,13 +133,8 @@ class ConditionsTab(QWidget):
     def refresh(self, *_args: Any) -> Any:
         """Read the kept conditions, then (worker thread) the comparison and the estimate of
         the missing ones; returns the task (tests await it)."""
-        import asyncio
-
-        from desktop.errors import spawn
-
         wizard = self.wizard
-        self._generation += 1
-        generation = self._generation
+        self._latest.start()
         profile = wizard.chosen_profile()
         names = self.names()
         project, state = wizard.project, wizard.state.model_copy(deep=True)
@@ -161,14 +156,8 @@ class ConditionsTab(QWidget):
                 est = cd.estimate_conditions(project, state, missing, profile)
             return have, missing, rows, est
 
-        async def go() -> None:
-            try:
-                have, missing, rows, est = await asyncio.get_running_loop().run_in_executor(
-                    None, work)
-            except ProjectError:
-                return  # the project was closed meanwhile (another one was opened)
-            if generation != self._generation or getattr(project, "closed", False):
-                return
+        def show(result: tuple[Any, list[str], list[dict[str, Any]], Any]) -> None:
+            have, missing, rows, est = result
             self.rows, self.missing, self.estimate = rows, missing, est
             self.model.set_rows(screen_rows(rows))
             kept = ", ".join(cd.CONDITIONS[n] + ("" if have[n].complete else
@@ -188,7 +177,7 @@ class ConditionsTab(QWidget):
             self.summary.setText("\n".join(lines))
             self.run_button.setEnabled(bool(missing) and not wizard.busy)
 
-        return spawn(go(), "comparing the conditions")
+        return self._latest.run(project, work, show, "comparing the conditions")
 
     @Slot()
     def start_run(self) -> Any:
