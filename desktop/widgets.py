@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
     QButtonGroup,
+    QCheckBox,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -39,6 +40,7 @@ __all__ = [
     "PRIMARY_DISABLED_STYLE",
     "add_parts",
     "alert_box",
+    "check_row",
     "error_label",
     "exclusive",
     "fill_choices",
@@ -189,6 +191,26 @@ def fill_choices(combo: Any, first: str, values: Sequence[str], chosen: Any) -> 
     for value in values:
         combo.addItem(value, value)
     combo.setCurrentIndex(max(0, combo.findData(chosen)))
+
+
+def check_row(title: str, labels: Mapping[str, str], tips: Mapping[str, str],
+              on_toggle: Callable[..., Any], unchecked: Sequence[str] = ()
+              ) -> tuple[dict[str, QCheckBox], QHBoxLayout]:
+    """A row "``title`` [x] label [x] label ..." of one check box per key of ``labels`` (ticked
+    unless in ``unchecked``, with its tip from ``tips``; toggling calls ``on_toggle``): the boxes
+    by key, and the row."""
+    boxes: dict[str, QCheckBox] = {}
+    row = QHBoxLayout()
+    row.addWidget(QLabel(title))
+    for key, label in labels.items():
+        box = QCheckBox(label)
+        box.setChecked(key not in unchecked)
+        box.setToolTip(tips[key])
+        box.toggled.connect(on_toggle)
+        boxes[key] = box
+        row.addWidget(box)
+    row.addStretch(1)
+    return boxes, row
 
 
 def group_box(title: str, *parts: Any) -> QGroupBox:

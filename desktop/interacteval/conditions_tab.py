@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.interacteval import conditions as cd
 from core.interacteval import session as st
@@ -26,6 +26,7 @@ from desktop.runner import RunOutcome
 from desktop.views import Column, FrameModel, table_view
 from desktop.widgets import (
     add_parts,
+    check_row,
     fit_columns,
     hbox,
     hint_label,
@@ -123,17 +124,9 @@ class ConditionsTab(QWidget):
     def __init__(self, wizard: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.wizard = wizard
-        self.checks: dict[str, QCheckBox] = {}
-        choose = QHBoxLayout()
-        choose.addWidget(QLabel("Compare:"))
-        for name, label in cd.CONDITIONS.items():
-            box = QCheckBox(label)
-            box.setChecked(name != "single-judge")  # the baseline is optional
-            box.setToolTip(TIPS[name])
-            box.toggled.connect(self.refresh)
-            self.checks[name] = box
-            choose.addWidget(box)
-        choose.addStretch(1)
+        # the baseline (a single judge) is optional
+        self.checks, choose = check_row("Compare:", cd.CONDITIONS, TIPS, self.refresh,
+                                        unchecked=("single-judge",))
         self.status = rich_label()
         self.status.setObjectName("conditionsStatus")
         self.run_button = push_button(

@@ -10,7 +10,7 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.majeval import conditions as cd
 from core.majeval import session as st
@@ -20,7 +20,7 @@ from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label
+from desktop.widgets import check_row, hint_label
 
 __all__ = ["ConditionsTab"]
 
@@ -72,9 +72,6 @@ class ConditionsTab(QWidget):
     def __init__(self, wizard: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.wizard = wizard
-        self.checks: dict[str, QCheckBox] = {}
-        choose = QHBoxLayout()
-        choose.addWidget(QLabel("Compare:"))
         tips = {"full": "The personas as written, scores after their debate (the method).",
                 "pre": "The same personas' own first scores, before any debate (no extra "
                        "calls: they come from the same debates).",
@@ -83,14 +80,7 @@ class ConditionsTab(QWidget):
                 "single-judge": "One model scores each item once, with the dimensions' "
                                 "definitions and fixed evaluation steps (the simple "
                                 "alternative the paper compares with)."}
-        for name, label in cd.CONDITIONS.items():
-            box = QCheckBox(label)
-            box.setChecked(True)
-            box.setToolTip(tips[name])
-            box.toggled.connect(self.refresh)
-            self.checks[name] = box
-            choose.addWidget(box)
-        choose.addStretch(1)
+        self.checks, choose = check_row("Compare:", cd.CONDITIONS, tips, self.refresh)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.RichText)

@@ -191,3 +191,21 @@ def test_fill_choices_offers_none_first_and_selects_the_kept_choice(qtbot):
     assert combo.itemData(0) is None and combo.currentData() == "score"
     fill_choices(combo, "(choose)", ["text"], "gone")
     assert combo.currentIndex() == 0 and combo.currentData() is None
+
+
+def test_check_row_ticks_all_but_the_unchecked_and_calls_back(qtbot):
+    from desktop.widgets import check_row
+
+    toggled: list[bool] = []
+    boxes, row = check_row("Compare:", {"a": "Alpha", "b": "Beta"},
+                           {"a": "first", "b": "second"}, toggled.append, unchecked=("b",))
+    holder = QWidget()
+    holder.setLayout(row)
+    qtbot.addWidget(holder)
+    assert row.itemAt(0).widget().text() == "Compare:"
+    assert [row.itemAt(i).widget() for i in (1, 2)] == [boxes["a"], boxes["b"]]
+    assert row.itemAt(3).spacerItem() is not None
+    assert (boxes["a"].isChecked(), boxes["b"].isChecked()) == (True, False)
+    assert (boxes["a"].text(), boxes["b"].toolTip()) == ("Alpha", "second")
+    boxes["b"].setChecked(True)
+    assert toggled == [True]
