@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-__all__ = ["grabber", "run_shots", "wait_until"]
+__all__ = ["grab_when", "grabber", "grade_every_item", "run_shots", "wait_until"]
 
 
 async def wait_until(condition: Callable[[], Any], timeout: float = 120.0) -> None:
@@ -20,6 +20,33 @@ async def wait_until(condition: Callable[[], Any], timeout: float = 120.0) -> No
         if loop.time() > end:
             raise TimeoutError("the wizard did not get there in time")
         await asyncio.sleep(0.05)
+
+
+async def grab_when(grab: Callable[..., None], name: str,
+                    condition: Callable[[], Any] | None = None, *, pause: float = 0.4,
+                    timeout: float = 120.0) -> None:
+    """Wait until ``condition()`` is true (when given), let the window settle ``pause`` seconds,
+    then ``grab(name)``."""
+    if condition is not None:
+        await wait_until(condition, timeout)
+    await asyncio.sleep(pause)
+    grab(name)
+
+
+async def grade_every_item(panel: Any, grab: Callable[..., None],
+                           rate: Callable[[Any, int], None], note: str, note_at: int) -> None:
+    """Grade every item the "Check the judge" ``panel`` offers: ``rate(item_id, graded)`` sets
+    its ratings (``graded`` items done before it); the ``note_at``-th item (from 0) also gets
+    ``note`` and is saved as ``check-grade`` first. An item that cannot be saved is skipped."""
+    graded = 0
+    while panel.current is not None:
+        rate(panel.current, graded)
+        if graded == note_at:
+            panel.note_edit.setPlainText(note)
+            await grab_when(grab, "check-grade", pause=0.3)
+        graded += 1
+        if not panel.save_and_next():
+            panel.skip()
 
 
 def grabber(session: Any, folder: Path, prefix: str) -> Callable[..., None]:

@@ -7,13 +7,24 @@ without a window); :class:`ScatterChart` is the widget that draws it and keeps w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.views import ACCENT, INK, Chart
+from PySide6.QtWidgets import QComboBox, QWidget
 
-__all__ = ["Chart", "ScatterChart", "ScatterPoint", "draw_score_vs_rating", "short", "style"]
+from desktop.views import ACCENT, INK, Chart
+from desktop.widgets import pane, tipped
+
+__all__ = [
+    "Chart",
+    "ScatterChart",
+    "ScatterPoint",
+    "draw_score_vs_rating",
+    "scatter_panel",
+    "short",
+    "style",
+]
 
 
 def style(ax: Any) -> None:
@@ -90,3 +101,13 @@ class ScatterChart(Chart):
             figure, [p.score for p in self.points], [p.rating for p in self.points],
             [p.name for p in self.points], title=title, x_label=x_label, y_label=y_label,
             x_range=x_range))
+
+
+def scatter_panel(choice_tip: str, chart_tip: str, on_choice: Callable[[int], Any],
+                  minimum_height: int) -> tuple[QComboBox, ScatterChart, QWidget]:
+    """A :class:`ScatterChart` under a list choosing what it plots (``on_choice`` redraws it):
+    the list, the chart and the pane holding both."""
+    combo = tipped(QComboBox(), choice_tip)
+    combo.currentIndexChanged.connect(on_choice)
+    chart = tipped(ScatterChart(minimum_height=minimum_height), chart_tip)
+    return combo, chart, pane(combo, (chart, 1))

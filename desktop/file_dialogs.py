@@ -9,15 +9,32 @@ screens only say what is asked: the title, the kinds of file and, for a save, th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-__all__ = ["SPREADSHEETS", "WORKBOOK", "open_file", "open_files", "save_file", "start_folder"]
+__all__ = [
+    "SPREADSHEETS",
+    "WORKBOOK",
+    "ask_then",
+    "open_file",
+    "open_files",
+    "save_file",
+    "start_folder",
+]
 
 SPREADSHEETS = "Spreadsheets (*.xlsx *.xlsm *.xls *.csv *.tsv);;All files (*)"
 WORKBOOK = "Excel workbooks (*.xlsx)"
+
+
+def ask_then(ask: Callable[[], str | None], act: Callable[[str], Any]) -> None:
+    """Ask for a file with ``ask`` (a screen's ``ask_…`` method) and, unless the user cancelled,
+    hand the path to ``act``: the slot behind an Import/Export button."""
+    path = ask()
+    if path:
+        act(path)
 
 
 def start_folder(project: Any = None, recent: list[str] | None = None) -> str:

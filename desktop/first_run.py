@@ -30,7 +30,10 @@ from core.privacy import destination
 from core.settings import BUNDLED_PROFILE_NAME, bundled_profile
 from desktop.home import CARD_ORDER
 from desktop.methods import METHODS, sample_for
-from desktop.widgets import open_window
+from desktop.widgets import (
+    open_window,
+    push_button,
+)
 
 __all__ = ["SAMPLE_COMING", "FirstRunDialog", "show_first_run_if_needed"]
 
@@ -158,16 +161,14 @@ class FirstRunDialog(QDialog):
         layout.addWidget(self.capable_note)
         self.where_label = _label("", "hint")
         form.insertRow(1, "Your texts:", self.where_label)
-        self.discover_button = QPushButton("Look for models on this computer…")
-        self.discover_button.setToolTip(
+        self.discover_button = push_button(
+            "Look for models on this computer…",
             "Find Ollama, LM Studio, a llama.cpp server or vLLM already running here and use "
-            "their models; only this computer is asked.")
-        self.discover_button.clicked.connect(self.open_discovery)
-        self.manager_button = QPushButton("Download a model file…")
-        self.manager_button.setToolTip(
+            "their models; only this computer is asked.", self.open_discovery)
+        self.manager_button = push_button(
+            "Download a model file…",
             "Recommended model files that run inside EvalDesk, and which of them fit this "
-            "computer; or a .gguf file you already have.")
-        self.manager_button.clicked.connect(self.open_model_manager)
+            "computer; or a .gguf file you already have.", self.open_model_manager)
         self.settings_button = QPushButton("Add a model in Settings…")
         self.settings_button.setToolTip("Close this welcome and open Settings → Models.")
         self.settings_button.clicked.connect(self.open_settings)

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QTabWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -32,11 +31,19 @@ from PySide6.QtWidgets import (
 
 from core import judge_check as jc
 from core.words import count
-from desktop.file_dialogs import open_file, save_file
+from desktop.file_dialogs import ask_then, open_file, save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
 from desktop.views import Column, FrameModel, table_view
-from desktop.widgets import alert_box, fit_columns, hint_label, note_box, xlsx_path
+from desktop.widgets import (
+    add_parts,
+    alert_box,
+    fit_columns,
+    hint_label,
+    note_box,
+    splitter,
+    xlsx_path,
+)
 
 __all__ = [
     "BADGE",
@@ -225,15 +232,8 @@ class JudgeCheckPanel(QWidget):
         buttons.addWidget(self.skip_button)
         buttons.addWidget(self.save_button)
         right_layout.addLayout(buttons)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.text_view)
-        split.addWidget(right)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        layout = QVBoxLayout(tab)
-        layout.addLayout(top)
-        layout.addWidget(self.item_label)
-        layout.addWidget(split, 1)
+        split = splitter(self.text_view, right, stretch=[3, 2])
+        add_parts(QVBoxLayout(tab), [top, self.item_label, (split, 1)])
         return tab
 
     def _report_tab(self) -> QWidget:
@@ -559,21 +559,15 @@ class JudgeCheckPanel(QWidget):
 
     @Slot()
     def _ask_import(self) -> None:
-        path = self.ask_import_path()
-        if path:
-            self.import_ratings(path)
+        ask_then(self.ask_import_path, self.import_ratings)
 
     @Slot()
     def _ask_export(self) -> None:
-        path = self.ask_export_path()
-        if path:
-            self.export_ratings(path)
+        ask_then(self.ask_export_path, self.export_ratings)
 
     @Slot()
     def _ask_report(self) -> None:
-        path = self.ask_report_path()
-        if path:
-            self.export_report(path)
+        ask_then(self.ask_report_path, self.export_report)
 
     def import_ratings(self, path: str | Path) -> jc.RatingsRead | None:
         judge = self.judge

@@ -63,6 +63,7 @@ from desktop.widgets import (
     hint_label,
     note_box,
     open_window,
+    push_button,
     wrapped_label,
 )
 
@@ -317,16 +318,14 @@ class SettingsDialog(QDialog):
         self.test_button = QPushButton("Test connection")
         self.test_button.setToolTip("Send one tiny request with the selected profile.")
         self.test_button.clicked.connect(self.test_selected)
-        self.discover_button = QPushButton("Look for models on this computer…")
-        self.discover_button.setToolTip(
+        self.discover_button = push_button(
+            "Look for models on this computer…",
             "Find Ollama, LM Studio, a llama.cpp server or vLLM running on this computer and "
-            "add their models in one click. Only this computer is asked.")
-        self.discover_button.clicked.connect(self.open_discovery)
-        self.manager_button = QPushButton("Download or import a model file…")
-        self.manager_button.setToolTip(
+            "add their models in one click. Only this computer is asked.", self.open_discovery)
+        self.manager_button = push_button(
+            "Download or import a model file…",
             "Recommended model files that run inside EvalDesk (and whether they fit this "
-            "computer), or a .gguf file you already have.")
-        self.manager_button.clicked.connect(self.open_model_manager)
+            "computer), or a .gguf file you already have.", self.open_model_manager)
         self.test_result = QLabel()
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
     QButtonGroup,
+    QCheckBox,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -41,8 +42,10 @@ __all__ = [
     "PRIMARY_DISABLED_STYLE",
     "add_parts",
     "alert_box",
+    "check_row",
     "error_label",
     "exclusive",
+    "fill_choices",
     "fit_columns",
     "frame_layout",
     "group_box",
@@ -53,6 +56,9 @@ __all__ = [
     "note_box",
     "open_window",
     "pane",
+    "push_button",
+    "refresh_if_shown",
+    "refresh_when_shown",
     "repeats_spin",
     "rich_label",
     "row_table",
@@ -130,24 +136,88 @@ def hbox(*parts: Any) -> QHBoxLayout:
     return add_parts(QHBoxLayout(), parts)  # type: ignore[return-value]
 
 
-def pane(*parts: Any, margins: int = 0) -> QWidget:
+def pane(*parts: Any, margins: int | None = 0) -> QWidget:
     """A widget holding ``parts`` top to bottom (see :func:`add_parts`), ``margins`` pixels from
-    its edges: one side of a splitter."""
+    its edges: one side of a splitter. ``margins=None`` keeps the style's own margins (a tab's
+    page)."""
     widget = QWidget()
     layout = QVBoxLayout(widget)
-    layout.setContentsMargins(margins, margins, margins, margins)
+    if margins is not None:
+        layout.setContentsMargins(margins, margins, margins, margins)
     add_parts(layout, parts)
     return widget
 
 
-def splitter(*widgets: QWidget, sizes: Sequence[int],
-             orientation: Qt.Orientation = Qt.Orientation.Horizontal) -> QSplitter:
-    """``widgets`` side by side (or one above the other) with a handle between, at ``sizes``."""
+def splitter(*widgets: QWidget, sizes: Sequence[int] = (),
+             orientation: Qt.Orientation = Qt.Orientation.Horizontal,
+             stretch: Sequence[int] = ()) -> QSplitter:
+    """``widgets`` side by side (or one above the other) with a handle between, at ``sizes``;
+    when the splitter grows, widget ``i`` takes ``stretch[i]`` shares of the extra room."""
     split = QSplitter(orientation)
     for widget in widgets:
         split.addWidget(widget)
-    split.setSizes(list(sizes))
+    for index, factor in enumerate(stretch):
+        split.setStretchFactor(index, factor)
+    if sizes:
+        split.setSizes(list(sizes))
     return split
+
+
+def refresh_when_shown(tabs: Any, tab: Any) -> None:
+    """Call ``tab.refresh()`` each time ``tab`` becomes the shown tab of ``tabs`` (a tab whose
+    filling costs time is filled only when someone looks at it)."""
+    tabs.currentChanged.connect(
+        lambda index: tab.refresh() if tabs.widget(index) is tab else None)
+
+
+def refresh_if_shown(tabs: Any, tab: Any) -> None:
+    """Call ``tab.refresh()`` now if ``tab`` is the shown tab of ``tabs``."""
+    if tabs.currentWidget() is tab:
+        tab.refresh()
+
+
+def push_button(text: str, tip: str = "", on_click: Callable[..., Any] | None = None, *,
+                name: str = "") -> QPushButton:
+    """A button with its tooltip ``tip``, the slot (or signal) ``on_click`` its click calls,
+    and its style ``name`` ("primaryButton" for the main action), built in one expression."""
+    button = QPushButton(text)
+    if tip:
+        button.setToolTip(tip)
+    if on_click is not None:
+        button.clicked.connect(on_click)
+    if name:
+        button.setObjectName(name)
+    return button
+
+
+def fill_choices(combo: Any, first: str, values: Sequence[str], chosen: Any) -> None:
+    """Offer ``first`` (no choice: its data is None) and then ``values`` in ``combo`` (each its
+    own data), and select ``chosen`` (``first`` when it is not among them)."""
+    combo.clear()
+    combo.addItem(first, None)
+    for value in values:
+        combo.addItem(value, value)
+    combo.setCurrentIndex(max(0, combo.findData(chosen)))
+
+
+def check_row(title: str, labels: Mapping[str, str], tips: Mapping[str, str],
+              on_toggle: Callable[..., Any], unchecked: Sequence[str] = ()
+              ) -> tuple[dict[str, QCheckBox], QHBoxLayout]:
+    """A row "``title`` [x] label [x] label ..." of one check box per key of ``labels`` (ticked
+    unless in ``unchecked``, with its tip from ``tips``; toggling calls ``on_toggle``): the boxes
+    by key, and the row."""
+    boxes: dict[str, QCheckBox] = {}
+    row = QHBoxLayout()
+    row.addWidget(QLabel(title))
+    for key, label in labels.items():
+        box = QCheckBox(label)
+        box.setChecked(key not in unchecked)
+        box.setToolTip(tips[key])
+        box.toggled.connect(on_toggle)
+        boxes[key] = box
+        row.addWidget(box)
+    row.addStretch(1)
+    return boxes, row
 
 
 def group_box(title: str, *parts: Any) -> QGroupBox:

@@ -34,7 +34,7 @@ from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
 from desktop.widgets import frame_layout, navigation, note_box, step_buttons
 
-__all__ = ["WizardPage", "WizardShell", "open_wizard"]
+__all__ = ["WizardPage", "WizardShell", "open_method_wizard", "open_wizard"]
 
 log = logging.getLogger("evaldesk.wizard")
 
@@ -371,4 +371,15 @@ def open_wizard(main_window: Any, cls: type[WizardShell],
     wizard = make(project)
     main_window.show_page(wizard)
     wizard.start()
+    return wizard
+
+
+def open_method_wizard(main_window: Any, cls: type[WizardShell], factory_name: str,
+                       factory: Any) -> WizardShell:
+    """:func:`open_wizard` for a method's wizard ``cls(main_window, project, factory)``; when a
+    ``factory`` is given (the model or encoder maker; tests give fakes), the wizard, new or
+    already open, uses it as its ``factory_name``."""
+    wizard = open_wizard(main_window, cls, lambda project: cls(main_window, project, factory))
+    if factory is not None:
+        setattr(wizard, factory_name, factory)
     return wizard

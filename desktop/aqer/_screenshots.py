@@ -13,7 +13,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from desktop._wizard_shots import grabber, run_shots, wait_until
+from desktop._wizard_shots import grab_when, grabber, run_shots, wait_until
 
 
 async def _shoot(session, folder: Path) -> None:
@@ -27,22 +27,15 @@ async def _shoot(session, folder: Path) -> None:
 
     wiz = open_aqer_wizard(window)
     wiz.load_sample()
-    await wait_until(lambda: wiz.read is not None and not wiz.reading)
-    await asyncio.sleep(0.2)
-    grab("file")
+    await grab_when(grab, "file", lambda: wiz.read is not None and not wiz.reading, pause=0.2)
     wiz.go_next()
-    await wait_until(lambda: wiz.check is not None and not wiz.checking)
-    await asyncio.sleep(0.2)
-    grab("mapping")
+    await grab_when(grab, "mapping", lambda: wiz.check is not None and not wiz.checking, pause=0.2)
     wiz.go_next()
-    await asyncio.sleep(0.2)
-    grab("model")
+    await grab_when(grab, "model", pause=0.2)
     wiz.go_next()
     wiz.pages["run"].start_run()
     panel = wiz.pages["run"].run_panel
-    await wait_until(lambda: panel.state is not None and panel.state.total)
-    await asyncio.sleep(0.05)
-    grab("run")
+    await grab_when(grab, "run", lambda: panel.state is not None and panel.state.total, pause=0.05)
     await wait_until(lambda: wiz.page == "results")
     await asyncio.sleep(0.5)
     results = wiz.pages["results"].results
@@ -76,12 +69,10 @@ async def _check_the_judge(wiz, grab) -> None:
     panel = page.panel
     page.use_file_grades()
     panel.tabs.setCurrentIndex(1)
-    await wait_until(lambda: not panel.computing and panel.report is not None, timeout=300)
-    await asyncio.sleep(0.4)
-    grab("check-report")
+    await grab_when(grab, "check-report",
+                    lambda: not panel.computing and panel.report is not None, timeout=300)
     panel.report_tabs.setCurrentIndex(2)
-    await asyncio.sleep(0.4)
-    grab("check-disagreements")
+    await grab_when(grab, "check-disagreements")
 
 
 def main(argv: list[str]) -> int:

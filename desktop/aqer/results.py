@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QPushButton,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -37,7 +36,18 @@ from desktop.aqer.charts import (
 from desktop.glossary import PLAIN, explain
 from desktop.run_panel import RunPanel
 from desktop.views import Column, FrameModel, fit_rows, pin_row_names, table_view
-from desktop.widgets import alert_box, done_label, fit_columns, hint_label, note_box
+from desktop.widgets import (
+    alert_box,
+    done_label,
+    fit_columns,
+    group_box,
+    hbox,
+    hint_label,
+    note_box,
+    pane,
+    push_button,
+    splitter,
+)
 
 __all__ = ["ResultsView", "describe_run", "table_view"]
 
@@ -242,28 +252,16 @@ class ResultsView(QWidget):
         pin_row_names(self.workers_view, self.workers_model, "worker")
         self.score_chart = Chart(220)
         self.distribution_chart = Chart(180)
-        charts = QSplitter(Qt.Orientation.Vertical)
-        charts.addWidget(self.score_chart)
-        charts.addWidget(self.distribution_chart)
-        charts.setStretchFactor(0, 3)
-        charts.setStretchFactor(1, 2)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.workers_view)
-        split.addWidget(charts)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setSizes([640, 440])
-        page = QWidget()
-        layout = QVBoxLayout(page)
+        charts = splitter(self.score_chart, self.distribution_chart,
+                          orientation=Qt.Orientation.Vertical, stretch=[3, 2])
+        split = splitter(self.workers_view, charts, sizes=[640, 440], stretch=[3, 2])
         about = hint_label(
             "One row per worker, best first. Click a column title to sort by it. The score is "
             "0 to 1 (best 1, weakest 0); the baselines RASA, F1 and BLEU-1 are other ways of "
             "judging the same answers, for comparison."
         )
         about.setToolTip(explain("RASA", "F1", "BLEU-1"))
-        layout.addWidget(about)
-        layout.addWidget(split, 1)
-        return page
+        return pane(about, (split, 1), margins=None)
 
     def _questions_tab(self) -> QWidget:
         self.questions_model = FrameModel(QUESTION_COLUMNS, self)
@@ -278,25 +276,15 @@ class ResultsView(QWidget):
         self.answers_model = FrameModel(ANSWER_COLUMNS, self)
         self.answers_view = table_view(self.answers_model)
         self.answers_view.setWordWrap(True)
-        detail = QWidget()
-        d = QVBoxLayout(detail)
-        d.setContentsMargins(0, 6, 0, 0)
-        d.addWidget(self.question_title)
-        d.addWidget(self.best_label)
-        d.addWidget(self.answers_view, 1)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.questions_view)
-        split.addWidget(detail)
-        split.setSizes([220, 320])
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(hint_label(
+        detail = pane(self.question_title, self.best_label, (self.answers_view, 1))
+        detail.layout().setContentsMargins(0, 6, 0, 0)
+        split = splitter(self.questions_view, detail, sizes=[220, 320],
+                         orientation=Qt.Orientation.Vertical)
+        return pane(hint_label(
             "Per question: how close the answers came to the consensus (a low mean similarity "
             "means a harder or more open question) and the answer closest to the consensus. "
             "Choose a question to see every answer with its similarity."
-        ))
-        layout.addWidget(split, 1)
-        return page
+        ), (split, 1), margins=None)
 
     def _llm_tab(self) -> QWidget:
         self.llm_summary_model = FrameModel(LLM_SUMMARY_COLUMNS, self)
@@ -313,21 +301,11 @@ class ResultsView(QWidget):
         )
         self.llm_empty.setObjectName("noteBox")
         self.llm_empty.setWordWrap(True)
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(QLabel("<b>Mean score per AI model</b>"))
-        lv.addWidget(self.llm_summary_view)
-        lv.addWidget(QLabel("<b>Score per question</b> (similarity of each answer to the "
-                            "consensus; the workers' column is like for like)"))
-        lv.addWidget(self.llm_questions_view, 1)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(self.llm_chart)
-        split.setSizes([600, 480])
+        left = pane("<b>Mean score per AI model</b>", self.llm_summary_view,
+                    "<b>Score per question</b> (similarity of each answer to the consensus; "
+                    "the workers' column is like for like)", (self.llm_questions_view, 1))
+        split = splitter(left, self.llm_chart, sizes=[600, 480])
         self.llm_content = split
-        page = QWidget()
-        layout = QVBoxLayout(page)
         about = hint_label(
             "Each AI answer is compared with the consensus built from the workers only (the AI "
             "never shapes it), by cosine similarity. A worker's own answer is part of the "
@@ -336,26 +314,18 @@ class ResultsView(QWidget):
             "AI stands on that measure (50% = mid-pack)."
         )
         about.setToolTip(explain("cosine"))
-        layout.addWidget(about)
-        layout.addWidget(self.llm_empty)
-        layout.addWidget(split, 1)
-        return page
+        return pane(about, self.llm_empty, (split, 1), margins=None)
 
     def _convergence_tab(self) -> QWidget:
         self.convergence_text = QLabel()
         self.convergence_text.setWordWrap(True)
         self.convergence_chart = Chart(260)
         self.convergence_chart.setToolTip(explain("RMSE"))
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(hint_label(
+        return pane(hint_label(
             "AQER repeats two steps: build a consensus answer per question from the workers' "
             "answers (weighted by their scores), then score every worker against it. It stops "
             "when the weights hardly change any more."
-        ))
-        layout.addWidget(self.convergence_text)
-        layout.addWidget(self.convergence_chart, 1)
-        return page
+        ), self.convergence_text, (self.convergence_chart, 1), margins=None)
 
     def _agreement_tab(self) -> QWidget:
         self.agreement_model = FrameModel(AGREEMENT_COLUMNS, self)
@@ -436,14 +406,13 @@ class ResultsView(QWidget):
         for label in (self.comparison_note, self.comparison_words):
             label.setToolTip(explain("Pearson", "Spearman", "bootstrap", "RASA", "F1",
                                      "BLEU-1"))
-        self.condition_button = QPushButton("Also score with blank answers counted the other way")
-        self.condition_button.setToolTip(
+        self.condition_button = push_button(
+            "Also score with blank answers counted the other way",
             "Adds a condition: AQER on the same answers with the other blank-answer rule, kept "
             "in the project and compared with AQER here and in the export. The answers are "
-            "not embedded again.")
-        self.condition_button.clicked.connect(self.condition_requested)
-        self.model_button = QPushButton("Also score with another embedding model")
-        self.model_button.setToolTip(
+            "not embedded again.", self.condition_requested)
+        self.model_button = push_button(
+            "Also score with another embedding model",
             "Adds a condition: AQER on the same answers with another embedding model (the "
             "program that turns each answer into numbers), kept in the project and compared "
             "with AQER here and in the export. The answers are embedded once by that model.")
@@ -454,29 +423,14 @@ class ResultsView(QWidget):
         self.model_problem.hide()
         self.condition_panel = RunPanel()
         self.condition_panel.hide()
-        words_box = QGroupBox("In words")
-        wb = QVBoxLayout(words_box)
-        wb.addWidget(self.comparison_words)
-        self.comparison_words_box = words_box
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(hint_label(
+        self.comparison_words_box = group_box("In words", self.comparison_words)
+        return pane(hint_label(
             "Is AQER better than the simple alternatives on your data? Each row scores the same "
             "workers another way; each is compared with your expert grades, and with AQER by a "
             "paired test. A difference whose interval contains 0 may be no difference at all."
-        ))
-        layout.addWidget(self.comparison_empty)
-        layout.addWidget(self.comparison_view, 1)
-        layout.addWidget(words_box)
-        layout.addWidget(self.comparison_note)
-        row = QHBoxLayout()
-        row.addWidget(self.condition_button, 0)
-        row.addWidget(self.model_button, 0)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.model_problem)
-        layout.addWidget(self.condition_panel)
-        return page
+        ), self.comparison_empty, (self.comparison_view, 1), self.comparison_words_box,
+            self.comparison_note, hbox(self.condition_button, self.model_button, 1),
+            self.model_problem, self.condition_panel, margins=None)
 
     def set_model_choices(self, choices: list[Any]) -> None:
         """The embedding models offered (``core.aqer.model.AqerCondition``), then "a model
@@ -510,25 +464,14 @@ class ResultsView(QWidget):
         self.curve_view = table_view(self.curve_model)
         self.curve_chart = Chart(300)
         self.curve_chart.setToolTip(explain("Pearson", "Spearman"))
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.curve_chart)
-        split.addWidget(self.curve_view)
-        split.setSizes([640, 560])
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(hint_label(
+        split = splitter(self.curve_chart, self.curve_view, sizes=[640, 560])
+        return pane(hint_label(
             "How many workers do you need? EvalDesk draws 3, 5, 10, 15, ... of your workers at "
             "random, 25 times each, scores each small panel on its own, and checks how well its "
             "scores agree with the expert grades (without grades: with the ranking of all your "
             "workers). Where the line flattens, more workers add little."
-        ))
-        row = QHBoxLayout()
-        row.addWidget(self.curve_button, 0)
-        row.addWidget(self.curve_text, 1)
-        layout.addLayout(row)
-        layout.addWidget(self.curve_panel)
-        layout.addWidget(split, 1)
-        return page
+        ), hbox(self.curve_button, (self.curve_text, 1)), self.curve_panel, (split, 1),
+            margins=None)
 
     def set_comparison(self, table: Any) -> None:
         """Show a :class:`core.aqer.comparison.Comparison` (None: being computed)."""
@@ -582,14 +525,10 @@ class ResultsView(QWidget):
         self.warnings_model = FrameModel(WARNING_COLUMNS, self)
         self.warnings_view = table_view(self.warnings_model, stretch=1)
         self.warnings_view.setWordWrap(True)
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(hint_label(
+        return pane(hint_label(
             "Everything that was left out or is worth checking, with the row of your sheet it "
             "concerns. None of these stopped the run."
-        ))
-        layout.addWidget(self.warnings_view, 1)
-        return page
+        ), (self.warnings_view, 1), margins=None)
 
     # -- filling ------------------------------------------------------------------------------
     def set_result(self, stored: Any, comparison: Any = None, curve: Any = None) -> None:

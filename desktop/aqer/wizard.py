@@ -33,8 +33,7 @@ from desktop.aqer.pages import (
     RunPage,
 )
 from desktop.widgets import alert_box
-from desktop.wizard import WizardShell
-from desktop.wizard import open_wizard as open_shell_wizard
+from desktop.wizard import WizardShell, open_method_wizard
 
 __all__ = ["PAGES", "AqerWizard", "open_wizard"]
 
@@ -167,9 +166,5 @@ class AqerWizard(WizardShell):
 
 def open_wizard(main_window: Any, encoder_factory: EncoderFactory | None = None) -> AqerWizard:
     """Show the AQER wizard for the open project (creating an untitled project if none)."""
-    wizard = open_shell_wizard(
-        main_window, AqerWizard,
-        lambda project: AqerWizard(main_window, project, encoder_factory))
-    if encoder_factory is not None:
-        wizard.encoder_factory = encoder_factory
-    return wizard  # type: ignore[return-value]
+    return open_method_wizard(  # type: ignore[return-value]
+        main_window, AqerWizard, "encoder_factory", encoder_factory)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
-from desktop._wizard_shots import grabber, run_shots, wait_until
+from desktop._wizard_shots import grab_when, grabber, grade_every_item, run_shots, wait_until
 
 
 async def _step(wiz, what: str) -> str:
@@ -41,12 +42,9 @@ async def _shoot(session, folder: Path) -> None:
 
     wiz = open_interacteval_wizard(window)
     wiz.pages["dimensions"].load_sample_set()
-    await wait_until(lambda: bool(wiz.state.samples) and not wiz.busy)
-    await asyncio.sleep(0.2)
-    grab("dimensions")
+    await grab_when(grab, "dimensions", lambda: bool(wiz.state.samples) and not wiz.busy, pause=0.2)
     wiz.go_next()
-    await asyncio.sleep(0.3)
-    grab("samples")
+    await grab_when(grab, "samples", pause=0.3)
     wiz.go_next()
     think = wiz.pages["think_aloud"]
     items = [think.assessor_list.item(i) for i in range(think.assessor_list.count())]
@@ -56,40 +54,32 @@ async def _shoot(session, folder: Path) -> None:
     think.run_think_aloud()
     await _step(wiz, "think_aloud")
     think.author_edit.setText("Ms Okafor")
-    await asyncio.sleep(0.3)
-    grab("think-aloud")
+    await grab_when(grab, "think-aloud", pause=0.3)
     wiz.go_next()
     wiz.pages["build"].run_remaining()
     await _step(wiz, "build")
     wiz.pages["build"].show_build_step("sub_questions")
-    await asyncio.sleep(0.3)
-    grab("build")
+    await grab_when(grab, "build", pause=0.3)
     wiz.go_next()
     editor = wiz.pages["checklist"].editor
     editor.model.set_question(0, 0, "Does the answer use only words a ten-year-old knows?")
     editor.select(0, 0)
-    await asyncio.sleep(0.3)
-    grab("checklist")
+    await grab_when(grab, "checklist", pause=0.3)
     wiz.dim_combo.setCurrentText("Accuracy")
     wiz.show_page("build")
     wiz.pages["build"].run_remaining()
     await _step(wiz, "build")
     wiz.show_page("score")
-    await wait_until(lambda: wiz.opened_texts is not None and not wiz.busy)
-    await asyncio.sleep(0.3)
-    grab("score")
+    await grab_when(grab, "score", lambda: wiz.opened_texts is not None and not wiz.busy, pause=0.3)
     wiz.pages["score"].start_scoring()
     await _step(wiz, "score")
     await wait_until(lambda: bool(wiz.agreement))
     wiz.pages["results"].results.scores_view.selectRow(1)
-    await asyncio.sleep(0.4)
-    grab("results")
+    await grab_when(grab, "results")
     wiz.pages["results"].results.tabs.setCurrentIndex(1)
-    await asyncio.sleep(0.8)
-    grab("results-distribution")
+    await grab_when(grab, "results-distribution", pause=0.8)
     wiz.pages["results"].results.tabs.setCurrentIndex(2)
-    await asyncio.sleep(0.4)
-    grab("results-agreement")
+    await grab_when(grab, "results-agreement")
     await _conditions(wiz, grab)
     await _check_the_judge(wiz, grab)
     llm.close()
@@ -105,14 +95,12 @@ async def _conditions(wiz, grab) -> None:
     tab.repeats_spin.setValue(2)
     await wait_until(lambda: "Still to run" in tab.status.text() and "Running them" in
                      tab.status.text())
-    await asyncio.sleep(0.3)
-    grab("results-conditions-before")
+    await grab_when(grab, "results-conditions-before", pause=0.3)
     tab.start_run()
     await _step(wiz, "conditions")
-    await wait_until(lambda: not tab.missing and tab.model.rowCount() > 0
-                     and bool(tab.stability_entries))
-    await asyncio.sleep(0.4)
-    grab("results-conditions")
+    await grab_when(grab, "results-conditions",
+                    lambda: not tab.missing and tab.model.rowCount() > 0
+                    and bool(tab.stability_entries))
 
 
 async def _check_the_judge(wiz, grab) -> None:
@@ -124,10 +112,10 @@ async def _check_the_judge(wiz, grab) -> None:
     wiz.show_page("check")
     panel = wiz.pages["check"].panel
     humans = human_scores()
-    graded = 0
     shifts = [0, 1, 0, -1, 0, 0, 2]  # a person does not grade exactly as the sample's scores
-    while panel.current is not None:
-        text = panel.judge.item(panel.current).text
+
+    def rate(item_id: Any, graded: int) -> None:
+        text = panel.judge.item(item_id).text
         for k, (dim, combo) in enumerate(panel.score_combos.items()):
             value = humans.get(text, {}).get(dim)
             if value is not None:
@@ -137,28 +125,20 @@ async def _check_the_judge(wiz, grab) -> None:
             value = humans.get(text, {}).get(dim)
             if value is not None:
                 combo.setCurrentIndex(1 if value >= 4 else 2)
-        if graded == 3:
-            panel.note_edit.setPlainText("Hard to follow: the reason comes last and is mixed in with the rest.")
-            await asyncio.sleep(0.3)
-            grab("check-grade")
-        graded += 1
-        if not panel.save_and_next():
-            panel.skip()
+
+    await grade_every_item(
+        panel, grab, rate,
+        "Hard to follow: the reason comes last and is mixed in with the rest.", note_at=3)
     panel.tabs.setCurrentIndex(1)
-    while panel.computing:  # the report is computed in the background
-        await asyncio.sleep(0.1)
-    await asyncio.sleep(0.4)
-    grab("check-report")
+    # the report is computed in the background
+    await grab_when(grab, "check-report", lambda: not panel.computing)
     panel.report_tabs.setCurrentIndex(1)
-    await asyncio.sleep(0.4)
-    grab("check-questions")
+    await grab_when(grab, "check-questions")
     panel.tabs.setCurrentIndex(2)
-    await asyncio.sleep(0.4)
-    grab("check-rank")
+    await grab_when(grab, "check-rank")
     wiz.dim_combo.setCurrentText("Clarity")
     wiz.show_page("checklist")
-    await asyncio.sleep(0.4)
-    grab("checklist-badge")
+    await grab_when(grab, "checklist-badge")
 
 
 def main(argv: list[str]) -> int:

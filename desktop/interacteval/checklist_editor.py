@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QTreeView,
@@ -30,7 +29,7 @@ from core.interacteval.model import Checklist
 from core.interacteval.session import edit_checklist
 from desktop.file_dialogs import open_file
 from desktop.interacteval.models import ChecklistModel
-from desktop.widgets import hint_label, note_box
+from desktop.widgets import hint_label, note_box, pane, splitter
 
 __all__ = ["ChecklistEditor"]
 
@@ -135,20 +134,10 @@ class ChecklistEditor(QWidget):
             1, QHeaderView.ResizeMode.ResizeToContents)
         self.remarks_label = note_box()
         self.remarks_label.hide()
-        side = QWidget()
-        sv = QVBoxLayout(side)
-        sv.setContentsMargins(6, 0, 0, 0)
-        sv.addWidget(self.origin_title)
-        sv.addWidget(self.key_label)
-        sv.addWidget(self.origin_table, 1)
-        sv.addWidget(self.remarks_label)
-
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.tree)
-        split.addWidget(side)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setSizes([700, 380])
+        side = pane(self.origin_title, self.key_label, (self.origin_table, 1),
+                    self.remarks_label)
+        side.layout().setContentsMargins(6, 0, 0, 0)
+        split = splitter(self.tree, side, sizes=[700, 380], stretch=[3, 2])
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

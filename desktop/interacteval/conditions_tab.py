@@ -14,20 +14,25 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.interacteval import conditions as cd
 from core.interacteval import session as st
-from core.project import ProjectError
 from core.words import count
-from desktop.file_dialogs import save_file
+from desktop.file_dialogs import ask_then, save_file
+from desktop.latest import Latest
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import Column, FrameModel, table_view
 from desktop.widgets import (
+    add_parts,
+    check_row,
     fit_columns,
+    hbox,
     hint_label,
+    push_button,
     repeats_spin,
+    rich_label,
     set_times_suffix,
     show_stability,
     stability_label,
@@ -123,31 +128,20 @@ class ConditionsTab(QWidget):
     def __init__(self, wizard: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.wizard = wizard
-        self.checks: dict[str, QCheckBox] = {}
-        choose = QHBoxLayout()
-        choose.addWidget(QLabel("Compare:"))
-        for name, label in cd.CONDITIONS.items():
-            box = QCheckBox(label)
-            box.setChecked(name != "single-judge")  # the baseline is optional
-            box.setToolTip(TIPS[name])
-            box.toggled.connect(self.refresh)
-            self.checks[name] = box
-            choose.addWidget(box)
-        choose.addStretch(1)
+        # the baseline (a single judge) is optional
+        self.checks, choose = check_row("Compare:", cd.CONDITIONS, TIPS, self.refresh,
+                                        unchecked=("single-judge",))
         self.repeats_spin = repeats_spin()
         state = getattr(wizard, "state", None)  # none yet while the wizard is being built
         self.repeats_spin.setValue(state.condition_repeats if state is not None else 1)
         set_times_suffix(self.repeats_spin)
         self.repeats_spin.valueChanged.connect(self._repeats_chosen)
-        self.status = QLabel()
+        self.status = rich_label()
         self.status.setObjectName("conditionsStatus")
-        self.status.setWordWrap(True)
-        self.status.setTextFormat(Qt.TextFormat.RichText)
-        self.run_button = QPushButton("Run the missing conditions")
-        self.run_button.setObjectName("primaryButton")
-        self.run_button.setToolTip("Builds the missing checklists and scores the texts with "
-                                   "them; what is kept already costs nothing.")
-        self.run_button.clicked.connect(self.start_run)
+        self.run_button = push_button(
+            "Run the missing conditions",
+            "Builds the missing checklists and scores the texts with them; what is kept "
+            "already costs nothing.", self.start_run, name="primaryButton")
         self.export_button = QPushButton("Export the comparison…")
         self.export_button.setToolTip("An Excel workbook with the sheets Comparison, Checklists "
                                       "and Scores (and Stability when each call is repeated).")
@@ -161,17 +155,9 @@ class ConditionsTab(QWidget):
         self.summary.setObjectName("conditionsSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        buttons = QVBoxLayout()
-        repeat_row = QHBoxLayout()
-        repeat_row.addWidget(QLabel("Repeat each call:"))
-        repeat_row.addWidget(self.repeats_spin)
-        buttons.addLayout(repeat_row)
-        buttons.addWidget(self.run_button)
-        buttons.addWidget(self.export_button)
-        buttons.addStretch(1)
-        top = QHBoxLayout()
-        top.addWidget(self.status, 1)
-        top.addLayout(buttons)
+        top = hbox((self.status, 1), add_parts(QVBoxLayout(), [
+            hbox("Repeat each call:", self.repeats_spin), self.run_button, self.export_button,
+            1]))
         layout = QVBoxLayout(self)
         layout.addWidget(hint_label(
             "Is the checklist from people and models together better than either alone, or "
@@ -186,7 +172,7 @@ class ConditionsTab(QWidget):
         layout.addWidget(self.summary)
         self.stability = stability_label()
         layout.addWidget(self.stability)
-        self._generation = 0
+        self._latest = Latest()
         self.rows: list[dict[str, Any]] = []
         self.runs: dict[str, Any] = {}
         self.items: list[Any] = []
@@ -218,13 +204,8 @@ class ConditionsTab(QWidget):
     def refresh(self, *_args: Any) -> Any:
         """Read the kept conditions, then (worker thread) the comparison and the estimate of
         the missing ones; returns the task (tests await it)."""
-        import asyncio
-
-        from desktop.errors import spawn
-
         wizard = self.wizard
-        self._generation += 1
-        generation = self._generation
+        self._latest.start()
         names = self.names()
         found = self._models()
         project, state = wizard.project, wizard.state.model_copy(deep=True)
@@ -266,14 +247,8 @@ class ConditionsTab(QWidget):
                    if missing and items else None)
             return items, have, missing, rows, est, blocked, entries
 
-        async def go() -> None:
-            try:
-                items, have, missing, rows, est, blocked, entries = \
-                    await asyncio.get_running_loop().run_in_executor(None, work)
-            except ProjectError:
-                return  # the project was closed meanwhile (another one was opened)
-            if generation != self._generation or getattr(project, "closed", False):
-                return
+        def show(result: tuple[Any, ...]) -> None:
+            items, have, missing, rows, est, blocked, entries = result
             self.items, self.runs, self.rows = items, have, rows
             self.missing, self.estimate = missing, est
             self.stability_entries = entries
@@ -296,7 +271,7 @@ class ConditionsTab(QWidget):
             self.run_button.setEnabled(bool(missing) and bool(items) and not wizard.busy)
             self.export_button.setEnabled(bool(rows))
 
-        return spawn(go(), "comparing the conditions")
+        return self._latest.run(project, work, show, "comparing the conditions")
 
     @staticmethod
     def _status_text(models: Any, items: list[Any], have: dict[str, Any], missing: list[str],
@@ -382,9 +357,7 @@ class ConditionsTab(QWidget):
 
     @Slot()
     def _ask_export(self) -> None:
-        path = self.ask_export_path()
-        if path:
-            self.export(path)
+        ask_then(self.ask_export_path, self.export)
 
     def export(self, path: str | Path) -> Any:
         """Write the "Comparison" workbook of the conditions on screen (2000 bootstrap

@@ -18,21 +18,29 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
-    QHBoxLayout,
     QLabel,
-    QPushButton,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.charts import ScatterChart, ScatterPoint
+from desktop.charts import ScatterPoint, scatter_panel
 from desktop.glossary import explain
 from desktop.run_panel import RunPanel
 from desktop.views import ACCENT, VALUE_ROLE, Chart, Column, FrameModel, table_view
-from desktop.widgets import done_label, fit_columns, hint_label, note_box
+from desktop.widgets import (
+    add_parts,
+    done_label,
+    fit_columns,
+    hbox,
+    hint_label,
+    note_box,
+    pane,
+    push_button,
+    rich_label,
+    splitter,
+)
 
 __all__ = ["AGREEMENT_COLUMNS", "ANSWER_COLUMNS", "ResultsView", "draw_distributions"]
 
@@ -105,27 +113,19 @@ class ResultsView(QWidget):
         self.run_label = hint_label()
         self.run_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.run_label.setToolTip("Which run these results come from. " + explain("formula"))
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary = rich_label()
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.export_button = QPushButton("Export results to Excel…")
-        self.export_button.setObjectName("primaryButton")
-        self.export_button.setToolTip("Scores, every answer, the checklists, the attributes and "
-                                      "the agreement in one workbook, with a Read me sheet.")
-        self.export_button.clicked.connect(self.export_requested)
-        self.export_checklists_button = QPushButton("Export checklists…")
-        self.export_checklists_button.clicked.connect(self.export_checklists_requested)
+        self.export_button = push_button(
+            "Export results to Excel…",
+            "Scores, every answer, the checklists, the attributes and the agreement in one "
+            "workbook, with a Read me sheet.", self.export_requested, name="primaryButton")
+        self.export_checklists_button = push_button(
+            "Export checklists…", on_click=self.export_checklists_requested)
         self.export_panel = RunPanel()
         self.export_panel.hide()
         self.export_message = done_label()
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.export_button)
-        buttons.addWidget(self.export_checklists_button)
-        buttons.addStretch(1)
-        top = QHBoxLayout()
-        top.addWidget(self.summary, 1)
-        top.addLayout(buttons)
+        top = hbox((self.summary, 1), add_parts(
+            QVBoxLayout(), [self.export_button, self.export_checklists_button, 1]))
 
         # scores per text, and the answers of the selected text
         self.scores_model = FrameModel([Column("text_id", "Text")])
@@ -133,15 +133,9 @@ class ResultsView(QWidget):
         self.answers_model = FrameModel(ANSWER_COLUMNS)
         self.answers_view = table_view(self.answers_model, sortable=False)
         self.answers_title = QLabel("<b>Answers</b> (select a text above)")
-        answers = QWidget()
-        av = QVBoxLayout(answers)
-        av.setContentsMargins(0, 0, 0, 0)
-        av.addWidget(self.answers_title)
-        av.addWidget(self.answers_view, 1)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.scores_view)
-        split.addWidget(answers)
-        split.setSizes([260, 240])
+        answers = pane(self.answers_title, (self.answers_view, 1))
+        split = splitter(self.scores_view, answers, sizes=[260, 240],
+                         orientation=Qt.Orientation.Vertical)
         scores_tab = QWidget()
         sv = QVBoxLayout(scores_tab)
         sv.addWidget(QLabel("One row per text: its checklist score on each dimension "
@@ -181,21 +175,14 @@ class ResultsView(QWidget):
         gv.addWidget(self.samples_check)
         gv.addWidget(self.agreement_panel)
         #: The texts as dots: checklist score against the human score, one dimension at a time.
-        self.scatter_combo = QComboBox()
-        self.scatter_combo.setToolTip("Which dimension to plot: one dot per text.")
-        self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
-        self.scatter = ScatterChart(minimum_height=240)
-        self.scatter.setToolTip(
+        self.scatter_combo, self.scatter, self.scatter_panel = scatter_panel(
+            "Which dimension to plot: one dot per text.",
             "Each dot is one text: across, its checklist score; up, the people's score. When "
             "the texts have a source document, both are shown as above (+) or below (−) the "
             "average of the texts on the same source, because the agreement compares texts "
             "only with the others on their source. The closer the dots lie along a rising "
-            "line, the more the two agree. The lowest and highest scores are named.")
-        self.scatter_panel = QWidget()
-        pv = QVBoxLayout(self.scatter_panel)
-        pv.setContentsMargins(0, 0, 0, 0)
-        pv.addWidget(self.scatter_combo)
-        pv.addWidget(self.scatter, 1)
+            "line, the more the two agree. The lowest and highest scores are named.",
+            self._draw_scatter, minimum_height=240)
         self.scatter_panel.hide()
         agreement_split = QSplitter()
         agreement_split.addWidget(self.agreement_view)

@@ -30,8 +30,7 @@ from desktop.interacteval.pages.think_aloud import ThinkAloudPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import alert_box, xlsx_path
-from desktop.wizard import WizardShell
-from desktop.wizard import open_wizard as open_shell
+from desktop.wizard import WizardShell, open_method_wizard
 
 __all__ = ["BUILD_STEPS", "PAGES", "InteractEvalWizard", "open_wizard"]
 
@@ -193,8 +192,5 @@ class InteractEvalWizard(WizardShell):
 
 def open_wizard(main_window: Any, llm_factory: st.LLMFactory | None = None) -> InteractEvalWizard:
     """Show the InteractEval wizard for the open project (an untitled one if none is open)."""
-    wizard = open_shell(main_window, InteractEvalWizard,
-                        lambda project: InteractEvalWizard(main_window, project, llm_factory))
-    if llm_factory is not None:
-        wizard.llm_factory = llm_factory
-    return wizard  # type: ignore[return-value]
+    return open_method_wizard(  # type: ignore[return-value]
+        main_window, InteractEvalWizard, "llm_factory", llm_factory)

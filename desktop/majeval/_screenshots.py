@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
-from desktop._wizard_shots import grabber, run_shots, wait_until
+from desktop._wizard_shots import grab_when, grabber, grade_every_item, run_shots, wait_until
 
 
 async def _shoot(session, folder: Path) -> None:
@@ -34,17 +35,13 @@ async def _shoot(session, folder: Path) -> None:
 
     wiz = open_majeval_wizard(window)
     wiz.pages["task"].load_sample()
-    await wait_until(lambda: not wiz.busy and len(wiz.docs) == 2)
-    await asyncio.sleep(0.3)
-    grab("task")
+    await grab_when(grab, "task", lambda: not wiz.busy and len(wiz.docs) == 2, pause=0.3)
     wiz.show_page("documents")
     wiz.pages["documents"].doc_list.setCurrentRow(0)
-    await asyncio.sleep(0.3)
-    grab("documents")
+    await grab_when(grab, "documents", pause=0.3)
     wiz.show_page("extraction")
-    await wait_until(lambda: "calls" in wiz.pages["extraction"].extract_estimate.text())
-    await asyncio.sleep(0.3)
-    grab("extraction-estimate")
+    await grab_when(grab, "extraction-estimate",
+                    lambda: "calls" in wiz.pages["extraction"].extract_estimate.text(), pause=0.3)
     wiz.pages["extraction"].start_extraction()
     await asyncio.sleep(2.5)  # the second document is being read
     grab("extraction")
@@ -53,43 +50,34 @@ async def _shoot(session, folder: Path) -> None:
     editor = wiz.editor
     target = next(p for p in editor.personas if p.page is not None and "mother" in p.evidence)
     editor.tree.setCurrentIndex(editor.model.persona_index(target.id))
-    await asyncio.sleep(0.3)
-    grab("personas")
+    await grab_when(grab, "personas", pause=0.3)
     dialog = editor.show_evidence()
     await asyncio.sleep(0.4)
     grab("evidence", dialog)
     dialog.close()
     wiz.show_page("items")
-    await asyncio.sleep(0.3)
-    grab("items")
+    await grab_when(grab, "items", pause=0.3)
     wiz.show_page("run")
-    await wait_until(lambda: wiz.pages["run"].estimate is not None, timeout=120)
-    await asyncio.sleep(0.3)
-    grab("run-estimate")
+    await grab_when(grab, "run-estimate",
+                    lambda: wiz.pages["run"].estimate is not None, pause=0.3, timeout=120)
     wiz.pages["run"].start_run()
     await wait_until(lambda: wiz.pages["run"].run_panel.state is not None and wiz.pages["run"].run_panel.state.done >= 4)
     await asyncio.sleep(0.8)
     grab("run")
-    await wait_until(lambda: wiz.page == "results", timeout=300)
-    await asyncio.sleep(0.5)
-    grab("results-scores")
+    await grab_when(grab, "results-scores", lambda: wiz.page == "results", pause=0.5, timeout=300)
     wiz.results.show_item("q1", "Teachers")
-    await asyncio.sleep(0.4)
-    grab("results-transcript")
+    await grab_when(grab, "results-transcript")
     wiz.results.tabs.setCurrentIndex(3)
-    await asyncio.sleep(0.8)
-    grab("results-agreement")
+    await grab_when(grab, "results-agreement", pause=0.8)
     tab = wiz.pages["results"].conditions
     wiz.results.tabs.setCurrentWidget(tab)
-    await wait_until(lambda: "Kept in the project" in tab.status.text(), timeout=120)
-    await asyncio.sleep(0.3)
-    grab("results-conditions-before")
+    await grab_when(grab, "results-conditions-before",
+                    lambda: "Kept in the project" in tab.status.text(), pause=0.3, timeout=120)
     llm.delay_s = 0.05
     tab.start_run()
     await wait_until(lambda: not wiz.busy and "Kept in the project" in tab.status.text()
                      and not tab.missing, timeout=300)
-    await asyncio.sleep(0.5)
-    grab("results-conditions")
+    await grab_when(grab, "results-conditions", pause=0.5)
     await _check_the_judge(wiz, grab)
     llm.close()
 
@@ -103,28 +91,22 @@ async def _check_the_judge(wiz, grab) -> None:
     items = {i.id: i for i in wiz.state.item_list}
     shifts = [0, 1, 0, -1, 0, 1]
     low, high = panel.judge.scale
-    graded = 0
-    while panel.current is not None:
-        human = list(items[panel.current].human.values())
+
+    def rate(item_id: Any, graded: int) -> None:
+        human = list(items[item_id].human.values())
         for combo in panel.score_combos.values():
             if human:
                 mine = min(high, max(low, round(human[0]) + shifts[graded % len(shifts)]))
                 combo.setCurrentIndex(combo.findData(float(mine)))
-        if graded == 2:
-            panel.note_edit.setPlainText("Right, and said the way a child would say it.")
-            await asyncio.sleep(0.3)
-            grab("check-grade")
-        graded += 1
-        if not panel.save_and_next():
-            panel.skip()
+
+    await grade_every_item(panel, grab, rate,
+                           "Right, and said the way a child would say it.", note_at=2)
     panel.tabs.setCurrentIndex(1)
-    await wait_until(lambda: not panel.computing and panel.report is not None, timeout=120)
-    await asyncio.sleep(0.4)
-    grab("check-report")
+    await grab_when(grab, "check-report",
+                    lambda: not panel.computing and panel.report is not None)
     panel.tabs.setCurrentIndex(2)
-    await wait_until(lambda: not panel.computing and len(panel.ranks) >= 2, timeout=120)
-    await asyncio.sleep(0.4)
-    grab("check-pick")
+    await grab_when(grab, "check-pick",
+                    lambda: not panel.computing and len(panel.ranks) >= 2)
 
 
 def main(argv: list[str]) -> int:

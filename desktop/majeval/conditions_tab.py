@@ -10,17 +10,17 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.majeval import conditions as cd
 from core.majeval import session as st
-from core.project import ProjectError
 from desktop.glossary import explain
+from desktop.latest import Latest
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label
+from desktop.widgets import check_row, hint_label
 
 __all__ = ["ConditionsTab"]
 
@@ -98,9 +98,6 @@ class ConditionsTab(QWidget):
     def __init__(self, wizard: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.wizard = wizard
-        self.checks: dict[str, QCheckBox] = {}
-        choose = QHBoxLayout()
-        choose.addWidget(QLabel("Compare:"))
         tips = {"full": "The personas as written, scores after their debate (the method).",
                 "pre": "The same personas' own first scores, before any debate (no extra "
                        "calls: they come from the same debates).",
@@ -109,14 +106,7 @@ class ConditionsTab(QWidget):
                 "single-judge": "One model scores each item once, with the dimensions' "
                                 "definitions and fixed evaluation steps (the simple "
                                 "alternative the paper compares with)."}
-        for name, label in cd.CONDITIONS.items():
-            box = QCheckBox(label)
-            box.setChecked(True)
-            box.setToolTip(tips[name])
-            box.toggled.connect(self.refresh)
-            self.checks[name] = box
-            choose.addWidget(box)
-        choose.addStretch(1)
+        self.checks, choose = check_row("Compare:", cd.CONDITIONS, tips, self.refresh)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.RichText)
@@ -147,7 +137,7 @@ class ConditionsTab(QWidget):
         layout.addWidget(self.run_panel)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.summary)
-        self._generation = 0
+        self._latest = Latest()
         self.rows: list[dict[str, Any]] = []
         self.missing: list[str] = []
         self.estimate: Any = None
@@ -160,13 +150,8 @@ class ConditionsTab(QWidget):
     def refresh(self, *_args: Any) -> Any:
         """Read the kept conditions, then (worker thread) the comparison and the estimate of
         the missing ones; returns the task (tests await it)."""
-        import asyncio
-
-        from desktop.errors import spawn
-
         wizard = self.wizard
-        self._generation += 1
-        generation = self._generation
+        self._latest.start()
         profile = wizard.chosen_profile()
         names = self.names()
         project, state = wizard.project, wizard.state.model_copy(deep=True)
@@ -191,14 +176,8 @@ class ConditionsTab(QWidget):
                                              repeats=state.repeats)
             return have, missing, rows, est
 
-        async def go() -> None:
-            try:
-                have, missing, rows, est = await asyncio.get_running_loop().run_in_executor(
-                    None, work)
-            except ProjectError:
-                return  # the project was closed meanwhile (another one was opened)
-            if generation != self._generation or getattr(project, "closed", False):
-                return
+        def show(result: tuple[Any, list[str], list[dict[str, Any]], Any]) -> None:
+            have, missing, rows, est = result
             self.rows, self.missing, self.estimate = rows, missing, est
             self.model.set_rows(screen_rows(rows))
             kept = ", ".join(cd.CONDITIONS[n] + ("" if have[n].complete else
@@ -221,7 +200,7 @@ class ConditionsTab(QWidget):
             self.summary.setText("\n".join([*lines, *self.stability_text]))
             self.run_button.setEnabled(bool(missing) and not wizard.busy)
 
-        return spawn(go(), "comparing the conditions")
+        return self._latest.run(project, work, show, "comparing the conditions")
 
     @Slot()
     def start_run(self) -> Any:

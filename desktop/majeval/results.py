@@ -13,9 +13,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
     QSizePolicy,
-    QSplitter,
     QTableView,
     QTabWidget,
     QTextBrowser,
@@ -27,12 +25,21 @@ from core.majeval.agreement import AFTER, BEFORE, human_points
 from core.majeval.report import failure_warning, run_description
 from core.stats import format_p, plain_agreement
 from core.words import count
-from desktop.charts import ScatterChart, ScatterPoint
+from desktop.charts import ScatterPoint, scatter_panel
 from desktop.glossary import explain
 from desktop.majeval.models import Col, RowsModel
 from desktop.run_panel import RunPanel
 from desktop.views import fit_rows
-from desktop.widgets import alert_box, done_label, hint_label, row_table
+from desktop.widgets import (
+    alert_box,
+    done_label,
+    hint_label,
+    pane,
+    push_button,
+    rich_label,
+    row_table,
+    splitter,
+)
 
 __all__ = ["HeatMap", "ResultsView", "table_view"]
 
@@ -100,13 +107,10 @@ class ResultsView(QWidget):
         self.run: Any = None
         self.alphas: list[Any] = []
         self.humans: list[Any] = []
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.export_button = QPushButton("Export to Excel…")
-        self.export_button.setObjectName("primaryButton")
-        self.export_button.setToolTip("Save every score, feedback, transcript, the personas and "
-                                      "the agreement statistics as one workbook.")
+        self.summary = rich_label()
+        self.export_button = push_button(
+            "Export to Excel…", "Save every score, feedback, transcript, the personas and the "
+            "agreement statistics as one workbook.", name="primaryButton")
         self.export_message = done_label()
         self.export_panel = RunPanel()
         self.export_panel.hide()
@@ -146,11 +150,7 @@ class ResultsView(QWidget):
                       "EvalDesk, not the model); “Overall” is the mean over the groups. A failed "
                       "debate shows as failed, never as a score. Double-click an item to read "
                       "its feedback and debate.")
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(hint)
-        layout.addWidget(self.scores_view, 1)
-        return page
+        return pane(hint, (self.scores_view, 1), margins=None)
 
     def _debate_tab(self) -> QWidget:
         self.item_combo = QComboBox()
@@ -186,26 +186,12 @@ class ResultsView(QWidget):
             3, QHeaderView.ResizeMode.Stretch)
         self.transcript_view.verticalHeader().setSectionResizeMode(
             QHeaderView.ResizeMode.ResizeToContents)
-        lower = QSplitter(Qt.Orientation.Vertical)
-        box = QWidget()
-        bl = QVBoxLayout(box)
-        bl.setContentsMargins(0, 0, 0, 0)
-        bl.addWidget(QLabel("<b>The group's feedback</b> (the aggregator's summary)"))
-        bl.addWidget(self.feedback)
-        lower.addWidget(box)
-        tbox = QWidget()
-        tl = QVBoxLayout(tbox)
-        tl.setContentsMargins(0, 0, 0, 0)
-        tl.addWidget(QLabel("<b>Transcript</b>: phase 1 (everyone alone), then the debate"))
-        tl.addWidget(self.transcript_view)
-        lower.addWidget(tbox)
-        lower.setSizes([150, 400])
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addLayout(pick)
-        layout.addWidget(self.item_text)
-        layout.addWidget(lower, 1)
-        return page
+        lower = splitter(
+            pane("<b>The group's feedback</b> (the aggregator's summary)", self.feedback),
+            pane("<b>Transcript</b>: phase 1 (everyone alone), then the debate",
+                 self.transcript_view),
+            sizes=[150, 400], orientation=Qt.Orientation.Vertical)
+        return pane(pick, self.item_text, (lower, 1), margins=None)
 
     def _change_tab(self) -> QWidget:
         self.change_model = RowsModel([
@@ -224,13 +210,8 @@ class ResultsView(QWidget):
                       "the discussion (phase 1, everyone alone) and after it, both over the same "
                       "personas (one that failed during the debate is left out of both). A "
                       "group of one persona cannot debate: its change is undefined.")
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(hint)
-        layout.addWidget(self.change_view, 1)
-        layout.addWidget(QLabel("<b>Per item</b> (before → after)"))
-        layout.addWidget(self.change_items_view, 2)
-        return page
+        return pane(hint, (self.change_view, 1), "<b>Per item</b> (before → after)",
+                    (self.change_items_view, 2), margins=None)
 
     def _agreement_tab(self) -> QWidget:
         self.alpha_model = RowsModel([
@@ -271,54 +252,28 @@ class ResultsView(QWidget):
         self.human_headline = QLabel()
         self.human_headline.setObjectName("intro")
         self.human_headline.setWordWrap(True)
-        left = QWidget()
-        ll = QVBoxLayout(left)
-        ll.setContentsMargins(0, 0, 0, 0)
-        ll.addWidget(self.human_headline)
-        ll.addWidget(hint)
-        ll.addWidget(self.alpha_view, 1)
         human_title = QLabel("<b>Agreement with human ratings</b>, before and after the debate "
                              "(correlations keep their sign: below 0, the personas rank the "
                              "items the opposite way)")
         human_title.setWordWrap(True)
-        ll.addWidget(human_title)
-        ll.addWidget(self.human_view, 1)
-        ll.addWidget(self.no_humans)
+        left = pane(self.human_headline, hint, (self.alpha_view, 1), human_title,
+                    (self.human_view, 1), self.no_humans)
         #: The items as dots: the chosen group's score against the people's rating.
-        self.scatter_combo = QComboBox()
-        self.scatter_combo.setToolTip("Which scores to plot against which people's ratings: "
-                                      "one dot per item, after the debate.")
-        self.scatter_combo.currentIndexChanged.connect(self._draw_scatter)
-        self.scatter = ScatterChart(minimum_height=220)
-        self.scatter.setToolTip(
+        self.scatter_combo, self.scatter, plot = scatter_panel(
+            "Which scores to plot against which people's ratings: one dot per item, after the "
+            "debate.",
             "Each dot is one item: across, the personas' score after the debate; up, the "
             "people's rating. The closer the dots lie along a rising line, the more the two "
             "agree; a dot far from the others is an item they judge differently. The lowest "
-            "and highest scores are named.")
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        right_split = QSplitter(Qt.Orientation.Vertical)
-        right_split.addWidget(self.heatmap)
-        plot = QWidget()
-        pl = QVBoxLayout(plot)
-        pl.setContentsMargins(0, 0, 0, 0)
-        pl.addWidget(self.scatter_combo)
-        pl.addWidget(self.scatter, 1)
-        right_split.addWidget(plot)
+            "and highest scores are named.",
+            self._draw_scatter, minimum_height=220)
         self.heatmap.setMinimumHeight(150)
-        right_split.setSizes([190, 520])  # the dots need more room than the few-cell map
-        rl.addWidget(right_split)
+        # the dots need more room than the few-cell map
+        right = pane(splitter(self.heatmap, plot, sizes=[190, 520],
+                              orientation=Qt.Orientation.Vertical))
         self.scatter_panel = plot
         self.agreement_pictures = right  # hidden, with the heat map, without human ratings
-        splitter = QSplitter()
-        splitter.addWidget(left)
-        splitter.addWidget(right)
-        splitter.setSizes([640, 380])
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(splitter, 1)
-        return page
+        return pane((splitter(left, right, sizes=[640, 380]), 1), margins=None)
 
     # ------------------------------------------------------------------------------ filling
     def set_run(self, run: Any, alphas: list[Any] | None = None,

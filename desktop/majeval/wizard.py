@@ -31,8 +31,7 @@ from desktop.majeval.pages import (
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.usage import format_usage
-from desktop.wizard import WizardShell
-from desktop.wizard import open_wizard as open_shell
+from desktop.wizard import WizardShell, open_method_wizard
 
 __all__ = ["PAGES", "MajEvalWizard", "open_wizard"]
 
@@ -254,8 +253,5 @@ class MajEvalWizard(WizardShell):
 
 def open_wizard(main_window: Any, llm_factory: st.LLMFactory | None = None) -> MajEvalWizard:
     """Show the MAJ-Eval wizard for the open project (creating an untitled project if none)."""
-    wizard = open_shell(main_window, MajEvalWizard,
-                        lambda project: MajEvalWizard(main_window, project, llm_factory))
-    if llm_factory is not None:
-        wizard.llm_factory = llm_factory
-    return wizard  # type: ignore[return-value]
+    return open_method_wizard(  # type: ignore[return-value]
+        main_window, MajEvalWizard, "llm_factory", llm_factory)

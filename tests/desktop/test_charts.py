@@ -45,3 +45,19 @@ def test_aqer_keeps_its_name_for_the_scatter():
     ax = figure.axes[0]
     assert ax.get_title(loc="left").startswith("AQER score against the expert grade")
     assert ax.get_xlabel() == "AQER score (0 = weakest person, 1 = best)"
+
+
+def test_scatter_panel_is_a_chooser_above_the_chart(qtbot):
+    from desktop.charts import ScatterChart, scatter_panel
+
+    chosen: list[int] = []
+    combo, chart, panel = scatter_panel("What to plot.", "One dot per text.", chosen.append,
+                                        minimum_height=200)
+    qtbot.addWidget(panel)
+    assert isinstance(chart, ScatterChart)
+    assert (combo.toolTip(), chart.toolTip()) == ("What to plot.", "One dot per text.")
+    assert [panel.layout().itemAt(i).widget() for i in range(2)] == [combo, chart]
+    assert panel.layout().stretch(1) == 1
+    combo.addItems(["Clarity", "Accuracy"])
+    combo.setCurrentIndex(1)
+    assert chosen[-1] == 1

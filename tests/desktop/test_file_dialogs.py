@@ -102,3 +102,13 @@ def test_aqer_exports_open_in_the_project_folder(window, saved, monkeypatch):
     assert wiz.pages["results"].ask_export_path() is None
     assert [Path(f) for _t, f in asked.folders] == [saved / "aqer-template.xlsx",
                                                     saved / "answers-aqer.xlsx"]
+
+
+def test_ask_then_hands_the_chosen_path_on_and_does_nothing_when_cancelled():
+    from desktop.file_dialogs import ask_then
+
+    done: list[str] = []
+    ask_then(lambda: "/tmp/out.xlsx", done.append)
+    ask_then(lambda: None, done.append)
+    ask_then(lambda: "", done.append)
+    assert done == ["/tmp/out.xlsx"]

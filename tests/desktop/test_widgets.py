@@ -109,3 +109,103 @@ def test_a_sample_opener_opens_the_wizard_then_loads_the_sample():
     opener = sample_opener(open_wizard, lambda wizard: wizard.load_sample())
     assert isinstance(opener("window", llm_factory="f"), Wizard)
     assert calls == [("opened", "window", "f"), "loaded"]
+
+
+def test_a_pane_without_margins_keeps_the_styles_own_like_a_plain_tab_page(qtbot):
+    from PySide6.QtWidgets import QLabel, QVBoxLayout
+
+    from desktop.widgets import pane
+
+    plain = QWidget()
+    QVBoxLayout(plain)
+    qtbot.addWidget(plain)
+    page = pane(QLabel("hint"), (QLabel("table"), 1), margins=None)
+    qtbot.addWidget(page)
+    assert page.layout().contentsMargins() == plain.layout().contentsMargins()
+    assert page.layout().contentsMargins().left() > 0
+    assert page.layout().stretch(1) == 1
+
+
+def test_push_button_sets_tip_click_and_style_and_splitter_stretch(qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    from desktop.widgets import push_button, splitter
+
+    clicks: list[bool] = []
+    main = push_button("Export…", "Save it all.", lambda: clicks.append(True),
+                       name="primaryButton")
+    qtbot.addWidget(main)
+    assert (main.text(), main.toolTip(), main.objectName()) == (
+        "Export…", "Save it all.", "primaryButton")
+    main.click()
+    assert clicks == [True]
+    plain = push_button("Skip")
+    qtbot.addWidget(plain)
+    assert plain.toolTip() == "" and plain.objectName() == ""
+
+    split = splitter(QLabel("a"), QLabel("b"), stretch=[3, 2])
+    qtbot.addWidget(split)
+    assert split.widget(0).sizePolicy().horizontalStretch() == 3
+    assert split.widget(1).sizePolicy().horizontalStretch() == 2
+
+
+def test_a_tab_is_refreshed_when_shown_and_only_then(qtbot):
+    from PySide6.QtWidgets import QTabWidget
+
+    from desktop.widgets import refresh_if_shown, refresh_when_shown
+
+    class Tab(QWidget):
+        def __init__(self) -> None:
+            super().__init__()
+            self.count = 0
+
+        def refresh(self) -> None:
+            self.count += 1
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    first, second = Tab(), Tab()
+    tabs.addTab(first, "First")
+    tabs.addTab(second, "Second")
+    refresh_when_shown(tabs, second)
+    refresh_if_shown(tabs, second)
+    assert second.count == 0
+    tabs.setCurrentWidget(second)
+    assert second.count == 1 and first.count == 0
+    refresh_if_shown(tabs, second)
+    assert second.count == 2
+    tabs.setCurrentWidget(first)
+    assert second.count == 2
+
+
+def test_fill_choices_offers_none_first_and_selects_the_kept_choice(qtbot):
+    from PySide6.QtWidgets import QComboBox
+
+    from desktop.widgets import fill_choices
+
+    combo = QComboBox()
+    qtbot.addWidget(combo)
+    combo.addItem("old", "old")
+    fill_choices(combo, "(none)", ["text", "score"], "score")
+    assert [combo.itemText(i) for i in range(combo.count())] == ["(none)", "text", "score"]
+    assert combo.itemData(0) is None and combo.currentData() == "score"
+    fill_choices(combo, "(choose)", ["text"], "gone")
+    assert combo.currentIndex() == 0 and combo.currentData() is None
+
+
+def test_check_row_ticks_all_but_the_unchecked_and_calls_back(qtbot):
+    from desktop.widgets import check_row
+
+    toggled: list[bool] = []
+    boxes, row = check_row("Compare:", {"a": "Alpha", "b": "Beta"},
+                           {"a": "first", "b": "second"}, toggled.append, unchecked=("b",))
+    holder = QWidget()
+    holder.setLayout(row)
+    qtbot.addWidget(holder)
+    assert row.itemAt(0).widget().text() == "Compare:"
+    assert [row.itemAt(i).widget() for i in (1, 2)] == [boxes["a"], boxes["b"]]
+    assert row.itemAt(3).spacerItem() is not None
+    assert (boxes["a"].isChecked(), boxes["b"].isChecked()) == (True, False)
+    assert (boxes["a"].text(), boxes["b"].toolTip()) == ("Alpha", "second")
+    boxes["b"].setChecked(True)
+    assert toggled == [True]

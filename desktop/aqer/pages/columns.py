@@ -31,6 +31,7 @@ from core.aqer.session import grades_path, store_grades_file
 from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
 from desktop.errors import spawn
+from desktop.file_dialogs import ask_then
 from desktop.views import table_view
 from desktop.widgets import (
     group_box,
@@ -486,9 +487,7 @@ class ColumnsPage(WizardPage):
 
     @Slot()
     def _ask_and_choose_grades_file(self) -> None:
-        path = self.ask_grades_path()
-        if path:
-            self.choose_grades_file(path)
+        ask_then(self.ask_grades_path, self.choose_grades_file)
 
     def choose_grades_file(self, path: str) -> None:
         """Use ``path`` for one grade per person (copied into the project)."""

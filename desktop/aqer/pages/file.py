@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.aqer.session import OpenedAnswers, copy_template, open_answers, sample_path
-from desktop.file_dialogs import save_file
+from desktop.file_dialogs import ask_then, save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import hint_label, note_box, page_layout, xlsx_path
@@ -154,9 +154,7 @@ class FilePage(WizardPage):
     # ------------------------------------------------------------------ the file
     @Slot()
     def _ask_and_choose_file(self) -> None:
-        path = self.ask_file_path()
-        if path:
-            self.choose_file(path)
+        ask_then(self.ask_file_path, self.choose_file)
 
     @Slot()
     def load_sample(self) -> None:
@@ -270,9 +268,7 @@ class FilePage(WizardPage):
     # ------------------------------------------------------------------ the template
     @Slot()
     def _ask_and_save_template(self) -> None:
-        path = self.ask_template_path()
-        if path:
-            self.save_template(path)
+        ask_then(self.ask_template_path, self.save_template)
 
     def save_template(self, path: str | Path) -> Any:
         target = xlsx_path(path)

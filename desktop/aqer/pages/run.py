@@ -21,7 +21,7 @@ from core.aqer.session import (
     run_workers_curve,
 )
 from desktop.aqer.results import ResultsView
-from desktop.file_dialogs import save_file
+from desktop.file_dialogs import ask_then, save_file
 from desktop.glossary import explain
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
@@ -310,9 +310,7 @@ class ResultsPage(WizardPage):
 
     @Slot()
     def _ask_and_export(self) -> None:
-        path = self.ask_export_path()
-        if path:
-            self.export(path)
+        ask_then(self.ask_export_path, self.export)
 
     def export(self, path: str | Path) -> Any:
         """Write the results workbook to ``path`` (in the executor)."""

@@ -9,7 +9,7 @@ from PySide6.QtCore import Slot
 
 from core.interacteval import session as st
 from core.words import count
-from desktop.file_dialogs import save_file
+from desktop.file_dialogs import ask_then, save_file
 from desktop.interacteval.checklist_editor import ChecklistEditor
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.widgets import hint_label, page_layout
@@ -88,9 +88,7 @@ class ChecklistPage(InteractEvalPage):
 
     @Slot()
     def _ask_import_checklists(self) -> None:
-        path = self.ask_checklist_import_path()
-        if path:
-            self.import_checklists(path)
+        ask_then(self.ask_checklist_import_path, self.import_checklists)
 
     def import_checklists(self, path: str | Path) -> list[str]:
         """Read a checklist workbook; its checklists replace those of the same dimensions
@@ -109,6 +107,4 @@ class ChecklistPage(InteractEvalPage):
 
     @Slot()
     def _ask_export_checklists(self) -> None:
-        path = self.ask_checklist_export_path()
-        if path:
-            self.wizard.export_checklists(path)
+        ask_then(self.ask_checklist_export_path, self.wizard.export_checklists)

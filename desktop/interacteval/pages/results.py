@@ -9,12 +9,19 @@ from typing import Any
 from PySide6.QtCore import Slot
 
 from core.interacteval import session as st
-from desktop.file_dialogs import save_file
+from desktop.file_dialogs import ask_then, save_file
 from desktop.interacteval.conditions_tab import ConditionsTab
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.interacteval.results import ResultsView
 from desktop.runner import RunOutcome
-from desktop.widgets import page_layout, show_stability, stability_label, xlsx_path
+from desktop.widgets import (
+    page_layout,
+    refresh_if_shown,
+    refresh_when_shown,
+    show_stability,
+    stability_label,
+    xlsx_path,
+)
 
 
 class ResultsPage(InteractEvalPage):
@@ -29,7 +36,7 @@ class ResultsPage(InteractEvalPage):
         self.results.include_samples_changed.connect(self.set_include_samples)
         self.conditions = ConditionsTab(wizard)
         self.results.tabs.addTab(self.conditions, "Conditions")
-        self.results.tabs.currentChanged.connect(self._tab_shown)
+        refresh_when_shown(self.results.tabs, self.conditions)
         layout = page_layout(
             self, "Results",
             "Every text's score on every dimension, and every Yes/No answer behind it: select "
@@ -73,13 +80,7 @@ class ResultsPage(InteractEvalPage):
         if run is not None:
             self.results.set_run_lines(self._run_lines(run))
             self.results.set_out_of_date(self.wizard.out_of_date(run))
-        if self.results.tabs.currentWidget() is self.conditions:
-            self.conditions.refresh()
-
-    @Slot(int)
-    def _tab_shown(self, index: int) -> None:
-        if self.results.tabs.widget(index) is self.conditions:
-            self.conditions.refresh()
+        refresh_if_shown(self.results.tabs, self.conditions)
 
     def shows_next(self) -> bool:
         return False
@@ -150,9 +151,7 @@ class ResultsPage(InteractEvalPage):
 
     @Slot()
     def _ask_export_results(self) -> None:
-        path = self.ask_results_path()
-        if path:
-            self.export_results(path)
+        ask_then(self.ask_results_path, self.export_results)
 
     def export_results(self, path: str | Path) -> Any:
         """Write the results workbook (Scores, Answers, Checklists, Attributes, Agreement).

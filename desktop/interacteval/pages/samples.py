@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from core.interacteval.model import ScoredSample
 from core.words import count
-from desktop.file_dialogs import open_file
+from desktop.file_dialogs import ask_then, open_file
 from desktop.interacteval.models import SamplesModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
@@ -101,9 +101,7 @@ class SamplesPage(InteractEvalPage):
 
     @Slot()
     def _ask_samples(self) -> None:
-        path = self.ask_samples_path()
-        if path:
-            self.import_samples(path)
+        ask_then(self.ask_samples_path, self.import_samples)
 
     def import_samples(self, path: str | Path) -> Any:
         """Read the scored sheet for every dimension and suggest 4 samples each."""

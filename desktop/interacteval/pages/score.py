@@ -25,6 +25,7 @@ from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import (
+    fill_choices,
     hint_label,
     page_layout,
     repeats_spin,
@@ -221,20 +222,14 @@ class ScorePage(InteractEvalPage):
                 self.sheet_combo.setCurrentText(setup.sheet)
             columns = opened.columns if opened else []
             for role, combo in self.role_combos.items():
-                combo.clear()
-                combo.addItem("(none)" if role != "text" else "(choose)", None)
-                for c in columns:
-                    combo.addItem(c, c)
-                combo.setCurrentIndex(max(0, combo.findData(setup.columns.get(role))))
+                fill_choices(combo, "(none)" if role != "text" else "(choose)", columns,
+                             setup.columns.get(role))
             while self.human_form.rowCount():
                 self.human_form.removeRow(0)
             self.human_combos = {}
             for d in self.state.dimensions:
                 combo = QComboBox()
-                combo.addItem("(no human scores)", None)
-                for c in columns:
-                    combo.addItem(c, c)
-                combo.setCurrentIndex(max(0, combo.findData(setup.human.get(d.name))))
+                fill_choices(combo, "(no human scores)", columns, setup.human.get(d.name))
                 combo.currentIndexChanged.connect(self._texts_choice_changed)
                 self.human_combos[d.name] = combo
                 self.human_form.addRow(f"{d.name}:", combo)

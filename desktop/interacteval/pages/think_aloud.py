@@ -28,7 +28,7 @@ from core.interacteval.model import (
     Attribute,
 )
 from core.words import count
-from desktop.file_dialogs import open_file
+from desktop.file_dialogs import ask_then, open_file
 from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
@@ -289,9 +289,7 @@ class ThinkAloudPage(InteractEvalPage):
 
     @Slot()
     def _ask_notes(self) -> None:
-        path = self.ask_notes_path()
-        if path:
-            self.import_notes(path)
+        ask_then(self.ask_notes_path, self.import_notes)
 
     def import_notes(self, path: str | Path) -> None:
         from core.interacteval import read_notes

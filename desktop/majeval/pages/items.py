@@ -21,14 +21,14 @@ from PySide6.QtWidgets import (
 
 from core.majeval.inputs import ITEM_ROLES, OpenedItems, open_items, read_items
 from core.majeval.model import Dimension, Scale
-from desktop.file_dialogs import open_file
+from desktop.file_dialogs import ask_then, open_file
 from desktop.majeval.models import Col, RowsModel
 from desktop.majeval.pages._base import MajEvalPage, st
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import fit_rows
-from desktop.widgets import hint_label, page_layout
+from desktop.widgets import fill_choices, hint_label, page_layout
 
 __all__ = ["ItemsPage"]
 
@@ -148,9 +148,7 @@ class ItemsPage(MajEvalPage):
 
     @Slot()
     def _ask_items(self) -> None:
-        path = self.ask_items_path()
-        if path:
-            self.choose_items(path)
+        ask_then(self.ask_items_path, self.choose_items)
 
     def choose_items(self, path: str | Path) -> Any:
         """Copy the items file into the project and read it with guessed columns."""
@@ -215,11 +213,8 @@ class ItemsPage(MajEvalPage):
             self.sheet_combo.addItems(opened.sheets)
             self.sheet_combo.setCurrentText(s.sheet or "")
         for role, combo in self.column_combos.items():
-            combo.clear()
-            combo.addItem("(none)" if role != "content" else "(choose)", None)
-            for c in columns:
-                combo.addItem(c, c)
-            combo.setCurrentIndex(max(0, combo.findData(s.columns.get(role))))
+            fill_choices(combo, "(none)" if role != "content" else "(choose)", columns,
+                         s.columns.get(role))
         self.human_list.clear()
         used = {v for v in s.columns.values() if v}
         for c in columns:

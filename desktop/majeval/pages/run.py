@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from core.majeval.model import DebateSettings
 from core.majeval.pipeline import lonely_groups
 from core.project import ProjectError
-from desktop.file_dialogs import save_file
+from desktop.file_dialogs import ask_then, save_file
 from desktop.glossary import explain
 from desktop.majeval.conditions_tab import ConditionsTab
 from desktop.majeval.models import Col, RowsModel
@@ -36,6 +36,8 @@ from desktop.widgets import (
     intro_label,
     note_box,
     page_layout,
+    refresh_if_shown,
+    refresh_when_shown,
     repeats_spin,
     set_times_suffix,
     show_stability,
@@ -341,7 +343,7 @@ class ResultsPage(MajEvalPage):
         self.results.export_button.clicked.connect(self._ask_export)
         self.conditions = ConditionsTab(wizard)
         self.results.tabs.addTab(self.conditions, "Conditions")
-        self.results.tabs.currentChanged.connect(self._tab_shown)
+        refresh_when_shown(self.results.tabs, self.conditions)
         self.results_intro = intro_label(
             "The scores of each stakeholder group per item, the groups' written feedback and "
             "the full debate (who spoke, and why the coordinator chose them), how the debate "
@@ -379,13 +381,7 @@ class ResultsPage(MajEvalPage):
     def refresh(self) -> None:
         self.fill_stability()
         self.wizard.check_results_current()
-        if self.results.tabs.currentWidget() is self.conditions:
-            self.conditions.refresh()
-
-    @Slot(int)
-    def _tab_shown(self, index: int) -> None:
-        if self.results.tabs.widget(index) is self.conditions:
-            self.conditions.refresh()
+        refresh_if_shown(self.results.tabs, self.conditions)
 
     def reachable(self) -> bool:
         return self.wizard.run is not None
@@ -399,9 +395,7 @@ class ResultsPage(MajEvalPage):
 
     @Slot()
     def _ask_export(self) -> None:
-        path = self.ask_export_path()
-        if path:
-            self.export(path)
+        ask_then(self.ask_export_path, self.export)
 
     def export(self, path: str | Path) -> Any:
         wizard = self.wizard
