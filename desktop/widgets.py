@@ -64,6 +64,7 @@ __all__ = [
     "row_table",
     "rows_view",
     "set_times_suffix",
+    "show_repeats",
     "show_stability",
     "splitter",
     "stability_label",
@@ -450,15 +451,7 @@ def usage_of(gateways: list[Any]) -> Any:
 
     if not gateways or any(getattr(g, "usage", None) is None for g in gateways):
         return None
-    used = Usage()
-    for gateway in gateways:
-        u = gateway.usage
-        used.calls += u.calls
-        used.cache_hits += u.cache_hits
-        used.prompt_tokens += u.prompt_tokens
-        used.completion_tokens += u.completion_tokens
-        used.cost += u.cost
-    return used
+    return Usage.total(g.usage for g in gateways)
 
 
 def stability_label() -> QLabel:
@@ -486,3 +479,24 @@ def show_stability(label: QLabel, text: str, flagged: bool) -> None:
     label.style().unpolish(label)
     label.style().polish(label)
     label.setVisible(bool(text))
+
+
+def show_repeats(label: QLabel, wanted: int, repeats: list[Any],
+                 entries_of: Callable[[list[Any]], Any], lines_of: Callable[[Any], list[str]],
+                 again: str) -> list[Any]:
+    """The stability line of a run asked ``wanted`` times (0 or 1: no line): how alike the
+    ``repeats`` found are (``entries_of(repeats)``, then ``lines_of(entries)``), or how many
+    are finished and what to do (``again``). Returns the repeats when 2 or more are there."""
+    from core.words import count
+
+    if len(repeats) < 2:
+        text = (f"Only {count(len(repeats), 'repeat')} of {wanted} finished: {again}"
+                if wanted > 1 else "")
+        show_stability(label, text, False)
+        return []
+    entries = entries_of(repeats)
+    show_stability(label,
+                   f"Asked {len(repeats)} times (the scores shown are the first time's): "
+                   + " ".join(lines_of(entries)),
+                   any(s.flagged for _, _, s in entries))
+    return repeats

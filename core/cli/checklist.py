@@ -533,15 +533,7 @@ def _usage_of(gateways: list[Any]) -> Any:
     """The usage of several gateways together."""
     from core.llm import Usage
 
-    used = Usage()
-    for gateway in gateways:
-        u = gateway.usage
-        used.calls += u.calls
-        used.cache_hits += u.cache_hits
-        used.prompt_tokens += u.prompt_tokens
-        used.completion_tokens += u.completion_tokens
-        used.cost += u.cost
-    return used
+    return Usage.total(g.usage for g in gateways)
 
 
 # -------------------------------------------------------------------------------- compare

@@ -163,14 +163,7 @@ def _say_actual(est: Any, gateways: list[Any]) -> None:
     from core.llm import Usage
     from core.llm.estimate import compare_lines
 
-    used = Usage()
-    for gateway in gateways:
-        u = gateway.usage
-        used.calls += u.calls
-        used.prompt_tokens += u.prompt_tokens
-        used.completion_tokens += u.completion_tokens
-        used.cost += u.cost
-    for line in compare_lines(est, used):
+    for line in compare_lines(est, Usage.total(g.usage for g in gateways)):
         say(line)
 
 

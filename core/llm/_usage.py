@@ -12,7 +12,7 @@ reflects when litellm knows the model's cache price).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,15 @@ class Usage:
 
     def copy(self) -> Usage:
         return replace(self)
+
+    @classmethod
+    def total(cls, usages: Iterable[Usage]) -> Usage:
+        """Several counters added up (a run with repeats or conditions has a gateway each)."""
+        out = cls()
+        for u in usages:
+            for name in _FIELDS:
+                setattr(out, name, getattr(out, name) + getattr(u, name))
+        return out
 
     def add_call(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> None:
         self.calls += 1
@@ -56,6 +65,8 @@ class Usage:
             text += f", {self.failures:,} failed"
         return text
 
+
+_FIELDS = tuple(Usage.__dataclass_fields__)
 
 _session = Usage()
 _listeners: list[Callable[[Usage], None]] = []
@@ -113,4 +124,6 @@ def record(
 def reset_session_usage() -> None:
     """Start the session totals from zero (tests; "reset counters" in the app)."""
     global _session
-    _session = Usage()
+    _FIELDS = tuple(Usage.__dataclass_fields__)
+
+_session = Usage()

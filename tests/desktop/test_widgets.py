@@ -209,3 +209,30 @@ def test_check_row_ticks_all_but_the_unchecked_and_calls_back(qtbot):
     assert (boxes["a"].text(), boxes["b"].toolTip()) == ("Alpha", "second")
     boxes["b"].setChecked(True)
     assert toggled == [True]
+
+
+def test_the_stability_line_of_both_methods(qtbot):
+    """One stability line for MAJ-Eval's Run page and InteractEval's Results page: nothing
+    without repeats, what is missing while repeats are unfinished, else the sentence per
+    dimension, in the warning colours when one is flagged."""
+    from types import SimpleNamespace
+
+    from desktop.widgets import show_repeats, stability_label
+
+    label = stability_label()
+    qtbot.addWidget(label)
+    label.show()
+    lines = lambda entries: [s.sentence for _c, _d, s in entries]  # noqa: E731
+    assert show_repeats(label, 1, [], list, lines, "run it again.") == []
+    assert label.isHidden()
+    assert show_repeats(label, 3, ["r0"], list, lines, "run it again.") == []
+    assert label.text() == "Only 1 repeat of 3 finished: run it again."
+    assert label.property("flagged") is False
+    calm = SimpleNamespace(sentence="Alike.", flagged=False)
+    shaky = SimpleNamespace(sentence="Not alike.", flagged=True)
+    found = show_repeats(label, 3, ["r0", "r1", "r2"],
+                         lambda rs: [("c", "d1", calm), ("c", "d2", shaky)], lines, "again.")
+    assert found == ["r0", "r1", "r2"]
+    assert label.text() == ("Asked 3 times (the scores shown are the first time's): "
+                            "Alike. Not alike.")
+    assert label.property("flagged") is True and not label.isHidden()

@@ -18,7 +18,7 @@ from desktop.widgets import (
     page_layout,
     refresh_if_shown,
     refresh_when_shown,
-    show_stability,
+    show_repeats,
     stability_label,
     xlsx_path,
 )
@@ -52,7 +52,6 @@ class ResultsPage(InteractEvalPage):
         """Show how alike the repeats of the run shown are (when each call was made more than
         once); returns the repeats read from the project."""
         from core.interacteval.repeats import load_repeats, stability, stability_lines
-        from core.words import count
 
         run, n = self.wizard.run, self.state.repeats
         repeats = []
@@ -60,19 +59,9 @@ class ResultsPage(InteractEvalPage):
             samples = st.run_samples(self.project, self.state, run.checklists)
             repeats = load_repeats(self.project, run.checklists, run.settings, run.model, n,
                                    samples=samples, order=self.state.text_order)
-        if len(repeats) < 2:
-            text = ""
-            if run is not None and n > 1:
-                text = (f"Only {count(len(repeats), 'repeat')} of {n} finished: score the "
-                        "texts again to finish the others.")
-            show_stability(self.stability_label, text, False)
-            return []
-        entries = stability(repeats)
-        show_stability(self.stability_label,
-                       f"Asked {len(repeats)} times (the scores shown are the first time's): "
-                       + " ".join(stability_lines(entries)),
-                       any(s.flagged for _, _, s in entries))
-        return repeats
+        return show_repeats(self.stability_label, n if run is not None else 0, repeats,
+                            stability, stability_lines,
+                            "score the texts again to finish the others.")
 
     def refresh(self) -> None:
         run = self.wizard.run

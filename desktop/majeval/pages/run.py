@@ -40,7 +40,7 @@ from desktop.widgets import (
     refresh_when_shown,
     repeats_spin,
     set_times_suffix,
-    show_stability,
+    show_repeats,
     stability_label,
     usage_of,
     xlsx_path,
@@ -364,19 +364,12 @@ class ResultsPage(MajEvalPage):
         repeats = []
         if wizard.run is not None and state.repeats > 1:
             repeats = load_repeats(self.project, state, None, state.repeats, wizard.model())
-        if len(repeats) < 2:
-            text = ""
-            if wizard.run is not None and state.repeats > 1:
-                text = (f"Only {count(len(repeats), 'repeat')} of {state.repeats} "
-                        "finished: run the debates again to finish the others.")
-            show_stability(self.stability_label, text, False)
-            return []
-        entries = stability(repeats, state.item_list, [d.name for d in state.dimensions])
-        show_stability(self.stability_label,
-                       f"Asked {len(repeats)} times (the scores shown are the first time's): "
-                       + " ".join(stability_lines(entries)),
-                       any(s.flagged for _, _, s in entries))
-        return repeats
+        dimensions = [d.name for d in state.dimensions]
+        return show_repeats(self.stability_label,
+                            state.repeats if wizard.run is not None else 0, repeats,
+                            lambda found: stability(found, state.item_list, dimensions),
+                            stability_lines,
+                            "run the debates again to finish the others.")
 
     def refresh(self) -> None:
         self.fill_stability()
