@@ -24,14 +24,7 @@ from core.aqer.session import (
     restore_setup,
     save_setup,
 )
-from desktop.aqer.pages import (
-    CheckJudgePage,
-    ColumnsPage,
-    FilePage,
-    ModelPage,
-    ResultsPage,
-    RunPage,
-)
+from desktop.aqer.pages import IN_ORDER
 from desktop.widgets import alert_box
 from desktop.wizard import WizardShell, open_method_wizard
 
@@ -47,7 +40,7 @@ class AqerWizard(WizardShell):
     OBJECT_NAME = "aqerWizard"
     HOME_TIP = ("Back to the home screen. Everything you chose is kept in the project; open "
                 "AQER again to carry on.")
-    PAGE_CLASSES = (FilePage, ColumnsPage, ModelPage, RunPage, ResultsPage, CheckJudgePage)
+    PAGE_CLASSES = IN_ORDER
 
     #: The columns were checked (the :class:`AnswersCheck`).
     checked = Signal(object)

@@ -18,16 +18,7 @@ from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import QComboBox, QLabel
 
 from core.majeval import session as st
-from desktop.majeval.pages import (
-    CheckJudgePage,
-    DocumentsPage,
-    ExtractionPage,
-    ItemsPage,
-    PersonasPage,
-    ResultsPage,
-    RunPage,
-    TaskPage,
-)
+from desktop.majeval.pages import IN_ORDER
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.usage import format_usage
@@ -46,8 +37,7 @@ class MajEvalWizard(WizardShell):
     METHOD, OBJECT_NAME = "majeval", "majevalWizard"
     HOME_TIP = ("Back to the home screen. Everything is kept in the project; open MAJ-Eval "
                 "again to carry on.")
-    PAGE_CLASSES = (TaskPage, DocumentsPage, ExtractionPage, PersonasPage, ItemsPage, RunPage,
-                    ResultsPage, CheckJudgePage)
+    PAGE_CLASSES = IN_ORDER
 
     def __init__(self, main_window: Any, project: Any,
                  llm_factory: st.LLMFactory | None = None) -> None:

@@ -10,4 +10,8 @@ from desktop.aqer.pages.file import FilePage
 from desktop.aqer.pages.model import ModelPage
 from desktop.aqer.pages.run import ResultsPage, RunPage
 
-__all__ = ["CheckJudgePage", "ColumnsPage", "FilePage", "ModelPage", "ResultsPage", "RunPage"]
+__all__ = ["IN_ORDER", "CheckJudgePage", "ColumnsPage", "FilePage", "ModelPage", "ResultsPage",
+           "RunPage"]
+
+#: The wizard's steps in order (its ``PAGE_CLASSES``).
+IN_ORDER = (FilePage, ColumnsPage, ModelPage, RunPage, ResultsPage, CheckJudgePage)

@@ -9,5 +9,18 @@ from desktop.majeval.pages.items import ItemsPage
 from desktop.majeval.pages.run import ResultsPage, RunPage
 from desktop.majeval.pages.task import TaskPage
 
-__all__ = ["CheckJudgePage", "DocumentsPage", "ExtractionPage", "ItemsPage", "PersonasPage", "ResultsPage",
-           "RunPage", "TaskPage"]
+__all__ = [
+    "IN_ORDER",
+    "CheckJudgePage",
+    "DocumentsPage",
+    "ExtractionPage",
+    "ItemsPage",
+    "PersonasPage",
+    "ResultsPage",
+    "RunPage",
+    "TaskPage",
+]
+
+#: The wizard's steps in order (its ``PAGE_CLASSES``).
+IN_ORDER = (TaskPage, DocumentsPage, ExtractionPage, PersonasPage, ItemsPage, RunPage,
+            ResultsPage, CheckJudgePage)
