@@ -14,6 +14,7 @@ from core.interacteval import conditions as cd
 from core.llm import gateway_for
 from core.project import Project
 from tests.core.interacteval_support import BUILD_REPLIES
+from tests.core.repeat_support import RepeatSpy
 
 DIM = Dimension(name="Coherence", definition="How well the text hangs together.")
 
@@ -199,20 +200,6 @@ def test_a_condition_that_could_not_be_built_says_why_after_reopening(tmp_path, 
         assert "no people's notes" in kept["human"].problems[0]
 
 
-class _Spy:
-    """The scoring gateway, noting the repeat index of every call."""
-
-    def __init__(self, gateway, seen):
-        self.gateway, self.seen = gateway, seen
-
-    async def complete_json(self, messages, schema, **kw):
-        self.seen.append(kw.get("repeat", 0))
-        return await self.gateway.complete_json(messages, schema, **kw)
-
-    def __getattr__(self, name):
-        return getattr(self.gateway, name)
-
-
 def _run_repeats(project, llm, names, items, repeats, seen):
     profile = llm.profile()
     models = session.ConditionModels(assessors={"Thinker": profile.model},
@@ -221,7 +208,7 @@ def _run_repeats(project, llm, names, items, repeats, seen):
     return models, asyncio.run(session.run_conditions(
         project, _state(), names, items, models, assessors={"Thinker": gateway},
         builder=gateway, repeats=repeats,
-        scorer_for_run=lambda run_id: _Spy(gateway_for(profile, project, run_id), seen)))
+        scorer_for_run=lambda run_id: RepeatSpy(gateway_for(profile, project, run_id), seen)))
 
 
 def _asked(llm, what):

@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from core.interacteval import ScoringSettings, TextItem, session
+from tests.core.repeat_support import RepeatSpy
 
 N = 12
 
@@ -36,22 +37,10 @@ class _Judge:
                 "q2": "yes" if (number // 2 + shift) % 2 else "no"}
 
 
-class _Spy:
-    def __init__(self, gateway, seen):
-        self.gateway, self.seen = gateway, seen
-
-    async def complete_json(self, messages, schema, **kw):
-        self.seen.append(kw.get("repeat", 0))
-        return await self.gateway.complete_json(messages, schema, **kw)
-
-    def __getattr__(self, name):
-        return getattr(self.gateway, name)
-
-
 def _factory(project, llm, seen):
     from core.llm import gateway_for
 
-    return lambda run_id: _Spy(gateway_for(llm.profile(max_retries=0), project, run_id), seen)
+    return lambda run_id: RepeatSpy(gateway_for(llm.profile(max_retries=0), project, run_id), seen)
 
 
 async def test_repeats_are_real_calls_kept_and_free_to_run_again(tmp_path, scripted, checklist):

@@ -11,6 +11,7 @@ import pytest
 
 from core.majeval import DebateSettings, Item
 from tests.core.majeval.majeval_support import SYNTHESIS, evaluation, item_of, kind, persona, turn
+from tests.core.repeat_support import RepeatSpy
 
 N_ITEMS = 10
 HUMAN = {f"i{k}": 1 + k % 5 for k in range(N_ITEMS)}
@@ -41,20 +42,6 @@ class _Judge:
         return evaluation(self.scores(which, n), "It reads well enough.")
 
 
-class _Spy:
-    """The gateway of a run, recording the repeat index of every call."""
-
-    def __init__(self, gateway, seen):
-        self.gateway, self.seen = gateway, seen
-
-    async def complete_json(self, messages, schema, **kw):
-        self.seen.append(kw.get("repeat", 0))
-        return await self.gateway.complete_json(messages, schema, **kw)
-
-    def __getattr__(self, name):
-        return getattr(self.gateway, name)
-
-
 @pytest.fixture
 def project(tmp_path):
     from core.majeval import session as st
@@ -74,7 +61,7 @@ def project(tmp_path):
 def _factory(project, llm, seen):
     from core.llm import gateway_for
 
-    return lambda run_id: _Spy(gateway_for(llm.profile(max_retries=0), project, run_id), seen)
+    return lambda run_id: RepeatSpy(gateway_for(llm.profile(max_retries=0), project, run_id), seen)
 
 
 async def test_repeats_are_real_calls_kept_per_repeat_and_free_to_run_again(
