@@ -124,6 +124,4 @@ def record(
 def reset_session_usage() -> None:
     """Start the session totals from zero (tests; "reset counters" in the app)."""
     global _session
-    _FIELDS = tuple(Usage.__dataclass_fields__)
-
-_session = Usage()
+    _session = Usage()
