@@ -105,7 +105,11 @@ def stability(runs: Sequence[Any], *, condition: str = "Checklist",
 
     if not runs:
         return []
-    dims = list(dict.fromkeys(s.dimension for s in runs[0].scores))
+    # the checklists' order (the scores are in the order the texts finished: not the same
+    # from one run to the next)
+    listed = [c.dimension for c in getattr(runs[0], "checklists", None) or []]
+    found = list(dict.fromkeys(s.dimension for s in runs[0].scores))
+    dims = [d for d in listed if d in found] + [d for d in found if d not in listed]
     out = []
     for dim in dims:
         texts = list(dict.fromkeys(s.text_id for s in runs[0].scores if s.dimension == dim))

@@ -120,3 +120,20 @@ async def test_repeats_are_not_judges_of_their_own(tmp_path, scripted, checklist
                                    settings=ScoringSettings(), model=llm.model)
         judges = session.judges_to_compare(project, session.load_state(project))
         assert [j[0] for j in judges] == [f"{llm.model} (run {runs[0].run_id}, {runs[0].date})"]
+
+
+def test_stability_follows_the_checklists_order_not_the_order_texts_finished():
+    """A run's scores are kept in the order the texts finished, which differs between runs:
+    the stability lines and sheet list the dimensions in the checklists' order."""
+    from types import SimpleNamespace as NS
+
+    from core.interacteval.repeats import stability
+
+    def run(order):
+        scores = [NS(text_id=f"t{k}", dimension=dim, score=float(k % 3), status="ok")
+                  for dim in order for k in range(4)]
+        return NS(checklists=[NS(dimension="Clarity"), NS(dimension="Accuracy")],
+                  scores=scores)
+
+    entries = stability([run(["Accuracy", "Clarity"]), run(["Clarity", "Accuracy"])])
+    assert [dim for _c, dim, _s in entries] == ["Clarity", "Accuracy"]
