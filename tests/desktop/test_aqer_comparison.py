@@ -12,7 +12,7 @@ from core.aqer.comparison import comparison_table
 from core.aqer.session import load_setup, run_workers_curve
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder, graded_answers
-from tests.desktop.test_aqer_wizard import click, to_results, wait_read
+from tests.desktop.aqer_support import click, to_results, wait_read
 
 
 @pytest.fixture
