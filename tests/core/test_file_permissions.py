@@ -17,7 +17,7 @@ import pytest
 from core import cli
 from core.project import Project
 from core.tables import Sheet, write_workbook
-from tests.core.cli.test_aqer_routes import TinyEncoder, answers_workbook
+from tests.core.cli.aqer_routes_support import TinyEncoder, answers_workbook
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="file modes are a POSIX matter")
 

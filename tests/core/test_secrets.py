@@ -10,25 +10,10 @@ from __future__ import annotations
 import keyring
 import keyring.backend
 import pytest
-from keyring.errors import NoKeyringError
 
 from core import secrets
 from core.settings import ModelProfile
-
-
-class NoStore(keyring.backend.KeyringBackend):
-    """A computer without a password store: every call raises, as keyring's own stand-in does."""
-
-    priority = 1
-
-    def get_password(self, service, username):
-        raise NoKeyringError("No recommended backend was available. Install keyrings.alt")
-
-    def set_password(self, service, username, password):
-        raise NoKeyringError("No recommended backend was available. Install keyrings.alt")
-
-    def delete_password(self, service, username):
-        raise NoKeyringError("No recommended backend was available. Install keyrings.alt")
+from tests.core.secrets_support import NoStore
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from core.aqer.session import load_setup
 from core.judge_check import judge_report, load_ratings, rank_judges
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder
-from tests.desktop.test_aqer_wizard import click, to_results, wait_read
+from tests.desktop.aqer_support import click, to_results, wait_read
 
 
 def test_grade_ai_answers_see_the_report_and_choose_a_condition(qtbot, window, qtmodeltester):

@@ -11,9 +11,8 @@ import pytest
 from core.aqer.comparison import comparison_table
 from core.aqer.session import load_setup, run_workers_curve
 from desktop.aqer import open_aqer_wizard
-from tests.core.aqer.aqer_support import TinyEncoder
-from tests.core.aqer.test_comparison import graded_answers
-from tests.desktop.test_aqer_wizard import click, to_results, wait_read
+from tests.core.aqer.aqer_support import TinyEncoder, graded_answers
+from tests.desktop.aqer_support import click, to_results, wait_read
 
 
 @pytest.fixture
@@ -144,7 +143,7 @@ def test_another_embedding_model_is_a_condition_row_with_its_paired_test(
     through PyTorch (here a second tiny encoder) becomes a row with the paired test against
     AQER, kept in the project (asked again: nothing embedded) and exported; a folder that is
     not a model is refused with the reason."""
-    from tests.core.aqer.test_comparison import TORCH, _TwoModels
+    from tests.core.aqer.aqer_support import TORCH, _TwoModels
 
     two = _TwoModels()
     wiz = open_aqer_wizard(window, encoder_factory=two.factory)

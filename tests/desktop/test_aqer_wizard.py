@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from core.aqer.session import load_setup, sample_path
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder
+from tests.desktop.aqer_support import click, to_results, wait_check, wait_read
 
 SHEETS = ["Workers", "Answers", "Questions", "AI answers", "AI summary", "Convergence",
           "Agreement", "Comparison", "Warnings", "Raw numbers", "Read me"]
@@ -24,37 +25,11 @@ def tiny():
     return TinyEncoder()
 
 
-def wait_read(qtbot, wiz):
-    qtbot.waitUntil(lambda: wiz.read is not None and not wiz.reading, timeout=15_000)
-
-
-def wait_check(qtbot, wiz):
-    qtbot.waitUntil(lambda: wiz.check is not None and not wiz.checking, timeout=15_000)
-
-
-def click(qtbot, button):
-    assert button.isEnabled(), button.text()
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-
-
 def proxy_column(view, model, key):
     proxy = view.model()
     col = model.column_of(key)
     return [proxy.index(r, col).data(Qt.ItemDataRole.DisplayRole)
             for r in range(proxy.rowCount())]
-
-
-def to_results(qtbot, wiz):
-    """From a loaded file to the results page, pressing the wizard's buttons."""
-    click(qtbot, wiz.next_button)
-    assert wiz.page == "columns"
-    wait_check(qtbot, wiz)
-    click(qtbot, wiz.next_button)
-    assert wiz.page == "model"
-    click(qtbot, wiz.next_button)
-    assert wiz.page == "run"
-    click(qtbot, wiz.pages["run"].run_button)
-    qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
 
 
 def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from desktop.interacteval import open_interacteval_wizard
 from tests.desktop.interacteval_support import click, wait_step
-from tests.desktop.test_interacteval_wizard import load_sample, scripted  # noqa: F401
+from tests.desktop.interacteval_wizard_support import load_sample, scripted  # noqa: F401 (fixtures)
 
 
 def test_the_score_page_shows_the_estimate_and_then_the_actual_figures(

@@ -9,8 +9,8 @@ import threading
 
 import numpy as np
 
+from tests.desktop.interacteval_results_support import ready, scripted, settle  # noqa: F401 (fixtures)
 from tests.desktop.interacteval_support import USER, click, wait_step
-from tests.desktop.test_interacteval_results import ready, scripted, settle  # noqa: F401
 
 
 def score(qtbot, wiz):

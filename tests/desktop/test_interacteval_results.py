@@ -6,57 +6,13 @@ scripted model through the real gateway)."""
 from __future__ import annotations
 
 import csv
-import re
 
 import pandas as pd
-import pytest
 
-from core.interacteval import Checklist, ChecklistItem, save_checklist
+from core.interacteval import save_checklist
 from core.interacteval.session import load_state, sample_folder
-from desktop.interacteval import open_interacteval_wizard
-from tests.desktop.interacteval_support import USER, click, scripted_reply, wait_step
-
-
-def _copying_reply(messages):
-    prompt = "\n".join(str(m.get("content") or "") for m in messages)
-    n = len(re.findall(r"^q\d+\. ", prompt, re.MULTILINE))
-    return {f"q{i}": "yes/no" for i in range(1, n + 1)}  # the form, not an answer
-
-
-@pytest.fixture
-def scripted(window):
-    from core.llm import ScriptedLLM
-
-    llm = ScriptedLLM(scripted_reply, name="ie-results")
-    copier = ScriptedLLM(_copying_reply, name="ie-results-copier")
-    window.settings.user_name = USER
-    window.settings.upsert_profile(llm.profile(name="Scripted A"))
-    window.settings.upsert_profile(copier.profile(name="Copier"))
-    window.settings.default_profile = "Scripted A"
-    yield llm
-    llm.close()
-    copier.close()
-
-
-def ready(qtbot, window):
-    """The sample set with two small checklists, on the Score page with the texts read."""
-    wiz = open_interacteval_wizard(window)
-    click(qtbot, wiz.pages["dimensions"].sample_button)
-    qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=20_000)
-    for name in ("Clarity", "Accuracy"):
-        save_checklist(window.project, Checklist(dimension=name, definition=f"{name}.", items=[
-            ChecklistItem(component="A", question=f"Is the {name.lower()} fine?"),
-            ChecklistItem(component="A", question="Is it short?"),
-            ChecklistItem(component="B", question="Is it for a child?")]))
-    wiz.show_page("score")
-    qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
-    return wiz
-
-
-def settle(qtbot, wiz):
-    """Wait until no step of the wizard runs (the agreement is computed in the executor after
-    scoring): a step ending after the test's window is gone would touch deleted widgets."""
-    qtbot.waitUntil(lambda: not wiz._tasks, timeout=30_000)
+from tests.desktop.interacteval_results_support import ready, scripted, settle  # noqa: F401 (fixtures)
+from tests.desktop.interacteval_support import click, wait_step
 
 
 def score(qtbot, wiz):
@@ -66,7 +22,7 @@ def score(qtbot, wiz):
 
 
 def test_results_say_which_run_and_go_out_of_date_when_choices_change(
-    qtbot, window, scripted, tmp_path
+    qtbot, window, scripted, tmp_path  # noqa: F811
 ):
     wiz = ready(qtbot, window)
     score(qtbot, wiz)
@@ -116,7 +72,7 @@ def wiz_checklists(window):
     return load_checklists(window.project)
 
 
-def test_show_results_is_off_for_a_new_unscored_texts_file(qtbot, window, scripted, tmp_path):
+def test_show_results_is_off_for_a_new_unscored_texts_file(qtbot, window, scripted, tmp_path):  # noqa: F811
     wiz = ready(qtbot, window)
     score(qtbot, wiz)
     wiz.show_page("score")
@@ -144,7 +100,7 @@ def test_show_results_is_off_for_a_new_unscored_texts_file(qtbot, window, script
 
 
 def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
-    qtbot, window, scripted, tmp_path
+    qtbot, window, scripted, tmp_path  # noqa: F811
 ):
     wiz = ready(qtbot, window)
     sample = wiz.state.chosen_samples("Clarity")[-1]
@@ -198,7 +154,7 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
     settle(qtbot, wiz)
 
 
-def test_a_run_where_most_texts_copied_the_instructions_says_so(qtbot, window, scripted):
+def test_a_run_where_most_texts_copied_the_instructions_says_so(qtbot, window, scripted):  # noqa: F811
     wiz = ready(qtbot, window)
     wiz.pages["score"].scorer_combo.setCurrentText("Copier")
     score(qtbot, wiz)

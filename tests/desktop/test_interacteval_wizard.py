@@ -3,33 +3,15 @@ model through the real gateway (core.llm.ScriptedLLM)."""
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
 
 from core.interacteval import load_checklists
 from core.interacteval.session import STAGE_KIND, get_stage, load_state
 from desktop.interacteval import open_interacteval_wizard
-from tests.desktop.interacteval_support import USER, click, scripted_reply, wait_step
+from tests.desktop.interacteval_support import USER, click, wait_step
+from tests.desktop.interacteval_wizard_support import load_sample, scripted  # noqa: F401 (fixtures)
 
 RESULT_SHEETS = ["Scores", "Answers", "Checklists", "Attributes", "Agreement", "Read me"]
-
-
-@pytest.fixture
-def scripted(window):
-    from core.llm import ScriptedLLM
-
-    llm = ScriptedLLM(scripted_reply, name="ie-wizard")
-    window.settings.user_name = USER
-    window.settings.upsert_profile(llm.profile(name="Scripted A"))
-    window.settings.upsert_profile(llm.profile(name="Scripted B"))
-    window.settings.default_profile = "Scripted A"
-    yield llm
-    llm.close()
-
-
-def load_sample(qtbot, wiz):
-    click(qtbot, wiz.pages["dimensions"].sample_button)
-    qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=20_000)
 
 
 def build_all(qtbot, wiz):
@@ -37,7 +19,7 @@ def build_all(qtbot, wiz):
     assert wait_step(qtbot, wiz, "build") == "finished", wiz.pages["build"].build_panel.message_label.text()
 
 
-def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
+def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):  # noqa: F811
     import pandas as pd
 
     wiz = open_interacteval_wizard(window)
@@ -190,7 +172,7 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
         len(c.items) for c in load_checklists(project))
 
 
-def test_reopening_the_project_shows_the_results_without_new_calls(qtbot, window, scripted,
+def test_reopening_the_project_shows_the_results_without_new_calls(qtbot, window, scripted,  # noqa: F811
                                                                    tmp_path):
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
@@ -223,7 +205,7 @@ def test_reopening_the_project_shows_the_results_without_new_calls(qtbot, window
     assert again.next_button.text() == "Show results" and again.next_button.isEnabled()
 
 
-def test_a_failed_step_is_shown_and_nothing_is_stored(qtbot, window, scripted):
+def test_a_failed_step_is_shown_and_nothing_is_stored(qtbot, window, scripted):  # noqa: F811
     from core.llm import ScriptedLLM
 
     broken = ScriptedLLM(lambda messages: "not json at all", name="ie-broken")
@@ -264,7 +246,7 @@ class GatedLLM:
         return schema.model_validate({k: "yes" for k in schema.model_fields})
 
 
-def test_cancel_mid_scoring_then_resume_without_repeating(qtbot, window, scripted):
+def test_cancel_mid_scoring_then_resume_without_repeating(qtbot, window, scripted):  # noqa: F811
     from core.interacteval import Checklist, ChecklistItem, save_checklist
 
     fake = GatedLLM(open_calls=5)
@@ -293,7 +275,7 @@ def test_cancel_mid_scoring_then_resume_without_repeating(qtbot, window, scripte
     assert wiz.page == "results" and len(wiz.run.scores) == 24 and wiz.run.reused == 5
 
 
-def test_renaming_a_dimension_takes_its_work_along(qtbot, window, scripted):
+def test_renaming_a_dimension_takes_its_work_along(qtbot, window, scripted):  # noqa: F811
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
     project = window.project
@@ -377,7 +359,7 @@ def _answer_notice(qtbot, wiz, accept: bool) -> str:
     return text
 
 
-def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted):
+def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted):  # noqa: F811
     """Think-aloud asks once per service the ticked models would send the samples to (two
     services: two notices, and declining the second starts nothing); building and scoring with
     a model on the internet ask first too, and run only once the user agrees."""
@@ -423,7 +405,7 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     assert len(fake.asked) == 24 and scripted.calls == calls
 
 
-def test_long_sample_texts_stay_readable(qtbot, window, scripted):
+def test_long_sample_texts_stay_readable(qtbot, window, scripted):  # noqa: F811
     """A ~2,600-character article in a sample: the table shows one-line previews with rows that
     fit in the table, the tooltip and the panel below hold the whole text."""
     from core.interacteval.model import ScoredSample
@@ -451,7 +433,7 @@ def test_long_sample_texts_stay_readable(qtbot, window, scripted):
     assert "Score 3" in page.full_text.toPlainText()
 
 
-def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted):
+def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted):  # noqa: F811
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
     wiz.dim_combo.setCurrentText("Clarity")
@@ -486,7 +468,7 @@ def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted
 
 
 def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements(
-        qtbot, window, scripted):
+        qtbot, window, scripted):  # noqa: F811
     from desktop.judge_check import BADGE
 
     wiz = open_interacteval_wizard(window)
@@ -527,7 +509,7 @@ def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements
     assert {panel.gaps_model.value(r, "judge_answer") for r in range(said_no[question])} == {"No"}
 
 
-def test_the_build_page_says_how_the_built_in_model_builds(qtbot, window, scripted):
+def test_the_build_page_says_how_the_built_in_model_builds(qtbot, window, scripted):  # noqa: F811
     """With the built-in model as the builder, the build page says before any step runs that
     the checklist will quote the notes' own sentences; with another model it does not."""
     from core.interacteval.grounded import GROUNDED_NOTICE

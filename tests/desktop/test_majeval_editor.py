@@ -11,7 +11,7 @@ from core.majeval.session import evidence_span
 from desktop.majeval import open_majeval_wizard
 from desktop.majeval.models import PERSONA_MIME, Col, PersonaTreeModel, RowsModel
 from tests.desktop.majeval_support import USER, panel, wait_step
-from tests.desktop.test_majeval_wizard import run_all, to_personas
+from tests.desktop.majeval_wizard_support import run_all, to_personas
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ what the run used after it (pytest-qt, offscreen, scripted model)."""
 from __future__ import annotations
 
 from desktop.majeval import open_majeval_wizard
-from tests.desktop.test_majeval_wizard import (  # noqa: F401 (fixtures)
+from tests.desktop.majeval_wizard_support import (  # noqa: F401 (fixtures)
     _collect_on_the_gui_thread,
     run_all,
     scripted,

@@ -10,7 +10,7 @@ import numpy as np
 
 from desktop.majeval import open_majeval_wizard
 from tests.desktop.majeval_support import USER, kind, panel, wait_step
-from tests.desktop.test_majeval_wizard import (  # noqa: F401 (fixtures)
+from tests.desktop.majeval_wizard_support import (  # noqa: F401 (fixtures)
     _collect_on_the_gui_thread,
     run_all,
     scripted,

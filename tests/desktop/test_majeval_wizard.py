@@ -11,54 +11,19 @@ from core.majeval import load_personas
 from core.majeval.session import load_state
 from desktop.majeval import open_majeval_wizard
 from tests.desktop.majeval_support import TRUE, USER, click, kind, panel, wait_step
+from tests.desktop.majeval_wizard_support import (  # noqa: F401 (fixtures)
+    _collect_on_the_gui_thread,
+    run_all,
+    scripted,
+    to_personas,
+)
 
 RESULT_SHEETS = ["Items", "Group scores", "Agent scores", "Feedback", "Transcripts",
                  "Personas", "Evidence", "Agreement", "Comparison", "Condition scores",
                  "Read me"]
 
 
-@pytest.fixture(autouse=True)
-def _collect_on_the_gui_thread(qapp):
-    """Free this test's Qt wrappers caught in reference cycles (matplotlib canvases, models)
-    here, on the GUI thread, rather than in a later test's worker thread."""
-    yield
-    import gc
-
-    qapp.processEvents()
-    gc.collect()
-
-
-@pytest.fixture
-def scripted(window):
-    from core.llm import ScriptedLLM
-
-    llm = ScriptedLLM(panel, name="mj-wizard")
-    window.settings.user_name = USER
-    window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
-    window.settings.default_profile = "Scripted"
-    yield llm
-    llm.close()
-
-
-def to_personas(qtbot, wiz):
-    """Sample set loaded, personas made (the wizard is left on the Personas page)."""
-    click(qtbot, wiz.pages["task"].sample_button)
-    assert wait_step(qtbot, wiz, "sample") == "finished", wiz.pages["task"].sample_panel.message_label.text()
-    wiz.show_page("extraction")
-    click(qtbot, wiz.pages["extraction"].extract_button)
-    assert wait_step(qtbot, wiz, "extraction") == "finished", \
-        wiz.pages["extraction"].extract_panel.message_label.text()
-    assert wiz.page == "personas"
-
-
-def run_all(qtbot, wiz):
-    wiz.show_page("run")
-    click(qtbot, wiz.pages["run"].run_button)
-    assert wait_step(qtbot, wiz, "run") == "finished", wiz.pages["run"].run_panel.message_label.text()
-    assert wait_step(qtbot, wiz, "results") == "finished"
-
-
-def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
+def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):  # noqa: F811
     import pandas as pd
 
     wiz = open_majeval_wizard(window)
@@ -216,7 +181,7 @@ def test_cancel_mid_run_then_resume_repeats_no_finished_debate(qtbot, window, tm
         llm.close()
 
 
-def test_reopened_project_shows_results_without_new_calls(qtbot, window, scripted, tmp_path):
+def test_reopened_project_shows_results_without_new_calls(qtbot, window, scripted, tmp_path):  # noqa: F811
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
     run_all(qtbot, wiz)
@@ -240,7 +205,7 @@ def test_reopened_project_shows_results_without_new_calls(qtbot, window, scripte
     assert wiz2.pages["items"].items_model.rowCount() == 6
 
 
-def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window, scripted,
+def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window, scripted,  # noqa: F811
                                                                    tmp_path):
     body = "\n\n".join(f"Paragraph {i}. Parents said reading time matters. " * 12
                         for i in range(1, 13))
@@ -288,7 +253,7 @@ def test_extraction_that_finds_nobody_fails_with_a_plain_message(qtbot, window):
         llm.close()
 
 
-def test_personas_are_flagged_when_the_task_or_documents_change(qtbot, window, scripted):
+def test_personas_are_flagged_when_the_task_or_documents_change(qtbot, window, scripted):  # noqa: F811
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
     assert wiz.pages["personas"].personas_notice.isHidden()
@@ -334,7 +299,7 @@ def test_personas_are_flagged_when_the_task_or_documents_change(qtbot, window, s
 
 
 def test_results_say_which_run_they_show_and_go_out_of_date_when_choices_change(
-        qtbot, window, scripted, tmp_path):
+        qtbot, window, scripted, tmp_path):  # noqa: F811
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
     run_all(qtbot, wiz)
@@ -386,7 +351,7 @@ def test_results_say_which_run_they_show_and_go_out_of_date_when_choices_change(
         other.close()
 
 
-def test_a_group_of_one_persona_is_flagged_before_the_run(qtbot, window, scripted):
+def test_a_group_of_one_persona_is_flagged_before_the_run(qtbot, window, scripted):  # noqa: F811
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
     editor = wiz.editor
@@ -496,7 +461,7 @@ def test_a_model_that_copies_the_instructions_gets_a_banner_not_results(qtbot, w
         llm.close()
 
 
-def test_choices_that_cannot_be_read_are_named_and_kept_aside(qtbot, window, scripted):
+def test_choices_that_cannot_be_read_are_named_and_kept_aside(qtbot, window, scripted):  # noqa: F811
     """A stored state that no longer fits is never silently replaced: the wizard says which
     step's choices could not be read, and the original stays in the project."""
     from core.majeval.session import STATE_KIND
@@ -556,7 +521,7 @@ def test_a_new_project_mid_run_stops_the_debates_and_keeps_the_finished_ones(qtb
         llm.close()
 
 
-def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted):
+def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted):  # noqa: F811
     """With a profile that sends texts to a service on the internet, Find stakeholders opens
     the one plain notice and starts nothing until the user agrees; declined, nothing runs."""
     from core.settings import ModelProfile
@@ -580,7 +545,7 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     assert SEND_BUTTON in buttons
 
 
-def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window, scripted,
+def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window, scripted,  # noqa: F811
                                                                      tmp_path):
     wiz = open_majeval_wizard(window)
     assert not wiz.pages["check"].reachable()
@@ -618,7 +583,7 @@ def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window
 
 
 def test_pick_the_judge_ranks_majeval_conditions_and_makes_one_the_projects_judge(
-        qtbot, window, scripted):
+        qtbot, window, scripted):  # noqa: F811
     """The conditions that scored the rated items (full, before the debate, simple roles) are
     ranked against the person's ratings; making one the project's judge chooses its debate
     options (and shows its stored results), said in plain words."""
@@ -678,7 +643,7 @@ def test_pick_the_judge_ranks_majeval_conditions_and_makes_one_the_projects_judg
 
 
 def test_reference_list_kept_on_request_sections_named_and_a_page_reverted(qtbot, window,
-                                                                            scripted, tmp_path):
+                                                                            scripted, tmp_path):  # noqa: F811
     """The notice says how to keep the reference list and the page offers it; a .md file is
     shown in sections; a corrected section can be put back as extracted."""
     body = "\n\n".join(f"Paragraph {i}. Parents said reading time matters. " * 12
@@ -716,7 +681,7 @@ def test_reference_list_kept_on_request_sections_named_and_a_page_reverted(qtbot
 
 
 def test_results_still_being_computed_when_the_project_closes_are_dropped_quietly(
-        qtbot, window, scripted, monkeypatch, tmp_path):
+        qtbot, window, scripted, monkeypatch, tmp_path):  # noqa: F811
     """Showing a run computes its statistics in an executor; when the project is closed in
     the meantime (New project, Open), the wizard left and nothing is shown or read from the
     closed project (it raised 'The project ... is closed' in the event loop)."""

@@ -13,9 +13,9 @@ import pytest
 from keyring.errors import KeyringLocked
 
 from core import secrets
-from tests.core.test_secrets import NoStore
+from tests.core.secrets_support import NoStore
 from tests.desktop.conftest import visible_message_boxes
-from tests.desktop.test_settings_dialog import (
+from tests.desktop.settings_support import (
     FakeCheck,
     _fake_llm,
     _fill_service_profile,

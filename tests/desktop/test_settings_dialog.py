@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import types
-from dataclasses import dataclass
 
 import pytest
 from PySide6.QtWidgets import QMessageBox
@@ -15,35 +13,23 @@ from PySide6.QtWidgets import QMessageBox
 from core import secrets
 from core.settings import BUNDLED_PROFILE_NAME, Settings, settings_path
 from desktop.settings_dialog import (
-    ProfileDialog,
     ProfilesTableModel,
     SettingsDialog,
     validate_api_bases,
 )
 from tests.desktop.conftest import visible_message_boxes
+from tests.desktop.settings_support import (
+    FakeCheck,
+    _fake_llm,
+    _fill_service_profile,
+    _open_settings,
+)
 
 SECRET = "sk-test-0123456789abcdefSECRET"
 
 
 def _file_text() -> str:
     return settings_path().read_text(encoding="utf-8")
-
-
-def _open_settings(qtbot, window) -> SettingsDialog:
-    window.settings_action.trigger()
-    dialog = window.settings_dialog
-    assert dialog is not None and dialog.isVisible()
-    return dialog
-
-
-def _fill_service_profile(dialog: ProfileDialog, name: str, model: str, bases: str = "",
-                          key: str = "") -> None:
-    dialog.name_edit.setText(name)
-    dialog.service_radio.setChecked(True)
-    dialog.model_edit.setText(model)
-    dialog.bases_edit.setPlainText(bases)
-    if key:
-        dialog.key_edit.setText(key)
 
 
 def test_profile_round_trip_keeps_the_key_out_of_the_file(qtbot, window, memory_keyring):
@@ -271,35 +257,6 @@ def test_user_name(qtbot, window):
     settings_dialog.user_edit.setText("Dr. Amara Osei")
     settings_dialog.user_edit.editingFinished.emit()
     assert json.loads(_file_text())["user_name"] == "Dr. Amara Osei"
-
-
-@dataclass
-class FakeCheck:
-    ok: bool
-    message: str = ""
-    reply: str = ""
-    latency_s: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    warning: str = ""
-
-
-def _fake_llm(monkeypatch, check=None, error=None):
-    calls = []
-
-    async def check_connection(profile, api_key):
-        calls.append((profile, api_key))
-        await asyncio.sleep(0)
-        if error is not None:
-            raise error
-        return check
-
-    module = types.ModuleType("core.llm")
-    module.check_connection = check_connection
-    module.add_usage_listener = lambda callback: None
-    monkeypatch.setitem(sys.modules, "core.llm", module)
-    return calls
 
 
 def test_test_connection_success_uses_the_typed_key(qtbot, window, monkeypatch):

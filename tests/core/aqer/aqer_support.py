@@ -1,5 +1,6 @@
 """What AQER's tests share: a tiny deterministic encoder (hashed bag of words -> small vectors),
-small answer sets and a long frame builder."""
+small answer sets, a long frame builder, graded answers of workers of rising quality and two
+encoders standing for two embedding backends (``_TwoModels``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import threading
 import zlib
 
 import numpy as np
+import pandas as pd
 
 DIM = 64
 
@@ -86,3 +88,37 @@ class TinyEncoder:
                 out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 32] += 1.0
             out[i, 0] += 0.2
         return out
+
+
+WRONG_WORDS = ["maybe", "perhaps", "no idea", "guess", "not sure", "something else", "unsure"]
+
+
+def graded_answers(n_workers: int = 12, blanks: bool = False, seed: int = 3) -> pd.DataFrame:
+    """Workers of rising quality: worker k answers right with probability (k+1)/(n+1); a right
+    answer is graded 5, a wrong one 1. With ``blanks`` the weakest worker leaves one blank."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(n_workers):
+        for j, (question, (right, wrong)) in enumerate(FACTS.items()):
+            good = rng.random() < (k + 1) / (n_workers + 1)
+            text = right if good else f"{wrong} {WRONG_WORDS[(k + j) % len(WRONG_WORDS)]}"
+            if blanks and k == 0 and j == 0:
+                text = ""
+            rows.append((question, f"w{k:02d}", text, "5" if good else "1"))
+    return pd.DataFrame(rows, columns=["question", "worker", "response", "grade"])
+
+
+class _TwoModels:
+    """Two different tiny encoders as two ways to embed: the setup's (backend "auto") and the
+    one through PyTorch (another hashing of the words), counting the texts each embeds."""
+
+    def __init__(self):
+        self.auto, self.torch = TinyEncoder(), HashedBagOfWords(dim=24)
+        self.made: list[str] = []
+
+    def factory(self, model_path, device, backend="auto"):
+        self.made.append(backend)
+        return self.torch if backend == "torch" else self.auto
+
+
+TORCH = "AQER (model all-MiniLM-L6-v2, through PyTorch)"

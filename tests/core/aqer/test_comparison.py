@@ -34,25 +34,12 @@ from core.aqer.session import (
     save_setup,
 )
 from core.project import Project
-from tests.core.aqer.aqer_support import FACTS, HashedBagOfWords, TinyEncoder
-
-WRONG_WORDS = ["maybe", "perhaps", "no idea", "guess", "not sure", "something else", "unsure"]
-
-
-def graded_answers(n_workers: int = 12, blanks: bool = False, seed: int = 3) -> pd.DataFrame:
-    """Workers of rising quality: worker k answers right with probability (k+1)/(n+1); a right
-    answer is graded 5, a wrong one 1. With ``blanks`` the weakest worker leaves one blank."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for k in range(n_workers):
-        for j, (question, (right, wrong)) in enumerate(FACTS.items()):
-            good = rng.random() < (k + 1) / (n_workers + 1)
-            text = right if good else f"{wrong} {WRONG_WORDS[(k + j) % len(WRONG_WORDS)]}"
-            if blanks and k == 0 and j == 0:
-                text = ""
-            rows.append((question, f"w{k:02d}", text, "5" if good else "1"))
-    return pd.DataFrame(rows, columns=["question", "worker", "response", "grade"])
-
+from tests.core.aqer.aqer_support import (
+    TORCH,
+    TinyEncoder,
+    _TwoModels,
+    graded_answers,
+)
 
 # ----------------------------------------------------------------------------- the table
 
@@ -327,22 +314,6 @@ def test_workers_curve_values_equal_the_old_route_without_per_panel_agreement(mo
 
 
 # ----------------------------------------------------------------------------- embedding models
-
-
-class _TwoModels:
-    """Two different tiny encoders as two ways to embed: the setup's (backend "auto") and the
-    one through PyTorch (another hashing of the words), counting the texts each embeds."""
-
-    def __init__(self):
-        self.auto, self.torch = TinyEncoder(), HashedBagOfWords(dim=24)
-        self.made: list[str] = []
-
-    def factory(self, model_path, device, backend="auto"):
-        self.made.append(backend)
-        return self.torch if backend == "torch" else self.auto
-
-
-TORCH = "AQER (model all-MiniLM-L6-v2, through PyTorch)"
 
 
 def test_an_embedding_model_condition_is_kept_per_model_and_tested_against_aqer(ready):

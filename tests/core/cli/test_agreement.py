@@ -9,7 +9,7 @@ import pytest
 
 from core.cli import main
 from core.judge_check import Rating, export_ratings, judge_report
-from tests.core.cli.test_majeval import inputs, model  # noqa: F401
+from tests.core.cli.majeval_cli_support import inputs, model  # noqa: F401 (fixtures)
 
 
 def test_majeval_agreement_from_a_ratings_workbook(inputs, model, capsys):  # noqa: F811
@@ -74,7 +74,7 @@ def test_two_models_in_one_project_are_ranked_against_the_ratings(inputs, model,
     from core.llm import ScriptedLLM
     from core.majeval import session
     from core.project import Project
-    from tests.core.cli.test_majeval import reply
+    from tests.core.cli.majeval_cli_support import reply
 
     pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
                   "perspective": ["Fun questions.", "Short questions."]}).to_excel(

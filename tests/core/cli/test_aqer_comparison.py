@@ -6,8 +6,7 @@ import openpyxl
 import pytest
 
 from core import cli
-from tests.core.aqer.aqer_support import HashedBagOfWords
-from tests.core.aqer.test_comparison import graded_answers
+from tests.core.aqer.aqer_support import HashedBagOfWords, graded_answers
 
 
 @pytest.fixture(autouse=True)

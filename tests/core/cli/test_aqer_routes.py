@@ -14,48 +14,17 @@ from openpyxl import Workbook, load_workbook
 
 from core import cli
 from core.aqer.model import AqerSetup
-from tests.core.aqer.aqer_support import FACTS, HashedBagOfWords
+from tests.core.aqer.aqer_support import FACTS
+from tests.core.cli.aqer_routes_support import TinyEncoder, answers_workbook
 
 #: Read me rows whose value is a time (when the workbook was written / scored).
 TIMES = {"Date", "Scored on"}
-
-
-class TinyEncoder(HashedBagOfWords):
-    """``core.embeddings.Encoder``'s stand-in: the same words give the same vectors."""
-
-    def __init__(self, model_path: str = "", device: str = "auto", batch_size: int = 32):
-        super().__init__()
-        self.max_seq_length = 256
-
-    def truncated(self, texts):
-        return [len(t) > 1000 for t in texts]
 
 
 @pytest.fixture(autouse=True)
 def tiny_encoder(monkeypatch):
     # both routes make their encoder through core.embeddings.Encoder (the session's default)
     monkeypatch.setattr("core.embeddings.Encoder", TinyEncoder)
-
-
-def answers_workbook(path: Path) -> Path:
-    """A long sheet as people write them: "Question ID", "Worker", "Answer", an AI's answers in
-    a "Bot" column, a teacher's "Grade", a duplicate to choose from and a blank answer."""
-    book = Workbook()
-    sheet = book.active
-    sheet.title = "Class 3B"
-    sheet.append(["Question ID", "Worker", "Answer", "Bot", "Grade"])
-    wrong_bot = {1, 4}
-    for w in range(5):
-        for k, (question, (right, wrong)) in enumerate(FACTS.items()):
-            answer = wrong if (w == 0 or (w == 3 and k % 2)) else right
-            if w == 4 and k == 2:
-                answer = ""  # left blank
-            bot = wrong if k in wrong_bot else right
-            sheet.append([question, f"student {w + 1}", answer, bot, 1 if answer == right else 0])
-    question = next(iter(FACTS))
-    sheet.append([question, "student 2", "Paris, the capital city", FACTS[question][0], 1])
-    book.save(path)
-    return path
 
 
 def wide_workbook(path: Path) -> Path:

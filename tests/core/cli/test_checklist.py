@@ -4,54 +4,12 @@ model (``--model scripted/<name>``), in process."""
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 
 from core.cli import main
-from tests.core.interacteval_support import BUILD_REPLIES
+from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
 
 
-@pytest.fixture
-def scripted_model():
-    from core.llm import ScriptedLLM
-
-    def reply(messages):
-        prompt = "\n".join(m["content"] for m in messages)  # a re-ask adds messages
-        for key, value in BUILD_REPLIES.items():
-            if key in prompt:
-                return value
-        if "The questions:" in prompt:
-            if "BROKEN" in prompt:
-                return "no idea"
-            good = "good summary" in prompt
-            return {"q1": "yes", "q2": "Yes" if good else "no", "q3": "YES" if good else "no"}
-        raise AssertionError(prompt[:200])
-
-    llm = ScriptedLLM(reply, name="ie-cli")
-    yield llm
-    llm.close()
-
-
-@pytest.fixture
-def inputs(tmp_path):
-    (tmp_path / "def.txt").write_text("Coherence - the collective quality of all sentences.\n",
-                                      encoding="utf-8")
-    pd.DataFrame({
-        "source": [f"Article {i}" for i in range(6)],
-        "text": [f"Sample summary {i}" for i in range(6)],
-        "score": ["1", "1.5", "2.33", "3", "4", "5"],
-    }).to_excel(tmp_path / "samples.xlsx", index=False)
-    (tmp_path / "anna.txt").write_text("- Check the flow\n- Check pronouns\n", encoding="utf-8")
-    rows = []
-    for doc in ("d1", "d2"):
-        for system, quality, human in (("M1", "good summary", 4.5), ("M2", "weak text", 2.0),
-                                       ("M3", "good summary too", 4.0)):
-            rows.append({"doc_id": doc, "system_id": system, "source": f"Article {doc}",
-                         "summary": f"A {quality} of {doc}.", "Coherence": str(human)})
-    pd.DataFrame(rows).to_excel(tmp_path / "items.xlsx", index=False)
-    return tmp_path
-
-
-def test_build_then_score(inputs, scripted_model, capsys):
+def test_build_then_score(inputs, scripted_model, capsys):  # noqa: F811
     checklist = inputs / "checklist.xlsx"
     code = main(["checklist", "build", "--dimension", "Coherence",
                  "--definition-file", str(inputs / "def.txt"),
@@ -94,7 +52,7 @@ def test_build_then_score(inputs, scripted_model, capsys):
     assert len(answers) == 18
 
 
-def test_score_with_failed_items_exits_3(inputs, scripted_model, capsys):
+def test_score_with_failed_items_exits_3(inputs, scripted_model, capsys):  # noqa: F811
     from core.interacteval import Checklist, ChecklistItem, write_checklists
 
     checklist = inputs / "c.xlsx"
@@ -114,7 +72,7 @@ def test_score_with_failed_items_exits_3(inputs, scripted_model, capsys):
     assert failed.status == "failed" and pd.isna(failed.score)
 
 
-def test_score_with_project_resumes_without_calls(inputs, scripted_model, capsys):
+def test_score_with_project_resumes_without_calls(inputs, scripted_model, capsys):  # noqa: F811
     from core.interacteval import Checklist, ChecklistItem, write_checklists
 
     checklist = inputs / "c.xlsx"
@@ -133,7 +91,7 @@ def test_score_with_project_resumes_without_calls(inputs, scripted_model, capsys
                                                  ).to_string()
 
 
-def test_score_names_a_missing_column(inputs, scripted_model, capsys):
+def test_score_names_a_missing_column(inputs, scripted_model, capsys):  # noqa: F811
     checklist = inputs / "c.xlsx"
     from core.interacteval import Checklist, ChecklistItem, write_checklists
 
@@ -147,7 +105,7 @@ def test_score_names_a_missing_column(inputs, scripted_model, capsys):
     assert '"summry"' in err and '"summary"' in err  # suggests the close match
 
 
-def test_human_col_needs_dimension_with_several(inputs, scripted_model, capsys):
+def test_human_col_needs_dimension_with_several(inputs, scripted_model, capsys):  # noqa: F811
     from core.interacteval import Checklist, ChecklistItem, write_checklists
 
     checklist = inputs / "c.xlsx"
@@ -161,7 +119,7 @@ def test_human_col_needs_dimension_with_several(inputs, scripted_model, capsys):
     assert "DIMENSION=COLUMN" in capsys.readouterr().err
 
 
-def test_unknown_profile(inputs, capsys):
+def test_unknown_profile(inputs, capsys):  # noqa: F811
     code = main(["checklist", "build", "--dimension", "Coherence", "--definition-file",
                  str(inputs / "def.txt"), "--samples", str(inputs / "samples.xlsx"),
                  "--profile", "Nope", "-o", str(inputs / "c.xlsx")])
@@ -169,7 +127,7 @@ def test_unknown_profile(inputs, capsys):
     assert "no model profile called 'Nope'" in capsys.readouterr().err
 
 
-def test_an_id_like_column_is_not_taken_as_text_id(inputs, scripted_model, capsys):
+def test_an_id_like_column_is_not_taken_as_text_id(inputs, scripted_model, capsys):  # noqa: F811
     from core.interacteval import Checklist, ChecklistItem, write_checklists
 
     checklist = inputs / "c.xlsx"
@@ -189,7 +147,7 @@ def test_an_id_like_column_is_not_taken_as_text_id(inputs, scripted_model, capsy
 
 
 def test_think_aloud_samples_travel_with_the_checklist_and_are_left_out(
-    inputs, scripted_model, capsys
+    inputs, scripted_model, capsys  # noqa: F811
 ):
     checklist = inputs / "checklist.xlsx"
     assert main(["checklist", "build", "--dimension", "Coherence",

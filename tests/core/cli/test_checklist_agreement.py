@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.core.cli.test_checklist import inputs, scripted_model  # noqa: F401
+from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
 
 
 def test_checklist_agreement_per_question(inputs, scripted_model, capsys):  # noqa: F811

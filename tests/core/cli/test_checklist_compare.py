@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.cli import main
-from tests.core.cli.test_checklist import inputs, scripted_model  # noqa: F401 (fixtures)
+from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
 
 
 def test_the_three_checklists_are_built_scored_and_compared(

@@ -4,7 +4,7 @@ calls a run makes, and a re-run with --project estimates none."""
 from __future__ import annotations
 
 from core.cli import main
-from tests.core.cli.test_checklist import inputs, scripted_model  # noqa: F401 (fixtures)
+from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
 
 
 def test_dry_run_estimates_the_calls_of_the_run_and_makes_none(

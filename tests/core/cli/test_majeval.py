@@ -7,84 +7,11 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.core.majeval.majeval_support import (
-    GROUPS,
-    SYNTHESIS,
-    evaluation,
-    item_of,
-    kind,
-    speaker,
-    turn,
-)
-from tests.core.majeval.majeval_support import (
-    STUDY as DOC,
-)
-from tests.core.majeval.majeval_support import (
-    STUDY_EXTRACT as EXTRACT,
-)
+from tests.core.cli.majeval_cli_support import inputs, model  # noqa: F401 (fixtures)
+from tests.core.majeval.majeval_support import kind
 
 
-def persona_reply(messages):
-    text = messages[-1]["content"]
-    if "Stakeholder group: Parents" in text:
-        return {"personas": [
-            {"perspective_no": 1, "name": "Dana Ray", "demographics": "A mother of two.",
-             "perspective": "I want fun, short questions.", "specialty": "Bedtime stories.",
-             "psychological_traits": "Cheerful.", "social_relationships": "Talks to teachers."},
-            {"perspective_no": 2, "name": "Eli Stone", "demographics": "A father.",
-             "perspective": "Long questions bore my son.", "specialty": "Football coach.",
-             "psychological_traits": "Impatient.", "social_relationships": "Other dads."}]}
-    return {"personas": [
-        {"perspective_no": 1, "name": "Ms Amy Lee", "demographics": "A preschool teacher.",
-         "perspective": "Link stories to life.", "specialty": "Early literacy.",
-         "psychological_traits": "Calm.", "social_relationships": "Works with parents."}]}
-
-
-def reply(messages):
-    what = kind(messages)
-    if what == "extract":
-        return EXTRACT
-    if what == "group":
-        return GROUPS
-    if what == "persona":
-        return persona_reply(messages)
-    if what == "aggregate":
-        return SYNTHESIS
-    good = "fox" in item_of(messages)
-    if "BROKEN" in item_of(messages) and speaker(messages) == "Eli Stone":
-        return "not JSON"
-    if what == "phase1":
-        return evaluation(5 if good else 2)
-    if what == "turn":
-        return turn("NO MORE COMMENTS", 5 if good else 2, done=True)
-    raise AssertionError(what)
-
-
-@pytest.fixture
-def model():
-    from core.llm import ScriptedLLM
-
-    llm = ScriptedLLM(reply, name="majeval-cli")
-    yield llm
-    llm.close()
-
-
-@pytest.fixture
-def inputs(tmp_path):
-    (tmp_path / "study.txt").write_text(DOC, encoding="utf-8")
-    (tmp_path / "task.txt").write_text("Judge QA pairs for reading stories with children "
-                                       "aged 3 to 6.\n", encoding="utf-8")
-    pd.DataFrame({
-        "id": ["q1", "q2", "q3"],
-        "qa pair": ["Q: What does a fox eat? A: Mice.", "Q: Why? A: Because.",
-                    "Q: What colour is a fox? A: Red."],
-        "story": ["A fox story.", "A sky story.", "Another fox story."],
-        "expert": ["5", "2", "4"],
-    }).to_excel(tmp_path / "items.xlsx", index=False)
-    return tmp_path
-
-
-def test_personas_then_run(inputs, model, capsys):
+def test_personas_then_run(inputs, model, capsys):  # noqa: F811
     personas = inputs / "personas.xlsx"
     code = main(["majeval", "personas", str(inputs / "study.txt"), "--task-file",
                  str(inputs / "task.txt"), "--model", model.model, "-o", str(personas)])
@@ -121,7 +48,7 @@ def test_personas_then_run(inputs, model, capsys):
     assert overall.value.iloc[0] == pytest.approx(0.866, abs=1e-3)
 
 
-def test_failed_debates_give_exit_code_3_and_bad_personas_exit_1(inputs, model, capsys):
+def test_failed_debates_give_exit_code_3_and_bad_personas_exit_1(inputs, model, capsys):  # noqa: F811
     pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
                   "perspective": ["Fun questions.", "Short questions."]}).to_excel(
         inputs / "p.xlsx", index=False, sheet_name="Personas")
@@ -146,7 +73,7 @@ def test_failed_debates_give_exit_code_3_and_bad_personas_exit_1(inputs, model, 
 
 
 def test_simple_roles_are_built_from_the_group_description_in_the_personas_file(
-        inputs, model, capsys):
+        inputs, model, capsys):  # noqa: F811
     pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
                   "perspective": ["Fun questions.", "Short questions."],
                   "specialty": ["Bedtime stories.", ""],
@@ -184,7 +111,7 @@ def copying(messages):
     raise AssertionError(what)
 
 
-def test_a_model_that_copies_the_instructions_fails_visibly_with_exit_code_3(inputs, capsys):
+def test_a_model_that_copies_the_instructions_fails_visibly_with_exit_code_3(inputs, capsys):  # noqa: F811
     from core.llm import ScriptedLLM
 
     llm = ScriptedLLM(copying, name="majeval-copies")
@@ -217,7 +144,7 @@ def test_a_model_that_copies_the_instructions_fails_visibly_with_exit_code_3(inp
         llm.close()
 
 
-def test_a_run_with_a_project_resumes_and_asks_nothing_again(inputs, model, capsys):
+def test_a_run_with_a_project_resumes_and_asks_nothing_again(inputs, model, capsys):  # noqa: F811
     """With --project the command line keeps every finished debate, through the same session
     as the app: the same command again asks the model nothing."""
     pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],

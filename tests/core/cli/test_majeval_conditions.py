@@ -4,69 +4,25 @@ condition (a re-run makes no call, reopening reads them back)."""
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.core.majeval.majeval_support import SYNTHESIS, evaluation, item_of, kind, turn
-
-N_ITEMS = 12
-#: item -> the human rating; the debaters follow it, the single judge does not.
-HUMAN = {f"i{k}": 1 + k % 5 for k in range(N_ITEMS)}
-
-
-def _item_id(text: str) -> str:
-    return text.split(":", 1)[0].strip()
+from tests.core.cli.majeval_conditions_support import (  # noqa: F401 (fixtures)
+    HUMAN,
+    N_ITEMS,
+    files,
+    model,
+)
 
 
-def reply(messages):
-    what = kind(messages)
-    if what == "aggregate":
-        return SYNTHESIS
-    system = messages[0]["content"]
-    if "Evaluation steps:" in system:  # the single judge: scores that ignore the item
-        content = messages[-1]["content"]
-        which = next(k for k in HUMAN if f"{k}: " in content)
-        return evaluation(1 + (int(which[1:]) * 7) % 5, "It reads well enough.")
-    score = HUMAN[_item_id(item_of(messages))]
-    if what == "turn":  # the simple roles say it otherwise (else their summaries are cached)
-        simple = ", one of the " in system
-        return turn("Same here, I agree." if simple else "I agree with the others.", score)
-    return evaluation(score, "Fits the child.")
-
-
-@pytest.fixture
-def model():
-    from core.llm import ScriptedLLM
-
-    llm = ScriptedLLM(reply, name="majeval-conditions")
-    yield llm
-    llm.close()
-
-
-@pytest.fixture
-def files(tmp_path):
-    (tmp_path / "task.txt").write_text("Judge QA pairs for children.\n", encoding="utf-8")
-    pd.DataFrame({"group": ["Parents", "Parents", "Teachers", "Teachers"],
-                  "name": ["Dana Ray", "Eli Stone", "Amy Lee", "Bo Chan"],
-                  "perspective": ["Fun.", "Short.", "Real life.", "Words."],
-                  "group_description": ["Parents of young children.", "",
-                                        "Preschool teachers.", ""]}
-                 ).to_excel(tmp_path / "p.xlsx", index=False, sheet_name="Personas")
-    pd.DataFrame({"id": list(HUMAN), "content": [f"{k}: Q: Why? A: Because." for k in HUMAN],
-                  "expert": list(HUMAN.values())}).to_excel(tmp_path / "items.xlsx",
-                                                            index=False)
-    return tmp_path
-
-
-def _args(files, model, *more):
+def _args(files, model, *more):  # noqa: F811
     return ["majeval", "run", "--personas", str(files / "p.xlsx"), "--items",
             str(files / "items.xlsx"), "--task-file", str(files / "task.txt"), "--human-col",
             "expert", "--model", model.model, "--project", str(files / "p.evaldesk"),
             "--conditions", "full,pre,simple,single-judge", "-o", str(files / "c.xlsx"), *more]
 
 
-def test_conditions_are_compared_and_kept(files, model, capsys):
+def test_conditions_are_compared_and_kept(files, model, capsys):  # noqa: F811
     from openpyxl import load_workbook
 
     assert main(_args(files, model, "--dry-run")) == 0
@@ -112,7 +68,7 @@ def test_conditions_are_compared_and_kept(files, model, capsys):
     assert "No model calls" in capsys.readouterr().out
 
 
-def test_results_per_condition_survive_reopening(files, model, capsys):
+def test_results_per_condition_survive_reopening(files, model, capsys):  # noqa: F811
     from core.majeval import conditions as cd
     from core.majeval import session as st
     from core.project import Project
@@ -130,7 +86,7 @@ def test_results_per_condition_survive_reopening(files, model, capsys):
         assert cd.missing_conditions(project, state, ["full"], "scripted/other") == ["full"]
 
 
-def test_an_unknown_condition_is_named(files, model, capsys):
+def test_an_unknown_condition_is_named(files, model, capsys):  # noqa: F811
     code = main(_args(files, model)[:-4] + ["--conditions", "full,panel", "-o",
                                             str(files / "c.xlsx")])
     assert code == 2 or code == 1
@@ -152,7 +108,7 @@ def _readme(path):
     return {r[0]: r[1] for r in _sheet(path, "Read me") if r and r[0]}
 
 
-def test_the_wizards_export_writes_the_same_comparison_sheet_as_the_cli(files, model):
+def test_the_wizards_export_writes_the_same_comparison_sheet_as_the_cli(files, model):  # noqa: F811
     """The wizard's results export (``session.export_results`` with the wizard's choices) on
     the project the CLI ran the conditions in: the same Comparison and Condition scores sheets
     as the CLI's workbook, labelled in the Read me."""
@@ -190,7 +146,7 @@ def test_the_wizards_export_writes_the_same_comparison_sheet_as_the_cli(files, m
     book.close()
 
 
-def test_the_wizards_export_names_the_conditions_not_run(files, model):
+def test_the_wizards_export_names_the_conditions_not_run(files, model):  # noqa: F811
     from core.majeval import session as st
     from core.project import Project
 

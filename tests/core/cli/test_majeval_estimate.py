@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from core.cli import main
-from tests.core.cli.test_majeval import inputs, model  # noqa: F401 (fixtures)
+from tests.core.cli.majeval_cli_support import inputs, model  # noqa: F401 (fixtures)
 
 
 def _personas(folder):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from core.cli import main
-from tests.core.cli.test_checklist import inputs, scripted_model  # noqa: F401 (fixtures)
-from tests.core.cli.test_majeval_conditions import HUMAN, files, model  # noqa: F401 (fixtures)
+from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
+from tests.core.cli.majeval_conditions_support import HUMAN, files, model  # noqa: F401 (fixtures)
 
 
 def _sheet(path, name):
