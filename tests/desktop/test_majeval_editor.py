@@ -3,7 +3,6 @@ table/tree model of the wizard under qtmodeltester."""
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from core.majeval import load_personas
@@ -11,30 +10,12 @@ from core.majeval.session import evidence_span
 from desktop.majeval import open_majeval_wizard
 from desktop.majeval.models import PERSONA_MIME, Col, PersonaTreeModel, RowsModel
 from tests.desktop.majeval_support import USER, panel, wait_step
-from tests.desktop.majeval_wizard_support import run_all, to_personas
-
-
-@pytest.fixture(autouse=True)
-def _collect_on_the_gui_thread(qapp):
-    """Free this test's Qt wrappers caught in reference cycles (matplotlib canvases, models)
-    here, on the GUI thread, rather than in a later test's worker thread."""
-    yield
-    import gc
-
-    qapp.processEvents()
-    gc.collect()
-
-
-@pytest.fixture
-def scripted(window):
-    from core.llm import ScriptedLLM
-
-    llm = ScriptedLLM(panel, name="mj-editor")
-    window.settings.user_name = USER
-    window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
-    window.settings.default_profile = "Scripted"
-    yield llm
-    llm.close()
+from tests.desktop.majeval_wizard_support import (  # noqa: F401 (fixtures)
+    _collect_on_the_gui_thread,
+    run_all,
+    scripted,
+    to_personas,
+)
 
 
 def select(editor, persona_id):
@@ -42,7 +23,7 @@ def select(editor, persona_id):
     assert editor.current_id == persona_id
 
 
-def test_move_edit_undo_save_reopen(qtbot, window, scripted, tmp_path):
+def test_move_edit_undo_save_reopen(qtbot, window, scripted, tmp_path):  # noqa: F811
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
     editor = wiz.editor
@@ -127,7 +108,7 @@ def test_move_edit_undo_save_reopen(qtbot, window, scripted, tmp_path):
     assert USER in wiz2.editor.status_label.text()
 
 
-def test_evidence_view_opens_on_the_right_page(qtbot, window, scripted):
+def test_evidence_view_opens_on_the_right_page(qtbot, window, scripted):  # noqa: F811
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
     editor = wiz.editor
@@ -158,7 +139,7 @@ def test_evidence_span_finds_the_sentence():
     assert evidence_span(text, "completely unrelated words elsewhere") is None
 
 
-def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path):
+def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path):  # noqa: F811
     import pandas as pd
 
     wiz = open_majeval_wizard(window)
@@ -190,7 +171,7 @@ def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path
         "Teachers": "Teachers of 4 to 8 year olds."}
 
 
-def test_every_model_passes_qtmodeltester(qtbot, qtmodeltester, window, scripted):
+def test_every_model_passes_qtmodeltester(qtbot, qtmodeltester, window, scripted):  # noqa: F811
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
     qtmodeltester.check(wiz.editor.model)
@@ -249,7 +230,7 @@ def test_failed_debate_is_shown_as_failed(qtbot, window, tmp_path):
         llm.close()
 
 
-def test_the_editor_keeps_to_the_one_persona_rule(qtbot, window, scripted):
+def test_the_editor_keeps_to_the_one_persona_rule(qtbot, window, scripted):  # noqa: F811
     """Emptying a perspective is refused (the stored text stays), and a new persona is marked
     incomplete until it has one, in the words the import and the debate use."""
     wiz = open_majeval_wizard(window)
