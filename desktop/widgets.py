@@ -43,7 +43,9 @@ __all__ = [
     "add_parts",
     "alert_box",
     "check_row",
+    "actual_label",
     "error_label",
+    "estimate_label",
     "exclusive",
     "fill_choices",
     "fit_columns",
@@ -260,6 +262,21 @@ def rich_label(text: str = "") -> QLabel:
 def hint_label(text: str = "") -> QLabel:
     """A wrapped, quieter line of explanation."""
     return wrapped_label(text, "hint")
+
+
+def estimate_label(tip: str) -> QLabel:
+    """The line with the calls, cost and time of a model step before it runs; ``tip`` says
+    what it is counted from."""
+    label = wrapped_label("", "estimateLabel")
+    label.setToolTip(tip)
+    return label
+
+
+def actual_label() -> QLabel:
+    """The hidden line that shows, after a run, the estimate beside what the run used."""
+    label = wrapped_label("", "actualLabel")
+    label.hide()
+    return label
 
 
 def done_label() -> QLabel:

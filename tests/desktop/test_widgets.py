@@ -236,3 +236,17 @@ def test_the_stability_line_of_both_methods(qtbot):
     assert label.text() == ("Asked 3 times (the scores shown are the first time's): "
                             "Alike. Not alike.")
     assert label.property("flagged") is True and not label.isHidden()
+
+
+def test_the_estimate_and_actual_lines_of_every_model_step(qtbot):
+    """The five model steps (think-aloud, build, scoring, finding stakeholders, debates) show
+    their estimate in one kind of line, styled by its name and explained by its tooltip."""
+    from desktop.widgets import actual_label, estimate_label
+
+    label = estimate_label("Counted from our prompts.")
+    qtbot.addWidget(label)
+    assert label.objectName() == "estimateLabel" and label.wordWrap()
+    assert label.toolTip() == "Counted from our prompts." and label.text() == ""
+    after = actual_label()
+    qtbot.addWidget(after)
+    assert after.objectName() == "actualLabel" and after.wordWrap() and after.isHidden()

@@ -33,7 +33,7 @@ from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import fit_rows
-from desktop.widgets import hint_label, page_layout, row_table
+from desktop.widgets import estimate_label, hint_label, page_layout, row_table
 
 __all__ = ["BUILD_STEPS", "BuildPage"]
 
@@ -169,13 +169,12 @@ class BuildPage(InteractEvalPage):
                                         "date, one after the other (your edits to earlier "
                                         "steps are used).")
         self.run_rest_button.clicked.connect(self.run_remaining)
-        self.build_estimate = hint_label()
-        self.build_estimate.setObjectName("estimateLabel")
+        self.build_estimate = estimate_label("Calls, cost and time of the remaining steps, "
+                                             "worked out from our prompts and your attributes "
+                                             "before anything runs (later steps read what "
+                                             "earlier ones write, so their size is a rough "
+                                             "figure).")
         self.build_estimate.setMaximumWidth(250)
-        self.build_estimate.setToolTip("Calls, cost and time of the remaining steps, worked "
-                                       "out from our prompts and your attributes before "
-                                       "anything runs (later steps read what earlier ones "
-                                       "write, so their size is a rough figure).")
         self.build_panel = RunPanel()
         self.build_panel.hide()
         left = QWidget()

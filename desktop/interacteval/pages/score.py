@@ -25,8 +25,9 @@ from desktop.interacteval.pages._base import InteractEvalPage, plain_step
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import (
+    actual_label,
+    estimate_label,
     fill_choices,
-    hint_label,
     page_layout,
     repeats_spin,
     set_times_suffix,
@@ -84,16 +85,12 @@ class ScorePage(InteractEvalPage):
         self.texts_summary = QLabel()
         self.texts_summary.setWordWrap(True)
         self.texts_summary.setTextFormat(Qt.TextFormat.RichText)
-        self.estimate_label = hint_label()
-        self.estimate_label.setObjectName("estimateLabel")
-        self.estimate_label.setToolTip(
+        self.estimate_label = estimate_label(
             "Counted from our prompt filled with your texts and checklists. Tokens are the "
             "pieces of text a model reads and writes; the price comes from the price list "
             "shipped with EvalDesk (no cost for a model on this computer). The upper figure "
             "counts one more call per text for questions left unanswered.")
-        self.actual_label = hint_label()
-        self.actual_label.setObjectName("actualLabel")
-        self.actual_label.hide()
+        self.actual_label = actual_label()
         self.estimate: Any = None
         self._estimate_generation = 0
         self._estimate_of_run: Any = None

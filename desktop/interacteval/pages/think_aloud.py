@@ -34,7 +34,7 @@ from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import fit_rows
-from desktop.widgets import hint_label, page_layout, row_table
+from desktop.widgets import estimate_label, hint_label, page_layout, row_table
 
 
 class ThinkAloudPage(InteractEvalPage):
@@ -58,10 +58,9 @@ class ThinkAloudPage(InteractEvalPage):
         self.think_button.clicked.connect(self.run_think_aloud)
         self.think_panel = RunPanel()
         self.think_panel.hide()
-        self.think_estimate = hint_label()
-        self.think_estimate.setObjectName("estimateLabel")
-        self.think_estimate.setToolTip("Calls, cost and time of the think-aloud, worked out "
-                                       "from our prompt and your samples before anything runs.")
+        self.think_estimate = estimate_label("Calls, cost and time of the think-aloud, worked "
+                                             "out from our prompt and your samples before "
+                                             "anything runs.")
         self.failures_label = QLabel()
         self.failures_label.setObjectName("errorText")
         self.failures_label.setWordWrap(True)

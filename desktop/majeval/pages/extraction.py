@@ -13,7 +13,7 @@ from desktop.majeval.pages._base import MajEvalPage, count, st
 from desktop.majeval.persona_editor import PersonaEditor
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hbox, hint_label, note_box, page_layout
+from desktop.widgets import estimate_label, hbox, hint_label, note_box, page_layout
 
 __all__ = ["ExtractionPage", "PersonasPage"]
 
@@ -32,9 +32,7 @@ class ExtractionPage(MajEvalPage):
         self.extract_summary.setWordWrap(True)
         self.extract_summary.setTextFormat(Qt.TextFormat.RichText)
         self.extract_panel = RunPanel()
-        self.extract_estimate = hint_label()
-        self.extract_estimate.setObjectName("estimateLabel")
-        self.extract_estimate.setToolTip(
+        self.extract_estimate = estimate_label(
             "Calls, cost and time worked out before anything runs: one call per part of each "
             "document not read yet, one to group the stakeholders and one per group (how many "
             "groups there will be is known only afterwards, so 2 to 6 are assumed).")

@@ -32,6 +32,8 @@ from desktop.majeval.results import ResultsView, table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import (
+    actual_label,
+    estimate_label,
     hint_label,
     intro_label,
     note_box,
@@ -87,16 +89,12 @@ class RunPage(MajEvalPage):
         self.run_summary = QLabel()
         self.run_summary.setWordWrap(True)
         self.run_summary.setTextFormat(Qt.TextFormat.RichText)
-        self.estimate_label = hint_label()
-        self.estimate_label.setObjectName("estimateLabel")
-        self.estimate_label.setToolTip(
+        self.estimate_label = estimate_label(
             "Counted from our prompts filled with your items and personas. The number of debate "
             "turns depends on how soon the personas agree, so the calls are given as a range. "
             "Tokens are the pieces of text a model reads and writes; the price comes from the "
             "price list shipped with EvalDesk (no cost for a model on this computer).")
-        self.actual_label = hint_label()
-        self.actual_label.setObjectName("actualLabel")
-        self.actual_label.hide()
+        self.actual_label = actual_label()
         self._estimate_generation = 0
         self.estimate: Any = None
         """The estimate shown for the current choices (None while it is being worked out)."""
