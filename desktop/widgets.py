@@ -52,6 +52,7 @@ __all__ = [
     "frame_layout",
     "group_box",
     "hbox",
+    "hidden_label",
     "hint_label",
     "intro_label",
     "navigation",
@@ -238,11 +239,17 @@ def exclusive(parent: QWidget, *buttons: QAbstractButton) -> QButtonGroup:
     return group
 
 
-def error_label() -> QLabel:
-    """A hidden, wrapped line in the error colour, shown when something is wrong."""
-    label = wrapped_label("", "errorText")
+def hidden_label(object_name: str) -> QLabel:
+    """An empty, hidden, wrapped line styled by ``object_name``, shown when it has something
+    to say."""
+    label = wrapped_label("", object_name)
     label.hide()
     return label
+
+
+def error_label() -> QLabel:
+    """A hidden, wrapped line in the error colour, shown when something is wrong."""
+    return hidden_label("errorText")
 
 
 def tipped(widget: Any, tip: str) -> Any:
@@ -267,23 +274,18 @@ def hint_label(text: str = "") -> QLabel:
 def estimate_label(tip: str) -> QLabel:
     """The line with the calls, cost and time of a model step before it runs; ``tip`` says
     what it is counted from."""
-    label = wrapped_label("", "estimateLabel")
-    label.setToolTip(tip)
-    return label
+    return tipped(wrapped_label("", "estimateLabel"), tip)
 
 
 def actual_label() -> QLabel:
     """The hidden line that shows, after a run, the estimate beside what the run used."""
-    label = wrapped_label("", "actualLabel")
-    label.hide()
-    return label
+    return hidden_label("actualLabel")
 
 
 def done_label() -> QLabel:
     """A hidden, wrapped, selectable line saying what was just done (where a file was saved)."""
-    label = wrapped_label("", "okText")
+    label = hidden_label("okText")
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    label.hide()
     return label
 
 

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from core.cli import UserError
-from core.cli._common import say
+from core.cli._common import add_bootstrap_option, say
 
 __all__ = ["add_agreement_parser", "run_agreement"]
 
@@ -40,8 +40,7 @@ def add_agreement_parser(actions: argparse._SubParsersAction, *, what: str,
     parser.add_argument("--rater", metavar="NAME",
                         help="compare with this person only (default: the mean of every "
                         "rater's rating of an item)")
-    parser.add_argument("--no-bootstrap", action="store_true",
-                        help="no bootstrap confidence intervals (faster)")
+    add_bootstrap_option(parser)
     parser.add_argument("-o", "--output", required=True, metavar="agreement.xlsx")
     parser.set_defaults(func=lambda args: run_agreement(args, method))
     return parser

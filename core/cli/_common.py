@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,10 +23,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.settings import ModelProfile, Settings
 
 __all__ = [
+    "add_bootstrap_option",
     "add_estimate_options",
+    "add_project_option",
+    "add_repeats_option",
     "adhoc_profile",
     "cli_progress",
     "cli_project",
+    "estimate_or_stop",
     "load_settings",
     "open_project",
     "probe_latency",
@@ -152,6 +156,17 @@ def say_estimate(estimate: Any, dry_run: bool) -> bool:
     return False
 
 
+def estimate_or_stop(make: Callable[[], Any], dry_run: bool) -> Any | None:
+    """The run's estimate from ``make()``, said as :func:`say_estimate` says it; None when
+    ``--dry-run`` stops there. A ValueError from ``make`` (settings the run cannot start with)
+    is the user's to fix."""
+    try:
+        estimate = make()
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return None if say_estimate(estimate, dry_run) else estimate
+
+
 _ESTIMATE_OPTIONS = (
     ("--dry-run", "print the estimate (calls, tokens, cost, time) and stop: no model is called "
      "and no workbook is written"),
@@ -165,6 +180,32 @@ def add_estimate_options(parser: Any) -> None:
     calls a model in a run has them, with the same words)."""
     for flag, words in _ESTIMATE_OPTIONS:
         parser.add_argument(flag, action="store_true", help=words)
+
+
+def add_project_option(parser: Any, keeps: str) -> None:
+    """``--project``: the project file that keeps ``keeps`` (the same promise about re-runs in
+    every command that calls a model)."""
+    parser.add_argument("--project", metavar="FILE.evaldesk",
+                        help=f"keep {keeps} in this project file (created if missing); a re-run "
+                        "with the same settings asks the model nothing it answered already")
+
+
+def add_bootstrap_option(parser: Any, what: str = "confidence intervals") -> None:
+    """``--no-bootstrap``: skip the bootstrap's ``what``, which take most of a report's time."""
+    parser.add_argument("--no-bootstrap", action="store_true",
+                        help=f"no bootstrap {what} (faster)")
+
+
+def add_repeats_option(parser: Any, calls: str = "every call", unit: str = "text",
+                       note: str = "") -> None:
+    """``--repeats N``: make ``calls`` N times to see whether the judge answers the same again
+    (``unit`` names what the Stability sheet has a row for)."""
+    parser.add_argument("--repeats", type=int, default=1, metavar="N",
+                        help=f"make {calls} N times (1 to 10; default 1) to see whether the "
+                        "judge gives the same scores when asked again: adds a Stability sheet "
+                        f"(each {unit}'s spread, Krippendorff's alpha across the repeats){note}; "
+                        "the scores shown and compared are those of the first repeat. Repeats "
+                        "kept in --project make no call")
 
 
 def probe_latency(args: Any, profile: Any) -> Any:

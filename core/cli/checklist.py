@@ -15,10 +15,14 @@ from typing import Any
 from core.cli import EXIT_SOME_FAILED, UserError
 from core.cli._agreement import add_agreement_parser
 from core.cli._common import (
+    add_bootstrap_option,
     add_estimate_options,
+    add_project_option,
+    add_repeats_option,
     adhoc_profile,
     cli_progress,
     cli_project,
+    estimate_or_stop,
     load_settings,
     probe_latency,
     profile_names,
@@ -82,9 +86,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="skip the final review step (the sub-questions are the checklist)")
     build.add_argument("--merge", action="store_true",
                        help="keep the other dimensions already in the output file")
-    build.add_argument("--project", metavar="FILE.evaldesk",
-                       help="keep every model answer in this project file (a re-run asks again "
-                       "only what is missing)")
+    add_project_option(build, "every model answer")
     build.add_argument("-o", "--output", required=True, metavar="checklist.xlsx")
     build.set_defaults(func=run_build)
 
@@ -114,18 +116,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                          "single-judge (one model gives each text a 1-5 score with the "
                          "definition, no checklist; default: human,ai,combined)")
     _texts_options(compare)
-    compare.add_argument("--project", metavar="FILE.evaldesk",
-                         help="keep every model answer and scored text in this project file; "
-                         "a re-run asks the model nothing it answered already")
-    compare.add_argument("--no-bootstrap", action="store_true",
-                         help="no bootstrap confidence intervals or paired tests (faster)")
-    compare.add_argument("--repeats", type=int, default=1, metavar="N",
-                         help="make each condition's scoring calls (and the single judge's) N "
-                         "times (1 to 10; default 1) to see whether the judge gives the same "
-                         "scores when asked again: adds a Stability sheet (each text's spread, "
-                         "Krippendorff's alpha across the repeats per condition); the "
-                         "checklists are built once, and the scores compared are those of the "
-                         "first repeat. Repeats kept in --project make no call")
+    add_project_option(compare, "every model answer and scored text")
+    add_bootstrap_option(compare, "confidence intervals or paired tests")
+    add_repeats_option(compare, "each condition's scoring calls (and the single judge's)",
+                       note=" per condition; the checklists are built once")
     add_estimate_options(compare)
     compare.add_argument("-o", "--output", required=True, metavar="comparison.xlsx")
     compare.set_defaults(func=run_compare)
@@ -160,15 +154,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="keep texts that are think-aloud samples of their dimension (from "
                        "the checklist file's Samples sheet) in the agreement; by default they "
                        "are left out, since they helped build the checklist")
-    score.add_argument("--project", metavar="FILE.evaldesk",
-                       help="commit every scored text to this project file; a re-run with the "
-                       "same settings resumes and makes no repeat calls")
-    score.add_argument("--repeats", type=int, default=1, metavar="N",
-                       help="make every call N times (1 to 10; default 1) to see whether the "
-                       "judge gives the same scores when asked again: adds a Stability sheet "
-                       "(each text's spread, Krippendorff's alpha across the repeats); the "
-                       "scores shown are those of the first repeat. Repeats kept in --project "
-                       "make no call")
+    add_project_option(score, "every scored text, committed as it is scored,")
+    add_repeats_option(score)
     add_estimate_options(score)
     score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     score.set_defaults(func=run_score)
@@ -442,10 +429,10 @@ def run_score(args: argparse.Namespace) -> int:
     who = session.person(load_settings().user_name)
     with cli_project(args.project, "interacteval") as project:
         setup = session.store_texts_file(project, setup, args.items)
-        est = session.estimate_scoring(project, checklists, items, settings, profile,
-                                       latency=probe_latency(args, profile),
-                                       repeats=args.repeats)
-        if say_estimate(est, args.dry_run):
+        est = estimate_or_stop(lambda: session.estimate_scoring(
+            project, checklists, items, settings, profile, latency=probe_latency(args, profile),
+            repeats=args.repeats), args.dry_run)
+        if est is None:
             return 0
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)
         gateway = project_gateway(profile, project, run_id)

@@ -16,17 +16,20 @@ from typing import Any
 from core.cli import EXIT_SOME_FAILED, UserError
 from core.cli._agreement import add_agreement_parser
 from core.cli._common import (
+    add_bootstrap_option,
     add_estimate_options,
+    add_project_option,
+    add_repeats_option,
     adhoc_profile,
     cli_progress,
     cli_project,
+    estimate_or_stop,
     load_settings,
     probe_latency,
     profile_names,
     project_gateway,
     read_text_file,
     say,
-    say_estimate,
 )
 from core.words import count
 
@@ -71,8 +74,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     personas.add_argument("--keep-references", action="store_true",
                           help="keep each document's reference list (dropped by default: it "
                           "names authors, not stakeholders)")
-    personas.add_argument("--project", metavar="FILE.evaldesk",
-                          help="keep every model answer and the personas in this project file")
+    add_project_option(personas, "every model answer and the personas")
     personas.add_argument("-o", "--output", required=True, metavar="personas.xlsx")
     personas.set_defaults(func=run_personas)
 
@@ -111,23 +113,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--simple-roles", action="store_true",
                      help="ablation: one-sentence roles instead of the full personas")
     _model_options(run)
-    run.add_argument("--project", metavar="FILE.evaldesk",
-                     help="commit every finished debate to this project file; a re-run with the "
-                     "same settings resumes and makes no repeat calls")
-    run.add_argument("--no-bootstrap", action="store_true",
-                     help="no bootstrap confidence intervals for the correlations (faster)")
+    add_project_option(run, "every finished debate, committed as it ends,")
+    add_bootstrap_option(run, "confidence intervals for the correlations")
     run.add_argument("--conditions", metavar="LIST",
                      help="compare conditions on the same items, comma-separated: full (full "
                      "personas, after debate), pre (the same, before debate), simple (simple "
                      "roles, after debate), single-judge (one model, one call per item). The "
                      "output is then a comparison workbook (sheets Comparison and Condition "
                      "scores); conditions already kept in --project make no call")
-    run.add_argument("--repeats", type=int, default=1, metavar="N",
-                     help="make every call N times (1 to 10; default 1) to see whether the "
-                     "judge gives the same scores when asked again: adds a Stability sheet "
-                     "(each item's spread, Krippendorff's alpha across the repeats); the scores "
-                     "shown are those of the first repeat. Repeats kept in --project make no "
-                     "call")
+    add_repeats_option(run, unit="item")
     add_estimate_options(run)
     run.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     run.set_defaults(func=run_debates)
@@ -357,12 +351,10 @@ def run_debates(args: argparse.Namespace) -> int:
                 "undefined.")
         if args.conditions:
             return _run_conditions(args, project, state, profile, llm_for_run, gateways)
-        try:
-            est = st.estimate_run(project, state, profile,
-                                  latency=probe_latency(args, profile), repeats=args.repeats)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-        if say_estimate(est, args.dry_run):
+        est = estimate_or_stop(lambda: st.estimate_run(
+            project, state, profile, latency=probe_latency(args, profile),
+            repeats=args.repeats), args.dry_run)
+        if est is None:
             return 0
         try:
             run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile.model,
@@ -413,12 +405,10 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
     from core.tables import TableError
 
     names = args.conditions
-    try:
-        est = cd.estimate_conditions(project, state, names, profile,
-                                     latency=probe_latency(args, profile), repeats=args.repeats)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    if say_estimate(est, args.dry_run):
+    est = estimate_or_stop(lambda: cd.estimate_conditions(
+        project, state, names, profile, latency=probe_latency(args, profile),
+        repeats=args.repeats), args.dry_run)
+    if est is None:
         return 0
     try:
         results = asyncio.run(cd.run_conditions(project, state, llm_for_run, names,

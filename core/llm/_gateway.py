@@ -9,7 +9,8 @@ One request, step by step:
    is kept by the HTTP connection pool instead and a few more calls are let in, to be prepared
    while the others are answered (see ``_pool``).
 3. ``litellm.acompletion`` (or litellm's ``Router`` over several API bases) sends it, with
-   ``num_retries=0``: retries are ours. 408/429/5xx/timeouts/connection errors are retried up to
+   ``num_retries=0``: retries are ours. A request litellm would pass through unchanged to an
+   OpenAI-compatible server goes straight over HTTP instead (``_direct``: a tenth of the CPU). 408/429/5xx/timeouts/connection errors are retried up to
    ``profile.max_retries`` times with exponential backoff and jitter, honouring ``Retry-After``;
    400/401/403/404 fail at once with a message that says what to fix.
 4. ``complete_json`` validates the answer against a pydantic model; if it does not fit, the model
@@ -33,7 +34,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core.llm import _local, _pool
+from core.llm import _direct, _local, _pool
 from core.llm._cache import CallRecord, MemoryCache, ResponseCache, as_cache, cache_key, user_cache
 from core.llm._errors import LLMFailure, Rejection, classify
 from core.llm._litellm import litellm_module
@@ -658,6 +659,13 @@ class Gateway:
 
     async def _acompletion(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
         async with asyncio.timeout(self._safety_timeout()):
+            pooled = self._pooled
+            if pooled is not None and pooled.kind == "direct":
+                base = self.profile.api_bases[0]
+                client = _pool.client(pooled, base, self.profile.max_concurrency,
+                                      self.profile.timeout_s)
+                return await _direct.complete(client, base, pooled.api_key, self.profile.model,
+                                              messages, request)
             return await self._litellm_call(messages, request)
 
     async def _litellm_call(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
@@ -793,6 +801,8 @@ def _mark_cached_prefix(model: str, messages: list[dict[str, Any]]) -> list[dict
 def _cost(response: Any) -> float | None:
     """The price of one call from litellm's offline price map; None when it does not know."""
     hidden = getattr(response, "_hidden_params", None) or {}
+    if hidden.get("unpriced"):
+        return None
     known = hidden.get("response_cost")
     if isinstance(known, (int, float)) and not isinstance(known, bool):
         return float(known)

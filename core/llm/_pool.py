@@ -45,7 +45,9 @@ _clients = weakref.WeakKeyDictionary()
 class Pooled:
     """How a profile's requests get a connection-limited client."""
 
-    kind: str  # "openai" (an AsyncOpenAI client) or "http" (litellm's HTTP handler)
+    #: "direct" (our own httpx client, see ``_direct``), "openai" (an AsyncOpenAI client for
+    #: litellm) or "http" (litellm's HTTP handler)
+    kind: str
     api_key: str | None
 
 
@@ -55,8 +57,9 @@ def admitted(max_concurrency: int) -> int:
     return max_concurrency + max(2, max_concurrency // 4)
 
 
-def plan(model: str, api_base: str, api_key: str | None) -> Pooled | None:
-    """The connection-limited client a profile's calls can use, or None: litellm's own clients."""
+def plan(model: str, api_base: str, api_key: str | None, direct: bool = True) -> Pooled | None:
+    """The connection-limited client a profile's calls can use, or None: litellm's own clients.
+    ``direct``: requests litellm would pass through unchanged skip it (see ``_direct``)."""
     litellm = litellm_module()
     try:
         _, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
@@ -67,7 +70,16 @@ def plan(model: str, api_base: str, api_key: str | None) -> Pooled | None:
     if provider != _OPENAI_CLIENT or _answers_through_responses_api(litellm, model):
         return None
     key = api_key or os.environ.get("OPENAI_API_KEY")
-    return Pooled("openai", key) if key else None  # no key: litellm's path says what is missing
+    if not key:
+        return None  # litellm's path says what is missing
+    return Pooled("direct" if direct and _passed_through(litellm, model) else "openai", key)
+
+
+def _passed_through(litellm: Any, model: str) -> bool:
+    """Whether litellm sends an ``openai/`` model's request as it is: a name its price map does
+    not know (a known one may get its parameters renamed or dropped, and has a price)."""
+    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    return name not in litellm.model_cost and f"openai/{name}" not in litellm.model_cost
 
 
 def client(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float) -> Any:
@@ -135,6 +147,8 @@ def _make(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float)
         follow_redirects=True,
         timeout=httpx.Timeout(timeout_s),
     )
+    if pooled.kind == "direct":
+        return http
     if pooled.kind == "http":
         from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
 

@@ -132,6 +132,14 @@ class FaultServer:
             return web.json_response(
                 {"error": {"message": "The model `nope` does not exist"}}, status=404
             )
+        if mode == "toolong":  # llama.cpp's server's words
+            return web.json_response(
+                {"error": {"code": 400, "type": "exceed_context_size_error",
+                           "message": "the request exceeds the available context size, try "
+                           "increasing it"}}, status=400)
+        if mode == "garbage":  # a 200 that is not a chat completion (a proxy's page)
+            return web.Response(text="<html><body>Welcome to nginx!</body></html>",
+                                content_type="text/html")
         if mode == "oldstyle":
             fmt = body.get("response_format") or {}
             if fmt.get("type") not in (None, "text", "json_object"):

@@ -1,8 +1,11 @@
-"""The real HTTP path (litellm's OpenAI-compatible client) against a local misbehaving server."""
+"""The real HTTP paths against a local misbehaving server: every test runs twice, once with
+requests sent straight over HTTP (``_direct``, what an unknown ``openai/`` model gets) and once
+through litellm's OpenAI-compatible client, so both paths fail, retry and count alike."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 
 import pytest
 from pydantic import BaseModel
@@ -14,9 +17,21 @@ from core.settings import ModelProfile
 from tests.core.llm.fault_server import FaultServer, running_in_a_thread
 
 
+#: ``_pool.plan`` as the gateway has it (the ``route`` fixture replaces it for the litellm runs)
+PLAN = _pool.plan
+
+
 class Score(BaseModel):
     score: int
     reason: str
+
+
+@pytest.fixture(autouse=True, params=["direct", "litellm"])
+def route(request, monkeypatch) -> str:
+    """Which path an unknown ``openai/`` model's requests take (see the module docstring)."""
+    if request.param == "litellm":
+        monkeypatch.setattr(_pool, "plan", functools.partial(_pool.plan, direct=False))
+    return request.param
 
 
 @pytest.fixture
@@ -222,10 +237,11 @@ async def test_several_api_bases_keep_the_semaphore_as_the_limit(server):
     assert server.peak == 3
 
 
-def test_which_profiles_get_a_connection_limited_client(monkeypatch):
+def test_which_profiles_get_a_connection_limited_client(monkeypatch, route):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     base = "http://127.0.0.1:9/v1"
-    assert _pool.plan("openai/my-local-model", base, "no-key") == _pool.Pooled("openai", "no-key")
+    expected = "direct" if route == "direct" else "openai"  # a model litellm's prices do not know
+    assert _pool.plan("openai/my-local-model", base, "no-key") == _pool.Pooled(expected, "no-key")
     assert _pool.plan("gpt-4o-mini", base, "sk-1") == _pool.Pooled("openai", "sk-1")
     assert _pool.plan("hosted_vllm/Qwen/Qwen2.5-7B", base, None) == _pool.Pooled("http", None)
     # models litellm sends to OpenAI's Responses API, other providers, no key: litellm's own
@@ -233,7 +249,7 @@ def test_which_profiles_get_a_connection_limited_client(monkeypatch):
     assert _pool.plan("ollama_chat/llama3", base, "sk-1") is None
     assert _pool.plan("openai/my-local-model", base, None) is None
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    assert _pool.plan("openai/my-local-model", base, None) == _pool.Pooled("openai", "sk-env")
+    assert _pool.plan("openai/my-local-model", base, None) == _pool.Pooled(expected, "sk-env")
     assert _pool.admitted(1) == 3 and _pool.admitted(16) == 20
 
 
@@ -338,3 +354,41 @@ async def test_several_api_bases_all_dead_say_so(waits):
     assert caught.value.kind == "connection"
     assert "Cluster" in caught.value.message or "Could not reach" in caught.value.message
     assert len(waits) == 3
+
+
+async def test_a_prompt_too_long_for_the_context_says_so(server, waits):
+    with pytest.raises(LLMFailure) as info:
+        await Gateway(profile(server, "toolong"), cache=MemoryCache()).complete_json(ask(), Score)
+    assert info.value.kind == "too_long" and info.value.status == 400
+    assert "exceeds the available context size" in info.value.message
+    assert "larger context window" in info.value.message
+    assert server.hits["toolong"] == 1 and waits == []
+
+
+async def test_an_answer_that_is_not_a_chat_completion_fails_with_the_servers_words(server, waits):
+    with pytest.raises(LLMFailure) as info:
+        await Gateway(profile(server, "garbage"), cache=MemoryCache()).complete_json(ask(), Score)
+    # a server error, retried like one (as litellm has it), that quotes what came back
+    assert (info.value.kind, info.value.status) == ("server", 500)
+    assert "Welcome to nginx!" in info.value.message and "(tried 4 times)" in info.value.message
+    assert server.hits["garbage"] == 4 and len(waits) == 3
+
+
+@pytest.mark.parametrize("mode", ["ok", "oldstyle"])
+async def test_both_paths_send_the_same_request_body(server, monkeypatch, route, mode):
+    """What the server receives does not depend on the path: the same JSON body (schema or
+    json_object fallback, seed of a repeat, maximum tokens) and the same key."""
+    if route == "litellm":
+        pytest.skip("compares both paths in one run")
+    bodies = {}
+    for direct in (True, False):
+        monkeypatch.setattr(_pool, "plan", functools.partial(PLAN, direct=direct))
+        gateway = Gateway(profile(server, mode, seed=7, max_tokens=300), cache=MemoryCache(),
+                          api_key="sk-1")
+        await gateway.complete_json(ask(), Score, repeat=2)
+        assert gateway._pooled.kind == ("direct" if direct else "openai")
+        _, headers, body = server.requests[-1]
+        assert headers["Authorization"] == "Bearer sk-1"
+        bodies[direct] = body
+    assert bodies[True] == bodies[False]
+    assert bodies[True]["seed"] == 9 and bodies[True]["max_tokens"] == 300

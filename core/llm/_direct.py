@@ -1,0 +1,127 @@
+"""Chat requests to an OpenAI-compatible server sent straight over HTTP, where litellm would send
+them unchanged.
+
+litellm and the OpenAI client it drives spend about 10 ms of CPU on every call here (building and
+re-checking the request, logging in background threads, working out a cost it does not know),
+all of it on the event-loop thread. Against a fast local server that is the bottleneck: with 16
+calls in flight and a 100 ms server, 1,675 debate calls took 1.5x the ideal wall time
+(``tests/benchmarks/bench_majeval_debate.py``). For the requests litellm passes through as they
+are, this module sends the same JSON body with the gateway's connection-limited ``httpx`` client
+and reads the answer itself.
+
+Used only for a profile with one API base whose model litellm sends through its OpenAI
+provider (``openai/<name>``: llama.cpp's server, LM Studio, Ollama's /v1, vLLM...) and whose
+name litellm's price map does not know: for a known model (OpenAI's own, say) litellm may rename
+or drop parameters for it and knows its price, so those calls keep litellm's path
+(:func:`core.llm._pool.plan` decides). Errors are raised as exceptions that
+:func:`core.llm._errors.classify` reads as it reads litellm's (HTTP status, the server's own
+message, ``Retry-After``), so a failure says the same thing on either path.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+
+class ProviderError(Exception):
+    """The server answered with an HTTP error (``status_code``), or with something that is not a
+    chat completion (500). ``response`` carries the headers (``Retry-After``)."""
+
+    def __init__(self, message: str, status_code: int | None, response: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.response = response
+
+
+class ContextWindowExceededError(ProviderError):
+    """The server said the prompt does not fit the model's context window."""
+
+
+class APIConnectionError(ConnectionError):
+    """The server could not be reached, or the connection broke before an answer."""
+
+
+def url(api_base: str) -> str:
+    """The chat-completions address under an OpenAI-style base (``http://host:port/v1``)."""
+    return api_base.rstrip("/") + "/chat/completions"
+
+
+async def complete(
+    client: Any,
+    api_base: str,
+    api_key: str | None,
+    model: str,
+    messages: list[dict[str, Any]],
+    request: dict[str, Any],
+) -> Any:
+    """One chat completion: POST ``{model, messages, **request}`` (request: temperature,
+    max_tokens, seed, response_format) and return an object shaped like litellm's response
+    (``choices[0].message.content``, ``choices[0].finish_reason``, ``usage``, ``model``)."""
+    import httpx
+
+    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    body = {"model": name, "messages": messages, **request}
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    try:
+        response = await client.post(url(api_base), content=json.dumps(body), headers=headers)
+    except httpx.TimeoutException as exc:
+        raise TimeoutError(f"no answer in time ({type(exc).__name__})") from exc
+    except httpx.TransportError as exc:
+        raise APIConnectionError(f"Connection error: {exc or type(exc).__name__}") from exc
+    if response.status_code >= 400:
+        raise _http_error(response)
+    try:
+        data = response.json()
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        # as litellm does: a server error (retried), since a working server never answers so
+        raise ProviderError(
+            f"the answer is not a chat completion: {' '.join(response.text.split())[:200]!r}; "
+            "check the address, and any proxy in front of the model server", 500, response
+        ) from exc
+    usage = data.get("usage") or {}
+    return SimpleNamespace(
+        choices=[SimpleNamespace(message=SimpleNamespace(content=message.get("content")),
+                                 finish_reason=choice.get("finish_reason"))],
+        usage=SimpleNamespace(
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
+            prompt_tokens_details=usage.get("prompt_tokens_details"),
+        ),
+        model=data.get("model") or name,
+        # no price: litellm's price map does not know the model (else litellm's path is used)
+        _hidden_params={"api_base": api_base, "unpriced": True},
+    )
+
+
+def _http_error(response: Any) -> ProviderError:
+    """The exception for an HTTP error answer, with the server's own words."""
+    text = response.text
+    said = text
+    try:
+        error = json.loads(text).get("error")
+        if isinstance(error, dict):
+            said = str(error.get("message") or text)
+        elif isinstance(error, str):
+            said = error
+    except (ValueError, AttributeError):
+        pass
+    said = " ".join(said.split())[:1000] or f"HTTP {response.status_code}"
+    status = response.status_code
+    if status in (400, 413) and _context_exceeded(said):
+        return ContextWindowExceededError(said, status, response)
+    return ProviderError(said, status, response)
+
+
+def _context_exceeded(text: str) -> bool:
+    """The words servers use for a prompt longer than the context window (litellm's own list,
+    so both paths agree)."""
+    from litellm.litellm_core_utils.exception_mapping_utils import ExceptionCheckers
+
+    return bool(ExceptionCheckers.is_error_str_context_window_exceeded(text))
