@@ -8,10 +8,12 @@ the profile allows: with 16 slots and a 100 ms endpoint, 200 calls took 1.19x th
 
 For a profile with one API base that litellm reaches over plain HTTP (``openai/...`` for OpenAI
 and any OpenAI-compatible server: llama.cpp's server, LM Studio, Ollama's /v1; and
-``hosted_vllm/...``), the gateway hands litellm its own client whose connection pool holds at most
-``max_concurrency`` connections, and lets a few more calls than that into litellm
-(:func:`admitted`). Those are prepared while the others are answered, wait in the pool, and each
-goes out the moment a connection is free. The provider still never sees more than
+``hosted_vllm/...``), the gateway makes its own client whose connection pool holds at most
+``max_concurrency`` connections, and lets a few more calls than that in (:func:`admitted`). The
+client goes to litellm (``client=``), or, for an ``openai/`` model litellm has no price for (a
+self-hosted server's), straight to the server (``_direct``: litellm would send the request
+unchanged, so it is skipped with its CPU time). The calls let in are prepared while the others
+are answered, wait in the pool, and each goes out the moment a connection is free. The provider still never sees more than
 ``max_concurrency`` requests at once; a request waiting for a connection has not been sent, so
 Cancel drops it without a call.
 
@@ -76,10 +78,16 @@ def plan(model: str, api_base: str, api_key: str | None, direct: bool = True) ->
 
 
 def _passed_through(litellm: Any, model: str) -> bool:
-    """Whether litellm sends an ``openai/`` model's request as it is: a name its price map does
-    not know (a known one may get its parameters renamed or dropped, and has a price)."""
+    """Whether litellm sends an ``openai/`` model's request as it is: a model its price map has
+    no price for (OpenAI's own models have one, and litellm may rename or drop parameters for
+    them). An entry without a price is no sign: litellm's Router adds one for every model it
+    routes."""
     name = model.split("/", 1)[1] if model.startswith("openai/") else model
-    return name not in litellm.model_cost and f"openai/{name}" not in litellm.model_cost
+    for key in (name, f"openai/{name}"):
+        info = litellm.model_cost.get(key) or {}
+        if info.get("input_cost_per_token") or info.get("output_cost_per_token"):
+            return False
+    return True
 
 
 def client(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float) -> Any:
@@ -97,8 +105,8 @@ async def close_connections() -> None:
     litellm was loaded). Call it before the loop ends, so no socket outlives the loop it was
     registered with (under qasync a late "connection closed" would reach a deleted notifier)."""
     for found in _clients.pop(asyncio.get_running_loop(), {}).values():
-        try:
-            await found.close()
+        try:  # httpx's client has aclose(); the OpenAI client and litellm's handler close()
+            await (found.aclose() if hasattr(found, "aclose") else found.close())
         except Exception:  # noqa: BLE001, S110 - closing what may already be broken
             pass
     from core.llm import _litellm
