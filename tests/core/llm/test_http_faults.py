@@ -16,7 +16,6 @@ from core.secrets import set_api_key
 from core.settings import ModelProfile
 from tests.core.llm.fault_server import FaultServer, running_in_a_thread
 
-
 #: ``_pool.plan`` as the gateway has it (the ``route`` fixture replaces it for the litellm runs)
 PLAN = _pool.plan
 
