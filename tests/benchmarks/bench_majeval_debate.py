@@ -5,8 +5,9 @@
 
 An OpenAI-compatible server on 127.0.0.1 (a separate process, aiohttp) answers every request
 a fixed latency after it came in (its own work inside that time) with JSON that fits the
-requested schema: phase 1 evaluations and debate turns with scores drawn from a hash of the prompt (so agents disagree), "no more comments" in
-about a third of the turns, realistic text lengths. Tokens are counted as characters / 4 (the
+requested schema: phase 1 evaluations and debate turns with scores drawn from a hash of the
+prompt (so agents disagree), "no more comments" in about a third of the turns, realistic text
+lengths. Tokens are counted as characters / 4 (the
 server reports them that way), so prompt sizes are comparable with a real tokenizer's.
 
 Reported: wall time against the ideal (the larger of the critical path, i.e. the longest chain
