@@ -556,7 +556,8 @@ def aqer(
     answered_q = np.maximum(embedded.answered_per_question, 1)
     mean_similarity = np.bincount(q_idx, weights=outcome.similarity, minlength=len(scored_questions))
     mean_similarity = mean_similarity / answered_q
-    answered = people.groupby("question", sort=False)["worker"].count()
+    # How many people answered each question (asked[i] was answered answered_by_question[i] times).
+    answered = dict(zip(asked, answered_by_question.tolist()))
     question_rows = []
     for question in asked:
         j = question_index.get(question)
@@ -806,14 +807,16 @@ def _blank_notices(
         )
     )
     no_row = blanks[(blanks["cell"] == "") & blanks["row"].isna()]
-    sizes = no_row["worker"].value_counts(sort=False)
+    sizes = no_row["worker"].value_counts(sort=False).to_dict()
     shown = no_row.groupby("worker", sort=False).head(_BLANKS_LISTED)
     firsts: dict[str, list[str]] = {}
     for name, question in zip(shown["worker"], shown["question"]):
         firsts.setdefault(name, []).append(question)
+    # Each question shortened once (the same few questions are listed for many workers).
+    quoted = {q: f"'{_short(q, 40)}'" for q in pd.unique(shown["question"].to_numpy(object))}
     for name, questions in firsts.items():
         count = int(sizes[name])
-        listed = [f"'{_short(q, 40)}'" for q in questions]
+        listed = [quoted[q] for q in questions]
         listed += [""] * (count - len(listed))  # counted by _listing, never shown
         out.append(
             AqerNotice(
