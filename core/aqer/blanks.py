@@ -18,7 +18,7 @@ page, ``--blank-answers``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -122,9 +122,18 @@ def _design(
 
 
 def blank_rule(
-    prepared: PreparedResponses, setting: str = "auto", llm_as_workers: bool = False
+    prepared: PreparedResponses,
+    setting: str = "auto",
+    llm_as_workers: bool = False,
+    *,
+    numbered: tuple[np.ndarray, Any, np.ndarray, Any] | None = None,
 ) -> BlankRule:
-    """The rule for ``prepared`` under the setting ``"auto"`` / ``"worst"`` / ``"missing"``."""
+    """The rule for ``prepared`` under the setting ``"auto"`` / ``"worst"`` / ``"missing"``.
+
+    ``numbered``: the answers' workers and questions already numbered by the caller, as
+    ``(*pd.factorize(workers), *pd.factorize(questions))`` of the rows that count as workers
+    (all rows with ``llm_as_workers``, else those that are not an LLM's), so they are not
+    numbered twice."""
     import pandas as pd
 
     frame = prepared.frame
@@ -136,8 +145,11 @@ def blank_rule(
 
     # Each column numbered once: the design is counted from the numbers, and the distinct
     # values of the sheet are those numbered plus any only found among the blanks.
-    worker, names = pd.factorize(frame["worker"].to_numpy(dtype=object))
-    question, asked = pd.factorize(frame["question"].to_numpy(dtype=object))
+    if numbered is None:
+        worker, names = pd.factorize(frame["worker"].to_numpy(dtype=object))
+        question, asked = pd.factorize(frame["question"].to_numpy(dtype=object))
+    else:
+        worker, names, question, asked = numbered
 
     def distinct(column: str, found: np.ndarray) -> int:
         if not len(blanks):
@@ -146,7 +158,7 @@ def blank_rule(
         return int(pd.Series(np.concatenate(values), dtype=object).nunique())
 
     design, evidence = _design(
-        frame[["worker", "question"]], (worker, len(names)), (question, len(asked)),
+        frame, (worker, len(names)), (question, len(asked)),
         distinct("worker", names), distinct("question", asked),
     )
     if setting in ("worst", "missing"):

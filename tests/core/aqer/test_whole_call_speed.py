@@ -458,3 +458,31 @@ def test_the_blank_rule_counts_distinct_names_from_its_numbering(monkeypatch):
         "6 of 6 workers answered at least half of the 4 questions; 18 of the 24 possible "
         "answers (75%) were given"
     )
+
+
+def test_the_whole_call_numbers_the_workers_and_questions_once(monkeypatch):
+    """The blank rule, the guards and the scoring share one numbering of the workers and one of
+    the questions (each a hash of every cell), instead of numbering them again."""
+    from core.aqer.responses import clean_responses
+
+    frame = pd.DataFrame(
+        [[f"Q{q}", f"w{w}", f"answer {w} {q}"] for q in range(5) for w in range(8)],
+        columns=["question", "worker", "response"],
+    )
+    prepared = clean_responses(frame)
+    numbered = []
+    real = pd.factorize
+
+    def counting(values, *args, **kwargs):
+        values_list = list(np.asarray(values, dtype=object))
+        if values_list == prepared.frame["worker"].tolist():
+            numbered.append("worker")
+        elif values_list == prepared.frame["question"].tolist():
+            numbered.append("question")
+        return real(values, *args, **kwargs)
+
+    monkeypatch.setattr(pd, "factorize", counting)
+    result = aqer(prepared, lambda texts: np.random.default_rng(len(texts)).random(
+        (len(texts), 8)) + 0.5, baselines=False)
+    assert sorted(numbered) == ["question", "worker"]  # before: each twice (or three times)
+    assert result.blank_rule == "worst" and len(result.workers) == 8
