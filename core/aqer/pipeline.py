@@ -60,11 +60,6 @@ EMBED_CHUNK = 256
 #: never answers 256 texts that fast, so its progress and cancel stay as frequent as before.
 EMBED_FAST_CALL = 0.05
 EMBED_CHUNK_MAX = 16_384
-#: An encoder that answers a chunk within this many seconds per text looks its vectors up (a
-#: cache, a table) rather than running a model (a model needs longer than this just to read a
-#: text): it is then asked for all the texts in one call, in their own order, and its array is
-#: used as it is, so the (n, d) vectors are never copied into a second array.
-EMBED_LOOKUP_PER_TEXT = 10e-6
 #: The clock the chunk size is decided by (tests replace it).
 _clock = time.perf_counter
 
@@ -80,9 +75,7 @@ def embed_texts(
     """Embed distinct ``texts`` (already unique) in chunks, shortest first; float32
     (len(texts), d). Chunks start at :data:`EMBED_CHUNK` texts and grow while the encoder
     answers fast (:data:`EMBED_FAST_CALL`); a chunk always starts at a multiple of 256 texts of
-    the same order, so a model sees the same batches whatever the chunk sizes. An encoder that
-    answers a chunk at once (:data:`EMBED_LOOKUP_PER_TEXT`: it looks vectors up) is then asked
-    for all ``texts`` in one call and its array is returned as it is (no copy)."""
+    the same order, so a model sees the same batches whatever the chunk sizes."""
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     order = np.argsort(lengths, kind="stable")
     in_order = np.empty(len(texts), dtype=object)
@@ -97,46 +90,29 @@ def embed_texts(
             cancel.raise_if_cancelled()
         idx = order[start : start + size]
         began = _clock()
-        vectors = _checked(encoder(in_order[start : start + size].tolist()), len(idx))
-        took = _clock() - began
-        if took < EMBED_LOOKUP_PER_TEXT * len(idx) and start + len(idx) < len(texts):
-            # A lookup: every text in one call, in the given order; its array is the result
-            # (the texts it already answered are looked up again, which costs next to nothing).
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            every = _checked(encoder(list(texts)), len(texts))
-            if progress is not None:
-                progress.advance(len(texts) - start)
-            return every
+        vectors = np.asarray(encoder(in_order[start : start + size].tolist()), dtype=np.float32)
         start += len(idx)
-        if took < EMBED_FAST_CALL:
+        if _clock() - began < EMBED_FAST_CALL:
             size = min(2 * size, EMBED_CHUNK_MAX)
+        if vectors.ndim != 2 or vectors.shape[0] != len(idx):
+            raise RuntimeError(
+                f"The embedding model returned {vectors.shape} for {len(idx)} texts; expected "
+                "one vector per text. Choose another embedding model in Settings → Embeddings."
+            )
+        # The sum is finite exactly when every number is (but for an overflow: then look).
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = vectors.sum()
+        if not np.isfinite(total) and not np.isfinite(vectors).all():
+            raise RuntimeError(
+                "The embedding model returned invalid numbers (NaN or infinity). Choose another "
+                "embedding model or device in Settings → Embeddings."
+            )
         if out is None:
             out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
         out[idx] = vectors
         if progress is not None:
             progress.advance(len(idx))
     return out if out is not None else np.zeros((0, 1), dtype=np.float32)
-
-
-def _checked(answer: Any, expected: int) -> np.ndarray:
-    """The encoder's answer as float32 (a copy only if it is not float32 already), refused
-    unless it holds one vector of finite numbers per text."""
-    vectors = np.asarray(answer, dtype=np.float32)
-    if vectors.ndim != 2 or vectors.shape[0] != expected:
-        raise RuntimeError(
-            f"The embedding model returned {vectors.shape} for {expected} texts; expected "
-            "one vector per text. Choose another embedding model in Settings → Embeddings."
-        )
-    # The sum is finite exactly when every number is (but for an overflow: then look).
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = vectors.sum()
-    if not np.isfinite(total) and not np.isfinite(vectors).all():
-        raise RuntimeError(
-            "The embedding model returned invalid numbers (NaN or infinity). Choose another "
-            "embedding model or device in Settings → Embeddings."
-        )
-    return vectors
 
 
 def _describe(encoder: Any) -> str:

@@ -219,68 +219,11 @@ def texts_of(n):
 
 
 def test_a_fast_encoder_is_given_growing_chunks(monkeypatch):
-    ticks = iter(np.arange(0.0, 1_000.0, 0.04))  # every call takes 0.04 s: fast, not a lookup
-    monkeypatch.setattr(pipeline, "_clock", lambda: next(ticks), raising=False)
+    monkeypatch.setattr(pipeline, "_clock", lambda: 0.0, raising=False)  # calls take no time
     encoder, texts = Counting(), texts_of(5_000)
     vectors = embed_texts(texts, encoder)
     assert encoder.sizes == [256, 512, 1_024, 2_048, 5_000 - 3_840]
     np.testing.assert_array_equal(vectors, Counting()(texts))
-
-
-class Lookup(Counting):
-    """Vectors looked up in a table (as the cache does): keeps what it returned."""
-
-    def __init__(self, texts):
-        super().__init__()
-        self.table = Counting()(texts)
-        self.place = {t: k for k, t in enumerate(texts)}
-        self.returned = []
-
-    def __call__(self, texts):
-        self.sizes.append(len(texts))
-        self.returned.append(self.table[[self.place[t] for t in texts]])
-        return self.returned[-1]
-
-
-def test_a_lookup_is_asked_for_every_text_in_one_call_and_its_array_kept(monkeypatch):
-    # The first call takes 0.02 s (a cache loads itself), the next ones no time at all.
-    ticks = iter([0.0, 0.02] + [1.0] * 10)
-    monkeypatch.setattr(pipeline, "_clock", lambda: next(ticks), raising=False)
-    texts = texts_of(5_000)
-    encoder = Lookup(texts)
-    advanced = []
-
-    class Recorder(Progress):
-        def advance(self, n=1, detail=""):
-            advanced.append(n)
-
-    vectors = embed_texts(texts, encoder, progress=Recorder())
-    # Two chunks, then (the second came at once) everything in one call in the given order.
-    assert encoder.sizes == [256, 512, 5_000]
-    assert vectors is encoder.returned[-1]  # no copy of the (n, d) vectors
-    np.testing.assert_array_equal(vectors, Counting()(texts))
-    assert advanced == [256, 5_000 - 256]
-
-
-def test_the_whole_call_scores_the_lookup_s_own_array(monkeypatch):
-    """From the encoder to the iterations the vectors stay in the one array the lookup gave."""
-    monkeypatch.setattr(pipeline, "_clock", lambda: 0.0, raising=False)
-    kept = []
-
-    class Recording(EmbeddedResponses):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            kept.append(self)
-
-    monkeypatch.setattr(pipeline, "EmbeddedResponses", Recording)
-    rows = [[f"Q{q}", f"w{w}", f"answer {w} {q}" + "a" * ((w * q) % 7)]
-            for q in range(30) for w in range(20)]
-    frame = pd.DataFrame(rows, columns=["question", "worker", "response"])
-    encoder = Lookup(frame["response"].tolist())
-    result = aqer(frame, encoder, baselines=False)
-    assert encoder.sizes == [256, 600]
-    assert np.shares_memory(kept[0].sorted_vectors, encoder.returned[-1])
-    assert result.workers["score"].notna().all()
 
 
 def test_a_slow_encoder_keeps_chunks_of_256_and_reports_each(monkeypatch):
