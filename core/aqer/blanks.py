@@ -18,7 +18,7 @@ page, ``--blank-answers``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -83,16 +83,31 @@ def detect_design(answered: pd.DataFrame, workers: int, questions: int) -> tuple
     """
     import pandas as pd
 
-    # From numbers: each (worker, question) pair once, then the questions per worker.
     worker, names = pd.factorize(answered["worker"].to_numpy(dtype=object))
     question, asked = pd.factorize(answered["question"].to_numpy(dtype=object))
+    return _design(answered, (worker, len(names)), (question, len(asked)), workers, questions)
+
+
+def _design(
+    answered: pd.DataFrame,
+    worker_codes: tuple[np.ndarray, int],
+    question_codes: tuple[np.ndarray, int],
+    workers: int,
+    questions: int,
+) -> tuple[str, str]:
+    """:func:`detect_design` from ``answered``'s workers and questions already numbered
+    (``pd.factorize`` codes and how many distinct values there are)."""
+    import pandas as pd
+
+    (worker, n_names), (question, n_asked) = worker_codes, question_codes
+    # From numbers: each (worker, question) pair once, then the questions per worker.
     if (worker < 0).any() or (question < 0).any():  # a missing name: as pandas counts it
         per_worker = answered.groupby("worker")["question"].nunique()
         most = int((per_worker >= questions / 2).sum())
         given = len(answered.drop_duplicates(["worker", "question"]))
     else:
-        pairs = pd.unique(worker.astype(np.int64) * max(len(asked), 1) + question)
-        per_worker = np.bincount(pairs // max(len(asked), 1), minlength=len(names))
+        pairs = pd.unique(worker.astype(np.int64) * max(n_asked, 1) + question)
+        per_worker = np.bincount(pairs // max(n_asked, 1), minlength=n_names)
         most = int((per_worker >= questions / 2).sum())
         given = len(pairs)
     cells = workers * questions
@@ -107,9 +122,18 @@ def detect_design(answered: pd.DataFrame, workers: int, questions: int) -> tuple
 
 
 def blank_rule(
-    prepared: PreparedResponses, setting: str = "auto", llm_as_workers: bool = False
+    prepared: PreparedResponses,
+    setting: str = "auto",
+    llm_as_workers: bool = False,
+    *,
+    numbered: tuple[np.ndarray, Any, np.ndarray, Any] | None = None,
 ) -> BlankRule:
-    """The rule for ``prepared`` under the setting ``"auto"`` / ``"worst"`` / ``"missing"``."""
+    """The rule for ``prepared`` under the setting ``"auto"`` / ``"worst"`` / ``"missing"``.
+
+    ``numbered``: the answers' workers and questions already numbered by the caller, as
+    ``(*pd.factorize(workers), *pd.factorize(questions))`` of the rows that count as workers
+    (all rows with ``llm_as_workers``, else those that are not an LLM's), so they are not
+    numbered twice."""
     import pandas as pd
 
     frame = prepared.frame
@@ -119,12 +143,23 @@ def blank_rule(
             frame = frame[~frame["is_llm"]]
         blanks = blanks[~blanks["is_llm"]] if len(blanks) else blanks
 
-    def distinct(column: str) -> int:
-        values = [frame[column].to_numpy(dtype=object), blanks[column].to_numpy(dtype=object)]
+    # Each column numbered once: the design is counted from the numbers, and the distinct
+    # values of the sheet are those numbered plus any only found among the blanks.
+    if numbered is None:
+        worker, names = pd.factorize(frame["worker"].to_numpy(dtype=object))
+        question, asked = pd.factorize(frame["question"].to_numpy(dtype=object))
+    else:
+        worker, names, question, asked = numbered
+
+    def distinct(column: str, found: np.ndarray) -> int:
+        if not len(blanks):
+            return len(found)
+        values = [np.asarray(found, dtype=object), blanks[column].to_numpy(dtype=object)]
         return int(pd.Series(np.concatenate(values), dtype=object).nunique())
 
-    design, evidence = detect_design(
-        frame[["worker", "question"]], distinct("worker"), distinct("question")
+    design, evidence = _design(
+        frame, (worker, len(names)), (question, len(asked)),
+        distinct("worker", names), distinct("question", asked),
     )
     if setting in ("worst", "missing"):
         return BlankRule(setting, design, evidence, chosen=True)  # type: ignore[arg-type]

@@ -210,14 +210,20 @@ def aqer(
     where = f" in {source}" if source else ""
     frame = prepared.frame
     notices: list[AqerNotice] = list(prepared.notices)
-    rule = blank_rule(prepared, settings.blank_answers, settings.llm_as_workers)
-    worst = rule.rule == "worst"
 
     is_worker = (~frame["is_llm"]) | settings.llm_as_workers
     if is_worker.all():  # no copy of the whole frame when there are no LLM answers
         people, llms = frame, frame.iloc[:0]
     else:
         people, llms = frame[is_worker], frame[~is_worker]
+    # Questions and workers as numbers once (in order of appearance, as .unique() lists them).
+    asked_code, asked_values = pd.factorize(people["question"].to_numpy(dtype=object))
+    worker_code, worker_values = pd.factorize(people["worker"].to_numpy(dtype=object))
+    rule = blank_rule(
+        prepared, settings.blank_answers, settings.llm_as_workers,
+        numbered=(worker_code, worker_values, asked_code, asked_values),
+    )
+    worst = rule.rule == "worst"
     blank_rows = prepared.blanks
     if len(blank_rows):
         blank_is_worker = (~blank_rows["is_llm"]) | settings.llm_as_workers
@@ -227,9 +233,7 @@ def aqer(
         people_blank = llm_blank = blank_rows
 
     # --- the guards that need no work --------------------------------------------------------
-    # Questions and workers as numbers once (in order of appearance, as .unique() lists them).
-    asked_code, asked_values = pd.factorize(people["question"].to_numpy(dtype=object))
-    names = pd.unique(people["worker"].to_numpy(dtype=object)).tolist()
+    names = worker_values.tolist()
     if worst:  # everyone was given every question: a worker who left all blank is scored too
         names = list(dict.fromkeys(names + list(people_blank["worker"])))
     asked = asked_values.tolist()
@@ -261,7 +265,10 @@ def aqer(
         )
     scorable = people[~is_lonely[asked_code]] if lonely else people
     # Each scorable answer's worker and question as positions in scored_names/_questions.
-    w_idx, scored_values = pd.factorize(scorable["worker"].to_numpy(dtype=object))
+    if scorable is people:  # every question has a consensus: the workers are numbered already
+        w_idx, scored_values = worker_code, worker_values
+    else:
+        w_idx, scored_values = pd.factorize(scorable["worker"].to_numpy(dtype=object))
     scored_names = scored_values.tolist()
     if worst:
         kept = set(scored_names)
@@ -556,7 +563,8 @@ def aqer(
     answered_q = np.maximum(embedded.answered_per_question, 1)
     mean_similarity = np.bincount(q_idx, weights=outcome.similarity, minlength=len(scored_questions))
     mean_similarity = mean_similarity / answered_q
-    answered = people.groupby("question", sort=False)["worker"].count()
+    # How many people answered each question (asked[i] was answered answered_by_question[i] times).
+    answered = dict(zip(asked, answered_by_question.tolist()))
     question_rows = []
     for question in asked:
         j = question_index.get(question)
@@ -806,14 +814,16 @@ def _blank_notices(
         )
     )
     no_row = blanks[(blanks["cell"] == "") & blanks["row"].isna()]
-    sizes = no_row["worker"].value_counts(sort=False)
+    sizes = no_row["worker"].value_counts(sort=False).to_dict()
     shown = no_row.groupby("worker", sort=False).head(_BLANKS_LISTED)
     firsts: dict[str, list[str]] = {}
     for name, question in zip(shown["worker"], shown["question"]):
         firsts.setdefault(name, []).append(question)
+    # Each question shortened once (the same few questions are listed for many workers).
+    quoted = {q: f"'{_short(q, 40)}'" for q in pd.unique(shown["question"].to_numpy(object))}
     for name, questions in firsts.items():
         count = int(sizes[name])
-        listed = [f"'{_short(q, 40)}'" for q in questions]
+        listed = [quoted[q] for q in questions]
         listed += [""] * (count - len(listed))  # counted by _listing, never shown
         out.append(
             AqerNotice(

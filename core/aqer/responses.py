@@ -763,6 +763,10 @@ def clean_responses(
     out = out.reset_index(drop=True)
     if row_numbers is not None:
         out["row"] = pd.array(row_numbers[kept], dtype="Int64")
+    elif "row" not in frame.columns:  # no rows at all: missing throughout, without a cast
+        out["row"] = pd.arrays.IntegerArray(
+            np.zeros(len(out), dtype=np.int64), np.ones(len(out), dtype=bool)
+        )
     else:
         out["row"] = out["row"].astype("Int64")
     # A blank is a (worker, question) with no answer at all (a blank beside an answer is none).

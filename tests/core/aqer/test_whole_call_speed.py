@@ -340,3 +340,92 @@ def test_a_wide_sheet_keeps_its_messages_rows_cells_and_grades():
                                         r"\(rows 15\)"):
         prepare_responses(frame, format="wide", worker_col="worker", grade_col="grade",
                           source="class.xlsx", unnamed=["Column E"])
+
+
+# ------------------------------------------------------------------ the counted blanks' notices
+
+
+def test_blank_notices_shorten_each_question_once_and_keep_their_words(monkeypatch):
+    """A dense sheet where many workers lack the same questions (no row in the sheet): each
+    worker's notice lists them, but each question is shortened once, not once per worker."""
+    long_question = (
+        "What does the word 'photosynthesis' mean, and where in the plant does it happen?"
+    )
+    rows = [
+        [long_question if q == 0 else f"Q{q}", f"w{w}", f"answer {w} {q}"]
+        for q in range(6)
+        for w in range(40)
+        if not (w >= 2 and q < 2)  # workers 2.. have no row for the first two questions
+    ]
+    frame = pd.DataFrame(rows, columns=["question", "worker", "response"])
+    calls = []
+    real = pipeline._short
+
+    def counting(text, limit=60):
+        calls.append((text, limit))
+        return real(text, limit)
+
+    monkeypatch.setattr(pipeline, "_short", counting)
+    result = aqer(frame, lambda texts: np.random.default_rng(len(texts)).random(
+        (len(texts), 8)) + 0.5, blank_answers="worst", baselines=False)
+    missing = [n for n in result.warnings if n.topic == "No answer in the sheet"]
+    assert len(missing) == 38
+    assert missing[0].message == (
+        "The worker 'w2' has no answer in the sheet to 2 scored question(s): 'What does the "
+        "word 'photosynthesis' mea…', 'Q1'. Each counts as the weakest possible answer, as "
+        "every worker was given every question."
+    )
+    assert len([c for c in calls if c[1] == 40]) == 2  # before: twice per worker (76)
+
+
+def test_the_blank_rule_counts_distinct_names_from_its_numbering(monkeypatch):
+    """Without blank cells, the distinct workers and questions are those numbered for the
+    design: no second pass over the columns (Series.nunique) for them."""
+    from core.aqer.blanks import blank_rule
+    from core.aqer.responses import clean_responses
+
+    frame = pd.DataFrame(
+        [[f"Q{q}", f"w{w}", f"answer {w} {q}"] for q in range(4) for w in range(6)
+         if (w + q) % 4],
+        columns=["question", "worker", "response"],
+    )
+    prepared = clean_responses(frame)
+
+    def second_pass(self, *args, **kwargs):
+        raise AssertionError("a second pass over a whole column")
+
+    monkeypatch.setattr(pd.Series, "nunique", second_pass)
+    rule = blank_rule(prepared)
+    assert rule.design == "dense"
+    assert rule.evidence == (
+        "6 of 6 workers answered at least half of the 4 questions; 18 of the 24 possible "
+        "answers (75%) were given"
+    )
+
+
+def test_the_whole_call_numbers_the_workers_and_questions_once(monkeypatch):
+    """The blank rule, the guards and the scoring share one numbering of the workers and one of
+    the questions (each a hash of every cell), instead of numbering them again."""
+    from core.aqer.responses import clean_responses
+
+    frame = pd.DataFrame(
+        [[f"Q{q}", f"w{w}", f"answer {w} {q}"] for q in range(5) for w in range(8)],
+        columns=["question", "worker", "response"],
+    )
+    prepared = clean_responses(frame)
+    numbered = []
+    real = pd.factorize
+
+    def counting(values, *args, **kwargs):
+        values_list = list(np.asarray(values, dtype=object))
+        if values_list == prepared.frame["worker"].tolist():
+            numbered.append("worker")
+        elif values_list == prepared.frame["question"].tolist():
+            numbered.append("question")
+        return real(values, *args, **kwargs)
+
+    monkeypatch.setattr(pd, "factorize", counting)
+    result = aqer(prepared, lambda texts: np.random.default_rng(len(texts)).random(
+        (len(texts), 8)) + 0.5, baselines=False)
+    assert sorted(numbered) == ["question", "worker"]  # before: each twice (or three times)
+    assert result.blank_rule == "worst" and len(result.workers) == 8
