@@ -299,6 +299,44 @@ def prefix_stats(root: str, mode: str) -> dict:
         return json.loads(reply.read())
 
 
+class Waiting:
+    """A model in this process that answers as the server does after waiting ``latency`` (at
+    most ``concurrency`` at a time): no HTTP, no gateway, no cache. The debates' time with it is
+    the floor their own shape sets (chains of turns that wait for each other, the last debates
+    running with fewer calls in flight)."""
+
+    def __init__(self, concurrency: int, latency: float) -> None:
+        from core.settings import ModelProfile
+
+        self.profile = ModelProfile(name="floor", model="openai/floor",
+                                    api_bases=["http://127.0.0.1:9/v1"],
+                                    max_concurrency=concurrency)
+        self.slots = asyncio.Semaphore(concurrency)
+        self.latency = latency
+        self.calls = 0
+
+    async def complete_json(self, messages, schema, *, check=None, **kw):
+        fmt = {"json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}
+        content = answer({"messages": messages, "response_format": fmt})
+        async with self.slots:
+            await asyncio.sleep(self.latency)
+        self.calls += 1
+        value = schema.model_validate_json(content)
+        if check is not None and check(value):
+            raise RuntimeError(f"the benchmark's answer failed the check: {check(value)}")
+        return value
+
+
+async def floor_run(args, personas, items, task: str) -> tuple[int, float]:
+    from core.majeval import DebateSettings, evaluate
+
+    model = Waiting(args.concurrency, args.latency)
+    started = time.perf_counter()
+    await evaluate(personas, items, task, model, settings=DebateSettings(rounds=args.rounds),
+                   max_units=args.max_units)
+    return model.calls, time.perf_counter() - started
+
+
 async def bench(args: argparse.Namespace) -> None:
     from core.llm import Gateway, MemoryCache
     from core.llm.estimate import Latency, estimate
@@ -327,6 +365,7 @@ async def bench(args: argparse.Namespace) -> None:
             in_project = await one_run(args, f"{root}/project/v1", personas, items,
                                        layout="after", project_folder=folder)
         stats = {mode: prefix_stats(root, mode) for mode in ("before", "after")}
+        floor_calls, floor_wall = await floor_run(args, personas, items, task)
     finally:
         process.kill()
         process.wait()
@@ -376,6 +415,9 @@ async def bench(args: argparse.Namespace) -> None:
                                   f"{args.latency}s")),
         ("ideal (throughput)", (f"{throughput:.2f} s = {usage.calls} calls x {args.latency}s / "
                                f"{args.concurrency}")),
+        ("floor: a model in this process that only waits (no HTTP, no gateway)",
+         (f"{floor_wall:.2f} s = {floor_wall / ideal:.2f}x ideal ({floor_calls} calls): what "
+          "the debates' shape allows")),
         ("wall time, in-memory cache", f"{wall:.2f} s = {wall / ideal:.2f}x ideal"),
         ("wall time, project file as cache and log",
          f"{p_wall:.2f} s = {p_wall / ideal:.2f}x ideal ({p_usage.calls} calls, "
