@@ -1,18 +1,20 @@
 """Chat requests to an OpenAI-compatible server sent straight over HTTP, where litellm would send
 them unchanged.
 
-litellm and the OpenAI client it drives spend about 10 ms of CPU on every call here (building and
-re-checking the request, logging in background threads, working out a cost it does not know),
-all of it on the event-loop thread. Against a fast local server that is the bottleneck: with 16
-calls in flight and a 100 ms server, 1,675 debate calls took 1.5x the ideal wall time
+litellm and the OpenAI client it drives cost several milliseconds of CPU on every call (building
+and re-checking the request, logging in background threads, working out a cost it does not
+know), mostly on the event-loop thread: one call at a time took 8.8 ms over the server's latency
+with litellm and 3-4 ms without (``tests/benchmarks/bench_llm_gateway.py``). Against a fast local
+server that is the bottleneck: with 16 calls in flight and a 100 ms server, 1,675 debate calls
+took 1.3-1.5x the ideal wall time with litellm and 1.2x without
 (``tests/benchmarks/bench_majeval_debate.py``). For the requests litellm passes through as they
 are, this module sends the same JSON body with the gateway's connection-limited ``httpx`` client
 and reads the answer itself.
 
 Used only for a profile with one API base whose model litellm sends through its OpenAI
-provider (``openai/<name>``: llama.cpp's server, LM Studio, Ollama's /v1, vLLM...) and whose
-name litellm's price map does not know: for a known model (OpenAI's own, say) litellm may rename
-or drop parameters for it and knows its price, so those calls keep litellm's path
+provider (``openai/<name>``: llama.cpp's server, LM Studio, Ollama's /v1, vLLM...) and that
+litellm's price map has no price for: for a priced model (OpenAI's own, say) litellm may rename
+or drop parameters and knows the price, so those calls keep litellm's path
 (:func:`core.llm._pool.plan` decides). Errors are raised as exceptions that
 :func:`core.llm._errors.classify` reads as it reads litellm's (HTTP status, the server's own
 message, ``Retry-After``), so a failure says the same thing on either path.
@@ -78,16 +80,18 @@ async def complete(
     try:
         data = response.json()
         choice = data["choices"][0]
-        message = choice.get("message") or {}
+        content = (choice.get("message") or {}).get("content")
+        usage = data.get("usage") or {}
+        if not isinstance(usage, dict):
+            raise TypeError("usage is not an object")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         # as litellm does: a server error (retried), since a working server never answers so
         raise ProviderError(
             f"the answer is not a chat completion: {' '.join(response.text.split())[:200]!r}; "
             "check the address, and any proxy in front of the model server", 500, response
         ) from exc
-    usage = data.get("usage") or {}
     return SimpleNamespace(
-        choices=[SimpleNamespace(message=SimpleNamespace(content=message.get("content")),
+        choices=[SimpleNamespace(message=SimpleNamespace(content=content),
                                  finish_reason=choice.get("finish_reason"))],
         usage=SimpleNamespace(
             prompt_tokens=usage.get("prompt_tokens", 0),
@@ -95,7 +99,7 @@ async def complete(
             prompt_tokens_details=usage.get("prompt_tokens_details"),
         ),
         model=data.get("model") or name,
-        # no price: litellm's price map does not know the model (else litellm's path is used)
+        # no price: litellm's price map has none for the model (else litellm's path is used)
         _hidden_params={"api_base": api_base, "unpriced": True},
     )
 
