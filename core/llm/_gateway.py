@@ -9,8 +9,9 @@ One request, step by step:
    is kept by the HTTP connection pool instead and a few more calls are let in, to be prepared
    while the others are answered (see ``_pool``).
 3. ``litellm.acompletion`` (or litellm's ``Router`` over several API bases) sends it, with
-   ``num_retries=0``: retries are ours. A request litellm would pass through unchanged to an
-   OpenAI-compatible server goes straight over HTTP instead (``_direct``: a tenth of the CPU). 408/429/5xx/timeouts/connection errors are retried up to
+   ``num_retries=0``: retries are ours. A request litellm would pass through unchanged to a
+   self-hosted OpenAI-compatible server goes straight over HTTP instead (``_direct``: about half
+   the CPU per call). 408/429/5xx/timeouts/connection errors are retried up to
    ``profile.max_retries`` times with exponential backoff and jitter, honouring ``Retry-After``;
    400/401/403/404 fail at once with a message that says what to fix.
 4. ``complete_json`` validates the answer against a pydantic model; if it does not fit, the model

@@ -13,9 +13,9 @@ and any OpenAI-compatible server: llama.cpp's server, LM Studio, Ollama's /v1; a
 client goes to litellm (``client=``), or, for an ``openai/`` model litellm has no price for (a
 self-hosted server's), straight to the server (``_direct``: litellm would send the request
 unchanged, so it is skipped with its CPU time). The calls let in are prepared while the others
-are answered, wait in the pool, and each goes out the moment a connection is free. The provider still never sees more than
-``max_concurrency`` requests at once; a request waiting for a connection has not been sent, so
-Cancel drops it without a call.
+are answered, wait in the pool, and each goes out the moment a connection is free. The provider
+still never sees more than ``max_concurrency`` requests at once; a request waiting for a
+connection has not been sent, so Cancel drops it without a call.
 
 Clients are made once per event loop (an httpx client belongs to the loop it was made in) and per
 API base, key, limit and timeout, the way litellm makes its own (its TLS settings, proxies from
