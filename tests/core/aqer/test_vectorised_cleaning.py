@@ -30,30 +30,16 @@ def big_frame(workers=30, questions=20):
     return text_frame(rows, ["question", "worker", "response", "grade"])
 
 
-def test_text_cells_are_checked_without_a_python_call_per_cell(monkeypatch):
-    calls = []
-    real = responses.cell_text
-
-    def counting(value):
-        calls.append(value)
-        return real(value)
-
-    monkeypatch.setattr(responses, "cell_text", counting)
+def test_text_cells_are_checked_without_a_python_call_per_cell(count_calls):
+    calls = count_calls(responses, "cell_text")
     frame = big_frame()
     prepared = prepare_responses(frame)
     assert len(prepared.frame) == 600
     assert len(calls) < 20  # headers at most, never the 2,400 cells
 
 
-def test_grades_are_read_without_a_python_call_per_answer(monkeypatch, encoder):
-    calls = []
-    real = pipeline.cell_number
-
-    def counting(text):
-        calls.append(text)
-        return real(text)
-
-    monkeypatch.setattr(pipeline, "cell_number", counting)
+def test_grades_are_read_without_a_python_call_per_answer(count_calls, encoder):
+    calls = count_calls(pipeline, "cell_number")
     result = aqer(prepare_responses(big_frame(), grade_col="grade"), encoder, baselines=False)
     assert len(calls) < 20
     graded = result.responses["grade"].dropna()

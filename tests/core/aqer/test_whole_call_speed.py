@@ -294,17 +294,10 @@ def wide_sheet(rows=30, columns=20):
     return frame
 
 
-def test_a_wide_sheet_is_read_a_column_at_a_time(monkeypatch):
+def test_a_wide_sheet_is_read_a_column_at_a_time(count_calls):
     from core.aqer import responses
 
-    calls = []
-    real = responses.cell_text
-
-    def counting(value):
-        calls.append(value)
-        return real(value)
-
-    monkeypatch.setattr(responses, "cell_text", counting)
+    calls = count_calls(responses, "cell_text")
     prepared = prepare_responses(
         wide_sheet(), format="wide", worker_col="worker", grade_col="grade"
     )
