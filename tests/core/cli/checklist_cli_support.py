@@ -1,5 +1,6 @@
 """Shared by the ``evaldesk checklist`` CLI tests: the scripted model ``scripted_model``
-(named ``scripted/ie-cli``) and the input files ``inputs``."""
+(named ``scripted/ie-cli``), the input files ``inputs``, a three-question checklist file and the
+arguments of ``checklist score`` with both."""
 
 from __future__ import annotations
 
@@ -48,3 +49,22 @@ def inputs(tmp_path):
                          "summary": f"A {quality} of {doc}.", "Coherence": str(human)})
     pd.DataFrame(rows).to_excel(tmp_path / "items.xlsx", index=False)
     return tmp_path
+
+
+def three_questions(folder):
+    """``folder/c.xlsx``: one dimension, Coherence, with the questions A?, B? and C?."""
+    from core.interacteval import Checklist, ChecklistItem, write_checklists
+
+    checklist = folder / "c.xlsx"
+    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
+        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
+        ChecklistItem(question="C?")])])
+    return checklist
+
+
+def score_args(inputs) -> list[str]:
+    """``checklist score`` of ``inputs``' items.xlsx (column summary) with the three-question
+    checklist and the scripted model, kept in ``inputs/p.evaldesk``, written to r.xlsx."""
+    return ["checklist", "score", "--checklist", str(three_questions(inputs)), "--items",
+            str(inputs / "items.xlsx"), "--text-col", "summary", "--model", "scripted/ie-cli",
+            "--project", str(inputs / "p.evaldesk"), "-o", str(inputs / "r.xlsx")]

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from core.cli import main
-from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
+from tests.core.cli.checklist_cli_support import (  # noqa: F401 (fixtures)
+    inputs,
+    score_args,
+    scripted_model,
+    three_questions,
+)
 
 
 def test_build_then_score(inputs, scripted_model, capsys):  # noqa: F811
@@ -73,15 +78,7 @@ def test_score_with_failed_items_exits_3(inputs, scripted_model, capsys):  # noq
 
 
 def test_score_with_project_resumes_without_calls(inputs, scripted_model, capsys):  # noqa: F811
-    from core.interacteval import Checklist, ChecklistItem, write_checklists
-
-    checklist = inputs / "c.xlsx"
-    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
-        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
-        ChecklistItem(question="C?")])])
-    args = ["checklist", "score", "--checklist", str(checklist), "--items",
-            str(inputs / "items.xlsx"), "--text-col", "summary", "--model", "scripted/ie-cli",
-            "--project", str(inputs / "p.evaldesk"), "-o", str(inputs / "r.xlsx")]
+    args = score_args(inputs)
     assert main(args) == 0
     calls = scripted_model.calls
     assert calls == 6
@@ -128,12 +125,7 @@ def test_unknown_profile(inputs, capsys):  # noqa: F811
 
 
 def test_an_id_like_column_is_not_taken_as_text_id(inputs, scripted_model, capsys):  # noqa: F811
-    from core.interacteval import Checklist, ChecklistItem, write_checklists
-
-    checklist = inputs / "c.xlsx"
-    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
-        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
-        ChecklistItem(question="C?")])])
+    checklist = three_questions(inputs)
     items = inputs / "models.csv"
     pd.DataFrame({"model_id": ["gpt", "gpt"], "text": ["A good summary.", "A weak one."]}
                  ).to_csv(items, index=False)

@@ -7,21 +7,16 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
+from tests.core.cli.checklist_cli_support import (  # noqa: F401 (fixtures)
+    inputs,
+    score_args,
+    scripted_model,
+)
 
 
 def test_checklist_agreement_per_question(inputs, scripted_model, capsys):  # noqa: F811
-    from core.interacteval import Checklist, ChecklistItem, write_checklists
-
-    checklist = inputs / "c.xlsx"
-    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
-        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
-        ChecklistItem(question="C?")])])
     project = inputs / "p.evaldesk"
-    assert main(["checklist", "score", "--checklist", str(checklist), "--items",
-                 str(inputs / "items.xlsx"), "--text-col", "summary", "--model",
-                 "scripted/ie-cli", "--project", str(project), "-o",
-                 str(inputs / "r.xlsx")]) == 0
+    assert main(score_args(inputs)) == 0
     # the judge says yes, yes, yes to good texts (rows 2, 4 ...), yes, no, no to weak ones
     rows = []
     for k, (text_id, score, b) in enumerate((("row 2", 5, "Yes"), ("row 3", 4, "Yes"),

@@ -4,20 +4,16 @@ calls a run makes, and a re-run with --project estimates none."""
 from __future__ import annotations
 
 from core.cli import main
-from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
+from tests.core.cli.checklist_cli_support import (  # noqa: F401 (fixtures)
+    inputs,
+    score_args,
+    scripted_model,
+)
 
 
 def test_dry_run_estimates_the_calls_of_the_run_and_makes_none(
         inputs, scripted_model, capsys):  # noqa: F811
-    from core.interacteval import Checklist, ChecklistItem, write_checklists
-
-    checklist = inputs / "c.xlsx"
-    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
-        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
-        ChecklistItem(question="C?")])])
-    args = ["checklist", "score", "--checklist", str(checklist), "--items",
-            str(inputs / "items.xlsx"), "--text-col", "summary", "--model", "scripted/ie-cli",
-            "--project", str(inputs / "p.evaldesk"), "-o", str(inputs / "r.xlsx")]
+    args = score_args(inputs)
     assert main([*args, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert scripted_model.calls == 0 and not (inputs / "r.xlsx").exists()

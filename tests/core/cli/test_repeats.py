@@ -8,7 +8,11 @@ from __future__ import annotations
 import pytest
 
 from core.cli import main
-from tests.core.cli.checklist_cli_support import inputs, scripted_model  # noqa: F401 (fixtures)
+from tests.core.cli.checklist_cli_support import (  # noqa: F401 (fixtures)
+    inputs,
+    score_args,
+    scripted_model,
+)
 from tests.core.cli.majeval_conditions_support import HUMAN, files, model  # noqa: F401 (fixtures)
 
 
@@ -21,16 +25,7 @@ def _sheet(path, name):
 
 
 def test_checklist_score_repeats(inputs, scripted_model, capsys):  # noqa: F811
-    from core.interacteval import Checklist, ChecklistItem, write_checklists
-
-    checklist = inputs / "c.xlsx"
-    write_checklists(checklist, [Checklist(dimension="Coherence", items=[
-        ChecklistItem(question="A?"), ChecklistItem(question="B?"),
-        ChecklistItem(question="C?")])])
-    args = ["checklist", "score", "--checklist", str(checklist), "--items",
-            str(inputs / "items.xlsx"), "--text-col", "summary", "--model", "scripted/ie-cli",
-            "--project", str(inputs / "p.evaldesk"), "-o", str(inputs / "r.xlsx"),
-            "--repeats", "3"]
+    args = [*score_args(inputs), "--repeats", "3"]
     assert main([*args, "--dry-run"]) == 0
     assert "18 to 36 calls" in capsys.readouterr().out  # 6 texts x 3 repeats
     assert scripted_model.calls == 0
