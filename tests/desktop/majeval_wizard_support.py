@@ -20,14 +20,20 @@ def _collect_on_the_gui_thread(qapp):
     gc.collect()
 
 
+def use_scripted(window, llm, **options) -> None:
+    """Make ``llm`` the window's default model profile, "Scripted" (no retries; ``options``
+    set more of the profile, e.g. max_concurrency)."""
+    window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0, **options))
+    window.settings.default_profile = "Scripted"
+
+
 @pytest.fixture
 def scripted(window):
     from core.llm import ScriptedLLM
 
     llm = ScriptedLLM(panel, name="mj-wizard")
     window.settings.user_name = USER
-    window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
-    window.settings.default_profile = "Scripted"
+    use_scripted(window, llm)
     yield llm
     llm.close()
 

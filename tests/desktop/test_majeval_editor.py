@@ -15,6 +15,7 @@ from tests.desktop.majeval_wizard_support import (  # noqa: F401 (fixtures)
     run_all,
     scripted,
     to_personas,
+    use_scripted,
 )
 
 
@@ -209,8 +210,7 @@ def test_failed_debate_is_shown_as_failed(qtbot, window, tmp_path):
     llm = ScriptedLLM(failing, name="mj-failing")
     try:
         window.settings.user_name = USER
-        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
-        window.settings.default_profile = "Scripted"
+        use_scripted(window, llm)
         wiz = open_majeval_wizard(window)
         to_personas(qtbot, wiz)
         wiz.show_page("run")

@@ -15,6 +15,7 @@ from tests.desktop.majeval_wizard_support import (  # noqa: F401 (fixtures)
     run_all,
     scripted,
     to_personas,
+    use_scripted,
 )
 
 
@@ -83,8 +84,7 @@ def test_a_judge_whose_repeats_disagree_is_flagged(qtbot, window):
     llm = ScriptedLLM(noisy, name="mj-noisy")
     try:
         window.settings.user_name = USER
-        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
-        window.settings.default_profile = "Scripted"
+        use_scripted(window, llm)
         wiz = open_majeval_wizard(window)
         to_personas(qtbot, wiz)
         wiz.show_page("run")

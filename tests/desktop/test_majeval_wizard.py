@@ -16,6 +16,7 @@ from tests.desktop.majeval_wizard_support import (  # noqa: F401 (fixtures)
     run_all,
     scripted,
     to_personas,
+    use_scripted,
 )
 
 RESULT_SHEETS = ["Items", "Group scores", "Agent scores", "Feedback", "Transcripts",
@@ -148,9 +149,7 @@ def test_cancel_mid_run_then_resume_repeats_no_finished_debate(qtbot, window, tm
     llm = ScriptedLLM(stopping, name="mj-cancel")
     try:
         window.settings.user_name = USER
-        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0,
-                                                   max_concurrency=1))
-        window.settings.default_profile = "Scripted"
+        use_scripted(window, llm, max_concurrency=1)
         wiz = open_majeval_wizard(window)
         wiz_ref.append(wiz)
         to_personas(qtbot, wiz)
@@ -235,8 +234,7 @@ def test_extraction_that_finds_nobody_fails_with_a_plain_message(qtbot, window):
 
     llm = ScriptedLLM(lambda messages: {"stakeholders": []}, name="mj-nobody")
     try:
-        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
-        window.settings.default_profile = "Scripted"
+        use_scripted(window, llm)
         wiz = open_majeval_wizard(window)
         click(qtbot, wiz.pages["task"].sample_button)
         assert wait_step(qtbot, wiz, "sample") == "finished"
@@ -383,8 +381,7 @@ def test_agreement_shows_before_and_after_and_spearman_with_its_sign(qtbot, wind
 
     llm = ScriptedLLM(contrarian, name="mj-contrarian")
     try:
-        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
-        window.settings.default_profile = "Scripted"
+        use_scripted(window, llm)
         wiz = open_majeval_wizard(window)
         to_personas(qtbot, wiz)
         run_all(qtbot, wiz)
@@ -446,8 +443,7 @@ def test_a_model_that_copies_the_instructions_gets_a_banner_not_results(qtbot, w
 
     llm = ScriptedLLM(copying, name="mj-copying")
     try:
-        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0))
-        window.settings.default_profile = "Scripted"
+        use_scripted(window, llm)
         wiz = open_majeval_wizard(window)
         to_personas(qtbot, wiz)
         run_all(qtbot, wiz)
@@ -494,9 +490,7 @@ def test_a_new_project_mid_run_stops_the_debates_and_keeps_the_finished_ones(qtb
     llm = ScriptedLLM(panel, name="mj-retire", delay_s=0.05)
     try:
         window.settings.user_name = USER
-        window.settings.upsert_profile(llm.profile(name="Scripted", max_retries=0,
-                                                   max_concurrency=1))
-        window.settings.default_profile = "Scripted"
+        use_scripted(window, llm, max_concurrency=1)
         wiz = open_majeval_wizard(window)
         to_personas(qtbot, wiz)
         window.ask_save_path = lambda: str(tmp_path / "study.evaldesk")
