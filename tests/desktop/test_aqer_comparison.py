@@ -22,8 +22,9 @@ def graded_file(tmp_path):
     return path
 
 
-def test_comparison_tab_shows_the_cores_table_and_the_curve_is_computed_on_request(
-        qtbot, qtmodeltester, window, graded_file, tmp_path, monkeypatch):
+def graded_results(qtbot, window, graded_file, monkeypatch):
+    """The wizard on its Results page after the graded class, and its tiny encoder (the workers
+    curve with 3 repetitions per panel)."""
     tiny = TinyEncoder()
     monkeypatch.setattr("desktop.aqer.pages.run.run_workers_curve",
                         partial(run_workers_curve, repetitions=3))
@@ -31,6 +32,12 @@ def test_comparison_tab_shows_the_cores_table_and_the_curve_is_computed_on_reque
     wiz.pages["file"].choose_file(graded_file)
     wait_read(qtbot, wiz)
     to_results(qtbot, wiz)
+    return wiz, tiny
+
+
+def test_comparison_tab_shows_the_cores_table_and_the_curve_is_computed_on_request(
+        qtbot, qtmodeltester, window, graded_file, tmp_path, monkeypatch):
+    wiz, tiny = graded_results(qtbot, window, graded_file, monkeypatch)
     res = wiz.pages["results"].results
     res.tabs.setCurrentWidget(res.comparison_tab)
     model = res.comparison_model
@@ -99,13 +106,7 @@ def test_the_workers_curve_runs_in_the_background_with_progress_and_cancel(
     from core.aqer import pipeline
     from core.aqer.session import load_workers_curve
 
-    tiny = TinyEncoder()
-    monkeypatch.setattr("desktop.aqer.pages.run.run_workers_curve",
-                        partial(run_workers_curve, repetitions=3))
-    wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
-    wiz.pages["file"].choose_file(graded_file)
-    wait_read(qtbot, wiz)
-    to_results(qtbot, wiz)
+    wiz, _ = graded_results(qtbot, window, graded_file, monkeypatch)
     res = wiz.pages["results"].results
     res.tabs.setCurrentWidget(res.curve_tab)
 
