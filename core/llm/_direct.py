@@ -26,6 +26,8 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from core.llm._pool import openai_name
+
 
 class ProviderError(Exception):
     """The server answered with an HTTP error (``status_code``), or with something that is not a
@@ -64,7 +66,7 @@ async def complete(
     (``choices[0].message.content``, ``choices[0].finish_reason``, ``usage``, ``model``)."""
     import httpx
 
-    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    name = openai_name(model)
     body = {"model": name, "messages": messages, **request}
     headers = {"Content-Type": "application/json"}
     if api_key:

@@ -82,7 +82,7 @@ def _passed_through(litellm: Any, model: str) -> bool:
     no price for (OpenAI's own models have one, and litellm may rename or drop parameters for
     them). An entry without a price is no sign: litellm's Router adds one for every model it
     routes."""
-    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    name = openai_name(model)
     for key in (name, f"openai/{name}"):
         info = litellm.model_cost.get(key) or {}
         if info.get("input_cost_per_token") or info.get("output_cost_per_token"):
@@ -120,12 +120,17 @@ async def close_connections() -> None:
             pass
 
 
+def openai_name(model: str) -> str:
+    """The model's name as an OpenAI-style server knows it: ``openai/`` taken off."""
+    return model.split("/", 1)[1] if model.startswith("openai/") else model
+
+
 def _answers_through_responses_api(litellm: Any, model: str) -> bool:
     """litellm sends some OpenAI models (the "responses" mode of its price map) to OpenAI's
     Responses API, which does not take an OpenAI chat client."""
     if getattr(litellm, "route_all_chat_openai_to_responses", False):
         return True
-    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    name = openai_name(model)
     if name.startswith("responses/"):
         return True
     info = litellm.model_cost.get(name) or litellm.model_cost.get(f"openai/{name}") or {}
