@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -299,6 +300,13 @@ def prefix_stats(root: str, mode: str) -> dict:
         return json.loads(reply.read())
 
 
+@functools.lru_cache(maxsize=64)
+def _format(schema) -> dict:
+    """The response format the server is sent for ``schema``, made once per schema as the
+    gateway does (made per call it cost the floor run 0.75 ms of CPU a call)."""
+    return {"json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}
+
+
 class Waiting:
     """A model in this process that answers as the server does after waiting ``latency`` (at
     most ``concurrency`` at a time): no HTTP, no gateway, no cache. The debates' time with it is
@@ -316,8 +324,7 @@ class Waiting:
         self.calls = 0
 
     async def complete_json(self, messages, schema, *, check=None, **kw):
-        fmt = {"json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}
-        content = answer({"messages": messages, "response_format": fmt})
+        content = answer({"messages": messages, "response_format": _format(schema)})
         async with self.slots:
             await asyncio.sleep(self.latency)
         self.calls += 1
