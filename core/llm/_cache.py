@@ -122,6 +122,10 @@ class ProjectCache:
             return None  # written by something else: not an answer we can reuse
         return response
 
+    def may_have(self, key: str) -> bool:
+        """False when the project surely has no call stored under ``key`` (no look-up needed)."""
+        return self.project.llm_cache_may_have(key)
+
     def put_many(self, items: list[tuple[str, CallRecord]]) -> None:
         """Store several calls in one transaction (one disk flush)."""
         with self.project.transaction():

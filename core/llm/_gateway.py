@@ -441,6 +441,9 @@ class Gateway:
     async def _from_cache(
         self, key: str, parse: Callable[[_Reply], tuple[Any, str]]
     ) -> tuple | None:
+        may_have = getattr(self.cache, "may_have", None)
+        if may_have is not None and not may_have(key):
+            return None  # known not stored: no trip to the file's thread
         stored = await self._io(self.cache.get, key)
         if stored is None:
             return None

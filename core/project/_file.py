@@ -347,6 +347,8 @@ class Project:
         #: Writes waiting for the next group commit: (SQL, parameters), in queue order.
         self._queued: list[tuple[str, tuple[Any, ...]]] = []
         self._queue_lock = threading.Lock()
+        #: every stored or queued call's cache key, read on the first look-up (None until then)
+        self._call_keys: set[str] | None = None
         self._committers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _GroupCommit]
         self._committers = weakref.WeakKeyDictionary()
 
@@ -1056,6 +1058,8 @@ class Project:
         request, response (as stored), prompt_tokens, completion_tokens, cost (None = unknown),
         latency_s, run_id, created_at."""
         with self._reading() as conn:
+            if self._call_keys is None:
+                self._load_call_keys(conn)
             row = conn.execute(
                 "SELECT cache_key, model, api_base, request, response, prompt_tokens, "
                 "completion_tokens, cost, latency_s, run_id, created_at FROM llm_calls "
@@ -1070,6 +1074,21 @@ class Project:
             "prompt_tokens": row[5], "completion_tokens": row[6],
             "cost": row[7], "latency_s": row[8], "run_id": row[9], "created_at": row[10],
         }
+
+    def llm_cache_may_have(self, cache_key: str) -> bool:
+        """False only when no call with ``cache_key`` is stored or queued, known without
+        reading the file: a call that is not cached yet needs no look-up (and no wait for a
+        commit in progress). True when it may be stored, or before the first look-up."""
+        keys = self._call_keys
+        return keys is None or self._read_only or cache_key in keys
+
+    def _load_call_keys(self, conn: sqlite3.Connection) -> None:
+        """Read every stored call's key (with ``self._mutex`` held, so no commit runs) and the
+        queued ones; from now on every new key is added as it is stored or queued."""
+        with self._queue_lock:
+            keys = {params[0] for sql, params in self._queued if sql == _CALL_SQL}
+            keys.update(row[0] for row in conn.execute("SELECT cache_key FROM llm_calls"))
+            self._call_keys = keys
 
     def llm_cache_put(
         self,
@@ -1096,6 +1115,8 @@ class Project:
                 cache_key, model=model, api_base=api_base, request=request, response=response,
                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost=cost,
                 latency_s=latency_s, run_id=run_id))
+            if self._call_keys is not None:
+                self._call_keys.add(cache_key)
             return cursor.rowcount > 0
 
     # ------------------------------------------------------------- queued writes (hot path)
@@ -1109,9 +1130,9 @@ class Project:
     def queue_llm_call(self, cache_key: str, **call: Any) -> None:
         """:meth:`llm_cache_put` (the same keyword arguments), written at the next group commit
         (see :meth:`queue_result`)."""
-        self._queue(_call_row(cache_key, **call))
+        self._queue(_call_row(cache_key, **call), call_key=cache_key)
 
-    def _queue(self, row: tuple[str, tuple[Any, ...]]) -> None:
+    def _queue(self, row: tuple[str, tuple[Any, ...]], call_key: str | None = None) -> None:
         self._check_open()
         if self._read_only:
             raise ProjectUnwritable(
@@ -1120,6 +1141,8 @@ class Project:
             )
         with self._queue_lock:
             self._queued.append(row)
+            if call_key is not None and self._call_keys is not None:
+                self._call_keys.add(call_key)
 
     @property
     def queued(self) -> int:

@@ -430,6 +430,26 @@ async def test_project_file_is_the_cache_and_the_log(scripted, tmp_path):
         assert stored["cost"] == 0.0
 
 
+async def test_a_call_not_in_the_project_is_not_looked_up_in_the_file(scripted, tmp_path):
+    """A new call needs no trip to the file's thread: the project knows every key it holds.
+    A key stored or queued since (by any gateway on the project) is looked up and reused."""
+    from core.project import Project
+
+    llm = scripted({"Rate": GOOD})
+    with Project.create(tmp_path / "study.evaldesk") as project:
+        reads = []
+        real_get = project.llm_cache_get
+        project.llm_cache_get = lambda key: reads.append(key) or real_get(key)
+        gateway = Gateway(llm.profile(), cache=project)
+        for n in range(4):
+            await gateway.complete_json(ask(f"Rate the answer: {n} is a number."), Score)
+        # the first call reads the keys once; before, every call read the file twice
+        assert len(reads) == 1 and llm.calls == 4
+        other = Gateway(llm.profile(), cache=project)
+        await other.complete_json(ask("Rate the answer: 2 is a number."), Score)
+        assert (other.usage.calls, other.usage.cache_hits, len(reads)) == (0, 1, 2)
+
+
 async def test_without_a_project_calls_are_cached_per_user(scripted, evaldesk_home):
     llm = scripted({"Rate": GOOD})
     await Gateway(llm.profile()).complete_json(ask(), Score)

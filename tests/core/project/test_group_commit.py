@@ -48,6 +48,37 @@ def test_queued_results_wait_for_a_commit_and_close_flushes_them(tmp_path):
         assert again.llm_cache_get("k1")["response"] == {"content": "1"}
 
 
+def test_the_project_knows_which_calls_it_may_hold(tmp_path):
+    """``llm_cache_may_have`` is False only for a key neither stored nor queued: calls queued
+    before the keys were first read, queued after, and stored directly all count."""
+    path = tmp_path / "p.evaldesk"
+    with Project.create(path) as project:
+        project.llm_cache_put("stored", model="m", api_base=None, request={},
+                              response={"content": "1"})
+        project.queue_llm_call("queued early", model="m", api_base=None, request={},
+                               response={"content": "2"})
+        assert project.llm_cache_may_have("anything")  # nothing read yet: may be there
+        assert project.llm_cache_get("absent") is None  # the first look-up reads the keys
+        assert not project.llm_cache_may_have("absent")
+        assert project.llm_cache_may_have("stored")
+        assert project.llm_cache_may_have("queued early")  # queued, not on disk yet
+        project.queue_llm_call("queued late", model="m", api_base=None, request={},
+                               response={"content": "3"})
+        project.llm_cache_put("put late", model="m", api_base=None, request={},
+                              response={"content": "4"})
+        assert project.llm_cache_may_have("queued late") and project.llm_cache_may_have("put late")
+        project.flush()
+        assert project.llm_cache_get("queued early")["response"] == {"content": "2"}
+    with Project.open(path) as again:
+        again.llm_cache_get("absent")
+        assert all(again.llm_cache_may_have(k)
+                   for k in ("stored", "queued early", "queued late", "put late"))
+        assert not again.llm_cache_may_have("absent")
+    with Project.open(path, read_only=True) as reader:  # another program may be writing it
+        reader.llm_cache_get("absent")
+        assert reader.llm_cache_may_have("absent")
+
+
 def test_finish_run_flushes_the_queue_first(tmp_path):
     path = tmp_path / "p.evaldesk"
     with Project.create(path) as project:
