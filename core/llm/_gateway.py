@@ -612,6 +612,9 @@ class Gateway:
         if schema_json is not None and endpoint not in _schema_confirmed:
             lock = _probe_lock(endpoint)
             await until_cancelled(lock.acquire(), cancel, on_late=lambda _: lock.release())
+            if endpoint in _schema_confirmed:  # found out while this call waited: go along
+                lock.release()
+                lock = None
         try:
             while True:
                 if cancel is not None:

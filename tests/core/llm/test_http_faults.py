@@ -224,6 +224,17 @@ async def test_requests_on_the_wire_never_exceed_the_profile_limit(server, model
     assert server.hits["ok"] == 24
 
 
+async def test_the_calls_that_waited_for_a_new_servers_first_answer_then_go_together(server):
+    """Until a server has answered one JSON request, its requests go one at a time (a burst
+    would all fail the same way); once it has, the calls that were waiting go together. They
+    used to go one at a time as well, each holding the lock for its whole request."""
+    server.latency_s = 0.05
+    gateway = Gateway(profile(server, "ok", max_concurrency=4), cache=MemoryCache())
+    results = await asyncio.gather(*[gateway.complete_json(ask(i), Score) for i in range(4)])
+    assert all(isinstance(r, Score) for r in results)
+    assert server.peak == 3  # the first alone, then the three that waited for it
+
+
 async def test_several_api_bases_keep_the_semaphore_as_the_limit(server):
     server.latency_s = 0.05
     two = profile(
