@@ -274,6 +274,8 @@ async def score_texts(
         raise ValueError("Each text needs its own id; repeated: " + ", ".join(duplicates))
     flagged = sample_texts(checklists, samples)
     units = [(unit_key(c, item), (c, item)) for c in checklists for item in items]
+    # texts in flight: enough to keep every slot of the model busy while the next are prepared
+    concurrency = getattr(getattr(llm, "profile", None), "max_concurrency", 4)
 
     async def work(unit: tuple[Checklist, TextItem]) -> TextScore:
         checklist, item = unit
@@ -298,7 +300,8 @@ async def score_texts(
         units, work,
         judge=lambda score: (score.status == "ok", score.note or "The text failed."),
         dump=lambda score: score.model_dump(mode="json"),
-        load=load, store=store, title="Scoring texts with the checklist", describe=describe,
+        load=load, store=store, limit=max(8, 4 * int(concurrency)),
+        title="Scoring texts with the checklist", describe=describe,
         what="texts", progress=progress, cancel=cancel,
     )
     scores = []

@@ -81,3 +81,25 @@ async def test_cancel_keeps_what_finished_and_marks_the_run(project):
 async def test_repeated_keys_are_refused():
     with pytest.raises(ValueError, match="its own key"):
         await run_units([("a", 1), ("a", 2)], work=None, judge=None, dump=None, load=None)
+
+
+async def test_with_a_limit_only_that_many_units_are_started_and_in_order():
+    """A limit starts that many workers, each taking the next unit when it is free: the event
+    loop never holds a task per unit (at 6,400 units that held it, and the window, for 2.5 s)."""
+    started: list[int] = []
+    alive = 0
+
+    async def work(unit: int) -> int:
+        nonlocal alive
+        started.append(unit)
+        alive = max(alive, len(asyncio.all_tasks()))
+        await asyncio.sleep(0)
+        return unit
+
+    before = len(asyncio.all_tasks())
+    units = [(unit_key(i), i) for i in range(50)]
+    done = await run_units(units, work, judge=lambda r: (True, ""), dump=lambda r: r,
+                           load=lambda p, u: p, limit=3)
+    assert [r.value for r in done] == list(range(50))
+    assert started == list(range(50))
+    assert alive == before + 3

@@ -340,3 +340,34 @@ async def test_an_incomplete_text_is_retried_on_resume(tmp_path, scripted, item)
     assert llm.calls - before == 1  # only the three missing questions, once
     assert second.scores[0].status == "ok"
     assert second.scores[0].score == pytest.approx(1 + 4 * 11 / 15)
+
+
+async def test_texts_in_flight_are_limited_by_the_models_concurrency(checklist):
+    """Scoring takes texts a few at a time (four times the model's concurrency): started all at
+    once, 6,400 texts built every prompt before the first request could leave, holding the
+    event loop (and the window) for 2.5 s."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from core.interacteval import score_texts
+
+    inside, most = 0, 0
+
+    class Slow(FakeLLM):
+        profile = SimpleNamespace(max_concurrency=2)
+
+        async def complete_json(self, messages, schema, **kw):
+            nonlocal inside, most
+            inside += 1
+            most = max(most, inside)
+            await asyncio.sleep(0.001)
+            inside -= 1
+            return await super().complete_json(messages, schema, **kw)
+
+    llm = Slow({"ChecklistAnswers": {f"q{i}": "yes" for i in range(1, 6)}})
+    items = [TextItem(id=f"t{i}", text=f"Summary {i}.", source="The article.")
+             for i in range(60)]
+    run = await score_texts([checklist], items, llm)
+    assert [s.text_id for s in run.scores] == [f"t{i}" for i in range(60)]
+    assert all(s.status == "ok" for s in run.scores)
+    assert most == 8  # max(8, 4 x 2): never all 60 texts at once
