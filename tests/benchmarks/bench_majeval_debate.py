@@ -423,11 +423,11 @@ async def bench(args: argparse.Namespace) -> None:
         ("ideal (throughput)", (f"{throughput:.2f} s = {usage.calls} calls x {args.latency}s / "
                                f"{args.concurrency}")),
         ("floor: a model in this process that only waits (no HTTP, no gateway)",
-         (f"{floor_wall:.2f} s = {floor_wall / ideal:.2f}x ideal ({floor_calls} calls): what "
+         (f"{floor_wall:.2f} s = {floor_wall / ideal:.3f}x ideal ({floor_calls} calls): what "
           "the debates' shape allows")),
-        ("wall time, in-memory cache", f"{wall:.2f} s = {wall / ideal:.2f}x ideal"),
+        ("wall time, in-memory cache", f"{wall:.2f} s = {wall / ideal:.3f}x ideal"),
         ("wall time, project file as cache and log",
-         f"{p_wall:.2f} s = {p_wall / ideal:.2f}x ideal ({p_usage.calls} calls, "
+         f"{p_wall:.2f} s = {p_wall / ideal:.3f}x ideal ({p_usage.calls} calls, "
          f"{len(p_run.failed_units)} failed)"),
         ("tokens per group per item", (f"{per_unit_prompt:,.0f} prompt + "
                                       f"{per_unit_completion:,.0f} completion = "
