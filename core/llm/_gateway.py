@@ -3,7 +3,9 @@
 One request, step by step:
 
 1. The cache key is computed from (model, API base, messages, generation parameters, repeat index,
-   prompt-template version). A stored answer is returned without a call (a cache hit).
+   prompt-template version). A stored answer is returned without a call (a cache hit). A call
+   identical to one already on its way waits for it and takes its answer (or its failure to
+   get one) instead of being sent twice.
 2. The call waits for a slot of the profile's semaphore (``max_concurrency``); Cancel stops
    waiting calls at once. For one API base reached over plain HTTP, the limit on requests in flight
    is kept by the HTTP connection pool instead and a few more calls are let in, to be prepared
@@ -260,6 +262,8 @@ class Gateway:
         self._local_path: Path | None = None
         self._loaded = False
         self._writer = _GroupCommit(self.cache) if hasattr(self.cache, "put_many") else None
+        #: Calls on their way, by cache key: an identical call waits for the one already sent.
+        self._in_flight: dict[str, asyncio.Future] = {}
 
     def _keyless_placeholder(self) -> str | None:
         """A self-hosted server (vLLM, llama.cpp, LM Studio...) often needs no key, but the
@@ -354,6 +358,44 @@ class Gateway:
         cached = await self._from_cache(key, parse)
         if cached is not None:
             return cached[0]
+        # The same request already on its way (a text that occurs twice in a sheet): wait for
+        # it and take its answer from the cache instead of paying for it again.
+        while (twin := self._in_flight.get(key)) is not None:
+            failure = await until_cancelled(asyncio.shield(twin), cancel)
+            if failure is not None:
+                record(self.usage, failure=True)
+                raise _shared(failure)
+            cached = await self._from_cache(key, parse)
+            if cached is not None:
+                return cached[0]
+        outcome: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = outcome
+        failure = None
+        try:
+            return await self._call(key, conversation, params, schema_json, parse, repeat,
+                                    template_version, cancel)
+        except LLMFailure as exc:
+            # what went wrong with the request is the twins' outcome too; an unusable answer
+            # is not (a twin's own check may take it, or a new sample may do better)
+            failure = None if exc.kind in _ANSWER_FAILURES else exc
+            raise
+        finally:
+            del self._in_flight[key]
+            outcome.set_result(failure)
+
+    async def _call(
+        self,
+        key: str,
+        conversation: list[dict[str, Any]],
+        params: dict[str, Any],
+        schema_json: dict[str, Any] | None,
+        parse: Callable[[_Reply], tuple[Any, str]],
+        repeat: int,
+        template_version: str,
+        cancel: CancelToken | None,
+    ) -> Any:
+        """Ask the model (not answered from the cache), ask again once if the answer does not
+        fit, and store the answer."""
         try:
             await self._get_ready(cancel)
         except LLMFailure:
@@ -879,6 +921,18 @@ def _reask(problem: str, schema_json: dict[str, Any]) -> str:
         "follows this JSON schema exactly, and no other text:\n"
         + json.dumps(schema_json["schema"], ensure_ascii=False)
     )
+
+
+#: Failures of the answer rather than of the request: a twin of the call asks for itself.
+_ANSWER_FAILURES = frozenset({"invalid_output", "copied_instructions", "rejected_output",
+                              "empty_reply"})
+
+
+def _shared(failure: LLMFailure) -> LLMFailure:
+    """The failure of an identical call, raised again for a call that waited for it."""
+    return LLMFailure(failure.kind, failure.message, status=failure.status,
+                      retry_after=failure.retry_after, attempts=failure.attempts,
+                      reply=failure.reply)
 
 
 def _problem_text(problem: str | Rejection) -> str:

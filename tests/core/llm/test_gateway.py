@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from pydantic import BaseModel, Field
@@ -372,6 +373,61 @@ async def test_cancel_stops_queued_calls_and_keeps_finished_ones(scripted):
     assert all(isinstance(r, Score) for r in again)
     assert llm.calls - before == 30 - len(finished)  # only what was missing
     assert rerun.usage.cache_hits == len(finished)
+
+
+# ----------------------------------------------------------- the same request twice at once
+async def test_identical_calls_at_once_are_sent_once(scripted):
+    """A text that occurs twice in a sheet is asked about once, even when both are on their way
+    at the same time: the second waits for the first and takes its answer from the cache."""
+    llm = scripted({"Rate": GOOD}, delay_s=0.05)
+    gateway = Gateway(llm.profile(), cache=MemoryCache())
+    results = await asyncio.gather(
+        *[gateway.complete_json(ask(), Score) for _ in range(3)],
+        gateway.complete_json(ask(), Score, repeat=1),  # a repeat is a new sample: its own call
+        gateway.complete_json(ask("Rate the answer: Lyon is in France."), Score),
+    )
+    assert results[:3] == [Score(**GOOD)] * 3
+    assert llm.calls == 3
+    assert (gateway.usage.calls, gateway.usage.cache_hits) == (3, 2)
+
+
+async def test_a_twin_shares_the_requests_failure_without_a_call(scripted):
+    llm = scripted({"Rate": ScriptedError(401)}, delay_s=0.05)
+    gateway = Gateway(llm.profile(), cache=MemoryCache())
+    results = await asyncio.gather(*[gateway.complete_json(ask(), Score) for _ in range(2)],
+                                   return_exceptions=True)
+    assert [r.kind for r in results] == ["auth", "auth"]
+    assert results[0] is not results[1] and results[0].message == results[1].message
+    assert llm.calls == 1
+    assert gateway.usage.failures == 2
+
+
+async def test_a_twin_asks_itself_when_the_answer_was_unusable(scripted):
+    """An answer that did not fit is no outcome to share: a new sample may fit."""
+    replies = iter(["four", "still four", json.dumps(GOOD)])
+    llm = scripted(lambda messages: next(replies), delay_s=0.05)
+    gateway = Gateway(llm.profile(), cache=MemoryCache())
+    first, second = await asyncio.gather(*[gateway.complete_json(ask(), Score)
+                                           for _ in range(2)], return_exceptions=True)
+    assert isinstance(first, LLMFailure) and first.kind == "invalid_output"
+    assert second == Score(**GOOD)
+    assert llm.calls == 3  # the first asked twice, then the twin asked
+
+
+async def test_a_twin_goes_on_when_the_first_call_is_cancelled(scripted):
+    llm = scripted({"Rate": GOOD}, delay_s=0.2)
+    gateway = Gateway(llm.profile(), cache=MemoryCache())
+    cancel = CancelToken()
+    first = asyncio.ensure_future(gateway.complete_json(ask(), Score, cancel=cancel))
+    while llm.in_flight == 0:
+        await asyncio.sleep(0.01)
+    second = asyncio.ensure_future(gateway.complete_json(ask(), Score))
+    await asyncio.sleep(0.02)
+    cancel.cancel()
+    with pytest.raises(Cancelled):
+        await first
+    assert await asyncio.wait_for(second, 5) == Score(**GOOD)
+    assert llm.calls == 2
 
 
 async def test_a_cancelled_token_makes_no_call(scripted):
