@@ -29,6 +29,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Self
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -139,7 +140,7 @@ class LoopPauses:
             await asyncio.sleep(0.01)
             self.longest = max(self.longest, loop.time() - due)
 
-    def __enter__(self) -> LoopPauses:
+    def __enter__(self) -> Self:
         self._task = asyncio.ensure_future(self._tick())
         return self
 
@@ -245,8 +246,8 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
         ("Scoring, project file (as in the wizard)",
          f"{wall:.1f} s ({wall / ideal(usage.calls):.3f}x ideal; {usage.calls / wall:.0f} calls/s)"),
         ("Scoring, memory cache, no project (for comparison)",
-         f"{memory_wall:.1f} s ({memory_wall / ideal(memory_calls):.3f}x the ideal of its "
-         f"{memory_calls:,} calls)"),
+         (f"{memory_wall:.1f} s ({memory_wall / ideal(memory_calls):.3f}x the ideal of its "
+          f"{memory_calls:,} calls)")),
         ("Longest pause of the event loop (the window's, in the app): project / memory",
          f"{pauses.longest * 1000:.0f} ms / {memory_pauses.longest * 1000:.0f} ms"),
         ("Overhead per call over the ideal",
@@ -255,8 +256,8 @@ async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
          (f"{sum(run_commits):,} (results and calls) in {len(run_commits):,} group commits "
           f"(before issue 17: one commit each, the results' on the event loop)")),
         ("Calls made / answered from the cache",
-         f"{usage.calls:,} / {usage.cache_hits} (texts SummEval repeats word for word: asked "
-         "once, the twin answered from the cache)"),
+         (f"{usage.calls:,} / {usage.cache_hits} (texts SummEval repeats word for word: asked "
+          "once, the twin answered from the cache)")),
         ("Failed texts", str(failed)),
         ("Prompt tokens per text per dimension (cl100k)",
          f"{usage.prompt_tokens / usage.calls:,.0f} (total {usage.prompt_tokens:,})"),
