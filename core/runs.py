@@ -41,6 +41,7 @@ __all__ = [
     "UnitStore",
     "run_units",
     "unit_key",
+    "units_at_once",
 ]
 
 U = TypeVar("U")
@@ -171,6 +172,14 @@ def unit_key(*parts: Any) -> str:
     return json.dumps([str(p) for p in parts], ensure_ascii=False)
 
 
+def units_at_once(model: Any, per_slot: int, least: int = 1) -> int:
+    """How many units a run takes at a time: ``per_slot`` for each call ``model`` may have in
+    flight (its profile's ``max_concurrency``; 4 for a model without a profile), at least
+    ``least``. Enough to keep every slot busy while the next units are prepared."""
+    concurrency = getattr(getattr(model, "profile", None), "max_concurrency", 4)
+    return max(least, per_slot * int(concurrency))
+
+
 class UnitStore(Protocol):
     """Where the units of one run are kept (``core.project.units.RunUnits`` for a project)."""
 
@@ -226,9 +235,10 @@ async def run_units(
     is raised; an unexpected error ends the run as failed and is raised. ``what`` names the
     units in messages ("debates", "texts").
 
-    With ``limit``, that many workers take the units in order, so a unit is started (its prompt
-    built, its cache looked up) only when a worker is free: started all at once, 6,400 units
-    held the event loop (and the window) for 2.5 s before the first request left."""
+    ``limit`` workers (one per unit when None) take the units in order, so a unit is started
+    (its prompt built, its cache looked up) only when a worker is free: started all at once,
+    6,400 units held the event loop (and the window) for 2.5 s before the first request left;
+    :func:`units_at_once` gives a limit that fits the model."""
     progress = progress or Progress()
     keys = [key for key, _ in units]
     if len(set(keys)) != len(keys):
@@ -258,16 +268,13 @@ async def run_units(
         progress.advance(1, detail)
 
     todo = [(key, unit) for key, unit in units if key not in results]
-    if limit:
-        waiting = iter(todo)  # shared: each free worker takes the next unit
+    waiting = iter(todo)  # shared: each free worker takes the next unit
 
-        async def worker() -> None:
-            for key, unit in waiting:
-                await one(key, unit)
+    async def worker() -> None:
+        for key, unit in waiting:
+            await one(key, unit)
 
-        tasks = [asyncio.ensure_future(worker()) for _ in range(min(limit, len(todo)))]
-    else:
-        tasks = [asyncio.ensure_future(one(key, unit)) for key, unit in todo]
+    tasks = [asyncio.ensure_future(worker()) for _ in range(min(limit or len(todo), len(todo)))]
     try:
         if tasks:
             await asyncio.gather(*tasks)

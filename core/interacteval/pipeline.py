@@ -4,7 +4,8 @@ Pure composition of the paper's stages; nothing here touches a project (that is
 :mod:`core.interacteval.session`). The wizard runs the stages one by one (each a coroutine in
 its own module, each result editable before the next); :func:`build_checklist` runs them all in
 a row for the CLI and for tests. :func:`score_texts` scores every text on every checklist
-concurrently (bounded by the gateway's own concurrency limit), keeping each scored text in the
+concurrently (four texts per call the model may have in flight, the gateway keeping its own
+limit on the calls), keeping each scored text in the
 given unit store as it finishes, so a cancelled or crashed run resumes without asking again.
 """
 
@@ -41,7 +42,7 @@ from core.interacteval.model import (
 from core.interacteval.sub_questions import generate_sub_questions
 from core.interacteval.think_aloud import think_aloud
 from core.interacteval.validation import checklist_from_sub_questions, validate_questions
-from core.runs import CancelToken, Progress, UnitStore, run_units
+from core.runs import CancelToken, Progress, UnitStore, run_units, units_at_once
 
 __all__ = [
     "CHECKLIST_ARTEFACT",
@@ -274,8 +275,6 @@ async def score_texts(
         raise ValueError("Each text needs its own id; repeated: " + ", ".join(duplicates))
     flagged = sample_texts(checklists, samples)
     units = [(unit_key(c, item), (c, item)) for c in checklists for item in items]
-    # texts in flight: enough to keep every slot of the model busy while the next are prepared
-    concurrency = getattr(getattr(llm, "profile", None), "max_concurrency", 4)
 
     async def work(unit: tuple[Checklist, TextItem]) -> TextScore:
         checklist, item = unit
@@ -300,7 +299,7 @@ async def score_texts(
         units, work,
         judge=lambda score: (score.status == "ok", score.note or "The text failed."),
         dump=lambda score: score.model_dump(mode="json"),
-        load=load, store=store, limit=max(8, 4 * int(concurrency)),
+        load=load, store=store, limit=units_at_once(llm, 4, least=8),
         title="Scoring texts with the checklist", describe=describe,
         what="texts", progress=progress, cancel=cancel,
     )

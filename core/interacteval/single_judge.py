@@ -22,7 +22,7 @@ from core.interacteval.checklist_scoring import _source_block
 from core.interacteval.model import Dimension, JsonLLM, TextItem, TextScore
 from core.interacteval.pipeline import _fold_text
 from core.llm import LLMFailure, Rejection
-from core.runs import CancelToken, Progress, UnitStore, run_units
+from core.runs import CancelToken, Progress, UnitStore, run_units, units_at_once
 from core.runs import unit_key as runs_unit_key
 
 __all__ = ["TEMPLATE", "JudgeReply", "judge_key", "judge_text", "judge_values", "single_judge"]
@@ -92,7 +92,6 @@ async def single_judge(dimensions: Sequence[Dimension], items: Sequence[TextItem
     repeats no finished text). ``samples``: per dimension, the folded think-aloud sample texts
     (flagged as in checklist scoring). Results in dimension order, then text order."""
     samples = samples or {}
-    concurrency = getattr(getattr(llm, "profile", None), "max_concurrency", 4)
     units = [(judge_key(d.name, item), (d, item)) for d in dimensions for item in items]
     outcomes = await run_units(
         units,
@@ -101,7 +100,7 @@ async def single_judge(dimensions: Sequence[Dimension], items: Sequence[TextItem
         judge=lambda s: (s.status == "ok", s.note or "The single judge failed."),
         dump=lambda s: s.model_dump(mode="json"),
         load=lambda payload, _unit: TextScore.model_validate(payload),
-        store=store, limit=max(1, 2 * int(concurrency)), title="Single judge",
+        store=store, limit=units_at_once(llm, 2), title="Single judge",
         describe=lambda unit, s: f"{unit[0].name}, text {unit[1].id}: "
         + ("scored" if s.status == "ok" else "failed"),
         what="texts", progress=progress, cancel=cancel)

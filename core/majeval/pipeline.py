@@ -50,7 +50,7 @@ from core.majeval.perspective_extraction import (
     people_named,
 )
 from core.majeval.stakeholder_grouping import group_stakeholders
-from core.runs import CancelToken, Progress, UnitStore, run_units
+from core.runs import CancelToken, Progress, UnitStore, run_units, units_at_once
 from core.runs import unit_key as runs_unit_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -325,8 +325,7 @@ async def evaluate(
     by_group = groups_of(personas)
     units = [(item, group) for item in items for group in by_group]
     if max_units is None:
-        concurrency = getattr(getattr(llm, "profile", None), "max_concurrency", 4)
-        max_units = max(8, 4 * int(concurrency))
+        max_units = units_at_once(llm, 4, least=8)
 
     descriptions = dict(group_descriptions or {})
     roles = {g: simple_roles_text(members, settings, descriptions)

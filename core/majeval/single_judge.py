@@ -18,7 +18,7 @@ from core.llm import LLMFailure, Rejection
 from core.majeval import _prompts
 from core.majeval.debate import evaluation_format
 from core.majeval.model import Dimension, Item, JsonLLM, Scale, evaluation_schema, scores_of
-from core.runs import CancelToken, Progress, UnitStore, run_units
+from core.runs import CancelToken, Progress, UnitStore, run_units, units_at_once
 from core.runs import unit_key as runs_unit_key
 
 __all__ = ["TEMPLATE", "JudgeResult", "judge_item", "judge_key", "judge_values", "single_judge"]
@@ -83,14 +83,13 @@ async def single_judge(items: Sequence[Item], task: str, dimensions: Sequence[Di
                        ) -> list[JudgeResult]:
     """Every item judged once (kept in ``store`` one by one; a resumed run repeats no finished
     item). Results in item order."""
-    concurrency = getattr(getattr(llm, "profile", None), "max_concurrency", 4)
     outcomes = await run_units(
         [(judge_key(item), item) for item in items],
         lambda item: judge_item(item, task, dimensions, scale, llm, cancel=cancel),
         judge=lambda r: (r.status == "ok", r.error or "The single judge failed."),
         dump=lambda r: r.model_dump(mode="json"),
         load=lambda payload, _item: JudgeResult.model_validate(payload),
-        store=store, limit=max(1, 2 * int(concurrency)), title="Single judge",
+        store=store, limit=units_at_once(llm, 2), title="Single judge",
         describe=lambda item, r: f"item {item.id}: " + (
             "failed" if r.status != "ok" else "scored"),
         what="items", progress=progress, cancel=cancel)

@@ -9,8 +9,8 @@ The endpoint (an OpenAI-compatible server on 127.0.0.1 in its own process; piece
 seconds after the request came in (its own work inside that time) and counts the prompt's tokens with the cl100k tokenizer bundled with
 litellm, so "tokens per text" is what a GPT-4-class model would be billed. Ideal wall time =
 calls made x latency / concurrency (SummEval repeats 54 summaries word for word: each is asked
-about once, its twins answered from the cache). Scoring commits every text to a project file, as in the wizard;
-the re-runs show that nothing is asked twice. The texts are read from the shared data folder
+about once, its twins answered from the cache). Scoring commits every text to a project file,
+as in the wizard; the re-runs show that nothing is asked twice. The texts are read from the shared data folder
 (never copied into the repository); the checklists are the authors' (reference material).
 """
 
