@@ -125,3 +125,92 @@ def file_name_problem(name: str) -> str | None:
         return (f"The file name is too long ({len(name):,} characters, {size:,} bytes; at most "
                 f"{MAX_NAME_BYTES} bytes fit in a file name). Choose a shorter name.")
     return None
+
+
+#: Names ``tempfile.mkstemp`` gives: the prefix, 8 characters of its alphabet, the suffix.
+_MKSTEMP_PART = "[a-z0-9_]{8}"
+
+
+def claim_temp_file_beside(target: Path, *, prefix: str, suffix: str) -> tuple[Path, int | None]:
+    """:func:`temp_file_beside`, held while it is being written, after removing the temporary
+    files of the same kind that a killed EvalDesk left in that folder.
+
+    Returns the file and an open handle that holds the operating system's lock on it (None where
+    it could not be opened); pass the handle to :func:`let_go` when the file has been renamed or
+    deleted. Left-over files are those named ``prefix`` + 8 random characters + ``suffix`` (as
+    this function makes them) whose lock nobody holds: an export running at the same time, in
+    this EvalDesk or another, holds its lock, so its file is never touched."""
+    remove_stale_temp_files(Path(target).parent, prefix=prefix, suffix=suffix)
+    name = temp_file_beside(target, prefix=prefix, suffix=suffix)
+    if sys.platform == "win32":
+        # an open file can be neither renamed nor deleted there: the writer's own handle guards
+        # it while it is written, and nothing is held in between
+        return name, None
+    try:
+        fd = os.open(name, os.O_RDWR)
+    except OSError:
+        return name, None
+    _lock_now(fd)  # a new file: nobody else holds it
+    return name, fd
+
+
+def let_go(fd: int | None) -> None:
+    """Close a handle from :func:`claim_temp_file_beside` (its lock goes with it)."""
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def remove_stale_temp_files(folder: Path, *, prefix: str, suffix: str) -> list[Path]:
+    """Delete the temporary files ``prefix`` + 8 random characters + ``suffix`` in ``folder``
+    whose lock nobody holds (left by an EvalDesk killed while writing); returns those deleted.
+    Anything else, and anything that cannot be checked, is left alone."""
+    import re
+
+    pattern = re.compile(re.escape(prefix) + _MKSTEMP_PART + re.escape(suffix) + r"\Z")
+    removed: list[Path] = []
+    try:
+        names = [entry.name for entry in os.scandir(folder)
+                 if pattern.match(entry.name) and entry.is_file(follow_symlinks=False)]
+    except OSError:
+        return removed
+    for name in names:
+        path = Path(folder) / name
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0)
+                         | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            if not _lock_now(fd):
+                continue  # being written right now
+            if sys.platform == "win32":
+                os.close(fd)
+                fd = -1
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            continue
+        finally:
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+    return removed
+
+
+def _lock_now(fd: int) -> bool:
+    """Take the operating system's exclusive lock on ``fd`` without waiting (False when another
+    open of the file holds it). Closing ``fd`` lets it go."""
+    if sys.platform == "win32":
+        return True  # a file open elsewhere cannot be deleted there: the deletion is the test
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True

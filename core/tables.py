@@ -1894,7 +1894,7 @@ def write_workbook(
             "replace it. Choose another file name for the export.",
             path,
         )
-    tmp_name = _make_temp(folder, path)
+    tmp_name, held = _make_temp(folder, path)
 
     try:
         report = ExportReport(path=path, sheets=[])
@@ -2053,6 +2053,10 @@ def write_workbook(
         if isinstance(exc, OSError):
             raise _write_error(exc, path) from None
         raise
+    finally:
+        from core.paths import let_go
+
+        let_go(held)
     return report
 
 
@@ -2141,11 +2145,15 @@ def _written_by_evaldesk(path: Path) -> bool:
     return False
 
 
-def _make_temp(folder: Path, path: Path) -> str:
+def _make_temp(folder: Path, path: Path) -> tuple[str, int | None]:
+    """The temporary workbook the export writes (held until :func:`core.paths.let_go`), after
+    removing those an EvalDesk killed during an export left in this folder."""
     try:
-        from core.paths import temp_file_beside
+        from core.paths import claim_temp_file_beside
 
-        return str(temp_file_beside(folder / path.name, prefix="~evaldesk-", suffix=".xlsx.tmp"))
+        name, held = claim_temp_file_beside(folder / path.name, prefix="~evaldesk-",
+                                            suffix=".xlsx.tmp")
+        return str(name), held
     except OSError as exc:
         raise _write_error(exc, path, creating=True) from None
 

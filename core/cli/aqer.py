@@ -14,7 +14,7 @@ from typing import Any
 
 from core import cli
 from core.aqer.model import DEFAULT_BLANK_TOKENS as BLANK_TOKENS
-from core.cli._common import cli_progress, cli_project, load_settings
+from core.cli._common import add_open_anyway_option, cli_progress, cli_project, load_settings
 
 __all__ = ["add_aqer_parser", "add_parser", "run_aqer_command"]
 
@@ -161,6 +161,7 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         help="keep the answers, the embeddings and the result in this project file (created if "
         "missing); a second run embeds only answers it has not seen",
     )
+    add_open_anyway_option(parser)
     parser.add_argument("--max-iterations", type=_positive_int, default=100, metavar="N")
     parser.add_argument("--tolerance", type=_positive_float, default=1e-6, metavar="T")
     parser.add_argument(
@@ -383,7 +384,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         device = stored_choice.device if device is None else device
     progress, cancel = cli_progress(), CancelToken()
     try:
-        with cli_project(args.project, "aqer") as project:
+        with cli_project(args.project, "aqer", open_anyway=args.open_anyway) as project:
             setup = store_answers_file(project, AqerSetup(), source.resolve())
             setup = setup.model_copy(update={"sheet": args.sheet,
                                              "embedding_model": model_path or "",

@@ -278,7 +278,7 @@ def run_build(args: argparse.Namespace) -> int:
             raise UserError("--merge: the output file cannot be read:\n" + "\n".join(old.errors))
         existing = [c for c in old.checklists if c.dimension.casefold() != name.casefold()]
 
-    with cli_project(args.project, "interacteval") as project:
+    with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         assessors = {} if args.no_think_aloud else {
             p.name: project_gateway(p, project) for p in profiles
         }
@@ -427,7 +427,7 @@ def run_score(args: argparse.Namespace) -> int:
     profile = _profiles([args.profile] if args.profile else [],
                         [args.model] if args.model else [])[0]
     who = session.person(load_settings().user_name)
-    with cli_project(args.project, "interacteval") as project:
+    with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         setup = session.store_texts_file(project, setup, args.items)
         est = estimate_or_stop(lambda: session.estimate_scoring(
             project, checklists, items, settings, profile, latency=probe_latency(args, profile),
@@ -554,7 +554,7 @@ def run_compare(args: argparse.Namespace) -> int:
         validate_questions=not args.no_validation, scoring=settings)
     models = session.ConditionModels(assessors={p.name: p.model for p in profiles},
                                      builder=scorer.model, scorer=scorer.model)
-    with cli_project(args.project, "interacteval") as project:
+    with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         setup = session.store_texts_file(project, setup, args.items)
         est = session.estimate_conditions(project, state, names, items, models,
                                           {p.name: p for p in profiles},

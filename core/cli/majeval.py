@@ -183,7 +183,7 @@ def run_personas(args: argparse.Namespace) -> int:
 
     task = _task(args.task_file)
     profile = _profile(args)
-    with cli_project(args.project, "majeval") as project:
+    with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
         state = st.load_state(project)
         state.task = task
         state.profile = profile.name
@@ -321,7 +321,7 @@ def run_debates(args: argparse.Namespace) -> int:
     if dims.errors:
         raise UserError("\n".join(dims.errors))
     profile = _profile(args)
-    with cli_project(args.project, "majeval") as project:
+    with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
         state = st.load_state(project)
         state.task = task
         state.profile = profile.name
