@@ -70,6 +70,7 @@ __all__ = [
     "RowsRead",
     "Sheet",
     "TableError",
+    "check_export_target",
     "TableIssue",
     "TableRead",
     "cell_number",
@@ -1836,6 +1837,92 @@ def _width(values: Iterable[Any], header: str, wrap: bool) -> float:
     return float(min(max(header_width, longest + 2, 8), cap))
 
 
+def check_export_target(
+    path: str | os.PathLike[str],
+    *,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+    replace_existing: bool = False,
+) -> Path:
+    """The exact file an export to ``path`` will write, checked before any work is done (a run
+    that can only fail at its end loses the calls it made): a name without a suffix gets
+    ``.xlsx``; refused with :class:`TableError` are a folder, a missing folder, another suffix,
+    a name Windows cannot hold, one of the ``inputs`` (or any file EvalDesk did not write,
+    unless ``replace_existing``), a read-only file and a folder EvalDesk may not write in (a
+    temporary file is made there and removed). Returns the absolute path."""
+    target = Path(os.path.abspath(Path(path).expanduser()))
+    if target.is_dir():
+        raise TableError(
+            f'"{target}" is a folder. Give the name of the workbook to write, for example '
+            f'"{target / "results.xlsx"}".',
+            target,
+        )
+    target = _export_path(target, replace_existing=True)
+    for given in inputs:
+        if not given:
+            continue
+        source = Path(given)
+        try:
+            same = source.exists() and target.exists() and os.path.samefile(source, target)
+        except OSError:
+            same = False
+        if same or os.path.normcase(os.path.abspath(source)) == os.path.normcase(str(target)):
+            raise TableError(
+                f'"{target.name}" is the input file {source} itself: writing the results there '
+                "would replace it. Choose another file name for the results.",
+                target,
+            )
+    _export_path(target, replace_existing=replace_existing)
+    try:
+        from core.paths import claim_temp_file_beside, let_go
+
+        probe, held = claim_temp_file_beside(target, prefix="~evaldesk-", suffix=".xlsx.tmp")
+        let_go(held)
+        probe.unlink(missing_ok=True)
+    except OSError as exc:
+        raise _write_error(exc, target, creating=True) from None
+    return target
+
+
+def _export_path(path: Path, *, replace_existing: bool) -> Path:
+    """``path`` with ``.xlsx`` added to a name without a suffix, after the checks that need no
+    writing (name, suffix, folder, an existing file: a folder, read-only, not ours)."""
+    from core.paths import file_name_problem
+
+    problem = file_name_problem(path.name)
+    if path.suffix == "" and problem is None and not path.is_dir():
+        path = path.with_suffix(".xlsx")
+        problem = file_name_problem(path.name)
+    if problem is not None:  # refused before anything is written
+        raise TableError(problem, path)
+    if path.is_dir():
+        raise TableError(f'"{path}" is a folder. Choose a file name for the export.', path)
+    if path.suffix.lower() != ".xlsx":
+        raise TableError(
+            f'"{path.name}": exports are Excel workbooks; give the file a name ending in .xlsx.',
+            path,
+        )
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise TableError(
+            f'The folder "{folder}" does not exist. Choose an existing folder for the export.',
+            path,
+        )
+    if path.exists() and not os.access(path, os.W_OK):
+        raise TableError(
+            f'"{path.name}" is read-only or open in another program. Close it in Excel and try '
+            "again, or choose another file name.",
+            path,
+        )
+    if path.exists() and not replace_existing and not _written_by_evaldesk(path):
+        raise TableError(
+            f'"{path.name}" already exists and was not written by EvalDesk: it may be one of '
+            "your own files (the answers, items or texts you imported), and the export would "
+            "replace it. Choose another file name for the export.",
+            path,
+        )
+    return path
+
+
 def write_workbook(
     path: str | os.PathLike[str],
     sheets: Sequence[Sheet],
@@ -1859,41 +1946,8 @@ def write_workbook(
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.utils import get_column_letter
 
-    from core.paths import file_name_problem
-
-    path = Path(path)
-    problem = file_name_problem(path.name)
-    if path.suffix == "" and problem is None:
-        path = path.with_suffix(".xlsx")
-        problem = file_name_problem(path.name)
-    if problem is not None:  # refused before anything is written
-        raise TableError(problem, path)
-    if path.suffix.lower() != ".xlsx":
-        raise TableError(
-            f'"{path.name}": exports are Excel workbooks; give the file a name ending in .xlsx.',
-            path,
-        )
+    path = _export_path(Path(path), replace_existing=replace_existing)
     folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise TableError(
-            f'The folder "{folder}" does not exist. Choose an existing folder for the export.',
-            path,
-        )
-    if path.is_dir():
-        raise TableError(f'"{path}" is a folder. Choose a file name for the export.', path)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise TableError(
-            f'"{path.name}" is read-only or open in another program. Close it in Excel and try '
-            "again, or choose another file name.",
-            path,
-        )
-    if path.exists() and not replace_existing and not _written_by_evaldesk(path):
-        raise TableError(
-            f'"{path.name}" already exists and was not written by EvalDesk: it may be one of '
-            "your own files (the answers, items or texts you imported), and the export would "
-            "replace it. Choose another file name for the export.",
-            path,
-        )
     tmp_name, held = _make_temp(folder, path)
 
     try:

@@ -34,6 +34,7 @@ __all__ = [
     "estimate_or_stop",
     "load_settings",
     "open_project",
+    "output_path",
     "probe_latency",
     "profile_names",
     "project_gateway",
@@ -136,6 +137,29 @@ def cli_project(path: str | None, method: str, *, open_anyway: bool = False) -> 
             yield project
         finally:
             project.close()
+
+
+def output_path(args: Any, *inputs: Any, replace_existing: bool = False) -> Path:
+    """Check ``-o`` before any work (a run that fails only at its end loses what it did): the
+    exact workbook it will write (``.xlsx`` added to a name without a suffix), refused when it
+    is a folder, in a missing or read-only folder, of another kind, one of the command's
+    ``inputs`` (paths or lists of paths) or a file EvalDesk did not write. Sets ``args.output``
+    to that file, so every message names it."""
+    from core.tables import TableError, check_export_target
+
+    given: list[Any] = []
+    for item in inputs:
+        if isinstance(item, (list, tuple)):
+            given.extend(i for i in item if i)
+        elif item:
+            given.append(item)
+    try:
+        target = check_export_target(args.output, inputs=given,
+                                     replace_existing=replace_existing)
+    except TableError as exc:
+        raise UserError(f"{exc.message} (-o)") from None
+    args.output = str(target)
+    return target
 
 
 def read_text_file(path: str, what: str) -> str:

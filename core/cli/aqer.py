@@ -14,7 +14,13 @@ from typing import Any
 
 from core import cli
 from core.aqer.model import DEFAULT_BLANK_TOKENS as BLANK_TOKENS
-from core.cli._common import add_open_anyway_option, cli_progress, cli_project, load_settings
+from core.cli._common import (
+    add_open_anyway_option,
+    cli_progress,
+    cli_project,
+    load_settings,
+    output_path,
+)
 
 __all__ = ["add_aqer_parser", "add_parser", "run_aqer_command"]
 
@@ -351,7 +357,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
     from core.tables import TableError
 
     output = Path(args.output)
-    if output.suffix.lower() != ".xlsx":
+    if output.suffix and output.suffix.lower() != ".xlsx" and not output.is_dir():
         print(
             f"evaldesk aqer: error: the output must be an .xlsx file, not '{output.name}'",
             file=sys.stderr,
@@ -362,21 +368,8 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         raise cli.UserError(
             f"The input file {args.input} does not exist. Check the name and folder."
         )
-    if not output.parent.exists():
-        raise cli.UserError(
-            f"The folder {output.parent} does not exist. Create it or choose another."
-        )
     # Checked before any work: the workbook is written only after the answers are scored.
-    from core.paths import file_name_problem
-
-    problem = file_name_problem(output.name)
-    if problem is not None:
-        raise cli.UserError(f"{problem} (-o)")
-    if output.exists() and source.is_file() and output.samefile(source):
-        raise cli.UserError(
-            f"The output {output.name} is the answers file itself; writing the results there "
-            "would replace your answers. Choose another name with -o."
-        )
+    output = output_path(args, args.input, getattr(args, "grades_file", None))
     model_path, device = args.embedding_model, args.device
     if model_path is None or device is None:
         stored_choice = load_settings().embedding

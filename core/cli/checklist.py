@@ -24,6 +24,7 @@ from core.cli._common import (
     cli_project,
     estimate_or_stop,
     load_settings,
+    output_path,
     probe_latency,
     profile_names,
     project_gateway,
@@ -271,8 +272,10 @@ def run_build(args: argparse.Namespace) -> int:
         builder_profile = _profiles([args.builder_profile], [])[0]
 
     existing = []
-    output = Path(args.output)
-    if args.merge and output.exists():
+    merging = bool(args.merge and Path(args.output).exists())
+    output = output_path(args, args.samples, args.notes, args.definition_file,
+                         replace_existing=merging)
+    if merging:
         old = read_checklists(output)
         if old.errors:
             raise UserError("--merge: the output file cannot be read:\n" + "\n".join(old.errors))
@@ -313,7 +316,7 @@ def run_build(args: argparse.Namespace) -> int:
     ]
     try:
         write_checklists(output, [*existing, build.checklist], builds=[build], readme=readme,
-                         replace_existing=bool(args.merge and output.exists()))
+                         replace_existing=merging)
     except TableError as exc:
         raise UserError(exc.message) from None
     checklist = build.checklist
@@ -401,6 +404,7 @@ def run_score(args: argparse.Namespace) -> int:
 
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
+    output_path(args, args.checklist, args.items)
     got = read_checklists(args.checklist)
     for problem in got.problems:
         say(f"evaldesk: note: {problem}")
@@ -540,6 +544,7 @@ def run_compare(args: argparse.Namespace) -> int:
         names = cd.parse_conditions(args.conditions)
     except ValueError as exc:
         raise UserError(f"--conditions: {exc}") from None
+    output_path(args, args.samples, args.notes, args.definition_file, args.items)
     name, definition, samples, notes = _build_inputs(args)
     dimension = Dimension(name=name, definition=definition)
     profiles = _profiles(args.profile, args.model)
