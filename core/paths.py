@@ -20,25 +20,109 @@ def _home_override(kind: str) -> Path | None:
     return Path(home) / kind if home else None
 
 
-def _ensure(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+class UserFoldersUnwritable(OSError):
+    """Neither a per-user folder of EvalDesk nor a temporary stand-in for it can be written;
+    ``str()`` says which folder and what to do."""
+
+
+#: kind -> (the folder EvalDesk wanted, the temporary folder used instead, why), for the folders
+#: that could not be made or written in this session (see :func:`unwritable_folders_notice`).
+_STAND_INS: dict[str, tuple[Path, Path, str]] = {}
+
+#: What each folder keeps, for the notice (in the words a user knows).
+_WHAT_IS_KEPT = {
+    "config": "your settings and model profiles",
+    "data": "untitled projects, recovered work and downloaded models",
+    "cache": "the cache",
+    "logs": "the log file",
+}
+
+
+def _writable_folder(path: Path) -> str | None:
+    """Why ``path`` cannot be made or written (None when it can)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not os.access(path, os.W_OK):
+        return "it is read-only"
+    return None
+
+
+def _ensure(path: Path, kind: str) -> Path:
+    """``path``, made if missing. When it cannot be made or written (a read-only home folder,
+    a full or missing drive), a folder in the system's temporary folder stands in for this
+    session, so EvalDesk still opens and works; :func:`unwritable_folders_notice` says what
+    cannot be kept. :class:`UserFoldersUnwritable` when that cannot be written either."""
+    if kind in _STAND_INS and _STAND_INS[kind][0] == path:
+        return _STAND_INS[kind][1]
+    why = _writable_folder(path)
+    if why is None:
+        return path
+    import getpass
+    import tempfile
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError, ImportError):
+        user = "user"
+    stand_in = Path(tempfile.gettempdir()) / f"EvalDesk-{user}" / kind
+    problem = _writable_folder(stand_in)
+    if problem is not None:
+        raise UserFoldersUnwritable(
+            f"EvalDesk cannot write in {path} ({why}) nor in the temporary folder {stand_in} "
+            f"({problem}), so it cannot keep {_WHAT_IS_KEPT.get(kind, 'its files')}. Ask whoever "
+            "looks after this computer to make your home folder writable (or free some space), "
+            "then start EvalDesk again."
+        )
+    _STAND_INS[kind] = (path, stand_in, why)
+    return stand_in
+
+
+def unwritable_folders_notice() -> str | None:
+    """A plain notice of what cannot be kept because EvalDesk's own folders under the home
+    folder cannot be written in this session (None when they all can)."""
+    for kind, (folder, _, _) in list(_STAND_INS.items()):
+        if folder != _wanted(kind) or _writable_folder(folder) is None:
+            del _STAND_INS[kind]  # another home (EVALDESK_HOME changed), or writable again
+    if not _STAND_INS:
+        return None
+    wanted = sorted(_STAND_INS.items())
+    kept = ", ".join(_WHAT_IS_KEPT.get(kind, kind) for kind, _ in wanted)
+    where = "; ".join(f"{folder} ({why})" for _, (folder, _, why) in wanted)
+    stand_in = wanted[0][1][1].parent
+    return (f"EvalDesk cannot write in its folders under your home folder: {where}. It works "
+            f"anyway, but {kept} are kept only in the temporary folder {stand_in}, which the "
+            "computer may empty at any time (at the latest when it restarts). Save projects "
+            "with Save As in a folder you can write to, and ask whoever looks after this "
+            "computer to make your home folder writable.")
+
+
+def _wanted(kind: str) -> Path:
+    """The per-user folder of ``kind`` (config, data, cache, logs), before any stand-in."""
+    found = {
+        "config": platformdirs.user_config_dir,
+        "data": platformdirs.user_data_dir,
+        "cache": platformdirs.user_cache_dir,
+        "logs": platformdirs.user_log_dir,
+    }[kind]
+    return _home_override(kind) or Path(found(APP_NAME, False))
 
 
 def user_config_dir() -> Path:
-    return _ensure(_home_override("config") or Path(platformdirs.user_config_dir(APP_NAME, False)))
+    return _ensure(_wanted("config"), "config")
 
 
 def user_data_dir() -> Path:
-    return _ensure(_home_override("data") or Path(platformdirs.user_data_dir(APP_NAME, False)))
+    return _ensure(_wanted("data"), "data")
 
 
 def user_cache_dir() -> Path:
-    return _ensure(_home_override("cache") or Path(platformdirs.user_cache_dir(APP_NAME, False)))
+    return _ensure(_wanted("cache"), "cache")
 
 
 def user_log_dir() -> Path:
-    return _ensure(_home_override("logs") or Path(platformdirs.user_log_dir(APP_NAME, False)))
+    return _ensure(_wanted("logs"), "logs")
 
 
 def resources_dir() -> Path:

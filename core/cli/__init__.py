@@ -146,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a project file that fails during the run (read-only, damaged, disk full, in use):
         # its message says what to do; what was saved before is kept
         project_file = sys.modules.get("core.project._file")
+        paths = sys.modules.get("core.paths")
+        if paths is not None and isinstance(exc, paths.UserFoldersUnwritable):
+            print(f"evaldesk: {exc}", file=sys.stderr)
+            return 1
         if project_file is None or not isinstance(exc, project_file.ProjectError):
             raise
         print(f"evaldesk: {exc}", file=sys.stderr)
@@ -155,6 +159,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             import signal
 
             signal.signal(signal.SIGTERM, previous)
+        _say_unwritable_folders()
+
+
+def _say_unwritable_folders() -> None:
+    """A read-only home folder: say once, at the end, what could not be kept."""
+    paths = sys.modules.get("core.paths")
+    notice = paths.unwritable_folders_notice() if paths is not None else None
+    if notice:
+        print(f"evaldesk: note: {notice}", file=sys.stderr)
 
 
 #: Exit code after SIGTERM (128 + 15, as a shell reports a process that SIGTERM ended).

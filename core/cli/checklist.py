@@ -440,7 +440,8 @@ def run_score(args: argparse.Namespace) -> int:
             return 0
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)
         gateway = project_gateway(profile, project, run_id)
-        say(f"Scoring {count(len(items), 'text')} on {', '.join(c.dimension for c in checklists)} "
+        say(f"Scoring {count(len(items), 'text')} ({session.texts_line(setup, 0)}) on "
+            f"{', '.join(c.dimension for c in checklists)} "
             f"with {profile.model}.")
         run = asyncio.run(session.score_texts(
             checklists, items, gateway, project=project, settings=settings,

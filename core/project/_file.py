@@ -65,7 +65,6 @@ import sqlite3
 import sys
 import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager

@@ -117,3 +117,54 @@ def test_garbage_is_collected_on_the_gui_thread_only(qapp, qtbot):
     finally:
         collector.stop()
     assert gc.isenabled() == before  # given back as it was
+
+
+READ_ONLY_HOME = """
+import json, sys
+from desktop.app import start
+from tests.desktop.conftest import visible_message_boxes
+session = start()
+for _ in range(20):
+    session.app.processEvents()
+boxes = visible_message_boxes(session.window)
+print(json.dumps({"visible": session.window.isVisible(),
+                  "boxes": [box.windowTitle() + " | " + box.text() for box in boxes]}))
+sys.stdout.flush()
+"""
+
+
+def test_a_read_only_home_folder_opens_the_window_with_a_notice(tmp_path):
+    """Issue 30: with a home folder EvalDesk cannot write in, the app showed no window at all
+    (the traceback went to a terminal the user does not have). Now it opens, saying what
+    cannot be kept and where its files go instead."""
+    import shutil
+
+    home = tmp_path / "home"
+    home.mkdir()
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None or subprocess.run(
+                ["chattr", "+i", str(home)], capture_output=True, check=False).returncode:
+            import pytest
+
+            pytest.skip("root without chattr +i: cannot make a folder read-only")
+    else:
+        home.chmod(0o555)
+    try:
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", EVALDESK_HOME=str(home),
+                   TMPDIR=str(tmp_path / "tmp"))
+        (tmp_path / "tmp").mkdir()
+        root = Path(__file__).resolve().parents[2]
+        result = subprocess.run([sys.executable, "-c", READ_ONLY_HOME], cwd=root, env=env,
+                                capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(home)], capture_output=True, check=False)
+        else:
+            home.chmod(0o755)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    assert lines, result.stderr[-3000:]
+    report = json.loads(lines[-1])
+    assert report["visible"] is True
+    notice = next((b for b in report["boxes"] if "cannot save in your home folder" in b), "")
+    assert str(home) in notice and "temporary folder" in notice and "Save As" in notice, report
+    assert list(home.iterdir()) == []

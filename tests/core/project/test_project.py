@@ -609,8 +609,9 @@ def test_lock_of_another_live_process_blocks(tmp_path):
     names it in the message."""
     path = make_project(tmp_path / "l.evaldesk")
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom core.project import Project\n"
-         "p = Project.open(sys.argv[1])\nprint('open', flush=True)\ntime.sleep(60)", str(path)],
+        [sys.executable, "-c", ("import sys, time\nfrom core.project import Project\n"
+                                "p = Project.open(sys.argv[1])\nprint('open', flush=True)\n"
+                                "time.sleep(60)"), str(path)],
         stdout=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[3]))
     try:
         assert holder.stdout.readline().strip() == "open"
