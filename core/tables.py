@@ -1447,6 +1447,12 @@ class OpenedSheet:
     def columns(self) -> list[str]:
         return [str(c) for c in self.table.frame.columns]
 
+    @property
+    def hidden_note(self) -> str:
+        """The warning that hidden sheets were passed over (naming the sheet read), or ""."""
+        return next((i.message for i in self.table.issues
+                     if i.severity == "warning" and "hidden in Excel" in i.message), "")
+
 
 def open_sheet(path: str | os.PathLike[str], sheet: str | None = None) -> OpenedSheet:
     """List the sheets and read ``sheet`` when the file has it (in any case), else the first

@@ -390,6 +390,9 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                     f"There is no sheet '{args.sheet}' in {source.name}; its sheets are: "
                     f"{names}. Check --sheet."
                 )
+            for issue in opened.read.issues:  # hidden sheets passed over: the sheet read
+                if issue.severity == "warning" and "hidden in Excel" in issue.message:
+                    print(f"evaldesk: note: {issue.message}", file=sys.stderr)
             chosen, guessed = _choices(args, opened.read, opened.sheets)
             setup = opened.setup.model_copy(update=chosen)
             if args.grades_file:

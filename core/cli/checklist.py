@@ -350,6 +350,8 @@ def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> Any:
         raise UserError(f'"{Path(args.items).name}" has no sheet called "{args.sheet}". Its '
                         "sheets are: " + ", ".join(f'"{s}"' for s in opened.sheets) + ".")
     sheet, columns = opened.sheet, opened.columns
+    if opened.hidden_note:
+        say(f"evaldesk: note: {opened.hidden_note}")
     guessed, by_name = guess_text_columns(columns, dimensions)
     mapping: dict[str, str | None] = {
         "text": args.text_col or guessed["text"],

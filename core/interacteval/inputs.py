@@ -193,7 +193,10 @@ def open_texts(path: str | os.PathLike[str], setup: TextsSetup,
     if not setup.human:
         people = human
     setup = setup.model_copy(update={"sheet": sheet, "columns": chosen, "human": people})
-    return OpenedTexts(sheets, columns, setup, read_texts(path, setup), hidden=opened.hidden)
+    read = read_texts(path, setup)
+    if opened.hidden_note:
+        read.problems.insert(0, opened.hidden_note)
+    return OpenedTexts(sheets, columns, setup, read, hidden=opened.hidden)
 
 
 # -------------------------------------------------------------------------------- samples

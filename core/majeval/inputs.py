@@ -190,7 +190,10 @@ def open_items(path: str | os.PathLike[str], setup: ItemsSetup) -> OpenedItems:
     chosen = {**{r: None for r in ITEM_ROLES}, **keep_chosen(setup.columns, columns, roles)}
     people = [c for c in setup.human if c in columns] if setup.columns else human
     setup = setup.model_copy(update={"sheet": sheet, "columns": chosen, "human": people})
-    return OpenedItems(sheets, columns, setup, read_items(path, setup), opened.hidden)
+    read = read_items(path, setup)
+    if opened.hidden_note:
+        read.problems.insert(0, opened.hidden_note)
+    return OpenedItems(sheets, columns, setup, read, opened.hidden)
 
 
 # ---------------------------------------------------------------------------- dimensions
