@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.setup-done
 
-.PHONY: setup run test lint bench dist deb installer smoke clean
+.PHONY: setup run test lint bench dist deb installer smoke clean lock
 
 # Set up once (and again whenever pyproject.toml changes).
 $(STAMP): pyproject.toml
@@ -45,6 +45,14 @@ deb installer: $(STAMP)
 # Checks the built app without Python: --version, headless AQER vs source, the window under Xvfb.
 smoke: $(STAMP)
 	$(PY) installers/smoke_test.py
+
+# The installers' hash-locked requirements (installers/requirements/<system>.txt) made again from
+# pyproject.toml with uv: run after changing a dependency and commit them. installers/build.py
+# (CI, the workflow) refuses to build with a lock that is out of date. `make lock UPGRADE=1` also
+# takes newer versions.
+lock: $(STAMP)
+	$(PY) -m pip install --quiet "uv==0.13.9"
+	$(PY) installers/lock.py $(if $(UPGRADE),--upgrade,)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache
