@@ -117,4 +117,3 @@ def test_garbage_is_collected_on_the_gui_thread_only(qapp, qtbot):
     finally:
         collector.stop()
     assert gc.isenabled() == before  # given back as it was
-
