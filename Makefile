@@ -4,15 +4,23 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.setup-done
 
-.PHONY: setup run test lint bench dist deb installer smoke clean
+.PHONY: setup run test lint bench dist deb installer smoke clean lock
 
-# Set up once (and again whenever pyproject.toml changes).
-$(STAMP): pyproject.toml
+LOCK   := installers/requirements/linux-x64.txt
+
+# Set up once (and again whenever pyproject.toml or the Linux lock changes).
+$(STAMP): pyproject.toml $(LOCK)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is needed: install it, or run 'make PYTHON=/path/to/python3.11'"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade --quiet --quiet pip
-	# The CPU build of torch first: any other spec pulls a multi-GB CUDA build.
-	$(PY) -m pip install --quiet --quiet torch==2.13.0
+	# Linux x86-64 (CI): the installer's hash-locked packages first (pip --require-hashes; the
+	# CPU build of torch among them), so the tests run on what is shipped and the build's files
+	# were checked. Elsewhere the CPU build of torch first: any other spec pulls a CUDA build.
+	if [ "$$(uname -sm)" = "Linux x86_64" ]; then \
+		$(PY) -m pip install --quiet --quiet --require-hashes -r $(LOCK); \
+	else \
+		$(PY) -m pip install --quiet --quiet torch==2.13.0; \
+	fi
 	$(PY) -m pip install --quiet --quiet -e ".[dev]"
 	touch $(STAMP)
 
@@ -45,6 +53,14 @@ deb installer: $(STAMP)
 # Checks the built app without Python: --version, headless AQER vs source, the window under Xvfb.
 smoke: $(STAMP)
 	$(PY) installers/smoke_test.py
+
+# The installers' hash-locked requirements (installers/requirements/<system>.txt) made again from
+# pyproject.toml with uv: run after changing a dependency and commit them. installers/build.py
+# (CI, the workflow) refuses to build with a lock that is out of date. `make lock UPGRADE=1` also
+# takes newer versions.
+lock: $(STAMP)
+	$(PY) -m pip install --quiet "uv==0.13.9"
+	$(PY) installers/lock.py $(if $(UPGRADE),--upgrade,)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache

@@ -73,6 +73,7 @@ __all__ = [
     "TableIssue",
     "TableRead",
     "cell_number",
+    "check_export_target",
     "guess_mapping",
     "guess_named_column",
     "is_missing",
@@ -83,6 +84,7 @@ __all__ = [
     "preview",
     "read_mapped_rows",
     "read_table",
+    "sheet_states",
     "write_workbook",
 ]
 
@@ -592,11 +594,13 @@ class _Grid:
     guessed_encoding: bool = False
 
 
-def _pick_sheet(path: Path, names: list[str], sheet: str | None) -> str:
+def _pick_sheet(path: Path, names: list[str], sheet: str | None,
+                hidden: Mapping[str, str] | None = None) -> str:
+    """The sheet to read: ``sheet`` (any case), else the first one not hidden in Excel."""
     if not names:
         raise TableError(f'"{path.name}" has no worksheets with cells (only charts).', path)
     if sheet is None:
-        return names[0]
+        return _first_visible(names, hidden or {})
     if sheet in names:
         return sheet
     folded = [n for n in names if n.casefold() == sheet.casefold()]
@@ -606,6 +610,78 @@ def _pick_sheet(path: Path, names: list[str], sheet: str | None) -> str:
         f'There is no sheet "{sheet}" in "{path.name}". Its sheets are: {_quoted_list(names)}.',
         path,
     )
+
+
+def _first_visible(names: Sequence[str], hidden: Mapping[str, str]) -> str:
+    """The first sheet Excel shows (the first of all when every sheet is hidden)."""
+    return next((n for n in names if n not in hidden), names[0])
+
+
+def sheet_states(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The sheets of a workbook that Excel does not show: name -> "hidden" (Format > Unhide
+    shows it again) or "very hidden" (only a macro can). Empty for text files, for workbooks
+    whose sheets are all shown and for files that cannot be read (reading them says why)."""
+    path = Path(path)
+    try:
+        kind = _file_kind(path)
+    except (TableError, OSError):
+        return {}
+    if kind == "text":
+        return {}
+    if kind == "xls":
+        try:
+            book = _open_xls(path, formatting=False)
+        except TableError:
+            return {}
+        try:
+            states = getattr(book, "_sheet_visibility", [])
+            return {name: ("very hidden" if state == 2 else "hidden")
+                    for name, state in zip(book.sheet_names(), states, strict=False) if state}
+        finally:
+            book.release_resources()
+    import xml.etree.ElementTree as ET
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            part = "xl/workbook.xml"
+            if part not in names or zf.getinfo(part).file_size > 2**24:
+                return {}
+            root = ET.fromstring(zf.read(part))
+    except (OSError, zipfile.BadZipFile, ET.ParseError, KeyError, RuntimeError):
+        return {}
+    out: dict[str, str] = {}
+    for el in root.iter():
+        if el.tag.rpartition("}")[2] == "sheet":
+            state = el.get("state", "visible")
+            if state in ("hidden", "veryHidden"):
+                out[el.get("name", "")] = "very hidden" if state == "veryHidden" else "hidden"
+    return out
+
+
+def _hidden_note(path: Path, names: Sequence[str], hidden: Mapping[str, str],
+                 chosen: str, sheet: str | None) -> TableIssue | None:
+    """A warning when hidden sheets matter: the first sheets were hidden and passed over (the
+    sheet read is named), or a hidden sheet was chosen by name."""
+    if not hidden:
+        return None
+    if sheet is None:
+        skipped = [n for n in names[: names.index(chosen)] if n in hidden]
+        if not skipped or chosen in hidden:
+            return None
+        listed = _quoted_list(skipped)
+        return TableIssue(
+            "warning",
+            f'"{path.name}": read the sheet "{chosen}", the first one Excel shows. The sheet(s) '
+            f"{listed} before it are hidden in Excel and were not read; to use one of them, "
+            "choose it by name.", sheet=chosen)
+    if chosen in hidden:
+        return TableIssue(
+            "warning",
+            f'"{path.name}": the sheet "{chosen}" you chose is {hidden[chosen]} in Excel, so '
+            "whoever sent the file may not know it is there. Check that it holds the right "
+            "data.", sheet=chosen)
+    return None
 
 
 def _open_xlsx(path: Path):
@@ -774,9 +850,10 @@ def _xlsx_checks(path: Path, sheet: str, grid: _Grid) -> None:
 
 def _xlsx_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
     wb = _open_xlsx(path)
+    hidden = sheet_states(path)
     try:
         names = [ws.title for ws in wb.worksheets]
-        chosen = _pick_sheet(path, names, sheet)
+        chosen = _pick_sheet(path, names, sheet, hidden)
         ws = wb[chosen]
         ws.reset_dimensions()
         rows: list[tuple[int, list[str]]] = []
@@ -798,6 +875,9 @@ def _xlsx_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
     finally:
         wb.close()
     grid = _Grid(chosen, rows)
+    note = _hidden_note(path, names, hidden, chosen, sheet)
+    if note is not None:
+        grid.issues_before.append(note)
     if limit is None:
         _xlsx_checks(path, chosen, grid)
     return grid
@@ -824,7 +904,10 @@ def _open_xls(path: Path, *, formatting: bool):
 def _xls_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
     book = _open_xls(path, formatting=True)
     try:
-        chosen = _pick_sheet(path, book.sheet_names(), sheet)
+        names = list(book.sheet_names())
+        hidden = {name: ("very hidden" if state == 2 else "hidden") for name, state in
+                  zip(names, getattr(book, "_sheet_visibility", []), strict=False) if state}
+        chosen = _pick_sheet(path, names, sheet, hidden)
         sh = book.sheet_by_name(chosen)
         rows: list[tuple[int, list[str]]] = []
         data_seen = 0
@@ -838,7 +921,11 @@ def _xls_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
         merged = [(rlo + 1, clo + 1, rhi, chi) for rlo, rhi, clo, chi in sh.merged_cells]
     finally:
         book.release_resources()
-    return _Grid(chosen, rows, merged=merged)
+    grid = _Grid(chosen, rows, merged=merged)
+    note = _hidden_note(path, names, hidden, chosen, sheet)
+    if note is not None:
+        grid.issues_before.append(note)
+    return grid
 
 
 def _xls_cell_text(book, cell) -> str:
@@ -1353,19 +1440,30 @@ class OpenedSheet:
     sheets: list[str]
     sheet: str
     table: TableRead
+    #: the sheets Excel does not show: name -> "hidden" or "very hidden"
+    hidden: dict[str, str] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[str]:
         return [str(c) for c in self.table.frame.columns]
 
+    @property
+    def hidden_note(self) -> str:
+        """The warning that hidden sheets were passed over (naming the sheet read), or ""."""
+        return next((i.message for i in self.table.issues
+                     if i.severity == "warning" and "hidden in Excel" in i.message), "")
+
 
 def open_sheet(path: str | os.PathLike[str], sheet: str | None = None) -> OpenedSheet:
-    """List the sheets and read ``sheet`` when the file has it (in any case), else the first.
+    """List the sheets and read ``sheet`` when the file has it (in any case), else the first
+    one Excel shows (hidden sheets are passed over, with a warning that names the sheet read).
     Raises :class:`TableError` when the file cannot be read at all."""
     sheets = list_sheets(path)
+    hidden = sheet_states(path)
     same = [n for n in sheets if sheet is not None and n.casefold() == sheet.casefold()]
-    chosen = sheet if sheet in sheets else (same[0] if len(same) == 1 else sheets[0])
-    return OpenedSheet(sheets, chosen, read_table(path, chosen))
+    chosen = sheet if sheet in sheets else (same[0] if len(same) == 1 else None)
+    read = read_table(path, chosen)
+    return OpenedSheet(sheets, read.sheet, read, hidden)
 
 
 def keep_chosen(chosen: Mapping[str, str | None], columns: Sequence[str],
@@ -1836,6 +1934,92 @@ def _width(values: Iterable[Any], header: str, wrap: bool) -> float:
     return float(min(max(header_width, longest + 2, 8), cap))
 
 
+def check_export_target(
+    path: str | os.PathLike[str],
+    *,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+    replace_existing: bool = False,
+) -> Path:
+    """The exact file an export to ``path`` will write, checked before any work is done (a run
+    that can only fail at its end loses the calls it made): a name without a suffix gets
+    ``.xlsx``; refused with :class:`TableError` are a folder, a missing folder, another suffix,
+    a name Windows cannot hold, one of the ``inputs`` (or any file EvalDesk did not write,
+    unless ``replace_existing``), a read-only file and a folder EvalDesk may not write in (a
+    temporary file is made there and removed). Returns the absolute path."""
+    target = Path(os.path.abspath(Path(path).expanduser()))
+    if target.is_dir():
+        raise TableError(
+            f'"{target}" is a folder. Give the name of the workbook to write, for example '
+            f'"{target / "results.xlsx"}".',
+            target,
+        )
+    target = _export_path(target, replace_existing=True)
+    for given in inputs:
+        if not given:
+            continue
+        source = Path(given)
+        try:
+            same = source.exists() and target.exists() and os.path.samefile(source, target)
+        except OSError:
+            same = False
+        if same or os.path.normcase(os.path.abspath(source)) == os.path.normcase(str(target)):
+            raise TableError(
+                f'"{target.name}" is the input file {source} itself: writing the results there '
+                "would replace it. Choose another file name for the results.",
+                target,
+            )
+    _export_path(target, replace_existing=replace_existing)
+    try:
+        from core.paths import claim_temp_file_beside, let_go
+
+        probe, held = claim_temp_file_beside(target, prefix="~evaldesk-", suffix=".xlsx.tmp")
+        let_go(held)
+        probe.unlink(missing_ok=True)
+    except OSError as exc:
+        raise _write_error(exc, target, creating=True) from None
+    return target
+
+
+def _export_path(path: Path, *, replace_existing: bool) -> Path:
+    """``path`` with ``.xlsx`` added to a name without a suffix, after the checks that need no
+    writing (name, suffix, folder, an existing file: a folder, read-only, not ours)."""
+    from core.paths import file_name_problem
+
+    problem = file_name_problem(path.name)
+    if path.suffix == "" and problem is None and not path.is_dir():
+        path = path.with_suffix(".xlsx")
+        problem = file_name_problem(path.name)
+    if problem is not None:  # refused before anything is written
+        raise TableError(problem, path)
+    if path.is_dir():
+        raise TableError(f'"{path}" is a folder. Choose a file name for the export.', path)
+    if path.suffix.lower() != ".xlsx":
+        raise TableError(
+            f'"{path.name}": exports are Excel workbooks; give the file a name ending in .xlsx.',
+            path,
+        )
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise TableError(
+            f'The folder "{folder}" does not exist. Choose an existing folder for the export.',
+            path,
+        )
+    if path.exists() and not os.access(path, os.W_OK):
+        raise TableError(
+            f'"{path.name}" is read-only or open in another program. Close it in Excel and try '
+            "again, or choose another file name.",
+            path,
+        )
+    if path.exists() and not replace_existing and not _written_by_evaldesk(path):
+        raise TableError(
+            f'"{path.name}" already exists and was not written by EvalDesk: it may be one of '
+            "your own files (the answers, items or texts you imported), and the export would "
+            "replace it. Choose another file name for the export.",
+            path,
+        )
+    return path
+
+
 def write_workbook(
     path: str | os.PathLike[str],
     sheets: Sequence[Sheet],
@@ -1859,42 +2043,9 @@ def write_workbook(
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.utils import get_column_letter
 
-    from core.paths import file_name_problem
-
-    path = Path(path)
-    problem = file_name_problem(path.name)
-    if path.suffix == "" and problem is None:
-        path = path.with_suffix(".xlsx")
-        problem = file_name_problem(path.name)
-    if problem is not None:  # refused before anything is written
-        raise TableError(problem, path)
-    if path.suffix.lower() != ".xlsx":
-        raise TableError(
-            f'"{path.name}": exports are Excel workbooks; give the file a name ending in .xlsx.',
-            path,
-        )
+    path = _export_path(Path(path), replace_existing=replace_existing)
     folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise TableError(
-            f'The folder "{folder}" does not exist. Choose an existing folder for the export.',
-            path,
-        )
-    if path.is_dir():
-        raise TableError(f'"{path}" is a folder. Choose a file name for the export.', path)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise TableError(
-            f'"{path.name}" is read-only or open in another program. Close it in Excel and try '
-            "again, or choose another file name.",
-            path,
-        )
-    if path.exists() and not replace_existing and not _written_by_evaldesk(path):
-        raise TableError(
-            f'"{path.name}" already exists and was not written by EvalDesk: it may be one of '
-            "your own files (the answers, items or texts you imported), and the export would "
-            "replace it. Choose another file name for the export.",
-            path,
-        )
-    tmp_name = _make_temp(folder, path)
+    tmp_name, held = _make_temp(folder, path)
 
     try:
         report = ExportReport(path=path, sheets=[])
@@ -2053,6 +2204,10 @@ def write_workbook(
         if isinstance(exc, OSError):
             raise _write_error(exc, path) from None
         raise
+    finally:
+        from core.paths import let_go
+
+        let_go(held)
     return report
 
 
@@ -2141,11 +2296,15 @@ def _written_by_evaldesk(path: Path) -> bool:
     return False
 
 
-def _make_temp(folder: Path, path: Path) -> str:
+def _make_temp(folder: Path, path: Path) -> tuple[str, int | None]:
+    """The temporary workbook the export writes (held until :func:`core.paths.let_go`), after
+    removing those an EvalDesk killed during an export left in this folder."""
     try:
-        from core.paths import temp_file_beside
+        from core.paths import claim_temp_file_beside
 
-        return str(temp_file_beside(folder / path.name, prefix="~evaldesk-", suffix=".xlsx.tmp"))
+        name, held = claim_temp_file_beside(folder / path.name, prefix="~evaldesk-",
+                                            suffix=".xlsx.tmp")
+        return str(name), held
     except OSError as exc:
         raise _write_error(exc, path, creating=True) from None
 

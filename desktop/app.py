@@ -81,6 +81,11 @@ def start(project_path: str | os.PathLike[str] | None = None,
     reporter.parent_widget = window
     window.show()
 
+    home_notice = paths.unwritable_folders_notice()
+    if home_notice:  # a read-only home folder: the app works, saying what cannot be kept
+        log.warning("%s", home_notice)
+        QTimer.singleShot(0, lambda: window.show_message(
+            "EvalDesk cannot save in your home folder", home_notice, QMessageBox.Icon.Warning))
     if store.problem:
         problem = store.problem
         QTimer.singleShot(
@@ -104,8 +109,16 @@ async def close_llm_connections() -> None:
 
 
 def run(project_path: str | os.PathLike[str] | None = None) -> int:
-    """Open the app (and ``project_path`` if given); return when the window closes."""
-    session = start(project_path)
+    """Open the app (and ``project_path`` if given); return when the window closes. When not
+    even a temporary folder can be written, a dialog says so and what to do (there is no
+    terminal to read a traceback in)."""
+    try:
+        session = start(project_path)
+    except paths.UserFoldersUnwritable as exc:
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        QMessageBox.critical(None, "EvalDesk cannot start", str(exc))
+        del app
+        return 1
     closed = asyncio.Event()
     session.app.aboutToQuit.connect(cancel_all)  # long steps stop; finished work is kept
     session.app.aboutToQuit.connect(closed.set)

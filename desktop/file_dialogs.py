@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 __all__ = [
     "SPREADSHEETS",
@@ -81,7 +81,19 @@ def open_files(parent: QWidget | None, title: str, filters: str) -> list[str]:
 def save_file(parent: QWidget | None, title: str, name: str,
               filters: str = WORKBOOK) -> str | None:
     """Ask where to write a new file, suggesting ``name`` in the start folder; None when the user
-    cancels."""
-    path, _ = QFileDialog.getSaveFileName(parent, title, str(Path(_folder_of(parent)) / name),
-                                          filters)
-    return path or None
+    cancels. A workbook's place is checked at once (:func:`core.tables.check_export_target`: a
+    folder EvalDesk may not write in, someone else's file, another kind of file): the problem is
+    said and the dialog opens again there, so an export never fails at its end. The answer is
+    the exact file that will be written (``.xlsx`` added to a name without one)."""
+    start = str(Path(_folder_of(parent)) / name)
+    while True:
+        path, _ = QFileDialog.getSaveFileName(parent, title, start, filters)
+        if not path or filters != WORKBOOK:
+            return path or None
+        from core.tables import TableError, check_export_target
+
+        try:
+            return str(check_export_target(path))
+        except TableError as exc:
+            QMessageBox.warning(parent, title, exc.message)
+            start = path

@@ -536,6 +536,17 @@ class MainWindow(QMainWindow):
         self._remember(project.path)
         self.show_project_work()
         self.status(f"Opened {project.path.name}.")
+        try:
+            orphans = project.orphaned_results()
+        except ProjectError:
+            orphans = 0
+        if orphans:  # runs deleted by another program: their results are never any run's
+            self.show_message(
+                f"{project.path.name}: results without their run",
+                f"{project.path.name} holds {orphans} results whose run is no longer in it "
+                "(deleted, perhaps by another program). They are ignored: no run shows or "
+                "exports them, and a new run never takes their place.",
+            )
         return True
 
     def show_project_work(self) -> None:

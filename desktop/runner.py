@@ -152,15 +152,20 @@ async def run_step(
     title: str = "",
     in_executor: bool | None = None,
     loop: asyncio.AbstractEventLoop | None = None,
+    on_cancel: Callable[[], None] | None = None,
 ) -> RunOutcome[Any]:
     """Run ``step(progress, cancel)`` and report into ``panel``; never raises for a failed step.
 
     A coroutine function is awaited on the event loop; a plain function runs in the loop's
     default executor (pass ``in_executor`` to override the guess). Cancellation of the awaiting
-    task itself (e.g. the window closes) cancels the token and propagates.
+    task itself (e.g. the window closes) cancels the token and propagates. ``on_cancel`` is
+    called when the user cancels (the wizards pass their project's ``interrupt``, which stops a
+    query of the project file that is running at that moment).
     """
     loop = loop or asyncio.get_running_loop()
     cancel = CancelToken()
+    if on_cancel is not None:
+        cancel.on_cancel(on_cancel)
     adapter = QtProgress(panel)
     adapter.changed.connect(panel.show_state)
     panel.begin(title, cancel)
@@ -201,11 +206,13 @@ def start_step(
     title: str = "",
     on_done: Callable[[RunOutcome[Any]], Awaitable[None] | None] | None = None,
     in_executor: bool | None = None,
+    on_cancel: Callable[[], None] | None = None,
 ) -> asyncio.Task:
     """Start :func:`run_step` from an ordinary (non-async) slot; ``on_done(outcome)`` follows."""
 
     async def _go() -> RunOutcome[Any]:
-        outcome = await run_step(panel, step, title=title, in_executor=in_executor)
+        outcome = await run_step(panel, step, title=title, in_executor=in_executor,
+                                 on_cancel=on_cancel)
         if on_done is not None:
             maybe = on_done(outcome)
             if inspect.isawaitable(maybe):

@@ -43,11 +43,13 @@ __all__ = [
     "add_parts",
     "alert_box",
     "check_row",
+    "chosen_sheet",
     "actual_label",
     "error_label",
     "estimate_label",
     "exclusive",
     "fill_choices",
+    "fill_sheets",
     "fit_columns",
     "frame_layout",
     "group_box",
@@ -202,6 +204,31 @@ def fill_choices(combo: Any, first: str, values: Sequence[str], chosen: Any) -> 
     for value in values:
         combo.addItem(value, value)
     combo.setCurrentIndex(max(0, combo.findData(chosen)))
+
+
+def fill_sheets(combo: Any, sheets: Sequence[str], hidden: Mapping[str, str],
+                chosen: str | None) -> None:
+    """A workbook's sheets in ``combo``, each one Excel hides marked "(hidden in Excel)" (its
+    real name is the item's data: read it with :func:`chosen_sheet`), ``chosen`` selected."""
+    combo.clear()
+    for name in sheets:
+        state = hidden.get(name)
+        combo.addItem(f"{name} ({state} in Excel)" if state else name, name)
+        if state:
+            combo.setItemData(combo.count() - 1,
+                              "Excel does not show this sheet: whoever sent the file may not "
+                              "know it is there.", Qt.ItemDataRole.ToolTipRole)
+    index = combo.findData(chosen) if chosen else -1
+    if index >= 0:
+        combo.setCurrentIndex(index)
+
+
+def chosen_sheet(combo: Any, index: int | None = None) -> str:
+    """The real name of the sheet chosen in a combo filled by :func:`fill_sheets` ("" when
+    none)."""
+    at = combo.currentIndex() if index is None else index
+    data = combo.itemData(at) if at >= 0 else None
+    return str(data) if data else (combo.itemText(at) if at >= 0 else "")
 
 
 def check_row(title: str, labels: Mapping[str, str], tips: Mapping[str, str],

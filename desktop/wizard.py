@@ -306,7 +306,8 @@ class WizardShell(QWidget):
                 self.step_ended.emit(what, outcome.status)
             return None
 
-        task = start_step(panel, step, title=title, on_done=done)
+        interrupt = getattr(self.project, "interrupt", None)  # Cancel stops a project query
+        task = start_step(panel, step, title=title, on_done=done, on_cancel=interrupt)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
         return task

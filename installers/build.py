@@ -139,11 +139,17 @@ def plan(
     have_pyinstaller: bool = True,
     iscc: str | None = None,
     deb_compression: str = "xz",
+    lock_target: str | None = None,
+    torch_index: str | None = None,
 ) -> list[Step]:
-    """The steps for one run, in order (checksums are written after them, not a Step)."""
+    """The steps for one run, in order (checksums are written after them, not a Step). With
+    ``lock_target`` the build's packages are installed from its hash-locked requirements first
+    (:func:`locked_install_steps`); without, the build extra when PyInstaller is missing."""
     steps: list[Step] = []
     if build:
-        if not have_pyinstaller:
+        if lock_target is not None:
+            steps += locked_install_steps(python, lock_target, torch_index=torch_index)
+        elif not have_pyinstaller:
             steps.append(Step("build extras", (python, "-m", "pip", "install", "-e", ".[build]")))
         if platform in (WINDOWS, MACOS):
             steps.append(Step("icons", (python, "installers/make_icons.py")))
@@ -177,6 +183,57 @@ def plan(
         else:
             steps.append(Step("package (.dmg)", ("bash", "installers/macos/make_dmg.sh")))
     return steps
+
+
+# ------------------------------------------------------------- the locked packages (issue 30)
+#: Set to PyTorch's CPU index (https://download.pytorch.org/whl/cpu) where torch's locked CPU
+#: build comes from there (the GitHub workflow's Linux runner); unset, pip's own settings find it
+#: (this CI machine keeps that wheel on its disk).
+TORCH_INDEX_VARIABLE = "EVALDESK_TORCH_INDEX"
+
+
+def lock_file(target: str) -> str:
+    """The hash-locked requirements of one installer (written by ``make lock``)."""
+    return f"installers/requirements/{target}.txt"
+
+
+def locked_install_steps(python: str, target: str, *,
+                         torch_index: str | None = None) -> list[Step]:
+    """Install the build's packages from ``target``'s lock and nothing else: the lock must be
+    up to date with pyproject.toml (``installers/lock.py --check``, else the build stops), then
+    ``pip install --require-hashes``, which takes each package only at its pinned version and
+    only as a file whose SHA-256 the lock lists. With ``torch_index``, torch (its CPU build) is
+    installed first from that index alone, with its locked hash, so no other package can come
+    from there."""
+    lock = lock_file(target)
+    steps = [Step("locked requirements up to date",
+                  (python, "installers/lock.py", "--check", "--target", target))]
+    if torch_index:
+        torch_only = "build/torch-requirement.txt"
+        steps.append(Step("torch from its index (locked)",
+                          (python, "installers/lock.py", "--target", target, "--only", "torch",
+                           "--out", torch_only)))
+        steps.append(Step("torch (locked hash)",
+                          (python, "-m", "pip", "install", "--require-hashes", "--no-deps",
+                           "--index-url", torch_index, "-r", torch_only)))
+    steps.append(Step("locked packages",
+                      (python, "-m", "pip", "install", "--require-hashes", "-r", lock)))
+    return steps
+
+
+def write_bill_of_materials(target: str, version: str, dist: Path = DIST) -> Path:
+    """The installer's software bill of materials (CycloneDX JSON, installers/sbom.py) beside
+    SHA256SUMS: every locked package as installed for this build, with its licence and hashes."""
+    sys.path.insert(0, str(ROOT / "installers"))
+    try:
+        import sbom
+    finally:
+        sys.path.pop(0)
+    out = dist / sbom.sbom_name(version, target)
+    try:
+        return sbom.write_sbom(target, out, version=version)
+    except sbom.SbomError as exc:
+        raise BuildError(f"the bill of materials cannot be written: {exc}") from exc
 
 
 def sha256_of(path: Path) -> str:
@@ -264,6 +321,25 @@ def _check_tools(platform: str, steps: Sequence[Step]) -> None:
         raise BuildError("hdiutil was not found: the .dmg can only be made on macOS.")
 
 
+def _lock_target() -> str:
+    """This system's lock target (installers/lock.py's names)."""
+    sys.path.insert(0, str(ROOT / "installers"))
+    try:
+        import lock
+    finally:
+        sys.path.pop(0)
+    try:
+        return lock.target_for()
+    except lock.LockError as exc:
+        raise BuildError(str(exc)) from exc
+
+
+def _bills(version: str, target: str) -> list[Path]:
+    """This version's bill of materials in dist/, when there is one (for SHA256SUMS)."""
+    path = DIST / f"evaldesk-{version}-{target}.cdx.json"
+    return [path] if path.is_file() else []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-build", action="store_true",
@@ -281,16 +357,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="the .deb's compression (default $DEB_COMPRESSION or xz: smallest; "
                              "zstd is much faster to build)")
     parser.add_argument("--dry-run", action="store_true", help="print the steps, run nothing")
+    parser.add_argument("--unlocked", action="store_true",
+                        help="build with the packages this Python already has, not the "
+                        "hash-locked ones (a quick local build; never for an installer you "
+                        "hand out)")
     args = parser.parse_args(argv)
 
     try:
         platform = platform_name()
         version = read_version()
         sums = DIST / SUMS_NAME
+        target = _lock_target()
         if args.sums_only:
             files = produced_files(platform, version, DIST, None)
             if not files:
                 raise BuildError(f"no installer for version {version} in {DIST}: build one first.")
+            files += _bills(version, target)
             print(f"== {sums}:\n" + write_sha256sums(files, sums), end="", flush=True)
             return 0
         python = sys.executable
@@ -300,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
             have_pyinstaller=args.skip_build or args.dry_run or _have_pyinstaller(python),
             iscc=find_iscc() if platform == WINDOWS and args.package else None,
             deb_compression=args.deb_compression,
+            lock_target=None if args.unlocked else target,
+            torch_index=os.environ.get(TORCH_INDEX_VARIABLE) or None,
         )
         if not args.dry_run:
             _check_tools(platform, steps)
@@ -318,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"== dist/EvalDesk: {human_size(size)} in {count:,} files", flush=True)
         if args.dry_run:
             if args.package:
-                print(f"== checksums: {sums}")
+                print(f"== bill of materials and checksums: {sums}")
             return 0
         if not args.package:
             print("== no installer made (--no-package): no SHA256SUMS written", flush=True)
@@ -329,6 +413,10 @@ def main(argv: list[str] | None = None) -> int:
                              f"{', '.join(package_patterns(platform, version))} in {DIST}.")
         for path in files:
             print(f"== {path.name}: {human_size(path.stat().st_size)}")
+        if not args.unlocked:
+            bill = write_bill_of_materials(target, version)
+            print(f"== {bill.name}: the software bill of materials (CycloneDX)", flush=True)
+            files.append(bill)
         print(f"== {sums}:\n" + write_sha256sums(files, sums), end="", flush=True)
         return 0
     except BuildError as exc:

@@ -545,13 +545,19 @@ def check_answers(read: TableRead, setup: AqerSetup,
     n_workers, n_questions = humans["worker"].nunique(), humans["question"].nunique()
     shared = humans.groupby("question")["worker"].nunique()
     shared = shared[shared >= 2]
+    # merged cells leave every row below the first of a merged range empty: the reader's own
+    # warning says which cells and what to do, and is the reason to give here
+    merged = " ".join(i.message.removeprefix(f"{read.where()}: ") for i in read.issues
+                      if i.severity == "warning" and " are merged" in i.message)
     if n_workers >= 2 and n_questions >= 2 and len(shared) < 2:
         check.issues.append(
             tables.TableIssue(
                 "error",
                 f"{read.where()}: AQER needs at least 2 questions that at least 2 workers "
-                f"answered, and finds {len(shared)}. Workers must answer the same questions: "
-                "check that the question and worker columns are the right ones.",
+                f"answered, and finds {len(shared)}. "
+                + (f"This is because of merged cells. {merged}" if merged else
+                   "Workers must answer the same questions: check that the question and worker "
+                   "columns are the right ones."),
                 read.sheet,
             )
         )
@@ -561,8 +567,10 @@ def check_answers(read: TableRead, setup: AqerSetup,
                 "error",
                 f"{read.where()}: AQER compares workers across questions, so it needs answers "
                 f"from at least 2 workers to at least 2 questions; with these columns it finds "
-                f"{n_workers} worker(s) and {n_questions} question(s). Check the columns chosen "
-                "above (and, for a wide sheet, whether each row is a question or a worker).",
+                f"{n_workers} worker(s) and {n_questions} question(s). "
+                + (f"This is because of merged cells. {merged}" if merged else
+                   "Check the columns chosen for the questions, workers and answers (and, for a "
+                   "wide sheet, whether each row is a question or a worker)."),
                 read.sheet,
             )
         )

@@ -44,7 +44,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -218,6 +218,8 @@ class OpenedAnswers:
     sheets: list[str]
     read: TableRead
     note: str = ""
+    #: the sheets Excel does not show: name -> "hidden" or "very hidden"
+    hidden: dict[str, str] = field(default_factory=dict)
 
 
 def open_answers(
@@ -237,9 +239,11 @@ def open_answers(
     opened = open_input(project, ANSWERS_INPUT_KIND, setup.answers_ref)
     if opened.changed:
         setup = store_answers_file(project, setup, opened.path)
+    from core.tables import sheet_states
+
     sheets, read = read_answers(opened.path, setup.sheet, progress, cancel)
     setup = setup.model_copy(update={"sheet": read.sheet})
-    return OpenedAnswers(setup, sheets, read, opened.note)
+    return OpenedAnswers(setup, sheets, read, opened.note, sheet_states(opened.path))
 
 
 # ----------------------------------------------------------------------------- embeddings

@@ -8,8 +8,9 @@ sub-parser whose ``func(args) -> int`` does the work through the method's ``sess
 
 Progress goes to stderr, results to files or stdout. Exit codes: 0 success, 1 a problem the user
 can fix (the message says what to do), 2 bad arguments, 3 results written but some items failed
-(they are marked in the file), 130 interrupted (finished work is kept). A project file that
-fails during a run (read-only, damaged, disk full) is a problem the user can fix: exit code 1.
+(they are marked in the file), 130 interrupted (finished work is kept), 143 stopped by SIGTERM
+(as Ctrl+C). A project file that fails during a run (read-only, damaged, disk full) is a problem
+the user can fix: exit code 1.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from core import __version__
 from core.runs import ProgressState
@@ -126,19 +128,73 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    terminated: list[int] = []
+    previous = _stop_on_sigterm(terminated)
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"evaldesk: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        if terminated:
+            print("evaldesk: stopped: the system asked EvalDesk to end (SIGTERM). Finished work "
+                  "was kept.", file=sys.stderr)
+            return EXIT_TERMINATED
         print("evaldesk: stopped. Finished work was kept.", file=sys.stderr)
         return 130
     except Exception as exc:
         # a project file that fails during the run (read-only, damaged, disk full, in use):
         # its message says what to do; what was saved before is kept
         project_file = sys.modules.get("core.project._file")
+        paths = sys.modules.get("core.paths")
+        if paths is not None and isinstance(exc, paths.UserFoldersUnwritable):
+            print(f"evaldesk: {exc}", file=sys.stderr)
+            return 1
         if project_file is None or not isinstance(exc, project_file.ProjectError):
             raise
         print(f"evaldesk: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
+        _say_unwritable_folders()
+
+
+def _say_unwritable_folders() -> None:
+    """A read-only home folder: say once, at the end, what could not be kept."""
+    paths = sys.modules.get("core.paths")
+    notice = paths.unwritable_folders_notice() if paths is not None else None
+    if notice:
+        print(f"evaldesk: note: {notice}", file=sys.stderr)
+
+
+#: Exit code after SIGTERM (128 + 15, as a shell reports a process that SIGTERM ended).
+EXIT_TERMINATED = 143
+
+
+def _stop_on_sigterm(terminated: list[int]) -> Any:
+    """Make SIGTERM (a logout, ``kill``, a scheduler's time limit) stop a command as Ctrl+C
+    does: the run is cancelled, finished work is kept and the project's lock let go, instead of
+    the process ending on the spot. Returns the handler it replaced (None when it cannot set
+    one: not the main thread, or no SIGTERM on this system)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal,
+                                                                                   "SIGTERM"):
+        return None
+
+    def as_ctrl_c(signum: int, frame: Any) -> None:
+        terminated.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):  # asyncio's runner cancels the run; otherwise KeyboardInterrupt
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, as_ctrl_c)
+    except (ValueError, OSError):
+        return None

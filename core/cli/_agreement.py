@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from core.cli import UserError
-from core.cli._common import add_bootstrap_option, say
+from core.cli._common import add_bootstrap_option, output_path, say
 
 __all__ = ["add_agreement_parser", "run_agreement"]
 
@@ -53,6 +53,7 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
 
     if not args.ratings and not args.project_ratings:
         raise UserError("Give --ratings RATINGS.xlsx, --project-ratings, or both.")
+    output_path(args, args.ratings, args.project)
     if not Path(args.project).is_file():
         raise UserError(f"There is no project file {args.project}: give the project that holds "
                         "the run to check.")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "add_bootstrap_option",
     "add_estimate_options",
+    "add_open_anyway_option",
     "add_project_option",
     "add_repeats_option",
     "adhoc_profile",
@@ -33,6 +34,7 @@ __all__ = [
     "estimate_or_stop",
     "load_settings",
     "open_project",
+    "output_path",
     "probe_latency",
     "profile_names",
     "project_gateway",
@@ -73,34 +75,53 @@ def adhoc_profile(model: str) -> ModelProfile:
     return ModelProfile(name=model, model=model)
 
 
-def open_project(path: str | None, method: str) -> Project | None:
+#: What the command line adds to "already open" (the app offers an "Open anyway" button).
+OPEN_ANYWAY_HINT = (
+    " If you are sure nobody is using it (the other EvalDesk is stuck, or its computer "
+    "stopped), run the command again with --open-anyway."
+)
+
+
+def open_project(path: str | None, method: str, *, open_anyway: bool = False) -> Project | None:
     """The ``--project`` file, opened, or created for ``method`` when it does not exist yet or
-    is empty (None without ``--project``)."""
+    is empty (None without ``--project``). ``open_anyway``: open it even while another EvalDesk
+    has it open (``--open-anyway``). Results left in it by a deleted run are said as a note."""
     if not path:
         return None
-    from core.project import Project, ProjectError
+    from core.project import Project, ProjectError, ProjectLocked
 
     try:
         # an empty file is a project whose creation was cut off (killed): it is made anew
         if Path(path).exists() and Path(path).stat().st_size > 0:
-            project = Project.open(path)
-            if not project.method:  # the method is recorded when it is first used in a project
-                project.set_method(method)
+            project = Project.open(path, break_lock=open_anyway)
+            try:
+                if not project.method:  # the method is recorded when it is first used
+                    project.set_method(method)
+                orphans = project.orphaned_results()
+            except BaseException:
+                project.close()
+                raise
+            if orphans:
+                say(f"evaldesk: note: {path} holds {orphans} results that belong to no run (their "
+                    "run was deleted, perhaps by another program); they are ignored, and no new "
+                    "run takes their place.")
             return project
         return Project.create(path, method=method)
+    except ProjectLocked as exc:
+        raise UserError(str(exc) + (OPEN_ANYWAY_HINT if exc.owner else "")) from None
     except ProjectError as exc:
         raise UserError(str(exc)) from None
 
 
 @contextmanager
-def cli_project(path: str | None, method: str) -> Iterator[Project]:
+def cli_project(path: str | None, method: str, *, open_anyway: bool = False) -> Iterator[Project]:
     """The project a command works in: the ``--project`` file (opened, or created for ``method``
     when it does not exist yet), else a temporary project deleted when the command ends. Either
     way the command goes through the method's session, as the app does."""
     from core.project import Project, ProjectError
 
     if path:
-        project = open_project(path, method)
+        project = open_project(path, method, open_anyway=open_anyway)
         assert project is not None
         try:
             yield project
@@ -116,6 +137,29 @@ def cli_project(path: str | None, method: str) -> Iterator[Project]:
             yield project
         finally:
             project.close()
+
+
+def output_path(args: Any, *inputs: Any, replace_existing: bool = False) -> Path:
+    """Check ``-o`` before any work (a run that fails only at its end loses what it did): the
+    exact workbook it will write (``.xlsx`` added to a name without a suffix), refused when it
+    is a folder, in a missing or read-only folder, of another kind, one of the command's
+    ``inputs`` (paths or lists of paths) or a file EvalDesk did not write. Sets ``args.output``
+    to that file, so every message names it."""
+    from core.tables import TableError, check_export_target
+
+    given: list[Any] = []
+    for item in inputs:
+        if isinstance(item, (list, tuple)):
+            given.extend(i for i in item if i)
+        elif item:
+            given.append(item)
+    try:
+        target = check_export_target(args.output, inputs=given,
+                                     replace_existing=replace_existing)
+    except TableError as exc:
+        raise UserError(f"{exc.message} (-o)") from None
+    args.output = str(target)
+    return target
 
 
 def read_text_file(path: str, what: str) -> str:
@@ -188,6 +232,15 @@ def add_project_option(parser: Any, keeps: str) -> None:
     parser.add_argument("--project", metavar="FILE.evaldesk",
                         help=f"keep {keeps} in this project file (created if missing); a re-run "
                         "with the same settings asks the model nothing it answered already")
+    add_open_anyway_option(parser)
+
+
+def add_open_anyway_option(parser: Any) -> None:
+    """``--open-anyway``: use the ``--project`` file even while another EvalDesk has it open."""
+    parser.add_argument("--open-anyway", action="store_true",
+                        help="use the --project file even while another EvalDesk has it open "
+                        "(only when you are sure nobody is using it: two programs writing one "
+                        "project can mix up their work)")
 
 
 def add_bootstrap_option(parser: Any, what: str = "confidence intervals") -> None:

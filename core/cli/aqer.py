@@ -14,7 +14,13 @@ from typing import Any
 
 from core import cli
 from core.aqer.model import DEFAULT_BLANK_TOKENS as BLANK_TOKENS
-from core.cli._common import cli_progress, cli_project, load_settings
+from core.cli._common import (
+    add_open_anyway_option,
+    cli_progress,
+    cli_project,
+    load_settings,
+    output_path,
+)
 
 __all__ = ["add_aqer_parser", "add_parser", "run_aqer_command"]
 
@@ -161,6 +167,7 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         help="keep the answers, the embeddings and the result in this project file (created if "
         "missing); a second run embeds only answers it has not seen",
     )
+    add_open_anyway_option(parser)
     parser.add_argument("--max-iterations", type=_positive_int, default=100, metavar="N")
     parser.add_argument("--tolerance", type=_positive_float, default=1e-6, metavar="T")
     parser.add_argument(
@@ -350,7 +357,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
     from core.tables import TableError
 
     output = Path(args.output)
-    if output.suffix.lower() != ".xlsx":
+    if output.suffix and output.suffix.lower() != ".xlsx" and not output.is_dir():
         print(
             f"evaldesk aqer: error: the output must be an .xlsx file, not '{output.name}'",
             file=sys.stderr,
@@ -361,21 +368,8 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         raise cli.UserError(
             f"The input file {args.input} does not exist. Check the name and folder."
         )
-    if not output.parent.exists():
-        raise cli.UserError(
-            f"The folder {output.parent} does not exist. Create it or choose another."
-        )
     # Checked before any work: the workbook is written only after the answers are scored.
-    from core.paths import file_name_problem
-
-    problem = file_name_problem(output.name)
-    if problem is not None:
-        raise cli.UserError(f"{problem} (-o)")
-    if output.exists() and source.is_file() and output.samefile(source):
-        raise cli.UserError(
-            f"The output {output.name} is the answers file itself; writing the results there "
-            "would replace your answers. Choose another name with -o."
-        )
+    output = output_path(args, args.input, getattr(args, "grades_file", None))
     model_path, device = args.embedding_model, args.device
     if model_path is None or device is None:
         stored_choice = load_settings().embedding
@@ -383,7 +377,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         device = stored_choice.device if device is None else device
     progress, cancel = cli_progress(), CancelToken()
     try:
-        with cli_project(args.project, "aqer") as project:
+        with cli_project(args.project, "aqer", open_anyway=args.open_anyway) as project:
             setup = store_answers_file(project, AqerSetup(), source.resolve())
             setup = setup.model_copy(update={"sheet": args.sheet,
                                              "embedding_model": model_path or "",
@@ -396,6 +390,9 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                     f"There is no sheet '{args.sheet}' in {source.name}; its sheets are: "
                     f"{names}. Check --sheet."
                 )
+            for issue in opened.read.issues:  # hidden sheets passed over: the sheet read
+                if issue.severity == "warning" and "hidden in Excel" in issue.message:
+                    print(f"evaldesk: note: {issue.message}", file=sys.stderr)
             chosen, guessed = _choices(args, opened.read, opened.sheets)
             setup = opened.setup.model_copy(update=chosen)
             if args.grades_file:

@@ -24,6 +24,7 @@ from core.cli._common import (
     cli_project,
     estimate_or_stop,
     load_settings,
+    output_path,
     probe_latency,
     profile_names,
     project_gateway,
@@ -271,14 +272,16 @@ def run_build(args: argparse.Namespace) -> int:
         builder_profile = _profiles([args.builder_profile], [])[0]
 
     existing = []
-    output = Path(args.output)
-    if args.merge and output.exists():
+    merging = bool(args.merge and Path(args.output).exists())
+    output = output_path(args, args.samples, args.notes, args.definition_file,
+                         replace_existing=merging)
+    if merging:
         old = read_checklists(output)
         if old.errors:
             raise UserError("--merge: the output file cannot be read:\n" + "\n".join(old.errors))
         existing = [c for c in old.checklists if c.dimension.casefold() != name.casefold()]
 
-    with cli_project(args.project, "interacteval") as project:
+    with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         assessors = {} if args.no_think_aloud else {
             p.name: project_gateway(p, project) for p in profiles
         }
@@ -313,7 +316,7 @@ def run_build(args: argparse.Namespace) -> int:
     ]
     try:
         write_checklists(output, [*existing, build.checklist], builds=[build], readme=readme,
-                         replace_existing=bool(args.merge and output.exists()))
+                         replace_existing=merging)
     except TableError as exc:
         raise UserError(exc.message) from None
     checklist = build.checklist
@@ -347,6 +350,8 @@ def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> Any:
         raise UserError(f'"{Path(args.items).name}" has no sheet called "{args.sheet}". Its '
                         "sheets are: " + ", ".join(f'"{s}"' for s in opened.sheets) + ".")
     sheet, columns = opened.sheet, opened.columns
+    if opened.hidden_note:
+        say(f"evaldesk: note: {opened.hidden_note}")
     guessed, by_name = guess_text_columns(columns, dimensions)
     mapping: dict[str, str | None] = {
         "text": args.text_col or guessed["text"],
@@ -401,6 +406,7 @@ def run_score(args: argparse.Namespace) -> int:
 
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
+    output_path(args, args.checklist, args.items)
     got = read_checklists(args.checklist)
     for problem in got.problems:
         say(f"evaldesk: note: {problem}")
@@ -427,7 +433,7 @@ def run_score(args: argparse.Namespace) -> int:
     profile = _profiles([args.profile] if args.profile else [],
                         [args.model] if args.model else [])[0]
     who = session.person(load_settings().user_name)
-    with cli_project(args.project, "interacteval") as project:
+    with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         setup = session.store_texts_file(project, setup, args.items)
         est = estimate_or_stop(lambda: session.estimate_scoring(
             project, checklists, items, settings, profile, latency=probe_latency(args, profile),
@@ -436,7 +442,8 @@ def run_score(args: argparse.Namespace) -> int:
             return 0
         run_id = session.open_scoring_run(project, checklists, settings, profile.model)
         gateway = project_gateway(profile, project, run_id)
-        say(f"Scoring {count(len(items), 'text')} on {', '.join(c.dimension for c in checklists)} "
+        say(f"Scoring {count(len(items), 'text')} ({session.texts_line(setup, 0)}) on "
+            f"{', '.join(c.dimension for c in checklists)} "
             f"with {profile.model}.")
         run = asyncio.run(session.score_texts(
             checklists, items, gateway, project=project, settings=settings,
@@ -540,6 +547,7 @@ def run_compare(args: argparse.Namespace) -> int:
         names = cd.parse_conditions(args.conditions)
     except ValueError as exc:
         raise UserError(f"--conditions: {exc}") from None
+    output_path(args, args.samples, args.notes, args.definition_file, args.items)
     name, definition, samples, notes = _build_inputs(args)
     dimension = Dimension(name=name, definition=definition)
     profiles = _profiles(args.profile, args.model)
@@ -554,7 +562,7 @@ def run_compare(args: argparse.Namespace) -> int:
         validate_questions=not args.no_validation, scoring=settings)
     models = session.ConditionModels(assessors={p.name: p.model for p in profiles},
                                      builder=scorer.model, scorer=scorer.model)
-    with cli_project(args.project, "interacteval") as project:
+    with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         setup = session.store_texts_file(project, setup, args.items)
         est = session.estimate_conditions(project, state, names, items, models,
                                           {p.name: p for p in profiles},

@@ -25,6 +25,7 @@ from core.cli._common import (
     cli_project,
     estimate_or_stop,
     load_settings,
+    output_path,
     probe_latency,
     profile_names,
     project_gateway,
@@ -181,9 +182,10 @@ def run_personas(args: argparse.Namespace) -> int:
     from core.majeval.pipeline import copied_most
     from core.tables import TableError
 
+    output_path(args, args.task_file, args.documents)
     task = _task(args.task_file)
     profile = _profile(args)
-    with cli_project(args.project, "majeval") as project:
+    with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
         state = st.load_state(project)
         state.task = task
         state.profile = profile.name
@@ -307,6 +309,7 @@ def run_debates(args: argparse.Namespace) -> int:
         if args.no_debate or args.simple_roles:
             say("evaldesk: note: with --conditions, --no-debate and --simple-roles are not "
                 "used: the conditions say which runs are made.")
+    output_path(args, args.task_file, args.personas, args.items, args.dimensions)
     task = _task(args.task_file)
     try:
         got = read_personas(args.personas)
@@ -321,7 +324,7 @@ def run_debates(args: argparse.Namespace) -> int:
     if dims.errors:
         raise UserError("\n".join(dims.errors))
     profile = _profile(args)
-    with cli_project(args.project, "majeval") as project:
+    with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
         state = st.load_state(project)
         state.task = task
         state.profile = profile.name

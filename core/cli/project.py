@@ -45,6 +45,9 @@ def format_info(info, reads_up_to: int) -> list[tuple[str, str]]:
     results = f"{info.results}"
     if info.failed_results:
         results += f" ({info.failed_results} failed)"
+    if info.orphaned_results:
+        results += (f"; {info.orphaned_results} belong to no run (deleted, perhaps by another "
+                    "program): ignored")
     artefacts = f"{info.artefacts}"
     if info.edited_artefacts:
         artefacts += f" ({info.edited_artefacts} edited by a person)"

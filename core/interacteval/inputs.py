@@ -171,6 +171,8 @@ class OpenedTexts:
     read: TextsRead
     note: str = ""
     """Said about the file itself (e.g. the project's copy was read: the file is gone)."""
+    hidden: dict[str, str] = field(default_factory=dict)
+    """The sheets Excel does not show: name -> "hidden" or "very hidden"."""
 
 
 def open_texts(path: str | os.PathLike[str], setup: TextsSetup,
@@ -191,7 +193,10 @@ def open_texts(path: str | os.PathLike[str], setup: TextsSetup,
     if not setup.human:
         people = human
     setup = setup.model_copy(update={"sheet": sheet, "columns": chosen, "human": people})
-    return OpenedTexts(sheets, columns, setup, read_texts(path, setup))
+    read = read_texts(path, setup)
+    if opened.hidden_note:
+        read.problems.insert(0, opened.hidden_note)
+    return OpenedTexts(sheets, columns, setup, read, hidden=opened.hidden)
 
 
 # -------------------------------------------------------------------------------- samples

@@ -174,6 +174,8 @@ class OpenedItems:
     columns: list[str]
     setup: ItemsSetup
     read: ItemsRead
+    #: the sheets Excel does not show: name -> "hidden" or "very hidden"
+    hidden: dict[str, str] = field(default_factory=dict)
 
 
 def open_items(path: str | os.PathLike[str], setup: ItemsSetup) -> OpenedItems:
@@ -188,7 +190,10 @@ def open_items(path: str | os.PathLike[str], setup: ItemsSetup) -> OpenedItems:
     chosen = {**{r: None for r in ITEM_ROLES}, **keep_chosen(setup.columns, columns, roles)}
     people = [c for c in setup.human if c in columns] if setup.columns else human
     setup = setup.model_copy(update={"sheet": sheet, "columns": chosen, "human": people})
-    return OpenedItems(sheets, columns, setup, read_items(path, setup))
+    read = read_items(path, setup)
+    if opened.hidden_note:
+        read.problems.insert(0, opened.hidden_note)
+    return OpenedItems(sheets, columns, setup, read, opened.hidden)
 
 
 # ---------------------------------------------------------------------------- dimensions

@@ -34,8 +34,14 @@ Safety rules:
   written to: every check reads it read-only first, and the message says what to do.
 * Opening an older format upgrades it in one transaction, after keeping a copy beside it
   (``<name>.before-v<N>.evaldesk``).
-* ``<file>.lock`` (process id, computer, user) stops the same project being open twice; a lock
-  left by a crashed EvalDesk on this computer is detected and replaced.
+* The operating system's own lock on ``<file>.lock`` stops the same project being open twice (a
+  symbolic link locks the file it points to); the system lets it go when the process ends,
+  however it ends. The file's text (process id, computer, user) only says who has it open.
+* A file from elsewhere is opened with SQLite's defensive settings and refused when its schema
+  holds triggers or views (EvalDesk makes none: they would run their own SQL on every read or
+  write); every query of the project stops at Ctrl+C and at :meth:`Project.interrupt` (Cancel).
+* A run's id is never used again, even after another program deleted runs, so a new run never
+  adopts results left behind by a deleted one (:meth:`Project.orphaned_results` counts them).
 * The file uses SQLite's rollback journal (not WAL), so between writes a project is one
   self-contained file that users may copy or email.
 * One connection shared by the GUI thread and worker threads, serialised by a re-entrant lock.
@@ -45,7 +51,9 @@ Safety rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import errno
 import getpass
 import hashlib
 import json
@@ -57,7 +65,6 @@ import sqlite3
 import sys
 import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -84,6 +91,7 @@ __all__ = [
     "ProjectInput",
     "ProjectLocked",
     "ProjectTooNew",
+    "ProjectUnsafe",
     "ProjectUnwritable",
     "Result",
     "Run",
@@ -201,12 +209,23 @@ class ProjectTooNew(ProjectError):
 
 
 class ProjectLocked(ProjectError):
-    """The project is open elsewhere. ``owner`` holds what the lock file says (pid, host, user,
-    since); ``Project.open(path, break_lock=True)`` opens it anyway after the user agreed."""
+    """The project is open elsewhere (another EvalDesk holds its lock). ``owner`` holds what the
+    lock file says (pid, host, user, since); ``Project.open(path, break_lock=True)`` opens it
+    anyway, unguarded, after the user agreed."""
 
     def __init__(self, message: str, owner: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.owner = owner or {}
+
+
+class ProjectUnsafe(ProjectError):
+    """The file holds things EvalDesk never puts in a project (triggers, views, a view in place
+    of one of its tables) that would run their own SQL whenever the project is read or written.
+    It was not opened and not changed; ``objects`` names them ("the trigger \"x\"")."""
+
+    def __init__(self, message: str, objects: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.objects = objects or []
 
 
 class ProjectUnwritable(ProjectError):
@@ -318,6 +337,8 @@ class ProjectInfo:
     runs_by_status: dict[str, int] = field(default_factory=dict)
     results: int = 0
     failed_results: int = 0
+    #: results whose run is gone (deleted by another program): ignored, never any run's
+    orphaned_results: int = 0
     llm: LLMUsage = field(default_factory=LLMUsage)
 
 
@@ -344,6 +365,8 @@ class Project:
         self._mutex = threading.RLock()
         self._depth = 0
         self._closed = False
+        #: set by :meth:`interrupt`: the query it stops raises Cancelled, not KeyboardInterrupt
+        self._interrupting = False
         #: Writes waiting for the next group commit: (SQL, parameters), in queue order.
         self._queued: list[tuple[str, tuple[Any, ...]]] = []
         self._queue_lock = threading.Lock()
@@ -366,6 +389,7 @@ class Project:
             )
         _check_folder(target.parent)
         lock = _LockFile.acquire(target)
+        assert lock is not None  # None only when a lock is broken on purpose
         conn: sqlite3.Connection | None = None
         try:
             _journal(target).unlink(missing_ok=True)  # an orphan: its database is gone
@@ -475,7 +499,8 @@ class Project:
         except BaseException as exc:
             if conn is not None:
                 conn.close()
-            lock.release()
+            if lock is not None:
+                lock.release()
             if isinstance(exc, sqlite3.Error):
                 raise _translate(exc, target, "opening the project") from exc
             raise
@@ -625,6 +650,7 @@ class Project:
             _check_name(target)
             _check_folder(target.parent)
             new_lock = _LockFile.acquire(target)
+            assert new_lock is not None
             tmp: Path | None = None
             new_conn: sqlite3.Connection | None = None
             try:
@@ -715,11 +741,15 @@ class Project:
                         self._conn.execute(f"RELEASE sp{depth}")
                 except sqlite3.Error:
                     pass
+                if _interrupted(exc):
+                    raise _interruption(self._interrupting) from None
                 if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
                     raise _translate(exc, self._path, "saving") from exc
                 raise
             finally:
                 self._depth = depth
+                if depth == 0:
+                    self._interrupting = False
 
     # ------------------------------------------------------------------------------ inputs
     def add_input(self, kind: str, name: str, payload: Any) -> int:
@@ -951,12 +981,40 @@ class Project:
                         (found.id,),
                     )
                     return found.id
-            cursor = self._conn.execute(
-                "INSERT INTO runs(method, step, settings, status, started_at) "
-                "VALUES (?, ?, ?, 'running', ?)",
-                (method, step, canonical, _now()),
+            run_id = self._next_run_id()
+            self._conn.execute(
+                "INSERT INTO runs(id, method, step, settings, status, started_at) "
+                "VALUES (?, ?, ?, ?, 'running', ?)",
+                (run_id, method, step, canonical, _now()),
             )
-            return int(cursor.lastrowid)
+            self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_run_id', ?)",
+                               (str(run_id),))
+            return run_id
+
+    def _next_run_id(self) -> int:
+        """An id no run ever had in this file: past every run, every result's, call's and
+        artefact's run id and the highest id given before (``meta.last_run_id``), so a run
+        another program deleted never lends its id, nor its left-over results, to a new one."""
+        row = self._conn.execute(
+            "SELECT MAX(COALESCE(m, 0)) FROM ("
+            "SELECT MAX(id) AS m FROM runs UNION ALL SELECT MAX(run_id) FROM results "
+            "UNION ALL SELECT MAX(run_id) FROM llm_calls UNION ALL SELECT MAX(run_id) FROM artefacts "
+            "UNION ALL SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_run_id')"
+        ).fetchone()
+        return int(row[0] or 0) + 1
+
+    def orphaned_results(self) -> int:
+        """How many stored results belong to no run (their run was deleted, perhaps by another
+        program). They are never read as any run's results; the project's summary and the
+        command line say so."""
+        self._flush_before_reading()
+        with self._reading() as conn:
+            try:
+                row = conn.execute("SELECT COUNT(*) FROM results WHERE run_id NOT IN "
+                                   "(SELECT id FROM runs)").fetchone()
+            except sqlite3.OperationalError:  # no such table in an older format
+                return 0
+        return int(row[0])
 
     def finish_run(self, run_id: int, status: RunStatus, message: str = "") -> None:
         """Mark a run 'finished', 'cancelled' or 'failed' (``message`` is shown to the user)."""
@@ -1243,6 +1301,8 @@ class Project:
                 runs_by_status=by_status,
                 results=count("SELECT COUNT(*) FROM results"),
                 failed_results=count("SELECT COUNT(*) FROM results WHERE status = 'failed'"),
+                orphaned_results=count("SELECT COUNT(*) FROM results WHERE run_id NOT IN "
+                                       "(SELECT id FROM runs)"),
             )
         try:
             usage = self.llm_usage()
@@ -1268,7 +1328,24 @@ class Project:
             except sqlite3.IntegrityError:
                 raise
             except sqlite3.Error as exc:
+                if _interrupted(exc):
+                    raise _interruption(self._interrupting) from None
                 raise _translate(exc, self._path, "reading the project") from exc
+            finally:
+                self._interrupting = False
+
+    def interrupt(self) -> None:
+        """Stop the query running now (from any thread; the app's Cancel calls it through the
+        run's cancel token): it raises :class:`core.runs.Cancelled` where it ran. A write that
+        was stopped is rolled back and kept queued (nothing finished is lost). Nothing happens
+        when no query is running."""
+        if self._closed:
+            return
+        self._interrupting = True
+        try:
+            self._conn.interrupt()
+        except sqlite3.Error:
+            pass
 
     def _meta(self, key: str) -> str | None:
         with self._reading() as conn:
@@ -1560,7 +1637,57 @@ def _connect(path: Path, mode: str) -> sqlite3.Connection:
     uri = f"{path.as_uri()}?mode={mode}"
     conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None,
                            check_same_thread=False)
+    try:
+        _harden(conn)
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+#: SQLite steps between two calls of :func:`_let_python_in` (a few thousand per millisecond).
+_PROGRESS_STEPS = 20_000
+
+
+def _harden(conn: sqlite3.Connection) -> None:
+    """SQLite's settings for a file that may come from anyone: functions with side effects and
+    virtual tables may not be used by the schema (``trusted_schema``); with Python 3.12 or later
+    also defensive mode (no writing to the schema or SQLite's own tables by SQL) and triggers and
+    views switched off (EvalDesk makes none; :func:`_check_schema` refuses files that have them
+    on every Python). Python 3.11 has no ``Connection.setconfig``: there ``trusted_schema`` and
+    the schema check are what guards. Every query gives Python a chance to act (Ctrl+C) every
+    few thousand steps, and stops at :meth:`Project.interrupt`."""
+    conn.execute("PRAGMA trusted_schema = OFF")
+    setconfig = getattr(conn, "setconfig", None)
+    if setconfig is not None:  # Python 3.12+
+        for name, value in (("SQLITE_DBCONFIG_DEFENSIVE", True),
+                            ("SQLITE_DBCONFIG_TRUSTED_SCHEMA", False),
+                            ("SQLITE_DBCONFIG_ENABLE_TRIGGER", False),
+                            ("SQLITE_DBCONFIG_ENABLE_VIEW", False)):
+            option = getattr(sqlite3, name, None)
+            if option is not None:
+                setconfig(option, value)
+    conn.set_progress_handler(_let_python_in, _PROGRESS_STEPS)
+
+
+def _let_python_in() -> int:
+    """SQLite's progress handler: running any Python here lets a pending Ctrl+C (SIGINT) raise
+    KeyboardInterrupt, which stops the query ("interrupted"; see :func:`_interruption`)."""
+    return 0
+
+
+def _interrupted(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and (
+        getattr(exc, "sqlite_errorname", "") == "SQLITE_INTERRUPT" or str(exc) == "interrupted")
+
+
+def _interruption(cancelled: bool) -> BaseException:
+    """What a stopped query means: Cancel in the app (:meth:`Project.interrupt`) or Ctrl+C."""
+    if cancelled:
+        from core.runs import Cancelled
+
+        return Cancelled()
+    return KeyboardInterrupt()
 
 
 def _prepare(conn: sqlite3.Connection) -> None:
@@ -1628,6 +1755,7 @@ def _validate(conn: sqlite3.Connection, path: Path) -> int:
         checks = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
         if checks != ["ok"]:
             raise ProjectDamaged(_damaged_message(path, "; ".join(checks)[:200]))
+        _check_schema(conn, path)
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if app_id != APPLICATION_ID:
@@ -1648,10 +1776,40 @@ def _validate(conn: sqlite3.Connection, path: Path) -> int:
     except ProjectError:
         raise
     except sqlite3.Error as exc:
+        if _interrupted(exc):
+            raise KeyboardInterrupt() from None
         name = getattr(exc, "sqlite_errorname", "")
         if name in ("SQLITE_READONLY_ROLLBACK", "SQLITE_READONLY_RECOVERY"):
             raise _NeedsRecovery() from exc
         raise _translate(exc, path, "opening the project") from exc
+
+
+#: The tables EvalDesk makes (a view or anything else under one of these names is refused).
+_OUR_TABLES = ("meta", "inputs", "runs", "artefacts", "edits", "results", "llm_calls")
+
+
+def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a file whose schema holds what EvalDesk never makes: triggers and views run SQL
+    of their own whenever a table is read or written (rewrite scores, never end). Read from
+    ``sqlite_master`` only, so nothing of theirs runs."""
+    rows = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') OR "
+        f"(name IN ({', '.join('?' * len(_OUR_TABLES))}) AND type <> 'table') ORDER BY rowid",
+        _OUR_TABLES,
+    ).fetchall()
+    if not rows:
+        return
+    found = [f'the {kind} "{name}"' for kind, name in rows]
+    listed = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+    drops = "; ".join(f'DROP {str(kind).upper()} "{name}"' for kind, name in rows[:10])
+    raise ProjectUnsafe(
+        f"{path} holds {listed}, which EvalDesk never puts in a project: such things run their "
+        "own commands whenever the project is read or saved (they can change scores or never "
+        "finish), so EvalDesk did not open it. The file was not changed. Ask whoever sent it "
+        "for a copy saved by EvalDesk itself; or, if you trust the file, remove them with an "
+        f"SQLite tool (for example DB Browser for SQLite: {drops}) and open it again.",
+        found,
+    )
 
 
 def _damaged_message(path: Path, detail: str) -> str:
@@ -1760,42 +1918,68 @@ def _upgrade(path: Path, version: int) -> None:
 
 
 # ------------------------------------------------------------------------------------- locks
-_HELD: weakref.WeakValueDictionary[str, _LockFile] = weakref.WeakValueDictionary()
-_HELD_GUARD = threading.Lock()
+#: Where a lock file's operating-system lock sits on Windows: one byte far past the owner's
+#: details, which stay readable (Windows' locks are mandatory: a locked byte cannot be read).
+_WINDOWS_LOCK_OFFSET = 1 << 30
 
 
 def _lock_path(path: Path) -> Path:
-    return path.with_name(path.name + LOCK_SUFFIX)
+    """The lock file of a project, beside its real file: a project opened through a symbolic
+    link (or a folder that is one) is locked where the project really is."""
+    real = Path(os.path.realpath(path))
+    return real.with_name(real.name + LOCK_SUFFIX)
 
 
-def _lock_id(lock: Path) -> str:
-    return os.path.normcase(str(lock))
+def _os_lock(fd: int) -> bool:
+    """Take the operating system's exclusive lock on the open file ``fd`` without waiting.
+    False when another open of the file holds it (in this process or another). The lock goes
+    with the open file: closing it, or the process ending in any way (kill -9, a crash, a power
+    cut of the computer that holds it), lets it go. A file system that keeps no locks counts as
+    taken (nothing better can be known there)."""
+    if sys.platform == "win32":
+        import msvcrt
 
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    if sys.platform == "win32":  # os.kill(pid, 0) would terminate the process on Windows
-        import ctypes
-
-        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return ctypes.get_last_error() == 5  # access denied: it exists
+        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
         try:
-            code = ctypes.c_ulong()
-            if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
-                return True
-            return code.value == 259  # STILL_ACTIVE
-        finally:
-            kernel32.CloseHandle(handle)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
         return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return False
+        if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+            return True
+        raise
     return True
+
+
+def _os_unlock(fd: int) -> None:
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError:
+        pass  # closing the file lets it go anyway
+
+
+def _still_there(fd: int, lock: Path) -> bool:
+    """Is ``fd`` still the file at ``lock`` (not one its last holder deleted meanwhile)?"""
+    try:
+        mine, there = os.fstat(fd), os.stat(lock)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _login() -> str:
@@ -1806,90 +1990,103 @@ def _login() -> str:
 
 
 class _LockFile:
-    """``<project>.lock``: says which EvalDesk has the project open. Stale locks (the process is
-    gone, on this computer) are replaced silently."""
+    """The "already open" guard of a project: the operating system's own lock on
+    ``<project>.lock``, held while the project is open and let go by the system when the process
+    ends, however it ends (as SQLite locks its own files). The text of the file (process id,
+    computer, user, since when) is only information for the message when the project is in
+    use: a file left by a crashed EvalDesk holds no lock and is simply taken over, even when its
+    process id now belongs to another program."""
 
-    def __init__(self, path: Path, token: str) -> None:
+    def __init__(self, path: Path, fd: int, token: str) -> None:
         self.path = path
         self.token = token
-        self._finalizer = weakref.finalize(self, _LockFile._remove, path, token)
+        self._finalizer = weakref.finalize(self, _LockFile._let_go, path, fd, token)
 
     @staticmethod
     def _read(lock: Path) -> dict[str, Any] | None:
         try:
-            data = json.loads(lock.read_text(encoding="utf-8"))
+            with open(lock, "rb") as handle:
+                data = json.loads(handle.read(4096).decode("utf-8"))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
 
     @classmethod
     def owner_if_live(cls, project: Path) -> dict[str, Any] | None:
-        """What the lock of ``project`` says, if a live EvalDesk holds it; else None."""
+        """What the lock file of ``project`` says while an EvalDesk has the project open (its
+        lock is held: in another process, or in this one); None when nobody has it open."""
         lock = _lock_path(project)
-        if not lock.exists():
+        try:
+            fd = os.open(lock, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except OSError:
             return None
-        owner = cls._read(lock)
-        if owner is None:
-            try:
-                fresh = time.time() - lock.stat().st_mtime < _FRESH_LOCK_S
-            except OSError:
+        try:
+            if _os_lock(fd):
+                _os_unlock(fd)
                 return None
-            return {} if fresh else None
-        if owner.get("host") != socket.gethostname():
-            return owner  # cannot check another computer's processes
-        pid = int(owner.get("pid") or 0)
-        if pid == os.getpid():
-            with _HELD_GUARD:
-                held = _HELD.get(_lock_id(lock))
-            return owner if held is not None and held.token == owner.get("token") else None
-        return owner if _pid_alive(pid) else None
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return cls._read(lock) or {}
 
     @classmethod
-    def acquire(cls, project: Path, *, break_lock: bool = False) -> _LockFile:
+    def acquire(cls, project: Path, *, break_lock: bool = False) -> _LockFile | None:
+        """Lock ``project`` for this process. :class:`ProjectLocked` (with what the lock file
+        says) when it is open elsewhere; with ``break_lock`` (the user said nobody is using it)
+        the project is opened anyway, unguarded: None."""
         lock = _lock_path(project)
         token = secrets.token_hex(8)
         record = {
             "pid": os.getpid(), "host": socket.gethostname(), "user": _login(),
             "since": _now(), "app_version": __version__, "token": token,
         }
-        for _attempt in range(3):
+        for _attempt in range(5):
             try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                owner = cls.owner_if_live(project)
-                if owner is not None and not break_lock:
-                    raise ProjectLocked(_locked_message(project, owner), owner) from None
-                try:
-                    lock.unlink()
-                except FileNotFoundError:
-                    pass
-                except OSError as exc:
-                    raise _unwritable(lock.parent, exc) from exc
-                continue
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
             except OSError as exc:
                 raise _unwritable(lock.parent, exc) from exc
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(record, handle)
-            held = cls(lock, token)
-            with _HELD_GUARD:
-                _HELD[_lock_id(lock)] = held
-            return held
+            try:
+                taken = _os_lock(fd)
+            except OSError as exc:
+                os.close(fd)
+                raise _unwritable(lock.parent, exc) from exc
+            if not taken:
+                os.close(fd)
+                if break_lock:
+                    return None
+                owner = cls._read(lock) or {}
+                raise ProjectLocked(_locked_message(project, owner), owner)
+            if not _still_there(fd, lock):  # its last holder deleted it meanwhile: again
+                _os_unlock(fd)
+                os.close(fd)
+                continue
+            try:
+                os.ftruncate(fd, 0)
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.write(fd, json.dumps(record).encode("utf-8"))
+            except OSError:
+                pass  # the lock is what guards; its text is only information
+            return cls(lock, fd, token)
         raise ProjectLocked(_locked_message(project, {}), {})
 
     def release(self) -> None:
-        with _HELD_GUARD:
-            if _HELD.get(_lock_id(self.path)) is self:
-                del _HELD[_lock_id(self.path)]
         self._finalizer()
 
     @staticmethod
-    def _remove(lock: Path, token: str) -> None:
+    def _let_go(lock: Path, fd: int, token: str) -> None:
         owner = _LockFile._read(lock)
-        if owner is not None and owner.get("token") == token:
-            try:
+        ours = owner is not None and owner.get("token") == token
+        if ours and sys.platform != "win32":
+            # deleted while still locked: whoever opened it meanwhile sees that and starts anew
+            with contextlib.suppress(OSError):
                 lock.unlink()
-            except OSError:
-                pass
+        _os_unlock(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        if ours and sys.platform == "win32":  # an open file cannot be deleted there
+            with contextlib.suppress(OSError):
+                lock.unlink()
 
 
 def _locked_message(project: Path, owner: dict[str, Any]) -> str:

@@ -50,6 +50,8 @@ class AqerWizard(WizardShell):
     # what the pages share (class defaults, so a page built first may read them)
     setup: AqerSetup = AqerSetup()
     sheets: ClassVar[list[str]] = []
+    #: the sheets of the answers workbook that Excel does not show (name -> "hidden", ...)
+    hidden_sheets: ClassVar[dict[str, str]] = {}
     read: Any = None
     check: AnswersCheck | None = None
     checking = False
@@ -65,6 +67,7 @@ class AqerWizard(WizardShell):
         self.encoder_factory = encoder_factory
         self.setup, self.setup_problem = restore_setup(project)
         self.sheets = []
+        self.hidden_sheets = {}
         self.guess_notes = []
         #: Choices that could not be read (kept aside in the project), said once on top.
         self.problem_banner = alert_box(self.setup_problem)

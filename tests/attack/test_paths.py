@@ -183,7 +183,7 @@ def test_inputs_with_windows_forbidden_names_are_still_read(tmp_path):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("output,words", [
     pytest.param("results?.xlsx", "Windows does not allow", id="forbidden_name"),
-    pytest.param("answers.xlsx", "is the answers file itself", id="output_is_the_input"),
+    pytest.param("answers.xlsx", "answers.xlsx itself", id="output_is_the_input"),
 ])
 def test_aqer_cli_refuses_the_output_before_scoring(tmp_path, capsys, monkeypatch, output,
                                                      words):

@@ -112,3 +112,31 @@ def test_ask_then_hands_the_chosen_path_on_and_does_nothing_when_cancelled():
     ask_then(lambda: None, done.append)
     ask_then(lambda: "", done.append)
     assert done == ["/tmp/out.xlsx"]
+
+
+def test_an_export_place_that_cannot_be_written_is_said_at_once_and_asked_again(
+        tmp_path, monkeypatch):
+    """Issue 30: the wizard's export dialog checks the place chosen before anything runs (a
+    folder EvalDesk may not write in, someone else's workbook, another kind of file) and names
+    the exact file it will write."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop.file_dialogs import save_file
+
+    theirs = tmp_path / "grades.xlsx"
+    theirs.write_bytes(b"not ours")
+    answers = iter([str(theirs), str(tmp_path / "notes.csv"), str(tmp_path / "results")])
+    asked: list[str] = []
+    said: list[str] = []
+
+    def dialog(parent, title, start, filters, *args, **kwargs):
+        asked.append(start)
+        return next(answers), filters
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(dialog))
+    monkeypatch.setattr(QMessageBox, "warning",
+                        staticmethod(lambda parent, title, text: said.append(text)))
+    chosen = save_file(None, "Export the results", "results.xlsx")
+    assert chosen == str(tmp_path / "results.xlsx")
+    assert "was not written by EvalDesk" in said[0] and "ending in .xlsx" in said[1]
+    assert asked[1:] == [str(theirs), str(tmp_path / "notes.csv")]  # opened again there

@@ -173,3 +173,23 @@ def test_open_project_given_at_start(qtbot, tmp_path, monkeypatch):
 
         session.loop.close()
         asyncio.set_event_loop(None)
+
+
+def test_results_left_by_a_deleted_run_are_said_when_opening(qtbot, window, tmp_path):
+    """Issue 30: runs deleted by another program leave their results behind; opening the
+    project says so (they are ignored and no new run takes their place)."""
+    import sqlite3
+
+    path = tmp_path / "shared.evaldesk"
+    with Project.create(path) as project:
+        run_id = project.start_run("interacteval", "score", {"a": 1})
+        project.put_result(run_id, "text", "t1", {"score": 4})
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM runs")
+    conn.commit()
+    conn.close()
+    assert window.open_project(path) is True
+    boxes = [b for b in visible_message_boxes(window) if "without their run" in b.windowTitle()]
+    assert boxes and "1 results whose run is no longer in it" in boxes[0].text()
+    assert window.project.start_run("interacteval", "score", {"a": 2}) == run_id + 1
+    boxes[0].close()

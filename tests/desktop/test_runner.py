@@ -170,3 +170,32 @@ def test_format_elapsed():
     assert format_elapsed(0) == "0:00"
     assert format_elapsed(75) == "1:15"
     assert format_elapsed(3725) == "1:02:05"
+
+
+def test_cancel_stops_a_long_query_of_the_project(qtbot, qloop, tmp_path):
+    """Issue 30: Cancel reaches the project (``on_cancel=project.interrupt``, as the wizards
+    pass it), so a step stuck in a long query of the project file stops too."""
+    from core.project import Project
+
+    panel = RunPanel()
+    qtbot.addWidget(panel)
+    project = Project.create(tmp_path / "p.evaldesk")
+    started = threading.Event()
+
+    def long_query(progress, cancel):
+        progress.start("Reading the project")
+        with project._reading() as conn:
+            started.set()
+            conn.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                         "SELECT max(x) FROM c").fetchall()
+
+    try:
+        task = start_step(panel, long_query, title="Query", on_cancel=project.interrupt)
+        qtbot.waitUntil(started.is_set, timeout=10_000)
+        time.sleep(0.2)
+        qtbot.mouseClick(panel.cancel_button, __import__("PySide6.QtCore").QtCore.Qt.LeftButton)
+        qtbot.waitUntil(task.done, timeout=20_000)
+        assert task.result().status == "stopped"
+        assert project.list_runs() == []  # the project is still usable
+    finally:
+        project.close()

@@ -24,7 +24,14 @@ from core.aqer.session import OpenedAnswers, copy_template, open_answers, sample
 from desktop.file_dialogs import ask_then, save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, note_box, page_layout, xlsx_path
+from desktop.widgets import (
+    chosen_sheet,
+    fill_sheets,
+    hint_label,
+    note_box,
+    page_layout,
+    xlsx_path,
+)
 from desktop.wizard import WizardPage
 
 __all__ = ["FilePage"]
@@ -199,6 +206,7 @@ class FilePage(WizardPage):
         opened: OpenedAnswers = outcome.result
         wizard.setup = opened.setup
         wizard.sheets = opened.sheets
+        wizard.hidden_sheets = opened.hidden
         wizard.read = opened.read
         self.file_panel.hide()
         if new:  # nothing chosen for another file or sheet carries over to this one
@@ -209,10 +217,8 @@ class FilePage(WizardPage):
         try:
             (self.long_radio if wizard.setup.format == "long" else self.wide_radio).setChecked(
                 True)
-            self.sheet_combo.clear()
-            self.sheet_combo.addItems(wizard.sheets)
-            self.sheet_combo.setCurrentIndex(
-                max(0, self.sheet_combo.findText(wizard.read.sheet)))
+            fill_sheets(self.sheet_combo, wizard.sheets, wizard.hidden_sheets,
+                        wizard.read.sheet)
             self.sheet_combo.setEnabled(len(wizard.sheets) > 1)
         finally:
             self._filling = False
@@ -250,7 +256,7 @@ class FilePage(WizardPage):
     def _sheet_chosen(self, index: int) -> None:
         if self._filling or index < 0:
             return
-        sheet = self.sheet_combo.itemText(index)
+        sheet = chosen_sheet(self.sheet_combo, index)
         if sheet and sheet != self.wizard.setup.sheet:
             self.wizard.save(sheet=sheet)
             self.reload_file(new=True)

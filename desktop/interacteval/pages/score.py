@@ -26,8 +26,10 @@ from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import (
     actual_label,
+    chosen_sheet,
     estimate_label,
     fill_choices,
+    fill_sheets,
     page_layout,
     repeats_spin,
     set_times_suffix,
@@ -212,11 +214,8 @@ class ScorePage(InteractEvalPage):
             note = f" ({self._file_note})" if self._file_note else ""
             self.texts_label.setText(f"<b>{setup.file_name}</b>{note}" if setup.file_name else
                                      "No texts file chosen yet.")
-            self.sheet_combo.clear()
-            for sheet in (opened.sheets if opened else []):
-                self.sheet_combo.addItem(sheet)
-            if setup.sheet:
-                self.sheet_combo.setCurrentText(setup.sheet)
+            fill_sheets(self.sheet_combo, opened.sheets if opened else [],
+                        opened.hidden if opened else {}, setup.sheet)
             columns = opened.columns if opened else []
             for role, combo in self.role_combos.items():
                 fill_choices(combo, "(none)" if role != "text" else "(choose)", columns,
@@ -261,7 +260,7 @@ class ScorePage(InteractEvalPage):
     def _texts_choice_changed(self, *_args: Any) -> None:
         if self._filling or self.wizard.opened_texts is None:
             return
-        sheet = self.sheet_combo.currentText() or None
+        sheet = chosen_sheet(self.sheet_combo) or None
         setup = self.state.texts
         if sheet != setup.sheet:
             self.state.texts = setup.model_copy(update={"sheet": sheet, "columns": {},

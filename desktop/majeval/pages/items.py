@@ -28,7 +28,7 @@ from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import fit_rows
-from desktop.widgets import fill_choices, hint_label, page_layout
+from desktop.widgets import chosen_sheet, fill_choices, fill_sheets, hint_label, page_layout
 
 __all__ = ["ItemsPage"]
 
@@ -208,10 +208,8 @@ class ItemsPage(MajEvalPage):
         self.items_label.setText(f"{s.file_name}" if s.file_name else "No file chosen yet.")
         opened = self.opened
         columns = opened.columns if opened is not None else []
-        self.sheet_combo.clear()
-        if opened is not None:
-            self.sheet_combo.addItems(opened.sheets)
-            self.sheet_combo.setCurrentText(s.sheet or "")
+        fill_sheets(self.sheet_combo, opened.sheets if opened is not None else [],
+                    opened.hidden if opened is not None else {}, s.sheet)
         for role, combo in self.column_combos.items():
             fill_choices(combo, "(none)" if role != "content" else "(choose)", columns,
                          s.columns.get(role))
@@ -250,7 +248,7 @@ class ItemsPage(MajEvalPage):
         columns = {role: combo.currentData() for role, combo in self.column_combos.items()}
         human = [self.human_list.item(i).text() for i in range(self.human_list.count())
                  if self.human_list.item(i).checkState() == Qt.CheckState.Checked]
-        sheet = self.sheet_combo.currentText() or None
+        sheet = chosen_sheet(self.sheet_combo) or None
         setup = self.state.items.model_copy(update={"columns": columns, "human": human})
         path = st.items_file(self.project, setup)
         if path is None:
