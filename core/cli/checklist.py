@@ -633,10 +633,14 @@ def run_compare(args: argparse.Namespace) -> int:
         cd.write_comparison(args.output, runs, rows, readme=readme, extra_sheets=extra)
     except TableError as exc:
         raise UserError(exc.message) from None
+    for dim, line in cd.how_compared(rows):
+        say(f"{dim}: {line}.")
     for row in rows:
-        say(row["summary"] or (f"{row['condition']}: Spearman per document "
+        say(row["summary"] or (f"{row['condition']}: Spearman {row['compared']} "
                                + ("undefined" if row["value"] is None
                                   else f"{row['value']:.2f}")))
+        if row["warning"]:
+            say(f"evaldesk: WARNING: {row['dimension']}: {row['warning']}")
     for line in session.condition_stability_lines(entries):
         say(line)
     say(f"Comparison written to {args.output}.")
