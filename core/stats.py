@@ -1509,12 +1509,12 @@ class JudgeSpread:
             c = self.length
             assert c is not None and c.value is not None
             way = "longer" if c.value > 0 else "shorter"
-            clause = (f"the scores follow the {self.units}' length closely (Spearman rho "
+            clause = (f"the scores follow the {self.units}' length closely (rank correlation "
                       f"{c.value:.2f} with the number of words: the {way}, the higher)")
             if self.versus_length is not None:
                 judge, length = self.versus_length
                 clause += (f" and agree with people no better than the length alone does "
-                           f"(rho {judge:.2f} against {length:.2f})")
+                           f"({judge:.2f} against {length:.2f})")
             out.append(clause)
         return out
 

@@ -449,8 +449,12 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
                             extra_sheets=extra)
     except TableError as exc:
         raise UserError(exc.message) from None
+    say(f"How the conditions were compared: {cd.HOW_COMPARED}.")
     for line in cd.comparison_summary(rows):
         say(line)
+    for row in rows:
+        if row["warning"]:
+            say(f"evaldesk: WARNING: {row['warning']}")
     _say_stability(repeats, state)
     if not any(r["value"] is not None for r in rows):
         say("evaldesk: note: no agreement could be computed: give the human ratings with "

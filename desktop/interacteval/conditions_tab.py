@@ -20,6 +20,7 @@ from core.interacteval import conditions as cd
 from core.interacteval import session as st
 from core.words import count
 from desktop.file_dialogs import ask_then, save_file
+from desktop.glossary import explain
 from desktop.latest import Latest
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
@@ -165,6 +166,7 @@ class ConditionsTab(QWidget):
         self.summary = QLabel()
         self.summary.setObjectName("conditionsSummary")
         self.summary.setWordWrap(True)
+        self.summary.setToolTip(explain("Spearman"))
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         top = hbox((self.status, 1), add_parts(QVBoxLayout(), [
             hbox("Repeat each call:", self.repeats_spin), self.run_button, self.export_button,
