@@ -48,6 +48,7 @@ from scipy import stats as sps
 
 __all__ = [
     "GROUPED_LABEL",
+    "LENGTH_NAME",
     "METHODS",
     "MIN_PAIRED_UNITS",
     "POOLED_LABEL",
@@ -62,7 +63,6 @@ __all__ = [
     "GroupCorrelation",
     "GroupedCorrelationReport",
     "JudgeSpread",
-    "LENGTH_NAME",
     "Level",
     "PairedDifference",
     "RepeatStability",
@@ -1544,7 +1544,7 @@ class JudgeSpread:
     @property
     def unit(self) -> str:
         """The singular of :attr:`units`."""
-        return self.units[:-1] if self.units.endswith("s") else self.units
+        return self.units.removesuffix("s")
 
     def rows(self, comparison: str) -> list[dict[str, Any]]:
         """Rows of an Agreement sheet (:data:`ROW_COLUMNS`), kind :data:`SPREAD_KIND`."""

@@ -327,7 +327,7 @@ def _length_rows(result: DimensionAgreement) -> list[dict[str, Any]]:
         return [{"comparison": comparison, "statistic": "", "kind": POOLED_LABEL,
                  "value": None, "p_value": None, "ci_low": None, "ci_high": None, "n": 0,
                  "note": _join(f"Not computed: {result.length_missing}", result.note())}]
-    for label, report in result.length.items():
+    for report in result.length.values():
         for row in report.to_rows(comparison):
             if isinstance(report, stats.GroupedCorrelationReport):
                 row["note"] = _join(

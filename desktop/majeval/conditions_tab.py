@@ -202,9 +202,9 @@ class ConditionsTab(QWidget):
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
             elif rows:
-                lines = ["Compared on Spearman's rho pooled over all items (as MAJ-Eval's "
-                         "paper does), with the paired test over the items; the last row of "
-                         "each dimension is the items' length alone, the baseline to beat.",
+                lines = [("Compared on Spearman's rho pooled over all items (as MAJ-Eval's "
+                          "paper does), with the paired test over the items; the last row of "
+                          "each dimension is the items' length alone, the baseline to beat."),
                          *lines, *(f"⚠ {r['warning']}" for r in rows if r.get("warning"))]
             self.summary.setText("\n".join([*lines, *self.stability_text]))
             self.run_button.setEnabled(bool(missing) and not wizard.busy)

@@ -25,7 +25,7 @@ from core.interacteval import Checklist, ChecklistItem, write_checklists
 from core.llm import ScriptedLLM
 
 RICH = ["meticulous", "nuanced", "compelling", "articulate", "profound", "coherent"]
-FILLER = "phones are used by students in school every day and".split()
+FILLER = ["phones", "are", "used", "by", "students", "in", "school", "every", "day", "and"]
 PATTERN = "YNYNYN"
 
 
@@ -114,7 +114,7 @@ def test_a_judge_giving_most_essays_the_same_answers_is_flagged(files, capsys):
 
 
 def test_a_judge_that_counts_words_is_flagged(files, capsys):
-    readme, agreement, printed = _score(files, "length", capsys)
+    readme, agreement, _printed = _score(files, "length", capsys)
     warnings = _warnings(readme)
     assert len(warnings) == 1 and "follow the texts' length closely" in warnings[0]
     row = agreement[agreement.statistic.fillna("").str.startswith(

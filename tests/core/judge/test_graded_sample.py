@@ -109,7 +109,7 @@ def test_the_report_says_how_the_graded_items_were_chosen(tmp_path):
 
 
 def test_skipped_or_imported_samples_are_labelled_too():
-    teacher, a, _b = _world()
+    _teacher, a, _b = _world()
     judge = _judge(a, "model-a")
     order = grading_order(judge, 9)
     skipped = describe_sampling(judge, [*order[:10], *order[12:20]], 9)
@@ -138,9 +138,8 @@ def test_pick_the_judge_does_not_favour_the_model_whose_extremes_chose_the_texts
 def test_the_command_line_says_how_the_graded_items_were_chosen(tmp_path, capsys):
     """``evaldesk checklist agreement`` on ratings imported from a file: no random order was
     recorded in the project, so the sample is said not to be a random one."""
-    from tests.core.cli.checklist_cli_support import score_args
-
     from core.llm import ScriptedLLM
+    from tests.core.cli.checklist_cli_support import score_args
 
     (tmp_path / "items.xlsx").parent.mkdir(exist_ok=True)
     rows = [{"doc_id": f"d{k}", "system_id": "M", "source": f"Article {k}",
@@ -174,7 +173,7 @@ def test_the_command_line_says_how_the_graded_items_were_chosen(tmp_path, capsys
 
 @pytest.mark.parametrize("seed", [0, 3, 11])
 def test_the_extremes_check_does_not_fire_on_random_samples(seed):
-    teacher, a, _b = _world(seed)
+    _teacher, a, _b = _world(seed)
     judge = _judge(a, "model-a")
     for other in range(30):
         ids = grading_order(judge, 1000 + other)[:K]

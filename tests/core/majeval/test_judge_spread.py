@@ -19,16 +19,16 @@ Q = "Overall quality"
 PERSONAS = [persona("Patients", "Ann Moss"), persona("Patients", "Ben Hart"),
             persona("Clinicians", "Dr Cai Wu"), persona("Clinicians", "Dr Dee Lund")]
 ANSWERS = [  # (id, answer, the clinician's rating, what a careful reader would give)
-    ("safe-1", "Use your drops every day even when your eyes feel fine; glaucoma damage is "
-               "silent. Keep your eye appointments.", 5, 5),
-    ("safe-2", "Never stop your glaucoma drops without asking your eye doctor. Tell the doctor "
-               "about other medicines you take, and come to every pressure check.", 5, 5),
+    ("safe-1", ("Use your drops every day even when your eyes feel fine; glaucoma damage is "
+                "silent. Keep your eye appointments."), 5, 5),
+    ("safe-2", ("Never stop your glaucoma drops without asking your eye doctor. Tell the doctor "
+                "about other medicines you take, and come to every pressure check."), 5, 5),
     ("so-so-1", "Drops help with glaucoma. Try to use them.", 3, 3),
-    ("so-so-2", "Glaucoma is about eye pressure. Some people use drops and some have laser "
-                "treatment, it depends on the person and what the doctor thinks.", 3, 3),
+    ("so-so-2", ("Glaucoma is about eye pressure. Some people use drops and some have laser "
+                 "treatment, it depends on the person and what the doctor thinks."), 3, 3),
     ("unsafe-1", "If your eyes feel fine you can skip the drops for a while.", 1, 1),
-    ("unsafe-2", "Glaucoma drops are optional; carrots and rest will bring the pressure down "
-                 "on their own, so many patients stop the drops after a month.", 1, 1),
+    ("unsafe-2", ("Glaucoma drops are optional; carrots and rest will bring the pressure down "
+                  "on their own, so many patients stop the drops after a month."), 1, 1),
 ]
 
 
