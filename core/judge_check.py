@@ -268,13 +268,14 @@ def _extremes(judge: JudgeData, ids: Sequence[str], k: int) -> set[str]:
     offer first (what EvalDesk offered before the random order): the ceil(k/2) highest and
     floor(k/2) lowest mean scores, ties in the items' order."""
     scores = {i.item_id: i.summary_score for i in judge.items}
+    place = {item_id: n for n, item_id in enumerate(ids)}
     ranked = [i for i in ids if scores.get(i) is not None]
     ranked.sort(key=lambda i: -scores[i])  # type: ignore[operator]
     top, bottom = (k + 1) // 2, k // 2
     chosen = set(ranked[:top])
-    rest = [i for i in reversed(ranked) if i not in chosen]
+    rest = [i for i in ranked if i not in chosen]
     # the lowest: among equal scores the earlier item first, as the old order's min() did
-    lowest = sorted(rest, key=lambda i: (scores[i], ids.index(i)))[:bottom]  # type: ignore[index]
+    lowest = sorted(rest, key=lambda i: (scores[i], place[i]))[:bottom]  # type: ignore[index]
     return chosen | set(lowest)
 
 
@@ -343,10 +344,11 @@ def describe_sampling(judge: JudgeData, graded: Iterable[str], seed: int | None,
         return Sampling("all", k, n, seed)
     passed = 0
     if seed is not None:
-        order = [i for i in grading_order(judge, seed) if i in set(population)]
+        members = set(population)
+        order = [i for i in grading_order(judge, seed) if i in members]
         if chosen == set(order[:k]):
             return Sampling("random", k, n, seed)
-        last = max(order.index(i) for i in chosen)
+        last = max(n_ for n_, i in enumerate(order) if i in chosen)
         passed = sum(1 for i in order[:last] if i not in chosen)
     expected = k / n
     needed = expected + _EXTREMES_EXCESS * (1 - expected)
