@@ -11,6 +11,7 @@ choices (then Export is off). Exporting is asked for with :attr:`ResultsView.exp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -468,7 +469,7 @@ def _headlines(rows: Sequence[dict[str, Any]]) -> list[str]:
 
         def number(key: str, row: dict[str, Any] = row) -> float | None:
             value = row.get(key)
-            return None if value is None or value != value else float(value)
+            return None if value is None or math.isnan(float(value)) else float(value)
 
         length = lengths.get(dimension, {}).get(str(row.get("kind")))
 
