@@ -5,13 +5,25 @@ method turns its results into :class:`JudgeItem` rows (``core.majeval.judge_chec
 
     save_rating(project, "majeval", Rating("item 3", "Anna", {"Clarity": 4}, note="..."))
     ratings = load_ratings(project, "majeval")           # every rater, with when they rated
-    item_id = next_item(judge_items, ratings, rater="Anna")   # highest, lowest, highest, ...
-    report = judge_report(judge, ratings)                 # per dimension and per question
+    seed = grading_seed(project, "majeval")              # kept in the project: reproducible
+    item_id = next_item(judge, ratings, rater="Anna", seed=seed)   # a random order
+    report = judge_report(judge, ratings, seed=seed)      # per dimension and per question
     write_report(path, report)                            # the same workbook from app and CLI
     export_ratings(path, ratings); read_ratings(path)     # Excel round trip
 
 Ratings are artefacts of kind ``<method>.rating`` (one per rater and item) written through
-``project.record_edit``, so who rated and when is in the project's edit history. Items marked
+``project.record_edit``, so who rated and when is in the project's edit history.
+
+Which items are graded decides what the agreement means. Items are offered in a random order
+(:func:`grading_order`, from a seed kept in the project: :func:`grading_seed`), the same for
+every rater, so the items graded first are a random sample of the items the judge scored and
+the agreement on them stands for all of them. :func:`describe_sampling` says how the graded
+items were chosen (a random sample, all of them, a judge's highest and lowest scored, or
+otherwise); the report, its workbook and the command line say it, and a sample that is not
+representative is labelled so (a judge whose own extremes chose the items is not ranked best
+on them: extremes inflate a correlation). Beside each dimension's agreement the report puts
+the length baseline (the items' number of words against the people's ratings) and whether the
+judge tells the items apart at all (``core.stats.judge_spread``). Items marked
 ``held_out`` (they were shown to the model inside a prompt, e.g. as think-aloud samples) are
 never part of the agreement; the report counts them.
 """
@@ -47,8 +59,13 @@ __all__ = [
     "QuestionAgreement",
     "Rating",
     "RatingsRead",
+    "Sampling",
     "check_step",
+    "describe_sampling",
     "export_ratings",
+    "fair_ranking",
+    "grading_order",
+    "grading_seed",
     "held_out_line",
     "judge_report",
     "load_ratings",
@@ -66,6 +83,8 @@ MIN_ITEMS = 25
 #: A question "fails good texts" when the judge says No to at least this share of the texts the
 #: person said Yes to (its badge in the checklist editor).
 FAILS_GOOD_RATE = 0.25
+#: How the length baseline's rows of the report are named.
+LENGTH_LABEL = "Text length alone"
 #: The columns of the ratings workbook (one row per rating of a dimension or question).
 RATING_COLUMNS = ("rater", "item", "dimension", "question", "rating", "note", "rated_at")
 RATINGS_SHEET = "Ratings"
@@ -185,28 +204,161 @@ class JudgeData:
         return next((i for i in self.items if i.item_id == item_id), None)
 
 
+def _items(judge: JudgeData | Sequence[JudgeItem]) -> list[JudgeItem]:
+    return judge.items if isinstance(judge, JudgeData) else list(judge)
+
+
+def _place(seed: int, item_id: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{seed}\n{item_id}".encode()).hexdigest()
+
+
+def grading_order(judge: JudgeData | Sequence[JudgeItem], seed: int) -> list[str]:
+    """The order in which items are offered for grading: the items the judge scored in a
+    random order fixed by ``seed`` (each item's place depends only on the seed and its name,
+    so an item added later does not reshuffle the others), then the items it has no score for
+    (they cannot count in the agreement). Held-out items (shown to the model in a prompt) are
+    never offered."""
+    items = [i for i in _items(judge) if not i.held_out]
+    scored = sorted((i for i in items if i.summary_score is not None),
+                    key=lambda i: _place(seed, i.item_id))
+    unscored = sorted((i for i in items if i.summary_score is None),
+                      key=lambda i: _place(seed, i.item_id))
+    return [i.item_id for i in [*scored, *unscored]]
+
+
 def next_item(judge: JudgeData | Sequence[JudgeItem], ratings: Iterable[Rating],
-              rater: str, *, skip: Iterable[str] = ()) -> str | None:
-    """The next item ``rater`` should grade: among those they have not graded (nor skipped),
-    alternately the one the judge scored highest and lowest (its mean over dimensions), so
-    that both good and bad items come up early. Ties keep the items' order; items the judge
-    has no score for come last; held-out items (shown to the model in a prompt) are never
-    offered. None when every item is graded."""
-    items = judge.items if isinstance(judge, JudgeData) else list(judge)
-    mine = [r for r in ratings if r.rater == rater and not r.empty]
-    done = {r.item_id for r in mine}
+              rater: str, *, skip: Iterable[str] = (), seed: int = 0) -> str | None:
+    """The next item ``rater`` should grade: the first of :func:`grading_order` (``seed``: the
+    project's, :func:`grading_seed`) they have not graded nor skipped, so that the items
+    graded first are a random sample of those the judge scored (the judge's own scores play
+    no part in the choice). None when every item is graded."""
+    done = {r.item_id for r in ratings if r.rater == rater and not r.empty}
     skipped = set(skip)
-    left = [i for i in items
-            if i.item_id not in done and i.item_id not in skipped and not i.held_out]
-    if not left:
+    return next((i for i in grading_order(judge, seed)
+                 if i not in done and i not in skipped), None)
+
+
+def grading_seed(project: Project, method: str, *, create: bool = True) -> int | None:
+    """The seed of the project's grading order for ``method`` (kept in the project, so the
+    order is the same for every rater, after reopening and on the command line); made on
+    first use unless ``create`` is False (then None when there is none yet)."""
+    kind = f"{method}.grading_order"
+    found = project.get_artefact(kind, "seed")
+    if found is not None and isinstance(found.payload, dict) \
+            and isinstance(found.payload.get("seed"), int):
+        return int(found.payload["seed"])
+    if not create:
         return None
-    scored = [i for i in left if i.summary_score is not None]
-    if not scored:
-        return left[0].item_id
-    graded_scored = sum(1 for i in items if i.item_id in done and i.summary_score is not None)
-    if graded_scored % 2 == 0:
-        return max(scored, key=lambda i: i.summary_score).item_id  # type: ignore[arg-type,return-value]
-    return min(scored, key=lambda i: i.summary_score).item_id  # type: ignore[arg-type,return-value]
+    import secrets
+
+    seed = secrets.randbelow(1_000_000)
+    project.put_artefact(kind, "seed", {"seed": seed, "order": "random"}, origin="generated")
+    return seed
+
+
+#: A graded set that shares this much more of a judge's extremes than chance (halfway from the
+#: share expected by chance to all of them) counts as chosen by those extremes.
+_EXTREMES_EXCESS = 0.5
+
+
+def _extremes(judge: JudgeData, ids: Sequence[str], k: int) -> set[str]:
+    """The ``k`` of ``ids`` an order alternating the judge's highest and lowest scored would
+    offer first (what EvalDesk offered before the random order): the ceil(k/2) highest and
+    floor(k/2) lowest mean scores, ties in the items' order."""
+    scores = {i.item_id: i.summary_score for i in judge.items}
+    place = {item_id: n for n, item_id in enumerate(ids)}
+    ranked = [i for i in ids if scores.get(i) is not None]
+    ranked.sort(key=lambda i: -scores[i])  # type: ignore[operator]
+    top, bottom = (k + 1) // 2, k // 2
+    chosen = set(ranked[:top])
+    rest = [i for i in ranked if i not in chosen]
+    # the lowest: among equal scores the earlier item first, as the old order's min() did
+    lowest = sorted(rest, key=lambda i: (scores[i], place[i]))[:bottom]  # type: ignore[index]
+    return chosen | set(lowest)
+
+
+@dataclass
+class Sampling:
+    """How the graded items were chosen, among the ``population`` items the judge scored (held
+    out ones aside): ``kind`` "random" (the first ``graded`` of the random order of ``seed``),
+    "all" (every one), "extremes" (mostly the highest and lowest scored by ``by``), "other"
+    (none of these: skipped items, imported ratings, an earlier order) or "none" (nothing
+    graded yet). ``representative``: the agreement on them stands for all of them."""
+
+    kind: str
+    graded: int
+    population: int
+    seed: int | None = None
+    by: str = ""  #: whose extremes chose the items (kind "extremes")
+    by_key: str = ""  #: that candidate's key (:func:`rank_judges`), "" for the judge itself
+    overlap: int = 0  #: graded items among those extremes
+    passed_over: int = 0  #: items before the last graded one in the random order, not graded
+
+    @property
+    def representative(self) -> bool:
+        return self.kind in ("random", "all")
+
+    @property
+    def sentence(self) -> str:
+        k, n = self.graded, self.population
+        if self.kind == "none":
+            return "No item is graded yet."
+        if self.kind == "all":
+            return (f"Every one of the {_plural(n, 'item')} the judge scored was graded, so the "
+                    "agreement covers them all.")
+        if self.kind == "random":
+            return (f"The {_plural(k, 'graded item')} are a random sample of the {n} items the "
+                    f"judge scored (the first {k} of a random order, seed {self.seed}), so the "
+                    f"agreement on them stands for all {n}, within its interval.")
+        if self.kind == "extremes":
+            return (f"Not a random sample: {self.overlap} of the {_plural(k, 'graded item')} "
+                    f"are among the ones {self.by} scored highest and lowest (the order earlier "
+                    "versions of EvalDesk offered). Extremes inflate a correlation: the "
+                    f"agreement on them overstates the agreement on all {n} items, and a "
+                    f"ranking of judges on them favours {self.by}. Grade the items in the "
+                    "order the Grade tab offers now (a random sample) for a fair estimate.")
+        why = (f"they are not the first {k} of the random order (seed {self.seed})"
+               + (f": {_plural(self.passed_over, 'item')} before the last graded one "
+                  "were passed over (skipped or left ungraded)" if self.passed_over else "")
+               if self.seed is not None else
+               "this project has no random grading order recorded (the ratings were imported "
+               "or made before EvalDesk offered items at random)")
+        return (f"Not a random sample: {why}. The agreement on the {_plural(k, 'graded item')} "
+                f"may not stand for all {n} items the judge scored.")
+
+
+def describe_sampling(judge: JudgeData, graded: Iterable[str], seed: int | None,
+                      candidates: Sequence[tuple[str, str, JudgeData]] = ()) -> Sampling:
+    """How the ``graded`` item ids were chosen among the items ``judge`` scored (held-out
+    ones and ones without a score aside): see :class:`Sampling`. ``candidates``: other judges
+    of the same items, whose extremes may have chosen them."""
+    population = [i.item_id for i in judge.items
+                  if not i.held_out and i.summary_score is not None]
+    chosen = set(graded) & set(population)
+    k, n = len(chosen), len(population)
+    if not k:
+        return Sampling("none", 0, n, seed)
+    if k == n:
+        return Sampling("all", k, n, seed)
+    passed = 0
+    if seed is not None:
+        members = set(population)
+        order = [i for i in grading_order(judge, seed) if i in members]
+        if chosen == set(order[:k]):
+            return Sampling("random", k, n, seed)
+        last = max(n_ for n_, i in enumerate(order) if i in chosen)
+        passed = sum(1 for i in order[:last] if i not in chosen)
+    expected = k / n
+    needed = expected + _EXTREMES_EXCESS * (1 - expected)
+    for name, key, candidate in [*candidates,
+                                 (f"the judge ({judge.model or judge.method})", "", judge)]:
+        overlap = len(chosen & _extremes(candidate, population, k))
+        if overlap >= needed * k and overlap > expected * k:
+            return Sampling("extremes", k, n, seed, by=name, by_key=key, overlap=overlap,
+                            passed_over=passed)
+    return Sampling("other", k, n, seed, passed_over=passed)
 
 
 # ------------------------------------------------------------------------------- report
@@ -225,6 +377,9 @@ class DimensionAgreement:
     not_scored: int  #: rated items the judge has no score for (left out)
     warning: str = ""
     other_scale: str = ""  #: the judge's scale when it is not the rating scale
+    #: The length baseline: the same items' number of words against the people's ratings
+    #: (same statistics and bootstrap); None when the items' texts are not known.
+    length: stats.CorrelationReport | None = None
 
     @property
     def mae_reason(self) -> str:
@@ -293,6 +448,9 @@ class JudgeReport:
     n_boot: int
     seed: int
     judge_scale: str = ""  #: the judge's own scale when it is not the rating scale
+    sampling: Sampling | None = None  #: how the graded items were chosen
+    #: Per dimension: does the judge tell the items apart? (over every item it scored)
+    spreads: list[tuple[str, stats.JudgeSpread]] = field(default_factory=list)
 
     @property
     def fails_good(self) -> list[QuestionAgreement]:
@@ -322,8 +480,23 @@ class JudgeReport:
                 "with the people by order only (Kendall tau-b, Spearman rho): no mean absolute "
                 "error, and the biggest disagreements are the items the two rank furthest "
                 "apart.")))
+        if self.sampling is not None:
+            lines.insert(3, ("Graded items", self.sampling.sentence))
+        lines.append(("Length baseline", (
+            "beside each dimension, Kendall tau-b and Spearman rho of the items' length (number "
+            "of words) with the people's ratings, on the same items with the same bootstrap: "
+            "a judge that agrees no better than that adds nothing beyond length.")))
+        warnings = []
         if self.rated < MIN_ITEMS:
-            lines.insert(1, ("WARNING", _few_items(self.rated)))
+            warnings.append(_few_items(self.rated))
+        if self.sampling is not None and not self.sampling.representative \
+                and self.sampling.kind != "none":
+            warnings.append("The graded items are not a random sample of the items the judge "
+                            "scored, so this agreement may not hold for the others (how they "
+                            "were chosen: see “Graded items”).")
+        warnings += [spread.sentence for _d, spread in self.spreads if spread.flagged]
+        if warnings:
+            lines.insert(1, ("WARNING", " ".join(warnings)))
         return lines
 
 
@@ -377,12 +550,14 @@ def _mae(x: Sequence[float], y: Sequence[float], n_boot: int, seed: int
 
 def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | None = None,
                  n_boot: int = 1000, seed: int = 0, top: int = 10,
+                 order_seed: int | None = None,
                  progress: Progress | None = None, cancel: CancelToken | None = None
                  ) -> JudgeReport:
     """The judge-vs-people report. ``rater`` None compares with the mean of every rater's
     rating of an item (the majority for Yes/No answers); a name, with that person only.
-    ``progress`` counts the dimensions (and the agreement between people); ``cancel`` is
-    checked between them."""
+    ``order_seed``: the project's grading order (:func:`grading_seed`; None: none recorded),
+    to say how the graded items were chosen (:func:`describe_sampling`). ``progress`` counts
+    the dimensions (and the agreement between people); ``cancel`` is checked between them."""
     ratings = [r for r in ratings if not r.empty]
     raters = list(dict.fromkeys(r.rater for r in ratings))
     chosen = ratings if rater is None else [r for r in ratings if r.rater == rater]
@@ -423,11 +598,18 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
         report = stats.correlations(x, y, n_boot=n_boot, seed=seed,
                                     x_name="the judge's scores", y_name="the people's ratings")
         mae, ci = _mae(x, y, n_boot, seed) if not judge.judge_scale else (None, (None, None))
+        texts = [judge.item(i).text for i in used_ids  # type: ignore[union-attr]
+                 if _person_score(by_item[i], dim) is not None
+                 and judge.item(i).scores.get(dim) is not None]  # type: ignore[union-attr]
+        length = stats.correlations(
+            [stats.word_count(t) for t in texts], y, n_boot=n_boot, seed=seed,
+            x_name="the items' lengths", y_name="the people's ratings") \
+            if texts and all(texts) else None
         dims.append(DimensionAgreement(
             dimension=dim, n=len(x), kendall=report.kendall, spearman=report.spearman,
             mae=mae, mae_ci=ci, not_scored=missing,
             warning=_few_items(len(x)) if len(x) < MIN_ITEMS else "",
-            other_scale=judge.judge_scale,
+            other_scale=judge.judge_scale, length=length,
         ))
         if progress is not None:
             progress.advance(1, detail=dim)
@@ -457,7 +639,33 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
         held_out=len(held), held_out_reason=judge.held_out_reason, dimensions=dims,
         questions=questions, disagreements=gaps[:top], people=people, n_boot=n_boot,
         seed=seed, judge_scale=judge.judge_scale,
+        sampling=describe_sampling(judge, used_ids, order_seed),
+        spreads=judge_spreads(judge),
     )
+
+
+def judge_spreads(judge: JudgeData) -> list[tuple[str, stats.JudgeSpread]]:
+    """Per dimension: does the judge tell the items apart? Over every item it scored (held
+    out or not): the most common score, the most common answers to its checklist questions,
+    the questions answered alike for every item, and how closely its scores follow the items'
+    length (``core.stats.judge_spread``, no bootstrap)."""
+    out = []
+    for dim in judge.dimensions:
+        scored = [i for i in judge.items if i.scores.get(dim) is not None]
+        questions = judge.questions.get(dim, [])
+        patterns = None
+        asked: dict[str, list[Any]] = {}
+        if questions:
+            patterns = ["".join({True: "Y", False: "N"}.get(i.answers.get(dim, {}).get(q), "?")
+                                for q in questions) for i in scored]
+            asked = {f"question {k} ({q})": [i.answers.get(dim, {}).get(q) for i in scored]
+                     for k, q in enumerate(questions, start=1)}
+        texts = [i.text for i in scored]
+        out.append((dim, stats.judge_spread(
+            [i.scores[dim] for i in scored], patterns=patterns,
+            lengths=[stats.word_count(t) for t in texts] if texts and all(texts) else None,
+            questions=asked, who=f"the judge on {dim}", units="items", n_boot=0)))
+    return out
 
 
 def _rank_gaps(gaps: list[Disagreement], x: Sequence[float], y: Sequence[float]
@@ -543,6 +751,14 @@ def report_frames(report: JudgeReport) -> dict[str, Any]:
                      "value": _fmt(d.mae), "ci_low": _fmt(d.mae_ci[0]),
                      "ci_high": _fmt(d.mae_ci[1]), "n": d.n,
                      "note": _note(d.mae_reason and f"undefined: {d.mae_reason}", d)})
+        if d.length is not None:
+            for c in (d.length.kendall, d.length.spearman):
+                dims.append({
+                    "dimension": d.dimension, "statistic": f"{LENGTH_LABEL}: {c.statistic}",
+                    "value": _fmt(c.value), "ci_low": _fmt(c.ci_low),
+                    "ci_high": _fmt(c.ci_high), "n": c.n,
+                    "note": f"undefined: {c.reason}" if c.reason else
+                    "the baseline: the items' number of words against the people's ratings"})
     questions = [{
         "dimension": q.dimension, "number": q.number, "question": q.question,
         "kappa": _fmt(q.result.kappa), "mcc": _fmt(q.result.mcc),
@@ -586,7 +802,8 @@ def _note(first: str, d: DimensionAgreement) -> str:
 
 _SHEET_ABOUT = {
     "Dimensions": "Per dimension: Kendall tau-b, Spearman rho and mean absolute error between "
-                  "the judge's scores and the people's ratings, with 95% bootstrap intervals.",
+                  "the judge's scores and the people's ratings, with 95% bootstrap intervals; "
+                  "beside them the same for the items' length alone (the baseline).",
     "Questions": "Per checklist question: the judge's Yes/No against the people's.",
     "Disagreements": "The items where the judge and the people differ most, with the judge's "
                      "explanation.",
@@ -802,26 +1019,45 @@ def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Itera
 
 @dataclass
 class CheckResult:
-    """What :func:`check_step` computed: the report (None when not asked for) and the
-    ranking of the candidate judges (empty with fewer than two)."""
+    """What :func:`check_step` computed: the report (None when not asked for), the
+    ranking of the candidate judges (empty with fewer than two) and how the graded items were
+    chosen among the candidates' items (``sampling``: a candidate whose own extremes chose
+    them is favoured by a ranking on them; see :func:`fair_ranking`)."""
 
     report: JudgeReport | None
     ranks: list[JudgeRank]
+    sampling: Sampling | None = None
+
+
+def fair_ranking(sampling: Sampling | None) -> str:
+    """"" when a ranking of judges on the graded items is fair; else why it is not (the
+    items were chosen by one candidate's highest and lowest scores)."""
+    if sampling is None or sampling.kind != "extremes":
+        return ""
+    return (f"Not a fair ranking: the graded items were chosen mostly by {sampling.by}'s "
+            f"highest and lowest scores ({sampling.overlap} of {sampling.graded}), which "
+            f"inflates its agreement. Grade items in the random order of the Grade tab, then "
+            "rank again.")
 
 
 def check_step(judge: JudgeData, ratings: Sequence[Rating], *, rater: str | None = None,
                candidates: Sequence[tuple[str, str, JudgeData]] = (),
-               method: str = "kendall", report: bool = True,
+               method: str = "kendall", report: bool = True, order_seed: int | None = None,
                progress: Progress | None = None, cancel: CancelToken | None = None
                ) -> CheckResult:
     """The report and the ranking in one plain step (the app runs it in the background:
     the bootstraps take seconds with hundreds of rated items). ``report`` False: only the
-    ranking (another statistic chosen)."""
+    ranking (another statistic chosen). ``order_seed``: the project's grading order
+    (:func:`grading_seed`)."""
     ratings = list(ratings)
     out = CheckResult(None, [])
     if report:
-        out.report = judge_report(judge, ratings, rater=rater, progress=progress, cancel=cancel)
+        out.report = judge_report(judge, ratings, rater=rater, order_seed=order_seed,
+                                  progress=progress, cancel=cancel)
     if len(candidates) >= 2:
         out.ranks = rank_judges(candidates, ratings, method=method, rater=rater,
                                 progress=progress, cancel=cancel)
+        graded = {r.item_id for r in ratings if not r.empty
+                  and (rater is None or r.rater == rater)}
+        out.sampling = describe_sampling(judge, graded, order_seed, candidates)
     return out

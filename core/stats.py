@@ -19,6 +19,9 @@ Every method's agreement screen uses this module. Three kinds of result:
   the scores, and Krippendorff's alpha (interval) with the repeats as raters.
 * :func:`binary_agreement` - a judge's Yes/No answers against a person's: Cohen's kappa, MCC and
   the false-pass and false-fail rates.
+* :func:`judge_spread` - does the judge tell the texts apart at all? (most texts with the same
+  answers or score, a question answered alike for every text, scores that follow the texts'
+  length); :func:`word_count` is the length of the baseline put beside every agreement.
 
 Nothing here is silent. A missing or non-numeric value is dropped and counted. A statistic that
 cannot be computed (fewer than 3 pairs, a constant column, a single rating value) is returned as
@@ -45,6 +48,7 @@ from scipy import stats as sps
 
 __all__ = [
     "GROUPED_LABEL",
+    "LENGTH_NAME",
     "METHODS",
     "MIN_PAIRED_UNITS",
     "POOLED_LABEL",
@@ -53,10 +57,12 @@ __all__ = [
     "STATISTIC_NAMES",
     "AlphaResult",
     "BinaryAgreement",
+    "ConstantQuestion",
     "Correlation",
     "CorrelationReport",
     "GroupCorrelation",
     "GroupedCorrelationReport",
+    "JudgeSpread",
     "Level",
     "PairedDifference",
     "RepeatStability",
@@ -66,13 +72,16 @@ __all__ = [
     "correlations",
     "format_p",
     "grouped_correlations",
+    "judge_spread",
     "krippendorff_alpha",
+    "length_sentence",
     "paired_correlation_difference",
     "plain_agreement",
     "repeat_stability",
     "stability_columns",
     "stability_rows",
     "strength",
+    "word_count",
 ]
 
 #: The correlation coefficients we compute, in the order the agreement screens show them
@@ -1394,6 +1403,264 @@ def binary_agreement(
         both_yes=tp, both_no=tn, judge_yes_person_no=fp, judge_no_person_yes=fn,
         n_dropped=len(pairs) - n, reasons=reasons,
     )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Does the judge read the texts? (a judge that gives every text the same answers, or scores
+# length, can still correlate with people; these checks say so beside its agreement)
+# --------------------------------------------------------------------------------------------
+
+#: More than this share of the units with one identical answer pattern (or score) flags a judge.
+SAME_SHARE = 0.5
+#: Fewest scored units before "most units got the same answers" is judged.
+MIN_SPREAD_UNITS = 4
+#: A judge whose scores follow length this closely (|Spearman rho|) is flagged ...
+LENGTH_FLAG = 0.7
+#: ... once it scored at least this many units.
+MIN_LENGTH_UNITS = 8
+#: With human scores, a judge that follows length is flagged only when its Spearman rho with
+#: them is not above the length's by at least this much (it adds nothing beyond length).
+LENGTH_MARGIN = 0.1
+#: What the length baseline measures, in the words of the tables.
+LENGTH_NAME = "text length (number of words)"
+#: The "kind" of the rows of :meth:`JudgeSpread.rows`.
+SPREAD_KIND = "does the judge tell the texts apart? (no human scores needed)"
+
+
+def word_count(text: Any) -> float:
+    """A text's length as the length baseline counts it: its number of words (runs of
+    characters between spaces); NaN for a missing text (never 0: a text that was not kept is
+    not an empty one)."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return float("nan")
+    return float(len(str(text).split()))
+
+
+@dataclass(frozen=True)
+class ConstantQuestion:
+    """A checklist question the judge answered the same way for every unit it answered."""
+
+    label: str  #: "question 3 (Does the essay ...?)"
+    answer: str  #: "Yes" or "No"
+    n: int  #: units that have an answer to it
+
+
+@dataclass(frozen=True)
+class JudgeSpread:
+    """Does a judge tell the units apart? Over the ``n`` units it scored: how many got its most
+    common score (``top_score``, ``top_score_count``) and its most common answer pattern
+    (``top_pattern``: the answers to every question in order, ``top_pattern_count``; 0 when the
+    judge gives no answers), the Spearman correlation of its scores with the units' length
+    (``length``, None when the lengths are unknown) and the questions answered the same way for
+    every unit. ``flagged``: most units got the same answers or the same score, or the scores
+    follow length closely (:data:`SAME_SHARE`, :data:`LENGTH_FLAG`); ``sentence`` says so in
+    plain words."""
+
+    who: str  #: "the checklist", "the personas' overall score"
+    units: str  #: plural noun: "texts", "items"
+    n: int
+    top_score: float | None
+    top_score_count: int
+    top_pattern: str
+    top_pattern_count: int
+    length: Correlation | None
+    constant_questions: tuple[ConstantQuestion, ...] = ()
+    #: With human scores: (the judge's Spearman rho with them, the length's), on the units
+    #: that have all three; None without human scores (or when either is undefined).
+    versus_length: tuple[float, float] | None = None
+
+    @property
+    def same_pattern(self) -> bool:
+        return (self.n >= MIN_SPREAD_UNITS and self.top_pattern_count > 1
+                and self.top_pattern_count > SAME_SHARE * self.n)
+
+    @property
+    def same_score(self) -> bool:
+        return (self.n >= MIN_SPREAD_UNITS and self.top_score_count > 1
+                and self.top_score_count > SAME_SHARE * self.n)
+
+    @property
+    def follows_length(self) -> bool:
+        c = self.length
+        close = (c is not None and c.value is not None and c.n >= MIN_LENGTH_UNITS
+                 and abs(c.value) >= LENGTH_FLAG)
+        if not close or self.versus_length is None:
+            return close
+        judge, length = self.versus_length
+        return judge < length + LENGTH_MARGIN
+
+    @property
+    def flagged(self) -> bool:
+        return self.same_pattern or self.same_score or self.follows_length
+
+    def problems(self) -> list[str]:
+        """What is wrong, one clause each ("" when nothing)."""
+        out = []
+        if self.same_pattern:
+            out.append(f"{self.top_pattern_count} of {self.n} {self.units} got exactly the "
+                       f"same answers ({self.top_pattern})")
+        if self.same_score and not (self.same_pattern
+                                    and self.top_pattern_count >= self.top_score_count):
+            every = self.top_score_count == self.n
+            out.append((f"every one of the {self.n} {self.units}" if every else
+                        f"{self.top_score_count} of {self.n} {self.units}")
+                       + f" got the same score ({_fmt_value(round(self.top_score or 0, 3))})")
+        if self.follows_length:
+            c = self.length
+            assert c is not None and c.value is not None
+            way = "longer" if c.value > 0 else "shorter"
+            clause = (f"the scores follow the {self.units}' length closely (rank correlation "
+                      f"{c.value:.2f} with the number of words: the {way}, the higher)")
+            if self.versus_length is not None:
+                judge, length = self.versus_length
+                clause += (f" and agree with people no better than the length alone does "
+                           f"({judge:.2f} against {length:.2f})")
+            out.append(clause)
+        return out
+
+    @property
+    def sentence(self) -> str:
+        """The warning for the results page, the Agreement sheet and the Read me; "" when the
+        judge does tell the units apart."""
+        found = self.problems()
+        if not found:
+            return ""
+        return (f"{_sentence(self.who)} may not be reading the {self.units}: "
+                + "; ".join(found) + ". Its agreement with people can come from that alone: "
+                "read some of its answers (Check the judge) before trusting it, or try a "
+                "larger model.")
+
+    @property
+    def question_sentence(self) -> str:
+        """The questions answered the same way for every unit ("" when none)."""
+        if not self.constant_questions:
+            return ""
+        parts = [f"{q.label} was answered {q.answer} for all {q.n} {self.units}"
+                 for q in self.constant_questions]
+        tells = "tells" if len(parts) == 1 else "tell"
+        return "; ".join(parts) + f": {'it' if len(parts) == 1 else 'they'} {tells} no " \
+            f"{self.unit} apart."
+
+    @property
+    def unit(self) -> str:
+        """The singular of :attr:`units`."""
+        return self.units.removesuffix("s")
+
+    def rows(self, comparison: str) -> list[dict[str, Any]]:
+        """Rows of an Agreement sheet (:data:`ROW_COLUMNS`), kind :data:`SPREAD_KIND`."""
+        def row(statistic: str, value: Any, n: int, note: str, **extra: Any) -> dict[str, Any]:
+            return {"comparison": comparison, "statistic": statistic, "kind": SPREAD_KIND,
+                    "value": value, "p_value": extra.get("p"), "ci_low": extra.get("low"),
+                    "ci_high": extra.get("high"), "n": n, "note": note}
+
+        out = []
+        if self.n == 0:
+            return [row("share with the most common score", None, 0,
+                        f"Not computed: no {self.unit} has a score")]
+        if self.top_pattern_count:
+            out.append(row("share with the most common answers",
+                           self.top_pattern_count / self.n, self.n,
+                           _join(f"{self.top_pattern_count} of {self.n} {self.units}: "
+                                 f"{self.top_pattern}",
+                                 "FLAGGED: most got the same answers" if self.same_pattern
+                                 else "")))
+        out.append(row("share with the most common score", self.top_score_count / self.n,
+                       self.n, _join(f"{self.top_score_count} of {self.n} {self.units} scored "
+                                     f"{_fmt_value(round(self.top_score or 0, 3))}",
+                                     "FLAGGED: most got the same score" if self.same_score
+                                     else "")))
+        c = self.length
+        if c is not None:
+            out.append(row(f"Spearman rho with {LENGTH_NAME}", c.value, c.n,
+                           _join("FLAGGED: the scores follow length closely"
+                                 if self.follows_length else "",
+                                 c.note if c.defined else f"Not computed: {c.reason}"),
+                           p=c.p_value, low=c.ci_low, high=c.ci_high))
+        if self.constant_questions:
+            out.append(row(f"questions answered the same for every {self.unit}",
+                           len(self.constant_questions), self.n, self.question_sentence))
+        return out
+
+
+def _pattern_text(pattern: Any) -> str:
+    if isinstance(pattern, str):
+        return pattern
+    return ", ".join(_fmt_value(v) for v in pattern)
+
+
+def judge_spread(scores: Sequence[Any], *, patterns: Sequence[Any] | None = None,
+                 lengths: Sequence[Any] | None = None,
+                 questions: Mapping[str, Sequence[Any]] | None = None,
+                 human: Sequence[Any] | None = None,
+                 who: str = "the judge", units: str = "texts", n_boot: int = 1000,
+                 seed: int = 0) -> JudgeSpread:
+    """How well a judge tells the units apart (:class:`JudgeSpread`). ``scores``: its score of
+    each unit (None/NaN: no score, left out with the unit's pattern and length); ``patterns``:
+    each unit's answers to every question (a string such as "YNYY" or a tuple of scores),
+    compared as they are; ``lengths``: each unit's length (:func:`word_count`), correlated with
+    the scores by :func:`correlations` (the same bootstrap); ``questions``: question label ->
+    its answer for each unit (True/False/None), to find the ones answered the same way for every
+    unit; ``human``: people's score of each unit (None: missing): then scores that follow
+    length are flagged only when they agree with people no better than the length alone
+    (:data:`LENGTH_MARGIN`)."""
+    values = _numeric_vector(scores, "the judge's scores")
+    keep = ~np.isnan(values)
+    n = int(keep.sum())
+    top_score, top_count = None, 0
+    if n:
+        found, counts = np.unique(values[keep], return_counts=True)
+        best = int(np.argmax(counts))
+        top_score, top_count = float(found[best]), int(counts[best])
+    top_pattern, pattern_count = "", 0
+    if patterns is not None:
+        if len(patterns) != values.shape[0]:
+            raise ValueError("give one answer pattern per score")
+        tally: dict[Any, int] = {}
+        for pattern, k in zip(patterns, keep, strict=True):
+            if k and pattern is not None:
+                key = pattern if isinstance(pattern, str) else tuple(pattern)
+                tally[key] = tally.get(key, 0) + 1
+        if tally:
+            first = max(tally.values())
+            key = next(p for p, c in tally.items() if c == first)
+            top_pattern, pattern_count = _pattern_text(key), first
+    length = None
+    if lengths is not None:
+        if len(lengths) != values.shape[0]:
+            raise ValueError("give one length per score")
+        length = correlations(values, lengths, n_boot=n_boot, seed=seed,
+                              x_name="the judge's scores", y_name="the lengths").spearman
+    versus = None
+    if lengths is not None and human is not None:
+        if len(human) != values.shape[0]:
+            raise ValueError("give one human score per score")
+        lv = _numeric_vector(lengths, "the lengths")
+        hv = _numeric_vector(human, "the human scores")
+        ok = ~(np.isnan(values) | np.isnan(lv) | np.isnan(hv))
+        if ok.sum() >= _MIN_PAIRS:
+            judge_h = correlations(values[ok], hv[ok], n_boot=0).spearman.value
+            length_h = correlations(lv[ok], hv[ok], n_boot=0).spearman.value
+            if judge_h is not None and length_h is not None:
+                versus = (judge_h, length_h)
+    constant = []
+    for label, answers in (questions or {}).items():
+        given = [a for a in answers if a is not None]
+        if len(given) >= MIN_SPREAD_UNITS and all(a == given[0] for a in given):
+            constant.append(ConstantQuestion(label, "Yes" if given[0] else "No", len(given)))
+    return JudgeSpread(who, units, n, top_score, top_count, top_pattern, pattern_count, length,
+                       tuple(constant), versus)
+
+
+def length_sentence(judge: float | None, length: float | None, *, who: str = "the judge",
+                    symbol: str = "ρ") -> str:
+    """Beside an agreement with people: what the texts' length alone gives. "" without a
+    length baseline."""
+    if length is None:
+        return ""
+    if judge is not None and length >= judge:
+        return (f"Text length alone agrees as well or better ({symbol} = {length:.2f}): "
+                f"{who} may add nothing beyond the texts' length.")
+    return f"Text length alone: {symbol} = {length:.2f}."
 
 
 # --------------------------------------------------------------------------------------------

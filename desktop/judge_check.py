@@ -1,6 +1,7 @@
 """The "Check the judge" panel, shared by the MAJ-Eval and InteractEval wizards: a person grades
-a sample of the items the judge scored (the app picks the next one, alternating the judge's
-highest and lowest scored), and the report compares the judge with them. Only input and
+a sample of the items the judge scored (the app offers them in a random order kept in the
+project, so the items graded first are a fair sample), and the report compares the judge with
+them, saying how the graded items were chosen. Only input and
 output here: the ratings, the order, the statistics and the workbooks are in
 :mod:`core.judge_check`.
 """
@@ -148,6 +149,10 @@ class JudgeCheckPanel(QWidget):
         self.judge: jc.JudgeData | None = None
         self.ratings: list[jc.Rating] = []
         self.report: jc.JudgeReport | None = None
+        #: The project's grading order (``core.judge_check.grading_seed``).
+        self.seed: int | None = None
+        #: How the graded items were chosen among the candidates' (the last ranking's).
+        self.sampling: jc.Sampling | None = None
         self.current: str | None = None
         self.skipped: list[str] = []
         self.score_combos: dict[str, QComboBox] = {}
@@ -239,6 +244,7 @@ class JudgeCheckPanel(QWidget):
     def _report_tab(self) -> QWidget:
         tab = QWidget()
         self.rater_combo = QComboBox()
+        self.rater_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.rater_combo.setToolTip("Compare the judge with one person, or with the mean of "
                                     "everyone's ratings of an item.")
         self.rater_combo.currentIndexChanged.connect(self._report_rater_chosen)
@@ -351,6 +357,15 @@ class JudgeCheckPanel(QWidget):
                             (_best_words(ranks) if r.value is not None
                              else f"Undefined: {r.reason}.")),
             })
+        favoured = self.sampling.by_key if jc.fair_ranking(self.sampling) and self.sampling \
+            else None
+        for row, r in zip(rows, self.ranks, strict=True):
+            if favoured is not None and r.key == favoured:
+                row["verdict"] = ("Favoured by the graded items (chosen by its own highest and "
+                                  "lowest scores): not comparable. " + row["verdict"])
+            elif favoured is not None and self.sampling is not None:
+                row["verdict"] = (f"Not a fair comparison (the graded items favour "
+                                  f"{self.sampling.by}): " + row["verdict"])
         self.rank_model.set_frame(pd.DataFrame(rows, columns=[c.key for c in RANK_COLUMNS]))
         fit_columns(self.rank_view, stretch=self.rank_model.column_of("verdict"), max_width=320)
         who = "the mean of all raters" if self.chosen_rater() is None else self.chosen_rater()
@@ -359,7 +374,12 @@ class JudgeCheckPanel(QWidget):
             f"with {who}, on the rated items all of them scored. Each is compared with the best "
             "by a paired bootstrap (2000 resamples): when the interval includes 0, the "
             "difference could be chance.")
-        self.use_button.setEnabled(best.value is not None and self.make_judge is not None)
+        unfair = jc.fair_ranking(self.sampling)
+        if unfair:  # the graded items favour one judge: no "best" to make the project's judge
+            self.pick_about.setText(f"<b style='color:#b42318'>{html.escape(unfair)}</b> "
+                                    + html.escape(self.pick_about.text()))
+        self.use_button.setEnabled(best.value is not None and self.make_judge is not None
+                                   and not unfair)
 
     @Slot()
     def use_best(self) -> str:
@@ -396,6 +416,7 @@ class JudgeCheckPanel(QWidget):
             self.rater_edit.setText(self.who())
         self.skipped = []
         self.ratings = jc.load_ratings(project, self.method) if judge is not None else []
+        self.seed = jc.grading_seed(project, self.method) if judge is not None else None
         self._build_form()
         self.show_next()
         self._ratings_changed()
@@ -487,17 +508,22 @@ class JudgeCheckPanel(QWidget):
         if held:
             text += (f" ({count(held, 'item')} not offered: shown to the model in a prompt, "
                      f"{judge.held_out_reason or 'so not a fair test'})")
+        text += (f". Items come in a random order (seed {self.seed}): the ones graded first "
+                 "are a fair sample, so skip only when you must.")
         self.progress_label.setText(text)
+        self.progress_label.setWordWrap(True)
 
     @Slot()
     def show_next(self) -> None:
         if self.judge is None:
             self.show_item(None)
             return
-        item = jc.next_item(self.judge, self.ratings, self.rater(), skip=self.skipped)
+        seed = self.seed or 0
+        item = jc.next_item(self.judge, self.ratings, self.rater(), skip=self.skipped,
+                            seed=seed)
         if item is None and self.skipped:  # skipped ones come back at the end
             self.skipped = []
-            item = jc.next_item(self.judge, self.ratings, self.rater())
+            item = jc.next_item(self.judge, self.ratings, self.rater(), seed=seed)
         self.show_item(item)
 
     @Slot()
@@ -643,7 +669,8 @@ class JudgeCheckPanel(QWidget):
         if (self._stale or self._report_pending or self.report is None) \
                 and self.judge is not None:
             self._stale = False
-            self.report = jc.judge_report(self.judge, self.ratings, rater=self.chosen_rater())
+            self.report = jc.judge_report(self.judge, self.ratings, rater=self.chosen_rater(),
+                                          order_seed=self.seed)
             self._show_report(self.report)
         return self.report
 
@@ -681,7 +708,7 @@ class JudgeCheckPanel(QWidget):
             self.about_label.setText("Comparing the judge with the ratings…")
         method = STATISTICS[self.statistic_combo.currentText()]
         step = partial(_check_step, judge, list(self.ratings), self.chosen_rater(),
-                       list(self.candidates), method, report)
+                       list(self.candidates), method, report, self.seed)
         title = ("Comparing the judge with your ratings" if report
                  else "Ranking the judges")
         runner = self.runner or start_step
@@ -700,6 +727,7 @@ class JudgeCheckPanel(QWidget):
             if result.report is not None:
                 self.report = result.report
                 self._show_report(result.report)
+            self.sampling = result.sampling
             self._show_ranks(result.ranks)
             self.run_panel.hide()
             self.report_changed.emit()
@@ -738,8 +766,9 @@ class JudgeCheckPanel(QWidget):
         self.gaps_back.hide()
         about = dict(report.describe())
         scale = " " + about["Judge's scale"] if "Judge's scale" in about else ""
+        chosen = f" Graded items: {about['Graded items']}" if "Graded items" in about else ""
         self.about_label.setText(f"{about['Judge']}. {about['Ratings']}. {about['Held out']}"
-                                 f"{scale}")
+                                 f"{scale}{chosen}")
         self.warning.setText(about.get("WARNING", ""))
         self.warning.setVisible("WARNING" in about)
         self.report_tabs.setTabVisible(self.questions_tab, bool(report.questions))
@@ -818,9 +847,10 @@ def _best_words(ranks: list[jc.JudgeRank]) -> str:
 
 def _check_step(judge: jc.JudgeData, ratings: list[jc.Rating], rater: str | None,
                 candidates: list[tuple[str, str, jc.JudgeData]], method: str, report: bool,
-                progress: Any, cancel: Any) -> jc.CheckResult:
+                order_seed: int | None, progress: Any, cancel: Any) -> jc.CheckResult:
     return jc.check_step(judge, ratings, rater=rater, candidates=candidates, method=method,
-                         report=report, progress=progress, cancel=cancel)
+                         report=report, order_seed=order_seed, progress=progress,
+                         cancel=cancel)
 
 
 class CheckJudgePageMixin:

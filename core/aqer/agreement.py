@@ -29,6 +29,7 @@ def agreement_table(
     answer_grade: Any = None,
     ai_answers: Mapping[str, tuple[Any, Any]] | None = None,
     per_person: bool = False,
+    lengths: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Rows of the ``Agreement`` sheet (columns ``core.stats.ROW_COLUMNS``).
 
@@ -36,13 +37,18 @@ def agreement_table(
     paired with ``expert_grade``; None entries are missing and are counted, not guessed.
     ``ai_answers`` maps a model's name ("" for all models pooled) to (AQER scores, grades) of
     its answers. ``per_person``: ``expert_grade`` is one grade given to each person (a grade
-    column or a grades sheet), not the mean of their answers' grades.
+    column or a grades sheet), not the mean of their answers' grades. ``lengths`` (the length
+    baseline, a row after each comparison with the same statistics): "worker" -> each
+    worker's mean number of words per answer, "answer" -> each answer's, "ai:<model>" -> the
+    AI answers' ("ai:" for all models).
     """
     from core import stats
 
     reports: dict[str, Any] = {}
+    lengths = lengths or {}
+    baseline = f"Answer length alone ({stats.LENGTH_NAME.split('(')[1].rstrip(')')})"
+    grade = "expert grade" if per_person else "mean expert grade"
     for name, values in worker_scores.items():
-        grade = "expert grade" if per_person else "mean expert grade"
         reports[f"{name} vs {grade} (per worker)"] = stats.correlations(
             list(values),
             list(expert_grade),
@@ -50,6 +56,10 @@ def agreement_table(
             y_name=f"the workers' {grade}s",
             label="per worker",
         )
+    if worker_scores and lengths.get("worker") is not None:
+        reports[f"{baseline} vs {grade} (per worker, baseline)"] = stats.correlations(
+            list(lengths["worker"]), list(expert_grade), x_name="the workers' answer lengths",
+            y_name=f"the workers' {grade}s", label="per worker")
 
     def per_answer(x: Any, y: Any, x_name: str, y_name: str, label: str) -> Any:
         x, y = list(x), list(y)
@@ -60,6 +70,10 @@ def agreement_table(
         reports["AQER similarity to the SEA vs expert grade (per answer)"] = per_answer(
             answer_similarity, answer_grade, "the answers' similarities",
             "the answers' expert grades", "per answer")
+        if lengths.get("answer") is not None:
+            reports[f"{baseline} vs expert grade (per answer, baseline)"] = per_answer(
+                lengths["answer"], answer_grade, "the answers' lengths",
+                "the answers' expert grades", "per answer")
     for model, (scores, grades) in (ai_answers or {}).items():
         name = (
             "AI answers, all models: AQER score vs expert grade (per answer)"
@@ -68,5 +82,10 @@ def agreement_table(
         )
         reports[name] = per_answer(scores, grades, "the AI answers' AQER scores",
                                    "the AI answers' expert grades", "AI answers, per answer")
+        if lengths.get(f"ai:{model}") is not None:
+            reports[name.replace("AQER score", baseline.lower()).replace(
+                "(per answer)", "(per answer, baseline)")] = per_answer(
+                lengths[f"ai:{model}"], grades, "the AI answers' lengths",
+                "the AI answers' expert grades", "AI answers, per answer")
     rows = stats.agreement_rows(reports)
     return pd.DataFrame(rows, columns=list(stats.ROW_COLUMNS))

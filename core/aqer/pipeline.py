@@ -644,6 +644,15 @@ def aqer(
     ai = _ai_grades(llms, llm_scores, llm_blanks, blank_to_others)
     agreement = pd.DataFrame(columns=AGREEMENT_COLUMNS)
     if methods or ai:
+        from core.stats import word_count
+
+        # the length baseline: each answer's number of words (a blank has none)
+        answer_words = np.array([word_count(r) for r in scorable["response"]]
+                                + [0.0] * len(blanks), dtype=float)
+        word_sums = np.bincount(answer_worker, weights=answer_words, minlength=len(scored_names))
+        word_counts = np.bincount(answer_worker, minlength=len(scored_names))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_words = dict(zip(scored_names, word_sums / word_counts, strict=True))
         agreement = agreement_table(
             methods,
             expert,
@@ -651,6 +660,9 @@ def aqer(
             answer_grade=answer_grade if methods and answer_graded else None,
             ai_answers=ai,
             per_person=bool(person_grades),
+            lengths={"worker": [mean_words.get(n, float("nan")) for n in workers["worker"]],
+                     "answer": answer_words,
+                     **{f"ai:{m}": v for m, v in _ai_lengths(llms, llm_blanks, ai).items()}},
         )
 
     return AqerResult(
@@ -866,6 +878,27 @@ def _grades(cells: Any) -> np.ndarray:
         value = cell_number(texts.iat[k])
         out[k] = np.nan if value is None else value
     return out
+
+
+def _ai_lengths(llms: pd.DataFrame, blanks: pd.DataFrame,
+                ai: dict[str, tuple[list[float], list[float]]]) -> dict[str, list[float]]:
+    """The number of words of the AI answers :func:`_ai_grades` pairs (the same answers in the
+    same order: graded, with a finite score), for the length baseline; a blank has none."""
+    from core.stats import word_count
+
+    if not ai:
+        return {}
+    models = list(llms["model"]) + list(blanks["worker"])
+    grades = [cell_number(g) for g in llms["grade"]] + [cell_number(g) for g in blanks["grade"]]
+    words = [word_count(r) for r in llms["response"]] + [0.0] * len(blanks)
+    kept = [(m, w) for m, w, g in zip(models, words, grades, strict=True)
+            if g is not None and not (isinstance(g, float) and np.isnan(g))]
+    out = {"": [w for _, w in kept]}
+    for model in ai:
+        if model:
+            out[model] = [w for m, w in kept if m == model]
+    # the scores' filter (finite scores) may leave out more: then no baseline for that model
+    return {m: v for m, v in out.items() if len(v) == len(ai.get(m, ([], []))[0])}
 
 
 def _ai_grades(

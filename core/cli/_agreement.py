@@ -47,7 +47,7 @@ def add_agreement_parser(actions: argparse._SubParsersAction, *, what: str,
 
 
 def run_agreement(args: argparse.Namespace, method: str) -> int:
-    from core import judge_check
+    from core import judge_check, stats
     from core.project import Project, ProjectError
     from core.tables import TableError
 
@@ -73,6 +73,7 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
         ratings: list[judge_check.Rating] = []
         if args.project_ratings:
             ratings += judge_check.load_ratings(project, method)
+        order_seed = judge_check.grading_seed(project, method, create=False)
     finally:
         project.close()
     if args.ratings:
@@ -89,7 +90,8 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
         raise UserError(f"Nobody called '{args.rater}' rated an item. Raters: "
                         f"{', '.join(sorted({r.rater for r in ratings})) or 'none'}.")
     report = judge_check.judge_report(judge, ratings, rater=args.rater,
-                                      n_boot=0 if args.no_bootstrap else 1000)
+                                      n_boot=0 if args.no_bootstrap else 1000,
+                                      order_seed=order_seed)
     try:
         judge_check.write_report(args.output, report)
     except TableError as exc:
@@ -98,11 +100,22 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
         f"{judge.model or 'not recorded'}).")
     if report.held_out:
         say(f"evaldesk: note: {judge_check.held_out_line(report.held_out, report.held_out_reason)}")
+    if report.sampling is not None:
+        say(("" if report.sampling.representative else "evaldesk: WARNING: ")
+            + f"How the graded items were chosen: {report.sampling.sentence}")
+    for _dim, spread in report.spreads:
+        if spread.flagged:
+            say(f"evaldesk: WARNING: {spread.sentence}")
     for d in report.dimensions:
         tau = f"{d.kendall.value:.3f}" if d.kendall.value is not None else \
             f"undefined ({d.kendall.reason})"
         mae = f"{d.mae:.2f}" if d.mae is not None else "undefined"
         say(f"{d.dimension}: Kendall tau-b {tau}, mean absolute error {mae}, n = {d.n}")
+        if d.length is not None:
+            line = stats.length_sentence(d.kendall.value, d.length.kendall.value,
+                                         symbol="Kendall tau-b")
+            if line:
+                say(f"{d.dimension}: {line}")
         if d.warning:
             say(f"evaldesk: {d.warning}")
     for q in report.fails_good:

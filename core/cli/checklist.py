@@ -471,14 +471,33 @@ def run_score(args: argparse.Namespace) -> int:
         if ok:
             line += f", mean {sum(ok) / len(ok):.2f}"
         say(line)
-    from core.interacteval.agreement import human_agreement
+    from core import stats
+    from core.interacteval.agreement import human_agreement, judge_spreads
 
     for result in human_agreement(run.scores, include_samples=args.include_samples):
-        if result.per_document is not None and result.per_document.spearman.defined:
+        grouped = result.per_document is not None and result.per_document.spearman.defined
+        if grouped:
             report = result.per_document
             say(f"{result.dimension}: Spearman rho with human scores, per source document "
                 f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
                 f"{count(len(report.groups), 'document')} used)")
+        else:
+            report = result.pooled
+            if report.spearman.defined:
+                say(f"{result.dimension}: Spearman rho with human scores, pooled over all "
+                    f"texts = {report.spearman.value:.3f} ({count(report.n, 'text')})")
+        label = stats.GROUPED_LABEL if grouped else stats.POOLED_LABEL
+        length = result.length.get(label)
+        line = stats.length_sentence(report.spearman.value,
+                                     length.spearman.value if length is not None else None,
+                                     who="the checklist", symbol="Spearman rho")
+        if line:
+            say(f"{result.dimension}: {line}")
+    for _dimension, spread in judge_spreads(run.scores, n_boot=0):
+        if spread.flagged:
+            say(f"evaldesk: WARNING: {spread.sentence}")
+        if spread.question_sentence:
+            say(f"evaldesk: note: {_dimension}: {spread.question_sentence}")
     from core.interacteval.report import samples_summary
 
     flagged = [sc for sc in run.scores if sc.think_aloud_sample]
@@ -622,10 +641,14 @@ def run_compare(args: argparse.Namespace) -> int:
         cd.write_comparison(args.output, runs, rows, readme=readme, extra_sheets=extra)
     except TableError as exc:
         raise UserError(exc.message) from None
+    for dim, line in cd.how_compared(rows):
+        say(f"{dim}: {line}.")
     for row in rows:
-        say(row["summary"] or (f"{row['condition']}: Spearman per document "
+        say(row["summary"] or (f"{row['condition']}: Spearman {row['compared']} "
                                + ("undefined" if row["value"] is None
                                   else f"{row['value']:.2f}")))
+        if row["warning"]:
+            say(f"evaldesk: WARNING: {row['dimension']}: {row['warning']}")
     for line in session.condition_stability_lines(entries):
         say(line)
     say(f"Comparison written to {args.output}.")

@@ -382,11 +382,24 @@ def run_debates(args: argparse.Namespace) -> int:
         if values:
             line += f", mean {sum(values) / len(values):.2f}"
         say(line)
+    from core.majeval.agreement import BASELINE, LENGTH_GROUP, judge_spreads
+    from core.stats import length_sentence
+
+    lengths = {(h.dimension, h.human_dimension): h.report.spearman.value for h in humans
+               if h.group == LENGTH_GROUP and h.stage == BASELINE}
     for h in humans:
         if h.group.startswith("All groups") and h.stage == "after debate" \
                 and h.report.spearman.defined:
             say(f"Spearman rho, overall {h.dimension} vs human {h.human_dimension}: "
                 f"{h.report.spearman.value:.3f} (n = {h.report.n})")
+            line = length_sentence(h.report.spearman.value,
+                                   lengths.get((h.dimension, h.human_dimension)),
+                                   who="the personas", symbol="Spearman rho")
+            if line:
+                say(f"{h.dimension} vs human {h.human_dimension}: {line}")
+    for _dim, spread in judge_spreads(run, n_boot=0):
+        if spread.flagged:
+            say(f"evaldesk: WARNING: {spread.sentence}")
     _say_stability(repeats, state)
     say(f"Results written to {args.output}.")
     warning = failure_warning(run)
@@ -439,8 +452,12 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
                             extra_sheets=extra)
     except TableError as exc:
         raise UserError(exc.message) from None
+    say(f"How the conditions were compared: {cd.HOW_COMPARED}.")
     for line in cd.comparison_summary(rows):
         say(line)
+    for row in rows:
+        if row["warning"]:
+            say(f"evaldesk: WARNING: {row['warning']}")
     _say_stability(repeats, state)
     if not any(r["value"] is not None for r in rows):
         say("evaldesk: note: no agreement could be computed: give the human ratings with "

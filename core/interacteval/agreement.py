@@ -8,6 +8,12 @@
 * **per system**: the mean score of each generating system, correlated over systems (when the
   texts have a system).
 
+Beside each kind, the **length baseline**: the same correlation (same kind, same bootstrap) of
+the texts' length (number of words) with the human scores, so a reader sees when the checklist
+adds nothing beyond length. :func:`judge_spreads` says, per dimension and without human scores,
+whether the checklist tells the texts apart at all (most texts with the same answers or score, a
+question answered alike for every text, scores that follow length): ``core.stats.judge_spread``.
+
 Only texts that were scored and have a human score take part; texts without a score (failed or
 incomplete) are counted in the note, never given a score. A text that is one of its dimension's
 think-aloud samples (``TextScore.think_aloud_sample``) helped build the checklist, so it is not
@@ -37,12 +43,18 @@ __all__ = [
     "DimensionAgreement",
     "agreement_rows",
     "human_agreement",
+    "judge_spreads",
     "scatter_points",
+    "spread_rows",
 ]
 
 PER_SYSTEM_LABEL = "per system (mean score of each system)"
 _X = "the checklist scores"
 _Y = "the human scores"
+_L = "the texts' lengths"
+#: Why a length baseline is missing when the texts were not kept with their scores.
+NO_TEXTS = ("the texts were not kept with these scores (score them again to see the length "
+            "baseline)")
 
 
 @dataclass
@@ -61,6 +73,11 @@ class DimensionAgreement:
     missing: dict[str, str] = field(default_factory=dict)
     samples_left_out: int = 0  #: think-aloud samples left out (not counted above)
     samples_included: int = 0  #: think-aloud samples among the texts used
+    #: The length baseline of each kind (label -> the same correlations with the texts' length
+    #: in place of the checklist scores); a kind missing here is in ``length_missing``.
+    length: dict[str, stats.CorrelationReport | stats.GroupedCorrelationReport] = \
+        field(default_factory=dict)
+    length_missing: str = ""
 
     @property
     def comparison(self) -> str:
@@ -132,6 +149,7 @@ def human_agreement(
             )
         else:
             missing[PER_SYSTEM_LABEL] = "the texts have no system column"
+        length, length_missing = _length_baseline(usable, y, n_boot=n_boot, seed=seed)
         out.append(DimensionAgreement(
             dimension=dimension,
             per_document=per_document,
@@ -144,8 +162,89 @@ def human_agreement(
             missing=missing,
             samples_left_out=len(left_out),
             samples_included=sum(1 for s in usable if s.think_aloud_sample),
+            length=length, length_missing=length_missing,
         ))
     return out
+
+
+def _length_baseline(usable: Sequence[TextScore], y: Sequence[Any], *, n_boot: int, seed: int
+                     ) -> tuple[dict[str, Any], str]:
+    """The correlations of the texts' length with the human scores, of the same kinds as the
+    checklist's (per source document averaged when the texts have sources, pooled, per
+    system), with the same bootstrap."""
+    from core import stats
+
+    if not usable:
+        return {}, ""
+    if not all(s.text for s in usable):
+        return {}, NO_TEXTS
+    lengths = [stats.word_count(s.text) for s in usable]
+    out: dict[str, Any] = {}
+    if any(s.source_id for s in usable):
+        out[GROUPED_LABEL] = stats.grouped_correlations(
+            lengths, y, [s.source_id or None for s in usable], n_boot=n_boot, seed=seed,
+            x_name=_L, y_name=_Y)
+    out[POOLED_LABEL] = stats.correlations(lengths, y, n_boot=n_boot, seed=seed, x_name=_L,
+                                           y_name=_Y)
+    systems: dict[str, list[int]] = {}
+    for k, s in enumerate(usable):
+        if s.system:
+            systems.setdefault(s.system, []).append(k)
+    if systems:
+        names = list(systems)
+        out[PER_SYSTEM_LABEL] = stats.correlations(
+            [sum(lengths[k] for k in systems[n]) / len(systems[n]) for n in names],
+            [sum(float(y[k]) for k in systems[n]) / len(systems[n]) for n in names],
+            n_boot=n_boot, seed=seed, label=PER_SYSTEM_LABEL,
+            x_name="the systems' mean text lengths", y_name="the systems' mean human scores")
+    return out, ""
+
+
+def judge_spreads(scores: Sequence[TextScore], *, n_boot: int = 1000, seed: int = 0
+                  ) -> list[tuple[str, stats.JudgeSpread]]:
+    """Per dimension (in order of appearance): does the checklist tell the texts apart?
+    Over every text with a score: how many got the most common answers (the Yes/No of each
+    question in order, e.g. ``YNYNY``) and the most common score, the questions answered the
+    same way for every text, and how closely the scores follow the texts' length
+    (``core.stats.judge_spread``). Needs no human scores."""
+    from core import stats
+
+    dimensions = list(dict.fromkeys(s.dimension for s in scores))
+    out = []
+    for dimension in dimensions:
+        mine = [s for s in scores if s.dimension == dimension and s.status == "ok"
+                and s.score is not None]
+        patterns = ["".join({"yes": "Y", "no": "N"}.get(a.answer or "", "?")
+                            for a in sorted(s.answers, key=lambda a: a.number)) or None
+                    for s in mine]
+        questions: dict[str, list[Any]] = {}
+        labels: dict[int, str] = {}
+        for s in mine:
+            for a in s.answers:
+                labels.setdefault(a.number, f"question {a.number} ({a.question})")
+        for number, label in sorted(labels.items()):
+            answers = []
+            for s in mine:
+                found = next((a for a in s.answers if a.number == number), None)
+                answers.append(None if found is None or found.answer is None
+                               else found.answer == "yes")
+            questions[label] = answers
+        lengths = [stats.word_count(s.text) for s in mine] \
+            if mine and all(s.text for s in mine) else None
+        out.append((dimension, stats.judge_spread(
+            [s.score for s in mine], patterns=patterns if any(patterns) else None,
+            lengths=lengths, questions=questions, human=[s.human for s in mine],
+            who=f"the checklist of {dimension}",
+            units="texts", n_boot=n_boot, seed=seed)))
+    return out
+
+
+def spread_rows(spreads: Sequence[tuple[str, stats.JudgeSpread]]) -> list[dict[str, Any]]:
+    """The rows of :func:`judge_spreads` for the Agreement sheet."""
+    rows = []
+    for dimension, spread in spreads:
+        rows += spread.rows(f"{dimension}: does the checklist tell the texts apart?")
+    return rows
 
 
 def _usable(scores: Sequence[TextScore], dimension: str,
@@ -214,6 +313,30 @@ def agreement_rows(results: Sequence[DimensionAgreement]) -> list[dict[str, Any]
                     )
                 row["note"] = _join(row["note"], extra)
                 rows.append(row)
+        rows += _length_rows(result)
+    return rows
+
+
+def _length_rows(result: DimensionAgreement) -> list[dict[str, Any]]:
+    """The length baseline's rows of one dimension: one per kind the checklist has."""
+    from core import stats
+
+    comparison = f"{result.dimension}: {stats.LENGTH_NAME} vs human scores (baseline)"
+    rows: list[dict[str, Any]] = []
+    if result.length_missing:
+        return [{"comparison": comparison, "statistic": "", "kind": POOLED_LABEL,
+                 "value": None, "p_value": None, "ci_low": None, "ci_high": None, "n": 0,
+                 "note": _join(f"Not computed: {result.length_missing}", result.note())}]
+    for report in result.length.values():
+        for row in report.to_rows(comparison):
+            if isinstance(report, stats.GroupedCorrelationReport):
+                row["note"] = _join(
+                    f"{report.groups_used} of {len(report.groups)} source documents used",
+                    row["note"])
+            row["note"] = _join(row["note"], "the same texts and statistic as the checklist's "
+                                "row above, with each text's number of words in place of its "
+                                "score", result.note())
+            rows.append(row)
     return rows
 
 

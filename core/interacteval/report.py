@@ -49,6 +49,7 @@ __all__ = [
     "run_lines",
     "samples_line",
     "samples_summary",
+    "spread_lines",
     "write_checklists",
     "write_results",
 ]
@@ -330,6 +331,16 @@ def run_lines(run: ScoringRun, *, texts: str = "",
     return lines
 
 
+def spread_lines(spreads: Sequence[tuple[str, Any]]) -> list[tuple[str, str]]:
+    """The Read me lines of ``core.interacteval.agreement.judge_spreads``: a WARNING per
+    dimension whose checklist may not be reading the texts, and the questions answered the
+    same way for every text."""
+    out = [("WARNING", s.sentence) for _d, s in spreads if s.flagged]
+    out += [(f"{d}: questions answered alike", s.question_sentence) for d, s in spreads
+            if s.question_sentence]
+    return out
+
+
 def write_results(
     path: str | os.PathLike[str],
     run: ScoringRun,
@@ -346,16 +357,19 @@ def write_results(
     import pandas as pd
 
     from core import stats
-    from core.interacteval.agreement import agreement_rows
+    from core.interacteval.agreement import agreement_rows, judge_spreads, spread_rows
     from core.tables import Sheet, write_workbook
 
     checklists = run.checklists
-    agreement_frame = pd.DataFrame(agreement_rows(agreement), columns=list(stats.ROW_COLUMNS))
+    spreads = judge_spreads(run.scores)
+    agreement_frame = pd.DataFrame([*agreement_rows(agreement), *spread_rows(spreads)],
+                                   columns=list(stats.ROW_COLUMNS))
     edited = [f"{c.dimension}: “{i.question}” by {i.edited_by}" for c in checklists
               for i in c.items if i.edited_by]
     info: list[tuple[str, str]] = []
     if run.copy_warning:
         info.append(("WARNING", run.copy_warning))
+    info += spread_lines(spreads)
     info += [
         ("What was run", (
             "InteractEval checklist scoring (Chu, Kim & Yi, CHI 2025): a model answers each "
@@ -400,7 +414,9 @@ def write_results(
         Sheet("Agreement", agreement_frame, "Correlation of the checklist scores with the human "
               "scores, per dimension; each row says which kind (per source document averaged, "
               "pooled, per system), how many texts and documents were used, and how many "
-              "think-aloud samples were left out.",
+              "think-aloud samples were left out. Beside them the length baseline (the texts' "
+              "number of words correlated the same way) and whether the checklist tells the "
+              "texts apart at all (FLAGGED in the note when it may not be reading them).",
               number_formats={"value": "0.000", "p_value": "0.0000", "ci_low": "0.000",
                               "ci_high": "0.000"}, widths={"note": 80, "comparison": 40}),
     ]

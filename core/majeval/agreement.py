@@ -7,6 +7,13 @@ Which of our dimensions is compared with which human one (ours): a human dimensi
 with our dimension of the same name (ignoring case); when none has its name, with every one of
 our dimensions (e.g. one "Overall quality" against each human facet). Each group's mean is
 compared, and the overall score (mean over groups), both before and after the debate.
+
+Beside them the **length baseline** (group :data:`LENGTH_GROUP`, stage :data:`BASELINE`): the
+same correlations of the items' length (number of words of the judged content) with the human
+ratings, so a reader sees when the personas add nothing beyond length. :func:`judge_spreads`
+says per dimension, without human ratings, whether the debate tells the items apart at all
+(most items with the same agents' scores or the same overall score, or overall scores that
+follow length): ``core.stats.judge_spread``.
 """
 
 from __future__ import annotations
@@ -18,22 +25,37 @@ from typing import Any
 
 from core.majeval.model import Dimension, Item, ItemResult
 from core.majeval.pipeline import EvaluationRun, groups_of
-from core.stats import AlphaResult, CorrelationReport, correlations, krippendorff_alpha
+from core.stats import (
+    AlphaResult,
+    CorrelationReport,
+    JudgeSpread,
+    correlations,
+    judge_spread,
+    krippendorff_alpha,
+    word_count,
+)
 
 __all__ = [
     "AGREEMENT_COLUMNS",
     "ALL_GROUPS",
+    "BASELINE",
+    "LENGTH_GROUP",
     "ONE_AGENT",
     "GroupAlpha",
     "HumanAgreement",
     "agreement_rows",
     "human_agreement",
     "human_points",
+    "judge_spreads",
+    "spread_rows",
     "within_group_alpha",
 ]
 
 ALL_GROUPS = "All groups (overall score)"
 BEFORE, AFTER = "before debate", "after debate"
+#: The length baseline's rows: the items' number of words in place of the personas' scores.
+LENGTH_GROUP = "Text length alone (number of words)"
+BASELINE = "baseline, no model"
 AGREEMENT_COLUMNS = ["comparison", "group", "stage", "dimension", "human_dimension",
                      "statistic", "kind", "value", "p_value", "ci_low", "ci_high", "n", "note"]
 
@@ -152,7 +174,10 @@ def human_points(run: EvaluationRun, group: str, dimension: str, human: str,
     for item in run.item_inputs:
         rating = item.human.get(human)
         result = results.get(item.id)
-        value = None if result is None else _score(result, group, dimension, stage)
+        if group == LENGTH_GROUP:
+            value = word_count(item.content) if result is not None else None
+        else:
+            value = None if result is None else _score(result, group, dimension, stage)
         if value is not None and rating is not None and not math.isnan(rating):
             out.append((item.id, float(value), float(rating)))
     return out
@@ -179,7 +204,50 @@ def human_agreement(run: EvaluationRun, *, n_boot: int = 1000, seed: int = 0
                     report = correlations(x, y, n_boot=n_boot, seed=seed, x_name=who,
                                           y_name=f"the human ratings of {human}")
                     out.append(HumanAgreement(group, stage, dim, human, report))
+            # the length baseline: the same items (those the debate scored) and statistic
+            lengths = [word_count(item.content)
+                       if results[item.id].overall.get(dim) is not None else None
+                       for item in items]
+            out.append(HumanAgreement(LENGTH_GROUP, BASELINE, dim, human, correlations(
+                lengths, y, n_boot=n_boot, seed=seed, x_name="the items' lengths",
+                y_name=f"the human ratings of {human}")))
     return out
+
+
+def judge_spreads(run: EvaluationRun, *, n_boot: int = 1000, seed: int = 0
+                  ) -> list[tuple[str, JudgeSpread]]:
+    """Per dimension: does the debate tell the items apart? Over the items with an overall
+    score (after the debate): how many got the most common agents' final scores (every agent
+    of every group, in order) and the most common overall score, and how closely the overall
+    scores follow the items' length (``core.stats.judge_spread``; with a human rating of the
+    same name, or the only one, a judge that beats length is not flagged for following it)."""
+    humans = _human_dimensions(run.item_inputs)
+    inputs = {i.id: i for i in run.item_inputs}
+    out = []
+    for dim in run.dimensions:
+        same = [h for h in humans if h.casefold() == dim.name.casefold()]
+        human = same[0] if same else (humans[0] if len(humans) == 1 else None)
+        scored = [r for r in run.items if r.status != "failed"
+                  and r.overall.get(dim.name) is not None and r.item_id in inputs]
+        patterns = [tuple(a.final.get(dim.name) if a.final and a.status == "ok" else None
+                          for g in r.groups for a in g.agents) for r in scored]
+        out.append((dim.name, judge_spread(
+            [r.overall[dim.name] for r in scored], patterns=patterns,
+            lengths=[word_count(inputs[r.item_id].content) for r in scored],
+            human=[inputs[r.item_id].human.get(human) for r in scored] if human else None,
+            who=f"the personas' {dim.name} score", units="items", n_boot=n_boot, seed=seed)))
+    return out
+
+
+def spread_rows(spreads: Sequence[tuple[str, JudgeSpread]]) -> list[dict[str, Any]]:
+    """The rows of :func:`judge_spreads` for the Agreement sheet (columns
+    :data:`AGREEMENT_COLUMNS`)."""
+    rows = []
+    for dim, spread in spreads:
+        for row in spread.rows(f"{ALL_GROUPS}: does the debate tell the items apart on {dim}?"):
+            rows.append({**row, "group": ALL_GROUPS, "stage": AFTER, "dimension": dim,
+                         "human_dimension": ""})
+    return [{c: row.get(c) for c in AGREEMENT_COLUMNS} for row in rows]
 
 
 def agreement_rows(alphas: Sequence[GroupAlpha] = (),
@@ -193,7 +261,13 @@ def agreement_rows(alphas: Sequence[GroupAlpha] = (),
                              "human_dimension": ""})
     for h in humans:
         label = f"{h.group}: {h.dimension} ({h.stage}) vs human {h.human_dimension}"
+        if h.group == LENGTH_GROUP:
+            label = f"{LENGTH_GROUP} vs human {h.human_dimension} (baseline beside {h.dimension})"
         for row in h.report.to_rows(label):
+            if h.group == LENGTH_GROUP:
+                row["note"] = "; ".join(p for p in (row["note"], (
+                    "the items' number of words in place of the scores, on the items the "
+                    "debate scored: the baseline the personas must beat")) if p)
             rows.append({**row, "group": h.group, "stage": h.stage, "dimension": h.dimension,
                          "human_dimension": h.human_dimension})
     return [{c: row.get(c) for c in AGREEMENT_COLUMNS} for row in rows]

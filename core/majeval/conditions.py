@@ -61,8 +61,18 @@ SINGLE_KIND = "judge_result"
 COMPARISON_COLUMNS = [
     "condition", "group", "dimension", "human_dimension", "statistic", "value", "ci_low",
     "ci_high", "n", "vs_full_difference", "vs_full_ci_low", "vs_full_ci_high", "vs_full_p",
-    "vs_full_n", "vs_full_note", "summary",
+    "vs_full_n", "vs_full_note", "warning", "summary",
 ]
+#: The length baseline's condition: the items' number of words as the scores.
+LENGTH = "Text length alone (number of words, the baseline)"
+#: How the conditions are compared, and why (the Read me's "Statistic" line).
+HOW_COMPARED = ("Spearman rho with the human ratings pooled over all items, per group and "
+                "dimension (and the overall score), 95% bootstrap CI over items; against full "
+                "personas after debate: paired bootstrap of the difference over the items both "
+                "scored (not computed below 10 items). Pooled over items, not averaged per "
+                "source text: MAJ-Eval's paper correlates over the items, and items rarely "
+                "share a context in numbers a per-context test would need. Beside them the "
+                "length baseline: the items' number of words compared the same way")
 
 
 def parse_conditions(text: str) -> list[str]:
@@ -322,7 +332,12 @@ def comparison_rows(results: dict[str, ConditionResult], items: Sequence[Item],
     ratings with its bootstrap CI; for each condition but ``full``, the paired bootstrap test
     of its correlation against ``full``'s on the same group and dimension, over the items both
     scored (``vs_full_note`` says "not enough units" below 10), and a plain summary line."""
-    from core.stats import correlations, paired_correlation_difference
+    from core.stats import (
+        correlations,
+        judge_spread,
+        paired_correlation_difference,
+        word_count,
+    )
 
     rows: list[dict[str, Any]] = []
     base = results.get(DEFAULT)
@@ -330,6 +345,12 @@ def comparison_rows(results: dict[str, ConditionResult], items: Sequence[Item],
         y = [item.human.get(human) for item in items]
         for dim in _pairs(human, dimensions):
             for name, result in results.items():
+                overall = result.scores.get(ALL_GROUPS, {})
+                scored = [i for i in items if overall.get(i.id, {}).get(dim) is not None]
+                spread = judge_spread([overall[i.id][dim] for i in scored],
+                                      lengths=[word_count(i.content) for i in scored],
+                                      human=[i.human.get(human) for i in scored],
+                                      who=result.label, units="items", n_boot=0)
                 groups = [ALL_GROUPS, *[g for g in result.scores if g != ALL_GROUPS]]
                 for group in groups:
                     by_item = result.scores.get(group, {})
@@ -344,7 +365,9 @@ def comparison_rows(results: dict[str, ConditionResult], items: Sequence[Item],
                         "value": rho.value, "ci_low": rho.ci_low, "ci_high": rho.ci_high,
                         "n": report.n, "vs_full_difference": None, "vs_full_ci_low": None,
                         "vs_full_ci_high": None, "vs_full_p": None, "vs_full_n": None,
-                        "vs_full_note": "" if rho.defined else rho.reason, "summary": ""}
+                        "vs_full_note": "" if rho.defined else rho.reason,
+                        "warning": spread.sentence if group == ALL_GROUPS and spread.flagged
+                        else "", "summary": ""}
                     if base is not None and name != DEFAULT and group in base.scores:
                         b = [base.scores[group].get(item.id, {}).get(dim) for item in items]
                         test = paired_correlation_difference(
@@ -357,7 +380,38 @@ def comparison_rows(results: dict[str, ConditionResult], items: Sequence[Item],
                                     "vs_full_note": test.reason or test.note,
                                     "summary": test.summary(result.label, base.label)})
                     rows.append(row)
+            rows.append(_length_row(items, y, human, dim, base, n_boot=n_boot, seed=seed))
     return rows
+
+
+def _length_row(items: Sequence[Item], y: Sequence[Any], human: str, dim: str,
+                base: ConditionResult | None, *, n_boot: int, seed: int) -> dict[str, Any]:
+    """The length baseline's row: the items' number of words against the human ratings, on
+    the items full personas scored (all items without them), and against full personas."""
+    from core.stats import correlations, paired_correlation_difference, word_count
+
+    b = [base.scores.get(ALL_GROUPS, {}).get(i.id, {}).get(dim) for i in items] \
+        if base is not None else None
+    x = [word_count(i.content) if b is None or b[k] is not None else None
+         for k, i in enumerate(items)]
+    report = correlations(x, y, n_boot=n_boot, seed=seed, x_name="the items' lengths",
+                          y_name=f"the human ratings of {human}")
+    rho = report.spearman
+    row: dict[str, Any] = {
+        "condition": LENGTH, "group": ALL_GROUPS, "dimension": dim, "human_dimension": human,
+        "statistic": "Spearman rho", "value": rho.value, "ci_low": rho.ci_low,
+        "ci_high": rho.ci_high, "n": report.n, "vs_full_difference": None,
+        "vs_full_ci_low": None, "vs_full_ci_high": None, "vs_full_p": None, "vs_full_n": None,
+        "vs_full_note": "" if rho.defined else rho.reason, "warning": "", "summary": ""}
+    if b is not None and base is not None:
+        test = paired_correlation_difference(
+            [_nan(v) for v in x], [_nan(v) for v in b], [_nan(v) for v in y],
+            method="spearman", n_boot=n_boot, seed=seed)
+        row.update({"vs_full_difference": test.difference, "vs_full_ci_low": test.ci_low,
+                    "vs_full_ci_high": test.ci_high, "vs_full_p": test.p_value,
+                    "vs_full_n": test.n, "vs_full_note": test.reason or test.note,
+                    "summary": test.summary(LENGTH, base.label)})
+    return row
 
 
 def _nan(value: Any) -> float:
@@ -399,12 +453,9 @@ def comparison_notes(results: dict[str, ConditionResult], rows: Sequence[dict[st
                      ) -> list[tuple[str, str]]:
     """The Read me lines that label the comparison: the conditions, the statistic and its
     level, and the summary lines."""
-    statistic = ("Spearman rho with the human ratings per group and dimension (and the "
-                 "overall score), 95% bootstrap CI; against full personas after debate: paired "
-                 "bootstrap of the difference over the items both scored (not computed below "
-                 "10 items)")
-    notes = [("Conditions", "; ".join(f"{r.label} ({r.name})" for r in results.values())),
-             ("Statistic", statistic)]
+    notes = [*[("WARNING", r["warning"]) for r in rows if r.get("warning")],
+             ("Conditions", "; ".join(f"{r.label} ({r.name})" for r in results.values())),
+             ("Statistic", HOW_COMPARED)]
     return notes + [("Summary", line) for line in comparison_summary(rows)]
 
 
@@ -419,8 +470,9 @@ def comparison_sheets(results: dict[str, ConditionResult], items: Sequence[Item]
 
     return [
         Sheet("Comparison", pd.DataFrame(list(rows), columns=COMPARISON_COLUMNS),
-              "the conditions' agreement with the human ratings, and each against full "
-              "personas after debate",
+              "the conditions' agreement with the human ratings (pooled over all items), and "
+              "each against full personas after debate; the length baseline after each "
+              "dimension",
               number_formats={c: "0.000" for c in COMPARISON_COLUMNS
                               if c.startswith(("value", "ci_", "vs_full_d", "vs_full_ci",
                                                "vs_full_p"))}),

@@ -29,7 +29,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from core.majeval.agreement import AGREEMENT_COLUMNS, GroupAlpha, HumanAgreement, agreement_rows
+from core.majeval.agreement import (
+    AGREEMENT_COLUMNS,
+    GroupAlpha,
+    HumanAgreement,
+    agreement_rows,
+    judge_spreads,
+    spread_rows,
+)
 from core.majeval.personas_io import PERSONA_COLUMNS, persona_rows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -204,7 +211,8 @@ def write_results(
                  "found": "yes" if p.page is not None else
                  ("not found in the document" if p.evidence else "no evidence given")}
                 for p in run.personas]
-    agreement = agreement_rows(alphas, humans)
+    spreads = judge_spreads(run)
+    agreement = [*agreement_rows(alphas, humans), *spread_rows(spreads)]
     frame = pd.DataFrame
     score_format = {c: "0.00" for c in ["initial_mean", "final_mean", "change", *dims]}
     sheets = [
@@ -233,12 +241,16 @@ def write_results(
     if agreement:
         sheets.append(Sheet("Agreement", frame(agreement, columns=AGREEMENT_COLUMNS),
                             "Krippendorff's alpha (ordinal) among each group's agents, before "
-                            "and after the debate; correlations with human ratings",
+                            "and after the debate; correlations with human ratings, with the "
+                            "length baseline (the items' number of words) beside them; whether "
+                            "the debate tells the items apart at all (FLAGGED in the note when "
+                            "it may not be reading them)",
                             number_formats={"value": "0.000", "p_value": "0.0000",
                                             "ci_low": "0.000", "ci_high": "0.000"}))
     warning = failure_warning(run)
     info = [
         *([("WARNING", warning)] if warning else []),
+        *[("WARNING", spread.sentence) for _dim, spread in spreads if spread.flagged],
         ("Method", "MAJ-Eval (Chen et al.): stakeholder personas debate in groups"),
         *run_description(run),
         ("Coordinator", ("next speaker = among the agents who may speak (nobody speaks more "

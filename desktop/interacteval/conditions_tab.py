@@ -20,6 +20,7 @@ from core.interacteval import conditions as cd
 from core.interacteval import session as st
 from core.words import count
 from desktop.file_dialogs import ask_then, save_file
+from desktop.glossary import explain
 from desktop.latest import Latest
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
@@ -59,20 +60,25 @@ TIPS = {
 COLUMNS = [
     Column("condition", "Condition"),
     Column("dimension", "Dimension"),
+    Column("compared", "Compared", "text",
+           "Per source document, averaged (as the paper reports it) when at least 10 source "
+           "documents have two or more texts scored differently by people; else pooled over "
+           "all texts (the line under the table says why)."),
     Column("value", "Spearman", "text",
-           "Spearman's rho with the human scores inside each source document, averaged over "
-           "the documents (as the paper reports it; below 0 the condition ranks the texts "
-           "the opposite way)", "undefined"),
-    Column("ci", "95% CI", "text", "bootstrap confidence interval over source documents", "—"),
+           "Spearman's rho with the human scores, compared as the Compared column says (below "
+           "0 the condition ranks the texts the opposite way)", "undefined"),
+    Column("ci", "95% CI", "text", "bootstrap confidence interval (over source documents, or "
+           "over texts when pooled)", "—"),
     Column("documents", "Documents", "int", "source documents with texts to correlate", "—"),
     Column("difference", "Difference from both", "text",
-           "this condition's rho minus that of the checklist from both, on the documents "
-           "both scored", "—"),
+           "this condition's rho minus that of the checklist from both, on what both scored",
+           "—"),
     Column("difference_ci", "95% CI of the difference", "text",
-           "paired bootstrap over source documents; an interval that includes 0 means no "
-           "clear difference", "—"),
+           "paired bootstrap (over source documents, or over texts when pooled); an interval "
+           "that includes 0 means no clear difference", "—"),
     Column("p", "p", "p", "two-sided p-value of the paired bootstrap", "—"),
-    Column("n", "n", "int", "source documents both conditions scored", "—"),
+    Column("n", "n", "int", "source documents (or texts, when pooled) both conditions scored",
+           "—"),
     Column("note", "Note", "text", "", ""),
 ]
 
@@ -88,12 +94,18 @@ def _interval(low: Any, high: Any) -> str | None:
 def screen_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
     """The comparison rows (``core.interacteval.conditions.comparison_rows``) as the table shows
     them, numbers rounded to 2 decimals."""
-    return [[r["condition"], r["dimension"], _number(r["value"]),
+    return [[r["condition"], r["dimension"], _compared(r["compared"]), _number(r["value"]),
              _interval(r["ci_low"], r["ci_high"]), r["documents"],
              _number(r["vs_combined_difference"]),
              _interval(r["vs_combined_ci_low"], r["vs_combined_ci_high"]),
-             r["vs_combined_p"], r["vs_combined_n"], r["vs_combined_note"] or ""]
+             r["vs_combined_p"], r["vs_combined_n"],
+             "; ".join(p for p in (("⚠ may not be reading the texts" if r["warning"] else ""),
+                                   r["vs_combined_note"] or "") if p)]
             for r in rows]
+
+
+def _compared(level: str) -> str:
+    return "per source document" if level == cd.PER_DOCUMENT else "pooled over texts"
 
 
 def short_summary(lines: list[str]) -> list[str]:
@@ -154,6 +166,7 @@ class ConditionsTab(QWidget):
         self.summary = QLabel()
         self.summary.setObjectName("conditionsSummary")
         self.summary.setWordWrap(True)
+        self.summary.setToolTip(explain("Spearman"))
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         top = hbox((self.status, 1), add_parts(QVBoxLayout(), [
             hbox("Repeat each call:", self.repeats_spin), self.run_button, self.export_button,
@@ -163,8 +176,9 @@ class ConditionsTab(QWidget):
             "Is the checklist from people and models together better than either alone, or "
             "than simply asking a model for a score? Each condition scores the same texts; the "
             "table shows how well each agrees with the human scores and, for each condition, "
-            "the difference from the checklist built from both, with a paired test. Conditions "
-            "already run are kept in the project and cost nothing to show again."))
+            "the difference from the checklist built from both, with a paired test; the last "
+            "row is the texts' length alone, the baseline to beat. Conditions already run are "
+            "kept in the project and cost nothing to show again."))
         layout.addLayout(choose)
         layout.addLayout(top)
         layout.addWidget(self.run_panel)
@@ -253,6 +267,7 @@ class ConditionsTab(QWidget):
             self.missing, self.estimate = missing, est
             self.stability_entries = entries
             self.model.set_rows(screen_rows(rows))
+            self.show_documents(rows)
             fit_columns(self.view, stretch=len(COLUMNS) - 1, max_width=300)
             text = self._status_text(models, items, have, missing, est, blocked)
             if repeats > 1:
@@ -265,6 +280,11 @@ class ConditionsTab(QWidget):
             lines = short_summary(cd.comparison_summary(rows))
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
+            else:
+                lines = [*(f"{dim}: {line}." for dim, line in cd.how_compared(rows)),
+                         *lines,
+                         *(f"⚠ {r['dimension']}: {r['warning']}" for r in rows
+                           if r["warning"])]
             self.summary.setText("\n".join(lines))
             show_stability(self.stability, "\n".join(st.condition_stability_lines(entries)),
                            any(s.flagged for _c, _d, s in entries))
@@ -272,6 +292,11 @@ class ConditionsTab(QWidget):
             self.export_button.setEnabled(bool(rows))
 
         return self._latest.run(project, work, show, "comparing the conditions")
+
+    def show_documents(self, rows: list[dict[str, Any]]) -> None:
+        """The Documents column only when some dimension is compared per source document."""
+        column = next(k for k, c in enumerate(COLUMNS) if c.key == "documents")
+        self.view.setColumnHidden(column, all(r["documents"] is None for r in rows))
 
     @staticmethod
     def _status_text(models: Any, items: list[Any], have: dict[str, Any], missing: list[str],

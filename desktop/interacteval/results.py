@@ -11,6 +11,7 @@ choices (then Export is off). Exporting is asked for with :attr:`ResultsView.exp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -42,7 +43,8 @@ from desktop.widgets import (
     splitter,
 )
 
-__all__ = ["AGREEMENT_COLUMNS", "ANSWER_COLUMNS", "ResultsView", "draw_distributions"]
+__all__ = ["AGREEMENT_COLUMNS", "ANSWER_COLUMNS", "ResultsView", "draw_distributions",
+           "spread_html"]
 
 ANSWER_COLUMNS = [
     Column("dimension", "Dimension"),
@@ -54,6 +56,10 @@ ANSWER_COLUMNS = [
 ]
 AGREEMENT_COLUMNS = [
     Column("dimension", "Dimension"),
+    Column("compared", "Compared", "text",
+           "The checklist scores, or the length baseline: the texts' number of words "
+           "correlated with the human scores the same way. When the length agrees as well as "
+           "the checklist, the checklist adds nothing beyond length."),
     Column("kind", "Kind of correlation", "text",
            "per-source-document averaged: inside each source document, then the mean over "
            "documents (G-Eval's and InteractEval's “summary-level”); pooled: over all texts at "
@@ -107,6 +113,9 @@ class ResultsView(QWidget):
         super().__init__(parent)
         self.run: Any = None
         self.out_of_date: list[str] = []
+        #: Does the checklist tell the texts apart? (``judge_spreads`` of the run shown)
+        self.spreads: list[tuple[str, Any]] = []
+        self.spread_lines: list[str] = []
         self.banner = note_box()
         self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.hide()
@@ -291,6 +300,10 @@ class ResultsView(QWidget):
                if flagged == 1 else
                "agreement (they helped build the checklist, so they are left out by default)"))
         self.samples_check.setVisible(bool(flagged))
+        from core.interacteval.agreement import judge_spreads
+
+        self.spreads = judge_spreads(run.scores, n_boot=0)
+        self.spread_lines = spread_html(self.spreads)
         self.set_out_of_date(out_of_date)
         self.agreement_model.set_rows([])
         self.scatter_panel.hide()  # until this run's agreement is shown (never the last run's)
@@ -322,6 +335,7 @@ class ResultsView(QWidget):
                          "choices. Export is off until then.")
         if warning:
             parts.append(f"<b style='color:#b42318'>{warning}</b>")
+        parts += self.spread_lines
         self.banner.setText("<br>".join(parts))
         self.banner.setVisible(bool(parts))
         self.export_button.setEnabled(self.run is not None and not self.out_of_date)
@@ -336,12 +350,16 @@ class ResultsView(QWidget):
         out = []
         for r in rows:
             dimension = str(r.get("comparison", "")).split(":")[0]
-            out.append([dimension, r.get("kind"), r.get("statistic"), r.get("value"),
+            compared = "Text length alone (baseline)" if _is_length(r) else "Checklist"
+            out.append([dimension, compared, r.get("kind"), r.get("statistic"), r.get("value"),
                         r.get("ci_low"), r.get("ci_high"), r.get("p_value"), r.get("n"),
                         _short_note(r.get("note", "")) or None])
         self.agreement_model.set_rows(out)
-        fit_columns(self.agreement_view, stretch=8, max_width=300)
-        self.agreement_headline.setText(" ".join(_headlines(rows)))
+        fit_columns(self.agreement_view, stretch=9, max_width=300)
+        careful = [f"Careful: the checklist of {d} may not be reading the texts (see the "
+                   "warning above), so this agreement can come from that alone."
+                   for d, spread in self.spreads if spread.flagged]
+        self.agreement_headline.setText(" ".join([*_headlines(rows), *careful]))
         dimensions = list(dict.fromkeys(str(r.get("comparison", "")).split(":")[0]
                                         for r in rows))
         current = self.scatter_combo.currentText()
@@ -361,7 +379,9 @@ class ResultsView(QWidget):
                 "each source document, then the mean; documents whose scores are all equal are "
                 "skipped and counted), <b>pooled over all texts</b>, and <b>per system</b> (the "
                 "mean score of each system). “undefined” means it cannot be computed (too few "
-                "texts, or constant scores).")
+                "texts, or constant scores). Beside each, <b>text length alone</b>: the same "
+                "correlation with the texts' number of words, the baseline a checklist must "
+                "beat.")
             self.agreement_label.setTextFormat(Qt.TextFormat.RichText)
 
     @Slot()
@@ -429,15 +449,17 @@ class ResultsView(QWidget):
 def _headlines(rows: Sequence[dict[str, Any]]) -> list[str]:
     """Per dimension, the sentence a reader can act on: the per-source-document averaged
     Spearman rho (the paper's statistic), else the pooled one."""
-    from core.stats import GROUPED_LABEL, POOLED_LABEL, plain_agreement
+    from core.stats import GROUPED_LABEL, POOLED_LABEL, length_sentence, plain_agreement
 
     out = []
     by_dimension: dict[str, dict[str, dict[str, Any]]] = {}
+    lengths: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
         if r.get("statistic") != "Spearman rho":
             continue
         dimension = str(r.get("comparison", "")).split(":")[0]
-        by_dimension.setdefault(dimension, {})[str(r.get("kind"))] = r
+        (lengths if _is_length(r) else by_dimension).setdefault(dimension, {})[
+            str(r.get("kind"))] = r
     for dimension, kinds in by_dimension.items():
         grouped = kinds.get(GROUPED_LABEL)
         row = grouped if grouped is not None and grouped.get("value") is not None \
@@ -445,9 +467,11 @@ def _headlines(rows: Sequence[dict[str, Any]]) -> list[str]:
         if row is None:
             continue
 
-        def number(key: str) -> float | None:
+        def number(key: str, row: dict[str, Any] = row) -> float | None:
             value = row.get(key)
-            return None if value is None or value != value else float(value)
+            return None if value is None or math.isnan(float(value)) else float(value)
+
+        length = lengths.get(dimension, {}).get(str(row.get("kind")))
 
         out.append(plain_agreement(
             number("value"), n=int(row.get("n") or 0), who="the checklist",
@@ -455,4 +479,35 @@ def _headlines(rows: Sequence[dict[str, Any]]) -> list[str]:
             symbol="ρ per source document" if row is grouped else "ρ",
             ci_low=number("ci_low"), ci_high=number("ci_high"), p_value=number("p_value"),
             reason=str(row.get("note") or "").removeprefix("Not computed: ")))
+        if length is not None:
+            line = length_sentence(number("value"), number("value", length),
+                                   who="the checklist",
+                                   symbol="ρ per source document" if row is grouped else "ρ")
+            if line:
+                out.append(line)
+    return out
+
+
+def _is_length(row: dict[str, Any]) -> bool:
+    """A row of the length baseline (``core.interacteval.agreement``)."""
+    from core.stats import LENGTH_NAME
+
+    return LENGTH_NAME in str(row.get("comparison", ""))
+
+
+def spread_html(spreads: Sequence[tuple[str, Any]]) -> list[str]:
+    """The banner's lines of ``core.interacteval.agreement.judge_spreads``: the warning of a
+    checklist that may not be reading the texts, and the questions answered the same way for
+    every text (named by number; the Agreement sheet of the export lists them in full)."""
+    out = [f"<b style='color:#b42318'>{escape(s.sentence)}</b>" for _d, s in spreads
+           if s.flagged]
+    for dimension, s in spreads:
+        if not s.constant_questions:
+            continue
+        named = [f"{q.label.split(' (')[0]} ({q.answer} for all {q.n})"
+                 for q in s.constant_questions]
+        shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4
+                                        else "")
+        out.append(escape(f"{dimension}: {shown}: answered the same for every text, so "
+                          f"{'it tells' if len(named) == 1 else 'they tell'} no text apart."))
     return out

@@ -62,6 +62,9 @@ def screen_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row = dict(r)
         row["ci"] = _interval(r["ci_low"], r["ci_high"])
         row["vs_full_ci"] = _interval(r["vs_full_ci_low"], r["vs_full_ci_high"])
+        if r.get("warning"):
+            row["vs_full_note"] = "; ".join(p for p in ("⚠ may not be reading the items",
+                                                        r["vs_full_note"]) if p)
         out.append(row)
     return out
 
@@ -119,6 +122,7 @@ class ConditionsTab(QWidget):
         self.view = table_view(self.model)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
+        self.summary.setToolTip(explain("Spearman"))
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         top = QHBoxLayout()
         top.addWidget(self.status, 1)
@@ -197,6 +201,11 @@ class ConditionsTab(QWidget):
             lines = cd.comparison_summary(rows)
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
+            elif rows:
+                lines = [("Compared on Spearman's rho pooled over all items (as MAJ-Eval's "
+                          "paper does), with the paired test over the items; the last row of "
+                          "each dimension is the items' length alone, the baseline to beat."),
+                         *lines, *(f"⚠ {r['warning']}" for r in rows if r.get("warning"))]
             self.summary.setText("\n".join([*lines, *self.stability_text]))
             self.run_button.setEnabled(bool(missing) and not wizard.busy)
 

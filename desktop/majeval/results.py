@@ -21,9 +21,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.majeval.agreement import AFTER, BEFORE, human_points
+from core.majeval.agreement import (
+    AFTER,
+    BASELINE,
+    BEFORE,
+    LENGTH_GROUP,
+    human_points,
+    judge_spreads,
+)
 from core.majeval.report import failure_warning, run_description
-from core.stats import format_p, plain_agreement
+from core.stats import format_p, length_sentence, plain_agreement
 from core.words import count
 from desktop.charts import ScatterPoint, scatter_panel
 from desktop.glossary import explain
@@ -107,6 +114,8 @@ class ResultsView(QWidget):
         self.run: Any = None
         self.alphas: list[Any] = []
         self.humans: list[Any] = []
+        #: Does the debate tell the items apart? (``judge_spreads`` of the run shown)
+        self.spreads: list[tuple[str, Any]] = []
         self.summary = rich_label()
         self.export_button = push_button(
             "Export to Excel…", "Save every score, feedback, transcript, the personas and the "
@@ -303,9 +312,11 @@ class ResultsView(QWidget):
             f"debate: up to {count(settings.rounds, 'round')}",
             "simple roles (ablation)" if settings.simple_roles else "full personas"]))
         self.about_run.setToolTip("\n".join(f"{k}: {v}" for k, v in about.items()))
-        warning = failure_warning(run)
-        self.alert.setText(warning)
-        self.alert.setVisible(bool(warning))
+        self.spreads = judge_spreads(run, n_boot=0)
+        warnings = [w for w in (failure_warning(run), *[s.sentence for _d, s in self.spreads])
+                    if w]
+        self.alert.setText("\n".join(warnings))
+        self.alert.setVisible(bool(warnings))
         self._fill_scores(groups, dims)
         self._fill_change(groups, dims)
         self._fill_agreement()
@@ -412,7 +423,7 @@ class ResultsView(QWidget):
             pairs.setdefault((h.group, h.dimension, h.human_dimension), {})[h.stage] = h.report
         human_rows = []
         for (group, dim, human), stages in pairs.items():
-            before, after = stages.get(BEFORE), stages.get(AFTER)
+            before, after = stages.get(BEFORE), stages.get(AFTER) or stages.get(BASELINE)
             if after is None:
                 continue
             sp = after.spearman
@@ -423,17 +434,25 @@ class ResultsView(QWidget):
                 "kendall": _value(after.kendall), "pearson": _value(after.pearson),
                 "n": after.n, "note": sp.reason or ""})
         self.human_model.set_rows(human_rows)
-        self.human_headline.setText(" ".join(
-            plain_agreement(stages[AFTER].spearman.value, n=stages[AFTER].n,
-                            who="the personas' overall score" + (f" on {dim}" if len(
-                                {d for _, d, _ in pairs}) > 1 else ""),
-                            against=f"the people's {human} ratings", units="items", symbol="ρ",
-                            ci_low=stages[AFTER].spearman.ci_low,
-                            ci_high=stages[AFTER].spearman.ci_high,
-                            p_value=stages[AFTER].spearman.p_value,
-                            reason=stages[AFTER].spearman.reason)
-            for (group, dim, human), stages in pairs.items()
-            if group == ALL_GROUPS and AFTER in stages))
+        several = len({d for _, d, _ in pairs}) > 1
+        headline = []
+        for (group, dim, human), stages in pairs.items():
+            if group != ALL_GROUPS or AFTER not in stages:
+                continue
+            rho = stages[AFTER].spearman
+            headline.append(plain_agreement(
+                rho.value, n=stages[AFTER].n,
+                who="the personas' overall score" + (f" on {dim}" if several else ""),
+                against=f"the people's {human} ratings", units="items", symbol="ρ",
+                ci_low=rho.ci_low, ci_high=rho.ci_high, p_value=rho.p_value, reason=rho.reason))
+            length = pairs.get((LENGTH_GROUP, dim, human), {}).get(BASELINE)
+            if length is not None:
+                headline.append(length_sentence(rho.value, length.spearman.value,
+                                                who="the personas"))
+        headline += [f"Careful: the personas' {d} score may not be reading the items (see the "
+                     "warning above), so this agreement can come from that alone."
+                     for d, spread in self.spreads if spread.flagged and self.humans]
+        self.human_headline.setText(" ".join(h for h in headline if h))
         self.human_headline.setVisible(bool(self.human_headline.text()))
         has = bool(human_rows)
         self.human_view.setVisible(has)
@@ -453,14 +472,24 @@ class ResultsView(QWidget):
                     v = row["spearman"] if row is not None else None
                     line.append(v if isinstance(v, float) else None)
                 values.append(line)
-            names = ["All groups" if g == ALL_GROUPS else g for g in groups]
+            names = ["All groups" if g == ALL_GROUPS else
+                     "Length alone" if g == LENGTH_GROUP else g for g in groups]
             self.heatmap.draw(names, labels, values, "Spearman with people,\nafter the debate")
         self.scatter_panel.setVisible(has)
         self.agreement_pictures.setVisible(has)
         self.scatter_combo.blockSignals(True)
         self.scatter_combo.clear()
         many_dims = len({d for _, d, _ in pairs}) > 1
+        lengths_shown: set[str] = set()
         for group, dim, human in pairs:
+            if group == LENGTH_GROUP:
+                if human in lengths_shown:
+                    continue  # the same dots beside every dimension: listed once
+                lengths_shown.add(human)
+                self.scatter_combo.addItem(
+                    f"Text length alone against the people's {human} (baseline)",
+                    (group, dim, human))
+                continue
             who = "All groups" if group == ALL_GROUPS else group
             self.scatter_combo.addItem(
                 f"{who}{f' on {dim}' if many_dims else ''} against the people's {human}",
@@ -481,6 +510,13 @@ class ResultsView(QWidget):
         points = [ScatterPoint(item, score, rating)
                   for item, score, rating in human_points(self.run, group, dim, human)]
         scale = self.run.scale
+        if group == LENGTH_GROUP:
+            self.scatter.plot(
+                points, title=f"The items' length against the people's {_short(human, 30)}, "
+                              "one dot per item (the baseline)",
+                x_label="Number of words of the item",
+                y_label=f"People's rating of {_short(human, 30)}")
+            return
         who = "The personas' overall score" if group == ALL_GROUPS else \
             f"{group}{chr(39) if group.endswith('s') else chr(39) + 's'} score"
         self.scatter.plot(

@@ -7,7 +7,7 @@ import pytest
 
 from core.aqer.judge_check import DIMENSION
 from core.aqer.session import load_setup
-from core.judge_check import judge_report, load_ratings, rank_judges
+from core.judge_check import grading_order, judge_report, load_ratings, rank_judges
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder
 from tests.desktop.aqer_support import click, to_results, wait_read
@@ -23,8 +23,8 @@ def test_grade_ai_answers_see_the_report_and_choose_a_condition(qtbot, window, q
     wiz.show_page("check")
     panel = page.panel
     assert wiz.page == "check" and panel.judge is not None and len(panel.judge.items) == 12
-    scores = {i.item_id: i.scores[DIMENSION] for i in panel.judge.items}
-    assert panel.current == max(scores, key=scores.get)  # AQER's highest first
+    order = grading_order(panel.judge, panel.seed)  # a random order kept in the project
+    assert panel.current == order[0]
     assert "Question" in panel.text_view.toPlainText()
     combo = panel.score_combos[DIMENSION]
     assert [combo.itemText(k) for k in range(combo.count())] == ["not rated", "0", "1", "2"]
@@ -33,7 +33,7 @@ def test_grade_ai_answers_see_the_report_and_choose_a_condition(qtbot, window, q
         graded.append(panel.current)
         combo.setCurrentIndex(1 + len(graded) % 3)
         assert panel.save_and_next()
-    assert graded[1] == min(scores, key=scores.get)  # then the lowest
+    assert graded == order
     ratings = load_ratings(window.project, "aqer")
     assert len(ratings) == 12 and {r.rater for r in ratings} == {wiz.who}
     panel.tabs.setCurrentIndex(1)

@@ -42,7 +42,8 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
     before = scripted.calls
     click(qtbot, tab.run_button)
     assert wait_step(qtbot, wiz, "conditions", timeout=120_000) == "finished"
-    qtbot.waitUntil(lambda: not tab.missing and tab.model.rowCount() == 8, timeout=60_000)
+    # 4 conditions and the length baseline, on 2 dimensions
+    qtbot.waitUntil(lambda: not tab.missing and tab.model.rowCount() == 10, timeout=60_000)
     made = scripted.calls - before
     assert made >= 2 * texts  # at least the single judge's calls were made
     qtmodeltester.check(tab.model)
@@ -64,7 +65,7 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
     qtbot.addWidget(again)
     again.checks["single-judge"].setChecked(True)
     _wait_refreshed(qtbot, again)
-    assert again.missing == [] and again.model.rowCount() == 8
+    assert again.missing == [] and again.model.rowCount() == 10
     assert scripted.calls == calls
 
     # the Comparison workbook
@@ -76,7 +77,7 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
     book = load_workbook(target, read_only=True)
     assert book.sheetnames[:3] == ["Comparison", "Checklists", "Scores"]
     rows = list(book["Comparison"].iter_rows(values_only=True))
-    assert len(rows) == 1 + 8 and "vs_combined_p" in rows[0]
+    assert len(rows) == 1 + 10 and "vs_combined_p" in rows[0]
 
     # the judge check ranks the conditions beside the models
     check = wiz.pages["check"]
@@ -144,7 +145,7 @@ def test_repeated_conditions_run_show_one_stability_line_each_and_survive_reopen
     assert lines[1].endswith("2 repeats).")
     assert "Clarity 1.00" in lines[1] and "Accuracy 1.00" in lines[1]
     assert not tab.stability.isHidden()
-    assert tab.model.rowCount() == 2 * dims  # the table: the first time's scores
+    assert tab.model.rowCount() == 3 * dims  # the first time's scores, and the length
 
     tab.repeats_spin.setValue(3)  # a third repeat is not run yet
     _wait_refreshed(qtbot, tab)

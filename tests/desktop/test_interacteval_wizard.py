@@ -143,8 +143,13 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     # the scripted model follows the human scores, so the pooled correlation is high
     pooled = [res.agreement_model.value(r, "value") for r in range(res.agreement_model.rowCount())
               if res.agreement_model.value(r, "kind") == "pooled over all texts"
-              and res.agreement_model.value(r, "statistic") == "Spearman rho"]
+              and res.agreement_model.value(r, "statistic") == "Spearman rho"
+              and res.agreement_model.value(r, "compared") == "Checklist"]
     assert pooled and all(v > 0.8 for v in pooled)
+    # beside each, the length baseline: the texts' length against the human scores
+    assert {res.agreement_model.value(r, "compared")
+            for r in range(res.agreement_model.rowCount())} == {
+        "Checklist", "Text length alone (baseline)"}
     # the tab opens with one plain sentence per dimension, the numbers of the table behind it
     headline = res.agreement_headline.text()
     for dimension in {str(res.agreement_model.value(r, "dimension"))

@@ -8,7 +8,15 @@ import pandas as pd
 import pytest
 
 from core import stats
-from core.judge_check import JudgeData, JudgeItem, Rating, export_ratings, load_ratings
+from core.judge_check import (
+    JudgeData,
+    JudgeItem,
+    Rating,
+    export_ratings,
+    grading_order,
+    grading_seed,
+    load_ratings,
+)
 from core.project import Project
 from desktop.judge_check import BADGE, JudgeCheckPanel
 
@@ -63,21 +71,27 @@ def test_next_item_order_and_ratings_saved_and_reloaded(qtbot, panel, project, q
     assert panel.rater_edit.text() == "Anna"
     assert "graded 0 of 6 items" in panel.progress_label.text()
     assert "1 item not offered" in panel.progress_label.text()
+    # a random order of the seed kept in the project, not the judge's highest and lowest
+    seed = grading_seed(project, "interacteval", create=False)
+    assert seed is not None and panel.seed == seed
+    expected = grading_order(panel.judge, seed)
+    assert f"random order (seed {seed})" in panel.progress_label.text()
     order = [panel.current]
-    assert "Text number 1" in panel.text_view.toPlainText()  # the judge's highest first
-    assert "Source 1" in panel.text_view.toPlainText()
+    first = int(expected[0][1:])
+    assert f"Text number {first}" in panel.text_view.toPlainText()
+    assert f"Source {first}" in panel.text_view.toPlainText()
     # nothing chosen: not saved, and said so
     assert not panel.save_and_next()
     assert "Choose a rating" in panel.message.text()
     panel.skip()
-    order.append(panel.current)  # still the highest of the rest: t5, then lowest, highest...
+    order.append(panel.current)  # the next of the order
     for score in (2, 4, 1):
         _grade(panel, score, answer=score >= 4, note="a note" if score == 2 else "")
         order.append(panel.current)
-    assert order == ["t1", "t5", "t2", "t3", "t4"]
+    assert order == expected[:5]
     saved = load_ratings(project, "interacteval")
     assert [(r.item_id, r.scores["Coherence"], r.rater) for r in saved] == [
-        ("t5", 2.0, "Anna"), ("t2", 4.0, "Anna"), ("t3", 1.0, "Anna")]
+        (expected[1], 2.0, "Anna"), (expected[2], 4.0, "Anna"), (expected[3], 1.0, "Anna")]
     assert saved[0].note == "a note" and saved[1].answers == {"Coherence": {QUESTION: True}}
     assert [e.who for e in project.list_edits(kind="interacteval.rating")] == ["Anna"] * 3
     # reopened: the ratings are there and grading carries on where it was
@@ -85,14 +99,15 @@ def test_next_item_order_and_ratings_saved_and_reloaded(qtbot, panel, project, q
     qtbot.addWidget(again)
     again.set_judge(project, _judge())
     assert len(again.ratings) == 3 and "graded 3 of 6 items" in again.progress_label.text()
-    assert again.current == "t4"  # 3 graded: the lowest of the rest
-    again.show_item("t5")
+    assert again.seed == seed  # the same order after reopening
+    assert again.current == expected[0]  # the skipped one comes first again
+    again.show_item(expected[1])
     assert again.score_combos["Coherence"].currentData() == 2.0
     assert again.note_edit.toPlainText() == "a note"
-    # another rater is kept apart
+    # another rater is kept apart, with the same order
     again.rater_edit.setText("Ben")
     again.rater_edit.editingFinished.emit()
-    assert again.current == "t1" and "Ben graded 0 of 6" in again.progress_label.text()
+    assert again.current == expected[0] and "Ben graded 0 of 6" in again.progress_label.text()
     for model in (again.dims_model, again.questions_model, again.gaps_model,
                   again.people_model):
         qtmodeltester.check(model)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from core.judge_check import grading_order
 from core.majeval import load_personas
 from core.majeval.session import load_state
 from desktop.majeval import open_majeval_wizard
@@ -128,8 +129,9 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     assert "Document corrections" in readme and USER in readme
     # the conditions the debates give (full personas after and before the debate), compared
     overall = book["Comparison"][book["Comparison"]["group"] == "All groups (overall score)"]
-    assert list(overall["condition"].drop_duplicates()) == ["Full personas, after debate",
-                                                             "Full personas, before debate"]
+    assert list(overall["condition"].drop_duplicates()) == [
+        "Full personas, after debate", "Full personas, before debate",
+        "Text length alone (number of words, the baseline)"]
     assert "Simple roles, after debate; Single judge" in readme  # named as not run
 
 
@@ -391,7 +393,7 @@ def test_agreement_shows_before_and_after_and_spearman_with_its_sign(qtbot, wind
         assert overall["spearman_before"] < 0  # before the debate too, side by side
         assert [c.title for c in wiz.results.human_model.columns][3:5] == [
             "Spearman before", "Spearman after"]
-        assert wiz.results.heatmap.values[-1][0] < -0.9
+        assert wiz.results.heatmap.values[-2][0] < -0.9  # the overall row (then the length)
         # the tab opens with the overall score in plain words, disagreement said as such
         headline = wiz.results.human_headline.text()
         assert headline.startswith("The personas' overall score strongly disagrees with")
@@ -549,14 +551,14 @@ def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window
     panel = wiz.pages["check"].panel
     assert wiz.page == "check" and panel.judge is not None
     assert panel.judge.method == "MAJ-Eval" and len(panel.judge.items) == 6
-    highest = max(panel.judge.items, key=lambda i: i.summary_score)
-    assert panel.current == highest.item_id  # the judge's highest scored item first
+    order = grading_order(panel.judge, panel.seed)  # a random order, kept in the project
+    highest = panel.judge.item(order[0])
+    assert panel.current == highest.item_id
     assert panel.rater() == USER
     for combo in panel.score_combos.values():
         combo.setCurrentIndex(combo.findData(4.0))
     assert panel.save_and_next()
-    lowest = min(panel.judge.items, key=lambda i: i.summary_score)
-    assert panel.current == lowest.item_id
+    assert panel.current == order[1]
     path = tmp_path / "checked.evaldesk"
     window.ask_save_path = lambda: str(path)
     assert window.save_project_as()

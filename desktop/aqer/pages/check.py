@@ -25,8 +25,8 @@ class CheckJudgePage(CheckJudgePageMixin, WizardPage):
     METHOD = "aqer"
     HEADING = "Does AQER agree with you on the AI answers?"
     INTRO = (
-        "Grade some of the AI answers yourself. EvalDesk shows the answers AQER scored "
-        "highest and lowest in turn, so good and bad ones both come up early. AQER's score "
+        "Grade some of the AI answers yourself. EvalDesk shows the answers in a random "
+        "order, so the ones you grade are a fair sample of them all. AQER's score "
         "is a similarity, not a grade, so the <b>Report</b> tab compares the order of its "
         "scores with the order of your grades. Aim for 25 answers or more.")
 

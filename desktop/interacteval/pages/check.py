@@ -17,9 +17,9 @@ class CheckJudgePage(CheckJudgePageMixin, InteractEvalPage):
     HEADING = "Does the checklist agree with you?"
     INTRO = (
         "Grade some of the texts yourself: a rating from 1 to 5 per dimension and, if you "
-        "like, your own Yes/No to the checklist questions. EvalDesk shows the texts the "
-        "checklist scored highest and lowest in turn. The <b>Report</b> tab compares the "
-        "checklist with you, and marks questions that say No to texts you call good. "
+        "like, your own Yes/No to the checklist questions. EvalDesk shows the texts in a "
+        "random order, so the ones you grade are a fair sample. The <b>Report</b> tab "
+        "compares the checklist with you, and marks questions that say No to texts you call good. "
         "Think-aloud samples are not offered: the models saw them while building the "
         "checklist.")
     SESSION = st

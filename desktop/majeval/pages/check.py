@@ -15,8 +15,8 @@ class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
     HEADING = "Does the judge agree with you?"
     INTRO = (
         "Grade some of the items yourself, on the same dimensions and scale as the "
-        "personas. EvalDesk shows the items the personas scored highest and lowest in "
-        "turn, so good and bad ones both come up early. The <b>Report</b> tab then "
+        "personas. EvalDesk shows the items in a random order, so the ones you grade are "
+        "a fair sample of them all. The <b>Report</b> tab then "
         "compares the personas' overall scores with yours. Aim for 25 items or more.")
     SESSION = st
 

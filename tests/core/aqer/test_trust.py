@@ -263,7 +263,15 @@ def test_expert_grades_on_ai_answers_give_agreement_rows(encoder):
     assert pooled[pooled["statistic"] == "Pearson r"]["value"].iloc[0] == pytest.approx(expected)
     good = a[a["comparison"] == "AI answers of GoodAI: AQER score vs expert grade (per answer)"]
     assert (good["n"] == 6).all() and good["value"].iloc[0] > 0.8
-    assert (a["kind"].str.startswith("AI answers")).sum() == 9
+    baseline = a["comparison"].str.contains("baseline")
+    assert (a["kind"].str.startswith("AI answers") & ~baseline).sum() == 9
+    # beside each, the length baseline: the AI answers' number of words against the grades
+    length = a[a["comparison"] == "AI answers, all models: answer length alone (number of "
+                                  "words) vs expert grade (per answer, baseline)"]
+    words = [len(str(r).split()) for r in ai["response"]]
+    assert length[length["statistic"] == "Spearman rho"]["value"].iloc[0] == pytest.approx(
+        stats.spearmanr(words, ai["grade"].astype(float)).statistic)
+    assert (a["kind"].str.startswith("AI answers") & baseline).sum() == 9
     # the workers had no grades: no worker rows, no made-up expert grade
     assert "expert_grade" not in result.workers.columns
 

@@ -115,6 +115,10 @@ def test_cli_and_wizard_session_write_the_same_workbook(files, scripted, capsys)
               if cli.get(key) != wizard.get(key)}
     assert differ == {}
 
+    # both routes put the length baseline and the "does it tell the texts apart?" rows there
+    agreement = pd.read_excel(cli_out, sheet_name="Agreement", dtype=str)
+    assert agreement.comparison.str.contains("text length \\(number of words\\) vs human").any()
+    assert agreement.comparison.str.contains("does the checklist tell the texts apart").any()
     scores = pd.read_excel(cli_out, sheet_name="Scores", dtype=str)
     # the chatbot headers were understood: source id, system, and the prompt as the source
     assert list(scores.source_id) == ["Q1"] * 3 + ["Q2"] * 3

@@ -47,7 +47,10 @@ def test_conditions_are_compared_and_kept(files, model, capsys):  # noqa: F811
     assert header[:4] == ("condition", "group", "dimension", "human_dimension")
     overall = {r["condition"]: r for r in body if r["group"] == "All groups (overall score)"}
     assert list(overall) == ["Full personas, after debate", "Full personas, before debate",
-                             "Simple roles, after debate", "Single judge"]
+                             "Simple roles, after debate", "Single judge",
+                             "Text length alone (number of words, the baseline)"]
+    assert "How the conditions were compared: Spearman rho with the human ratings pooled " \
+        "over all items" in err
     full = overall["Full personas, after debate"]
     assert full["value"] == pytest.approx(1.0) and full["n"] == N_ITEMS
     assert full["vs_full_difference"] is None  # the reference itself
@@ -159,6 +162,7 @@ def test_the_wizards_export_names_the_conditions_not_run(files, model):  # noqa:
         target = st.export_results(project, run, files / "wizard.xlsx", state=state)
     rows = _sheet(target, "Comparison")
     conditions = {dict(zip(rows[0], r))["condition"] for r in rows[1:]}
-    assert conditions == {"Full personas, after debate", "Full personas, before debate"}
+    assert conditions == {"Full personas, after debate", "Full personas, before debate",
+                          "Text length alone (number of words, the baseline)"}
     assert _readme(target)["Conditions not run"].startswith(
         "Simple roles, after debate; Single judge")

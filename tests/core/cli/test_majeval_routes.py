@@ -149,6 +149,10 @@ def test_the_command_line_and_the_wizard_give_the_same_workbook(inputs):
     items = cli["Items"]
     assert [r[0] for r in items[1:]] == ["fox-1", "sky-1", "fox-2", "sky-2"]
     assert "Agreement" in cli  # the "Rating" column was taken as the human ratings
+    # both routes put the length baseline and the "does it tell the items apart?" rows there
+    groups = {r[1] for r in cli["Agreement"][1:]}
+    assert "Text length alone (number of words)" in groups
+    assert any("does the debate tell the items apart" in str(r[0]) for r in cli["Agreement"])
     readme = {}
     for row in cli["Read me"]:
         readme.setdefault(row[0], row[1])

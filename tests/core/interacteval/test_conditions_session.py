@@ -94,7 +94,8 @@ def test_conditions_are_kept_reopened_without_calls_and_rerun_for_free(
                                           {"Thinker": llm.profile()})
         assert est.calls_max == 0
         rows = cd.comparison_rows({n: r.scores for n, r in kept.items()}, items, n_boot=0)
-        assert [r["condition"] for r in rows] == [cd.CONDITIONS[n] for n in names]
+        assert [r["condition"] for r in rows] == [*(cd.CONDITIONS[n] for n in names),
+                                                  cd.LENGTH]
 
 
 def test_a_changed_note_makes_only_the_conditions_that_use_notes_missing(

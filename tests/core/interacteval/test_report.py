@@ -172,6 +172,7 @@ def test_results_workbook_says_which_samples_were_left_out(tmp_path, checklists)
     assert "2025-01-02 03:04" in readme and "texts.csv" in readme
     assert list(sheets["Scores"].think_aloud_sample) == ["yes", "no", "no", "no"]
     computed = sheets["Agreement"].dropna(subset=["value"])
+    computed = computed[computed.comparison == "Coherence: checklist scores vs human scores"]
     assert len(computed) == 3  # pooled: Spearman, Kendall, Pearson over the 3 other texts
     assert computed.note.str.contains("1 think-aloud sample left out").all()
     assert set(computed.n) == {"3"}

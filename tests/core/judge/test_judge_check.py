@@ -15,6 +15,8 @@ from core.judge_check import (
     JudgeItem,
     Rating,
     export_ratings,
+    grading_order,
+    grading_seed,
     judge_report,
     load_ratings,
     next_item,
@@ -60,17 +62,28 @@ def test_ratings_are_kept_as_human_edits_with_who_and_when(project):
         save_rating(project, "majeval", Rating("t1", "  ", {"Clarity": 4}))
 
 
-def test_next_item_alternates_highest_and_lowest_not_yet_graded():
+def test_next_item_follows_a_random_order_of_the_seed_not_the_judge_scores():
     judge = _judge([3.0, 5.0, 1.0, 4.0, None, 2.0])
     ratings: list[Rating] = []
     order = []
-    while (item := next_item(judge, ratings, "Anna")) is not None:
+    while (item := next_item(judge, ratings, "Anna", seed=41)) is not None:
         order.append(item)
         ratings.append(Rating(item, "Anna", {"Clarity": 3}))
-    # highest 5 (t1), lowest 1 (t2), highest 4 (t3), lowest 2 (t5), then 3 (t0), unscored last
-    assert order == ["t1", "t2", "t3", "t5", "t0", "t4"]
-    # another rater starts from the top again
-    assert next_item(judge, ratings, "Ben") == "t1"
+    assert order == grading_order(judge, 41)
+    assert sorted(order[:5]) == ["t0", "t1", "t2", "t3", "t5"] and order[5] == "t4"  # unscored
+    # the judge's scores play no part: reversed scores, the same order
+    assert grading_order(_judge([3.0, 1.0, 5.0, 2.0, None, 4.0]), 41) == order
+    # another seed, another order; every rater gets the same order
+    assert len({tuple(grading_order(judge, s)) for s in range(20)}) > 10
+    assert next_item(judge, ratings, "Ben", seed=41) == order[0]
+
+
+def test_the_seed_is_kept_in_the_project(project):
+    assert grading_seed(project, "majeval", create=False) is None
+    seed = grading_seed(project, "majeval")
+    assert isinstance(seed, int)
+    assert grading_seed(project, "majeval") == seed  # reproducible: read back, not redrawn
+    assert grading_seed(project, "majeval", create=False) == seed
 
 
 def test_report_equals_core_stats_and_mae(project):
@@ -203,10 +216,12 @@ def test_report_workbook_reads_back(tmp_path):
 
 def test_next_item_never_offers_held_out_or_skipped_items():
     judge = _judge([5.0, 1.0, 4.0, 2.0], held=("t0",))
-    assert next_item(judge, [], "Anna") == "t2"
-    assert next_item(judge, [], "Anna", skip=["t2"]) == "t3"
+    order = grading_order(judge, 7)
+    assert "t0" not in order and len(order) == 3
+    assert next_item(judge, [], "Anna", seed=7) == order[0]
+    assert next_item(judge, [], "Anna", skip=[order[0]], seed=7) == order[1]
     assert next_item(judge, [Rating(i, "Anna", {"Clarity": 3}) for i in ("t1", "t2", "t3")],
-                     "Anna") is None
+                     "Anna", seed=7) is None
 
 
 def test_rank_judges_best_first_with_the_paired_test_against_the_best():
