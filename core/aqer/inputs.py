@@ -377,8 +377,10 @@ def read_answers(
     sheet: str | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    header_row: int | None = None,
 ) -> tuple[list[str], TableRead]:
-    """The file's sheet names and one sheet read as text (run it in an executor)."""
+    """The file's sheet names and one sheet read as text (run it in an executor), its header
+    in ``header_row`` (None: the row that reads like one, ``core.tables.find_header_row``)."""
     from core import tables
 
     path = Path(path)
@@ -389,7 +391,7 @@ def read_answers(
         cancel.raise_if_cancelled()
     if sheet is not None and sheet not in sheets:
         sheet = None
-    read = tables.read_table(path, sheet=sheet)
+    read = tables.read_table(path, sheet=sheet, header_row=header_row)
     return sheets, read
 
 
@@ -503,6 +505,7 @@ def check_answers(read: TableRead, setup: AqerSetup,
     except AqerInputError as exc:
         check.issues.append(tables.TableIssue("error", str(exc), read.sheet))
         return check
+    prepared.header_note = read.header_note
     check.prepared = prepared
     if setup.grades_sheet or setup.grades_file:
         path = read.path if not setup.grades_file else (grades_path or setup.grades_file.path)
@@ -573,6 +576,7 @@ def read_responses(
     path: str | Path,
     *,
     sheet: str | None = None,
+    header_row: int | None = None,
     format: Format = "long",
     question_col: str | None = None,
     worker_col: str | None = None,
@@ -590,12 +594,13 @@ def read_responses(
 ) -> PreparedResponses:
     """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them; with
     ``grades_sheet`` (of ``grades_path`` when given, else of this file), join one grade per
-    person from that sheet (:func:`attach_grades_sheet`)."""
+    person from that sheet (:func:`attach_grades_sheet`). ``header_row``: the sheet's header
+    row (None: the row that reads like one)."""
     path = Path(path)
     if not path.exists():
         raise AqerInputError(f"The file {path} does not exist. Check the name and folder.")
     try:
-        table = tables.read_table(path, sheet=sheet)
+        table = tables.read_table(path, sheet=sheet, header_row=header_row)
     except tables.TableError as exc:
         raise AqerInputError(str(exc)) from exc
     errors = [issue for issue in table.issues if issue.severity == "error"]
@@ -632,6 +637,7 @@ def read_responses(
             raise AqerInputError("The grades cannot be used as they are:\n"
                                  + "\n".join(f"- {m}" for m in errors))
         prepared.notices.extend(AqerNotice(topic="Grades", message=i.message) for i in issues)
+    prepared.header_note = table.header_note
     reading = [
         AqerNotice(topic="Reading the file", message=issue.message, row=issue.row)
         for issue in table.issues

@@ -76,6 +76,9 @@ class PreparedResponses:
     """Answers left blank (empty or only spaces), one row per (worker, question) that has no
     answer, same columns as ``frame``: in a dense design they count as the weakest answer
     (``core.aqer.blanks``)."""
+    header_note: str = ""
+    """Which row of the sheet was read as the header when rows above it were not (a title),
+    in words (``core.tables.TableRead.header_note``); "" when it is the first row."""
 
     @property
     def workers(self) -> list[str]:

@@ -237,7 +237,7 @@ def open_answers(
     opened = open_input(project, ANSWERS_INPUT_KIND, setup.answers_ref)
     if opened.changed:
         setup = store_answers_file(project, setup, opened.path)
-    sheets, read = read_answers(opened.path, setup.sheet, progress, cancel)
+    sheets, read = read_answers(opened.path, setup.sheet, progress, cancel, setup.header_row)
     setup = setup.model_copy(update={"sheet": read.sheet})
     return OpenedAnswers(setup, sheets, read, opened.note)
 
@@ -460,7 +460,8 @@ def _read_answers(project: Project, setup: AqerSetup, path: str | Path) -> Prepa
     from core.aqer.inputs import read_responses
 
     return read_responses(
-        path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
+        path, sheet=setup.sheet, header_row=setup.header_row, format=setup.format,
+        duplicates=setup.duplicates,
         **setup.engine_columns(), **setup.grades_columns(),
         grades_path=grades_path(project, setup),
     )
