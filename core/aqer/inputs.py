@@ -15,7 +15,7 @@ one item each (a wide sheet holds a question or a worker per row, a long sheet o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,7 @@ __all__ = [
     "guess_columns",
     "guess_layout",
     "guess_setup",
+    "note_columns",
     "numeric_columns",
     "read_answers",
     "read_responses",
@@ -115,6 +116,57 @@ def numeric_columns(read: TableRead, skip: Iterable[Any] = ()) -> dict[str, tupl
         numbers = sum(tables.cell_number(v) is not None for v in cells)
         if len(cells) >= 2 and numbers >= NUMERIC_SHARE * len(cells):
             found[str(column)] = (numbers, len(cells))
+    return found
+
+
+#: Words in a header that name a note about a person rather than an answer.
+NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "feedback", "remark", "remarks",
+                        "absent", "absence", "absences", "attendance", "present"})
+#: A column filled in fewer than this share of the rows (and in less than half as many rows as
+#: the answer columns usually are) is "mostly empty".
+MOSTLY_EMPTY = 0.5
+_DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}( \d{1,2}:\d{2}(:\d{2})?)?$")
+_TICK = {"x", "yes", "no", "y", "n", "true", "false", "✓", "✔", "absent", "present", "late"}
+
+
+def note_columns(read: TableRead, skip: Iterable[Any] = (), by_person: bool = True
+                 ) -> dict[str, str]:
+    """Columns that look like notes about a person, not answers: column -> why, in words.
+
+    A column whose header names a note ("Comments", "Notes", "Feedback", "Remarks",
+    "Absent"); and, in a sheet with a row per person (``by_person``), a column most people
+    left empty while the other columns are mostly filled, or whose cells differ in kind from
+    answers (dates, or ticks such as "x", "yes", "absent"). Such a column is proposed for
+    leaving out before the run: scored as a question, its few filled cells would beat every
+    blank.
+    """
+    skipped = {str(c) for c in skip if c}
+    columns = [str(c) for c in read.frame.columns if str(c) not in skipped]
+    if not columns:
+        return {}
+    rows = max(1, len(read.frame))
+    filled = {c: [str(v).strip() for v in read.frame[c] if str(v).strip()] for c in columns}
+    shares = sorted(len(v) / rows for v in filled.values())
+    usual = shares[len(shares) // 2]
+    found: dict[str, str] = {}
+    for column in columns:
+        reasons = []
+        words = set(tables._words(column).split())
+        named = sorted(words & NOTE_WORDS)
+        if named:
+            reasons.append(f"its header names a note (“{named[0]}”)")
+        cells = filled[column]
+        if by_person and len(columns) >= 3:
+            share = len(cells) / rows
+            if share < MOSTLY_EMPTY and share < usual / 2:
+                reasons.append(f"only {len(cells)} of {rows} rows have something in it")
+            elif cells and len(cells) >= 2:
+                if sum(bool(_DATE.match(v)) for v in cells) >= NUMERIC_SHARE * len(cells):
+                    reasons.append("it holds dates, not answers")
+                elif sum(v.casefold() in _TICK for v in cells) >= NUMERIC_SHARE * len(cells):
+                    reasons.append("it holds ticks (such as “x” or “yes”), not answers")
+        if reasons:
+            found[column] = " and ".join(reasons)
     return found
 
 
@@ -202,14 +254,20 @@ _RESET = {"question_col": None, "worker_col": None, "response_col": None, "grade
 
 def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *,
                 layout: bool = True, fuzzy: bool = True,
-                keep_rows: bool = False) -> GuessedSetup:
+                keep_rows: bool = False, chosen: Mapping[str, Any] | None = None
+                ) -> GuessedSetup:
     """The choices for a sheet just chosen (a new file or sheet): every column choice of the
     previous one is dropped, the layout is guessed (``layout=False`` keeps ``setup.format`` and
     ``setup.wide_rows``),
     columns are suggested from :data:`SYNONYMS` (then, with ``fuzzy``, from close names such
     as "Qestion"), columns of numbers are used as grades or left out, and a sheet of grades
     among ``sheets`` is proposed. ``keep_rows`` (with ``layout=False``): the user chose what a
-    wide sheet's row holds, so its key column is guessed for that. The notes say what was guessed and why."""
+    wide sheet's row holds, so its key column is guessed for that. ``chosen``: what the user
+    named already (the command line's ``question_col``, ``worker_col``, ``response_col``,
+    ``grade_col``, and ``keep_cols``, columns never proposed for leaving out): kept, and the
+    guesses and notes are made around it. The notes say what was guessed and why."""
+    chosen = dict(chosen or {})
+    keep = {str(c) for c in chosen.pop("keep_cols", ()) or ()}
     reset = dict(_RESET)
     if not layout:
         reset.pop("wide_rows")
@@ -228,6 +286,10 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
         role = "question" if out.setup.wide_rows == "question" else "worker"
         key = tables.guess_mapping(columns, {role: SYNONYMS[role]})[role] or columns[0]
         out.setup = out.setup.model_copy(update={f"{role}_col": key})
+    named = {k: v for k, v in chosen.items()
+             if k in ("question_col", "worker_col", "response_col", "grade_col") and v}
+    if named:
+        out.setup = out.setup.model_copy(update=named)
     s = guess_columns(out.setup, columns)
     if fuzzy:
         s = _close_columns(s, read, out.notes)
@@ -235,8 +297,10 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
         key = s.question_col if s.wide_rows == "question" else s.worker_col
         out.numeric = numeric_columns(read, skip=[key])
         ignore: list[str] = []
-        grade = None
+        grade = named.get("grade_col") if s.wide_rows == "worker" else None
         for column, (numbers, filled) in out.numeric.items():
+            if column == grade or column in keep:
+                continue  # the user's choice: their grades, or a column they keep as answers
             what = (f"Column {read.letters.get(column, '?')} '{column}' is mostly numbers "
                     f"({numbers} of {filled} filled cells), so it is not scored as answers")
             if s.wide_rows == "worker" and grade is None and _mentions(column, "grade"):
@@ -248,6 +312,14 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
                 out.notes.append(f"{what}: it is left out" + (
                     " (choose it as the expert grades if it holds one grade per person)."
                     if s.wide_rows == "worker" else "."))
+        for column, why in note_columns(
+                read, skip=[key, grade, *ignore, *s.llm_cols, *keep],
+                by_person=s.wide_rows == "worker").items():
+            ignore.append(column)
+            out.notes.append(
+                f"Column {read.letters.get(column, '?')} '{column}' looks like notes, not "
+                f"answers: {why}. It is left out, not scored as a question (untick it under "
+                "“Leave out” to score it; command line: --keep-col).")
         s = s.model_copy(update={"grade_col": grade, "ignore_cols": ignore})
         if grade is None:
             sheet = _grades_sheet(read, sheets)
@@ -523,6 +595,14 @@ def check_answers(read: TableRead, setup: AqerSetup,
                     f"this column is mostly numbers ({numbers} of {filled} filled cells) but is "
                     "scored as answers. If it holds grades or totals, leave it out (or use it "
                     "as the expert grades)."), column=column))
+        for column, why in note_columns(
+                read, skip=[key, setup.grade_col, *setup.ignore_cols, *setup.llm_cols],
+                by_person=setup.wide_rows == "worker").items():
+            if read.letters.get(column) in used and column not in numeric_columns(read):
+                check.issues.append(read.issue("warning", (
+                    f"this column looks like notes, not answers ({why}), but is scored as a "
+                    "question: a few filled cells would beat every blank. Leave it out unless "
+                    "it holds answers."), column=column))
     check.blank_rule = blank_rule(
         prepared, setup.settings.blank_answers, setup.settings.llm_as_workers
     )

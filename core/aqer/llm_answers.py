@@ -23,13 +23,15 @@ correctness (:data:`STYLE_WORDS`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from core.aqer.model import LLM_ANSWER_COLUMNS, LLM_SUMMARY_COLUMNS
 from core.aqer.synthetic_exemplary_answer import cosine_rows
 
-__all__ = ["STYLE_WORDS", "llm_answer_tables", "on_workers_scale", "percentile_among",
+__all__ = ["STYLE_WORDS", "ai_words", "llm_answer_tables", "on_workers_scale", "percentile_among",
            "score_llm_answers"]
 
 #: The one sentence every AI comparison carries (screens, workbook, command line).
@@ -74,6 +76,35 @@ def on_workers_scale(similarity: np.ndarray, scores: np.ndarray,
         return None
     order = np.argsort(x[ok], kind="stable")
     return float(np.interp(value, x[ok][order], y[ok][order]))
+
+
+def ai_words(row: Any) -> str:
+    """An AI model's line of the AI summary in words, on the workers' scale first: "0.35 on
+    the workers' 0-1 scale, above 30% of the workers (like for like; mean similarity 0.590
+    over 10 answers)"."""
+
+    def number(key: str) -> float | None:
+        try:
+            value = float(row.get(key))
+        except (TypeError, ValueError):
+            return None
+        return value if np.isfinite(value) else None
+
+    mean, place = number("mean_score"), number("percentile_among_workers")
+    scale = number("score_on_workers_scale")
+    if mean is None:
+        return "not scored"
+    parts = []
+    if scale is not None:
+        parts.append(f"{scale:.2f} on the workers' 0-1 scale")
+    if place is not None:
+        parts.append("above every worker" if place >= 100 else
+                     "below every worker" if place <= 0 else
+                     f"above {place:.0f}% of the workers")
+    scored = int(row.get("scored") or 0)
+    detail = (f"like for like; mean similarity {mean:.3f} over {scored} "
+              f"answer{'s' if scored != 1 else ''}")
+    return (", ".join(parts) + f" ({detail})") if parts else f"mean similarity {mean:.3f}"
 
 
 def llm_answer_tables(

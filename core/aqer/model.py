@@ -42,9 +42,10 @@ WORKER_COLUMNS = ["worker", "score", "raw_score", "weight", "rank", "answered"]
 #: ``grade`` (the answer's expert grade as a number, empty when it has none) follows when the
 #: input had grades, then ``is_llm`` when AI answers were scored as workers.
 RESPONSE_COLUMNS = ["question", "worker", "response", "similarity"]
-#: ``camps`` follows: when the answers split into camps of similar size, the camps in words
+#: ``camps``: when the answers split into camps of similar size, the camps in words
 #: (``core.aqer.answer_camps``), else "".
-QUESTION_COLUMNS = ["question", "mean_similarity", "best_response", "best_worker", "answered"]
+QUESTION_COLUMNS = ["question", "mean_similarity", "best_response", "best_worker", "answered",
+                    "camps"]
 #: ``workers_similarity_to_others``: the workers' mean similarity to the consensus of the *other*
 #: workers on that question (what the AI's ``score`` compares with like for like).
 LLM_ANSWER_COLUMNS = [
@@ -315,8 +316,10 @@ class AqerSetup(BaseModel):
             "settings": self.settings.model_dump(mode="json"),
         }
 
-    def describe_inputs(self, prepared: Any = None) -> dict[str, str]:
-        """The inputs as the workbook's Read me sheet lists them."""
+    def describe_inputs(self, prepared: Any = None, absent_scored: bool = False
+                        ) -> dict[str, str]:
+        """The inputs as the workbook's Read me sheet lists them (``absent_scored``: people
+        who answered nothing were scored as the weakest)."""
         rows = {
             "Input file": self.path or self.file_name,
             "Sheet": self.sheet or "(the first sheet)",
@@ -334,7 +337,7 @@ class AqerSetup(BaseModel):
             rows["Header row"] = prepared.header_note
         if prepared is not None:
             rows["Read from"] = prepared.source
-            rows["Answers"] = prepared.describe()
+            rows["Answers"] = prepared.describe(absent_scored)
         if self.format == "wide" and self.wide_rows == "worker" and self.grade_col:
             rows["Expert grades"] = f"column '{self.grade_col}' (one grade per person)"
         if self.grades_file:

@@ -51,6 +51,7 @@ from core.aqer.responses import (
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, leave_one_out_similarity
 from core.runs import CancelToken, Progress
 from core.tables import cell_number
+from core.words import plain_number
 
 __all__ = ["aqer", "embed_texts"]
 
@@ -386,7 +387,8 @@ def aqer(
                 topic="Not converged",
                 message=(
                     f"The weights still changed after {outcome.iterations} rounds (last change "
-                    f"{outcome.trace[-1][1]:.2e}, tolerance {settings.tolerance:g}). The scores "
+                    f"{plain_number(outcome.trace[-1][1], 2)}, tolerance "
+                    f"{plain_number(settings.tolerance)}). The scores "
                     "are those of the last round; allow more rounds to let them settle."
                 ),
             )
@@ -613,7 +615,7 @@ def aqer(
                     question=question,
                 )
             )
-    questions = pd.DataFrame(question_rows, columns=[*QUESTION_COLUMNS, "camps"])
+    questions = pd.DataFrame(question_rows, columns=QUESTION_COLUMNS)
     convergence = pd.DataFrame(outcome.trace, columns=CONVERGENCE_COLUMNS)
 
     # --- agreement with expert grades ---------------------------------------------------------

@@ -121,6 +121,9 @@ SETUP: PayloadType[AqerSetup] = PayloadType(
     label="the AQER choices (answers file, columns, embedding model and settings)",
 )
 
+#: The device of a run whose every vector came from the project's cache (the model never ran).
+CACHED_DEVICE = "none (every answer's vector was already in the project)"
+
 #: ``factory(model_path, device)`` -> an encoder (``encoder(texts)`` returns one vector per text).
 EncoderFactory = Callable[[str, str], Any]
 
@@ -489,7 +492,10 @@ def run_setup(
         encoder = cached_encoder(project, setup, encoder_factory, progress, cancel)
         result = aqer(prepared, encoder, settings=setup.settings, progress=progress,
                       cancel=cancel)
-        inputs = setup.describe_inputs(prepared)
+        if not encoder.embedded:  # the model never ran: no device to name but this
+            result = result.model_copy(update={"device": CACHED_DEVICE})
+        inputs = setup.describe_inputs(
+            prepared, absent_scored=result.blank_rule == "worst" and setup.settings.keep_absent)
         if note:
             inputs["Note"] = note
         with project.transaction():

@@ -50,7 +50,7 @@ def test_outlier_gets_the_lowest_score_and_columns_follow_the_contract(encoder):
     assert w.set_index("worker")["rasa_skill"].idxmin() == "outlier"
     assert w.set_index("worker")["f1"].idxmin() == "outlier"
     assert list(result.responses.columns) == RESPONSE_COLUMNS
-    assert list(result.questions.columns) == [*QUESTION_COLUMNS, "camps"]
+    assert list(result.questions.columns) == QUESTION_COLUMNS
     assert list(result.convergence.columns) == CONVERGENCE_COLUMNS
     assert result.converged and result.discriminates
     assert result.embedding_model == "hashed-bag-of-words"
