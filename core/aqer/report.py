@@ -81,7 +81,7 @@ LABELS: dict[str, dict[str, str]] = {
         "answered": "Answers",
         "best_response": "Answer closest to the class's consensus",
         "best_worker": "Written by",
-        "camps": "Answers split into camps (check by hand)",
+        "camps": "Answers split into camps",
     },
     "llm_answers": {
         "model": "AI model",

@@ -171,6 +171,7 @@ def store_answers_file(project: Project, setup: AqerSetup, path: str | Path) -> 
     }
     if not same_file:
         update["sheet"] = None
+        update["header_row"] = None
     if ref.content_hash != setup.content_hash:
         update["duplicates"] = "error"
     return setup.model_copy(update=update)

@@ -69,7 +69,7 @@ def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
     assert res.answers_model.rowCount() == 8
     sims = [float(s) for s in proxy_column(res.answers_view, res.answers_model, "similarity")]
     assert sims == sorted(sims, reverse=True)
-    assert "closest to the consensus" in res.best_label.text()
+    assert "closest to the class's consensus" in res.best_label.text()
     assert res.questions_model.rowCount() == 6
 
     # LLM comparison: per model mean and per question
