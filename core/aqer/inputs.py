@@ -606,14 +606,23 @@ def check_answers(read: TableRead, setup: AqerSetup,
     check.blank_rule = blank_rule(
         prepared, setup.settings.blank_answers, setup.settings.llm_as_workers
     )
+    from core.aqer.pipeline import absent_notices
+
+    worst = check.blank_rule.rule == "worst"
+    absent = set() if worst and setup.settings.keep_absent else set(prepared.absent)
     for notice in prepared.notices:
         if notice.topic == "Duplicate answer":
             check.duplicates += 1
             if setup.duplicates == "error":
                 continue  # asked for separately
+        if notice.topic == "Empty answer" and notice.worker in absent:
+            continue  # said once per person below, as the results say it
         check.issues.append(
             tables.TableIssue("warning", notice.message, read.sheet, notice.row)
         )
+    for notice in absent_notices([n for n in prepared.absent if n in absent], worst,
+                                 prepared.frame["question"].nunique()):
+        check.issues.append(tables.TableIssue("warning", notice.message, read.sheet))
     check.needs_duplicate_choice = setup.duplicates == "error" and check.duplicates > 0
     if check.needs_duplicate_choice:
         try:  # the engine's own words for what repeats where (only when there are repeats)

@@ -53,7 +53,7 @@ from core.runs import CancelToken, Progress
 from core.tables import cell_number
 from core.words import plain_number
 
-__all__ = ["aqer", "embed_texts"]
+__all__ = ["ABSENT_NOTE", "absent_notices", "absent_people", "aqer", "embed_texts"]
 
 #: Texts per call of the encoder (progress and cancel are checked between calls).
 EMBED_CHUNK = 256
@@ -242,7 +242,10 @@ def aqer(
     if worst and settings.keep_absent:  # everyone was given every question: scored as weakest
         names = names + absent
     else:
-        notices += _absent_notices(absent, worst, len(asked_values))
+        absent_set = set(absent)
+        notices = [n for n in notices if not (n.topic == "Empty answer"
+                                              and n.worker in absent_set)]
+        notices += absent_notices(absent, worst, len(asked_values))
     asked = asked_values.tolist()
     _need_two(names, f"compares workers with each other, so it needs answers from at least 2 "
               f"workers{where}", "Add the other workers' answers, or check that the worker "
@@ -725,8 +728,9 @@ def absent_people(names: Sequence[str], blank_rows: pd.DataFrame) -> list[str]:
     return [n for n in dict.fromkeys(blank_rows["worker"]) if n not in answered]
 
 
-def _absent_notices(absent: Sequence[str], worst: bool, n_questions: int) -> list[AqerNotice]:
-    """One notice per person with no answer at all, left out of the scores."""
+def absent_notices(absent: Sequence[str], worst: bool, n_questions: int) -> list[AqerNotice]:
+    """One notice per person with no answer at all, left out of the scores (their notices
+    of each empty cell are replaced by it)."""
     out = []
     for name in absent:
         if worst:

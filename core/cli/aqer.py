@@ -423,6 +423,10 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                     f"There is no sheet '{args.sheet}' in {source.name}; its sheets are: "
                     f"{names}. Check --sheet."
                 )
+            if opened.read.errors:  # nothing to choose columns from (a wrong --header-row)
+                raise cli.UserError(
+                    f"{source.name} cannot be read as it is:\n"
+                    + "\n".join(f"- {issue.message}" for issue in opened.read.errors))
             chosen, guessed = _choices(args, opened.read, opened.sheets)
             setup = opened.setup.model_copy(update=chosen)
             if args.grades_file:
@@ -485,7 +489,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
                  + ("" if args.format else " (guessed; --format to choose)"))
     if opened.read.header_note:
         lines.append(f"  header: {opened.read.header_note}"
-                     + ("" if args.header_row else " (--header-row N to choose it)"))
+                     + ("" if args.header_row else " (--header-row N)"))
     lines += [f"  {note}" for note in guessed]
     lines.append("  columns: " + _columns_used(setup))
     if best is not None:

@@ -131,10 +131,12 @@ def class_rows() -> list[tuple[str, list[str], int | None]]:
     return rows
 
 
-def class_workbook(path: Path, grades: str = "column", title: bool = True) -> Path:
+def class_workbook(path: Path, grades: str = "column", title: bool = True,
+                   comments: bool = True, leave_out: tuple[str, ...] = ()) -> Path:
     """Write the class workbook. ``grades="column"``: a "Total" column beside the questions;
     ``"sheet"``: a sheet "Grades" (Name, Total) instead. ``title=False`` leaves out the title
-    and blank rows (the header is then row 1)."""
+    and blank rows (the header is then row 1); ``comments=False`` the Comments column;
+    ``leave_out`` the rows of these people (the same class without them)."""
     book = Workbook()
     sheet = book.active
     sheet.title = "Period 3"
@@ -142,12 +144,14 @@ def class_workbook(path: Path, grades: str = "column", title: bool = True) -> Pa
         sheet.append([TITLE])
         sheet.append([])
     header = ["Student", *QUESTIONS.values()]
-    header += ["Total", "Comments"] if grades == "column" else ["Comments"]
+    header += ["Total"] if grades == "column" else []
+    header += ["Comments"] if comments else []
     sheet.append(header)
-    rows = class_rows()
+    rows = [row for row in class_rows() if row[0] not in leave_out]
     for name, answers, total in rows:
         extra = [total] if grades == "column" else []
-        sheet.append([name, *answers, *extra, COMMENTS.get(name)])
+        note = [COMMENTS.get(name)] if comments else []
+        sheet.append([name, *answers, *extra, *note])
     if grades == "sheet":
         marks = book.create_sheet("Grades")
         marks.append(["Name", "Total"])
