@@ -1,8 +1,8 @@
 """Questions whose answers split into camps of similar size (not in the paper; EvalDesk's rule).
 
 A consensus method cannot know the truth: where 13 people wrote "secretary of state" and 11
-"speaker of the house", the consensus answer is the larger camp's, right or wrong, and the other
-camp scores lower. Such a question is worth checking by hand, so each scored question's answers
+"speaker of the house", the consensus answer is usually the larger camp's, right or wrong, and
+the other camp scores lower. Such a question is worth checking by hand, so each scored question's answers
 are grouped by their embeddings (spherical k-means with k = 2, then 3, on the answers' unit
 vectors, identical answers counted once with their number) and the question is flagged when:
 

@@ -610,8 +610,9 @@ def aqer(
                     topic="Answers split into camps",
                     message=(
                         f"The answers to '{_short(question)}' split into camps of similar size: "
-                        f"{split}. A consensus follows the larger camp whether or not it is "
-                        f"right, so the answer closest to the class's consensus "
+                        f"{split}. The consensus sides with one camp (usually the larger) "
+                        "whether or not it is right, so the answer closest to the class's "
+                        "consensus "
                         f"(“{_short(worker_texts[k])}”) may be a common mistake and the other "
                         "camp's answers score lower: check this question by hand."
                     ),

@@ -170,8 +170,8 @@ _QUESTIONS = (
     "Per question: mean similarity of the answers to the consensus (lower = harder or more "
     "varied), the answer closest to the class's consensus and who wrote it, the number of "
     "answers. The consensus is what most answers say, not necessarily what is right: where the "
-    "answers split into camps of similar size (last column), the larger camp sets the consensus "
-    "even when it is the common mistake, so check that question by hand."
+    "answers split into camps of similar size (last column), the consensus sides with one camp "
+    "(usually the larger) even when it is the common mistake, so check that question by hand."
 )
 _LLM = (
     "Each AI answer with its similarity to the consensus built from the workers' answers (AI "

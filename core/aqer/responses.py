@@ -122,8 +122,10 @@ class PreparedResponses:
                                                               if len(absent) > 5 else "")
             text += (f"; {count(len(absent), 'person')} answered nothing (absent?), "
                      + ("scored as the weakest: " if absent_scored else "not scored: ") + names)
-        if self.models:
-            text += f"; LLM answers from {', '.join(self.models)}"
+        models = self.models
+        if models:
+            text += (f"; LLM answers from {', '.join(models[:5])}"
+                     + (f" and {len(models) - 5} more" if len(models) > 5 else ""))
         return text
 
 

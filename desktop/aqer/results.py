@@ -99,9 +99,9 @@ QUESTION_COLUMNS = [
     Column("best_worker", "Written by", "text",
            "The worker whose answer is closest to the consensus.", "—"),
     Column("camps", "Answers split into camps", "text",
-           "The answers split into camps of similar size (from the embeddings): the larger "
-           "camp sets the consensus even when it is the common mistake. Check this question "
-           "by hand.", ""),
+           "The answers split into camps of similar size (from the embeddings): the consensus "
+           "sides with one camp (usually the larger) even when it is the common mistake. Check "
+           "this question by hand.", ""),
 ]
 ANSWER_COLUMNS = [
     Column("worker", "Worker"),
@@ -575,7 +575,10 @@ class ResultsView(QWidget):
         llm = ""
         if len(result.llm_summary):
             parts = [_ai_words(row) for _, row in result.llm_summary.iterrows()]
-            llm = f" AI answers, on the workers' 0-1 scale: {'; '.join(parts)}."
+            more = len(parts) - 3
+            shown = "; ".join(parts[:3]) + (f"; and {more} more (AI answers tab)"
+                                             if more > 0 else "")
+            llm = f" AI answers, on the workers' 0-1 scale: {shown}."
         absent = [n.worker for n in result.warnings if n.topic == "Absent?"]
         if absent:
             llm += (f" <b>{count(len(absent), 'person')} answered nothing</b> (absent?) and "
@@ -605,8 +608,9 @@ class ResultsView(QWidget):
         fit_columns(self.workers_view)
 
         self.questions_model.set_frame(result.questions)
-        fit_columns(self.questions_view, stretch=self.questions_model.column_of("best_response"),
-                     max_width=420)
+        # every title whole ("Answer closest to the class's consensus"); the camps take the rest
+        fit_columns(self.questions_view, max_width=320)
+        self.questions_view.horizontalHeader().setStretchLastSection(True)
         self.answers_model.set_rows([])
         self.best_label.hide()
         if self.questions_model.rowCount():
@@ -737,8 +741,8 @@ class ResultsView(QWidget):
             camps = best.get("camps")
             warning = (
                 f"<br><span style='color:#8a5a00'><b>The answers split into camps of similar "
-                f"size:</b> {_escape(camps)}. The consensus follows the larger camp whether or "
-                "not it is right: check this question by hand.</span>"
+                f"size:</b> {_escape(camps)}. The consensus sides with one camp (usually the "
+                "larger) whether or not it is right: check this question by hand.</span>"
                 if isinstance(camps, str) and camps else "")
             self.best_label.setText(
                 f"<b>Answer closest to the class's consensus</b> (by "

@@ -162,3 +162,24 @@ def test_choosing_the_grade_column_keeps_the_ai_rows_ticked(qtbot, window, tmp_p
     assert wiz.setup.llm_workers == []
     columns.key_combo.setCurrentIndex(columns.key_combo.findData("Student"))
     wait_check(qtbot, wiz)
+
+
+@pytest.mark.parametrize("title", [True, False])
+def test_the_columns_page_shows_rows_of_the_preview_at_1280x800(qtbot, window, tmp_path, title):
+    """Issue 27: at 1280x800 the preview showed 2 rows under the page's notes and choices."""
+    window.resize(1280, 800)
+    source = class_workbook(tmp_path / "period 3.xlsx", title=title).resolve()
+    wiz = open_aqer_wizard(window)
+    wiz.pages["file"].choose_file(source)
+    wait_read(qtbot, wiz)
+    click(qtbot, wiz.next_button)
+    wait_check(qtbot, wiz)
+    columns = wiz.pages["columns"]
+    tick(columns.llm_list, BOTS)
+    wait_check(qtbot, wiz)
+    qtbot.wait(100)
+    view = columns.preview_view
+    first, last = view.rowAt(0), view.rowAt(view.viewport().height() - 1)
+    assert first == 0 and last >= 5, (first, last)  # six rows or more (before: four)
+    issues = columns.issues_view
+    assert issues.rowAt(issues.viewport().height() - 1) >= 1 or issues.model().rowCount() < 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,16 @@ def _ticked(items: QListWidget) -> list[QListWidgetItem]:
     """The ticked items of a list of tick boxes, in order."""
     return [items.item(i) for i in range(items.count())
             if items.item(i).checkState() == Qt.CheckState.Checked]
+
+
+def _short_rule(rule: Any) -> str:
+    """The blank-answer rule in one line: "The answers look dense (29 of 30 workers answered
+    at least half of the 10 questions): a blank counts as the weakest answer."."""
+    what = ("a blank counts as the weakest answer" if rule.rule == "worst"
+            else "a blank does not count")
+    if rule.chosen:
+        return f"Your choice: {what}. (The answers look {rule.design}.)"
+    return f"The answers look {rule.design} ({rule.evidence.split(';')[0]}): {what}."
 
 
 class ColumnsPage(WizardPage):
@@ -193,13 +204,17 @@ class ColumnsPage(WizardPage):
             + ", ".join(BLANK_TOKENS) + "."))
         self.blank_tokens_edit.setPlaceholderText("(only empty cells)")
         self.blank_tokens_edit.editingFinished.connect(self._blank_tokens_edited)
+        tokens_hint = hint_label("(commas between)")
+        tokens_hint.setToolTip("Remove a word that is a real answer in your sheet.")
         tokens_row = hbox("Also blank when the answer is:", (self.blank_tokens_edit, 1),
-                          hint_label("(commas between; remove a word that is a real answer in "
-                                     "your sheet)"))
+                          tokens_hint)
 
         self.preview_model = PreviewModel(self)
         self.preview_view = table_view(self.preview_model, sortable=False)
         self.preview_view.verticalHeader().setVisible(True)
+        # one line per row (the cells are cut with "…"): more rows of the sheet in sight
+        self.preview_view.verticalHeader().setDefaultSectionSize(
+            self.preview_view.fontMetrics().height() + 8)
         self.preview_view.horizontalHeader().setStretchLastSection(False)
         self.preview_title = QLabel("<b>Preview</b>")
         legend = "  ".join(
@@ -218,7 +233,9 @@ class ColumnsPage(WizardPage):
             2, QHeaderView.ResizeMode.Stretch)
         self.issues_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         issues = pane(self.summary_label, (self.issues_view, 1))
-        split = splitter(preview, issues, sizes=[300, 200], orientation=Qt.Orientation.Vertical)
+        # the preview first: at 1280x800 it shows 6 rows or more, the issues at least 2
+        split = splitter(preview, issues, sizes=[280, 150], orientation=Qt.Orientation.Vertical,
+                         stretch=[3, 1])
 
         page_layout(
             self, "Which column holds what",
@@ -331,9 +348,7 @@ class ColumnsPage(WizardPage):
             self.grades_row.setVisible(wide)
             self.grades_sheet_label.setVisible(wide)
             self.blank_tokens_edit.setText(", ".join(s.blank_tokens))
-            notes = self.wizard.guess_notes
-            self.guess_note.setText("<br>".join(notes))
-            self.guess_note.setVisible(bool(notes))
+            self._show_guess_notes()
             self._numeric = numeric_columns(read)
             self._notes = note_columns(read, by_person=s.wide_rows == "worker")
             self._fill_ignore_list()
@@ -350,6 +365,23 @@ class ColumnsPage(WizardPage):
         for i in range(header.count()):
             header.resizeSection(i, min(max(header.sectionSize(i), 90), 260))
         self.schedule_check()
+
+    def _show_guess_notes(self) -> None:
+        """What EvalDesk guessed and why, without the notes the user's choices since made
+        untrue (a column it left out that is now the grades, or scored after all)."""
+        s = self.wizard.setup
+        notes = []
+        for note in self.wizard.guess_notes:
+            found = re.match(r"Column [A-Z]+ '(.+?)' ", note)
+            if found:
+                column = found.group(1)
+                if "it is used as the expert grades" in note and s.grade_col != column:
+                    continue
+                if "left out" in note and column not in s.ignore_cols:
+                    continue
+            notes.append(note)
+        self.guess_note.setText("<br>".join(escape(n, quote=False) for n in notes))
+        self.guess_note.setVisible(bool(notes))
 
     def _fill_ignore_list(self) -> None:
         s, read = self.wizard.setup, self.wizard.read
@@ -371,6 +403,7 @@ class ColumnsPage(WizardPage):
             elif column in self._notes:
                 text += f"  (looks like notes: {self._notes[column]})"
             item = QListWidgetItem(text)
+            item.setToolTip(text)
             item.setData(Qt.ItemDataRole.UserRole, column)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if column in s.ignore_cols
@@ -480,6 +513,7 @@ class ColumnsPage(WizardPage):
             self._fill_llm_list()
             self._fill_ignore_list()
             self._filling = False
+        self._show_guess_notes()
         self._update_preview_roles()
         self.schedule_check()
 
@@ -550,6 +584,7 @@ class ColumnsPage(WizardPage):
         self._filling = True
         self._fill_llm_list()
         self._filling = False
+        self._show_guess_notes()
         self._update_preview_roles()
         self.schedule_check()
 
@@ -626,7 +661,9 @@ class ColumnsPage(WizardPage):
 
     def _show_check(self, check: AnswersCheck) -> None:
         rule = check.blank_rule
-        self.blank_label.setText(rule.reason if rule is not None else "")
+        # one line here; the whole reason on hover (and on the Run page, in the Read me)
+        self.blank_label.setText(_short_rule(rule) if rule is not None else "")
+        self.blank_label.setToolTip(rule.reason if rule is not None else "")
         self.issues_model.set_issues(check.issues)
         self.issues_view.resizeColumnToContents(0)
         self.issues_view.resizeColumnToContents(1)
@@ -641,7 +678,7 @@ class ColumnsPage(WizardPage):
             self._filling = True
             self.absent_box.setText(
                 f"Score {'the person' if len(absent) == 1 else f'the {len(absent)} people'} "
-                f"who answered nothing (absent?: {names}) as the weakest")
+                f"who answered nothing ({names}) as the weakest")
             self.absent_box.setChecked(self.wizard.setup.settings.keep_absent)
             self._filling = False
         if check.prepared is not None:
