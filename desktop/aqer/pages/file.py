@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QRadioButton,
-    QSpinBox,
     QVBoxLayout,
 )
 
@@ -25,7 +24,7 @@ from core.aqer.session import OpenedAnswers, copy_template, open_answers, sample
 from desktop.file_dialogs import ask_then, save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
-from desktop.widgets import hint_label, note_box, page_layout, xlsx_path
+from desktop.widgets import header_row_spin, hint_label, note_box, page_layout, xlsx_path
 from desktop.wizard import WizardPage
 
 __all__ = ["FilePage"]
@@ -75,15 +74,7 @@ class FilePage(WizardPage):
         self.sheet_combo.setMinimumWidth(240)
         self.sheet_combo.setToolTip("The sheet of the workbook that holds the answers.")
         self.sheet_combo.currentIndexChanged.connect(self._sheet_chosen)
-        self.header_spin = QSpinBox()
-        self.header_spin.setRange(0, 10_000)
-        self.header_spin.setSpecialValueText("found by EvalDesk")
-        self.header_spin.setMinimumWidth(160)
-        self.header_spin.setToolTip(
-            "The row that holds the column names. EvalDesk finds it by itself: the first row "
-            "that reads like a header above rows of data, so a title and blank rows above your "
-            "table are skipped. Choose a row number if it found the wrong one.")
-        self.header_spin.setKeyboardTracking(False)
+        self.header_spin = header_row_spin()
         self.header_spin.valueChanged.connect(self._header_chosen)
         self.header_note = note_box()
         self.header_note.setObjectName("headerNote")
