@@ -31,7 +31,7 @@ import pandas as pd
 from core.aqer.model import LLM_ANSWER_COLUMNS, LLM_SUMMARY_COLUMNS
 from core.aqer.synthetic_exemplary_answer import cosine_rows
 
-__all__ = ["STYLE_WORDS", "ai_words", "llm_answer_tables", "on_workers_scale", "percentile_among",
+__all__ = ["STYLE_WORDS", "ai_words", "llm_answer_tables", "where_ai_answers_go", "on_workers_scale", "percentile_among",
            "score_llm_answers"]
 
 #: The one sentence every AI comparison carries (screens, workbook, command line).
@@ -76,6 +76,22 @@ def on_workers_scale(similarity: np.ndarray, scores: np.ndarray,
         return None
     order = np.argsort(x[ok], kind="stable")
     return float(np.interp(value, x[ok][order], y[ok][order]))
+
+
+def where_ai_answers_go(layout: str) -> str:
+    """How to give AQER an AI's answers, in the words of the sheet's layout (``layout`` as the
+    Read me names it: "long (a row per answer)", "wide (a row per worker)", "wide (a row per
+    question)"): never a column where the layout has a row."""
+    if "row per worker" in layout or "row per person" in layout:
+        return ("add a row for each AI (its name in the name column, its answers under the "
+                "questions) and tick that row under “AI answers” on the Columns page "
+                "(--llm-worker NAME)")
+    if "row per question" in layout:
+        return ("add a column for each AI beside the people's columns and tick it under “AI "
+                "answers” on the Columns page (--llm-col COLUMN)")
+    return ("mark its rows in a column called “is_llm” (yes/no) or name the model in a column "
+            "called “model”, or give each AI a column beside the answer and tick it under “AI "
+            "answers” on the Columns page (--llm-col COLUMN)")
 
 
 def ai_words(row: Any) -> str:

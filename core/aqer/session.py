@@ -590,10 +590,12 @@ def judge_to_check(project: Project, setup: AqerSetup) -> tuple[Any, str]:
                       "first.")
     judge = judge_data(stored)
     if not judge.items:
+        from core.aqer.llm_answers import where_ai_answers_go
+
+        layout = str(stored.inputs.get("Layout", ""))
         return None, ("These answers have no AI answers to grade (or the AI answers were "
-                      "scored as extra workers). Add the AI's answers to the file with a "
-                      "model column, then run AQER again, to check how well AQER's scores "
-                      "agree with your own grades.")
+                      "scored as extra workers). To check how well AQER's scores agree with "
+                      f"your own grades, {where_ai_answers_go(layout)}, then run AQER again.")
     return judge, ""
 
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.aqer.llm_answers import STYLE_WORDS
+from core.aqer.llm_answers import STYLE_WORDS, where_ai_answers_go
 from core.aqer.session import CACHED_DEVICE
 from core.stats import plain_agreement
 from core.words import count, plain_number
@@ -640,6 +640,10 @@ class ResultsView(QWidget):
 
     def _fill_llm(self, result: Any) -> None:
         has_llm = len(result.llm_answers) > 0
+        layout = str((self.stored.inputs or {}).get("Layout", "")) if self.stored else ""
+        self.llm_empty.setText(
+            "There are no AI answers in this input. To compare an AI with the workers, "
+            + where_ai_answers_go(layout) + ".")
         self.llm_empty.setVisible(not has_llm)
         self.llm_content.setVisible(has_llm)
         self.llm_summary_model.set_frame(result.llm_summary)

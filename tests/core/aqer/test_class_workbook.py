@@ -288,3 +288,19 @@ def test_the_split_question_with_the_real_embedding_model(workbook):
     assert len(flagged) <= 3  # a signal, not noise on every question
     for _, row in result.llm_summary.iterrows():
         assert row["percentile_among_workers"] < 50 and row["score_on_workers_scale"] < 0.6
+
+
+def test_instructions_name_a_row_where_the_layout_has_rows(workbook):
+    """Issue 27: "add the AI's answers with a model column" said to a teacher whose sheet has a
+    row per student."""
+    from core.aqer.session import judge_to_check, open_answers, run_setup
+    from core.project import Project
+
+    with Project.create_untitled(method="aqer") as project:
+        opened = open_answers(project, AqerSetup(), workbook)
+        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
+        run_setup(project, setup)  # the chatbot rows not ticked: no AI answers
+        judge, why = judge_to_check(project, setup)
+    assert judge is None
+    assert "add a row for each AI" in why and "--llm-worker" in why
+    assert "model column" not in why and "column beside" not in why
