@@ -34,10 +34,10 @@ def draw_scores(figure: Any, names: Sequence[str], scores: Sequence[float]) -> N
     if len(pairs) > 12:  # the best and worst 5 keep the labels readable; the histogram shows all
         total = len(pairs)
         pairs = pairs[:5] + pairs[-5:]
-        ax.set_title(f"The 5 highest and 5 lowest of {total} workers", loc="left")
+        ax.set_title(f"The 5 highest and 5 lowest of {total} workers", loc="left", wrap=True)
         ax.axhline(4.5, color=MUTED, linewidth=0.8, linestyle=":")
     else:
-        ax.set_title("Score per worker (1 = closest to the consensus)", loc="left")
+        ax.set_title("Score per worker (1 = closest to the consensus)", loc="left", wrap=True)
     labels = [_short(n) for n, _ in pairs]
     values = [s for _, s in pairs]
     bars = ax.barh(range(len(values)), values, color=ACCENT, height=0.7)
@@ -56,7 +56,7 @@ def draw_distribution(figure: Any, scores: Sequence[float]) -> None:
     ax = figure.add_subplot(1, 1, 1)
     bins = max(5, min(20, len(scores) // 3 or 5))
     ax.hist(list(scores), bins=bins, range=(0, 1), color=ACCENT, edgecolor="white")
-    ax.set_title("How the scores are spread", loc="left")
+    ax.set_title("How the scores are spread", loc="left", wrap=True)
     ax.set_xlabel("AQER score")
     ax.set_ylabel("Workers")
     ax.yaxis.get_major_locator().set_params(integer=True)
@@ -82,7 +82,7 @@ def draw_convergence(
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("Round")
     ax.set_ylabel("Change of the weights")
-    ax.set_title("How quickly the weights settled", loc="left")
+    ax.set_title("How quickly the weights settled", loc="left", wrap=True)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=8, frameon=False)
     _style(ax)
@@ -133,7 +133,7 @@ def draw_llm_comparison(
     if len(shown_ai) < len(ais) or len(shown_people) < len(people):
         title += (f"\n{len(shown_ai)} of {len(ais)} AI models, "
                   f"{len(shown_people)} of {len(people)} workers shown")
-    ax.set_title(title, loc="left", fontsize=9)
+    ax.set_title(title, loc="left", fontsize=9, wrap=True)
 
 
 def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: Sequence[float],
@@ -161,7 +161,8 @@ def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: S
     ax.axhline(0, color=MUTED, linewidth=0.6)
     ax.set_xlabel("Workers in the panel (drawn at random)")
     ax.set_ylabel(f"{statistic} with {against}")
-    ax.set_title(f"AQER's agreement with {against}, by number of workers", loc="left")
+    ax.set_title(f"AQER's agreement with {against}, by number of workers", loc="left",
+                 wrap=True)
     ax.legend(fontsize=8, loc="lower right", frameon=False)
     _style(ax)
 

@@ -68,6 +68,23 @@ def _overlaps(boxes) -> bool:
     return any(b.y0 < a.y1 - 0.5 for a, b in zip(boxes, boxes[1:]))
 
 
+@pytest.mark.parametrize(("workers", "ais"), [(8, 2), (30, 2), (300, 32)])
+def test_the_ai_chart_title_is_never_cut(workers, ais):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from desktop.aqer.charts import draw_llm_comparison
+
+    # the chart's width beside the AI tables, laid out as desktop.views.Chart lays it out
+    figure = Figure(figsize=(4.8, 3.6), dpi=100, layout="constrained")
+    canvas = FigureCanvasAgg(figure)
+    draw_llm_comparison(figure, [(f"Student number {k}", 0.5 + k / 1000) for k in range(workers)],
+                        [(f"Chatbot number {k}", 0.6 + k / 100) for k in range(ais)])
+    canvas.draw()
+    box = figure.axes[0]._left_title.get_window_extent(canvas.get_renderer())
+    assert box.x1 <= figure.bbox.x1 + 1 and box.x0 >= -1
+
+
 def test_the_ai_chart_keeps_32_ai_names_apart_at_1280x800():
     """Issue 27: with 32 AI rows the names overlapped. At the height the AI tab gives the chart
     at 1280x800 (about 360 px), the names stay apart and the title says what is shown."""
@@ -108,3 +125,32 @@ def test_the_convergence_chart_writes_plain_decimals():
     texts += [t.get_text() for t in ax.get_legend().get_texts()]
     assert texts and not [t for t in texts if "e-" in t or "^" in t or "$" in t]
     assert "stop below 0.000001" in texts
+
+
+@pytest.mark.parametrize("chart", ["scores", "few scores", "spread", "convergence", "curve"])
+def test_aqer_chart_titles_are_wrapped_never_cut(chart):
+    """Issue 27: three chart titles were cut at 1280x800; at the width a chart gets there (and
+    narrower), each title stays inside its figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from desktop.aqer import charts
+
+    figure = Figure(figsize=(3.4, 2.4), dpi=100, layout="constrained")
+    canvas = FigureCanvasAgg(figure)
+    names = [f"Student number {k}" for k in range(30)]
+    if chart == "scores":
+        charts.draw_scores(figure, names, [k / 29 for k in range(30)])
+    elif chart == "few scores":
+        charts.draw_scores(figure, names[:8], [k / 7 for k in range(8)])
+    elif chart == "spread":
+        charts.draw_distribution(figure, [k / 29 for k in range(30)])
+    elif chart == "convergence":
+        charts.draw_convergence(figure, [1, 2, 3], [1e-2, 1e-4, 1e-7], 1e-6)
+    else:
+        charts.draw_workers_curve(figure, {3: [0.1, 0.5], 5: [0.4, 0.6], 29: [0.6]},
+                                  [0.3, 0.5, 0.6], [0.1, 0.4, 0.6], [0.5, 0.6, 0.6],
+                                  "Pearson r", "the expert grades")
+    canvas.draw()
+    box = figure.axes[0]._left_title.get_window_extent(canvas.get_renderer())
+    assert box.x1 <= figure.bbox.x1 + 1, chart
