@@ -304,3 +304,28 @@ def test_instructions_name_a_row_where_the_layout_has_rows(workbook):
     assert judge is None
     assert "add a row for each AI" in why and "--llm-worker" in why
     assert "model column" not in why and "column beside" not in why
+
+
+@pytest.mark.parametrize("ticked", [False, True])
+def test_the_page_and_the_export_count_the_people_without_a_grade_alike(tmp_path, ticked):
+    """Issue 27: "No grade for 2 people" on the page but 1 in the export. With a Grades sheet,
+    the Columns page's check and the exported Warnings say the same, whether the chatbot rows
+    are ticked as AI answers (then no one lacks a grade) or not (then both are people)."""
+    from core.aqer.session import open_answers, run_setup
+    from core.project import Project
+
+    path = class_workbook(tmp_path / "graded.xlsx", grades="sheet", title=False)
+    with Project.create_untitled(method="aqer") as project:
+        opened = open_answers(project, AqerSetup(), path)
+        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
+        assert setup.grades_sheet == "Grades"
+        if ticked:
+            setup = setup.model_copy(update={"llm_workers": ["ChatGPT", "Gemini"]})
+        page = [i.message for i in check_answers(opened.read, setup).warnings
+                if "No grade for" in i.message]
+        export = [n.message for n in run_setup(project, setup).result.warnings
+                  if "No grade for" in n.message]
+    assert page == export
+    assert len(page) == (0 if ticked else 1)
+    if not ticked:
+        assert "No grade for 2 people: 'ChatGPT', 'Gemini'" in page[0]
