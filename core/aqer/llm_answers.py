@@ -31,8 +31,15 @@ import pandas as pd
 from core.aqer.model import LLM_ANSWER_COLUMNS, LLM_SUMMARY_COLUMNS
 from core.aqer.synthetic_exemplary_answer import cosine_rows
 
-__all__ = ["STYLE_WORDS", "ai_words", "llm_answer_tables", "where_ai_answers_go", "on_workers_scale", "percentile_among",
-           "score_llm_answers"]
+__all__ = [
+    "STYLE_WORDS",
+    "ai_words",
+    "llm_answer_tables",
+    "on_workers_scale",
+    "percentile_among",
+    "score_llm_answers",
+    "where_ai_answers_go",
+]
 
 #: The one sentence every AI comparison carries (screens, workbook, command line).
 STYLE_WORDS = (

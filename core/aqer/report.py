@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.words import plain_number
 from core.aqer.agreement import N_BOOT, SEED
 from core.aqer.llm_answers import STYLE_WORDS
 from core.aqer.model import (
@@ -33,6 +32,7 @@ from core.aqer.model import (
     WORKER_COLUMNS,
     AqerResult,
 )
+from core.words import plain_number
 
 __all__ = [
     "FORMATS",

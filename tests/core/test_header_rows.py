@@ -5,7 +5,6 @@ Every file is made here, in tmp_path."""
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 
@@ -53,7 +52,7 @@ def test_the_header_row_can_still_be_chosen_and_a_bad_choice_is_said(tmp_path):
     assert chosen.header_note.startswith("Row 3 is the header (as chosen)")
     assert not any("header" in i.message for i in chosen.warnings)
     title = read_table(path, header_row=1)  # the user's choice wins, even a poor one
-    assert list(title.frame.columns)[0] == TITLE
+    assert next(iter(title.frame.columns)) == TITLE
     empty = read_table(path, header_row=2)
     assert not empty.ok
     assert "Row 2 cannot be the header row: row 2 is empty" in empty.errors[0].message

@@ -5,8 +5,6 @@ pages as a teacher uses them, then the exported workbook compared cell by cell w
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
 

@@ -65,7 +65,9 @@ def test_scatter_panel_is_a_chooser_above_the_chart(qtbot):
 
 def _overlaps(boxes) -> bool:
     boxes = sorted(boxes, key=lambda b: b.y0)
-    return any(b.y0 < a.y1 - 0.5 for a, b in zip(boxes, boxes[1:]))
+    from itertools import pairwise
+
+    return any(b.y0 < a.y1 - 0.5 for a, b in pairwise(boxes))
 
 
 @pytest.mark.parametrize(("workers", "ais"), [(8, 2), (30, 2), (300, 32)])

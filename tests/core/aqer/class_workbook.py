@@ -56,8 +56,8 @@ CHATBOTS = {
     "ChatGPT": [
         "The first ten amendments to the Constitution are called the Bill of Rights.",
         "One freedom from the First Amendment is the freedom of speech.",
-        "The Declaration of Independence announced that the colonies were free from British "
-        "rule.",
+        ("The Declaration of Independence announced that the colonies were free from British "
+         "rule."),
         "The United States has a capitalist or market economy.",
         "One branch of the government is the Congress, the legislative branch.",
         "Congress, the Senate and the House of Representatives, makes federal laws.",

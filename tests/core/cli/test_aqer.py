@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-import pandas as pd
 import numpy as np
+import pandas as pd
 import pytest
 
 from core import cli
