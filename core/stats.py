@@ -53,6 +53,7 @@ __all__ = [
     "MIN_PAIRED_UNITS",
     "POOLED_LABEL",
     "ROW_COLUMNS",
+    "SMALL_DIFFERENCE",
     "STABILITY_THRESHOLD",
     "STATISTIC_NAMES",
     "AlphaResult",
@@ -1024,6 +1025,9 @@ def _ratings_table(data: Any) -> list[list[Any]]:
 
 #: Fewest units (pairs, or groups when ``groups`` is given) for a paired comparison.
 MIN_PAIRED_UNITS = 10
+#: A difference in agreement smaller than this is "small" in the sentences of
+#: :meth:`PairedDifference.summary` (0.05 on the -1 to 1 scale of r, rho or tau).
+SMALL_DIFFERENCE = 0.05
 
 _ROW_FUNCTIONS = {"pearson": _pearson_rows, "spearman": _spearman_rows, "kendall": _kendall_rows}
 
@@ -1072,26 +1076,50 @@ class PairedDifference:
         )
 
     def summary(self, a_name: str, b_name: str) -> str:
-        """One plain sentence, e.g. "Combined agrees better with your ratings than AI-only
-        (Spearman rho 0.61 vs 0.44; difference 0.17, 95% CI 0.05 to 0.29)."."""
+        """One plain sentence whose words follow the interval and the size of the gap, e.g.
+        "Combined agrees better with your ratings than AI-only (Spearman rho 0.61 vs 0.44;
+        difference 0.17, 95% CI 0.05 to 0.29)."
+
+        * the interval excludes 0 and the gap is at least :data:`SMALL_DIFFERENCE`: "agrees
+          better" / "agrees less well";
+        * it excludes 0 but the gap is smaller: "agrees slightly better / less well: the
+          difference is real but small";
+        * it includes 0 and lies within ±:data:`SMALL_DIFFERENCE`: "agree about equally well";
+        * it includes 0 but reaches further: the data cannot tell ("may agree better / less
+          well" when the gap itself is not small).
+
+        Numbers are rounded to 2 decimals the same way everywhere (never "-0.00")."""
         if not self.defined:
             return f"{_sentence(a_name)} and {b_name} cannot be compared: {self.reason}."
         numbers_ = f"{self.statistic} {_r2(self.a_value)} vs {_r2(self.b_value)}"
         diff = f"difference {_r2(self.difference)}"
         if self.ci_low is None or self.ci_high is None:
-            detail = f"({numbers_}; {diff}, no interval: {self.note})"
-        else:
-            detail = (
-                f"({numbers_}; {diff}, {_percent(self.ci)} CI {_r2(self.ci_low)} to "
-                f"{_r2(self.ci_high)}, {self.n} {self.unit})"
-            )
-        if not self.ci_excludes_zero:
-            return (
-                f"{_sentence(a_name)} and {b_name} agree about equally well with your ratings: "
-                f"the difference could be zero {detail}."
-            )
-        better = "better" if self.difference > 0 else "less well"
-        return f"{_sentence(a_name)} agrees {better} with your ratings than {b_name} {detail}."
+            return (f"{_sentence(a_name)} and {b_name} cannot be told apart without an "
+                    f"interval ({numbers_}; {diff}, no interval: {self.note}).")
+        detail = (
+            f"({numbers_}; {diff}, {_percent(self.ci)} CI {_r2(self.ci_low)} to "
+            f"{_r2(self.ci_high)}, {self.n} {self.unit})"
+        )
+        gap = abs(self.difference)
+        higher = self.difference > 0
+        if self.ci_excludes_zero:
+            if gap >= SMALL_DIFFERENCE:
+                better = "better" if higher else "less well"
+                return (f"{_sentence(a_name)} agrees {better} with your ratings than {b_name} "
+                        f"{detail}.")
+            better = "slightly better" if higher else "slightly less well"
+            return (f"{_sentence(a_name)} agrees {better} with your ratings than {b_name}, but "
+                    f"the difference is small (below {SMALL_DIFFERENCE:.2f}) {detail}.")
+        if max(abs(self.ci_low), abs(self.ci_high)) < SMALL_DIFFERENCE:
+            return (f"{_sentence(a_name)} and {b_name} agree about equally well with your "
+                    f"ratings: any difference is small {detail}.")
+        if gap >= SMALL_DIFFERENCE:
+            better = "better" if higher else "less well"
+            return (f"{_sentence(a_name)} may agree {better} with your ratings than {b_name}, "
+                    f"but the interval of the difference includes zero, so the data cannot "
+                    f"tell {detail}.")
+        return (f"The data cannot tell whether {a_name} or {b_name} agrees better with your "
+                f"ratings: the difference is close to zero, but its interval is wide {detail}.")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -1115,7 +1143,12 @@ class PairedDifference:
 
 
 def _r2(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    """A number rounded to 2 decimals as text; a value that rounds to zero is "0.00", never
+    "-0.00"."""
+    if value is None:
+        return "-"
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
 
 
 def _group_coefficients(

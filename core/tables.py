@@ -74,6 +74,7 @@ __all__ = [
     "TableRead",
     "cell_number",
     "check_export_target",
+    "find_header_row",
     "guess_mapping",
     "guess_named_column",
     "is_missing",
@@ -206,6 +207,9 @@ class TableRead(HasIssues):
     encoding: str | None = None
     delimiter: str | None = None
     issues: list[TableIssue] = field(default_factory=list)
+    header_note: str = ""
+    """Which row was read as the header when rows above it were not (a title, a note), and
+    whether it was found or chosen; "" when the header is the first filled row."""
 
     @property
     def rows(self) -> list[int]:
@@ -1145,6 +1149,73 @@ def _grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
     return _text_grid(path, sheet, limit)
 
 
+# --------------------------------------------------------------------------------------------
+# Which row is the header
+# --------------------------------------------------------------------------------------------
+
+#: How many filled rows from the top may be a title or a note above the table's header.
+HEADER_SEARCH_ROWS = 10
+#: How many rows below a candidate header show which columns the table uses.
+_HEADER_LOOKAHEAD = 30
+
+
+def _filled(cells: Sequence[str]) -> set[int]:
+    return {c for c, value in enumerate(cells) if value.strip()}
+
+
+def find_header_row(rows: Sequence[tuple[int, Sequence[str]]]) -> int | None:
+    """The spreadsheet row that reads like the header above the rows of data, from the filled
+    rows ``(row number, cells)`` of a sheet; None when there are none.
+
+    The table's columns are those filled in at least half of the rows below a row. The header
+    is the first row that names more than half of them. A row above it that fills at most a
+    third of them (a title such as "Civics unit test - Period 3", a line "Teacher: Lee | Date:
+    12 March") is not part of the table. When nothing reads so (a one-column sheet, a row of
+    numbers where the header should be, no title within the first :data:`HEADER_SEARCH_ROWS`
+    rows), the first filled row is the header, as a sheet without a title has it."""
+    if not rows:
+        return None
+    first = rows[0][0]
+    for i, (number, cells) in enumerate(rows[:HEADER_SEARCH_ROWS]):
+        below = rows[i + 1 : i + 1 + _HEADER_LOOKAHEAD]
+        if not below:
+            return number
+        counts = Counter(c for _, row in below for c in _filled(row))
+        columns = {c for c, k in counts.items() if 2 * k >= len(below)} or set(counts)
+        if len(columns) < 2:
+            return first  # a single column: a title cannot be told from a header
+        mine = _filled(cells)
+        if 2 * len(mine & columns) > len(columns):
+            if i == 0:
+                return number
+            values = [cells[c] for c in mine]
+            if 2 * sum(cell_number(v) is not None for v in values) > len(values):
+                return first  # numbers: a row of data, so the table had no title after all
+            return number
+        if len(mine) > max(1, len(columns) // 3):
+            return first  # it fills part of the table: a header with gaps, not a title
+    return first
+
+
+def _header_note(grid: _Grid, header_row: int, found: bool) -> str:
+    """What a reader is told when rows above the header are not read ("" when none are)."""
+    above = [(n, cells) for n, cells in grid.rows if n < header_row]
+    if not above:
+        return ""
+    first_text = next((v.strip() for v in above[0][1] if v.strip()), "")
+    shown = " ".join(first_text.split())
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    rows = _ranges_text([n for n, _ in above])
+    word = "row" if len(above) == 1 else "rows"
+    verb = "is" if len(above) == 1 else "are"
+    if not found:
+        return (f"Row {header_row} is the header (as chosen); {word} {rows} above it {verb} "
+                "not read.")
+    return (f"Row {header_row} is read as the header: {word} {rows} above it ({'“' + shown + '”'}"
+            f"{', …' if len(above) > 1 else ''}) {verb} a title or note, not part of the "
+            "table. If another row holds the column names, choose it as the header row.")
+
+
 def _build(
     path: Path,
     grid: _Grid,
@@ -1181,8 +1252,23 @@ def _build(
             'ü or “ look wrong, save the file from Excel as "CSV UTF-8" and load it again.',
         )
 
-    if header_row is None:
-        header_row = grid.rows[0][0] if grid.rows else None
+    found = header_row is None
+    if found:
+        header_row = find_header_row(grid.rows)
+    elif grid.rows and header_row not in {n for n, _ in grid.rows}:
+        first = grid.rows[0][0]
+        last = grid.rows[-1][0]
+        why = (f"the {'file' if is_text else 'sheet'} ends at row {last}" if header_row > last
+               else f"row {header_row} is empty")
+        add("error", f"Row {header_row} cannot be the header row: {why}. Choose the row that "
+            f"holds the column names (the first filled row is {first}).")
+        frame = pd.DataFrame(index=pd.Index([], name="row", dtype="int64"))
+        return TableRead(
+            frame, path, grid.sheet, header_row, {}, grid.encoding, grid.delimiter, issues
+        )
+    note = _header_note(grid, header_row, found) if header_row is not None else ""
+    if note and found:
+        add("warning", note)
     header: list[str] = []
     data: list[tuple[int, list[str]]] = []
     for n, cells in grid.rows:
@@ -1248,7 +1334,8 @@ def _build(
     )
     frame.index = pd.Index([n for n, _ in data], name="row", dtype="int64")
     read = TableRead(
-        frame, path, grid.sheet, header_row, letters, grid.encoding, grid.delimiter, issues
+        frame, path, grid.sheet, header_row, letters, grid.encoding, grid.delimiter, issues,
+        header_note=note,
     )
     if not validate:
         return read
@@ -1424,8 +1511,9 @@ def read_table(
 ) -> TableRead:
     """Read one sheet (default: the first) or a CSV/TSV/text file as text, and check it.
 
-    ``header_row`` (spreadsheet row number) overrides the default, the first non-empty row.
-    Cells longer than ``max_cell_chars`` are read in full and reported as warnings.
+    ``header_row`` (spreadsheet row number) overrides the default, the row that reads like the
+    header above the rows of data (:func:`find_header_row`: the first filled row unless a title
+    or a note sits above the table; ``read.header_note`` and a warning say so). Cells longer than ``max_cell_chars`` are read in full and reported as warnings.
     Raises :class:`TableError` when the file cannot be read at all.
     """
     path = Path(path)
@@ -1454,15 +1542,17 @@ class OpenedSheet:
                      if i.severity == "warning" and "hidden in Excel" in i.message), "")
 
 
-def open_sheet(path: str | os.PathLike[str], sheet: str | None = None) -> OpenedSheet:
+def open_sheet(path: str | os.PathLike[str], sheet: str | None = None, *,
+               header_row: int | None = None) -> OpenedSheet:
     """List the sheets and read ``sheet`` when the file has it (in any case), else the first
-    one Excel shows (hidden sheets are passed over, with a warning that names the sheet read).
+    one Excel shows (hidden sheets are passed over, with a warning that names the sheet read),
+    its header in ``header_row`` (None: found, see :func:`read_table`).
     Raises :class:`TableError` when the file cannot be read at all."""
     sheets = list_sheets(path)
     hidden = sheet_states(path)
     same = [n for n in sheets if sheet is not None and n.casefold() == sheet.casefold()]
     chosen = sheet if sheet in sheets else (same[0] if len(same) == 1 else None)
-    read = read_table(path, chosen)
+    read = read_table(path, chosen, header_row=header_row)
     return OpenedSheet(sheets, read.sheet, read, hidden)
 
 
@@ -1613,6 +1703,7 @@ def read_mapped_rows(
     what: str = "items",
     one: str = "item",
     empty: str = "empty",
+    header_row: int | None = None,
 ) -> RowsRead[T]:
     """Read a sheet into a method's items, with row-numbered problems (every reader of "a row
     per item" sheets uses this, in the app and the CLI alike).
@@ -1621,9 +1712,10 @@ def read_mapped_rows(
     skipped with a problem (``empty`` says how: "no text"). The id comes from ``id_role``'s
     column, else "row N"; a repeated id is an error. ``numbers``: role -> what the number is
     ("human rating for Clarity"); a cell there that is not a number is a problem and the role is
-    left out of that row's ``numbers``. ``make(row)`` builds the item (None skips the row)."""
+    left out of that row's ``numbers``. ``make(row)`` builds the item (None skips the row).
+    ``header_row``: the sheet's header row (None: found, :func:`read_table`)."""
     try:
-        read = read_table(Path(path), sheet)
+        read = read_table(Path(path), sheet, header_row=header_row)
     except TableError as exc:
         return RowsRead(errors=[exc.message])
     mapped = map_columns(read, dict(mapping), required=[required])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["choose_from", "count"]
+__all__ = ["choose_from", "count", "plain_number"]
 
 #: Nouns whose plural is not the singular + "s".
 _IRREGULAR = {"person": "people", "this": "these", "summary": "summaries", "match": "matches",
@@ -33,3 +33,16 @@ def choose_from(text: str, allowed: Sequence[str], what: str = "condition") -> l
     if not names:
         raise ValueError(f"Name at least one {what}: {', '.join(allowed)}.")
     return [n for n in allowed if n in names]
+
+
+def plain_number(value: float, digits: int | None = None) -> str:
+    """A number as a person writes it, never in exponent form: 1e-06 -> "0.000001",
+    0.00718 with ``digits=2`` (significant digits) -> "0.0072", 2.5 -> "2.5"."""
+    from decimal import Decimal
+
+    if digits is not None and value:
+        value = float(f"{value:.{digits}g}")
+    text = format(Decimal(repr(float(value))), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text

@@ -335,11 +335,10 @@ class FrameModel(ColumnsModel):
             return column.missing
         if column.kind == "score":
             return f"{float(value):.3f}"
-        if column.kind == "number":
+        if column.kind == "number":  # never in exponent form, never "-0.000"
             number = float(value)
-            if number != 0 and abs(number) < 1e-3:
-                return f"{number:.2e}"
-            return f"{number:.3g}" if abs(number) >= 1000 else f"{number:.3f}"
+            text = f"{number:,.0f}" if abs(number) >= 1000 else f"{number:.3f}"
+            return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
         if column.kind == "int":
             return f"{int(value):,}"
         if column.kind == "percent":

@@ -54,6 +54,7 @@ __all__ = [
     "frame_layout",
     "group_box",
     "hbox",
+    "header_row_spin",
     "hidden_label",
     "hint_label",
     "intro_label",
@@ -462,6 +463,24 @@ def xlsx_path(path: str | Path) -> Path:
 # ------------------------------------------------------------------- repeat runs (stability)
 #: The most repeats offered (as ``core.majeval.repeats`` and ``core.interacteval.repeats``).
 MAX_REPEATS = 10
+
+
+def header_row_spin() -> QSpinBox:
+    """The "Header row" spin box of every page that reads a sheet: 0 shows "found by
+    EvalDesk" (the row that reads like a header above rows of data, so a title above the table
+    is skipped), any other value is the spreadsheet row the user chose."""
+    spin = QSpinBox()
+    spin.setObjectName("headerRowSpin")
+    spin.setRange(0, 1_048_576)
+    spin.setSpecialValueText("found by EvalDesk")
+    spin.setMinimumWidth(160)
+    spin.setMaximumWidth(220)
+    spin.setKeyboardTracking(False)
+    spin.setToolTip(
+        "The row that holds the column names. EvalDesk finds it by itself: the first row that "
+        "reads like a header above rows of data, so a title and blank rows above your table "
+        "are skipped (and said). Choose a row number if it found the wrong one.")
+    return spin
 
 
 def repeats_spin() -> QSpinBox:

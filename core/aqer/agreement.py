@@ -16,10 +16,14 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["agreement_table"]
+__all__ = ["N_BOOT", "SEED", "agreement_table"]
 
 #: Above this many pairs the answer-level comparison skips its bootstrap interval (slow).
 _BOOTSTRAP_LIMIT = 2_000
+#: Bootstrap resamples and seed of every per-worker interval, here and on the Comparison sheet
+#: (``core.aqer.comparison``): one number, one interval, wherever it is shown.
+N_BOOT = 2000
+SEED = 0
 
 
 def agreement_table(
@@ -55,6 +59,8 @@ def agreement_table(
             x_name=f"the {name} values",
             y_name=f"the workers' {grade}s",
             label="per worker",
+            n_boot=N_BOOT,
+            seed=SEED,
         )
     if worker_scores and lengths.get("worker") is not None:
         reports[f"{baseline} vs {grade} (per worker, baseline)"] = stats.correlations(

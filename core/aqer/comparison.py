@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.aqer.agreement import N_BOOT, SEED
 from core.aqer.model import AqerResult
 from core.runs import CancelToken, Progress
 
@@ -123,8 +124,8 @@ def comparison_table(
     result: AqerResult,
     others: Mapping[str, AqerResult] | None = None,
     *,
-    n_boot: int = 2000,
-    seed: int = 0,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
 ) -> Comparison:
     """Each condition's agreement with the expert grades, per worker, and its paired test
     against AQER (see the module's words). The grades are those of ``result`` (the default

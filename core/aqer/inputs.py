@@ -15,7 +15,7 @@ one item each (a wide sheet holds a question or a worker per row, a long sheet o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,7 @@ __all__ = [
     "guess_columns",
     "guess_layout",
     "guess_setup",
+    "note_columns",
     "numeric_columns",
     "read_answers",
     "read_responses",
@@ -115,6 +116,57 @@ def numeric_columns(read: TableRead, skip: Iterable[Any] = ()) -> dict[str, tupl
         numbers = sum(tables.cell_number(v) is not None for v in cells)
         if len(cells) >= 2 and numbers >= NUMERIC_SHARE * len(cells):
             found[str(column)] = (numbers, len(cells))
+    return found
+
+
+#: Words in a header that name a note about a person rather than an answer.
+NOTE_WORDS = frozenset({"comment", "comments", "note", "notes", "feedback", "remark", "remarks",
+                        "absent", "absence", "absences", "attendance", "present"})
+#: A column filled in fewer than this share of the rows (and in less than half as many rows as
+#: the answer columns usually are) is "mostly empty".
+MOSTLY_EMPTY = 0.5
+_DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}( \d{1,2}:\d{2}(:\d{2})?)?$")
+_TICK = {"x", "yes", "no", "y", "n", "true", "false", "✓", "✔", "absent", "present", "late"}
+
+
+def note_columns(read: TableRead, skip: Iterable[Any] = (), by_person: bool = True
+                 ) -> dict[str, str]:
+    """Columns that look like notes about a person, not answers: column -> why, in words.
+
+    A column whose header names a note ("Comments", "Notes", "Feedback", "Remarks",
+    "Absent"); and, in a sheet with a row per person (``by_person``), a column most people
+    left empty while the other columns are mostly filled, or whose cells differ in kind from
+    answers (dates, or ticks such as "x", "yes", "absent"). Such a column is proposed for
+    leaving out before the run: scored as a question, its few filled cells would beat every
+    blank.
+    """
+    skipped = {str(c) for c in skip if c}
+    columns = [str(c) for c in read.frame.columns if str(c) not in skipped]
+    if not columns:
+        return {}
+    rows = max(1, len(read.frame))
+    filled = {c: [str(v).strip() for v in read.frame[c] if str(v).strip()] for c in columns}
+    shares = sorted(len(v) / rows for v in filled.values())
+    usual = shares[len(shares) // 2]
+    found: dict[str, str] = {}
+    for column in columns:
+        reasons = []
+        words = set(tables._words(column).split())
+        named = sorted(words & NOTE_WORDS)
+        if named:
+            reasons.append(f"its header names a note (“{named[0]}”)")
+        cells = filled[column]
+        if by_person and len(columns) >= 3:
+            share = len(cells) / rows
+            if share < MOSTLY_EMPTY and share < usual / 2:
+                reasons.append(f"only {len(cells)} of {rows} rows have something in it")
+            elif cells and len(cells) >= 2:
+                if sum(bool(_DATE.match(v)) for v in cells) >= NUMERIC_SHARE * len(cells):
+                    reasons.append("it holds dates, not answers")
+                elif sum(v.casefold() in _TICK for v in cells) >= NUMERIC_SHARE * len(cells):
+                    reasons.append("it holds ticks (such as “x” or “yes”), not answers")
+        if reasons:
+            found[column] = " and ".join(reasons)
     return found
 
 
@@ -202,14 +254,20 @@ _RESET = {"question_col": None, "worker_col": None, "response_col": None, "grade
 
 def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *,
                 layout: bool = True, fuzzy: bool = True,
-                keep_rows: bool = False) -> GuessedSetup:
+                keep_rows: bool = False, chosen: Mapping[str, Any] | None = None
+                ) -> GuessedSetup:
     """The choices for a sheet just chosen (a new file or sheet): every column choice of the
     previous one is dropped, the layout is guessed (``layout=False`` keeps ``setup.format`` and
     ``setup.wide_rows``),
     columns are suggested from :data:`SYNONYMS` (then, with ``fuzzy``, from close names such
     as "Qestion"), columns of numbers are used as grades or left out, and a sheet of grades
     among ``sheets`` is proposed. ``keep_rows`` (with ``layout=False``): the user chose what a
-    wide sheet's row holds, so its key column is guessed for that. The notes say what was guessed and why."""
+    wide sheet's row holds, so its key column is guessed for that. ``chosen``: what the user
+    named already (the command line's ``question_col``, ``worker_col``, ``response_col``,
+    ``grade_col``, and ``keep_cols``, columns never proposed for leaving out): kept, and the
+    guesses and notes are made around it. The notes say what was guessed and why."""
+    chosen = dict(chosen or {})
+    keep = {str(c) for c in chosen.pop("keep_cols", ()) or ()}
     reset = dict(_RESET)
     if not layout:
         reset.pop("wide_rows")
@@ -228,6 +286,10 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
         role = "question" if out.setup.wide_rows == "question" else "worker"
         key = tables.guess_mapping(columns, {role: SYNONYMS[role]})[role] or columns[0]
         out.setup = out.setup.model_copy(update={f"{role}_col": key})
+    named = {k: v for k, v in chosen.items()
+             if k in ("question_col", "worker_col", "response_col", "grade_col") and v}
+    if named:
+        out.setup = out.setup.model_copy(update=named)
     s = guess_columns(out.setup, columns)
     if fuzzy:
         s = _close_columns(s, read, out.notes)
@@ -235,8 +297,10 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
         key = s.question_col if s.wide_rows == "question" else s.worker_col
         out.numeric = numeric_columns(read, skip=[key])
         ignore: list[str] = []
-        grade = None
+        grade = named.get("grade_col") if s.wide_rows == "worker" else None
         for column, (numbers, filled) in out.numeric.items():
+            if column == grade or column in keep:
+                continue  # the user's choice: their grades, or a column they keep as answers
             what = (f"Column {read.letters.get(column, '?')} '{column}' is mostly numbers "
                     f"({numbers} of {filled} filled cells), so it is not scored as answers")
             if s.wide_rows == "worker" and grade is None and _mentions(column, "grade"):
@@ -248,6 +312,14 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
                 out.notes.append(f"{what}: it is left out" + (
                     " (choose it as the expert grades if it holds one grade per person)."
                     if s.wide_rows == "worker" else "."))
+        for column, why in note_columns(
+                read, skip=[key, grade, *ignore, *s.llm_cols, *keep],
+                by_person=s.wide_rows == "worker").items():
+            ignore.append(column)
+            out.notes.append(
+                f"Column {read.letters.get(column, '?')} '{column}' looks like notes, not "
+                f"answers: {why}. It is left out, not scored as a question (untick it under "
+                "“Leave out” to score it; command line: --keep-col).")
         s = s.model_copy(update={"grade_col": grade, "ignore_cols": ignore})
         if grade is None:
             sheet = _grades_sheet(read, sheets)
@@ -377,8 +449,10 @@ def read_answers(
     sheet: str | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    header_row: int | None = None,
 ) -> tuple[list[str], TableRead]:
-    """The file's sheet names and one sheet read as text (run it in an executor)."""
+    """The file's sheet names and one sheet read as text (run it in an executor), its header
+    in ``header_row`` (None: the row that reads like one, ``core.tables.find_header_row``)."""
     from core import tables
 
     path = Path(path)
@@ -389,7 +463,7 @@ def read_answers(
         cancel.raise_if_cancelled()
     if sheet is not None and sheet not in sheets:
         sheet = None
-    read = tables.read_table(path, sheet=sheet)
+    read = tables.read_table(path, sheet=sheet, header_row=header_row)
     return sheets, read
 
 
@@ -503,6 +577,7 @@ def check_answers(read: TableRead, setup: AqerSetup,
     except AqerInputError as exc:
         check.issues.append(tables.TableIssue("error", str(exc), read.sheet))
         return check
+    prepared.header_note = read.header_note
     check.prepared = prepared
     if setup.grades_sheet or setup.grades_file:
         path = read.path if not setup.grades_file else (grades_path or setup.grades_file.path)
@@ -520,17 +595,34 @@ def check_answers(read: TableRead, setup: AqerSetup,
                     f"this column is mostly numbers ({numbers} of {filled} filled cells) but is "
                     "scored as answers. If it holds grades or totals, leave it out (or use it "
                     "as the expert grades)."), column=column))
+        for column, why in note_columns(
+                read, skip=[key, setup.grade_col, *setup.ignore_cols, *setup.llm_cols],
+                by_person=setup.wide_rows == "worker").items():
+            if read.letters.get(column) in used and column not in numeric_columns(read):
+                check.issues.append(read.issue("warning", (
+                    f"this column looks like notes, not answers ({why}), but is scored as a "
+                    "question: a few filled cells would beat every blank. Leave it out unless "
+                    "it holds answers."), column=column))
     check.blank_rule = blank_rule(
         prepared, setup.settings.blank_answers, setup.settings.llm_as_workers
     )
+    from core.aqer.pipeline import absent_notices
+
+    worst = check.blank_rule.rule == "worst"
+    absent = set() if worst and setup.settings.keep_absent else set(prepared.absent)
     for notice in prepared.notices:
         if notice.topic == "Duplicate answer":
             check.duplicates += 1
             if setup.duplicates == "error":
                 continue  # asked for separately
+        if notice.topic == "Empty answer" and notice.worker in absent:
+            continue  # said once per person below, as the results say it
         check.issues.append(
             tables.TableIssue("warning", notice.message, read.sheet, notice.row)
         )
+    for notice in absent_notices([n for n in prepared.absent if n in absent], worst,
+                                 prepared.frame["question"].nunique()):
+        check.issues.append(tables.TableIssue("warning", notice.message, read.sheet))
     check.needs_duplicate_choice = setup.duplicates == "error" and check.duplicates > 0
     if check.needs_duplicate_choice:
         try:  # the engine's own words for what repeats where (only when there are repeats)
@@ -581,6 +673,7 @@ def read_responses(
     path: str | Path,
     *,
     sheet: str | None = None,
+    header_row: int | None = None,
     format: Format = "long",
     question_col: str | None = None,
     worker_col: str | None = None,
@@ -598,12 +691,13 @@ def read_responses(
 ) -> PreparedResponses:
     """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them; with
     ``grades_sheet`` (of ``grades_path`` when given, else of this file), join one grade per
-    person from that sheet (:func:`attach_grades_sheet`)."""
+    person from that sheet (:func:`attach_grades_sheet`). ``header_row``: the sheet's header
+    row (None: the row that reads like one)."""
     path = Path(path)
     if not path.exists():
         raise AqerInputError(f"The file {path} does not exist. Check the name and folder.")
     try:
-        table = tables.read_table(path, sheet=sheet)
+        table = tables.read_table(path, sheet=sheet, header_row=header_row)
     except tables.TableError as exc:
         raise AqerInputError(str(exc)) from exc
     errors = [issue for issue in table.issues if issue.severity == "error"]
@@ -640,6 +734,7 @@ def read_responses(
             raise AqerInputError("The grades cannot be used as they are:\n"
                                  + "\n".join(f"- {m}" for m in errors))
         prepared.notices.extend(AqerNotice(topic="Grades", message=i.message) for i in issues)
+    prepared.header_note = table.header_note
     reading = [
         AqerNotice(topic="Reading the file", message=issue.message, row=issue.row)
         for issue in table.issues

@@ -24,6 +24,7 @@ from core.aqer.synthetic_exemplary_answer import (
     synthetic_exemplary_answers,
 )
 from core.runs import CancelToken, Progress
+from core.words import plain_number
 
 __all__ = ["TIE_TOLERANCE", "ReweightingOutcome", "iterative_reweighting", "min_max"]
 
@@ -135,7 +136,8 @@ def iterative_reweighting(
         trace.append((iteration, rmse))
         weights = new_weights
         if progress is not None:
-            progress.advance(1, detail=f"round {iteration}: change in weights {rmse:.2e}")
+            progress.advance(1, detail=f"round {iteration}: change in weights "
+                                       f"{plain_number(rmse, 2)}")
         if not discriminates:
             break
         if rmse < tolerance:

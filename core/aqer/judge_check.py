@@ -110,9 +110,9 @@ def judge_data(stored: StoredResult) -> JudgeData:
             item_id=item_id(model, number, question, str(response)), text=str(response),
             context=f"Question {number}: {question}\nAnswered by the AI model {model}.",
             scores={DIMENSION: score}, explanation={DIMENSION: said}))
-    source = f"project run {stored.run_id}"
-    if stored.finished_at:
-        source += f", finished {_when(stored.finished_at)}"
+    # in words, never the project's internal run number
+    source = (f"the AQER results scored {_when(stored.finished_at)}" if stored.finished_at
+              else "the AQER results")
     return JudgeData(method="AQER", items=items, dimensions=[DIMENSION],
                      scale=rating_scale(stored),
                      model=result.embedding_model,

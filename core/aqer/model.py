@@ -36,13 +36,16 @@ __all__ = [
 
 #: Columns of the ``Workers`` sheet; ``blank`` (when blank answers count as the weakest answer),
 #: ``similarity_to_others``, ``simplified_score``, ``rasa_skill``, ``f1``, ``bleu1``,
-#: ``expert_grade`` and ``is_llm`` follow when computed.
+#: ``expert_grade`` and ``is_llm`` follow when computed, and ``note`` ("absent? ...") when a
+#: person with no answers was left out.
 WORKER_COLUMNS = ["worker", "score", "raw_score", "weight", "rank", "answered"]
 #: ``grade`` (the answer's expert grade as a number, empty when it has none) follows when the
 #: input had grades, then ``is_llm`` when AI answers were scored as workers.
 RESPONSE_COLUMNS = ["question", "worker", "response", "similarity"]
-#: ``mean_similarity_to_others`` follows (the like-for-like measure AI answers are compared with).
-QUESTION_COLUMNS = ["question", "mean_similarity", "best_response", "best_worker", "answered"]
+#: ``camps``: when the answers split into camps of similar size, the camps in words
+#: (``core.aqer.answer_camps``), else "".
+QUESTION_COLUMNS = ["question", "mean_similarity", "best_response", "best_worker", "answered",
+                    "camps"]
 #: ``workers_similarity_to_others``: the workers' mean similarity to the consensus of the *other*
 #: workers on that question (what the AI's ``score`` compares with like for like).
 LLM_ANSWER_COLUMNS = [
@@ -53,6 +56,8 @@ LLM_ANSWER_COLUMNS = [
     "model_mean",
     "workers_similarity_to_others",
 ]
+#: ``score_on_workers_scale``: the AI's mean score placed on the workers' 0-1 score scale, like
+#: for like (``core.aqer.llm_answers.on_workers_scale``).
 LLM_SUMMARY_COLUMNS = [
     "model",
     "mean_score",
@@ -60,6 +65,7 @@ LLM_SUMMARY_COLUMNS = [
     "answered",
     "blank",
     "percentile_among_workers",
+    "score_on_workers_scale",
 ]
 CONVERGENCE_COLUMNS = ["iteration", "rmse"]
 #: Every method's Agreement sheet looks alike: the columns of ``core.stats.ROW_COLUMNS``.
@@ -89,6 +95,9 @@ class AqerSettings(BaseModel):
     blank_answers: BlankAnswers = "auto"
     """How a question a worker left blank counts (``core.aqer.blanks``): "auto" decides from the
     data's design (dense: "worst"; sparse: "missing")."""
+    keep_absent: bool = False
+    """Score a person who left every question blank (absent?) as the weakest, when blanks
+    count as the weakest answer; by default they are left out of the 0-1 scale and listed."""
 
 
 class AqerNotice(BaseModel):
@@ -207,6 +216,9 @@ class AqerSetup(BaseModel):
     """sha256 of the file's bytes when it was last read (its copy in the project has it too)."""
     input_id: int | None = None
     sheet: str | None = None
+    header_row: int | None = Field(default=None, ge=1)
+    """The sheet's header row (spreadsheet row number); None: the row that reads like the
+    header above the rows of data (``core.tables.find_header_row``)."""
     format: Literal["long", "wide"] = "long"
     question_col: str | None = None
     worker_col: str | None = None
@@ -294,6 +306,7 @@ class AqerSetup(BaseModel):
         return {
             "answers": self.content_hash,
             "sheet": self.sheet,
+            **({"header_row": self.header_row} if self.header_row is not None else {}),
             "format": self.format,
             "columns": self.engine_columns(),
             **({"grades": self.grades_columns()} if self.grades_columns() else {}),
@@ -303,8 +316,10 @@ class AqerSetup(BaseModel):
             "settings": self.settings.model_dump(mode="json"),
         }
 
-    def describe_inputs(self, prepared: Any = None) -> dict[str, str]:
-        """The inputs as the workbook's Read me sheet lists them."""
+    def describe_inputs(self, prepared: Any = None, absent_scored: bool = False
+                        ) -> dict[str, str]:
+        """The inputs as the workbook's Read me sheet lists them (``absent_scored``: people
+        who answered nothing were scored as the weakest)."""
         rows = {
             "Input file": self.path or self.file_name,
             "Sheet": self.sheet or "(the first sheet)",
@@ -316,9 +331,13 @@ class AqerSetup(BaseModel):
         }
         if self.content_hash:
             rows["File checksum (SHA-256)"] = self.content_hash
+        if self.header_row is not None:
+            rows["Header row"] = f"row {self.header_row} (chosen)"
+        elif prepared is not None and getattr(prepared, "header_note", ""):
+            rows["Header row"] = prepared.header_note
         if prepared is not None:
             rows["Read from"] = prepared.source
-            rows["Answers"] = prepared.describe()
+            rows["Answers"] = prepared.describe(absent_scored)
         if self.format == "wide" and self.wide_rows == "worker" and self.grade_col:
             rows["Expert grades"] = f"column '{self.grade_col}' (one grade per person)"
         if self.grades_file:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from core.aqer.agreement import agreement_table
+from core.aqer.answer_camps import describe_camps, split_questions
 from core.aqer.best_response import best_responses
 from core.aqer.blanks import blank_rule, blank_values
 from core.aqer.iterative_reweighting import iterative_reweighting, worker_means
@@ -50,8 +51,9 @@ from core.aqer.responses import (
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, leave_one_out_similarity
 from core.runs import CancelToken, Progress
 from core.tables import cell_number
+from core.words import plain_number
 
-__all__ = ["aqer", "embed_texts"]
+__all__ = ["ABSENT_NOTE", "absent_notices", "absent_people", "aqer", "embed_texts"]
 
 #: Texts per call of the encoder (progress and cancel are checked between calls).
 EMBED_CHUNK = 256
@@ -234,8 +236,16 @@ def aqer(
 
     # --- the guards that need no work --------------------------------------------------------
     names = worker_values.tolist()
-    if worst:  # everyone was given every question: a worker who left all blank is scored too
-        names = list(dict.fromkeys(names + list(people_blank["worker"])))
+    # People who left every question blank: absent? Left out of the scale unless asked for
+    # (they would become its 0 and move everyone else's score).
+    absent = absent_people(names, people_blank)
+    if worst and settings.keep_absent:  # everyone was given every question: scored as weakest
+        names = names + absent
+    else:
+        absent_set = set(absent)
+        notices = [n for n in notices if not (n.topic == "Empty answer"
+                                              and n.worker in absent_set)]
+        notices += absent_notices(absent, worst, len(asked_values))
     asked = asked_values.tolist()
     _need_two(names, f"compares workers with each other, so it needs answers from at least 2 "
               f"workers{where}", "Add the other workers' answers, or check that the worker "
@@ -380,7 +390,8 @@ def aqer(
                 topic="Not converged",
                 message=(
                     f"The weights still changed after {outcome.iterations} rounds (last change "
-                    f"{outcome.trace[-1][1]:.2e}, tolerance {settings.tolerance:g}). The scores "
+                    f"{plain_number(outcome.trace[-1][1], 2)}, tolerance "
+                    f"{plain_number(settings.tolerance)}). The scores "
                     "are those of the last round; allow more rounds to let them settle."
                 ),
             )
@@ -484,6 +495,7 @@ def aqer(
             worker_similarity=worker_to_others,
             blank=[False] * len(llms) + [True] * len(llm_blanks),
             workers_by_question=per_question,
+            worker_scores=outcome.score,
         )
         if progress is not None:
             progress.advance(len(llms))
@@ -511,16 +523,21 @@ def aqer(
         workers["f1"] = _none_if_nan(f1)
         workers["bleu1"] = _none_if_nan(bleu)
     unscored = [n for n in names if n not in worker_index]
-    if unscored:
-        extra = pd.DataFrame({"worker": unscored})
+    left_absent = [] if (worst and settings.keep_absent) else absent
+    if unscored or left_absent:
+        extra = pd.DataFrame({"worker": unscored + left_absent})
         extra["answered"] = 0
         workers = pd.concat([workers, extra], ignore_index=True)
+    if left_absent:
+        workers["note"] = np.where(workers["worker"].isin(left_absent), ABSENT_NOTE, "")
     workers = workers.sort_values(["rank", "worker"], na_position="last", kind="stable")
     workers = workers.reset_index(drop=True)
     workers["rank"] = workers["rank"].astype("Int64")
     workers["answered"] = workers["answered"].astype(int)
     if worst:
         workers["blank"] = workers["blank"].fillna(0).astype(int)
+        if left_absent:
+            workers.loc[workers["worker"].isin(left_absent), "blank"] = len(scored_questions)
     if settings.llm_as_workers:
         llm_names = set(frame.loc[frame["is_llm"], "worker"]) | set(
             blank_rows.loc[blank_rows["is_llm"], "worker"] if len(blank_rows) else []
@@ -560,6 +577,9 @@ def aqer(
     responses_out = responses_out.reset_index(drop=True)
 
     best = best_responses(q_idx, outcome.similarity, len(scored_questions))
+    if progress is not None:
+        progress.start("Looking for questions whose answers split into camps")
+    camps = split_questions(vectors, rows, q_idx, worker_texts, len(scored_questions))
     answered_q = np.maximum(embedded.answered_per_question, 1)
     mean_similarity = np.bincount(q_idx, weights=outcome.similarity, minlength=len(scored_questions))
     mean_similarity = mean_similarity / answered_q
@@ -572,6 +592,8 @@ def aqer(
             question_rows.append({"question": question, "answered": int(answered[question])})
             continue
         k = best[j]
+        split = describe_camps(camps[j], int(embedded.answered_per_question[j])) if j in camps \
+            else ""
         question_rows.append(
             {
                 "question": question,
@@ -579,8 +601,24 @@ def aqer(
                 "best_response": worker_texts[k],
                 "best_worker": scored_names[w_idx[k]],
                 "answered": int(answered[question]),
+                "camps": split,
             }
         )
+        if split:
+            notices.append(
+                AqerNotice(
+                    topic="Answers split into camps",
+                    message=(
+                        f"The answers to '{_short(question)}' split into camps of similar size: "
+                        f"{split}. The consensus sides with one camp (usually the larger) "
+                        "whether or not it is right, so the answer closest to the class's "
+                        "consensus "
+                        f"(“{_short(worker_texts[k])}”) may be a common mistake and the other "
+                        "camp's answers score lower: check this question by hand."
+                    ),
+                    question=question,
+                )
+            )
     questions = pd.DataFrame(question_rows, columns=QUESTION_COLUMNS)
     convergence = pd.DataFrame(outcome.trace, columns=CONVERGENCE_COLUMNS)
 
@@ -688,6 +726,40 @@ def aqer(
         blank_reason=rule.reason,
         computed_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+#: The Workers table's note beside a person with no answers who is not scored.
+ABSENT_NOTE = "absent? no answers; not scored"
+
+
+def absent_people(names: Sequence[str], blank_rows: pd.DataFrame) -> list[str]:
+    """The people among ``blank_rows`` (blank answers) who gave no answer at all: not in
+    ``names`` (the people with answers), in order of the sheet."""
+    if not len(blank_rows):
+        return []
+    answered = set(names)
+    return [n for n in dict.fromkeys(blank_rows["worker"]) if n not in answered]
+
+
+def absent_notices(absent: Sequence[str], worst: bool, n_questions: int) -> list[AqerNotice]:
+    """One notice per person with no answer at all, left out of the scores (their notices
+    of each empty cell are replaced by it)."""
+    out = []
+    for name in absent:
+        if worst:
+            why = ("They are left out of the scores, so they do not become the 0 of the 0-1 "
+                   "scale and move everyone else's score. To score them as the weakest instead, "
+                   "tick “Score people who answered nothing” on the Columns page (command "
+                   "line: --keep-absent).")
+        else:
+            why = "Blank answers do not count here, so there is nothing to score them on."
+        out.append(AqerNotice(
+            topic="Absent?",
+            message=(f"'{name}' left every question blank (no answer to any of the "
+                     f"{n_questions} questions): absent? {why}"),
+            worker=name,
+        ))
+    return out
 
 
 def _first_row(values: pd.Series) -> int | None:

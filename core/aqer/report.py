@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.aqer.agreement import N_BOOT, SEED
+from core.aqer.llm_answers import STYLE_WORDS
 from core.aqer.model import (
     AGREEMENT_COLUMNS,
     CONVERGENCE_COLUMNS,
@@ -30,11 +32,13 @@ from core.aqer.model import (
     WORKER_COLUMNS,
     AqerResult,
 )
+from core.words import plain_number
 
 __all__ = [
     "FORMATS",
     "LABELS",
     "answers_by_person",
+    "per_person_grades",
     "raw_numbers",
     "read_report",
     "readme_rows",
@@ -61,6 +65,7 @@ LABELS: dict[str, dict[str, str]] = {
         "f1": "F1",
         "bleu1": "BLEU-1",
         "is_llm": "AI",
+        "note": "Note",
     },
     "answers": {
         "worker": "Worker",
@@ -74,8 +79,9 @@ LABELS: dict[str, dict[str, str]] = {
         "question": "Question",
         "mean_similarity": "Mean similarity",
         "answered": "Answers",
-        "best_worker": "Best answer by",
-        "best_response": "Best answer",
+        "best_response": "Answer closest to the class's consensus",
+        "best_worker": "Written by",
+        "camps": "Answers split into camps",
     },
     "llm_answers": {
         "model": "AI model",
@@ -83,12 +89,13 @@ LABELS: dict[str, dict[str, str]] = {
         "response": "Answer",
         "score": "Similarity",
         "workers_similarity_to_others": "Workers' mean (like for like)",
-        "model_mean": "Mean score",
+        "model_mean": "Mean similarity",
     },
     "llm_summary": {
         "model": "AI model",
-        "mean_score": "Mean score",
+        "score_on_workers_scale": "Score on the workers' 0-1 scale",
         "percentile_among_workers": "Above % of workers",
+        "mean_score": "Mean similarity",
         "scored": "Scored",
         "answered": "Answered",
         "blank": "Left blank",
@@ -120,24 +127,40 @@ FORMATS: dict[str, str] = {
     "score": _SCORE, "raw_score": _SCORE, "similarity_to_others": _SCORE,
     "simplified_score": _SCORE, "f1": _SCORE, "bleu1": _SCORE, "similarity": _SCORE,
     "mean_similarity": _SCORE, "model_mean": _SCORE, "workers_similarity_to_others": _SCORE,
-    "mean_score": _SCORE, "weight": "0.0000", "rasa_skill": _GRADE, "expert_grade": _GRADE,
+    "mean_score": _SCORE, "score_on_workers_scale": _SCORE, "weight": "0.0000", "rasa_skill": _GRADE, "expert_grade": _GRADE,
     "grade": _GRADE, "rank": _INT, "answered": _INT, "blank": _INT, "scored": _INT,
     "iteration": _INT, "n": _INT, "row": _INT, "percentile_among_workers": '0"%"',
-    "rmse": "0.00E+00", "value": _SCORE, "ci_low": _SCORE, "ci_high": _SCORE,
+    "rmse": "0.0#########", "value": _SCORE, "ci_low": _SCORE, "ci_high": _SCORE,
     "p_value": '[<0.001]"< 0.001";0.000',
 }
 
-_WORKERS = (
-    "One row per worker, best first. Score: AQER's grade from 0 to 1 (the weakest worker gets "
-    "0, the best 1). Expert grade: the mean of the grades in your sheet for the answers AQER "
-    "scored (for comparison only). Mean similarity: how close the worker's answers are to the "
-    "consensus answers on average. Weight: the worker's say in the final consensus (the "
-    "weights add up to 1). Answers: answers that count in the score. Left blank: questions left "
-    "blank that count as the weakest answer (see Read me). Similarity to the others: like Mean "
-    "similarity, but against the consensus of the OTHER workers, the measure AI answers are "
-    "compared with. One-pass score: one pass with equal weights (the paper's simpler variant). "
-    "RASA skill, F1, BLEU-1: other published ways to score answers, for comparison."
-)
+def _workers_words(result: AqerResult) -> str:
+    grade = ("Expert grade: the grade your sheet gives each person (one per person; for "
+             "comparison only)." if per_person_grades(result) else
+             "Expert grade: the mean of the grades in your sheet for the answers AQER scored "
+             "(for comparison only).")
+    return (
+        "One row per worker, best first. Score: AQER's grade from 0 to 1 (the weakest worker "
+        f"gets 0, the best 1). {grade} Mean similarity: how close the worker's answers are to "
+        "the consensus answers on average. Weight: the worker's say in the final consensus "
+        "(the weights add up to 1). Answers: answers that count in the score. Left blank: "
+        "questions left blank that count as the weakest answer (see Read me). Similarity to "
+        "the others: like Mean similarity, but against the consensus of the OTHER workers, the "
+        "measure AI answers are compared with. One-pass score: one pass with equal weights "
+        "(the paper's simpler variant). RASA skill, F1, BLEU-1: other published ways to score "
+        "answers, for comparison. Note: \"absent?\" marks a person who answered nothing and is "
+        "left out of the scale (see Warnings)."
+    )
+
+
+def per_person_grades(result: AqerResult) -> bool:
+    """True when the expert grades are one per person (a grade column or a grades sheet),
+    not the mean grade of each person's answers."""
+    frame = result.agreement
+    return bool(len(frame)) and frame["comparison"].astype(str).str.contains(
+        "vs expert grade (per worker)", regex=False).any()
+
+
 _ANSWERS = (
     "One row per worker and question: the answer, its similarity to the question's consensus "
     "answer (0 to 1, empty: not scored, see Warnings) and the expert grade when your sheet had "
@@ -145,25 +168,40 @@ _ANSWERS = (
 )
 _QUESTIONS = (
     "Per question: mean similarity of the answers to the consensus (lower = harder or more "
-    "varied), the answer closest to the consensus and who wrote it, the number of answers."
+    "varied), the answer closest to the class's consensus and who wrote it, the number of "
+    "answers. The consensus is what most answers say, not necessarily what is right: where the "
+    "answers split into camps of similar size (last column), the consensus sides with one camp "
+    "(usually the larger) even when it is the common mistake, so check that question by hand."
 )
 _LLM = (
     "Each AI answer with its similarity to the consensus built from the workers' answers (AI "
     "answers never shape the consensus unless scored as workers). An empty answer is a "
     "question the AI left blank, counted as the weakest answer. Workers' mean (like for like): "
-    "the workers' mean similarity on that question to the consensus of the OTHER workers."
+    "the workers' mean similarity on that question to the consensus of the OTHER workers. "
+    + STYLE_WORDS
 )
 _LLM_SUMMARY = (
-    "Per AI model: mean score over its scored answers (counted blanks included), how many "
-    "answers were scored, given and left blank. Above % of workers: the share of workers whose "
-    "similarity to the consensus of the other workers is below the AI's mean score."
+    "Per AI model, on the workers' scale: Score on the workers' 0-1 scale is the score a "
+    "worker with the AI's similarity (like for like) would have, comparable with the Score on "
+    "the Workers sheet; Above % of workers is the share of workers whose similarity to the "
+    "consensus of the other workers is below the AI's. Mean similarity is the raw measure "
+    "behind both (a cosine, not a score: do not compare it with a worker's Score), over its "
+    "scored answers (counted blanks included), with how many answers were scored, given and "
+    "left blank. " + STYLE_WORDS
 )
 _CONVERGENCE = "How much the workers' weights changed after each round (root mean square)."
-_AGREEMENT = (
-    "How well each method's scores agree with the expert grades in your sheet: per worker "
-    "(mean grade of the answers AQER scored) and per answer; rows starting 'AI answers' compare "
-    "the AI answers' scores with the grades given to them (all models pooled, then each model)."
-)
+def _agreement_words(result: AqerResult) -> str:
+    grade = ("the grade your sheet gives each person" if per_person_grades(result)
+             else "the mean grade of the answers AQER scored")
+    return (
+        "How well each method's scores agree with the expert grades in your sheet: per worker "
+        f"({grade}) and, when answers have grades, per answer; rows starting 'AI answers' "
+        "compare the AI answers' scores with the grades given to them (all models pooled, then "
+        f"each model). Per worker, the 95% CI is a bootstrap of {N_BOOT:,} resamples (seed "
+        f"{SEED}), the same as on the Comparison sheet, so one number has one interval."
+    )
+
+
 _WARNINGS = "Everything left out or worth checking, with the row of the input it concerns."
 _RAW = (
     "Every number of this workbook at full precision, one per row, under its name in AQER's "
@@ -193,7 +231,7 @@ def readme_rows(
         ("Embedding model", result.embedding_model or "(not recorded)"),
         ("Device", result.device or "(not recorded)"),
         ("Maximum rounds", str(s.max_iterations)),
-        ("Tolerance (RMSE of weights)", f"{s.tolerance:g}"),
+        ("Tolerance (RMSE of weights)", plain_number(s.tolerance)),
         (
             "Rounds run",
             f"{result.iterations} ("
@@ -231,8 +269,24 @@ def readme_rows(
         ("AI answers compared with", _ai_comparison(result)),
         (
             "Expert grades",
+            "Each person's own grade from your sheet (one grade per person), compared with "
+            "their AQER score as it is." if per_person_grades(result) else
             "A worker's expert grade is the mean grade of the answers AQER scored (and of the "
             "blanks it counted), so both sides cover the same answers.",
+        ),
+        (
+            "People who answered nothing",
+            ("Scored as the weakest (your choice)." if s.keep_absent and
+             result.blank_rule == "worst" else
+             "Left out of the 0-1 scale and listed as \"absent?\" (on the Workers sheet and "
+             "under Warnings), so they do not become its 0 and move everyone else's score."),
+        ),
+        (
+            "Answer closest to the class's consensus",
+            "AQER cannot know the truth: the answer closest to the consensus is what most "
+            "answers say. A question whose answers split into camps of similar size (found from "
+            "the embeddings) is marked on the Questions sheet and under Warnings: check it by "
+            "hand.",
         ),
         (
             "Numbers",
@@ -272,7 +326,8 @@ def _ai_comparison(result: AqerResult) -> str:
         "worker's own answer is part of that consensus, so workers are placed beside the AIs by "
         "their similarity to the consensus of the OTHER workers (\"Similarity to the others\", "
         "like for like); \"Above % of workers\" is the share of workers below the AI on that "
-        "measure."
+        "measure, and \"Score on the workers' 0-1 scale\" the score a worker with the AI's "
+        "similarity would have. " + STYLE_WORDS
     )
 
 
@@ -290,7 +345,7 @@ def report_sheets(result: AqerResult) -> list[Any]:
         return Sheet(name, shown, description=description, number_formats=formats)
 
     sheets = [
-        sheet("Workers", result.workers, "workers", _WORKERS),
+        sheet("Workers", result.workers, "workers", _workers_words(result)),
         sheet("Answers", answers_by_person(result), "answers", _ANSWERS),
         sheet("Questions", result.questions, "questions", _QUESTIONS),
     ]
@@ -299,7 +354,8 @@ def report_sheets(result: AqerResult) -> list[Any]:
         sheets.append(sheet("AI summary", result.llm_summary, "llm_summary", _LLM_SUMMARY))
     sheets.append(sheet("Convergence", result.convergence, "convergence", _CONVERGENCE))
     if len(result.agreement):
-        sheets.append(sheet("Agreement", result.agreement, "agreement", _AGREEMENT))
+        sheets.append(sheet("Agreement", result.agreement, "agreement",
+                            _agreement_words(result)))
     sheets.append(sheet("Warnings", result.warnings_frame(), "warnings", _WARNINGS))
     sheets.append(Sheet("Raw numbers", raw_numbers(result), description=_RAW))
     return sheets

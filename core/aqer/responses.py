@@ -76,6 +76,9 @@ class PreparedResponses:
     """Answers left blank (empty or only spaces), one row per (worker, question) that has no
     answer, same columns as ``frame``: in a dense design they count as the weakest answer
     (``core.aqer.blanks``)."""
+    header_note: str = ""
+    """Which row of the sheet was read as the header when rows above it were not (a title),
+    in words (``core.tables.TableRead.header_note``); "" when it is the first row."""
 
     @property
     def workers(self) -> list[str]:
@@ -89,17 +92,40 @@ class PreparedResponses:
     def models(self) -> list[str]:
         return list(dict.fromkeys(self.frame.loc[self.frame["is_llm"], "model"]))
 
-    def describe(self) -> str:
+    @property
+    def absent(self) -> list[str]:
+        """People (not AI) who left every question blank: in ``blanks`` only, never in
+        ``frame``. AQER lists them as "absent?" and leaves them out of the scale unless asked
+        (``AqerSettings.keep_absent``)."""
+        if not len(self.blanks):
+            return []
+        answered = set(self.frame["worker"])
+        people = self.blanks.loc[~self.blanks["is_llm"], "worker"]
+        return [n for n in dict.fromkeys(people) if n not in answered]
+
+    def describe(self, absent_scored: bool = False) -> str:
+        """The answers in words: "287 answers from 29 workers to 10 questions (3 left blank);
+        1 person answered nothing (absent?), not scored: 'Jonas Weber'". ``absent_scored``:
+        such people are scored as the weakest (and counted among the workers)."""
         humans = self.frame[~self.frame["is_llm"]]
+        absent = self.absent
+        workers = humans["worker"].nunique() + (len(absent) if absent_scored else 0)
         text = (
-            f"{count(len(humans), 'answer')} from {count(humans['worker'].nunique(), 'worker')} "
+            f"{count(len(humans), 'answer')} from {count(workers, 'worker')} "
             f"to {count(self.frame['question'].nunique(), 'question')}"
         )
         blank = int((~self.blanks["is_llm"]).sum()) if len(self.blanks) else 0
         if blank:
             text += f" ({blank} left blank)"
-        if self.models:
-            text += f"; LLM answers from {', '.join(self.models)}"
+        if absent:
+            names = ", ".join(f"'{n}'" for n in absent[:5]) + (" and more"
+                                                              if len(absent) > 5 else "")
+            text += (f"; {count(len(absent), 'person')} answered nothing (absent?), "
+                     + ("scored as the weakest: " if absent_scored else "not scored: ") + names)
+        models = self.models
+        if models:
+            text += (f"; LLM answers from {', '.join(models[:5])}"
+                     + (f" and {len(models) - 5} more" if len(models) > 5 else ""))
         return text
 
 

@@ -121,6 +121,9 @@ SETUP: PayloadType[AqerSetup] = PayloadType(
     label="the AQER choices (answers file, columns, embedding model and settings)",
 )
 
+#: The device of a run whose every vector came from the project's cache (the model never ran).
+CACHED_DEVICE = "none (every answer's vector was already in the project)"
+
 #: ``factory(model_path, device)`` -> an encoder (``encoder(texts)`` returns one vector per text).
 EncoderFactory = Callable[[str, str], Any]
 
@@ -168,6 +171,7 @@ def store_answers_file(project: Project, setup: AqerSetup, path: str | Path) -> 
     }
     if not same_file:
         update["sheet"] = None
+        update["header_row"] = None
     if ref.content_hash != setup.content_hash:
         update["duplicates"] = "error"
     return setup.model_copy(update=update)
@@ -241,7 +245,7 @@ def open_answers(
         setup = store_answers_file(project, setup, opened.path)
     from core.tables import sheet_states
 
-    sheets, read = read_answers(opened.path, setup.sheet, progress, cancel)
+    sheets, read = read_answers(opened.path, setup.sheet, progress, cancel, setup.header_row)
     setup = setup.model_copy(update={"sheet": read.sheet})
     return OpenedAnswers(setup, sheets, read, opened.note, sheet_states(opened.path))
 
@@ -464,7 +468,8 @@ def _read_answers(project: Project, setup: AqerSetup, path: str | Path) -> Prepa
     from core.aqer.inputs import read_responses
 
     return read_responses(
-        path, sheet=setup.sheet, format=setup.format, duplicates=setup.duplicates,
+        path, sheet=setup.sheet, header_row=setup.header_row, format=setup.format,
+        duplicates=setup.duplicates,
         **setup.engine_columns(), **setup.grades_columns(),
         grades_path=grades_path(project, setup),
     )
@@ -492,7 +497,10 @@ def run_setup(
         encoder = cached_encoder(project, setup, encoder_factory, progress, cancel)
         result = aqer(prepared, encoder, settings=setup.settings, progress=progress,
                       cancel=cancel)
-        inputs = setup.describe_inputs(prepared)
+        if not encoder.embedded:  # the model never ran: no device to name but this
+            result = result.model_copy(update={"device": CACHED_DEVICE})
+        inputs = setup.describe_inputs(
+            prepared, absent_scored=result.blank_rule == "worst" and setup.settings.keep_absent)
         if note:
             inputs["Note"] = note
         with project.transaction():
@@ -586,10 +594,12 @@ def judge_to_check(project: Project, setup: AqerSetup) -> tuple[Any, str]:
                       "first.")
     judge = judge_data(stored)
     if not judge.items:
+        from core.aqer.llm_answers import where_ai_answers_go
+
+        layout = str(stored.inputs.get("Layout", ""))
         return None, ("These answers have no AI answers to grade (or the AI answers were "
-                      "scored as extra workers). Add the AI's answers to the file with a "
-                      "model column, then run AQER again, to check how well AQER's scores "
-                      "agree with your own grades.")
+                      "scored as extra workers). To check how well AQER's scores agree with "
+                      f"your own grades, {where_ai_answers_go(layout)}, then run AQER again.")
     return judge, ""
 
 

@@ -58,6 +58,12 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="OUTPUT.xlsx")
     parser.add_argument("--sheet", help="sheet name (default: the first sheet)")
     parser.add_argument(
+        "--header-row", type=_positive_int, metavar="N",
+        help="the row that holds the column names (default: found: the first row that reads "
+        "like a header above rows of data, so a title and blank rows above the table are "
+        "skipped, and said)",
+    )
+    parser.add_argument(
         "--format",
         choices=("long", "wide"),
         default=None,
@@ -104,6 +110,15 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="COLUMN",
         help="wide layout: a column that holds no answers, left out (repeatable). Columns that "
         "are mostly numbers are left out (or used as grades) without asking",
+    )
+    parser.add_argument(
+        "--keep-col",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="wide layout: score this column as answers although it looks like notes (a "
+        "'Comments' column, mostly empty, dates or ticks) or numbers, which are otherwise left "
+        "out (repeatable)",
     )
     parser.add_argument(
         "--blank-token",
@@ -162,6 +177,13 @@ def add_aqer_parser(subparsers: argparse._SubParsersAction) -> None:
         "when at least half of the workers answered at least half of the questions)",
     )
     parser.add_argument(
+        "--keep-absent",
+        action="store_true",
+        help="score a person who left every question blank (absent?) as the weakest, when "
+        "blanks count as the weakest answer (default: they are left out of the 0-1 scale and "
+        "listed, so they do not become its 0)",
+    )
+    parser.add_argument(
         "--project",
         metavar="FILE.evaldesk",
         help="keep the answers, the embeddings and the result in this project file (created if "
@@ -215,7 +237,8 @@ def _choices(args: argparse.Namespace, read, sheets=()) -> tuple[dict, list[str]
     fmt = args.format or ("long" if args.response_col else None)
     wide_rows = "worker" if args.worker_col and not args.question_col else "question"
     guessed = guess_setup(AqerSetup(format=fmt or "long", wide_rows=wide_rows, **given), read,
-                          sheets, layout=fmt is None, fuzzy=False)
+                          sheets, layout=fmt is None, fuzzy=False,
+                          chosen={**given, "keep_cols": list(args.keep_col)})
     fmt = guessed.setup.format
     chosen = guessed.setup.model_dump(include={*_OPTIONS, "grade_col", "wide_rows",
                                                "ignore_cols", "grades_sheet"})
@@ -243,6 +266,7 @@ def _choices(args: argparse.Namespace, read, sheets=()) -> tuple[dict, list[str]
     if fmt == "wide":  # a column of numbers not used as the grades is never an answer
         chosen["ignore_cols"] += [c for c in guessed.numeric if c != chosen.get("grade_col")
                                   and c not in chosen["ignore_cols"]]
+    chosen["ignore_cols"] = [c for c in chosen["ignore_cols"] if c not in args.keep_col]
     if args.grades_sheet is not None:
         chosen["grades_sheet"] = args.grades_sheet or None
     elif chosen.get("grade_col"):
@@ -263,6 +287,7 @@ def _choices(args: argparse.Namespace, read, sheets=()) -> tuple[dict, list[str]
             llm_as_workers=args.llm_as_workers,
             baselines=not args.no_baselines,
             blank_answers=args.blank_answers or "auto",
+            keep_absent=args.keep_absent,
         ),
     }, guessed.notes
 
@@ -341,6 +366,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
 
     from core.aqer.comparison import comparison_table
     from core.aqer.inputs import check_answers
+    from core.aqer.llm_answers import STYLE_WORDS, ai_words
     from core.aqer.model import AqerCondition, AqerSetup
     from core.aqer.responses import AqerInputError
     from core.aqer.session import (
@@ -380,6 +406,7 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         with cli_project(args.project, "aqer", open_anyway=args.open_anyway) as project:
             setup = store_answers_file(project, AqerSetup(), source.resolve())
             setup = setup.model_copy(update={"sheet": args.sheet,
+                                             "header_row": args.header_row,
                                              "embedding_model": model_path or "",
                                              "device": device or "auto"})
             opened = open_answers(project, setup, progress=progress, cancel=cancel)
@@ -393,6 +420,10 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
             for issue in opened.read.issues:  # hidden sheets passed over: the sheet read
                 if issue.severity == "warning" and "hidden in Excel" in issue.message:
                     print(f"evaldesk: note: {issue.message}", file=sys.stderr)
+            if opened.read.errors:  # nothing to choose columns from (a wrong --header-row)
+                raise cli.UserError(
+                    f"{source.name} cannot be read as it is:\n"
+                    + "\n".join(f"- {issue.message}" for issue in opened.read.errors))
             chosen, guessed = _choices(args, opened.read, opened.sheets)
             setup = opened.setup.model_copy(update=chosen)
             if args.grades_file:
@@ -453,6 +484,9 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
     lines.append("  layout: " + ("long (a row per answer)" if setup.format == "long"
                                  else f"wide (a row per {row})")
                  + ("" if args.format else " (guessed; --format to choose)"))
+    if opened.read.header_note:
+        lines.append(f"  header: {opened.read.header_note}"
+                     + ("" if args.header_row else " (--header-row N)"))
     lines += [f"  {note}" for note in guessed]
     lines.append("  columns: " + _columns_used(setup))
     if best is not None:
@@ -462,20 +496,21 @@ def run_aqer_command(args: argparse.Namespace, encoder_factory=None) -> int:
         + ("count as the weakest answer" if result.blank_rule == "worst" else "do not count")
         + (" (your choice)" if args.blank_answers else " (decided from the data)")
     )
+    absent = [n.worker for n in result.warnings if n.topic == "Absent?"]
+    if absent:
+        lines.append("  absent? not scored (no answers): " + ", ".join(f"'{a}'" for a in absent)
+                     + (" (--keep-absent to score them as the weakest)"
+                        if result.blank_rule == "worst" else ""))
+    split = [q for q, c in zip(result.questions["question"],
+                               result.questions.get("camps", pd.Series(dtype=object)))
+             if isinstance(c, str) and c]
+    if split:
+        lines.append(f"  answers split into camps on {len(split)} question(s), check by hand: "
+                     + "; ".join(f"'{q}'" for q in split))
     for _, row in result.llm_summary.iterrows():
-        mean, place = row["mean_score"], row["percentile_among_workers"]
-        mean = None if pd.isna(mean) else float(mean)
-        place = None if pd.isna(place) else float(place)
-        lines.append(
-            f"  LLM {row['model']}: mean score "
-            + (f"{mean:.3f}" if mean is not None else "not computed")
-            + f" over {row['scored']} answer(s)"
-            + (
-                f"; above {place:.0f}% of the workers (like for like)"
-                if place is not None
-                else ""
-            )
-        )
+        lines.append(f"  AI {row['model']}: {ai_words(row)}")
+    if len(result.llm_summary):
+        lines.append(f"  {STYLE_WORDS}")
     if len(table.frame):
         lines.append("  Comparison sheet (per worker, against the expert grades):")
         lines += [f"    {line}" for line in table.summaries]

@@ -168,6 +168,10 @@ def _texts_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--items", required=True, metavar="ITEMS.xlsx",
                         help="the texts to score (xlsx, xls or csv)")
     parser.add_argument("--sheet", metavar="NAME", help="the sheet of ITEMS (default: the first)")
+    parser.add_argument("--header-row", type=int, metavar="N",
+                        help="the row of ITEMS that holds the column names (default: found: the "
+                        "first row that reads like a header above rows of data, so a title "
+                        "above the table is skipped, and said)")
     parser.add_argument("--text-col", metavar="C", help="column with the texts (default: text)")
     parser.add_argument("--source-col", metavar="C",
                         help="column with the article or input each text is about (default: "
@@ -342,8 +346,10 @@ def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> Any:
     from core.interacteval.inputs import TextsSetup, guess_text_columns
     from core.tables import TableError, open_sheet
 
+    if args.header_row is not None and args.header_row < 1:
+        raise UserError("--header-row must be a row number, 1 or more.")
     try:
-        opened = open_sheet(args.items, args.sheet)
+        opened = open_sheet(args.items, args.sheet, header_row=args.header_row)
     except TableError as exc:
         raise UserError(exc.message) from None
     if args.sheet and opened.sheet.casefold() != args.sheet.casefold():
@@ -378,7 +384,7 @@ def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> Any:
         human = {d: c for d, c in by_name.items() if c is not None}
         for dim, col in human.items():
             say(f'Human scores for {dim}: column "{col}" (its name matches the dimension).')
-    return TextsSetup(sheet=sheet, columns=mapping, human=human)
+    return TextsSetup(sheet=sheet, columns=mapping, human=human, header_row=args.header_row)
 
 
 def _items(args: argparse.Namespace, setup: Any) -> list[Any]:

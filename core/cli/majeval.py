@@ -89,6 +89,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--items", required=True, metavar="ITEMS.xlsx",
                      help="the content to evaluate (xlsx, xls or csv)")
     run.add_argument("--sheet", metavar="NAME", help="the sheet of ITEMS (default: the first)")
+    run.add_argument("--header-row", type=int, metavar="N",
+                     help="the row of ITEMS that holds the column names (default: found: the "
+                     "first row that reads like a header above rows of data, so a title above "
+                     "the table is skipped, and said)")
     run.add_argument("--task-file", required=True, metavar="TASK.txt")
     run.add_argument("--content-col", metavar="C",
                      help="column with the content to evaluate (default: guessed as the app "
@@ -250,7 +254,10 @@ def _items_setup(project: Any, args: argparse.Namespace) -> tuple[Any, Any]:
     except OSError as exc:
         raise UserError(f'The items file "{args.items}" cannot be read ({exc.strerror}).'
                         ) from None
-    opened = open_items(args.items, setup.model_copy(update={"sheet": args.sheet}))
+    if args.header_row is not None and args.header_row < 1:
+        raise UserError("--header-row must be a row number, 1 or more.")
+    opened = open_items(args.items, setup.model_copy(update={"sheet": args.sheet,
+                                                             "header_row": args.header_row}))
     if args.sheet and opened.sheets and args.sheet not in opened.sheets:
         raise UserError(f'"{Path(args.items).name}" has no sheet called "{args.sheet}". Its '
                         "sheets are: " + ", ".join(f'"{s}"' for s in opened.sheets) + ".")

@@ -156,6 +156,7 @@ def read_texts(path: str | os.PathLike[str], setup: TextsSetup) -> TextsRead:
         )
 
     got = read_mapped_rows(path, setup.sheet, mapping, make, required="text", id_role="id",
+                           header_row=setup.header_row,
                            numbers=numbers, what="texts to score", one="text", empty="no text")
     return got
 
@@ -182,7 +183,7 @@ def open_texts(path: str | os.PathLike[str], setup: TextsSetup,
     from core.tables import TableError, keep_chosen, open_sheet
 
     try:
-        opened = open_sheet(path, setup.sheet)
+        opened = open_sheet(path, setup.sheet, header_row=setup.header_row)
     except TableError as exc:
         return OpenedTexts([], [], setup, TextsRead(errors=[exc.message]))
     sheets, sheet, columns = opened.sheets, opened.sheet, opened.columns

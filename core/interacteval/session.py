@@ -496,7 +496,8 @@ def texts_key(setup: TextsSetup | None) -> str:
     column choices (the human-score columns too: they are part of the results)."""
     if setup is None:
         return ""
-    return fingerprint([setup.input_id, setup.sheet, setup.columns, setup.human])
+    header = [setup.header_row] if setup.header_row is not None else []  # a chosen header
+    return fingerprint([setup.input_id, setup.sheet, setup.columns, setup.human, *header])
 
 
 def run_texts_line(state: WizardState) -> str:

@@ -162,6 +162,7 @@ def read_items(path: str | os.PathLike[str], setup: ItemsSetup) -> ItemsRead:
                     human=human, row=row.row)
 
     read = read_mapped_rows(Path(path), setup.sheet, mapping, make, required="content",
+                            header_row=setup.header_row,
                             numbers=numbers, what="items to evaluate")
     return read
 
@@ -182,7 +183,7 @@ def open_items(path: str | os.PathLike[str], setup: ItemsSetup) -> OpenedItems:
     """List the sheets, read the chosen one (the first when none is chosen), guess the columns
     not chosen yet, read the items. Problems come back in ``read.errors``."""
     try:
-        opened = open_sheet(path, setup.sheet)
+        opened = open_sheet(path, setup.sheet, header_row=setup.header_row)
     except TableError as exc:
         return OpenedItems([], [], setup, ItemsRead(errors=[exc.message]))
     sheets, sheet, columns = opened.sheets, opened.sheet, opened.columns

@@ -657,7 +657,7 @@ def store_items_file(project: Project, setup: ItemsSetup, path: str | Path) -> I
     return setup.model_copy(update={"path": ref.path, "file_name": ref.file_name,
                                     "input_id": ref.input_id, "content_hash": ref.content_hash,
                                     "sheet": None, "columns": {}, "human": [],
-                                    "human_names": {}})
+                                    "human_names": {}, "header_row": None})
 
 
 def items_file(project: Project, setup: ItemsSetup) -> Path | None:

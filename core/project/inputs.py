@@ -86,6 +86,9 @@ class SheetChoice(InputRef):
 
     sheet: str | None = None
     columns: dict[str, str | None] = Field(default_factory=dict)
+    header_row: int | None = Field(default=None, ge=1)
+    """The sheet's header row (spreadsheet row number); None: the row that reads like the
+    header above the rows of data (``core.tables.find_header_row``)."""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from core.words import plain_number
 from desktop.charts import draw_score_vs_rating
 from desktop.charts import short as _short
 from desktop.charts import style as _style
@@ -33,10 +34,10 @@ def draw_scores(figure: Any, names: Sequence[str], scores: Sequence[float]) -> N
     if len(pairs) > 12:  # the best and worst 5 keep the labels readable; the histogram shows all
         total = len(pairs)
         pairs = pairs[:5] + pairs[-5:]
-        ax.set_title(f"The 5 highest and 5 lowest of {total} workers", loc="left")
+        ax.set_title(f"The 5 highest and 5 lowest of {total} workers", loc="left", wrap=True)
         ax.axhline(4.5, color=MUTED, linewidth=0.8, linestyle=":")
     else:
-        ax.set_title("Score per worker (1 = closest to the consensus)", loc="left")
+        ax.set_title("Score per worker (1 = closest to the consensus)", loc="left", wrap=True)
     labels = [_short(n) for n, _ in pairs]
     values = [s for _, s in pairs]
     bars = ax.barh(range(len(values)), values, color=ACCENT, height=0.7)
@@ -55,7 +56,7 @@ def draw_distribution(figure: Any, scores: Sequence[float]) -> None:
     ax = figure.add_subplot(1, 1, 1)
     bins = max(5, min(20, len(scores) // 3 or 5))
     ax.hist(list(scores), bins=bins, range=(0, 1), color=ACCENT, edgecolor="white")
-    ax.set_title("How the scores are spread", loc="left")
+    ax.set_title("How the scores are spread", loc="left", wrap=True)
     ax.set_xlabel("AQER score")
     ax.set_ylabel("Workers")
     ax.yaxis.get_major_locator().set_params(integer=True)
@@ -73,10 +74,15 @@ def draw_convergence(
                 color=ACCENT, label="change of the weights (RMSE)")
         ax.set_yscale("log")
     ax.axhline(tolerance, color=LLM_COLOUR, linestyle="--", linewidth=1,
-               label=f"stop below {tolerance:g}")
+               label=f"stop below {plain_number(tolerance)}")
+    # plain decimals on the axis (0.001, not 10^-3): a teacher reads this chart too
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v, 2)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("Round")
     ax.set_ylabel("Change of the weights")
-    ax.set_title("How quickly the weights settled", loc="left")
+    ax.set_title("How quickly the weights settled", loc="left", wrap=True)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=8, frameon=False)
     _style(ax)
@@ -86,32 +92,48 @@ def draw_llm_comparison(
     figure: Any,
     workers: Sequence[tuple[str, float]],
     models: Sequence[tuple[str, float]],
+    max_bars: int = 24,
 ) -> None:
     """Like for like: every worker's mean similarity to the consensus of the OTHER workers
-    (grey) beside each AI's mean similarity to the consensus of all workers (orange)."""
+    (grey) beside each AI's mean similarity to the consensus of all workers (orange). At most
+    ``max_bars`` bars, so the names stay readable: workers are sampled evenly, and with many AI
+    models every other one is kept from the highest down (the title says how many are shown;
+    the table beside the chart lists them all)."""
     ax = figure.add_subplot(1, 1, 1)
-    items = [(name, value, False) for name, value in workers if value is not None]
-    items += [(name, value, True) for name, value in models if value is not None]
-    items.sort(key=lambda item: item[1])
-    if len(items) > 45:
-        keep = [it for it in items if it[2]]
-        people = [it for it in items if not it[2]]
-        step = max(1, len(people) // 30)
-        items = sorted(keep + people[::step], key=lambda item: item[1])
-    labels = [("AI: " if is_llm else "") + _short(name) for name, _, is_llm in items]
+    # as many bars as the figure's height holds with readable names (about 14 px each)
+    room_px = 0.7 * figure.get_figheight() * figure.dpi
+    max_bars = max(6, min(max_bars, int(room_px // 14)))
+    people = sorted(((n, v, False) for n, v in workers if v is not None), key=lambda i: i[1])
+    ais = sorted(((n, v, True) for n, v in models if v is not None), key=lambda i: i[1])
+    ai_room = max(1, max_bars // 2)
+    shown_ai = ais
+    if len(ais) > ai_room:  # the lowest and the highest kept, evenly between
+        picks = sorted({round(k * (len(ais) - 1) / (ai_room - 1)) for k in range(ai_room)})
+        shown_ai = [ais[k] for k in picks]
+    room = max(2, max_bars - len(shown_ai))
+    shown_people = people
+    if len(people) > room:
+        picks = sorted({round(k * (len(people) - 1) / (room - 1)) for k in range(room)})
+        shown_people = [people[k] for k in picks]
+    items = sorted(shown_people + shown_ai, key=lambda item: item[1])
+    labels = [("AI: " if is_llm else "") + _short(name, 24) for name, _, is_llm in items]
     values = [value for _, value, _ in items]
     colours = [LLM_COLOUR if is_llm else MUTED for _, _, is_llm in items]
     ax.barh(range(len(values)), values, color=colours, height=0.7)
     ax.set_yticks(range(len(values)), labels)
+    _style(ax)
+    ax.tick_params(axis="y", labelsize=7 if len(items) > 16 else 8)
     for tick, (_, _, is_llm) in zip(ax.get_yticklabels(), items):
         if is_llm:
             tick.set_fontweight("bold")
     low = min(values) if values else 0.0
     ax.set_xlim(max(0.0, low - 0.1), 1.0)
-    ax.set_xlabel("Mean similarity to the consensus of the others (cosine, like for like)")
-    ax.set_title("AI answers (orange) among the workers (grey),\nlike for like: workers vs the "
-                 "others' consensus", loc="left")
-    _style(ax)
+    ax.set_xlabel("Similarity to the others' consensus (like for like)")
+    title = "AI answers (orange) among the workers (grey), like for like"
+    if len(shown_ai) < len(ais) or len(shown_people) < len(people):
+        title += (f"\n{len(shown_ai)} of {len(ais)} AI models, "
+                  f"{len(shown_people)} of {len(people)} workers shown")
+    ax.set_title(title, loc="left", fontsize=9, wrap=True)
 
 
 def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: Sequence[float],
@@ -139,7 +161,8 @@ def draw_workers_curve(figure: Any, values: dict[int, Sequence[float]], means: S
     ax.axhline(0, color=MUTED, linewidth=0.6)
     ax.set_xlabel("Workers in the panel (drawn at random)")
     ax.set_ylabel(f"{statistic} with {against}")
-    ax.set_title(f"AQER's agreement with {against}, by number of workers", loc="left")
+    ax.set_title(f"AQER's agreement with {against}, by number of workers", loc="left",
+                 wrap=True)
     ax.legend(fontsize=8, loc="lower right", frameon=False)
     _style(ax)
 

@@ -22,8 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.aqer.llm_answers import STYLE_WORDS, where_ai_answers_go
+from core.aqer.session import CACHED_DEVICE
 from core.stats import plain_agreement
-from core.words import count
+from core.words import count, plain_number
 from desktop.aqer.charts import (
     Chart,
     draw_convergence,
@@ -78,8 +80,12 @@ WORKER_COLUMNS = [
     Column("bleu1", "BLEU-1", "score", PLAIN["BLEU-1"],
            "not computed"),
     Column("expert_grade", "Expert grade", "number",
-           "Mean of the grades given in the input (for comparison only).", "no grade"),
+           "The grade your sheet gives the person, or the mean grade of their answers (for "
+           "comparison only).", "no grade"),
     Column("is_llm", "AI", "bool", "Scored as an extra worker."),
+    Column("note", "Note", "text",
+           "“absent?”: the person answered nothing and is left out of the 0-1 scale (see "
+           "Warnings; a box on the Columns page scores them as the weakest).", ""),
 ]
 QUESTION_COLUMNS = [
     Column("question", "Question"),
@@ -87,10 +93,15 @@ QUESTION_COLUMNS = [
            "How close the answers are to the consensus on average: low = a harder or more "
            "open question.", "not scored"),
     Column("answered", "Answers", "int"),
-    Column("best_worker", "Best answer by", "text",
+    Column("best_response", "Answer closest to the class's consensus", "text",
+           "The answer closest to the consensus (the paper's best-response selection). The "
+           "consensus is what most answers say, not necessarily what is right.", "—"),
+    Column("best_worker", "Written by", "text",
            "The worker whose answer is closest to the consensus.", "—"),
-    Column("best_response", "Best answer", "text",
-           "The answer closest to the consensus (best-response selection).", "—"),
+    Column("camps", "Answers split into camps", "text",
+           "The answers split into camps of similar size (from the embeddings): the consensus "
+           "sides with one camp (usually the larger) even when it is the common mistake. Check "
+           "this question by hand.", ""),
 ]
 ANSWER_COLUMNS = [
     Column("worker", "Worker"),
@@ -102,11 +113,16 @@ ANSWER_COLUMNS = [
 ]
 LLM_SUMMARY_COLUMNS = [
     Column("model", "AI model"),
-    Column("mean_score", "Mean score", "score",
-           "Mean similarity of the model's answers with the workers' consensus.", "not scored"),
+    Column("score_on_workers_scale", "Score on the workers' 0-1 scale", "score",
+           "The score a worker with this AI's similarity (like for like) would have: compare "
+           "it with the workers' Score.", "not computed"),
     Column("percentile_among_workers", "Above % of workers", "percent",
            "The share of workers whose similarity to the consensus of the OTHER workers is "
-           "below this AI's mean score: 50% means mid-pack, like for like.", "not computed"),
+           "below this AI's: 50% means mid-pack, like for like.", "not computed"),
+    Column("mean_score", "Mean similarity", "score",
+           "Mean cosine similarity of the model's answers with the workers' consensus: the raw "
+           "measure behind the two columns before, not a score on the workers' scale.",
+           "not scored"),
     Column("scored", "Scored", "int"),
     Column("answered", "Answered", "int"),
     Column("blank", "Left blank", "int",
@@ -301,8 +317,8 @@ class ResultsView(QWidget):
         )
         self.llm_empty.setObjectName("noteBox")
         self.llm_empty.setWordWrap(True)
-        left = pane("<b>Mean score per AI model</b>", self.llm_summary_view,
-                    "<b>Score per question</b> (similarity of each answer to the consensus; "
+        left = pane("<b>Each AI model on the workers' scale</b>", self.llm_summary_view,
+                    "<b>Similarity per question</b> (of each answer to the consensus; "
                     "the workers' column is like for like)", (self.llm_questions_view, 1))
         split = splitter(left, self.llm_chart, sizes=[600, 480])
         self.llm_content = split
@@ -311,7 +327,9 @@ class ResultsView(QWidget):
             "never shapes it), by cosine similarity. A worker's own answer is part of the "
             "consensus, which flatters the workers, so they are measured like for like: each "
             "against the consensus of the other workers. “Above % of workers” says where each "
-            "AI stands on that measure (50% = mid-pack)."
+            "AI stands on that measure (50% = mid-pack), and “Score on the workers' 0-1 "
+            "scale” is the score a worker with the AI's similarity would have. "
+            + STYLE_WORDS
         )
         about.setToolTip(explain("cosine"))
         return pane(about, self.llm_empty, (split, 1), margins=None)
@@ -557,7 +575,19 @@ class ResultsView(QWidget):
         llm = ""
         if len(result.llm_summary):
             parts = [_ai_words(row) for _, row in result.llm_summary.iterrows()]
-            llm = f" AI answers: {'; '.join(parts)}."
+            more = len(parts) - 3
+            shown = "; ".join(parts[:3]) + (f"; and {more} more (AI answers tab)"
+                                             if more > 0 else "")
+            llm = f" AI answers, on the workers' 0-1 scale: {shown}."
+        absent = [n.worker for n in result.warnings if n.topic == "Absent?"]
+        if absent:
+            llm += (f" <b>{count(len(absent), 'person')} answered nothing</b> (absent?) and "
+                    f"{'is' if len(absent) == 1 else 'are'} not scored.")
+        split = [c for c in result.questions.get("camps", []) if isinstance(c, str) and c]
+        if split:
+            llm += (f" <span style='color:#8a5a00'><b>{count(len(split), 'question')}</b> "
+                    f"split{'s' if len(split) == 1 else ''} the answers into camps of similar "
+                    "size: check by hand (Questions tab).</span>")
         warn = (
             f" <span style='color:#8a5a00'>{len(result.warnings)} warning(s): see the "
             "Warnings tab.</span>"
@@ -578,8 +608,9 @@ class ResultsView(QWidget):
         fit_columns(self.workers_view)
 
         self.questions_model.set_frame(result.questions)
-        fit_columns(self.questions_view, stretch=self.questions_model.column_of("best_response"),
-                     max_width=420)
+        # every title whole ("Answer closest to the class's consensus"); the camps take the rest
+        fit_columns(self.questions_view, max_width=320)
+        self.questions_view.horizontalHeader().setStretchLastSection(True)
         self.answers_model.set_rows([])
         self.best_label.hide()
         if self.questions_model.rowCount():
@@ -609,6 +640,10 @@ class ResultsView(QWidget):
 
     def _fill_llm(self, result: Any) -> None:
         has_llm = len(result.llm_answers) > 0
+        layout = str((self.stored.inputs or {}).get("Layout", "")) if self.stored else ""
+        self.llm_empty.setText(
+            "There are no AI answers in this input. To compare an AI with the workers, "
+            + where_ai_answers_go(layout) + ".")
         self.llm_empty.setVisible(not has_llm)
         self.llm_content.setVisible(has_llm)
         self.llm_summary_model.set_frame(result.llm_summary)
@@ -652,7 +687,8 @@ class ResultsView(QWidget):
                     "tell the workers apart; AQER stopped and gave everyone the same score.")
         if result.converged:
             return (f"The weights settled after {count(result.iterations, 'round')}: their change fell "
-                    f"below {s.tolerance:g} (the limit was {s.max_iterations} rounds).")
+                    f"below {plain_number(s.tolerance)} (the limit was {s.max_iterations} "
+                    "rounds).")
         return (f"The weights still changed after {result.iterations} round(s) (the limit). The "
                 "scores are those of the last round; allow more rounds on the Embedding model "
                 "page to let them settle.")
@@ -706,10 +742,16 @@ class ResultsView(QWidget):
         row = result.questions[result.questions["question"] == question]
         best = row.iloc[0] if len(row) else None
         if best is not None and isinstance(best["best_response"], str):
+            camps = best.get("camps")
+            warning = (
+                f"<br><span style='color:#8a5a00'><b>The answers split into camps of similar "
+                f"size:</b> {_escape(camps)}. The consensus sides with one camp (usually the "
+                "larger) whether or not it is right: check this question by hand.</span>"
+                if isinstance(camps, str) and camps else "")
             self.best_label.setText(
-                f"<b>Answer closest to the consensus</b> (by {best['best_worker']}, mean "
-                f"similarity of all answers {best['mean_similarity']:.3f}):<br>"
-                f"{_escape(best['best_response'])}"
+                f"<b>Answer closest to the class's consensus</b> (by "
+                f"{_escape(best['best_worker'])}, mean similarity of all answers "
+                f"{best['mean_similarity']:.3f}):<br>{_escape(best['best_response'])}{warning}"
             )
         else:
             self.best_label.setText(
@@ -730,11 +772,13 @@ class ResultsView(QWidget):
 
 
 def _ai_words(row: Any) -> str:
-    """ "GPT 0.81, above 55% of the workers" for the summary line."""
+    """ "GPT 0.81 (above 55% of the workers)" for the summary line: on the workers' 0-1
+    scale, never the raw similarity (a worker's score beside it is on that scale)."""
     mean, place = _number(row["mean_score"]), _number(row.get("percentile_among_workers"))
+    scale = _number(row.get("score_on_workers_scale"))
     if mean is None:
         return f"{row['model']} not scored"
-    words = f"{row['model']} {mean:.2f}"
+    words = f"{row['model']} {scale:.2f}" if scale is not None else f"{row['model']}"
     if place is not None:
         words += (" (above every worker)" if place >= 100 else
                   " (below every worker)" if place <= 0 else
@@ -771,11 +815,14 @@ def describe_run(stored: Any) -> str:
     when = scored_when(result.computed_at) if result.computed_at else (
         stored.finished_at.replace("T", " ")[:16] + " UTC" if stored.finished_at
         else "(date not recorded)")
-    device = f" on {result.device}" if result.device else ""
+    device = (f" on {result.device}" if result.device and result.device != CACHED_DEVICE
+              else " (every answer's vector was already in the project: the model did not run)"
+              if result.device else "")
     parts = [
         (f"<b>Input:</b> {_escape(source)}" + (f" ({_escape(', '.join(where))})" if where else "")
          + (f": {_escape(answers)}" if answers else "")),
-        (f"<b>Options:</b> at most {s.max_iterations} rounds, stop below {s.tolerance:g}; "
+        (f"<b>Options:</b> at most {s.max_iterations} rounds, stop below "
+         f"{plain_number(s.tolerance)}; "
          f"baselines {'on' if s.baselines else 'off'}; {ai}; {blank}"),
         f"<b>Embedding model:</b> {_escape(result.embedding_model or '(not recorded)')}{device}",
         f"<b>Scored:</b> {when}",

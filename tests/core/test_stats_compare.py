@@ -156,3 +156,40 @@ def test_p_values_and_agreement_in_plain_words():
     assert "too few students to be sure" in unsure
     assert "disagrees" in plain_agreement(-0.4, n=20, who="AQER")
     assert "cannot be said" in plain_agreement(None, n=3, who="AQER", reason="all grades equal")
+
+
+# ------------------------------------------------------------------ the words follow the numbers
+
+
+def _difference(a, b, low, high, n=29):
+    from core.stats import PairedDifference
+
+    return PairedDifference("pearson", a, b, a - b, low, high, 0.5, n, "pairs", 0)
+
+
+def test_a_difference_that_rounds_to_zero_is_not_called_less_well_and_never_minus_zero():
+    # issue 27: "agrees less well ... difference -0.00, 95% CI -0.00 to -0.00"
+    text = _difference(0.7837, 0.7839, -0.0003, -0.00005).summary("RASA", "AQER")
+    assert "-0.00" not in text
+    assert "slightly less well" in text and "the difference is small" in text
+    assert "difference 0.00, 95% CI 0.00 to 0.00" in text
+
+
+def test_a_large_gap_with_an_interval_over_zero_is_not_about_equally_well():
+    # issue 27: "agree about equally well ... r 0.23 vs 0.59, difference -0.36, CI -0.66 to 0.02"
+    text = _difference(0.23, 0.59, -0.66, 0.02, n=12).summary("BLEU-1", "AQER")
+    assert "equally well" not in text
+    assert text.startswith("BLEU-1 may agree less well with your ratings than AQER")
+    assert "the data cannot tell" in text
+    assert "difference -0.36, 95% CI -0.66 to 0.02, 12 pairs" in text
+
+
+@pytest.mark.parametrize(("low", "high", "words"), [
+    (-0.02, 0.03, "agree about equally well"),          # narrow, over zero
+    (0.08, 0.30, "agrees better"),                      # clear and large
+    (-0.30, 0.25, "The data cannot tell whether"),      # wide, gap close to zero
+])
+def test_the_words_follow_the_interval_and_the_gap(low, high, words):
+    gap = 0.01 if "cannot tell whether" in words or "equally" in words else 0.19
+    text = _difference(0.6 + gap, 0.6, low, high).summary("A", "B")
+    assert words in text, text

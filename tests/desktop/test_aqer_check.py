@@ -74,5 +74,9 @@ def test_grade_ai_answers_see_the_report_and_choose_a_condition(qtbot, window, q
     assert [c.blank_answers for c in saved.conditions] == [before]
     # the chosen condition's stored results are shown at once, and checked on this page
     assert wiz.stored.result.blank_rule == saved.settings.blank_answers
-    assert panel.judge.source.startswith(f"project run {wiz.stored.run_id}")
+    from core.aqer.judge_check import judge_data
+
+    assert panel.judge.source == judge_data(wiz.stored).source  # those results, in words
+    assert panel.judge.source.startswith("the AQER results scored ")
+    assert "run" not in panel.judge.source.removeprefix("the AQER results")
     assert panel.candidates[0][0].startswith("AQER as set up")

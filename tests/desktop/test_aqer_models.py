@@ -121,3 +121,12 @@ def test_preview_model(qtmodeltester):
     assert model.index(0, 1).data(Qt.ItemDataRole.BackgroundRole) is None
     assert len(model.index(1, 2).data()) == 120  # long cells are shortened in the preview
     assert model.index(1, 2).data(Qt.ItemDataRole.ToolTipRole) == "x" * 300
+
+
+def test_numbers_are_never_shown_in_exponent_form(qtmodeltester):
+    # issue 27: "-1.62e-04" in the Comparison table
+    model = FrameModel([Column("condition", "Condition"), Column("d", "Difference", "number")])
+    model.set_rows([["RASA", -1.62e-04], ["F1", 0.000], ["BLEU-1", -0.0721], ["big", 123456.7]])
+    qtmodeltester.check(model)
+    shown = [model.index(r, 1).data() for r in range(4)]
+    assert shown == ["0.000", "0.000", "-0.072", "123,457"]

@@ -69,7 +69,7 @@ def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
     assert res.answers_model.rowCount() == 8
     sims = [float(s) for s in proxy_column(res.answers_view, res.answers_model, "similarity")]
     assert sims == sorted(sims, reverse=True)
-    assert "closest to the consensus" in res.best_label.text()
+    assert "closest to the class's consensus" in res.best_label.text()
     assert res.questions_model.rowCount() == 6
 
     # LLM comparison: per model mean and per question
@@ -379,7 +379,8 @@ def test_blank_answers_rule_shown_chosen_and_stated_with_the_results(qtbot, wind
     assert wiz.pages["columns"].blank_combo.currentData() == "auto"
     assert "look dense" in wiz.pages["columns"].blank_label.text()
     assert "8 of 8 workers answered at least half" in wiz.pages["columns"].blank_label.text()
-    assert "weakest possible answer" in wiz.pages["columns"].blank_label.text()
+    assert "a blank counts as the weakest answer" in wiz.pages["columns"].blank_label.text()
+    assert "weakest possible answer" in wiz.pages["columns"].blank_label.toolTip()
     click(qtbot, wiz.next_button)
     click(qtbot, wiz.next_button)
     assert "blank answers count as the weakest answer (the answers look dense)" in (
@@ -405,7 +406,8 @@ def test_blank_answers_rule_shown_chosen_and_stated_with_the_results(qtbot, wind
     wiz.pages["columns"].blank_combo.setCurrentIndex(wiz.pages["columns"].blank_combo.findData("missing"))
     assert load_setup(window.project).settings.blank_answers == "missing"
     wait_check(qtbot, wiz)
-    assert wiz.pages["columns"].blank_label.text().startswith("Chosen by you")
+    assert wiz.pages["columns"].blank_label.text().startswith("Your choice")
+    assert wiz.pages["columns"].blank_label.toolTip().startswith("Chosen by you")
     click(qtbot, wiz.next_button)
     click(qtbot, wiz.next_button)
     assert wiz.page == "run"

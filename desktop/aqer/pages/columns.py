@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+from html import escape
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -26,7 +29,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.aqer.inputs import AI_MARKS, BLANK_TOKENS, AnswersCheck, check_answers, numeric_columns
+from core.aqer.inputs import (
+    AI_MARKS,
+    BLANK_TOKENS,
+    AnswersCheck,
+    check_answers,
+    note_columns,
+    numeric_columns,
+)
 from core.aqer.session import grades_path, store_grades_file
 from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
@@ -65,6 +75,16 @@ def _ticked(items: QListWidget) -> list[QListWidgetItem]:
             if items.item(i).checkState() == Qt.CheckState.Checked]
 
 
+def _short_rule(rule: Any) -> str:
+    """The blank-answer rule in one line: "The answers look dense (29 of 30 workers answered
+    at least half of the 10 questions): a blank counts as the weakest answer."."""
+    what = ("a blank counts as the weakest answer" if rule.rule == "worst"
+            else "a blank does not count")
+    if rule.chosen:
+        return f"Your choice: {what}. (The answers look {rule.design}.)"
+    return f"The answers look {rule.design} ({rule.evidence.split(';')[0]}): {what}."
+
+
 class ColumnsPage(WizardPage):
     """The roles of the columns, with a coloured preview and the issues of the whole sheet."""
 
@@ -74,6 +94,7 @@ class ColumnsPage(WizardPage):
         super().__init__(wizard)
         self._filling = False
         self._numeric: dict[str, tuple[int, int]] = {}
+        self._notes: dict[str, str] = {}
         self._check_generation = 0
         self._advance_after_check = False
         self.duplicate_box: QMessageBox | None = None
@@ -169,6 +190,13 @@ class ColumnsPage(WizardPage):
         self.blank_combo.currentIndexChanged.connect(self._blank_chosen)
         self.blank_label = wrapped_label("", "blankRule")
         blank_row = hbox("Blank answers:", self.blank_combo, (self.blank_label, 1))
+        self.absent_box = QCheckBox()
+        self.absent_box.setToolTip(
+            "A person who left every question blank was probably absent. By default they are "
+            "left out of the scores and listed, so they do not become the 0 of the 0-1 scale "
+            "(which would move everyone else's score). Tick to score them as the weakest.")
+        self.absent_box.toggled.connect(self._absent_chosen)
+        self.absent_box.hide()
         self.blank_tokens_edit = tipped(QLineEdit(), (
             "Answers that mean the person did not answer, separated by commas. They count as "
             "blank answers (as an empty cell does), not as answers; case and spaces do not "
@@ -176,13 +204,17 @@ class ColumnsPage(WizardPage):
             + ", ".join(BLANK_TOKENS) + "."))
         self.blank_tokens_edit.setPlaceholderText("(only empty cells)")
         self.blank_tokens_edit.editingFinished.connect(self._blank_tokens_edited)
+        tokens_hint = hint_label("(commas between)")
+        tokens_hint.setToolTip("Remove a word that is a real answer in your sheet.")
         tokens_row = hbox("Also blank when the answer is:", (self.blank_tokens_edit, 1),
-                          hint_label("(commas between; remove a word that is a real answer in "
-                                     "your sheet)"))
+                          tokens_hint)
 
         self.preview_model = PreviewModel(self)
         self.preview_view = table_view(self.preview_model, sortable=False)
         self.preview_view.verticalHeader().setVisible(True)
+        # one line per row (the cells are cut with "…"): more rows of the sheet in sight
+        self.preview_view.verticalHeader().setDefaultSectionSize(
+            self.preview_view.fontMetrics().height() + 8)
         self.preview_view.horizontalHeader().setStretchLastSection(False)
         self.preview_title = QLabel("<b>Preview</b>")
         legend = "  ".join(
@@ -201,7 +233,9 @@ class ColumnsPage(WizardPage):
             2, QHeaderView.ResizeMode.Stretch)
         self.issues_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         issues = pane(self.summary_label, (self.issues_view, 1))
-        split = splitter(preview, issues, sizes=[300, 200], orientation=Qt.Orientation.Vertical)
+        # the preview first: at 1280x800 it shows 6 rows or more, the issues at least 2
+        split = splitter(preview, issues, sizes=[280, 150], orientation=Qt.Orientation.Vertical,
+                         stretch=[3, 1])
 
         page_layout(
             self, "Which column holds what",
@@ -210,7 +244,7 @@ class ColumnsPage(WizardPage):
             "coloured. Below it, EvalDesk checks the whole sheet: problems marked "
             "<b>Must fix</b> stop you from going on; those marked <b>Check</b> are worth a look "
             "but do not.",
-            self.guess_note, top, blank_row, tokens_row, (split, 1))
+            self.guess_note, top, blank_row, self.absent_box, tokens_row, (split, 1))
 
     def _column_combo(self, role: str, optional: str = "") -> QComboBox:
         combo = QComboBox()
@@ -230,6 +264,7 @@ class ColumnsPage(WizardPage):
                 max(0, self.blank_combo.findData(s.settings.blank_answers)))
             self.rows_combo.setCurrentIndex(max(0, self.rows_combo.findData(s.wide_rows)))
             self.blank_tokens_edit.setText(", ".join(s.blank_tokens))
+            self.absent_box.setChecked(s.settings.keep_absent)
         finally:
             self._filling = False
 
@@ -313,10 +348,9 @@ class ColumnsPage(WizardPage):
             self.grades_row.setVisible(wide)
             self.grades_sheet_label.setVisible(wide)
             self.blank_tokens_edit.setText(", ".join(s.blank_tokens))
-            notes = self.wizard.guess_notes
-            self.guess_note.setText("<br>".join(notes))
-            self.guess_note.setVisible(bool(notes))
+            self._show_guess_notes()
             self._numeric = numeric_columns(read)
+            self._notes = note_columns(read, by_person=s.wide_rows == "worker")
             self._fill_ignore_list()
             self.preview_model.set_table(read.frame, letters)
             self.preview_title.setText(
@@ -331,6 +365,23 @@ class ColumnsPage(WizardPage):
         for i in range(header.count()):
             header.resizeSection(i, min(max(header.sectionSize(i), 90), 260))
         self.schedule_check()
+
+    def _show_guess_notes(self) -> None:
+        """What EvalDesk guessed and why, without the notes the user's choices since made
+        untrue (a column it left out that is now the grades, or scored after all)."""
+        s = self.wizard.setup
+        notes = []
+        for note in self.wizard.guess_notes:
+            found = re.match(r"Column [A-Z]+ '(.+?)' ", note)
+            if found:
+                column = found.group(1)
+                if "it is used as the expert grades" in note and s.grade_col != column:
+                    continue
+                if "left out" in note and column not in s.ignore_cols:
+                    continue
+            notes.append(note)
+        self.guess_note.setText("<br>".join(escape(n, quote=False) for n in notes))
+        self.guess_note.setVisible(bool(notes))
 
     def _fill_ignore_list(self) -> None:
         s, read = self.wizard.setup, self.wizard.read
@@ -349,7 +400,10 @@ class ColumnsPage(WizardPage):
             if column in self._numeric:
                 numbers, filled = self._numeric[column]
                 text += f"  (numbers in {numbers} of {filled} cells)"
+            elif column in self._notes:
+                text += f"  (looks like notes: {self._notes[column]})"
             item = QListWidgetItem(text)
+            item.setToolTip(text)
             item.setData(Qt.ItemDataRole.UserRole, column)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if column in s.ignore_cols
@@ -445,14 +499,21 @@ class ColumnsPage(WizardPage):
             if s.grade_col and s.grade_col != grade and s.grade_col in self._numeric:
                 ignore.append(s.grade_col)  # no longer the grades: still never an answer
             if rows == "question":
-                wizard.save(question_col=key, ignore_cols=ignore)
+                wizard.save(question_col=key, ignore_cols=ignore,
+                            llm_cols=[c for c in s.llm_cols if c != key])
             else:
-                wizard.save(worker_col=key, llm_workers=[], grade_col=grade,
-                            ignore_cols=ignore)
+                # the AI rows ticked stay ticked while they are still rows of the sheet (the
+                # same names in the chosen name column): only another name column drops them
+                names = set()
+                if key in self.wizard.read.frame.columns:
+                    names = {v.strip() for v in self.wizard.read.frame[key] if v.strip()}
+                wizard.save(worker_col=key, grade_col=grade, ignore_cols=ignore,
+                            llm_workers=[w for w in s.llm_workers if w in names])
             self._filling = True
             self._fill_llm_list()
             self._fill_ignore_list()
             self._filling = False
+        self._show_guess_notes()
         self._update_preview_roles()
         self.schedule_check()
 
@@ -462,6 +523,14 @@ class ColumnsPage(WizardPage):
             return
         settings = self.wizard.setup.settings.model_copy(
             update={"blank_answers": self.blank_combo.currentData()})
+        self.wizard.save(settings=settings)
+        self.schedule_check()
+
+    @Slot(bool)
+    def _absent_chosen(self, on: bool) -> None:
+        if self._filling:
+            return
+        settings = self.wizard.setup.settings.model_copy(update={"keep_absent": bool(on)})
         self.wizard.save(settings=settings)
         self.schedule_check()
 
@@ -515,6 +584,7 @@ class ColumnsPage(WizardPage):
         self._filling = True
         self._fill_llm_list()
         self._filling = False
+        self._show_guess_notes()
         self._update_preview_roles()
         self.schedule_check()
 
@@ -591,14 +661,29 @@ class ColumnsPage(WizardPage):
 
     def _show_check(self, check: AnswersCheck) -> None:
         rule = check.blank_rule
-        self.blank_label.setText(rule.reason if rule is not None else "")
+        # one line here; the whole reason on hover (and on the Run page, in the Read me)
+        self.blank_label.setText(_short_rule(rule) if rule is not None else "")
+        self.blank_label.setToolTip(rule.reason if rule is not None else "")
         self.issues_model.set_issues(check.issues)
         self.issues_view.resizeColumnToContents(0)
         self.issues_view.resizeColumnToContents(1)
         self.issues_view.resizeRowsToContents()
         parts = []
+        absent = check.prepared.absent if check.prepared is not None else []
+        worst = rule is not None and rule.rule == "worst"
+        self.absent_box.setVisible(bool(absent) and worst)
+        if absent:
+            names = ", ".join(f"“{n}”" for n in absent[:3]) + (" and more" if len(absent) > 3
+                                                                else "")
+            self._filling = True
+            self.absent_box.setText(
+                f"Score {'the person' if len(absent) == 1 else f'the {len(absent)} people'} "
+                f"who answered nothing ({names}) as the weakest")
+            self.absent_box.setChecked(self.wizard.setup.settings.keep_absent)
+            self._filling = False
         if check.prepared is not None:
-            parts.append(f"EvalDesk will read <b>{check.prepared.describe()}</b>.")
+            scored = worst and self.wizard.setup.settings.keep_absent
+            parts.append(f"EvalDesk will read <b>{escape(check.prepared.describe(scored))}</b>.")
         if check.errors:
             parts.append(f"<span style='color:#b42318'><b>{len(check.errors)} problem(s) must "
                          "be fixed</b></span> (in the sheet, or by choosing other columns).")

@@ -27,6 +27,7 @@ from desktop.runner import RunOutcome
 from desktop.widgets import (
     chosen_sheet,
     fill_sheets,
+    header_row_spin,
     hint_label,
     note_box,
     page_layout,
@@ -81,6 +82,12 @@ class FilePage(WizardPage):
         self.sheet_combo.setMinimumWidth(240)
         self.sheet_combo.setToolTip("The sheet of the workbook that holds the answers.")
         self.sheet_combo.currentIndexChanged.connect(self._sheet_chosen)
+        self.header_spin = header_row_spin()
+        self.header_spin.valueChanged.connect(self._header_chosen)
+        self.header_note = note_box()
+        self.header_note.setObjectName("headerNote")
+        self.header_note.setWordWrap(True)
+        self.header_note.hide()
         self.long_radio = QRadioButton(
             "Long: one row per answer, with a question column, a worker column and an "
             "answer column"
@@ -94,9 +101,10 @@ class FilePage(WizardPage):
         self.format_group.addButton(self.wide_radio)
         self.long_radio.toggled.connect(self._format_chosen)
         layout_box = QGroupBox("Sheet and layout")
-        form = QFormLayout(layout_box)
+        form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         form.addRow("Sheet:", self.sheet_combo)
+        form.addRow("Header row:", self.header_spin)
         layout_col = QVBoxLayout()
         layout_col.addWidget(self.long_radio)
         layout_col.addWidget(hint_label(
@@ -106,10 +114,15 @@ class FilePage(WizardPage):
             "For example:  question | Ana | Ben | Chloe | LLM A  — one answer in each cell"))
         self.layout_guess = note_box()
         self.layout_guess.setObjectName("layoutGuess")
-        self.layout_guess.setWordWrap(False)  # one line: a wrapped label is cut in this form
+        self.layout_guess.setWordWrap(True)
         self.layout_guess.hide()
-        layout_col.addWidget(self.layout_guess)
         form.addRow("Layout:", layout_col)
+        box_layout = QVBoxLayout()
+        box_layout.addLayout(form)
+        # full width below the form: a wrapped label inside a form's field is cut
+        box_layout.addWidget(self.header_note)
+        box_layout.addWidget(self.layout_guess)
+        layout_box.setLayout(box_layout)
 
         self.file_panel = RunPanel()
         self.file_panel.hide()
@@ -133,6 +146,7 @@ class FilePage(WizardPage):
         try:
             s = self.wizard.setup
             (self.long_radio if s.format == "long" else self.wide_radio).setChecked(True)
+            self.header_spin.setValue(s.header_row or 0)
             self.show_file_label()
         finally:
             self._filling = False
@@ -220,8 +234,10 @@ class FilePage(WizardPage):
             fill_sheets(self.sheet_combo, wizard.sheets, wizard.hidden_sheets,
                         wizard.read.sheet)
             self.sheet_combo.setEnabled(len(wizard.sheets) > 1)
+            self.header_spin.setValue(wizard.setup.header_row or 0)
         finally:
             self._filling = False
+        self.show_header(wizard.read)
         self.show_layout_guess(new)
         self.file_note.setText(opened.note)
         self.file_note.setVisible(bool(opened.note))
@@ -239,6 +255,21 @@ class FilePage(WizardPage):
             text += " Choose the other layout if this is wrong."
         self.layout_guess.setText(text)
         self.layout_guess.setVisible(bool(text))
+
+    def show_header(self, read: Any) -> None:
+        """Say which row was read as the header when rows above it were not."""
+        note = read.header_note if read is not None else ""
+        self.header_note.setText(note)
+        self.header_note.setVisible(bool(note))
+
+    @Slot(int)
+    def _header_chosen(self, value: int) -> None:
+        if self._filling:
+            return
+        chosen = value or None
+        if chosen != self.wizard.setup.header_row:
+            self.wizard.save(header_row=chosen)
+            self.reload_file(new=True)  # other headers: the columns are guessed anew
 
     def show_file_label(self) -> None:
         s, read = self.wizard.setup, self.wizard.read
@@ -258,7 +289,7 @@ class FilePage(WizardPage):
             return
         sheet = chosen_sheet(self.sheet_combo, index)
         if sheet and sheet != self.wizard.setup.sheet:
-            self.wizard.save(sheet=sheet)
+            self.wizard.save(sheet=sheet, header_row=None)
             self.reload_file(new=True)
 
     @Slot(bool)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from core.aqer.session import (
     run_setup,
     run_workers_curve,
 )
+from core.words import plain_number
 from desktop.aqer.results import ResultsView
 from desktop.file_dialogs import ask_then, save_file
 from desktop.glossary import explain
@@ -86,13 +88,16 @@ class RunPage(WizardPage):
     def refresh(self) -> None:
         wizard = self.wizard
         s, check = wizard.setup, wizard.check
-        answers = (check.prepared.describe() if check is not None
+        rule = check.blank_rule if check is not None else None
+        # the people it will score, counted as the results will count them
+        absent_scored = (rule is not None and rule.rule == "worst"
+                         and s.settings.keep_absent)
+        answers = (escape(check.prepared.describe(absent_scored)) if check is not None
                    and check.prepared is not None else "the answers")
         model = s.embedding_model or "the built-in all-MiniLM-L6-v2"
         layout = "a row per answer" if s.format == "long" else f"a row per {s.wide_rows}"
         dup = {"first": "; repeated answers: the first counts",
                "last": "; repeated answers: the last counts"}.get(s.duplicates, "")
-        rule = check.blank_rule if check is not None else None
         if rule is None:
             blank = {"worst": "count as the weakest answer (your choice)",
                      "missing": "do not count (your choice)"}.get(
@@ -103,12 +108,16 @@ class RunPage(WizardPage):
                                              f" (the answers look {rule.design})")
         ai = ("scored as extra workers" if s.settings.llm_as_workers
               else "scored against the workers")
+        read = wizard.read
+        header = (f", the header in row {read.header_row}" if read is not None
+                  and read.header_note else "")
         self.run_summary.setText(
             f"<b>{answers}</b><br>"
-            f"from {s.file_name}, sheet “{s.sheet}” ({layout}{dup})<br>"
+            f"from {escape(s.file_name)}, sheet “{escape(s.sheet or '')}” ({layout}{dup}"
+            f"{header})<br>"
             f"Embedding model: {model}, running on {_DEVICE_WORDS[s.device]}<br>"
             f"At most {s.settings.max_iterations} rounds, stop below a change of "
-            f"{s.settings.tolerance:g}; baselines "
+            f"{plain_number(s.settings.tolerance)}; baselines "
             f"{'on' if s.settings.baselines else 'off'}; AI answers {ai}"
             f"; blank answers {blank}."
         )

@@ -30,6 +30,7 @@ from desktop.widgets import (
     estimate_label,
     fill_choices,
     fill_sheets,
+    header_row_spin,
     page_layout,
     repeats_spin,
     set_times_suffix,
@@ -57,6 +58,9 @@ class ScorePage(InteractEvalPage):
         columns_box = QGroupBox("Which column holds what")
         self.columns_form = QFormLayout(columns_box)
         self.columns_form.addRow("Sheet:", self.sheet_combo)
+        self.header_spin = header_row_spin()
+        self.header_spin.valueChanged.connect(self._header_chosen)
+        self.columns_form.addRow("Header row:", self.header_spin)
         for role, label in st.TEXT_ROLES.items():
             combo = QComboBox()
             combo.setMinimumWidth(200)
@@ -216,6 +220,7 @@ class ScorePage(InteractEvalPage):
                                      "No texts file chosen yet.")
             fill_sheets(self.sheet_combo, opened.sheets if opened else [],
                         opened.hidden if opened else {}, setup.sheet)
+            self.header_spin.setValue(setup.header_row or 0)
             columns = opened.columns if opened else []
             for role, combo in self.role_combos.items():
                 fill_choices(combo, "(none)" if role != "text" else "(choose)", columns,
@@ -264,7 +269,7 @@ class ScorePage(InteractEvalPage):
         setup = self.state.texts
         if sheet != setup.sheet:
             self.state.texts = setup.model_copy(update={"sheet": sheet, "columns": {},
-                                                        "human": {}})
+                                                        "human": {}, "header_row": None})
             self._save()
             self.read_texts()
             return
@@ -273,6 +278,17 @@ class ScorePage(InteractEvalPage):
         self.state.texts = setup.model_copy(update={"columns": columns, "human": human})
         self._save()
         self.read_texts()
+
+    @Slot(int)
+    def _header_chosen(self, value: int) -> None:
+        """Another header row: the columns are read, and guessed, anew."""
+        if self._filling or self.wizard.opened_texts is None:
+            return
+        if (value or None) != self.state.texts.header_row:
+            self.state.texts = self.state.texts.model_copy(update={
+                "header_row": value or None, "columns": {}, "human": {}})
+            self._save()
+            self.read_texts()
 
     @Slot()
     def _scoring_chosen(self, *_args: Any) -> None:

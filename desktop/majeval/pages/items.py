@@ -28,7 +28,14 @@ from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import fit_rows
-from desktop.widgets import chosen_sheet, fill_choices, fill_sheets, hint_label, page_layout
+from desktop.widgets import (
+    chosen_sheet,
+    fill_choices,
+    fill_sheets,
+    header_row_spin,
+    hint_label,
+    page_layout,
+)
 
 __all__ = ["ItemsPage"]
 
@@ -47,8 +54,11 @@ class ItemsPage(MajEvalPage):
         self.sheet_combo.setMinimumWidth(160)
         self.sheet_combo.currentIndexChanged.connect(self._items_choice_changed)
         self.column_combos: dict[str, QComboBox] = {}
+        self.header_spin = header_row_spin()
+        self.header_spin.valueChanged.connect(self._header_chosen)
         form = QFormLayout()
         form.addRow("Sheet:", self.sheet_combo)
+        form.addRow("Header row:", self.header_spin)
         for role, title in ITEM_ROLES.items():
             combo = QComboBox()
             combo.setMinimumWidth(200)
@@ -210,6 +220,7 @@ class ItemsPage(MajEvalPage):
         columns = opened.columns if opened is not None else []
         fill_sheets(self.sheet_combo, opened.sheets if opened is not None else [],
                     opened.hidden if opened is not None else {}, s.sheet)
+        self.header_spin.setValue(s.header_row or 0)
         for role, combo in self.column_combos.items():
             fill_choices(combo, "(none)" if role != "content" else "(choose)", columns,
                          s.columns.get(role))
@@ -254,17 +265,30 @@ class ItemsPage(MajEvalPage):
         if path is None:
             return
         if sheet != setup.sheet:
-            setup = setup.model_copy(update={"sheet": sheet, "columns": {}, "human": []})
+            setup = setup.model_copy(update={"sheet": sheet, "columns": {}, "human": [],
+                                             "header_row": None})
             self.items_opened(open_items(path, setup))
             return
         read = read_items(path, setup)
         self.wizard.opened_items = OpenedItems(self.opened.sheets, self.opened.columns, setup,
-                                               read)
+                                               read, self.opened.hidden)
         self.state.items = setup
         self.state.item_list = list(read.items) if not read.errors else []
         self.save()
         self.fill()
         self.wizard.pages["run"].fill()
+
+    @Slot(int)
+    def _header_chosen(self, value: int) -> None:
+        """Another header row: the columns are read, and guessed, anew."""
+        if self._filling or self.opened is None:
+            return
+        setup = self.state.items.model_copy(update={"header_row": value or None,
+                                                    "columns": {}, "human": [],
+                                                    "human_names": {}})
+        path = st.items_file(self.project, setup)
+        if path is not None and setup.header_row != self.state.items.header_row:
+            self.items_opened(open_items(path, setup))
 
     @Slot(int, str, object)
     def _dimension_edited(self, _row: int, _key: str, _value: Any) -> None:

@@ -58,7 +58,10 @@ def test_headers_are_the_screens_words_with_the_grade_beside_the_score(tmp_path,
     assert "raw_score" not in header and "expert_grade" not in header
     assert {"Weight", "Answers", "Similarity to the others", "One-pass score"} <= set(header)
     assert _sheet(book, "Questions")[1][:2] == ["Question", "Mean similarity"]
-    assert _sheet(book, "AI summary")[1][:3] == ["AI model", "Mean score", "Above % of workers"]
+    # the AI stands on the workers' scale first; its raw similarity is named so, not "score"
+    assert _sheet(book, "AI summary")[1][:4] == ["AI model", "Score on the workers' 0-1 scale",
+                                                 "Above % of workers", "Mean similarity"]
+    assert _sheet(book, "Questions")[1][3] == "Answer closest to the class's consensus"
     assert _sheet(book, "Agreement")[1][:2] == ["Comparison", "Statistic"]
 
 

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from core.aqer import aqer
+from core.aqer.model import AqerSettings
 from core.aqer.rasa import rasa_skills
 from core.aqer.report import readme_rows
 from core.aqer.synthetic_exemplary_answer import EmbeddedResponses, cosine_rows
@@ -172,7 +173,7 @@ def test_a_blank_never_beats_a_real_answer():
     assert blank.iloc[0] == pytest.approx(real.min())
 
 
-def test_a_worker_who_left_everything_blank_is_scored_last(encoder):
+def test_a_worker_who_left_everything_blank_is_listed_as_absent_or_scored_last(encoder):
     answers = {f"w{i}": {q: right for q, (right, _) in FACTS.items()} for i in range(3)}
     answers["w1"][next(iter(FACTS))] = "Berlin I think"
     frame = pd.concat(
@@ -180,13 +181,25 @@ def test_a_worker_who_left_everything_blank_is_scored_last(encoder):
          pd.DataFrame([(q, "empty", "") for q in FACTS], columns=["question", "worker", "response"])],
         ignore_index=True,
     )
+    # by default (issue 27) they are left out of the 0-1 scale and listed as absent?
     result = aqer(frame, encoder)
     w = result.workers.set_index("worker")
-    assert w.loc["empty", "score"] == 0 and w.loc["empty", "rank"] == 4
+    assert pd.isna(w.loc["empty", "score"]) and pd.isna(w.loc["empty", "rank"])
+    assert w.loc["empty", "note"] == "absent? no answers; not scored"
     assert w.loc["empty", "answered"] == 0 and w.loc["empty", "blank"] == 6
-    # without counting blanks that worker has nothing to be scored on
+    assert w["score"].min() == 0 and set(w["score"].dropna().index) == {"w0", "w1", "w2"}
+    absent = [n for n in result.warnings if n.topic == "Absent?"]
+    assert [n.worker for n in absent] == ["empty"] and "--keep-absent" in absent[0].message
+    # asked for: scored as the weakest, last
+    kept = aqer(frame, encoder, settings=AqerSettings(keep_absent=True))
+    k = kept.workers.set_index("worker")
+    assert k.loc["empty", "score"] == 0 and k.loc["empty", "rank"] == 4
+    assert k.loc["empty", "answered"] == 0 and k.loc["empty", "blank"] == 6
+    assert "note" not in kept.workers and not any(n.topic == "Absent?" for n in kept.warnings)
+    # without counting blanks that worker has nothing to be scored on: listed, not scored
     missing = aqer(frame, encoder, blank_answers="missing")
-    assert "empty" not in set(missing.workers["worker"])
+    m = missing.workers.set_index("worker")
+    assert pd.isna(m.loc["empty", "score"]) and m.loc["empty", "note"].startswith("absent?")
 
 
 # ------------------------------------------------------------------ 2. AI answers like for like

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -346,15 +347,21 @@ def test_llm_summary_places_each_ai_among_the_workers(tmp_path, capsys):
     out = tmp_path / "result.xlsx"
     assert run(SAMPLE, "-o", out) == 0
     err = capsys.readouterr().err
-    assert "of the workers (like for like)" in err
+    assert "on the workers' 0-1 scale, above" in err and "(like for like; mean similarity" in err
+    assert "length and style move it too" in err
     book = sheets(out)
     summary = book["LLM summary"]
     assert "percentile_among_workers" in summary.columns
     assert summary["percentile_among_workers"].between(0, 100).all()
     workers = book["Workers"]["similarity_to_others"]
+    order = workers.argsort()
     for _, row in summary.iterrows():
         below = (workers < row["mean_score"]).mean() * 100
         assert row["percentile_among_workers"] == pytest.approx(below)
+        # on the workers' scale: the score a worker with the AI's similarity would have
+        scale = np.interp(row["mean_score"], workers.iloc[order], book["Workers"]["score"].iloc[order])
+        assert row["score_on_workers_scale"] == pytest.approx(scale)
+        assert 0 <= row["score_on_workers_scale"] <= 1
     readme = dict(zip(book["Read me"].iloc[:, 0], book["Read me"].iloc[:, 1]))
     assert "like for like" in readme["AI answers compared with"]
     assert readme["Scored on"].endswith("UTC")

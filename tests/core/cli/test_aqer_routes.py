@@ -188,3 +188,52 @@ def test_a_gradebook_gives_the_same_agreement_through_both_routes(tmp_path, shap
         assert "Grades file checksum (SHA-256)" in {row[0] for row in a["Read me"]}
     else:
         assert "expert grades 'Average grade'" in said
+
+
+@pytest.mark.parametrize("shape", ["grades sheet", "keep absent", "header chosen",
+                                   "comments kept"])
+def test_the_class_workbook_gives_the_same_workbook_through_both_routes(tmp_path, shape):
+    """Issue 27's class workbook (title row, header in row 3, Comments, an absent student, two
+    chatbot rows, a split question): the wizard's guess plus the user's choices, and the same
+    choices on the command line."""
+    from core.aqer.inputs import check_answers, guess_setup
+    from core.aqer.session import export_result, load_result, open_answers, run_setup
+    from core.project import Project
+    from tests.core.aqer.class_workbook import ABSENT, class_workbook
+
+    source = class_workbook(tmp_path / "period 3.xlsx",
+                            grades="sheet" if shape == "grades sheet" else "column").resolve()
+    options = ["--llm-worker", "ChatGPT", "--llm-worker", "Gemini"]
+    choices: dict = {"llm_workers": ["ChatGPT", "Gemini"]}
+    if shape != "grades sheet":
+        options += ["--grade-col", "Total"]
+        choices["grade_col"] = "Total"
+    with Project.create_untitled(method="aqer") as project:
+        opened = open_answers(project, AqerSetup(), source)
+        if shape == "header chosen":  # the Header row box on the first page: read again
+            opened = open_answers(project, opened.setup.model_copy(update={"header_row": 3}))
+            assert opened.setup.header_row == 3 and opened.read.header_note.startswith(
+                "Row 3 is the header (as chosen)")
+            options += ["--header-row", "3"]
+        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
+        ignore = [c for c in setup.ignore_cols if c != "Total"]
+        if shape == "comments kept":  # unticked under "Leave out"
+            ignore.remove("Comments")
+            options += ["--keep-col", "Comments"]
+        setup = setup.model_copy(update={**choices, "ignore_cols": ignore})
+        if shape == "keep absent":  # the box on the Columns page
+            setup = setup.model_copy(update={"settings": setup.settings.model_copy(
+                update={"keep_absent": True})})
+            options += ["--keep-absent"]
+        assert check_answers(opened.read, setup).ok
+        run_setup(project, setup)
+        export_result(load_result(project, setup), tmp_path / "wizard.xlsx")
+    assert cli.main(["aqer", str(source), "-o", str(tmp_path / "cli.xlsx"), *options]) == 0
+    a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
+    assert same_cells(a, b) > 1000
+    workers = {row[1]: row for row in a["Workers"][1:]}  # Rank, Worker, Score, ...
+    if shape != "comments kept":  # (his comment "absent" would be his only answer)
+        assert (workers[ABSENT][2] == 0) == (shape == "keep absent")
+    assert {row[0] for row in a["AI summary"][1:]} == {"ChatGPT", "Gemini"}
+    readme = {row[0]: row[1] for row in a["Read me"] if row[0]}
+    assert ("Comments" in readme.get("Columns left out", "")) == (shape != "comments kept")

@@ -41,3 +41,29 @@ def test_one_question_per_call_is_planned_per_question():
     plan, done = plan_scoring([checklist], texts, ScoringSettings(mode="per_question"))
     assert done == 0 and len(plan[0].prompts) == 6 and not plan[0].maybe
     assert "B?" in plan[0].prompts[1][-1]["content"] + plan[0].prompts[1][0]["content"]
+
+
+def _title_above(path, title: str) -> None:
+    """The sheet at ``path`` with a title and a blank row above its table (as people keep it)."""
+    from openpyxl import load_workbook
+
+    book = load_workbook(path)
+    sheet = book.active
+    sheet.insert_rows(1, 2)
+    sheet["A1"] = title
+    book.save(path)
+
+
+def test_texts_under_a_title_row_are_read_and_the_header_row_can_be_chosen(
+        inputs, scripted_model, capsys):  # noqa: F811
+    """Issue 27: a title above the texts' table is not taken as the header."""
+    _title_above(inputs / "items.xlsx", "Summaries to score - batch 2")
+    args = score_args(inputs)
+    assert main([*args, "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert "6 to 12 calls" in captured.out
+    assert "Row 3 is read as the header" in captured.err
+    assert main([*args, "--dry-run", "--header-row", "3"]) == 0
+    assert "6 to 12 calls" in capsys.readouterr().out
+    assert main([*args, "--dry-run", "--header-row", "2"]) == 1
+    assert "Row 2 cannot be the header row" in capsys.readouterr().err

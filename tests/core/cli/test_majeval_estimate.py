@@ -42,3 +42,24 @@ def test_dry_run_prints_the_estimate_and_calls_no_model(inputs, model, capsys): 
     assert model.calls == made
     assert "No model calls: every result is already in the project." in out
     assert "Already done and kept in the project: 6 debates" in out
+
+
+def test_items_under_a_title_row_are_read_and_the_header_row_can_be_chosen(
+        inputs, model, capsys):  # noqa: F811
+    """Issue 27: a title above the items' table is not taken as the header."""
+    from openpyxl import load_workbook
+
+    book = load_workbook(inputs / "items.xlsx")
+    book.active.insert_rows(1, 2)
+    book.active["A1"] = "Questions the model wrote about the story (week 5)"
+    book.save(inputs / "items.xlsx")
+    args = ["majeval", "run", "--personas", str(_personas(inputs)), "--items",
+            str(inputs / "items.xlsx"), "--task-file", str(inputs / "task.txt"),
+            "--model", model.model, "-o", str(inputs / "r.xlsx"), "--dry-run"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "Row 3 is read as the header" in captured.err + captured.out
+    assert "21 to 39 calls" in captured.out  # the 3 items, as without the title
+    assert main([*args, "--header-row", "3"]) == 0
+    assert "21 to 39 calls" in capsys.readouterr().out
+    assert model.calls == 0
