@@ -95,8 +95,8 @@ _KEY_SHAPES = re.compile(
         # by their prefix: OpenAI, Anthropic, DeepSeek, OpenRouter (sk-...), Groq (gsk_), Hugging
         # Face, Replicate, Fireworks, GitHub, GitLab, Databricks, xAI, Perplexity, NVIDIA
         r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}",
-        r"\b(?:gsk|hf|r8|fw|ghp|gho|ghu|ghs|github_pat|glpat|dapi|xai|pplx|nvapi)[-_]"
-        r"[A-Za-z0-9_-]{10,}",
+        (r"\b(?:gsk|hf|r8|fw|ghp|gho|ghu|ghs|github_pat|glpat|dapi|xai|pplx|nvapi)[-_]"
+         r"[A-Za-z0-9_-]{10,}"),
         r"\bAIza[A-Za-z0-9_-]{20,}",  # Google
         r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",  # AWS access key ids
         r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack

@@ -58,6 +58,7 @@ from core.interacteval.model import (
     TextScore,
 )
 from core.llm import Rejection
+from core.prompts import fence
 from core.runs import CancelToken
 from core.words import count as count_of
 
@@ -255,9 +256,10 @@ def _single_check(reply: SingleAnswer) -> Rejection | None:
 
 
 def _source_block(item: TextItem) -> str:
+    """The text's source for the prompts, in its fence (:func:`core.prompts.fence`)."""
     if not item.source.strip():
         return ""
-    return f"The source (what the text is about):\n{item.source.strip()}\n"
+    return f"The source (what the text is about):\n{fence(item.source.strip(), 'source')}\n"
 
 
 def _values(checklist: Checklist, item: TextItem) -> dict[str, Any]:

@@ -121,7 +121,7 @@ def _clean(text: str) -> str:
 
 
 def _listing(perspectives: Sequence[Perspective]) -> str:
-    return "\n".join(f"{i}. {p.perspective}" for i, p in enumerate(perspectives, 1))
+    return "\n".join(f"{i}. {_clean(p.perspective)}" for i, p in enumerate(perspectives, 1))
 
 
 def usable_personas(group: str, count: int) -> Callable[[PersonaReply], Rejection | None]:

@@ -10,7 +10,10 @@ from typing import Any
 def speaker(messages: list[dict[str, Any]]) -> str:
     """The persona a request speaks as (from "You are <name>." in the system prompt)."""
     system = next((m["content"] for m in messages if m["role"] == "system"), "")
-    found = re.match(r"You are (.+?)(?:\.\n|\.$|, one of|\. )", system)
+    # inside the persona's fence: "<identity-CODE>\nYou are ..." or, for a simple role, on
+    # the fence's own line
+    found = re.search(r"(?:^|<identity-[0-9a-f]+>)You are (.+?)(?:\.\n|\.$|, one of|\. |\.<)",
+                      system, re.MULTILINE)
     return found.group(1) if found else ""
 
 
