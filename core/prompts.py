@@ -36,15 +36,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from core import paths
 
 __all__ = [
     "MATERIAL_RULE",
     "PLACEHOLDER_WORDS",
+    "WholeNumber",
     "MethodPrompts",
     "PromptTemplate",
     "ask",
@@ -120,6 +121,18 @@ def fence(text: Any, name: str = "text") -> str:
     if "\n" in body.strip("\n"):
         return f"{opening}\n{body.strip(chr(10))}\n{closing}"
     return f"{opening}{body.strip()}{closing}"
+
+
+def _not_true_or_false(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a number is needed here, not true or false")
+    return value
+
+
+#: A whole number in a model's reply (a score, a note's number). JSON's ``true`` and ``false``
+#: are refused: pydantic would read them as 1 and 0, and a score of ``true`` is no score of 1.
+#: The reply is asked again once, then the item fails. ``"4"`` and ``4.0`` still count as 4.
+WholeNumber = Annotated[int, BeforeValidator(_not_true_or_false)]
 
 
 class MethodPrompts:

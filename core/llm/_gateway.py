@@ -897,13 +897,39 @@ def _validate(reply: _Reply, schema: type[T]) -> tuple[T | None, str]:
     if not text:
         return None, "the answer was empty"
     try:
-        return schema.model_validate_json(text), ""
+        value = schema.model_validate_json(text)
     except ValidationError as exc:
         problem = _explain(exc)
+    else:
+        repeated = _repeated_key(text)
+        return (None, repeated) if repeated else (value, "")
     cut = reply.finish_reason == "length"
     if cut:
         problem = "the answer was cut off at the maximum length, so " + problem
     return None, problem
+
+
+def _repeated_key(text: str) -> str:
+    """Why a JSON answer cannot be read as meant: a key given twice in one object with different
+    values (JSON parsers keep the last without a word: ``{"q1": "yes", "q1": "no"}`` would
+    count as no). "" when every key is given once, or again with the same value."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen and seen[key] != value and not found:
+                found.append(f'the key "{key}" is given twice with different values '
+                             f"({json.dumps(seen[key])[:40]}, then {json.dumps(value)[:40]}): "
+                             "give each key once")
+            seen[key] = value
+        return seen
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except ValueError:
+        return ""
+    return found[0] if found else ""
 
 
 def _explain(exc: ValidationError) -> str:

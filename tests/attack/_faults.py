@@ -212,6 +212,9 @@ class HostileServer:
             return web.json_response(completion(body, prompt))
         if fault == "unknown_labels":
             return web.json_response(completion(body, json.dumps({"q7": "yes", "q8": "no"})))
+        if fault == "duplicate_key":  # q1 given twice: yes, then no
+            return web.json_response(completion(
+                body, '{"q1": "yes", "q2": "no", "q3": "yes", "q1": "no"}'))
         if fault == "half_answered":
             return web.json_response(completion(body, json.dumps({"q1": "yes", "q2": "maybe"})))
         raise AssertionError(f"unknown fault {fault}")

@@ -7,6 +7,12 @@ import re
 from typing import Any
 
 
+def unfenced(text: str) -> str:
+    """``text`` without the fences' tags around material (``core.prompts.fence``), their
+    content kept: what a scripted model reads when it looks for a name or a number."""
+    return re.sub(r"</?[a-z][a-z_]*-[0-9a-f]{8}>\n?", "", text)
+
+
 def speaker(messages: list[dict[str, Any]]) -> str:
     """The persona a request speaks as (from "You are <name>." in the system prompt)."""
     system = next((m["content"] for m in messages if m["role"] == "system"), "")
