@@ -10,7 +10,8 @@ from typing import Any
 def unfenced(text: str) -> str:
     """``text`` without the fences' tags around material (``core.prompts.fence``), their
     content kept: what a scripted model reads when it looks for a name or a number."""
-    return re.sub(r"</?[a-z][a-z_]*-[0-9a-f]{8}>\n?", "", text)
+    text = re.sub(r"<[a-z][a-z_]*-[0-9a-f]{8}>\n?", "", text)
+    return re.sub(r"\n?</[a-z][a-z_]*-[0-9a-f]{8}>", "", text)
 
 
 def speaker(messages: list[dict[str, Any]]) -> str:
