@@ -81,7 +81,8 @@ _HIDDEN = "***"
 #: A value named as a secret, the name kept: ``Bearer <token>``, ``Basic <base64>``,
 #: ``api_key=...``, ``"x-api-key": "..."``, ``'access_token': '...'``, ``Authorization: ...``.
 _NAMED_SECRET = re.compile(
-    r"((?-i:\bBearer\s+(?=[A-Za-z0-9._~+/=-]{6,})|\bBasic\s+(?=[A-Za-z0-9+/]*(?:[0-9+/=]|[a-z][A-Z])))"
+    r"((?-i:\bBearer\s+(?=[A-Za-z0-9._~+/=-]{6,})"
+    r"|\bBasic\s+(?=[A-Za-z0-9+/]*(?:[0-9+/=]|[a-z][A-Z])))"
     r"|(?:(?<![A-Za-z0-9])(?:x[-_])?(?:api[-_ ]?key|apikey|access[-_]?token|auth[-_]?token"
     r"|refresh[-_]?token|id[-_]?token|secret[-_]?key|client[-_]?secret|password|passwd"
     r"|authorization|subscription[-_]?key)[\"']?\s*[:=]\s*[\"']?(?:(?:Bearer|Basic)\s+)?))"

@@ -45,7 +45,8 @@ def format_samples(samples: Sequence[ScoredSample]) -> str:
     for i, sample in enumerate(samples, 1):
         lines = [f"Example {i}"]
         if sample.source.strip():
-            lines += ["The source (what the text is about):", fence(sample.source.strip(), "source")]
+            lines += ["The source (what the text is about):",
+                      fence(sample.source.strip(), "source")]
         lines += ["The text:", fence(sample.text.strip(), "text"),
                   f"Score of example {i}: {_score_text(sample.score)}"]
         blocks.append("\n".join(lines))

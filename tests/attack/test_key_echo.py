@@ -203,7 +203,8 @@ def test_redact_hides_keys_tokens_and_headers_but_not_model_names():
         "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig": "jwt ***",
         "random zQ7pLm2RtY9vWx4KbN8cDf3Gh here": "random *** here",
         "azure 0123456789abcdef0123456789abcdef": "azure ***",
-        "at https://u:pw123456@gw.example/v1?api-key=abc": "at https://u:***@gw.example/v1?api-key=***",
+        "at https://u:pw123456@gw.example/v1?api-key=abc":
+            "at https://u:***@gw.example/v1?api-key=***",
         # left alone
         "Token limit exceeded; Basic plan; bearer token missing":
             "Token limit exceeded; Basic plan; bearer token missing",

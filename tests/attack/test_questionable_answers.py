@@ -100,6 +100,19 @@ def test_the_same_key_twice_with_the_same_value_is_read():
     assert problem == "" and scores_of(value) == {QUALITY: 3}
 
 
+def test_a_question_answered_twice_under_two_spellings_is_refused():
+    """``{"q1": "yes", "Q1": "no"}``: the labels fold to the same question and the first was
+    kept without a word; now the checklist's check refuses it (asked again once, then the text
+    is failed, naming both)."""
+    from core.interacteval.checklist_scoring import _reply_check
+
+    check = _reply_check([1, 2], 2, complete=False)
+    problem = check({"q1": "yes", "Q1": "no", "q2": "yes"})
+    assert problem is not None and problem.problem.startswith(
+        'q1 is answered twice with different answers ("q1": "yes", "Q1": "no")')
+    assert check({"q1": "yes", "Q1": "Yes.", "q2": "no"}) is None  # the same answer twice
+
+
 # ---------------------------------------------------------------------- the internal alias d0
 def test_the_internal_name_d0_is_not_a_dimensions_key():
     """A reply keyed ``d0`` (our field's own name) was read as the first dimension's score."""
