@@ -48,7 +48,7 @@ def format_samples(samples: Sequence[ScoredSample]) -> str:
             lines += ["The source (what the text is about):",
                       fence(sample.source.strip(), "source")]
         lines += ["The text:", fence(sample.text.strip(), "text"),
-                  f"Score of example {i}: {_score_text(sample.score)}"]
+                  f"Score: {_score_text(sample.score)}"]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
