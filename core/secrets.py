@@ -86,7 +86,7 @@ _NAMED_SECRET = re.compile(
     r"|(?:(?<![A-Za-z0-9])(?:x[-_])?(?:api[-_ ]?key|apikey|access[-_]?token|auth[-_]?token"
     r"|refresh[-_]?token|id[-_]?token|secret[-_]?key|client[-_]?secret|password|passwd"
     r"|authorization|subscription[-_]?key)[\"']?\s*[:=]\s*[\"']?(?:(?:Bearer|Basic)\s+)?))"
-    r"([^\s\"',;&)}\]>]{4,})",
+    r"(?!\*\*\*)(?!(?:Bearer|Basic)\s)([^\s\"',;&)}\]>]{4,})",  # not hidden yet
     re.IGNORECASE,
 )
 #: Text shaped like a key, whoever it belongs to (a provider may echo a key of its own

@@ -188,6 +188,7 @@ def test_redact_hides_keys_tokens_and_headers_but_not_model_names():
     own = "myOwnKey+8h2k/4p6s"  # no known shape: found because it is the profile's key
     cases = {
         f"Incorrect API key provided: {own}.": "Incorrect API key provided: ***.",
+        f"{{'Authorization': 'Bearer {own}'}}": "{'Authorization': 'Bearer ***'}",
         f"key {own[:12]}... is wrong": "key ***... is wrong",
         f"sent {own.replace('+', '%2B').replace('/', '%2F')}": "sent ***",
         "Incorrect API key provided: sk-proj-Abc123xyz987QWE.": "Incorrect API key provided: ***.",
