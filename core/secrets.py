@@ -12,8 +12,10 @@ uses: the key kept for this session, then the password store, then
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+from collections.abc import Iterable
 from typing import Literal
 
 SERVICE = "EvalDesk"
@@ -62,6 +64,121 @@ def hide_url_secrets(text: str) -> str:
     if not text or ("://" not in text and "=" not in text):
         return text
     return _URL_KEY_VALUE.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
+
+
+#: Secrets this process has given to a provider (a profile's key from the password store, the
+#: session or the environment; a key typed in the profile dialog and tested), in memory only,
+#: so that whatever a provider sends back can be cleaned of them (:func:`redact`).
+_KNOWN: set[str] = set()
+#: Shorter values are not looked for as such (a 4-letter "key" would blank out every word it
+#: spells); the shapes below still catch them after "Bearer" or "api_key=".
+MIN_SECRET_LENGTH = 8
+#: Environment variables whose value is a secret (``OPENAI_API_KEY``, ``EVALDESK_API_KEY_X``,
+#: ``HF_TOKEN``, ``AZURE_API_SECRET``...).
+_SECRET_VARIABLE = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)(?:_[A-Z0-9_]*)?$")
+
+_HIDDEN = "***"
+#: A value named as a secret, the name kept: ``Bearer <token>``, ``Basic <base64>``,
+#: ``api_key=...``, ``"x-api-key": "..."``, ``'access_token': '...'``, ``Authorization: ...``.
+_NAMED_SECRET = re.compile(
+    r"((?-i:\bBearer\s+(?=[A-Za-z0-9._~+/=-]{6,})"
+    r"|\bBasic\s+(?=[A-Za-z0-9+/]*(?:[0-9+/=]|[a-z][A-Z])))"
+    r"|(?:(?<![A-Za-z0-9])(?:x[-_])?(?:api[-_ ]?key|apikey|access[-_]?token|auth[-_]?token"
+    r"|refresh[-_]?token|id[-_]?token|secret[-_]?key|client[-_]?secret|password|passwd"
+    r"|authorization|subscription[-_]?key)[\"']?\s*[:=]\s*[\"']?(?:(?:Bearer|Basic)\s+)?))"
+    r"(?!\*\*\*)(?!(?:Bearer|Basic)\s)([^\s\"',;&)}\]>]{4,})",  # not hidden yet
+    re.IGNORECASE,
+)
+#: Text shaped like a key, whoever it belongs to (a provider may echo a key of its own
+#: configuration): our own list, from the providers' documented key formats.
+_KEY_SHAPES = re.compile(
+    "|".join([
+        # by their prefix: OpenAI, Anthropic, DeepSeek, OpenRouter (sk-...), Groq (gsk_), Hugging
+        # Face, Replicate, Fireworks, GitHub, GitLab, Databricks, xAI, Perplexity, NVIDIA
+        r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}",
+        (r"\b(?:gsk|hf|r8|fw|ghp|gho|ghu|ghs|github_pat|glpat|dapi|xai|pplx|nvapi)[-_]"
+         r"[A-Za-z0-9_-]{10,}"),
+        r"\bAIza[A-Za-z0-9_-]{20,}",  # Google
+        r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",  # AWS access key ids
+        r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
+        r"\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*",  # a JSON web token
+        # a long run of letters and digits with capitals, small letters and digits mixed (how
+        # random keys look; model names and words have separators or no such mix), or 32 hex
+        # digits and more (Azure's keys)
+        r"\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{24,}\b",
+        r"\b[0-9a-fA-F]{32,}\b",
+    ]),
+)
+
+
+def remember_secret(value: str | None) -> None:
+    """Note a key given to a provider, so that :func:`redact` hides it in whatever comes back
+    (in memory only, for this process)."""
+    if value and len(value.strip()) >= MIN_SECRET_LENGTH:
+        _KNOWN.add(value.strip())
+
+
+def known_secrets(extra: Iterable[str | None] = (), *, environment: bool = True) -> list[str]:
+    """Every secret :func:`redact` looks for: the keys remembered, ``extra`` and (unless
+    ``environment`` is False) the values of the environment's key variables; longest first (a
+    key that contains another is hidden whole)."""
+    found = set(_KNOWN)
+    found.update(v.strip() for v in extra if v and len(v.strip()) >= MIN_SECRET_LENGTH)
+    if environment:
+        for name, value in os.environ.items():
+            if value and len(value.strip()) >= MIN_SECRET_LENGTH and _SECRET_VARIABLE.search(
+                    name.upper()):
+                found.add(value.strip())
+    return sorted(found, key=len, reverse=True)
+
+
+def _hide_known(text: str, secret: str) -> str:
+    """``text`` without ``secret``, nor a start of it of 10 characters or more (a provider may
+    cut the key it repeats), nor its URL-encoded form."""
+    from urllib.parse import quote
+
+    for form in {secret, quote(secret, safe="")}:
+        if form in text:
+            text = text.replace(form, _HIDDEN)
+        head = form[:10]
+        if len(form) > 10 and head in text:
+            out, at = [], 0
+            while (start := text.find(head, at)) != -1:
+                end = start + 10
+                while end < len(text) and end - start < len(form) and \
+                        text[end] == form[end - start]:
+                    end += 1
+                out.append(text[at:start] + _HIDDEN)
+                at = end
+            text = "".join(out) + text[at:]
+    return text
+
+
+def hide_known_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` without the keys given to providers (:func:`remember_secret`, and ``secrets``),
+    and nothing else changed: for a model's answer, which may hold text that only looks like a
+    key."""
+    if not text:
+        return text
+    for secret in known_secrets(secrets, environment=False):  # per answer: kept cheap
+        if secret[:10] in text:
+            text = _hide_known(text, secret)
+    return text
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` from a provider (an error body, an exception's words, a header echoed back)
+    with every secret hidden as ``***``: the keys this process gave to providers and those in
+    the environment (:func:`known_secrets`, plus ``secrets``), anything shaped like a key or a
+    bearer token, and a key inside a web address (:func:`hide_url_secrets`). The one step every
+    provider's text passes before it reaches a message, a log, the project or an export."""
+    if not text:
+        return text
+    text = str(text)
+    for secret in known_secrets(secrets):
+        text = _hide_known(text, secret)
+    text = _NAMED_SECRET.sub(lambda m: m.group(1) + _HIDDEN, hide_url_secrets(text))
+    return _KEY_SHAPES.sub(_HIDDEN, text)
 
 
 class KeyringUnavailable(Exception):
@@ -245,3 +362,34 @@ def delete_api_key(profile_name: str) -> None:
 
 def has_api_key(profile_name: str) -> bool:
     return get_api_key(profile_name) is not None
+
+
+class RedactingFilter(logging.Filter):
+    """A log handler's filter that passes every line (and the traceback beside it) through
+    :func:`redact`: a library may log what a provider said, keys included (litellm does at its
+    debug level). EvalDesk's log file and the command line's terminal handler carry it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken record: logging reports it itself
+            return True
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            import traceback
+
+            record.exc_text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
+
+
+def redact_logs(handler: logging.Handler) -> logging.Handler:
+    """``handler`` with a :class:`RedactingFilter` (once)."""
+    if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+        handler.addFilter(RedactingFilter())
+    return handler

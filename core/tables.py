@@ -593,6 +593,8 @@ class _Grid:
         default_factory=list
     )  # r1, c1, r2, c2 (1-based)
     uncached: list[tuple[int, int]] = field(default_factory=list)  # row, col0
+    # row, col0, the other workbook's name: formulas that read another workbook
+    linked: list[tuple[int, int, str]] = field(default_factory=list)
     encoding: str | None = None
     delimiter: str | None = None
     guessed_encoding: bool = False
@@ -801,6 +803,29 @@ _FORMULA_RE = re.compile(rb"<(?:\w+:)?f[\s>/]")
 _REF_RE = re.compile(r"([A-Z]+)(\d+)")
 
 
+#: A reference to another workbook in a formula as Excel stores it: "[1]Prices!B2" (the first
+#: external link of the file) or, as some programs write it, "[prices.xlsx]Prices!B2".
+_EXTERNAL_RE = re.compile(r"\[(\d+|[^\[\]]+\.(?:xlsx|xlsm|xlsb|xls|csv|ods))\]", re.IGNORECASE)
+_LINK_TARGET_RE = re.compile(rb'Target="([^"]+)"')
+
+
+def _external_workbooks(zf: zipfile.ZipFile) -> dict[str, str]:
+    """The workbooks a file's formulas may read, by their number in the formulas ("1" ->
+    "prices.xlsx"), from the file's external link parts."""
+    from urllib.parse import unquote
+
+    found: dict[str, str] = {}
+    for member in zf.namelist():
+        m = re.fullmatch(r"xl/externalLinks/_rels/externalLink(\d+)\.xml\.rels", member)
+        if m is None:
+            continue
+        target = _LINK_TARGET_RE.search(zf.read(member))
+        if target is not None:
+            name = unquote(target.group(1).decode("utf-8", "replace")).replace("\\", "/")
+            found[m.group(1)] = name.rstrip("/").rsplit("/", 1)[-1] or name
+    return found
+
+
 def _xlsx_checks(path: Path, sheet: str, grid: _Grid) -> None:
     """Find merged ranges and formulas without a saved result, straight from the sheet's XML."""
     import xml.etree.ElementTree as ET
@@ -811,6 +836,7 @@ def _xlsx_checks(path: Path, sheet: str, grid: _Grid) -> None:
             if part is None:
                 return
             xml = zf.read(part)
+            others = _external_workbooks(zf)
     except Exception:  # the data were read; these checks are a bonus on top
         return
     for m in _MERGE_RE.finditer(xml):
@@ -846,8 +872,12 @@ def _xlsx_checks(path: Path, sheet: str, grid: _Grid) -> None:
                     value = child
             if formula is not None:
                 kind = el.get("t", "n")
+                row = int(m.group(2)) if m else row_number
                 if value is None or (not value.text and kind not in ("str", "inlineStr", "s")):
-                    grid.uncached.append((int(m.group(2)) if m else row_number, col0))
+                    grid.uncached.append((row, col0))
+                elif (link := _EXTERNAL_RE.search(formula.text or "")) is not None:
+                    name = link.group(1)
+                    grid.linked.append((row, col0, others.get(name, name)))
     except ET.ParseError:
         return
 
@@ -1447,7 +1477,22 @@ def _build(
             _col_letter(c0),
             name_of.get(c0),
         )
+    for row, c0, other in grid.linked:
+        ref = f"{_col_letter(c0)}{row}"
+        collect(
+            "linked",
+            "warning",
+            f"Cell {ref} holds a formula that takes its value from another workbook ({other}). "
+            "EvalDesk read the value saved in this file, as Excel showed it when the file was "
+            f"last saved; if {other} has changed since, open both files in Excel, save this one "
+            "again and read it in again.",
+            row,
+            _col_letter(c0),
+            name_of.get(c0),
+        )
     summaries = {
+        "linked": "more cells take their values from other workbooks (the values saved in "
+                  "this file were read)",
         "long": "more cells are longer than {limit:,} characters",
         "error-value": "more cells show Excel errors",
         "merged-header": "more merged header ranges",

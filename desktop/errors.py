@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from core import __version__, paths
+from core.secrets import redact_logs
 
 __all__ = [
     "LOG_FILE_NAME",
@@ -93,6 +94,7 @@ def setup_logging(level: int = logging.INFO) -> Path:
             handler.close()
     handler = RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     handler._evaldesk = True  # type: ignore[attr-defined]
+    redact_logs(handler)  # no key a library logs from a provider's words reaches the file
     handler.setFormatter(
         logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s")
     )

@@ -723,7 +723,7 @@ def _exception_text(exc: BaseException) -> str:
         )
     if isinstance(exc, asyncio.TimeoutError):
         return "no answer in time. Check the address and that the server is running."
-    text = str(exc).strip()
+    text = secrets.redact(str(exc).strip())  # a provider's words may repeat the key
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

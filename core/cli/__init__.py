@@ -106,9 +106,15 @@ def configure_logging(verbose: bool) -> None:
     import logging
     import os
 
+    from core.secrets import redact_logs
+
+    if logging.lastResort is not None:  # what prints a warning when nothing else is set up
+        redact_logs(logging.lastResort)
     if verbose:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                             format="%(levelname)s %(name)s: %(message)s")
+        for handler in logging.getLogger().handlers:  # no key a library logs reaches the screen
+            redact_logs(handler)
         os.environ.setdefault("LITELLM_LOG", "INFO")
         for name in QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.INFO)

@@ -88,7 +88,7 @@ def open_project(path: str | None, method: str, *, open_anyway: bool = False) ->
     has it open (``--open-anyway``). Results left in it by a deleted run are said as a note."""
     if not path:
         return None
-    from core.project import Project, ProjectError, ProjectLocked
+    from core.project import PROJECT_SUFFIX, Project, ProjectError, ProjectLocked
 
     try:
         # an empty file is a project whose creation was cut off (killed): it is made anew
@@ -106,11 +106,27 @@ def open_project(path: str | None, method: str, *, open_anyway: bool = False) ->
                     "run was deleted, perhaps by another program); they are ignored, and no new "
                     "run takes their place.")
             return project
+        if Path(path).suffix.lower() != PROJECT_SUFFIX:
+            raise UserError(_project_name_problem(Path(path), PROJECT_SUFFIX))
         return Project.create(path, method=method)
     except ProjectLocked as exc:
         raise UserError(str(exc) + (OPEN_ANYWAY_HINT if exc.owner else "")) from None
     except ProjectError as exc:
         raise UserError(str(exc)) from None
+
+
+def _project_name_problem(path: Path, suffix: str) -> str:
+    """Why a new project may not have ``path``'s name: a project file ends in ``suffix``. A
+    name such as ``results.xlsx`` looks like a workbook (and the app's Save As would have
+    made it ``results.xlsx.evaldesk``), so no project is made under it."""
+    wanted = path.with_name((path.stem if path.suffix else path.name) + suffix).name
+    kind = {".xlsx": "an Excel workbook", ".xls": "an Excel workbook", ".xlsm": "an Excel "
+            "workbook", ".csv": "a CSV table", ".tsv": "a table", ".txt": "a text file",
+            ".pdf": "a PDF document", ".json": "a JSON file"}.get(path.suffix.lower())
+    looks = f", the name of {kind}" if kind else ""
+    return (f"--project {path.name}: a new project file's name ends in {suffix}, and this one "
+            f"ends in {path.suffix or 'nothing'}{looks}. Nothing was created. Give --project "
+            f"{wanted} (the results workbook is named with -o).")
 
 
 @contextmanager

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
+from core.prompts import WholeNumber
 from core.interacteval._common import (
     align,
     ask,
@@ -52,7 +53,7 @@ STAGE = "Attribute clustering"
 
 class ClusterReply(BaseModel):
     component: str
-    notes: list[int] = Field(default_factory=list)
+    notes: list[WholeNumber] = Field(default_factory=list)
 
 
 class Clusters(BaseModel):
@@ -78,7 +79,7 @@ def clusters_schema(components: Sequence[str], count: int) -> type[Clusters]:
 
 
 class Placement(BaseModel):
-    note: int
+    note: WholeNumber
     component: str
 
 

@@ -39,6 +39,7 @@ lowercase "yes" counts as no, as in that code), at most once per question, and t
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -58,6 +59,7 @@ from core.interacteval.model import (
     TextScore,
 )
 from core.llm import Rejection
+from core.prompts import fence
 from core.runs import CancelToken
 from core.words import count as count_of
 
@@ -217,6 +219,23 @@ def _listed(numbers: Sequence[int], limit: int = 10) -> str:
     return shown + (", ..." if len(numbers) > limit else "")
 
 
+def _answered_twice(data: dict[str, Any]) -> str:
+    """Why a reply answers one question twice, under two spellings of its label ("q1" and
+    "Q1"), with different answers ("" when it does not): which one is meant is unknown."""
+    seen: dict[str, tuple[str, Any]] = {}
+    for key, value in data.items():
+        folded = _folded_key(key)
+        if value is None:
+            continue
+        if folded in seen and parse_answer(seen[folded][1]) != parse_answer(value):
+            first, earlier = seen[folded]
+            return (f'{folded} is answered twice with different answers ("{first}": '
+                    f'{json.dumps(earlier)[:20]}, "{key}": {json.dumps(value)[:20]}); give each '
+                    "question one answer")
+        seen.setdefault(folded, (str(key), value))
+    return ""
+
+
 def _reply_check(asked: Sequence[int], n_questions: int, *, complete: bool):
     """The stage's check of a whole-checklist reply: the question numbers must be the
     checklist's, at least one asked question must be there, and (``complete``) every asked
@@ -225,6 +244,9 @@ def _reply_check(asked: Sequence[int], n_questions: int, *, complete: bool):
     checklist_keys = {_key(n) for n in range(1, n_questions + 1)}
 
     def check(reply: BaseModel) -> Rejection | None:
+        twice = _answered_twice(_reply_data(reply))
+        if twice:
+            return Rejection(twice)
         data = {_folded_key(k): v for k, v in _reply_data(reply).items()}
         foreign = [k for k in data if _QUESTION_ID.match(k) and k not in checklist_keys]
         if foreign:
@@ -255,9 +277,10 @@ def _single_check(reply: SingleAnswer) -> Rejection | None:
 
 
 def _source_block(item: TextItem) -> str:
+    """The text's source for the prompts, in its fence (:func:`core.prompts.fence`)."""
     if not item.source.strip():
         return ""
-    return f"The source (what the text is about):\n{item.source.strip()}\n"
+    return f"The source (what the text is about):\n{fence(item.source.strip(), 'source')}\n"
 
 
 def _values(checklist: Checklist, item: TextItem) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
+from core.prompts import WholeNumber
 from core.interacteval._common import (
     ask,
     attribute_lines,
@@ -51,7 +52,7 @@ def _reply_schema(max_components: int) -> type[BaseModel]:
 
 
 class NoteName(BaseModel):
-    note: int
+    note: WholeNumber
     name: str = Field(min_length=1)
 
 

@@ -76,7 +76,7 @@ def _missing_text(missing: list[str], unknown: list[str]) -> str:
 def format_clusters(clusters: AttributeClusters) -> str:
     blocks = []
     for i, cluster in enumerate(clusters.clusters, 1):
-        lines = [f"{i}. {cluster.component}"]
+        lines = [f"{i}. {' '.join(cluster.component.split())}"]
         lines += [f"   - {' '.join(a.text.split())}" for a in cluster.attributes]
         if not cluster.attributes:
             lines.append("   (no notes: use the component's name and the definition)")

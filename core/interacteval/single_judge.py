@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from core import prompts
+from core.prompts import WholeNumber
 from core.interacteval import _prompts
 from core.interacteval._common import dimension_values
 from core.interacteval.checklist_scoring import _source_block
@@ -34,7 +35,7 @@ class JudgeReply(BaseModel):
     """The judge's reply: its reasons, then a whole score from 1 to 5."""
 
     reasons: str = Field(description="what the judge noticed in this text, in its own words")
-    score: int = Field(ge=1, le=5, description="a whole number from 1 to 5")
+    score: WholeNumber = Field(ge=1, le=5, description="a whole number from 1 to 5")
 
 
 def judge_values(dimension: Dimension, item: TextItem) -> dict[str, str]:

@@ -76,7 +76,8 @@ def _reply_schema(components: tuple[str, ...]) -> type[BaseModel]:
 
 def _format(key_questions: Sequence[KeyQuestion]) -> str:
     return "\n".join(
-        f"{i}. Component: {k.component}\n   Key question: {k.question}"
+        f"{i}. Component: {' '.join(k.component.split())}\n"
+        f"   Key question: {' '.join(k.question.split())}"
         for i, k in enumerate(key_questions, 1)
     )
 

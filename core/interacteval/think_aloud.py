@@ -24,6 +24,7 @@ from core.interacteval.model import (
     StageFailure,
     ThinkAloudResult,
 )
+from core.prompts import fence
 from core.runs import CancelToken, Progress
 
 __all__ = ["format_samples", "think_aloud"]
@@ -38,14 +39,16 @@ class Considerations(BaseModel):
 
 
 def format_samples(samples: Sequence[ScoredSample]) -> str:
-    """The rated samples as the think-aloud prompt shows them."""
+    """The rated samples as the think-aloud prompt shows them: each source and text in its
+    fence (:func:`core.prompts.fence`), the example's number and its score outside."""
     blocks = []
     for i, sample in enumerate(samples, 1):
-        lines = [f"<Example {i}>"]
+        lines = [f"Example {i}"]
         if sample.source.strip():
-            lines += ["The source (what the text is about):", sample.source.strip(), ""]
-        lines += ["The text:", sample.text.strip(), "", f"Score: {_score_text(sample.score)}"]
-        lines.append(f"</Example {i}>")
+            lines += ["The source (what the text is about):",
+                      fence(sample.source.strip(), "source")]
+        lines += ["The text:", fence(sample.text.strip(), "text"),
+                  f"Score: {_score_text(sample.score)}"]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

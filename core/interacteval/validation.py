@@ -159,7 +159,8 @@ def _format(groups: Sequence[SubQuestionGroup]) -> str:
     lines = []
     for gi, group in enumerate(groups, 1):
         for qi, question in enumerate(group.sub_questions, 1):
-            lines.append(f"[{gi}.{qi}] ({group.component}) {' '.join(question.split())}")
+            lines.append(f"[{gi}.{qi}] ({' '.join(group.component.split())}) "
+                         f"{' '.join(question.split())}")
     return "\n".join(lines)
 
 

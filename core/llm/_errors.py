@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import re
 import time
+from collections.abc import Iterable
 from typing import Any, Literal
 
 FailureKind = Literal[
@@ -85,6 +86,17 @@ class LLMFailure(Exception):
         self.reply = reply
 
     @property
+    def message(self) -> str:
+        return self._message
+
+    @message.setter
+    def message(self, value: str) -> None:
+        # ``str(failure)`` says the same as ``message``, also after it was changed (a key
+        # hidden, "tried 3 times" added): the exception's own args never keep older words
+        self._message = value
+        self.args = (value,)
+
+    @property
     def retryable(self) -> bool:
         return self.kind in RETRYABLE
 
@@ -137,15 +149,20 @@ def retry_after_seconds(exc: BaseException) -> float | None:
         return None
 
 
-def classify(exc: BaseException, *, model: str, api_base: str, profile: str) -> LLMFailure:
-    """Turn a litellm (or provider) exception into an :class:`LLMFailure` with a plain message
-    (a key inside an API address is never part of it)."""
+def classify(exc: BaseException, *, model: str, api_base: str, profile: str,
+             secrets: Iterable[str | None] = ()) -> LLMFailure:
+    """Turn a litellm (or provider) exception into an :class:`LLMFailure` with a plain message.
+
+    The message passes :func:`core.secrets.redact`: the provider's words may repeat the key
+    ("Incorrect API key provided: sk-..."), a header sent to it, or a key inside the API
+    address; ``secrets`` are the keys the call was made with (the profile's), hidden wherever
+    they appear, as is anything shaped like a key or a bearer token."""
     if isinstance(exc, LLMFailure):
         return exc
-    from core.secrets import hide_url_secrets
+    from core.secrets import redact
 
-    failure = _classify(exc, model=model, api_base=hide_url_secrets(api_base), profile=profile)
-    failure.message = hide_url_secrets(failure.message)
+    failure = _classify(exc, model=model, api_base=redact(api_base, secrets), profile=profile)
+    failure.message = redact(failure.message, secrets)
     return failure
 
 

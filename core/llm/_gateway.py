@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import os
 import random
 import re
 import time
@@ -43,7 +44,7 @@ from core.llm._errors import LLMFailure, Rejection, classify
 from core.llm._litellm import litellm_module
 from core.llm._usage import Usage, record
 from core.runs import Cancelled, CancelToken
-from core.secrets import hide_url_secrets
+from core.secrets import hide_known_secrets, hide_url_secrets, provider_variable, remember_secret
 from core.settings import LOCAL_MODEL_PREFIX, ModelProfile
 
 T = TypeVar("T", bound=BaseModel)
@@ -254,6 +255,9 @@ class Gateway:
 
             api_key = get_api_key(profile.name)
         self._api_key = api_key
+        # hidden in whatever a provider sends back (``core.secrets.redact``); with no key of
+        # its own, litellm sends the provider's variable (OPENAI_API_KEY...)
+        remember_secret(api_key or os.environ.get(provider_variable(profile.model) or ""))
         self._ready = False
         self._ready_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         #: Our connection-limited client for the calls, when one applies (see ``_pool``).
@@ -623,18 +627,18 @@ class Gateway:
                         f"seconds. Lower 'maximum tokens' or raise the timeout of profile "
                         f"'{self.profile.name}' in Settings → Models, or choose a smaller model."
                     )
-                    raise failure from exc  # the same request would take as long again
+                    raise failure from None  # the same request would take as long again
                 if not failure.retryable or attempt >= self.profile.max_retries:
                     if failure.retryable and attempt:
                         failure.message += f" (tried {attempt + 1} times)"
-                    raise failure from exc
+                    raise failure from None  # the provider's raw words stay out of tracebacks
                 delay = self._delay(attempt, failure.retry_after)
                 if delay is None:
                     failure.message += (
                         f" The provider asked to wait {failure.retry_after:.0f} seconds before "
                         "trying again; run again later."
                     )
-                    raise failure from exc
+                    raise failure from None  # the provider's raw words stay out of tracebacks
                 await _sleep(delay, cancel)
                 attempt += 1
                 continue
@@ -696,6 +700,7 @@ class Gateway:
             model=self.profile.model,
             api_base=", ".join(self.profile.api_bases),
             profile=self.profile.name,
+            secrets=(self._api_key,),
         )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float | None:
@@ -770,7 +775,9 @@ class Gateway:
 
     def _reply(self, response: Any, latency_s: float) -> _Reply:
         choice = response.choices[0]
-        content = getattr(choice.message, "content", None) or ""
+        # a server that echoes the request (a debugging proxy) may repeat the key: never stored
+        content = hide_known_secrets(getattr(choice.message, "content", None) or "",
+                                     (self._api_key,))
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -890,13 +897,39 @@ def _validate(reply: _Reply, schema: type[T]) -> tuple[T | None, str]:
     if not text:
         return None, "the answer was empty"
     try:
-        return schema.model_validate_json(text), ""
+        value = schema.model_validate_json(text)
     except ValidationError as exc:
         problem = _explain(exc)
+    else:
+        repeated = _repeated_key(text)
+        return (None, repeated) if repeated else (value, "")
     cut = reply.finish_reason == "length"
     if cut:
         problem = "the answer was cut off at the maximum length, so " + problem
     return None, problem
+
+
+def _repeated_key(text: str) -> str:
+    """Why a JSON answer cannot be read as meant: a key given twice in one object with different
+    values (JSON parsers keep the last without a word: ``{"q1": "yes", "q1": "no"}`` would
+    count as no). "" when every key is given once, or again with the same value."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen and seen[key] != value and not found:
+                found.append(f'the key "{key}" is given twice with different values '
+                             f"({json.dumps(seen[key])[:40]}, then {json.dumps(value)[:40]}): "
+                             "give each key once")
+            seen[key] = value
+        return seen
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except ValueError:
+        return ""
+    return found[0] if found else ""
 
 
 def _explain(exc: ValidationError) -> str:

@@ -107,9 +107,10 @@ async def aggregate(
         out.status = "failed"
         out.error = ("No agent of this group gave final scores. " + " ".join(problems)).strip()
         return out
-    evaluations = "\n".join(
-        f"- {a.agent} (final scores: {', '.join(f'{k} {v}' for k, v in a.final.items())}): "
-        f"{a.final_rationale or (a.initial.rationale if a.initial else '')}"
+    evaluations = "\n".join(  # one line each; the template fences the whole list
+        f"- {' '.join(a.agent.split())} (final scores: "
+        f"{', '.join(f'{k} {v}' for k, v in a.final.items())}): "
+        f"{' '.join((a.final_rationale or (a.initial.rationale if a.initial else '')).split())}"
         for a in finished)
     try:
         synthesis = await _prompts.ask(llm, TEMPLATE, Synthesis, {

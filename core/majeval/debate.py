@@ -378,20 +378,34 @@ def _system_values(persona: Persona, item: Item, task: str, dimensions: Sequence
 
 
 def _initial_text(agents: Sequence[AgentResult]) -> str:
+    """The group's first evaluations, one line each (the whole list is material: the
+    ``debate_shared`` template fences it)."""
     lines = []
     for a in agents:
         if a.initial is not None:
-            lines.append(f"- {a.agent}: {_score_text(a.initial.scores)}. {a.initial.rationale}")
+            lines.append(f"- {_one_line(a.agent)}: {_score_text(a.initial.scores)}. "
+                         f"{_one_line(a.initial.rationale)}")
     return "\n".join(lines) or "(none)"
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def turn_line(number: int, speaker: str, message: str, scores: Mapping[str, int] | None = None
+              ) -> str:
+    """One turn of the discussion as an agent reads it: the speaker's name and message each in
+    its own fence (both come from the model, and a persona's name from a document), our own
+    words and the scores outside. Each turn's fences depend on that turn only, so the
+    discussion only grows from turn to turn (a provider's prompt cache keeps serving it)."""
+    shown = f" [scores now: {_score_text(scores)}]" if scores else ""
+    return (f"Turn {number}, {prompts.fence(_one_line(speaker), 'name')}: "
+            f"{prompts.fence(message, 'message')}{shown}")
+
+
 def _discussion_text(turns: Sequence[DebateTurn]) -> str:
-    lines = []
-    for t in turns:
-        if t.error or t.kind != "debate":
-            continue
-        scores = f" [scores now: {_score_text(t.scores)}]" if t.scores else ""
-        lines.append(f"Turn {t.turn}, {t.speaker}: {t.message}{scores}")
+    lines = [turn_line(t.turn, t.speaker, t.message, t.scores) for t in turns
+             if not t.error and t.kind == "debate"]
     return "\n".join(lines) or "(nobody has spoken yet)"
 
 
@@ -411,11 +425,13 @@ def agent_template(step: str) -> PromptTemplate:
     agent, turn = _prompts.load("agent"), _prompts.load(step)
     if step not in _PHASE2_STEPS:
         return PromptTemplate(_prompts.METHOD, f"agent+{step}",
-                              f"{agent.version}+{turn.version}", agent.system, turn.user)
+                              f"{agent.version}+{turn.version}", agent.system, turn.user,
+                              agent.material + turn.material)
     shared = _prompts.load("debate_shared")
     return PromptTemplate(_prompts.METHOD, f"agent+{step}",
                           f"{agent.version}+{shared.version}+{turn.version}",
-                          f"{agent.system}\n\n{shared.system}", turn.user)
+                          f"{agent.system}\n\n{shared.system}", turn.user,
+                          agent.material + shared.material + turn.material)
 
 
 def _check_evaluation(reply: Any) -> Rejection | None:

@@ -23,7 +23,7 @@ from core.llm.estimate import StagePlan, expected_reply_tokens
 from core.majeval import _prompts
 from core.majeval.aggregation import TEMPLATE as AGGREGATION
 from core.majeval.aggregation import Synthesis
-from core.majeval.debate import _system_values, agent_template, debate_format
+from core.majeval.debate import _system_values, agent_template, debate_format, turn_line
 from core.majeval.model import (
     DebateSettings,
     Dimension,
@@ -83,7 +83,7 @@ def plan_debates(personas: Sequence[Persona], items: Sequence[Item], task: str,
                 for k in range(settings.rounds * n):
                     speaker = members[k % n]
                     discussion = "\n".join(
-                        f"Turn {j + 1}, {members[j % n].name}: {stand_in(turn_tokens)}"
+                        turn_line(j + 1, members[j % n].name, stand_in(turn_tokens))
                         for j in range(k)) or "(nobody has spoken yet)"
                     messages = turn.messages(**systems[k % n], name=speaker.name,
                                              initial_evaluations=initial,
@@ -91,7 +91,7 @@ def plan_debates(personas: Sequence[Persona], items: Sequence[Item], task: str,
                     (stages["debate turns"].prompts if k < n
                      else stages["debate turns"].maybe).append(messages)
                 discussion = "\n".join(
-                    f"Turn {j + 1}, {members[j % n].name}: {stand_in(turn_tokens)}"
+                    turn_line(j + 1, members[j % n].name, stand_in(turn_tokens))
                     for j in range(settings.rounds * n))
                 for values in systems:
                     stages["final evaluations at the turn limit"].maybe.append(final.messages(

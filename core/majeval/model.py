@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from core.llm import JsonLLM
+from core.prompts import WholeNumber
 
 __all__ = [
     "COPIED",
@@ -341,11 +342,15 @@ class ItemResult(BaseModel):
 # --------------------------------------------------------------------- reply schemas (JSON)
 @cache
 def _scores_model(names: tuple[str, ...], minimum: int, maximum: int) -> type[BaseModel]:
+    # keyed by the dimensions' names only: the fields' own names (d0, d1...) are ours, and a
+    # reply using them is refused (with populate_by_name a reply's "d0" counted as the first
+    # dimension, and a dimension named "d1" could be taken for the second); a score of true or
+    # false is refused too (:data:`core.prompts.WholeNumber`)
     fields: dict[str, Any] = {
-        f"d{i}": (int, Field(alias=name, ge=minimum, le=maximum)) for i, name in enumerate(names)
+        f"d{i}": (WholeNumber, Field(alias=name, ge=minimum, le=maximum))
+        for i, name in enumerate(names)
     }
-    return create_model(  # type: ignore[call-overload]
-        "Scores", __config__=ConfigDict(populate_by_name=True), **fields)
+    return create_model("Scores", **fields)  # type: ignore[call-overload]
 
 
 @cache

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from core import prompts
+from core.prompts import WholeNumber
 from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
@@ -45,7 +46,7 @@ TEMPLATE = "persona_construction"
 #: One persona as the model writes it: the number of its perspective, a name and the persona's
 #: five attributes (``PERSONA_ATTRIBUTES``, the same fields as :class:`Persona`).
 _Written = create_model(
-    "_Written", perspective_no=(int, ...), name=(str, ...),
+    "_Written", perspective_no=(WholeNumber, ...), name=(str, ...),
     **{attribute: (str, "") for attribute in PERSONA_ATTRIBUTES},
 )
 
@@ -121,7 +122,7 @@ def _clean(text: str) -> str:
 
 
 def _listing(perspectives: Sequence[Perspective]) -> str:
-    return "\n".join(f"{i}. {p.perspective}" for i, p in enumerate(perspectives, 1))
+    return "\n".join(f"{i}. {_clean(p.perspective)}" for i, p in enumerate(perspectives, 1))
 
 
 def usable_personas(group: str, count: int) -> Callable[[PersonaReply], Rejection | None]:

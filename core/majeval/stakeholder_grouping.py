@@ -101,7 +101,8 @@ def _listing(stakeholders: Sequence[Stakeholder], perspectives: Sequence[Perspec
     for i, p in enumerate(perspectives, 1):
         who = p.stakeholder
         extra = about.get(normalise_name(who), "")
-        lines.append(f"{i}. [{who}{': ' + extra if extra else ''}] {p.perspective}")
+        line = f"{i}. [{who}{': ' + extra if extra else ''}] {p.perspective}"
+        lines.append(" ".join(line.split()))  # one line each; the template fences the list
     return "\n".join(lines)
 
 

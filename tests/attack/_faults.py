@@ -70,8 +70,12 @@ class HostileServer:
     """Answers text C's requests with ``fault`` (see :meth:`_fault`) until :meth:`fixed`
     (``"none"``: every request is answered well, after ``latency_s``)."""
 
-    def __init__(self, fault: str, *, hang_s: float = 30.0, latency_s: float = 0.0) -> None:
+    def __init__(self, fault: str, *, hang_s: float = 30.0, latency_s: float = 0.0,
+                 victims: str = "C") -> None:
         self.fault = fault
+        #: The texts whose requests get the fault ("?": requests about no text, such as the
+        #: connection test's).
+        self.victims = victims
         self.latency_s = latency_s
         #: While set, every request waits (a run that stays busy for as long as a test needs).
         self.hold = threading.Event()
@@ -114,7 +118,7 @@ class HostileServer:
             await asyncio.sleep(self.latency_s)
         while self.hold.is_set():  # the test keeps the run going until it lets go
             await asyncio.sleep(0.02)
-        if which == "C" and self.broken and self.fault != "none":
+        if which in self.victims and self.broken and self.fault != "none":
             return await self._fault(request, body)
         return web.json_response(completion(body, json.dumps(GOOD_ANSWER)))
 
@@ -149,6 +153,18 @@ class HostileServer:
                                      headers={"Retry-After": "3600"})
         if fault == "429_bare":
             return web.json_response({"error": {"message": "Rate limit reached"}}, status=429)
+        if fault == "401_echo_key":
+            # as many gateways answer a wrong key: the key repeated, and here the request's
+            # headers echoed back too, in the body and in a header of the answer
+            sent = request.headers.get("Authorization", "")
+            key = sent.split()[-1] if sent else "(none)"
+            echoed = {k: v for k, v in request.headers.items()
+                      if k.lower() in ("authorization", "api-key", "x-api-key")}
+            return web.json_response(
+                {"error": {"message": f"Incorrect API key provided: {key}. You can find your "
+                                      f"API key in your account. Request headers: {echoed}",
+                           "type": "invalid_request_error", "code": "invalid_api_key"}},
+                status=401, headers={"WWW-Authenticate": f'Bearer realm="{key}"'})
         if fault == "500":
             return web.json_response({"error": {"message": "upstream exploded"}}, status=500)
         if fault == "503_html":
@@ -196,6 +212,9 @@ class HostileServer:
             return web.json_response(completion(body, prompt))
         if fault == "unknown_labels":
             return web.json_response(completion(body, json.dumps({"q7": "yes", "q8": "no"})))
+        if fault == "duplicate_key":  # q1 given twice: yes, then no
+            return web.json_response(completion(
+                body, '{"q1": "yes", "q2": "no", "q3": "yes", "q1": "no"}'))
         if fault == "half_answered":
             return web.json_response(completion(body, json.dumps({"q1": "yes", "q2": "maybe"})))
         raise AssertionError(f"unknown fault {fault}")

@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from tests.core.majeval.prompt_kinds import kind, speaker
+from tests.core.majeval.prompt_kinds import kind, speaker, unfenced
 
 USER = "Test Person"
 
@@ -83,7 +83,7 @@ def panel(messages: list[dict[str, Any]], stubborn: frozenset[str] = frozenset()
     """The scripted model: one rule per MAJ-Eval prompt. Personas named in ``stubborn`` keep
     their first score in the debate (so group means and agreement are not all perfect)."""
     what = kind(messages)
-    user = str(messages[-1].get("content") or "")
+    user = unfenced(str(messages[-1].get("content") or ""))
     if what == "extract":
         doc = re.search(r"Document: (.+?) \(", user)
         found = FOUND.get(doc.group(1) if doc else "", {})

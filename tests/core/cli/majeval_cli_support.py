@@ -15,6 +15,7 @@ from tests.core.majeval.majeval_support import (
     speaker,
     turn,
 )
+from tests.core.majeval.prompt_kinds import unfenced
 from tests.core.majeval.majeval_support import (
     STUDY as DOC,
 )
@@ -24,7 +25,7 @@ from tests.core.majeval.majeval_support import (
 
 
 def persona_reply(messages):
-    text = messages[-1]["content"]
+    text = unfenced(messages[-1]["content"])
     if "Stakeholder group: Parents" in text:
         return {"personas": [
             {"perspective_no": 1, "name": "Dana Ray", "demographics": "A mother of two.",

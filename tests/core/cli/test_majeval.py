@@ -3,6 +3,8 @@ process, and the files they write read back with pandas."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -83,8 +85,8 @@ def test_simple_roles_are_built_from_the_group_description_in_the_personas_file(
                  str(inputs / "items.xlsx"), "--task-file", str(inputs / "task.txt"),
                  "--simple-roles", "--model", model.model, "-o", str(inputs / "r.xlsx")])
     assert code == 0, capsys.readouterr().err
-    systems = {r.messages[0]["content"].split("\n", 1)[0] for r in model.requests
-               if kind(r.messages) == "phase1"}
+    systems = {re.search(r"<identity-\w+>(.*?)</identity-", r.messages[0]["content"]).group(1)
+               for r in model.requests if kind(r.messages) == "phase1"}  # the fenced persona
     assert systems == {
         ("You are Dana Ray, one of the Parents (parents of young children); your specialty: "
         "bedtime stories."),

@@ -81,8 +81,8 @@ async def test_the_built_in_model_builds_one_question_per_note_quoting_it():
     assert all(g.note == GROUNDED_NOTE for g in build.sub_questions)
     # the model was asked only to choose: names once, then keep/drop once per question
     used = [version for _m, _s, version in llm.calls]
-    assert used == (["interacteval/component_names-1"]
-                    + ["interacteval/question_choice-1"] * 4)
+    assert used == (["interacteval/component_names-2"]
+                    + ["interacteval/question_choice-2"] * 4)
 
 
 def test_each_name_is_held_to_words_of_its_own_note():

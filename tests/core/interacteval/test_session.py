@@ -4,6 +4,8 @@ call)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from core.interacteval import (
@@ -101,7 +103,8 @@ async def test_scoring_commits_each_text_and_resume_after_cancel_repeats_nothing
 
     def reply(messages, schema):
         prompt = messages[-1]["content"]
-        asked.append(prompt.split("The text:\n")[1].split("\n")[0])
+        fenced = prompt.split("The text:\n")[1].split("\n")[0]  # <text-CODE>…</text-CODE>
+        asked.append(re.sub(r"</?text-[0-9a-f]+>", "", fenced))
         if len(asked) == 3:
             cancel.cancel()  # the user presses Cancel while the third answer comes in
         return _reply_by_text(messages, schema)

@@ -23,8 +23,9 @@ def persona(group: str, name: str, **kw: Any) -> Persona:
 
 def item_of(messages: list[dict[str, Any]]) -> str:
     text = messages[0]["content"]
-    found = re.search(r'content to judge:\n"""\n(.*?)\n"""', text, re.DOTALL)
-    return found.group(1) if found else ""
+    found = re.search(r"content to judge:\n<content-([0-9a-f]+)>\n?(.*?)\n?</content-\1>", text,
+                      re.DOTALL)
+    return found.group(2) if found else ""
 
 
 def evaluation(score: int, why: str = "fine", dim: str = "Overall quality") -> dict:

@@ -7,10 +7,20 @@ import re
 from typing import Any
 
 
+def unfenced(text: str) -> str:
+    """``text`` without the fences' tags around material (``core.prompts.fence``), their
+    content kept: what a scripted model reads when it looks for a name or a number."""
+    text = re.sub(r"<[a-z][a-z_]*-[0-9a-f]{8}>\n?", "", text)
+    return re.sub(r"\n?</[a-z][a-z_]*-[0-9a-f]{8}>", "", text)
+
+
 def speaker(messages: list[dict[str, Any]]) -> str:
     """The persona a request speaks as (from "You are <name>." in the system prompt)."""
     system = next((m["content"] for m in messages if m["role"] == "system"), "")
-    found = re.match(r"You are (.+?)(?:\.\n|\.$|, one of|\. )", system)
+    # inside the persona's fence: "<identity-CODE>\nYou are ..." or, for a simple role, on
+    # the fence's own line
+    found = re.search(r"(?:^|<identity-[0-9a-f]+>)You are (.+?)(?:\.\n|\.$|, one of|\. |\.<)",
+                      system, re.MULTILINE)
     return found.group(1) if found else ""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from core import prompts
 from core.majeval import (
     DEFAULT_DIMENSION,
     Coordinator,
@@ -337,9 +338,10 @@ async def test_no_debate_keeps_phase_one_scores_and_simple_roles_use_one_sentenc
     assert not result.turns and all(a.finalised_by == "no debate" for a in result.agents)
     assert [a.final for a in result.agents] == [{Q: 5}, {Q: 4}, {Q: 1}]
     system = llm.requests[0].messages[0]["content"]
-    assert system.startswith(
-        "You are Ms Amy Lee, one of the Teachers (preschool teachers who often read books to "
-        "their students); your specialty: reading with children.\n\n")
+    role = ("You are Ms Amy Lee, one of the Teachers (preschool teachers who often read books "
+            "to their students); your specialty: reading with children.")
+    assert system.startswith(prompts.MATERIAL_RULE)
+    assert f"{prompts.fence(role, 'identity')}\n\n" in system  # the one sentence, in its fence
 
 
 @pytest.mark.parametrize(("group", "description", "specialty", "expected"), [

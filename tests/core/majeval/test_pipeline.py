@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -268,7 +269,8 @@ async def test_simple_roles_carry_the_group_description_and_a_new_one_is_debated
 
     def reply(messages):
         if kind(messages) == "phase1":
-            seen.append(messages[0]["content"].split("\n", 1)[0])
+            seen.append(re.search(r"<identity-\w+>(.*?)</identity-", messages[0]["content"],
+                                  re.DOTALL).group(1))  # the persona's fenced description
         return panel(messages)
 
     settings = DebateSettings(simple_roles=True)
