@@ -32,7 +32,6 @@ import numpy as np
 from scipy import stats as sps
 
 from core.reliability._common import (
-    Coded,
     Reliability,
     agreement_weights,
     code_table,

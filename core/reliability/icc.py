@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 from scipy import stats as sps
 
 from core.reliability._common import Reliability, code_table

@@ -28,8 +28,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import SHARED_DATA  # noqa: E402
-from tests.core.reliability import reference_cases  # noqa: E402
+from tests.conftest import SHARED_DATA
+from tests.core.reliability import reference_cases
 
 
 def frame(table: list[list]) -> pd.DataFrame:
@@ -91,9 +91,9 @@ def run_irrcac(cases: dict[str, list[list]]) -> list[dict]:
 def main() -> None:
     cases = reference_cases.cases(SHARED_DATA)
     reference = {
-        "made_with": {"R": subprocess.run(["Rscript", "-e", "cat(R.version.string, "
-                                           "as.character(packageVersion('psych')))"],
-                                          capture_output=True, text=True, check=True).stdout,
+        "made_with": {"R": subprocess.run(
+            ["Rscript", "-e", "cat(R.version.string, as.character(packageVersion('psych')))"],
+            capture_output=True, text=True, check=True).stdout,
                       "irrCAC": __import__("irrCAC").__version__
                       if hasattr(__import__("irrCAC"), "__version__") else "0.4.4"},
         "cases": sorted(cases),

@@ -202,7 +202,8 @@ def test_alpha_bootstrap_is_the_krippendorff_package_on_the_same_resamples(cases
 def _r_with_psych() -> bool:
     if shutil.which("Rscript") is None:
         return False
-    probe = subprocess.run(["Rscript", "-e", "library(psych)"], capture_output=True, timeout=60)
+    probe = subprocess.run(["Rscript", "-e", "library(psych)"], capture_output=True,
+                           timeout=60, check=False)
     return probe.returncode == 0
 
 
