@@ -15,16 +15,39 @@ from core.reliability.agreement import (
     krippendorff_alpha_ci,
     percent_agreement,
 )
+from core.reliability.corrected_mean import CorrectedMean, corrected_mean
+from core.reliability.correlation_difference import zou_difference
+from core.reliability.grading_order import (
+    GradingOrder,
+    RandomSample,
+    draw_random_sample,
+    grading_order,
+    width_after_each_grade,
+)
+from core.reliability.icc import ICC_FORMS, icc
+from core.reliability.report import ReliabilityReport, reliability_report
 
 __all__ = [
     "GUIDES",
+    "ICC_FORMS",
     "RELIABILITY_COLUMNS",
+    "CorrectedMean",
+    "GradingOrder",
+    "RandomSample",
     "Reliability",
+    "ReliabilityReport",
     "StatisticGuide",
     "bootstrap_indices",
     "cohen_kappa",
+    "corrected_mean",
+    "draw_random_sample",
     "fleiss_kappa",
+    "grading_order",
     "gwet_ac1",
+    "icc",
     "krippendorff_alpha_ci",
     "percent_agreement",
+    "reliability_report",
+    "width_after_each_grade",
+    "zou_difference",
 ]

@@ -247,3 +247,34 @@ def test_width_after_each_grade_shrinks():
     partial = list(person.tolist())
     partial[order[5]] = None
     assert len(width_after_each_grade(judge.tolist(), partial, order)) == 5
+
+
+# -- which number to report first ---------------------------------------------------------------
+
+
+def test_report_puts_ac1_first_when_one_answer_dominates(shared_data):
+    from core.reliability import reliability_report
+    from tests.core.reliability.rating_sets import powergrading
+
+    q20 = powergrading(shared_data)[20]  # 95% of the answers were marked correct
+    report = reliability_report(q20, "nominal", categories=[0, 1], n_boot=100)
+    assert report.headline == "gwet_ac1" and "95% of all ratings" in report.why
+    assert [r.statistic for r in report.results] == [
+        "percent_agreement", "fleiss_kappa", "gwet_ac1", "krippendorff_alpha_nominal"]
+    assert sum(row["report_first"] for row in report.to_rows("Q20")) == 1
+
+
+def test_report_headlines_by_kind_of_rating():
+    from core.reliability import reliability_report
+
+    rng = np.random.default_rng(4)
+    truth = rng.integers(1, 6, size=40)
+    two = np.vstack([truth, np.clip(truth + rng.integers(-1, 2, 40), 1, 5)])
+    three = np.vstack([two, np.clip(truth + rng.integers(-1, 2, 40), 1, 5)])
+    yes_no = (two > 3).astype(int)
+    assert reliability_report(yes_no, "nominal", n_boot=50).headline == "cohen_kappa"
+    assert reliability_report(two, "ordinal", n_boot=50).headline == "weighted_kappa_quadratic"
+    assert reliability_report(three, "ordinal", n_boot=50).headline == "icc_2_1"
+    assert reliability_report(three, "interval", n_boot=50).headline == "icc_2_1"
+    assert reliability_report((three > 3).astype(int), "nominal",
+                              n_boot=50).headline == "fleiss_kappa"
