@@ -303,6 +303,8 @@ def gwet_ac1(ratings: Any, *, categories: Sequence[Any] | None = None,
 # --------------------------------------------------------------------------------------------
 
 _BOOT_CHUNK = 100
+#: Above this many cells (units x values x values) alpha's bootstrap resamples one by one.
+_MAX_COINCIDENCE_CELLS = 20_000_000
 
 
 def bootstrap_indices(n_units: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
@@ -374,7 +376,20 @@ def krippendorff_alpha_ci(ratings: Any, level: str = "nominal", *, n_boot: int =
                            note=_join("no CI (bootstrap switched off)", drop_note), **common)
     n_units = counts.shape[0]
     estimates = []
+    # Many distinct values (scores with decimals): the per-unit coincidence tables would not
+    # fit in memory, so each resample goes through krippendorff_alpha itself.
+    per_resample = counts.shape[1] ** 2 * n_units > _MAX_COINCIDENCE_CELLS
+    if per_resample:
+        pairable = coded.codes[:, (coded.codes >= 0).sum(axis=0) >= 2]
+        table = np.where(pairable >= 0, coded.positions()[np.maximum(pairable, 0)], np.nan)
+        if level == "nominal":
+            table = np.where(pairable >= 0, pairable.astype(float), np.nan)
     for idx in bootstrap_indices(n_units, n_boot, seed):
+        if per_resample:
+            estimates.append(np.array([
+                np.nan if (a := krippendorff_alpha(table[:, row], level)).value is None  # type: ignore[arg-type]
+                else a.value for row in idx]))
+            continue
         rows = idx.shape[0]
         flat = (idx + np.arange(rows)[:, None] * n_units).ravel()
         multiplicity = np.bincount(flat, minlength=rows * n_units).reshape(rows, n_units)

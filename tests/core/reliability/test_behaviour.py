@@ -278,3 +278,18 @@ def test_report_headlines_by_kind_of_rating():
     assert reliability_report(three, "interval", n_boot=50).headline == "icc_2_1"
     assert reliability_report((three > 3).astype(int), "nominal",
                               n_boot=50).headline == "fleiss_kappa"
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_alpha_bootstrap_one_resample_at_a_time_gives_the_same_interval(monkeypatch, level):
+    """Scores with many distinct values are resampled one by one (memory); same interval."""
+    from core.reliability import agreement
+
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(3, 60)).round(1)
+    table[1] += table[0]
+    table[2, :5] = np.nan
+    fast = krippendorff_alpha_ci(table, level, n_boot=60, seed=2)
+    monkeypatch.setattr(agreement, "_MAX_COINCIDENCE_CELLS", 0)
+    slow = krippendorff_alpha_ci(table, level, n_boot=60, seed=2)
+    assert (slow.ci_low, slow.ci_high) == pytest.approx((fast.ci_low, fast.ci_high), abs=1e-9)
