@@ -28,9 +28,15 @@ __all__ = ["combine", "guessed_checklist", "plan_build", "plan_scoring", "plan_s
 
 
 def plan_scoring(checklists: Sequence[Checklist], items: Sequence[TextItem],
-                 settings: ScoringSettings, *, done: Collection[str] = ()
-                 ) -> tuple[list[StagePlan], int]:
-    """(the stages of the scoring still to do, texts x dimensions already scored)."""
+                 settings: ScoringSettings, *, done: Collection[str] = (),
+                 limits: Any = None) -> tuple[list[StagePlan], int]:
+    """(the stages of the scoring still to do, texts x dimensions already scored). With
+    ``limits`` (the model's, ``core.llm.context.Limits``) a checklist too long for one prompt
+    with a text counts one call per part of its questions, and a text too long for the model
+    counts none (it is refused: :func:`core.interacteval.checklist_scoring.refused_texts`)."""
+    from core.interacteval.checklist_scoring import question_parts, too_long
+    from core.llm.context import TooLong
+
     whole = _prompts.load("checklist_scoring")
     single = _prompts.load("question_scoring")
     per_question = settings.mode == "per_question"
@@ -51,15 +57,23 @@ def plan_scoring(checklists: Sequence[Checklist], items: Sequence[TextItem],
             if not questions or not item.text.strip():
                 continue
             values = _values(checklist, item)
+            if per_question and limits is not None and too_long(checklist, item, limits,
+                                                                settings):
+                continue  # refused before the run
             if per_question:
                 stage.prompts.extend(single.messages(**values, question=" ".join(q.split()))
                                      for q in questions)
                 continue
-            listed = "\n".join(f"{_key(i)}. {' '.join(q.split())}"
-                               for i, q in enumerate(questions, 1))
-            messages = whole.messages(**values, questions=listed)
-            stage.prompts.append(messages)
-            stage.maybe.append(messages)  # the unanswered questions asked again
+            try:
+                parts = question_parts(checklist, item, limits)
+            except TooLong:
+                continue  # refused before the run
+            for part in parts:
+                listed = "\n".join(f"{_key(i)}. {' '.join(questions[i - 1].split())}"
+                                   for i in part)
+                messages = whole.messages(**values, questions=listed)
+                stage.prompts.append(messages)
+                stage.maybe.append(messages)  # the unanswered questions asked again
         if stage.prompts:
             stages.append(stage)
     for stage in stages[1:]:

@@ -804,25 +804,32 @@ def estimate_scoring(project: Project, checklists: Sequence[Checklist],
     calls, tokens, cost and time of the texts not yet scored in the project with these
     checklists, options and model (``repeats`` N: of repeats 0..N-1 together, see
     :mod:`core.interacteval.repeats`). ``latency`` (e.g. from one probe call) overrides the
-    latency the project recorded for this model. No model is called."""
+    latency the project recorded for this model. Texts too long for the model are listed in
+    ``too_long`` (the run refuses them). No model is called (a server may be asked its
+    context window)."""
+    from core.interacteval.checklist_scoring import refused_texts
     from core.interacteval.estimate import plan_scoring
     from core.interacteval.repeats import repeat_settings
+    from core.llm.context import limits_of
     from core.llm.estimate import estimate, measured_latency
 
+    limits = limits_of(profile)
     plan, skipped = [], 0
     for k in range(max(1, repeats)):
         mine = repeat_settings(settings, k)
         run = project.find_run(METHOD, STEP_SCORE,
                                run_settings(checklists, mine, profile.model, samples))
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-        stages, n = plan_scoring(checklists, items, mine, done=done)
+        stages, n = plan_scoring(checklists, items, mine, done=done, limits=limits)
         for stage in stages:
             stage.name += f" (repeat {k})" if k else ""
         plan += stages
         skipped += n
     latency = latency or measured_latency(project, profile.model)
-    return estimate(plan, profile, latency=latency, done_already=skipped,
-                    done_what="texts scored on a dimension")
+    est = estimate(plan, profile, latency=latency, done_already=skipped,
+                   done_what="texts scored on a dimension")
+    est.too_long = refused_texts(checklists, items, settings, limits)
+    return est
 
 
 @dataclass

@@ -50,6 +50,7 @@ __all__ = [
     "limits_of",
     "parts_that_fit",
     "prompt_tokens",
+    "refusal",
     "reply_tokens",
     "split_items",
     "text_tokens",
@@ -132,10 +133,9 @@ def _line_tokens(line: str) -> float:
     return total
 
 
-@lru_cache(maxsize=4096)
-def _cached_tokens(text: str) -> int:
-    lines = text.split("\n")
-    return math.ceil(sum(_line_tokens(line) for line in lines) + len(lines) - 1)
+#: Lines counted already: prompts repeat their instructions, a source shared by many texts,
+#: the same questions (counting a prompt is then a sum of known lines).
+_counted_line = lru_cache(maxsize=32768)(_line_tokens)
 
 
 def text_tokens(text: str) -> int:
@@ -144,9 +144,8 @@ def text_tokens(text: str) -> int:
     text = str(text or "")
     if not text:
         return 0
-    if len(text) > 20_000:  # long texts are rarely counted twice: keep them out of the cache
-        return _cached_tokens.__wrapped__(text)
-    return _cached_tokens(text)
+    lines = text.split("\n")
+    return math.ceil(sum(_counted_line(line) for line in lines) + len(lines) - 1)
 
 
 def prompt_tokens(messages: Sequence[dict[str, Any]] | str) -> int:
@@ -485,6 +484,8 @@ def split_items(
     items = list(items)
     if limits is None or not items:
         return [items] if items else []
+    if limits.fits(prompt_of(items), reply_of(items) if reply_of else 0):
+        return [items]
     base = prompt_tokens(prompt_of([]))
     costs = [prompt_tokens(prompt_of([item])) - base for item in items]
     reply_base = reply_of([]) if reply_of else 0
@@ -504,6 +505,19 @@ def split_items(
             return chosen
         room -= over + 8  # the parts' whole prompts came out larger than their sum
     return chosen
+
+
+def refusal(problems: Sequence[str], *, shown: int = 10) -> str:
+    """One message refusing a run for the inputs in ``problems`` (each a :meth:`Limits.too_long`
+    sentence), at most ``shown`` of them listed."""
+    problems = list(dict.fromkeys(problems))
+    if len(problems) == 1:
+        return f"Nothing was sent to the model. {problems[0]}"
+    lines = [f"Nothing was sent to the model: {len(problems)} inputs are too long for it."]
+    lines += [f"- {p}" for p in problems[:shown]]
+    if len(problems) > shown:
+        lines.append(f"- and {len(problems) - shown} more.")
+    return "\n".join(lines)
 
 
 def reply_tokens(example: Any) -> int:
