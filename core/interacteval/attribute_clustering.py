@@ -274,6 +274,38 @@ async def cluster_attributes(
     return result
 
 
+def clusters_part_prompts(dimension: Dimension, attributes: Sequence[Attribute],
+                          limits: context.Limits | None, *, grounded: bool = False,
+                          components: Sequence[str] = ()) -> list[Any]:
+    """The prompts sorting ``attributes`` under ``components`` (five stand-ins when not known
+    yet), one per part that fits the model: for the estimate before a run."""
+    components = list(components) or [f"(component {i})" for i in range(1, 6)]
+    numbers = list(range(1, len(attributes) + 1))
+    if grounded:
+        template = _prompts.load("note_placement")
+
+        def prompt_of(part: Sequence[int]) -> Any:
+            return template.messages(
+                dimension=dimension.name, components=numbered(components),
+                attributes="\n".join(f"{n}. {' '.join(attributes[n - 1].text.split())}"
+                                     for n in part), n_notes=len(part))
+
+        reply_of = (lambda part: context.reply_tokens({"placements": [
+            {"note": n, "component": max(components, key=len)} for n in part]}))
+    else:
+        template = _prompts.load("attribute_clustering")
+
+        def prompt_of(part: Sequence[int]) -> Any:
+            return template.messages(**_values(dimension, components, attributes, part))
+
+        reply_of = (lambda part: context.reply_tokens({"clusters": [
+            {"component": c, "notes": list(part) if i == 0 else []}
+            for i, c in enumerate(components)]}))
+    parts = split_to_fit(numbers, prompt_of, limits, stage=STAGE, dimension=dimension.name,
+                         reply_of=reply_of, what=lambda i: note_label(attributes, i))
+    return [prompt_of(part) for part in parts]
+
+
 def _values(dimension: Dimension, components: Sequence[str], attributes: Sequence[Attribute],
             numbers: Sequence[int]) -> dict[str, Any]:
     return {
