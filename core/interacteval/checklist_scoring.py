@@ -75,8 +75,8 @@ __all__ = [
     "checklist_score",
     "legacy_count",
     "parse_answer",
-    "read_answers",
     "question_parts",
+    "read_answers",
     "refused_texts",
     "score_text",
     "text_label",
@@ -370,21 +370,33 @@ def question_parts(checklist: Checklist, item: TextItem, limits: context.Limits 
         raise _text_too_long(checklist, item, limits, exc.needed) from None
 
 
+#: What to do with a text too long for the model.
+SHORTEN_TEXT = "shorten the text (or its source) in the file, or leave it out"
+
+
+def _overlong(checklist: Checklist, item: TextItem, limits: context.Limits,
+              needed: int) -> context.Overlong:
+    what = (f"{text_label(item)}{' with its source' if item.source.strip() else ''}, scored on "
+            f"{checklist.dimension}")
+    return limits.overlong(what, needed, shorten=SHORTEN_TEXT)
+
+
 def _text_too_long(checklist: Checklist, item: TextItem, limits: context.Limits | None,
                    needed: int) -> context.TooLong:
-    what = f"{text_label(item)}{' with its source' if item.source.strip() else ''}, scored on " \
-           f"{checklist.dimension},"
-    message = (limits.too_long(what, needed, shorten="shorten the text (or its source) in the "
-                               "file, or leave it out") if limits is not None else what)
-    return context.TooLong(message, needed=needed, room=limits.prompt if limits else 0)
+    if limits is None:
+        return context.TooLong(text_label(item), needed=needed)
+    overlong = _overlong(checklist, item, limits, needed)
+    error = context.TooLong(str(overlong), needed=needed, room=limits.prompt)
+    error.overlong = overlong  # type: ignore[attr-defined]
+    return error
 
 
 def too_long(checklist: Checklist, item: TextItem, limits: context.Limits | None,
-             settings: ScoringSettings | None = None) -> str:
+             settings: ScoringSettings | None = None) -> context.Overlong | None:
     """Why ``item`` cannot be scored on ``checklist`` by a model with ``limits`` (its prompt
-    does not fit even with a single question), or ""."""
+    does not fit even with a single question; ``str()`` says so in a sentence), or None."""
     if limits is None or not item.text.strip() or not checklist.questions:
-        return ""
+        return None
     settings = settings or ScoringSettings()
     questions = checklist.questions
     if settings.mode == "per_question":
@@ -392,20 +404,21 @@ def too_long(checklist: Checklist, item: TextItem, limits: context.Limits | None
         values = _values(checklist, item)
         longest = max(questions, key=len)
         messages = template.messages(**values, question=" ".join(longest.split()))
-        if limits.fits(messages, _answers_tokens([1])):
-            return ""
-        return _text_too_long(checklist, item, limits, context.prompt_tokens(messages)).message
+        if context.prompt_tokens(messages) <= limits.prompt:
+            return None
+        return _overlong(checklist, item, limits, context.prompt_tokens(messages))
     try:
         question_parts(checklist, item, limits)
     except context.TooLong as exc:
-        return exc.message
-    return ""
+        return getattr(exc, "overlong", None) or _overlong(checklist, item, limits, exc.needed)
+    return None
 
 
 def refused_texts(checklists: Sequence[Checklist], items: Sequence[TextItem],
-                  settings: ScoringSettings | None, limits: context.Limits | None) -> list[str]:
-    """:func:`too_long` of every text on every checklist: the sentences refusing those that
-    cannot be scored by a model with ``limits`` (empty when all can)."""
+                  settings: ScoringSettings | None, limits: context.Limits | None
+                  ) -> list[context.Overlong]:
+    """:func:`too_long` of every text on every checklist: those that cannot be scored by a
+    model with ``limits`` (empty when all can)."""
     if limits is None:
         return []
     return [why for checklist in checklists for item in items
@@ -471,7 +484,7 @@ async def _ask_each(
     values = _values(checklist, item)
     refused = too_long(checklist, item, await context.limits_for(llm), settings)
     if refused:  # refused before the run; said here too, without a call
-        asked.failures.append((refused, "too_long"))
+        asked.failures.append((str(refused), "too_long"))
         return asked
 
     async def one(number: int, question: str) -> tuple[int, Any, StageError | None]:

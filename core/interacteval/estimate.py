@@ -109,8 +109,8 @@ def plan_build(dimension: Any, samples: Sequence[Any], notes: Sequence[Any], *,
     question)."""
     from core.interacteval.attribute_clustering import clusters_part_prompts
     from core.interacteval.component_extraction import grounded_parts, note_parts
-    from core.interacteval.think_aloud import Considerations, format_samples, sample_parts
     from core.interacteval.model import Attribute, StageError
+    from core.interacteval.think_aloud import Considerations, format_samples, sample_parts
 
     label = f"{label}: " if label else ""
     named = dimension_values(dimension)

@@ -1402,8 +1402,10 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     found by their model string). A condition that cannot run (:func:`condition_blockers`)
     is not counted. ``repeats`` N: the scoring and single-judge calls of repeats 0..N-1
     (the checklists are built once). No model is called."""
+    from core.interacteval.checklist_scoring import refused_texts
     from core.interacteval.conditions import CHECKLIST_CONDITIONS
     from core.interacteval.estimate import (
+        build_refusals,
         combine,
         guessed_checklist,
         plan_build,
@@ -1412,14 +1414,11 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     from core.interacteval.estimate import (
         plan_scoring as plan_scoring_calls,
     )
-    from core.interacteval.repeats import repeat_settings
-    from core.llm.estimate import estimate, measured_latency
-
-    from core.interacteval.checklist_scoring import refused_texts
-    from core.interacteval.estimate import build_refusals
     from core.interacteval.grounded import uses_grounded_path
+    from core.interacteval.repeats import repeat_settings
     from core.interacteval.single_judge import refused_texts as judge_refusals
     from core.llm.context import limits_of
+    from core.llm.estimate import estimate, measured_latency
 
     settings = settings or state.scoring
     blocked = condition_blockers(state, names, models)

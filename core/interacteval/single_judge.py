@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from core import prompts
 from core.interacteval import _prompts
 from core.interacteval._common import dimension_values
-from core.interacteval.checklist_scoring import _source_block, text_label
+from core.interacteval.checklist_scoring import SHORTEN_TEXT, _source_block, text_label
 from core.interacteval.model import Dimension, JsonLLM, TextItem, TextScore
 from core.interacteval.pipeline import _fold_text
 from core.llm import LLMFailure, Rejection, context
@@ -85,8 +85,8 @@ async def judge_text(dimension: Dimension, item: TextItem, llm: JsonLLM, *,
 
 
 def refused_texts(dimensions: Sequence[Dimension], items: Sequence[TextItem],
-                  limits: context.Limits | None) -> list[str]:
-    """The sentences refusing the texts too long for the single judge with a model of
+                  limits: context.Limits | None) -> list[context.Overlong]:
+    """The texts too long for the single judge with a model of
     ``limits`` (the prompt with the text and its source does not fit), before any call."""
     if limits is None:
         return []
@@ -99,9 +99,8 @@ def refused_texts(dimensions: Sequence[Dimension], items: Sequence[TextItem],
             tokens = context.prompt_tokens(template.messages(**judge_values(dimension, item)))
             if tokens > limits.prompt:
                 what = (f"{text_label(item)}{' with its source' if item.source.strip() else ''}"
-                        f", judged on {dimension.name},")
-                out.append(limits.too_long(what, tokens, shorten="shorten the text (or its "
-                                           "source) in the file, or leave it out"))
+                        f", judged on {dimension.name}")
+                out.append(limits.overlong(what, tokens, shorten=SHORTEN_TEXT))
     return out
 
 

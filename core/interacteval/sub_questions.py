@@ -89,7 +89,7 @@ def _format(key_questions: Sequence[KeyQuestion]) -> str:
 
 
 #: Tokens of one component's sub-questions in a reply (its name and up to five questions).
-GROUP_TOKENS = 220
+GROUP_TOKENS = 160
 
 
 def key_question_parts(dimension: Dimension, key_questions: Sequence[KeyQuestion],

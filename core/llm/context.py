@@ -43,6 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "Limits",
+    "Overlong",
     "TooLong",
     "Window",
     "context_window",
@@ -75,10 +76,12 @@ PROBE_RETRY_S = 60.0
 
 
 # ------------------------------------------------------------------------------- token count
-_ENGLISH = frozenset(
+_ENGLISH_WORDS = (
     "the and of to that with for was this which but have has they their his would should "
     "does what how when there these those been were will can about into than only also other "
-    "such it its is are be by from not or on at as an if you your we our do did".split())
+    "such it its is are be by from not or on at as an if you your we our do did")
+#: Words that mark a line as English (a fifth of its words or more).
+_ENGLISH = frozenset(_ENGLISH_WORDS.split())
 _WORD = re.compile(r"[A-Za-z]+")
 _DIGIT_RUN = re.compile(r"[0-9]+")
 _SIGN = re.compile(r"[!-/:-@\[-`{-~]")
@@ -293,7 +296,7 @@ def _ask_ollama(base: str, name: str) -> tuple[int | None, str]:
             numbers = tuple(int(n) for n in re.findall(r"\d+", str(version))[:3])
             if numbers and numbers < (0, 6, 4):
                 default = 2048
-        except Exception:  # noqa: BLE001 - an unknown version: the newer default
+        except Exception:  # noqa: BLE001, S110 - an unknown version: the newer default
             pass
     tokens = min(default, trained) if trained else default
     return tokens, "the Ollama server (its default context; set num_ctx for more)"
@@ -344,6 +347,22 @@ class TooLong(ValueError):
 
 
 @dataclass(frozen=True)
+class Overlong:
+    """One input too long for a model even alone: ``what`` it is ("the text “a12” (row 14),
+    scored on Coherence"), the prompt tokens it ``needed``, the model's ``limits`` and what to
+    do (``shorten``). ``str()`` is the whole sentence (:meth:`Limits.too_long`);
+    :func:`refusal` lists several briefly."""
+
+    what: str
+    needed: int
+    limits: Limits
+    shorten: str = "shorten it"
+
+    def __str__(self) -> str:
+        return self.limits.too_long(self.what, self.needed, shorten=self.shorten)
+
+
+@dataclass(frozen=True)
 class Limits:
     """What one model can take: ``window`` tokens in all, ``answer`` of them kept for the reply
     (the profile's ``max_tokens``, at most half the window). ``model`` and ``profile`` name them
@@ -370,12 +389,17 @@ class Limits:
         """Whether a prompt of ``messages`` fits, with an expected reply of ``reply`` tokens."""
         return prompt_tokens(messages) <= self.prompt and reply <= self.reply
 
+    def overlong(self, what: str, needed: int, *, shorten: str = "shorten it") -> Overlong:
+        """:class:`Overlong` for ``what``, which needs ``needed`` prompt tokens."""
+        return Overlong(what, needed, self, shorten)
+
     def too_long(self, what: str, needed: int, *, shorten: str = "shorten it") -> str:
         """The sentence refusing ``what`` ("the text in row 12"), which needs ``needed`` prompt
         tokens, with what to do."""
         who = f"'{self.model}'" if self.model else "the model"
         where = f" of profile '{self.profile}'" if self.profile else ""
-        return (f"{what[0].upper()}{what[1:]} is too long for {who}: it needs about "
+        comma = "," if "," in what else ""  # "the text 4, scored on Coherence, is ..."
+        return (f"{what[0].upper()}{what[1:]}{comma} is too long for {who}: it needs about "
                 f"{needed:,} tokens, and the model reads {self.window:,} at once, "
                 f"{self.answer:,} of them kept for its answer (so about {self.prompt:,} for the "
                 f"question). {shorten[0].upper()}{shorten[1:]}, or choose a model with a larger "
@@ -477,7 +501,8 @@ def split_items(
 ) -> list[list[T]]:
     """``items`` (notes, questions, samples...) cut into consecutive parts whose prompt
     (``prompt_of(part)``: the step's messages, built by its own prompt builder) fits
-    ``limits`` with an expected reply of ``reply_of(part)`` tokens. One part when everything
+    ``limits`` with an expected reply of ``reply_of(part)`` tokens (a part of one item is kept
+    even when its reply may not fit: it cannot be split further). One part when everything
     fits or there are no limits. Sizes are added up item by item (a prompt lists its items one
     per line) and every part is checked whole at the end. Raises :class:`TooLong` naming the
     item that cannot fit alone (``what(index)``)."""
@@ -493,8 +518,10 @@ def split_items(
     room = limits.prompt
     for _attempt in range(6):
         def fits(part: Sequence[int], room: int = room) -> bool:
+            # one item is sent even if its reply may not fit: it cannot be split further
             return (base + sum(costs[i] for i in part) <= room
-                    and reply_base + sum(replies[i] for i in part) <= limits.reply)
+                    and (len(part) == 1
+                         or reply_base + sum(replies[i] for i in part) <= limits.reply))
 
         parts = parts_that_fit(list(range(len(items))), fits,
                                size=lambda part: float(sum(costs[i] for i in part)), what=what,
@@ -507,16 +534,33 @@ def split_items(
     return chosen
 
 
-def refusal(problems: Sequence[str], *, shown: int = 10) -> str:
-    """One message refusing a run for the inputs in ``problems`` (each a :meth:`Limits.too_long`
-    sentence), at most ``shown`` of them listed."""
+def refusal(problems: Sequence[Any], *, shown: int = 8) -> str:
+    """One message refusing a run for the inputs in ``problems`` (:class:`Overlong`, or whole
+    sentences), at most ``shown`` of them listed: for several inputs too long for the same
+    model, one line each with its size, then what to do once."""
     problems = list(dict.fromkeys(problems))
     if len(problems) == 1:
         return f"Nothing was sent to the model. {problems[0]}"
-    lines = [f"Nothing was sent to the model: {len(problems)} inputs are too long for it."]
-    lines += [f"- {p}" for p in problems[:shown]]
+    alike = all(isinstance(p, Overlong) for p in problems) and len(
+        {(p.limits, p.shorten) for p in problems}) == 1
+    if not alike:
+        lines = [f"Nothing was sent to the model: {len(problems)} inputs are too long for it."]
+        lines += [f"- {p}" for p in problems[:shown]]
+    else:
+        limits, shorten = problems[0].limits, problems[0].shorten
+        who = f"'{limits.model}'" if limits.model else "the model"
+        where = f" of profile '{limits.profile}'" if limits.profile else ""
+        head = (f"Nothing was sent to the model: {len(problems)} inputs are too long for "
+                f"{who}, which reads {limits.window:,} tokens at once ({limits.answer:,} kept "
+                f"for its answer, so about {limits.prompt:,} for the question):")
+        lines = [head]
+        lines += [f"- {p.what}: about {p.needed:,} tokens" for p in problems[:shown]]
     if len(problems) > shown:
         lines.append(f"- and {len(problems) - shown} more.")
+    if alike:
+        lines.append(f"{shorten[0].upper()}{shorten[1:]}, or choose a model with a larger "
+                     f"context window (or raise 'context window'{where} in Settings → Models "
+                     "if the model can read more).")
     return "\n".join(lines)
 
 

@@ -120,9 +120,10 @@ class Estimate(Counts):
     done_already: int = 0
     """Units of work already finished (kept in the project): they make no call."""
     done_what: str = ""
-    too_long: list[str] = field(default_factory=list)
-    """Inputs the model cannot read at once, one sentence each (``core.llm.context``): the run
-    is refused before any call until they are shortened or another model is chosen."""
+    too_long: list[Any] = field(default_factory=list)
+    """Inputs the model cannot read at once (``core.llm.context.Overlong``, or a sentence
+    each): the run is refused before any call until they are shortened or another model is
+    chosen (``core.llm.context.refusal`` says so)."""
 
     @property
     def free(self) -> bool:
@@ -160,9 +161,11 @@ class Estimate(Counts):
     def details(self) -> list[str]:
         """The summary, tokens, each stage, the latency used and what is already done (after
         the inputs too long for the model, when there are any)."""
-        lines = [f"Cannot start: {p}" for p in self.too_long[:10]]
-        if len(self.too_long) > 10:
-            lines.append(f"Cannot start: and {len(self.too_long) - 10} more inputs too long.")
+        lines = []
+        if self.too_long:
+            from core.llm.context import refusal
+
+            lines = refusal(self.too_long).splitlines()
         lines.append(self.summary() + ".")
         if self.calls_max:
             lines.append("Tokens: " + _range(self.prompt_tokens, self.prompt_tokens_max)

@@ -264,16 +264,14 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
     """The estimate (:mod:`core.llm.estimate`) of :func:`run_conditions`: the debates still to
     run for each debate condition, and one call per item not yet judged for the single judge;
     with ``repeats`` N, of repeats 0..N-1 together (what each repeat still has to do)."""
+    from core.llm.context import limits_of
     from core.llm.estimate import StagePlan, estimate, measured_latency
     from core.majeval import _prompts
     from core.majeval import session as st
     from core.majeval.estimate import plan_for_state
     from core.majeval.model import evaluation_schema
-    from core.majeval.pipeline import RESULT_KIND
+    from core.majeval.pipeline import RESULT_KIND, refused_items
     from core.majeval.single_judge import TEMPLATE, judge_key, judge_values
-
-    from core.llm.context import limits_of
-    from core.majeval.pipeline import refused_items
     from core.majeval.single_judge import refused_items as refused_for_judge
 
     plan: list[Any] = []

@@ -483,12 +483,12 @@ class _Window:
 def too_long(personas: Sequence[Persona], item: Item, task: str,
              dimensions: Sequence[Dimension], scale: Scale, limits: Any, *,
              settings: DebateSettings | None = None,
-             descriptions: Mapping[str, str] | None = None) -> str:
+             descriptions: Mapping[str, str] | None = None) -> Any:
     """Why ``item`` cannot be debated by the group of ``personas`` with a model of ``limits``
     (an agent's standing instructions, which hold the item and its context, do not fit with
-    the shortest request), or ""."""
+    the shortest request): a ``core.llm.context.Overlong``, or None."""
     if limits is None or not personas:
-        return ""
+        return None
     settings = settings or DebateSettings()
     widest = 0
     for persona in personas:
@@ -497,14 +497,21 @@ def too_long(personas: Sequence[Persona], item: Item, task: str,
         messages = agent_template("phase1").messages(**values)
         widest = max(widest, context.prompt_tokens(messages))
     if widest <= limits.prompt:
-        return ""
-    label = f"the item “{item.id}”" + (f" (row {item.row})" if item.row else "")
+        return None
+    what = f"{item_label(item)}{' with its context' if item.context.strip() else ''}, " \
+           f"debated by the group {personas[0].group}"
+    return limits.overlong(what, widest, shorten=SHORTEN_ITEM)
+
+
+#: What to do with an item too long for the model.
+SHORTEN_ITEM = "shorten the item (or its context) in the file, or leave it out"
+
+
+def item_label(item: Item) -> str:
+    """"the item “q7” (row 8)" ("the item in row 8" when it has no id of its own)."""
     if item.row and item.id in (f"row {item.row}", str(item.row)):
-        label = f"the item in row {item.row}"
-    what = f"{label}{' with its context' if item.context.strip() else ''}, debated by the " \
-           f"group {personas[0].group},"
-    return limits.too_long(what, widest, shorten="shorten the item (or its context) in the "
-                           "file, or leave it out")
+        return f"the item in row {item.row}"
+    return f"the item “{item.id}”" + (f" (row {item.row})" if item.row else "")
 
 
 #: Steps of phase 2: their standing instructions end with the group's first evaluations.

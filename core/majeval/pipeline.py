@@ -268,10 +268,10 @@ def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
 def refused_items(personas: Sequence[Persona], items: Sequence[Item], task: str,
                   dimensions: Sequence[Dimension], scale: Scale, limits: Any, *,
                   settings: DebateSettings | None = None,
-                  descriptions: Mapping[str, str] | None = None) -> list[str]:
-    """The sentences refusing the items too long for a model with ``limits`` (an agent's
-    standing instructions with the item do not fit), one per item and group; empty when every
-    item fits (:func:`core.majeval.debate.too_long`)."""
+                  descriptions: Mapping[str, str] | None = None) -> list[Any]:
+    """The items too long for a model with ``limits`` (an agent's standing instructions with
+    the item do not fit), one ``core.llm.context.Overlong`` per item and group; empty when
+    every item fits (:func:`core.majeval.debate.too_long`)."""
     if limits is None:
         return []
     return [why for item in items for members in groups_of(personas).values()

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from core import prompts
 from core.llm import LLMFailure, Rejection, context
 from core.majeval import _prompts
-from core.majeval.debate import evaluation_format
+from core.majeval.debate import SHORTEN_ITEM, evaluation_format, item_label
 from core.majeval.model import Dimension, Item, JsonLLM, Scale, evaluation_schema, scores_of
 from core.runs import CancelToken, Progress, UnitStore, run_units, units_at_once
 from core.runs import unit_key as runs_unit_key
@@ -79,8 +79,8 @@ async def judge_item(item: Item, task: str, dimensions: Sequence[Dimension], sca
 
 
 def refused_items(items: Sequence[Item], task: str, dimensions: Sequence[Dimension],
-                  scale: Scale, limits: Any) -> list[str]:
-    """The sentences refusing the items too long for the single judge with a model of
+                  scale: Scale, limits: Any) -> list[Any]:
+    """The items too long for the single judge with a model of
     ``limits`` (the prompt with the item and its context does not fit), before any call."""
     if limits is None:
         return []
@@ -90,11 +90,9 @@ def refused_items(items: Sequence[Item], task: str, dimensions: Sequence[Dimensi
         tokens = context.prompt_tokens(template.messages(**judge_values(item, task, dimensions,
                                                                         scale)))
         if tokens > limits.prompt:
-            label = f"the item “{item.id}”" + (f" (row {item.row})" if item.row else "")
-            what = f"{label}{' with its context' if item.context.strip() else ''}, for the " \
-                   "single judge,"
-            out.append(limits.too_long(what, tokens, shorten="shorten the item (or its "
-                                       "context) in the file, or leave it out"))
+            what = f"{item_label(item)}{' with its context' if item.context.strip() else ''}, " \
+                   "for the single judge"
+            out.append(limits.overlong(what, tokens, shorten=SHORTEN_ITEM))
     return out
 
 

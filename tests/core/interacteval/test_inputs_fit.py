@@ -17,8 +17,7 @@ from core.interacteval import Attribute, Dimension, StageError
 from core.interacteval.attribute_clustering import cluster_attributes
 from core.interacteval.component_extraction import extract_components
 from core.interacteval.grounded import note_word_groups
-from core.llm import Gateway, MemoryCache, ScriptedLLM
-from core.llm import context
+from core.llm import Gateway, MemoryCache, ScriptedLLM, context
 
 NOTES = Path("/work/shared/data/interacteval/summeval/coherence/human_llm_attributes.txt")
 DEFINITION = NOTES.with_name("dimension_definition.txt")

@@ -47,7 +47,7 @@ SAMPLES = {
 
 
 def _tiktoken(name: str):
-    import litellm  # noqa: F401  (sets the offline cache folder of its bundled encodings)
+    import litellm  # its bundled encodings are read offline from its own folder
 
     tiktoken = pytest.importorskip("tiktoken")
     folder = Path(litellm.__file__).parent / "litellm_core_utils" / "tokenizers"

@@ -5,6 +5,8 @@ Chinese is cut into chunks that fit a real tokenizer."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from core.llm import Gateway, MemoryCache, ScriptedLLM
@@ -74,8 +76,7 @@ async def test_a_long_debate_fits_a_small_window_and_keeps_the_prefix():
     # the requests repeat the one before them as a prefix
     discussions = [r.messages[-1]["content"].split("\n\nIt is your turn")[0]
                    for r in later if kind(r.messages) == "turn"]
-    grows = sum(after.startswith(before) for before, after in zip(discussions[4:],
-                                                                    discussions[5:]))
+    grows = sum(after.startswith(before) for before, after in pairwise(discussions[4:]))
     assert grows >= len(discussions[5:]) // 2
 
 
