@@ -113,3 +113,30 @@ async def test_a_long_checklist_is_asked_in_parts_with_the_same_score(answering)
     assert [a.answer for a in parts.answers] == [a.answer for a in whole.answers]
     # every request held the whole text and its source
     assert all(record["system_output"].strip() in r.prompt for r in small.requests)
+
+
+# ------------------------------------------------------------------- MAJ-Eval, same rule
+def test_majeval_run_refuses_an_item_too_long_before_any_call(tmp_path, capsys):
+    from core.llm import ScriptedLLM
+
+    model = ScriptedLLM(lambda messages: {}, name="majeval-cli-long")
+    pd.DataFrame({"group": ["Parents", "Parents"], "name": ["Dana Ray", "Eli Stone"],
+                  "perspective": ["Fun questions.", "Short questions."]}).to_excel(
+        tmp_path / "p.xlsx", index=False, sheet_name="Personas")
+    pd.DataFrame({"id": ["q1", "q2"],
+                  "content": ["Q: What does a fox eat? A: Mice.", _long_text()],
+                  "story": ["A fox story.", "A long story."]}).to_excel(
+        tmp_path / "items.xlsx", index=False)
+    (tmp_path / "task.txt").write_text("Judge QA pairs for children.\n", encoding="utf-8")
+    try:
+        code = main(["majeval", "run", "--personas", str(tmp_path / "p.xlsx"), "--items",
+                     str(tmp_path / "items.xlsx"), "--task-file", str(tmp_path / "task.txt"),
+                     "--model", model.model, "-o", str(tmp_path / "r.xlsx")])
+    finally:
+        model.close()
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert model.calls == 0 and not (tmp_path / "r.xlsx").exists()
+    assert "Nothing was sent to the model" in err
+    assert "The item “q2” (row 3) with its context, debated by the group Parents, is too long" \
+        in err

@@ -207,3 +207,25 @@ def test_split_items_evens_out_the_parts():
     assert all(context.prompt_tokens(prompt_of(p)) <= limits.prompt for p in parts)
     sizes = [len(p) for p in parts]
     assert len(parts) >= 2 and max(sizes) - min(sizes) <= 2
+
+
+def test_the_estimate_counts_the_parts_a_run_sends_and_no_call_for_a_refused_text(notes):
+    from core.interacteval import Checklist, ChecklistItem, ScoringSettings, TextItem
+    from core.interacteval.checklist_scoring import question_parts, refused_texts
+    from core.interacteval.estimate import plan_scoring
+    from core.interacteval.grounded import note_question
+
+    checklist = Checklist(dimension="Coherence", items=[
+        ChecklistItem(question=note_question(a.text)) for a in notes])
+    items = [TextItem(id="short", text="The council met. It agreed on a plan."),
+             TextItem(id="long", row=3, text="The council met and talked. " * 1500)]
+    limits = context.Limits(window=4096, answer=512, model="m")
+    stages, _done = plan_scoring([checklist], items, ScoringSettings(), limits=limits)
+    parts = question_parts(checklist, items[0], limits)
+    assert len(parts) >= 2
+    assert len(stages[0].prompts) == len(parts)  # the short text's parts; none for the long
+    assert all(context.prompt_tokens(p) <= limits.prompt for p in stages[0].prompts)
+    refused = refused_texts([checklist], items, ScoringSettings(), limits)
+    assert [r.what for r in refused] == ["the text “long” (row 3), scored on Coherence"]
+    unlimited, _done = plan_scoring([checklist], items, ScoringSettings())
+    assert len(unlimited[0].prompts) == 2  # without limits: one call per text, as before
