@@ -11,9 +11,9 @@ before anything is sent.
   English lines, 0.34 in others; each digit, each ASCII sign and each line break one token; a
   letter with a diacritic 2; Cyrillic 0.75, Greek 1.2, Hebrew/Arabic 1.2, Indic and Thai 1.3,
   Chinese and Japanese 1.5, Korean 2 per character; anything else its UTF-8 bytes. Measured
-  against ten tokenizers (Llama 2/Mistral 7B, Phi-3, Llama 3, Qwen 2, Gemma 3 and 4, Command-R,
-  GPT-4's and GPT-4o's) on texts in 24 languages, clinical notes, tables and emoji, it is at
-  most 5% under the largest of them and 15-35% over for English (``tests/benchmarks/
+  against ten tokenizers (Llama 2/Mistral 7B, Phi-3, Llama 3, Qwen 2 and 3.5, Gemma 3 and 4,
+  Command-R, GPT-4's and GPT-4o's) on texts in 24 languages, clinical notes, tables and emoji,
+  it is at most 5% under the largest of them and 4-27% over for English (``tests/benchmarks/
   bench_prompt_tokens.py``); plus each message's chat-template tokens.
 * :class:`Limits` (:func:`limits_of` for a step's model): the window, the room kept for the
   answer (the profile's ``max_tokens``), the room left for a prompt, and the plain sentence that
