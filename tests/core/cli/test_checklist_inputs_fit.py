@@ -140,3 +140,21 @@ def test_majeval_run_refuses_an_item_too_long_before_any_call(tmp_path, capsys):
     assert "Nothing was sent to the model" in err
     assert "The item “q2” (row 3) with its context, debated by the group Parents, is too long" \
         in err
+
+
+def test_checklist_build_refuses_a_rated_sample_too_long_before_any_call(
+        inputs, scripted_model, capsys):  # noqa: F811
+    samples = pd.read_excel(inputs / "samples.xlsx", dtype=str)
+    samples.loc[5, "source"] = _long_text()  # the sample with score 5, always suggested
+    samples.to_excel(inputs / "samples.xlsx", index=False)
+    code = main(["checklist", "build", "--dimension", "Coherence",
+                 "--definition-file", str(inputs / "def.txt"),
+                 "--samples", str(inputs / "samples.xlsx"),
+                 "--notes", str(inputs / "anna.txt"),
+                 "--model", "scripted/ie-cli", "-o", str(inputs / "c.xlsx")])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert scripted_model.calls == 0 and not (inputs / "c.xlsx").exists()
+    assert "Nothing was sent to the model" in err
+    assert "The rated sample in row 7 is too long for 'scripted/ie-cli'" in err
+    assert "choose a shorter sample" in err.casefold()
