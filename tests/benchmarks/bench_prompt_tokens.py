@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from core.llm.context import text_tokens  # noqa: E402
+from core.llm.context import text_tokens
 
 SHARED = Path("/work/shared/data")
 #: Vocabularies of models people run today; the others are shown apart.
@@ -78,6 +78,10 @@ def _shared_texts() -> dict[str, str]:
     return out
 
 
+def _counter(model: object) -> object:
+    return lambda text: model.tokenize(text.encode(), add_bos=False)
+
+
 def _tokenizers(vocab: Path | None) -> dict[str, object]:
     found: dict[str, object] = {}
     try:
@@ -90,12 +94,11 @@ def _tokenizers(vocab: Path | None) -> dict[str, object]:
             name = Path(path).stem.replace("ggml-vocab-", "")
             if "bert" in name:
                 continue  # an embedding model's vocabulary
-            model = Llama(model_path=path, vocab_only=True, verbose=False)
-            found[name] = (lambda m: lambda t: len(m.tokenize(t.encode(), add_bos=False)))(model)
+            found[name] = _counter(Llama(model_path=path, vocab_only=True, verbose=False))
         from core.llm._local import bundled_gguf_path
 
-        gemma = Llama(model_path=str(bundled_gguf_path()), vocab_only=True, verbose=False)
-        found["gemma-3 (bundled)"] = lambda t: len(gemma.tokenize(t.encode(), add_bos=False))
+        found["gemma-3 (bundled)"] = _counter(Llama(model_path=str(bundled_gguf_path()),
+                                                    vocab_only=True, verbose=False))
     import litellm
     import tiktoken
 
@@ -106,7 +109,7 @@ def _tokenizers(vocab: Path | None) -> dict[str, object]:
             encoding = tiktoken.get_encoding(name)
         except Exception:  # noqa: BLE001, S112 - not bundled with this litellm
             continue
-        found[name] = (lambda e: lambda t: len(e.encode(t)))(encoding)
+        found[name] = encoding.encode
     return found
 
 
@@ -120,13 +123,13 @@ def main() -> None:
     older = [n for n in tokenizers if n not in COMMON]
     texts = {**SAMPLES, **_shared_texts()}
     print(f"Tokenizers: common {', '.join(common)}; older {', '.join(older) or 'none'}")
-    print(f"| text | characters | ours | largest common (which) | largest / ours "
-          f"| largest older / ours |")
+    print("| text | characters | ours | largest common (which) | largest / ours "
+          "| largest older / ours |")
     print("|---|---:|---:|---|---:|---:|")
     worst = 0.0
     for name, text in texts.items():
         ours = text_tokens(text)
-        counts = {n: tokenizers[n](text) for n in tokenizers}
+        counts = {n: len(tokenizers[n](text)) for n in tokenizers}
         top = max(common, key=lambda n: counts[n])
         ratio = counts[top] / ours
         worst = max(worst, ratio)
