@@ -219,11 +219,15 @@ def say_estimate(estimate: Any, dry_run: bool) -> bool:
 def estimate_or_stop(make: Callable[[], Any], dry_run: bool) -> Any | None:
     """The run's estimate from ``make()``, said as :func:`say_estimate` says it; None when
     ``--dry-run`` stops there. A ValueError from ``make`` (settings the run cannot start with)
-    is the user's to fix."""
+    and inputs the model cannot read at once (``estimate.too_long``) are the user's to fix."""
     try:
         estimate = make()
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    if getattr(estimate, "too_long", None):  # inputs the model cannot read: before any call
+        from core.llm.context import refusal
+
+        raise UserError(refusal(estimate.too_long))
     return None if say_estimate(estimate, dry_run) else estimate
 
 

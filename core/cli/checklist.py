@@ -595,6 +595,10 @@ def run_compare(args: argparse.Namespace) -> int:
                                           repeats=args.repeats)
         repeated = (f"Repeats: each condition's scoring calls are made {args.repeats} times "
                     "(counted in the estimate); the checklists are built once.")
+        if est.too_long:  # inputs the model cannot read at once: before any call
+            from core.llm.context import refusal
+
+            raise UserError(refusal(est.too_long))
         if say_estimate(est, args.dry_run):
             if args.repeats > 1:
                 print(repeated)

@@ -11,8 +11,8 @@ from pydantic import BaseModel
 from core import prompts
 from core.interacteval import _prompts
 from core.interacteval.model import Attribute, Dimension, JsonLLM, StageError
-from core.llm import LLMFailure
-from core.runs import CancelToken, Progress
+from core.llm import LLMFailure, context
+from core.runs import Cancelled, CancelToken, Progress
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -160,3 +160,42 @@ def unique_attributes(attributes: Sequence[Attribute]) -> list[Attribute]:
         seen.add(key)
         out.append(attribute)
     return out
+
+
+# ------------------------------------------------------------------ inputs that fit the model
+def note_label(attributes: Sequence[Attribute], index: int) -> str:
+    """"note 12 (by Anna)": which think-aloud attribute, for a message."""
+    source = attributes[index].source
+    return f"note {index + 1}" + (f" (by {source})" if source else "")
+
+
+def split_to_fit(items: Sequence[Any], prompt_of: Callable[[Sequence[Any]], Any],
+                 limits: context.Limits | None, *, stage: str, dimension: str,
+                 reply_of: Callable[[Sequence[Any]], int] | None = None,
+                 what: Callable[[int], str] | None = None,
+                 shorten: str = "shorten it") -> list[list[Any]]:
+    """:func:`core.llm.context.split_items` for a construction step: ``items`` in parts whose
+    prompt fits the model; an item that cannot fit alone is a :class:`StageError` (kind
+    "too_long") naming it, before any call."""
+    try:
+        return context.split_items(items, prompt_of, limits, reply_of=reply_of, what=what,
+                                   shorten=shorten)
+    except context.TooLong as exc:
+        raise StageError(f"{stage} for {dimension}: {exc.message}", stage=stage,
+                         dimension=dimension, kind="too_long") from None
+
+
+async def each_part(calls: Sequence[Any]) -> list[Any]:
+    """Await the calls of a step's parts together (the model's own limit on calls at once
+    applies) and return their results in order; the first failure is raised after all have
+    ended (finished answers are kept in the cache for a re-run)."""
+    import asyncio
+
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, Cancelled):
+            raise result
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return list(results)

@@ -13,6 +13,10 @@ names it.
 With the built-in small model (:mod:`core.interacteval.grounded`) a note goes under the
 component named with its own words (the first such component); the model puts only the other
 notes, choosing each one's component from the listed names.
+
+Notes that do not fit the model's context window in one prompt (with room for the reply) are
+sorted in parts of consecutive notes, each part under the same components and with the notes'
+own numbers; the parts' placements are put together (each note is placed by one part only).
 """
 
 from __future__ import annotations
@@ -23,16 +27,19 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
-from core.prompts import WholeNumber
+from core.interacteval import _prompts
 from core.interacteval._common import (
     align,
     ask,
+    each_part,
     exactly,
     fold,
+    note_label,
     numbered,
     one_per_component,
     progress_or_silent,
     quoted,
+    split_to_fit,
 )
 from core.interacteval.grounded import in_note, uses_grounded_path
 from core.interacteval.model import (
@@ -43,7 +50,8 @@ from core.interacteval.model import (
     JsonLLM,
     StageError,
 )
-from core.llm import Rejection
+from core.llm import Rejection, context
+from core.prompts import WholeNumber
 from core.runs import CancelToken, Progress
 
 __all__ = ["cluster_attributes"]
@@ -62,15 +70,16 @@ class Clusters(BaseModel):
     clusters: list[ClusterReply] = Field(min_length=1)
 
 
-def clusters_schema(components: Sequence[str], count: int) -> type[Clusters]:
+def clusters_schema(components: Sequence[str], count: int, first: int = 1) -> type[Clusters]:
     """:class:`Clusters` held (for a model with structured output) to one cluster per listed
-    component, in order (:func:`one_per_component`), and to note numbers 1 to ``count``; the reply is still checked in
-    full, since not every server holds its model to the schema."""
+    component, in order (:func:`one_per_component`), and to note numbers ``first`` to
+    ``first + count - 1``; the reply is still checked in full, since not every server holds its
+    model to the schema."""
 
     def tighten(schema: dict[str, Any]) -> None:
         cluster = schema["$defs"]["ClusterReply"]
         cluster["properties"]["notes"].update(
-            items={"type": "integer", "enum": list(range(1, count + 1))},
+            items={"type": "integer", "enum": list(range(first, first + count))},
             minItems=1, maxItems=count)
         cluster["required"] = ["component", "notes"]
         one_per_component(schema, "clusters", "ClusterReply", components)
@@ -104,7 +113,8 @@ def placements_schema(components: Sequence[str], notes: Sequence[int]) -> type[P
 
 async def _grounded_clusters(dimension: Dimension, components: list[str],
                              attributes: Sequence[Attribute], llm: JsonLLM,
-                             cancel: CancelToken | None) -> AttributeClusters:
+                             cancel: CancelToken | None,
+                             limits: context.Limits | None) -> AttributeClusters:
     result = AttributeClusters(clusters=[AttributeCluster(component=c) for c in components])
     others: list[int] = []  # 1-based numbers of notes that hold no component's name
     for number, attribute in enumerate(attributes, 1):
@@ -123,24 +133,37 @@ async def _grounded_clusters(dimension: Dimension, components: list[str],
                         f"{quoted(names)}); use the names exactly as listed")
             return ""
 
-        reply = await ask(
-            llm, "note_placement", placements_schema(components, others),
-            {
+        def values(numbers: Sequence[int]) -> dict[str, Any]:
+            return {
                 "dimension": dimension.name,
                 "components": numbered(components),
                 "attributes": "\n".join(f"{n}. {' '.join(attributes[n - 1].text.split())}"
-                                        for n in others),
-                "n_notes": len(others),
-            },
-            stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
-        )
+                                        for n in numbers),
+                "n_notes": len(numbers),
+            }
+
+        longest = max(components, key=len)
+        template = _prompts.load("note_placement")
+        parts = split_to_fit(
+            others, lambda part: template.messages(**values(part)), limits, stage=STAGE,
+            dimension=dimension.name, what=lambda i: note_label(attributes, others[i] - 1),
+            reply_of=lambda part: context.reply_tokens({"placements": [
+                {"note": n, "component": longest} for n in part]}),
+            shorten="shorten that note (one attribute per line)")
+
+        async def place(part: Sequence[int]) -> Placements:
+            return await ask(llm, "note_placement", placements_schema(components, part),
+                             values(part), stage=STAGE, dimension=dimension.name,
+                             cancel=cancel, check=check)
+
         placed: set[int] = set()
-        for entry in reply.placements:  # by exact name: several notes may share a component
-            index = by_name.get(fold(entry.component))
-            if index is None or entry.note not in others or entry.note in placed:
-                continue
-            placed.add(entry.note)
-            result.clusters[index].attributes.append(attributes[entry.note - 1])
+        for reply in await each_part([place(part) for part in parts]):
+            for entry in reply.placements:  # by exact name: several notes may share one
+                index = by_name.get(fold(entry.component))
+                if index is None or entry.note not in others or entry.note in placed:
+                    continue
+                placed.add(entry.note)
+                result.clusters[index].attributes.append(attributes[entry.note - 1])
         result.left_out = [attributes[n - 1] for n in others if n not in placed]
         if result.left_out:
             result.remarks.append(
@@ -175,9 +198,11 @@ async def cluster_attributes(
         raise StageError(f"{STAGE} for {dimension.name} needs think-aloud attributes.",
                          stage=STAGE, dimension=dimension.name)
     progress = progress_or_silent(progress)
-    progress.start(f"Grouping the attributes of {dimension.name}", total=1)
+    limits = await context.limits_for(llm)
     if uses_grounded_path(llm, grounded):
-        grouped = await _grounded_clusters(dimension, components, attributes, llm, cancel)
+        progress.start(f"Grouping the attributes of {dimension.name}", total=1)
+        grouped = await _grounded_clusters(dimension, components, attributes, llm, cancel,
+                                           limits)
         count = len(attributes) - len(grouped.left_out)
         if not count:
             raise StageError(
@@ -188,50 +213,57 @@ async def cluster_attributes(
         progress.advance(1, f"{count} of {len(attributes)} attributes placed")
         return grouped
 
-    def check(reply: Clusters) -> Rejection | None:
-        names = [c.component for c in reply.clusters]
-        if all(index is None for index in align(names, components)):
-            return Rejection(
-                f"the reply names none of the listed components (it named {quoted(names)}); "
-                f"use the names exactly as listed: {quoted(components)}")
-        if not any(1 <= n <= len(attributes) for c in reply.clusters for n in c.notes):
-            return Rejection(f"the reply puts no note under any component; give the numbers "
-                             f"of the notes (1 to {len(attributes)}) under each component")
-        return None
+    numbers = list(range(1, len(attributes) + 1))
+    template = _prompts.load("attribute_clustering")
+    parts = split_to_fit(
+        numbers, lambda part: template.messages(**_values(dimension, components, attributes,
+                                                          part)),
+        limits, stage=STAGE, dimension=dimension.name,
+        reply_of=lambda part: context.reply_tokens({"clusters": [
+            {"component": c, "notes": list(part) if i == 0 else []}
+            for i, c in enumerate(components)]}),
+        what=lambda i: note_label(attributes, i),
+        shorten="shorten that note (one attribute per line)")
+    progress.start(f"Grouping the attributes of {dimension.name}", total=len(parts))
 
-    reply = await ask(
-        llm, "attribute_clustering", clusters_schema(components, len(attributes)),
-        {
-            "dimension": dimension.name,
-            "components": numbered(components),
-            "n_components": len(components),
-            "attributes": numbered([a.text for a in attributes]),
-        },
-        stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
-    )
+    async def one(part: Sequence[int]) -> Clusters:
+        reply = await _cluster_part(dimension, components, attributes, part, llm, cancel)
+        if len(parts) > 1:
+            progress.advance(1, f"notes {part[0]} to {part[-1]} sorted")
+        return reply
+
+    replies = await each_part([one(part) for part in parts])
     result = AttributeClusters(clusters=[AttributeCluster(component=c) for c in components])
     placed: set[int] = set()
-    positions = align([c.component for c in reply.clusters], components)
-    for entry, index in zip(reply.clusters, positions):
-        if index is None:
-            notes = ", ".join(str(n) for n in entry.notes) or "none"
-            result.remarks.append(
-                f"The model named a component that is not in the list ({quoted([entry.component])}"
-                f"), so its notes (numbers {notes}) were not placed: they are among the "
-                "left-out attributes. Put them under a component by hand, or run the step again."
-            )
-            continue
-        for number in entry.notes:
-            if not 1 <= number <= len(attributes):
+    for part, reply in zip(parts, replies):
+        positions = align([c.component for c in reply.clusters], components)
+        for entry, index in zip(reply.clusters, positions):
+            if index is None:
+                notes = ", ".join(str(n) for n in entry.notes) or "none"
                 result.remarks.append(
-                    f"The model referred to note {number}, but there are only {len(attributes)} "
-                    "notes; it was ignored."
+                    f"The model named a component that is not in the list "
+                    f"({quoted([entry.component])}), so its notes (numbers {notes}) were not "
+                    "placed: they are among the left-out attributes. Put them under a "
+                    "component by hand, or run the step again."
                 )
                 continue
-            if number - 1 in placed:
-                continue
-            placed.add(number - 1)
-            result.clusters[index].attributes.append(attributes[number - 1])
+            for number in entry.notes:
+                if number not in part:
+                    result.remarks.append(
+                        f"The model referred to note {number}, but there are only "
+                        f"{len(attributes)} notes; it was ignored." if len(parts) == 1 else
+                        f"The model referred to note {number}, but the notes it was given were "
+                        f"numbered {part[0]} to {part[-1]}; it was ignored."
+                    )
+                    continue
+                if number - 1 in placed:
+                    continue
+                placed.add(number - 1)
+                result.clusters[index].attributes.append(attributes[number - 1])
+    if len(parts) > 1:  # in the notes' order, whichever part placed them
+        order = {id(a): i for i, a in enumerate(attributes)}
+        for cluster in result.clusters:
+            cluster.attributes.sort(key=lambda a: order[id(a)])
     result.left_out = [a for i, a in enumerate(attributes) if i not in placed]
     if not placed:
         raise StageError(
@@ -241,3 +273,70 @@ async def cluster_attributes(
         )
     progress.advance(1, f"{len(placed)} of {len(attributes)} attributes placed")
     return result
+
+
+def clusters_part_prompts(dimension: Dimension, attributes: Sequence[Attribute],
+                          limits: context.Limits | None, *, grounded: bool = False,
+                          components: Sequence[str] = ()) -> list[Any]:
+    """The prompts sorting ``attributes`` under ``components`` (five stand-ins when not known
+    yet), one per part that fits the model: for the estimate before a run."""
+    components = list(components) or [f"(component {i})" for i in range(1, 6)]
+    numbers = list(range(1, len(attributes) + 1))
+    if grounded:
+        template = _prompts.load("note_placement")
+
+        def prompt_of(part: Sequence[int]) -> Any:
+            return template.messages(
+                dimension=dimension.name, components=numbered(components),
+                attributes="\n".join(f"{n}. {' '.join(attributes[n - 1].text.split())}"
+                                     for n in part), n_notes=len(part))
+
+        reply_of = (lambda part: context.reply_tokens({"placements": [
+            {"note": n, "component": max(components, key=len)} for n in part]}))
+    else:
+        template = _prompts.load("attribute_clustering")
+
+        def prompt_of(part: Sequence[int]) -> Any:
+            return template.messages(**_values(dimension, components, attributes, part))
+
+        reply_of = (lambda part: context.reply_tokens({"clusters": [
+            {"component": c, "notes": list(part) if i == 0 else []}
+            for i, c in enumerate(components)]}))
+    parts = split_to_fit(numbers, prompt_of, limits, stage=STAGE, dimension=dimension.name,
+                         reply_of=reply_of, what=lambda i: note_label(attributes, i))
+    return [prompt_of(part) for part in parts]
+
+
+def _values(dimension: Dimension, components: Sequence[str], attributes: Sequence[Attribute],
+            numbers: Sequence[int]) -> dict[str, Any]:
+    return {
+        "dimension": dimension.name,
+        "components": numbered(components),
+        "n_components": len(components),
+        "attributes": "\n".join(f"{n}. {' '.join(attributes[n - 1].text.split())}"
+                                for n in numbers),
+    }
+
+
+async def _cluster_part(dimension: Dimension, components: list[str],
+                        attributes: Sequence[Attribute], numbers: Sequence[int], llm: JsonLLM,
+                        cancel: CancelToken | None) -> Clusters:
+    """One call sorting the notes numbered ``numbers`` (consecutive) under ``components``."""
+
+    def check(reply: Clusters) -> Rejection | None:
+        names = [c.component for c in reply.clusters]
+        if all(index is None for index in align(names, components)):
+            return Rejection(
+                f"the reply names none of the listed components (it named {quoted(names)}); "
+                f"use the names exactly as listed: {quoted(components)}")
+        if not any(n in numbers for c in reply.clusters for n in c.notes):
+            return Rejection(f"the reply puts no note under any component; give the numbers "
+                             f"of the notes ({numbers[0]} to {numbers[-1]}) under each "
+                             "component")
+        return None
+
+    return await ask(
+        llm, "attribute_clustering", clusters_schema(components, len(numbers), numbers[0]),
+        _values(dimension, components, attributes, numbers),
+        stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
+    )

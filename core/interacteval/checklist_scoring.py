@@ -29,6 +29,12 @@ unanswered questions gets **no score**: its status is "incomplete", the note lis
 questions, and a resumed run asks them again (an unusable answer is never cached). A text the
 model gave no usable answer for at all is "failed".
 
+A checklist whose prompt, with the text and its source, does not fit the model's context window
+is asked in parts of consecutive questions (:func:`question_parts`; the whole checklist in one
+call whenever it fits), and the parts' answers are put together: every question is still
+answered about the whole text. A text that does not fit even with one question is refused
+before the run (:func:`too_long`), by name, and fails without a call if it is scored anyway.
+
 Legacy count (``counting="legacy"``, for replicating the paper's numbers only): the authors'
 code counted the case-sensitive substring "Yes" in the model's reply. Here that is done per
 question: a question counts as yes when its answer holds "Yes" with a capital Y (so a
@@ -48,6 +54,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from core.interacteval import _prompts
 from core.interacteval._common import ask
 from core.interacteval.model import (
     Checklist,
@@ -58,7 +65,7 @@ from core.interacteval.model import (
     TextItem,
     TextScore,
 )
-from core.llm import Rejection
+from core.llm import Rejection, context
 from core.prompts import fence
 from core.runs import CancelToken
 from core.words import count as count_of
@@ -70,8 +77,12 @@ __all__ = [
     "checklist_score",
     "legacy_count",
     "parse_answer",
+    "question_parts",
     "read_answers",
+    "refused_texts",
     "score_text",
+    "text_label",
+    "too_long",
 ]
 
 STAGE = "Checklist scoring"
@@ -344,11 +355,104 @@ async def score_text(
     return _tally(base, asked, settings)
 
 
+# ------------------------------------------------------------------ inputs that fit the model
+def text_label(item: TextItem) -> str:
+    """"the text “a12” (row 14)" ("the text in row 14" when it has no id of its own): which
+    text, for a message."""
+    if item.row and item.id in (f"row {item.row}", str(item.row)):
+        return f"the text in row {item.row}"
+    return f"the text “{item.id}”" + (f" (row {item.row})" if item.row else "")
+
+
+def _listed_questions(questions: Sequence[str], numbers: Sequence[int]) -> str:
+    return "\n".join(f"{_key(i)}. {' '.join(questions[i - 1].split())}" for i in numbers)
+
+
+def _answers_tokens(numbers: Sequence[int]) -> int:
+    return context.reply_tokens({_key(n): "yes" for n in numbers})
+
+
+def question_parts(checklist: Checklist, item: TextItem, limits: context.Limits | None,
+                   numbers: Sequence[int] | None = None) -> list[list[int]]:
+    """The checklist's question numbers (or ``numbers``) in parts whose prompt, with the text
+    and its source, fits the model: one part (the whole checklist in one call, the paper's
+    setting) whenever it fits; otherwise each part is asked in its own call and the answers
+    are put together (every question is answered about the same whole text). Raises
+    :class:`core.llm.context.TooLong` when the text with its source does not fit even with one
+    question."""
+    questions = checklist.questions
+    numbers = list(numbers) if numbers is not None else list(range(1, len(questions) + 1))
+    template = _prompts.load("checklist_scoring")
+    values = _values(checklist, item)
+    try:
+        return context.split_items(
+            numbers, lambda part: template.messages(
+                **values, questions=_listed_questions(questions, part)), limits,
+            reply_of=_answers_tokens)
+    except context.TooLong as exc:
+        raise _text_too_long(checklist, item, limits, exc.needed) from None
+
+
+#: What to do with a text too long for the model.
+SHORTEN_TEXT = "shorten the text (or its source) in the file, or leave it out"
+
+
+def _overlong(checklist: Checklist, item: TextItem, limits: context.Limits,
+              needed: int) -> context.Overlong:
+    what = (f"{text_label(item)}{' with its source' if item.source.strip() else ''}, scored on "
+            f"{checklist.dimension}")
+    return limits.overlong(what, needed, shorten=SHORTEN_TEXT)
+
+
+def _text_too_long(checklist: Checklist, item: TextItem, limits: context.Limits | None,
+                   needed: int) -> context.TooLong:
+    if limits is None:
+        return context.TooLong(text_label(item), needed=needed)
+    overlong = _overlong(checklist, item, limits, needed)
+    error = context.TooLong(str(overlong), needed=needed, room=limits.prompt)
+    error.overlong = overlong  # type: ignore[attr-defined]
+    return error
+
+
+def too_long(checklist: Checklist, item: TextItem, limits: context.Limits | None,
+             settings: ScoringSettings | None = None) -> context.Overlong | None:
+    """Why ``item`` cannot be scored on ``checklist`` by a model with ``limits`` (its prompt
+    does not fit even with a single question; ``str()`` says so in a sentence), or None."""
+    if limits is None or not item.text.strip() or not checklist.questions:
+        return None
+    settings = settings or ScoringSettings()
+    questions = checklist.questions
+    if settings.mode == "per_question":
+        template = _prompts.load("question_scoring")
+        values = _values(checklist, item)
+        longest = max(questions, key=len)
+        messages = template.messages(**values, question=" ".join(longest.split()))
+        if context.prompt_tokens(messages) <= limits.prompt:
+            return None
+        return _overlong(checklist, item, limits, context.prompt_tokens(messages))
+    try:
+        question_parts(checklist, item, limits)
+    except context.TooLong as exc:
+        return getattr(exc, "overlong", None) or _overlong(checklist, item, limits, exc.needed)
+    return None
+
+
+def refused_texts(checklists: Sequence[Checklist], items: Sequence[TextItem],
+                  settings: ScoringSettings | None, limits: context.Limits | None
+                  ) -> list[context.Overlong]:
+    """:func:`too_long` of every text on every checklist: those that cannot be scored by a
+    model with ``limits`` (empty when all can)."""
+    if limits is None:
+        return []
+    return [why for checklist in checklists for item in items
+            if (why := too_long(checklist, item, limits, settings))]
+
+
 async def _ask_checklist(checklist: Checklist, item: TextItem, llm: JsonLLM, numbers: list[int],
                          settings: ScoringSettings, cancel: CancelToken | None, *,
                          complete: bool) -> BaseModel:
     questions = checklist.questions
-    listed = "\n".join(f"{_key(i)}. {' '.join(questions[i - 1].split())}" for i in numbers)
+    listed = _listed_questions(questions, numbers)
     return await ask(
         llm, "checklist_scoring", _schema_for(tuple(_key(i) for i in numbers)),
         {**_values(checklist, item), "questions": listed},
@@ -364,29 +468,33 @@ async def _ask_all(
 ) -> _Asked:
     questions = checklist.questions
     asked = _Asked(questions)
-    every = list(range(1, len(questions) + 1))
+    limits = await context.limits_for(llm)
     try:
-        reply = await _ask_checklist(checklist, item, llm, every, settings, cancel,
-                                     complete=False)
-    except StageError as exc:
-        asked.failures.append((exc.message, exc.kind))
+        parts = question_parts(checklist, item, limits)
+    except context.TooLong as exc:  # refused before the run; said here too, without a call
+        asked.failures.append((exc.message, "too_long"))
         return asked
-    by_key, asked.extra = _by_key(_reply_data(reply), {_key(n) for n in every})
-    for number in every:
-        asked.take(number, by_key.get(_key(number)))
+
+    async def ask_part(numbers: list[int], complete: bool) -> None:
+        try:
+            reply = await _ask_checklist(checklist, item, llm, numbers, settings, cancel,
+                                         complete=complete)
+        except StageError as exc:
+            asked.failures.append((exc.message, exc.kind))
+            return
+        by_key, extra = _by_key(_reply_data(reply), {_key(n) for n in numbers})
+        if not complete:
+            asked.extra += [k for k in extra if k not in asked.extra]
+        for number in numbers:
+            asked.take(number, by_key.get(_key(number)))
+
+    await asyncio.gather(*(ask_part(part, False) for part in parts))
     missing = asked.unanswered
     if missing and len(missing) < len(questions):
         # ask the unanswered questions again, alone; the gateway asks once more if any is
         # still without yes or no, and never caches that answer (so a resumed run asks again)
-        try:
-            again = await _ask_checklist(checklist, item, llm, missing, settings, cancel,
-                                         complete=True)
-        except StageError as exc:
-            asked.failures.append((exc.message, exc.kind))
-        else:
-            by_key, _extra = _by_key(_reply_data(again), {_key(n) for n in missing})
-            for number in missing:
-                asked.take(number, by_key.get(_key(number)))
+        again = question_parts(checklist, item, limits, missing)
+        await asyncio.gather(*(ask_part(part, True) for part in again))
     return asked
 
 
@@ -397,6 +505,10 @@ async def _ask_each(
     questions = checklist.questions
     asked = _Asked(questions)
     values = _values(checklist, item)
+    refused = too_long(checklist, item, await context.limits_for(llm), settings)
+    if refused:  # refused before the run; said here too, without a call
+        asked.failures.append((str(refused), "too_long"))
+        return asked
 
     async def one(number: int, question: str) -> tuple[int, Any, StageError | None]:
         try:

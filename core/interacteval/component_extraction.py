@@ -6,6 +6,12 @@ plain list of names the user may edit (rename, delete, add) before attributes ar
 
 With the built-in small model (:mod:`core.interacteval.grounded`) the model does not write
 names: for each note it chooses the words of that note that name what the note checks.
+
+Notes that do not fit the model's context window in one prompt (with room for the reply) are
+split into parts of consecutive notes (:func:`note_parts`). Each part gives its components;
+when all parts together name more than ``max_components``, one more call chooses those that
+recur among the parts' names (``component_merge``, each name with how many parts named it). On
+the grounded path the parts' names are taken in the notes' order, as with one part.
 """
 
 from __future__ import annotations
@@ -17,21 +23,26 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
-from core.prompts import WholeNumber
+from core.interacteval import _prompts
 from core.interacteval._common import (
     ask,
     attribute_lines,
     dimension_values,
+    each_part,
     exactly,
     fold,
+    note_label,
     numbered,
     progress_or_silent,
+    split_to_fit,
 )
 from core.interacteval.grounded import note_word_groups, uses_grounded_path
 from core.interacteval.model import Attribute, Dimension, JsonLLM, StageError
+from core.llm import context
+from core.prompts import WholeNumber
 from core.runs import CancelToken, Progress
 
-__all__ = ["MAX_COMPONENTS", "extract_components"]
+__all__ = ["MAX_COMPONENTS", "extract_components", "grounded_parts", "note_parts"]
 
 STAGE = "Component extraction"
 #: The paper's limit: more components overlap and add noise.
@@ -76,10 +87,34 @@ def note_names_schema(notes: Sequence[str]) -> type[NoteNames]:
     return prompts.held_to(NoteNames, tighten)
 
 
-async def _grounded_components(dimension: Dimension, attributes: Sequence[Attribute],
-                               llm: JsonLLM, max_components: int,
-                               cancel: CancelToken | None) -> list[str]:
-    notes = [" ".join(a.text.split()) for a in attributes]
+def _grounded_values(dimension: Dimension, notes: Sequence[str]) -> dict[str, Any]:
+    return {**dimension_values(dimension), "attributes": numbered(notes), "n_notes": len(notes)}
+
+
+def _grounded_reply_tokens(notes: Sequence[str]) -> int:
+    """Tokens of the reply for ``notes`` on the grounded path: one entry per note, with the
+    longest name the note allows."""
+    return context.reply_tokens({"components": [
+        {"note": i, "name": max(note_word_groups(text) or [""], key=len)}
+        for i, text in enumerate(notes, 1)]})
+
+
+def grounded_parts(dimension: Dimension, attributes: Sequence[Attribute],
+                   limits: context.Limits | None) -> list[list[Attribute]]:
+    """The notes of the grounded path in parts whose prompt and reply (one entry per note) fit
+    the model (one part when they all fit)."""
+    template = _prompts.load("component_names")
+    return split_to_fit(
+        attributes, lambda part: template.messages(**_grounded_values(
+            dimension, [" ".join(a.text.split()) for a in part])),
+        limits, stage=STAGE, dimension=dimension.name,
+        reply_of=lambda part: _grounded_reply_tokens([" ".join(a.text.split()) for a in part]),
+        what=lambda i: note_label(attributes, i), shorten=SHORTEN_NOTE)
+
+
+async def _grounded_names(dimension: Dimension, part: Sequence[Attribute], llm: JsonLLM,
+                          cancel: CancelToken | None) -> list[str]:
+    notes = [" ".join(a.text.split()) for a in part]
 
     def check(reply: NoteNames) -> str:
         wrong = [f"note {e.note}" for e in reply.components
@@ -91,20 +126,92 @@ async def _grounded_components(dimension: Dimension, attributes: Sequence[Attrib
         return ""
 
     reply = await ask(
-        llm, "component_names", note_names_schema(notes),
-        {
-            **dimension_values(dimension),
-            "attributes": numbered(notes),
-            "n_notes": len(notes),
-        },
+        llm, "component_names", note_names_schema(notes), _grounded_values(dimension, notes),
         stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
     )
+    return [" ".join(entry.name.split()) for entry in reply.components]
+
+
+async def _grounded_components(dimension: Dimension, parts: Sequence[Sequence[Attribute]],
+                               llm: JsonLLM, max_components: int, progress: Progress,
+                               cancel: CancelToken | None) -> list[str]:
+    async def one(part: Sequence[Attribute]) -> list[str]:
+        found = await _grounded_names(dimension, part, llm, cancel)
+        progress.advance(1, ", ".join(found[:3]))
+        return found
+
     names: list[str] = []
-    for entry in reply.components:
-        name = " ".join(entry.name.split())
-        if fold(name) not in {fold(n) for n in names}:
-            names.append(name)
+    for found in await each_part([one(part) for part in parts]):  # in the notes' order
+        for name in found:
+            if fold(name) not in {fold(n) for n in names}:
+                names.append(name)
     return names[:max_components]
+
+
+#: What to do with a note too long for the model on its own.
+SHORTEN_NOTE = "shorten that note (one attribute per line)"
+#: Tokens of a reply naming the components: at most this many per component.
+NAME_TOKENS = 24
+
+
+def _values(dimension: Dimension, attributes: Sequence[Attribute],
+            max_components: int) -> dict[str, Any]:
+    return {**dimension_values(dimension), "attributes": attribute_lines(attributes),
+            "max_components": max_components}
+
+
+def note_parts(dimension: Dimension, attributes: Sequence[Attribute],
+               limits: context.Limits | None,
+               max_components: int = MAX_COMPONENTS) -> list[list[Attribute]]:
+    """The notes in parts whose component-extraction prompt fits the model (one part when
+    they all fit)."""
+    template = _prompts.load("component_extraction")
+    return split_to_fit(
+        attributes, lambda part: template.messages(**_values(dimension, part, max_components)),
+        limits, stage=STAGE, dimension=dimension.name,
+        reply_of=lambda _part: 8 + NAME_TOKENS * max_components,
+        what=lambda i: note_label(attributes, i), shorten=SHORTEN_NOTE)
+
+
+async def _components_of(dimension: Dimension, attributes: Sequence[Attribute], llm: JsonLLM,
+                         max_components: int, cancel: CancelToken | None,
+                         template: str = "component_extraction",
+                         values: dict[str, Any] | None = None) -> list[str]:
+    reply = await ask(
+        llm, template, _reply_schema(max_components),
+        values or _values(dimension, attributes, max_components),
+        stage=STAGE, dimension=dimension.name, cancel=cancel,
+    )
+    components: list[str] = []
+    for name in reply.components:  # type: ignore[attr-defined]
+        cleaned = " ".join(str(name).split()).strip(" .;:-")
+        if cleaned and fold(cleaned) not in {fold(c) for c in components}:
+            components.append(cleaned)
+    return components
+
+
+async def _merged(dimension: Dimension, found: Sequence[Sequence[str]], llm: JsonLLM,
+                  max_components: int, cancel: CancelToken | None) -> list[str]:
+    """The components of all parts: their names together (repeats once), and when there are
+    more than ``max_components``, the model chooses those that recur (the step again, over the
+    parts' names, each with how many parts named it)."""
+    names: list[str] = []
+    counts: dict[str, int] = {}
+    for part in found:
+        for name in part:
+            key = fold(name)
+            if key not in counts:
+                names.append(name)
+            counts[key] = counts.get(key, 0) + 1
+    if len(names) <= max_components:
+        return names
+    listed = "\n".join(f"- {name} (named for {counts[fold(name)]} of {len(found)} parts)"
+                        for name in names)
+    chosen = await _components_of(
+        dimension, [], llm, max_components, cancel, template="component_merge",
+        values={**dimension_values(dimension), "candidates": listed, "n_parts": len(found),
+                "max_components": max_components})
+    return chosen or names[:max_components]
 
 
 async def extract_components(
@@ -130,25 +237,25 @@ async def extract_components(
     if not 1 <= max_components <= 20:
         raise ValueError("max_components must be between 1 and 20")
     progress = progress_or_silent(progress)
-    progress.start(f"Finding the components of {dimension.name}", total=1)
+    limits = await context.limits_for(llm)
     if uses_grounded_path(llm, grounded):
-        names = await _grounded_components(dimension, attributes, llm, max_components, cancel)
-        progress.advance(1, ", ".join(names))
-        return names
-    reply = await ask(
-        llm, "component_extraction", _reply_schema(max_components),
-        {
-            **dimension_values(dimension),
-            "attributes": attribute_lines(attributes),
-            "max_components": max_components,
-        },
-        stage=STAGE, dimension=dimension.name, cancel=cancel,
-    )
-    components: list[str] = []
-    for name in reply.components:  # type: ignore[attr-defined]
-        cleaned = " ".join(str(name).split()).strip(" .;:-")
-        if cleaned and fold(cleaned) not in {fold(c) for c in components}:
-            components.append(cleaned)
+        parts = grounded_parts(dimension, attributes, limits)
+        progress.start(f"Finding the components of {dimension.name}", total=len(parts))
+        return await _grounded_components(dimension, parts, llm, max_components, progress,
+                                          cancel)
+    parts = note_parts(dimension, attributes, limits, max_components)
+    progress.start(f"Finding the components of {dimension.name}",
+                   total=len(parts) + (len(parts) > 1))
+
+    async def one(part: Sequence[Attribute]) -> list[str]:
+        found = await _components_of(dimension, part, llm, max_components, cancel)
+        if len(parts) > 1:
+            progress.advance(1, ", ".join(found))
+        return found
+
+    found = await each_part([one(part) for part in parts])
+    components = found[0] if len(parts) == 1 else await _merged(
+        dimension, found, llm, max_components, cancel)
     if not components:
         raise StageError(
             f"{STAGE} for {dimension.name}: the model named no usable component. Run the step "

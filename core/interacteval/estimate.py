@@ -28,9 +28,15 @@ __all__ = ["combine", "guessed_checklist", "plan_build", "plan_scoring", "plan_s
 
 
 def plan_scoring(checklists: Sequence[Checklist], items: Sequence[TextItem],
-                 settings: ScoringSettings, *, done: Collection[str] = ()
-                 ) -> tuple[list[StagePlan], int]:
-    """(the stages of the scoring still to do, texts x dimensions already scored)."""
+                 settings: ScoringSettings, *, done: Collection[str] = (),
+                 limits: Any = None) -> tuple[list[StagePlan], int]:
+    """(the stages of the scoring still to do, texts x dimensions already scored). With
+    ``limits`` (the model's, ``core.llm.context.Limits``) a checklist too long for one prompt
+    with a text counts one call per part of its questions, and a text too long for the model
+    counts none (it is refused: :func:`core.interacteval.checklist_scoring.refused_texts`)."""
+    from core.interacteval.checklist_scoring import question_parts, too_long
+    from core.llm.context import TooLong
+
     whole = _prompts.load("checklist_scoring")
     single = _prompts.load("question_scoring")
     per_question = settings.mode == "per_question"
@@ -51,15 +57,23 @@ def plan_scoring(checklists: Sequence[Checklist], items: Sequence[TextItem],
             if not questions or not item.text.strip():
                 continue
             values = _values(checklist, item)
+            if per_question and limits is not None and too_long(checklist, item, limits,
+                                                                settings):
+                continue  # refused before the run
             if per_question:
                 stage.prompts.extend(single.messages(**values, question=" ".join(q.split()))
                                      for q in questions)
                 continue
-            listed = "\n".join(f"{_key(i)}. {' '.join(q.split())}"
-                               for i, q in enumerate(questions, 1))
-            messages = whole.messages(**values, questions=listed)
-            stage.prompts.append(messages)
-            stage.maybe.append(messages)  # the unanswered questions asked again
+            try:
+                parts = question_parts(checklist, item, limits)
+            except TooLong:
+                continue  # refused before the run
+            for part in parts:
+                listed = "\n".join(f"{_key(i)}. {' '.join(questions[i - 1].split())}"
+                                   for i in part)
+                messages = whole.messages(**values, questions=listed)
+                stage.prompts.append(messages)
+                stage.maybe.append(messages)  # the unanswered questions asked again
         if stage.prompts:
             stages.append(stage)
     for stage in stages[1:]:
@@ -82,35 +96,98 @@ GUESSED_QUESTIONS = 10
 
 def plan_build(dimension: Any, samples: Sequence[Any], notes: Sequence[Any], *,
                think_aloud: int, steps: Sequence[str] = tuple(k for k, _ in BUILD_TEMPLATES),
-               validate: bool = True, label: str = "") -> list[StagePlan]:
+               validate: bool = True, label: str = "", limits: Any = None,
+               grounded: bool = False) -> list[StagePlan]:
     """The calls of building one checklist: ``think_aloud`` calls (one per model thinking
     aloud) and one call per construction step in ``steps``. The steps' prompts hold what the
     models will write, unknown before the run: they are filled with the people's notes (or a
-    short stand-in), so their size is a rough figure."""
-    from core.interacteval.think_aloud import Considerations, format_samples
+    short stand-in), so their size is a rough figure. With ``limits`` (the model's,
+    ``core.llm.context.Limits``) inputs too long for one prompt count one call per part, as
+    the steps split them; an input too long even alone counts none (it is refused:
+    :func:`build_refusals`). ``grounded``: the built-in model's path (components named from
+    the notes' words, no model for the key questions and sub-questions, one review call per
+    question)."""
+    from core.interacteval.attribute_clustering import clusters_part_prompts
+    from core.interacteval.component_extraction import grounded_parts, note_parts
+    from core.interacteval.model import Attribute, StageError
+    from core.interacteval.think_aloud import Considerations, format_samples, sample_parts
 
     label = f"{label}: " if label else ""
     named = dimension_values(dimension)
     plan = []
     if think_aloud:
         template = _prompts.load("think_aloud")
-        messages = template.messages(**named, samples=format_samples(samples) if samples
-                                     else "(no rated texts were given)")
+        try:
+            parts = sample_parts(dimension, samples, limits)
+        except StageError:
+            parts = []
+        prompts = [template.messages(**named, samples=format_samples(part) if part
+                                     else "(no rated texts were given)") for part in parts]
         plan.append(StagePlan(f"{label}think-aloud on {dimension.name}",
-                              [messages] * think_aloud, Considerations))
-    listed = "\n".join(f"{i}. {' '.join(a.text.split())}" for i, a in enumerate(notes, 1)) \
-        or "\n".join(f"{i}. (a note the models will write)" for i in range(1, 9))
+                              prompts * think_aloud, Considerations))
+    stand_in = [Attribute(text="(a note the models will write)") for _ in range(8)]
+    attributes = list(notes) or stand_in
+    listed = "\n".join(f"{i}. {' '.join(a.text.split())}" for i, a in enumerate(attributes, 1))
     values = {**named, "attributes": listed,
               "components": listed, "n_components": "5", "max_components": "5",
               "clusters": listed, "key_questions": listed, "questions": listed}
     for key, name in BUILD_TEMPLATES:
         if key not in steps or (key == "checklist" and not validate):
             continue
+        title = f"{label}{key.replace('_', ' ')} of {dimension.name}"
+        if grounded and key in ("key_questions", "sub_questions"):
+            continue  # written from the notes, no model asked
+        if grounded and key == "checklist":
+            choice = _prompts.load("question_choice")
+            plan.append(StagePlan(title, [choice.messages(**named, question=a.text)
+                                          for a in attributes], reply_tokens=8))
+            continue
         template = _prompts.load(name)
-        plan.append(StagePlan(f"{label}{key.replace('_', ' ')} of {dimension.name}",
-                              [template.messages(**{k: values[k] for k in _placeholders(name)})],
-                              reply_tokens=BUILD_REPLY_TOKENS))
+        prompts = [template.messages(**{k: values[k] for k in _placeholders(name)})]
+        maybe: list[Any] = []
+        try:
+            if key == "components" and grounded:
+                prompts = [_prompts.load("component_names").messages(
+                    **named, attributes="\n".join(
+                        f"{i}. {a.text}" for i, a in enumerate(part, 1)), n_notes=len(part))
+                    for part in grounded_parts(dimension, attributes, limits)]
+            elif key == "components":
+                parts = note_parts(dimension, attributes, limits)
+                prompts = [template.messages(**{**values, "attributes": "\n".join(
+                    f"- {a.text}" for a in part)}) for part in parts]
+                if len(parts) > 1:  # the parts' components chosen among by one more call
+                    maybe = [prompts[0]]
+            elif key == "clusters":
+                prompts = clusters_part_prompts(dimension, attributes, limits,
+                                                grounded=grounded)
+        except StageError:
+            prompts = []  # refused before the run
+        plan.append(StagePlan(title, prompts, maybe=maybe, reply_tokens=BUILD_REPLY_TOKENS))
     return plan
+
+
+def build_refusals(dimension: Any, samples: Sequence[Any], notes: Sequence[Any], *,
+                   builder: Any = None, assessors: Sequence[Any] = (),
+                   grounded: bool = False) -> list[str]:
+    """Why building the checklist of ``dimension`` cannot start (one sentence per input too
+    long for a model even alone: a rated sample for a model thinking aloud, a note for the
+    builder), before any call. ``builder``, ``assessors``: the models' ``Limits``."""
+    from core.interacteval.component_extraction import grounded_parts, note_parts
+    from core.interacteval.model import StageError
+    from core.interacteval.think_aloud import sample_parts
+
+    problems = []
+    for limits in assessors:
+        try:
+            sample_parts(dimension, samples, limits)
+        except StageError as exc:
+            problems.append(exc.message)
+    if builder is not None and notes:
+        try:
+            (grounded_parts if grounded else note_parts)(dimension, notes, builder)
+        except StageError as exc:
+            problems.append(exc.message)
+    return list(dict.fromkeys(problems))
 
 
 def _placeholders(name: str) -> list[str]:

@@ -8,6 +8,11 @@ Entries are matched to components by name; a reply that leaves a component witho
 (a renamed component is not guessed from its position) is refused and asked again once, then the
 step fails naming what could not be matched.
 
+Components whose notes do not fit the model's context window in one prompt (with room for the
+reply) are asked in parts of consecutive components, each with its own notes
+(:func:`cluster_parts`); a component whose notes do not fit even alone is shown with as many of
+its first notes as fit.
+
 With the built-in small model (:mod:`core.interacteval.grounded`) no model is asked: a
 component's key question is the fixed-form question of its first note, and a component without
 notes gets none (it is left out of the later steps, and the checklist says so).
@@ -15,28 +20,39 @@ notes gets none (it is left out of the later steps, and the checklist says so).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from core import prompts
+from core.interacteval import _prompts
 from core.interacteval._common import (
     QUESTION_PATTERN,
     align,
     ask,
     dimension_values,
+    each_part,
     one_per_component,
     progress_or_silent,
     quoted,
+    split_to_fit,
     unmatched,
 )
 from core.interacteval.grounded import note_question, uses_grounded_path
-from core.interacteval.model import AttributeClusters, Dimension, JsonLLM, KeyQuestion, StageError
-from core.llm import Rejection
+from core.interacteval.model import (
+    AttributeCluster,
+    AttributeClusters,
+    Dimension,
+    JsonLLM,
+    KeyQuestion,
+    StageError,
+)
+from core.llm import Rejection, context
 from core.runs import CancelToken, Progress
 
-__all__ = ["format_clusters", "generate_key_questions"]
+__all__ = ["cluster_parts", "format_clusters", "generate_key_questions"]
 
 STAGE = "Key questions"
 
@@ -84,6 +100,60 @@ def format_clusters(clusters: AttributeClusters) -> str:
     return "\n\n".join(blocks)
 
 
+def _values(dimension: Dimension, part: Sequence[AttributeCluster]) -> dict[str, Any]:
+    return {**dimension_values(dimension),
+            "clusters": format_clusters(AttributeClusters(clusters=list(part))),
+            "n_components": len(part)}
+
+
+def _check_part(reply: BaseModel, names: Sequence[str]) -> Rejection | None:
+    entries = reply.key_questions  # type: ignore[attr-defined]
+    positions = align([e.component for e in entries], names)
+    found = {i for i, e in zip(positions, entries) if i is not None and e.question.strip()}
+    missing = [n for i, n in enumerate(names) if i not in found]
+    if not missing:
+        return None
+    return Rejection(_missing_text(missing, unmatched([e.component for e in entries], positions))
+                     + "; write each component's name exactly as listed")
+
+
+#: Tokens of one key question in a reply (a component's name and one question).
+QUESTION_TOKENS = 60
+
+
+def cluster_parts(dimension: Dimension, clusters: Sequence[AttributeCluster],
+                  limits: context.Limits | None) -> list[list[AttributeCluster]]:
+    """The components (with their notes) in parts whose prompt and reply fit the model: one
+    part whenever they all fit. A component whose notes do not fit even alone is shown to the
+    model with as many of its first notes as fit (its key question sums them up; the
+    component keeps all its notes)."""
+    template = _prompts.load("key_questions")
+
+    def prompt_of(part: Sequence[AttributeCluster]) -> Any:
+        return template.messages(**_values(dimension, part))
+
+    def reply_of(part: Sequence[AttributeCluster]) -> int:
+        return 8 + QUESTION_TOKENS * len(part)
+
+    shown = []
+    for cluster in clusters:
+        if limits is None or limits.fits(prompt_of([cluster]), reply_of([cluster])):
+            shown.append(cluster)
+            continue
+        low, high = 0, len(cluster.attributes)  # the most first notes that fit
+        while low < high:
+            middle = (low + high + 1) // 2
+            trial = cluster.model_copy(update={"attributes": cluster.attributes[:middle]})
+            if limits.fits(prompt_of([trial]), reply_of([trial])):
+                low = middle
+            else:
+                high = middle - 1
+        shown.append(cluster.model_copy(update={"attributes": cluster.attributes[:low]}))
+    return split_to_fit(shown, prompt_of, limits, stage=STAGE, dimension=dimension.name,
+                        reply_of=reply_of,
+                        what=lambda i: f"the component “{shown[i].component}”")
+
+
 async def generate_key_questions(
     dimension: Dimension,
     clusters: AttributeClusters,
@@ -128,16 +198,20 @@ async def generate_key_questions(
         return Rejection(_missing_text(missing, unknown)
                          + "; write each component's name exactly as listed")
 
-    reply = await ask(
-        llm, "key_questions", _reply_schema(tuple(components)),
-        {
-            **dimension_values(dimension),
-            "clusters": format_clusters(clusters),
-            "n_components": len(components),
-        },
-        stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
-    )
-    entries = reply.key_questions  # type: ignore[attr-defined]
+    parts = cluster_parts(dimension, clusters.clusters, await context.limits_for(llm))
+
+    async def one(part: list[AttributeCluster]) -> list[KeyQuestionReply]:
+        names = [c.component for c in part]
+
+        def check_part(reply: BaseModel) -> Rejection | None:
+            return check(reply) if len(parts) == 1 else _check_part(reply, names)
+
+        reply = await ask(llm, "key_questions", _reply_schema(tuple(names)),
+                          _values(dimension, part), stage=STAGE, dimension=dimension.name,
+                          cancel=cancel, check=check_part)
+        return list(reply.key_questions)  # type: ignore[attr-defined]
+
+    entries = [e for found in await each_part([one(part) for part in parts]) for e in found]
     questions: list[str | None] = [None] * len(components)
     for entry, index in zip(entries, align([e.component for e in entries], components)):
         if index is not None and questions[index] is None:

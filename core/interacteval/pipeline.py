@@ -21,7 +21,7 @@ from typing import Any
 from core import runs
 from core.interacteval._common import progress_or_silent, unique_attributes
 from core.interacteval.attribute_clustering import cluster_attributes
-from core.interacteval.checklist_scoring import score_text
+from core.interacteval.checklist_scoring import refused_texts, score_text
 from core.interacteval.component_extraction import MAX_COMPONENTS, extract_components
 from core.interacteval.key_questions import generate_key_questions
 from core.interacteval.model import (
@@ -42,6 +42,7 @@ from core.interacteval.model import (
 from core.interacteval.sub_questions import generate_sub_questions
 from core.interacteval.think_aloud import think_aloud
 from core.interacteval.validation import checklist_from_sub_questions, validate_questions
+from core.llm import context
 from core.runs import CancelToken, Progress, UnitStore, run_units, units_at_once
 
 __all__ = [
@@ -273,6 +274,9 @@ async def score_texts(
     if len(set(ids)) != len(ids):
         duplicates = sorted({i for i in ids if ids.count(i) > 1})[:5]
         raise ValueError("Each text needs its own id; repeated: " + ", ".join(duplicates))
+    refused = refused_texts(checklists, items, settings, await context.limits_for(llm))
+    if refused:  # before any call: a text longer than the model reads cannot be scored
+        raise context.TooLong(context.refusal(refused))
     flagged = sample_texts(checklists, samples)
     units = [(unit_key(c, item), (c, item)) for c in checklists for item in items]
 

@@ -631,6 +631,7 @@ async def run_think_aloud(project: Project, state: WizardState, dimension: str,
 
     dim = state.dimension(dimension) or Dimension(name=dimension)
     input_hash = stage_input(project, state, dimension, "think_aloud")
+    await _refuse_too_long(dim, state.chosen_samples(dimension), [], assessors=assessors)
     result = await think_aloud(dim, state.chosen_samples(dimension), assessors,
                                progress=progress, cancel=cancel)
     if not result.attributes and result.failures:
@@ -642,6 +643,28 @@ async def run_think_aloud(project: Project, state: WizardState, dimension: str,
         raise error
     put_stage(project, dimension, "think_aloud", result, input_hash=input_hash)
     return result
+
+
+async def _refuse_too_long(dim: Dimension, samples: Sequence[Any], notes: Sequence[Any], *,
+                           assessors: Mapping[str, Any] | None = None,
+                           builder: Any = None) -> None:
+    """Refuse, before any call, a build whose rated samples (for the models thinking aloud)
+    or notes (for the builder) hold one too long for the model even alone
+    (:func:`core.interacteval.estimate.build_refusals`): a :class:`StageError`, kind
+    "too_long", naming each."""
+    from core.interacteval.estimate import build_refusals
+    from core.interacteval.grounded import uses_grounded_path
+    from core.llm.context import limits_for, refusal
+
+    problems = build_refusals(
+        dim, samples, notes,
+        builder=await limits_for(builder) if builder is not None else None,
+        assessors=[lim for llm in (assessors or {}).values()
+                   if (lim := await limits_for(llm)) is not None],
+        grounded=builder is not None and uses_grounded_path(builder))
+    if problems:
+        raise StageError(refusal(problems), stage="Inputs", dimension=dim.name,
+                         kind="too_long")
 
 
 async def run_build_step(project: Project, state: WizardState, dimension: str, key: str,
@@ -734,6 +757,10 @@ async def build_dimension(project: Project, state: WizardState, dimension: str,
     from core.interacteval.pipeline import ChecklistBuild
 
     think = ThinkAloudResult(dimension=dimension)
+    dim = state.dimension(dimension) or Dimension(name=dimension)
+    await _refuse_too_long(dim, state.chosen_samples(dimension) if assessors else [],
+                           list(state.notes.get(dimension, [])), assessors=assessors,
+                           builder=builder)  # before any call
     if assessors:
         try:
             think = await run_think_aloud(project, state, dimension, assessors,
@@ -805,25 +832,32 @@ def estimate_scoring(project: Project, checklists: Sequence[Checklist],
     calls, tokens, cost and time of the texts not yet scored in the project with these
     checklists, options and model (``repeats`` N: of repeats 0..N-1 together, see
     :mod:`core.interacteval.repeats`). ``latency`` (e.g. from one probe call) overrides the
-    latency the project recorded for this model. No model is called."""
+    latency the project recorded for this model. Texts too long for the model are listed in
+    ``too_long`` (the run refuses them). No model is called (a server may be asked its
+    context window)."""
+    from core.interacteval.checklist_scoring import refused_texts
     from core.interacteval.estimate import plan_scoring
     from core.interacteval.repeats import repeat_settings
+    from core.llm.context import limits_of
     from core.llm.estimate import estimate, measured_latency
 
+    limits = limits_of(profile)
     plan, skipped = [], 0
     for k in range(max(1, repeats)):
         mine = repeat_settings(settings, k)
         run = project.find_run(METHOD, STEP_SCORE,
                                run_settings(checklists, mine, profile.model, samples))
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-        stages, n = plan_scoring(checklists, items, mine, done=done)
+        stages, n = plan_scoring(checklists, items, mine, done=done, limits=limits)
         for stage in stages:
             stage.name += f" (repeat {k})" if k else ""
         plan += stages
         skipped += n
     latency = latency or measured_latency(project, profile.model)
-    return estimate(plan, profile, latency=latency, done_already=skipped,
-                    done_what="texts scored on a dimension")
+    est = estimate(plan, profile, latency=latency, done_already=skipped,
+                   done_what="texts scored on a dimension")
+    est.too_long = refused_texts(checklists, items, settings, limits)
+    return est
 
 
 @dataclass
@@ -1369,8 +1403,10 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     found by their model string). A condition that cannot run (:func:`condition_blockers`)
     is not counted. ``repeats`` N: the scoring and single-judge calls of repeats 0..N-1
     (the checklists are built once). No model is called."""
+    from core.interacteval.checklist_scoring import refused_texts
     from core.interacteval.conditions import CHECKLIST_CONDITIONS
     from core.interacteval.estimate import (
+        build_refusals,
         combine,
         guessed_checklist,
         plan_build,
@@ -1379,7 +1415,10 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     from core.interacteval.estimate import (
         plan_scoring as plan_scoring_calls,
     )
+    from core.interacteval.grounded import uses_grounded_path
     from core.interacteval.repeats import repeat_settings
+    from core.interacteval.single_judge import refused_texts as judge_refusals
+    from core.llm.context import limits_of
     from core.llm.estimate import estimate, measured_latency
 
     settings = settings or state.scoring
@@ -1387,6 +1426,9 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     names = [n for n in names if n not in blocked]
     by_model = {p.model: p for p in profiles.values()}
     scorer = by_model.get(models.scorer) or next(iter(profiles.values()))
+    builder = by_model.get(models.builder) or scorer
+    builder_limits, scorer_limits = limits_of(builder), limits_of(scorer)
+    too_long: list[str] = []
     builder_plan: list[Any] = []
     scoring_plan: list[Any] = []
     thinking: list[Dimension] = []  # the dimensions whose models' think-aloud is asked
@@ -1405,7 +1447,10 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
                 thinking.append(dim)
             builder_plan += plan_build(dim, state.chosen_samples(dim.name), people,
                                        think_aloud=0, validate=state.validate_questions,
-                                       label=name)
+                                       label=name, limits=builder_limits,
+                                       grounded=uses_grounded_path(builder))
+            too_long += build_refusals(dim, [], people, builder=builder_limits,
+                                       grounded=uses_grounded_path(builder))
     for k, name in [(k, n) for k in range(max(1, repeats)) for n in wanted]:
         mine = repeat_settings(settings, k)
         checklists = []
@@ -1416,7 +1461,9 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
         run = project.find_run(METHOD, STEP_SCORE,
                                run_settings(checklists, mine, models.scorer, samples))
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-        stages, n = plan_scoring_calls(checklists, items, mine, done=done)
+        stages, n = plan_scoring_calls(checklists, items, mine, done=done,
+                                       limits=scorer_limits)
+        too_long += refused_texts(checklists, items, mine, scorer_limits)
         for stage in stages:
             stage.name = f"{name}: scoring, {stage.name}" + (f" (repeat {k})" if k else "")
         scoring_plan += stages
@@ -1426,27 +1473,34 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
             state, models.scorer, _folded_samples(state), k))
         done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
         stages, n = plan_single_judge(state.dimensions, items, done=done)
-        for stage in stages:
+        refused = judge_refusals(state.dimensions, items, scorer_limits)
+        too_long += refused
+        for stage in stages if not refused else ():  # a refused run makes no call
             stage.name += f" (repeat {k})" if k else ""
-        scoring_plan += stages
+            scoring_plan.append(stage)
         skipped += n
     parts = []
     for who in models.assessors:
         if thinking and who in profiles:
             profile = profiles[who]
+            limits = limits_of(profile)
             plan = [stage for dim in thinking
                     for stage in plan_build(dim, state.chosen_samples(dim.name), [],
-                                            think_aloud=1, steps=(), label=who)]
+                                            think_aloud=1, steps=(), label=who,
+                                            limits=limits)]
+            too_long += [p for dim in thinking for p in build_refusals(
+                dim, state.chosen_samples(dim.name), [], assessors=[limits])]
             parts.append(estimate(plan, profile,
                                   latency=measured_latency(project, profile.model)))
-    builder = by_model.get(models.builder) or scorer
     if builder_plan:
         parts.append(estimate(builder_plan, builder,
                               latency=measured_latency(project, builder.model)))
     latency = latency or measured_latency(project, scorer.model)
     parts.append(estimate(scoring_plan, scorer, latency=latency, done_already=skipped,
                           done_what="checklists built and texts scored"))
-    return combine(parts)
+    est = combine(parts)
+    est.too_long = list(dict.fromkeys(too_long))
+    return est
 
 
 def condition_models(state: WizardState, profile_of: Any
@@ -1502,13 +1556,18 @@ def estimate_think_aloud(project: Project, state: WizardState, dimension: str,
     """What :func:`run_think_aloud` on ``dimension`` takes: one call per model in
     ``profiles`` (:class:`core.llm.estimate.Estimate`, several models added up). An answer
     the project already has for the same prompt costs nothing, so this is at most."""
-    from core.interacteval.estimate import combine, plan_build
+    from core.interacteval.estimate import build_refusals, combine, plan_build
+    from core.llm.context import limits_of
     from core.llm.estimate import estimate, measured_latency
 
     dim = state.dimension(dimension) or Dimension(name=dimension)
     samples = state.chosen_samples(dimension)
-    return combine([estimate(plan_build(dim, samples, [], think_aloud=1, steps=()), p,
-                             latency=measured_latency(project, p.model)) for p in profiles])
+    limits = [limits_of(p) for p in profiles]
+    est = combine([estimate(plan_build(dim, samples, [], think_aloud=1, steps=(), limits=lim),
+                            p, latency=measured_latency(project, p.model))
+                   for p, lim in zip(profiles, limits)])
+    est.too_long = build_refusals(dim, samples, [], assessors=limits)
+    return est
 
 
 def estimate_build_steps(project: Project, state: WizardState, dimension: str,
@@ -1517,14 +1576,21 @@ def estimate_build_steps(project: Project, state: WizardState, dimension: str,
     call per step, plus at most one more each (a reply that does not fit is asked again).
     The first step's prompt holds the real attributes; later ones hold what earlier steps
     will write, so their size is a rough figure."""
-    from core.interacteval.estimate import plan_build
+    from core.interacteval.estimate import build_refusals, plan_build
+    from core.interacteval.grounded import uses_grounded_path
+    from core.llm.context import limits_of
     from core.llm.estimate import estimate, measured_latency
 
     dim = state.dimension(dimension) or Dimension(name=dimension)
-    plan = plan_build(dim, state.chosen_samples(dimension),
-                      attributes_of(project, state, dimension), think_aloud=0, steps=keys,
-                      validate=state.validate_questions)
+    limits = limits_of(profile)
+    grounded = uses_grounded_path(profile)
+    notes = attributes_of(project, state, dimension)
+    plan = plan_build(dim, state.chosen_samples(dimension), notes, think_aloud=0, steps=keys,
+                      validate=state.validate_questions, limits=limits, grounded=grounded)
     for stage in plan:
-        stage.maybe = list(stage.prompts)
+        stage.maybe = [*stage.maybe, *stage.prompts]
         stage.chain = (1, 2)
-    return estimate(plan, profile, latency=measured_latency(project, profile.model))
+    est = estimate(plan, profile, latency=measured_latency(project, profile.model))
+    if "components" in keys or "clusters" in keys:
+        est.too_long = build_refusals(dim, [], notes, builder=limits, grounded=grounded)
+    return est

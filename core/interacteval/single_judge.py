@@ -16,17 +16,18 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from core import prompts
-from core.prompts import WholeNumber
 from core.interacteval import _prompts
 from core.interacteval._common import dimension_values
-from core.interacteval.checklist_scoring import _source_block
+from core.interacteval.checklist_scoring import SHORTEN_TEXT, _source_block, text_label
 from core.interacteval.model import Dimension, JsonLLM, TextItem, TextScore
 from core.interacteval.pipeline import _fold_text
-from core.llm import LLMFailure, Rejection
+from core.llm import LLMFailure, Rejection, context
+from core.prompts import WholeNumber
 from core.runs import CancelToken, Progress, UnitStore, run_units, units_at_once
 from core.runs import unit_key as runs_unit_key
 
-__all__ = ["TEMPLATE", "JudgeReply", "judge_key", "judge_text", "judge_values", "single_judge"]
+__all__ = ["TEMPLATE", "JudgeReply", "judge_key", "judge_text", "judge_values", "refused_texts",
+           "single_judge"]
 
 TEMPLATE = "single_judge"
 
@@ -84,6 +85,26 @@ async def judge_text(dimension: Dimension, item: TextItem, llm: JsonLLM, *,
                      note=" ".join(reply.reasons.split()))
 
 
+def refused_texts(dimensions: Sequence[Dimension], items: Sequence[TextItem],
+                  limits: context.Limits | None) -> list[context.Overlong]:
+    """The texts too long for the single judge with a model of
+    ``limits`` (the prompt with the text and its source does not fit), before any call."""
+    if limits is None:
+        return []
+    template = _prompts.load(TEMPLATE)
+    out = []
+    for dimension in dimensions:
+        for item in items:
+            if not item.text.strip():
+                continue
+            tokens = context.prompt_tokens(template.messages(**judge_values(dimension, item)))
+            if tokens > limits.prompt:
+                what = (f"{text_label(item)}{' with its source' if item.source.strip() else ''}"
+                        f", judged on {dimension.name}")
+                out.append(limits.overlong(what, tokens, shorten=SHORTEN_TEXT))
+    return out
+
+
 async def single_judge(dimensions: Sequence[Dimension], items: Sequence[TextItem],
                        llm: JsonLLM, *, store: UnitStore | None = None,
                        samples: dict[str, frozenset[str]] | None = None,
@@ -93,6 +114,9 @@ async def single_judge(dimensions: Sequence[Dimension], items: Sequence[TextItem
     repeats no finished text). ``samples``: per dimension, the folded think-aloud sample texts
     (flagged as in checklist scoring). Results in dimension order, then text order."""
     samples = samples or {}
+    refused = refused_texts(dimensions, items, await context.limits_for(llm))
+    if refused:  # before any call: a text longer than the model reads cannot be judged
+        raise context.TooLong(context.refusal(refused))
     units = [(judge_key(d.name, item), (d, item)) for d in dimensions for item in items]
     outcomes = await run_units(
         units,

@@ -9,6 +9,10 @@ components is refused and asked again once; an entry under a renamed component i
 from its position: the component keeps its key question as its only sub-question, and its note
 names what the model wrote instead.
 
+Key questions whose prompt and reply (up to five sub-questions each) do not fit the model's
+context window are asked in parts of consecutive components (:func:`key_question_parts`), and
+the parts' groups are put together in the components' order.
+
 With the built-in small model (:mod:`core.interacteval.grounded`) no model is asked: each note
 of a component gives one sub-question in a fixed form that quotes it, and the group's note says
 so.
@@ -23,15 +27,18 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
+from core.interacteval import _prompts
 from core.interacteval._common import (
     QUESTION_PATTERN,
     align,
     ask,
     dimension_values,
+    each_part,
     fold,
     one_per_component,
     progress_or_silent,
     quoted,
+    split_to_fit,
     unmatched,
 )
 from core.interacteval.grounded import (
@@ -41,7 +48,7 @@ from core.interacteval.grounded import (
     uses_grounded_path,
 )
 from core.interacteval.model import Dimension, JsonLLM, KeyQuestion, StageError, SubQuestionGroup
-from core.llm import Rejection
+from core.llm import Rejection, context
 from core.runs import CancelToken, Progress
 
 __all__ = ["generate_sub_questions"]
@@ -82,6 +89,27 @@ def _format(key_questions: Sequence[KeyQuestion]) -> str:
     )
 
 
+#: Tokens of one component's sub-questions in a reply (its name and up to five questions).
+GROUP_TOKENS = 160
+
+
+def key_question_parts(dimension: Dimension, key_questions: Sequence[KeyQuestion],
+                       limits: context.Limits | None) -> list[list[KeyQuestion]]:
+    """The key questions in parts whose prompt and reply (up to five sub-questions each) fit
+    the model: one part whenever they all fit."""
+    template = _prompts.load("sub_questions")
+    return split_to_fit(
+        list(key_questions), lambda part: template.messages(**_values(dimension, part)), limits,
+        stage=STAGE, dimension=dimension.name,
+        reply_of=lambda part: 8 + GROUP_TOKENS * len(part),
+        what=lambda i: f"the key question of “{key_questions[i].component}”")
+
+
+def _values(dimension: Dimension, key_questions: Sequence[KeyQuestion]) -> dict[str, Any]:
+    return {**dimension_values(dimension), "key_questions": _format(key_questions),
+            "n_components": len(key_questions)}
+
+
 async def generate_sub_questions(
     dimension: Dimension,
     key_questions: Sequence[KeyQuestion],
@@ -113,6 +141,14 @@ async def generate_sub_questions(
                 note=GROUNDED_NOTE if questions else NO_NOTES))
         progress.advance(1, f"{sum(len(g.sub_questions) for g in built)} sub-questions")
         return built
+    parts = key_question_parts(dimension, key_questions, await context.limits_for(llm))
+    if len(parts) > 1:  # each part as a step of its own, the groups in the components' order
+        progress.start(f"Writing sub-questions for {dimension.name}", total=len(parts))
+        found = await each_part([generate_sub_questions(
+            dimension, part, llm, cancel=cancel, grounded=False) for part in parts])
+        built = [group for groups in found for group in groups]
+        progress.advance(len(parts), f"{sum(len(g.sub_questions) for g in built)} sub-questions")
+        return built
     components = [k.component for k in key_questions]
 
     def check(reply: BaseModel) -> Rejection | None:
@@ -125,11 +161,7 @@ async def generate_sub_questions(
 
     reply = await ask(
         llm, "sub_questions", _reply_schema(tuple(components)),
-        {
-            **dimension_values(dimension),
-            "key_questions": _format(key_questions),
-            "n_components": len(key_questions),
-        },
+        _values(dimension, key_questions),
         stage=STAGE, dimension=dimension.name, cancel=cancel, check=check,
     )
     entries = reply.groups  # type: ignore[attr-defined]

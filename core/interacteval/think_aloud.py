@@ -4,6 +4,10 @@ Models act as assessors: each reads the rubric and the rated samples and lists w
 mind when rating the dimension, in general terms (:func:`think_aloud`; the paper used four
 different LLMs). People's think-aloud notes are read by :mod:`core.interacteval.inputs`. Every
 attribute keeps its source.
+
+Rated samples that do not fit a model's context window in one prompt are shown to it in parts
+(:func:`sample_parts`; every sample in one prompt whenever they fit), one call per part, and the
+parts' considerations are put together (repeats once).
 """
 
 from __future__ import annotations
@@ -14,7 +18,15 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from core.interacteval._common import ask, dimension_values, progress_or_silent
+from core.interacteval import _prompts
+from core.interacteval._common import (
+    ask,
+    dimension_values,
+    each_part,
+    fold,
+    progress_or_silent,
+    split_to_fit,
+)
 from core.interacteval.model import (
     Attribute,
     Dimension,
@@ -24,10 +36,11 @@ from core.interacteval.model import (
     StageFailure,
     ThinkAloudResult,
 )
+from core.llm import context
 from core.prompts import fence
 from core.runs import CancelToken, Progress
 
-__all__ = ["format_samples", "think_aloud"]
+__all__ = ["format_samples", "sample_parts", "think_aloud"]
 
 STAGE = "Think-aloud"
 
@@ -64,6 +77,31 @@ def _clean(text: str) -> str:
     return " ".join(_BULLET.sub("", str(text), count=1).split())
 
 
+def _values(dimension: Dimension, samples: Sequence[ScoredSample]) -> dict[str, str]:
+    return {**dimension_values(dimension),
+            "samples": format_samples(samples) if samples else "(no rated texts were given)"}
+
+
+def sample_label(samples: Sequence[ScoredSample], index: int) -> str:
+    """"the rated sample in row 4": which sample, for a message."""
+    row = getattr(samples[index], "row", None)
+    return f"the rated sample in row {row}" if row else f"rated sample {index + 1}"
+
+
+def sample_parts(dimension: Dimension, samples: Sequence[ScoredSample],
+                 limits: context.Limits | None) -> list[list[ScoredSample]]:
+    """The rated samples in parts whose think-aloud prompt fits the model: one part (every
+    sample in one prompt, the paper's setting) whenever they fit. Raises :class:`StageError`
+    (kind "too_long") naming a sample too long for the model even alone."""
+    if not samples:
+        return [[]]
+    template = _prompts.load("think_aloud")
+    return split_to_fit(
+        list(samples), lambda part: template.messages(**_values(dimension, part)), limits,
+        stage=STAGE, dimension=dimension.name, what=lambda i: sample_label(samples, i),
+        shorten="choose a shorter sample (or shorten its text or source)")
+
+
 async def think_aloud(
     dimension: Dimension,
     samples: Sequence[ScoredSample],
@@ -79,23 +117,26 @@ async def think_aloud(
     as source."""
     progress = progress_or_silent(progress)
     progress.start(f"Think-aloud on {dimension.name}", total=len(assessors))
-    values = {
-        **dimension_values(dimension),
-        "samples": format_samples(samples) if samples else "(no rated texts were given)",
-    }
 
     async def one(name: str, llm: JsonLLM) -> list[Attribute] | StageFailure:
         try:
-            reply = await ask(llm, "think_aloud", Considerations, values, stage=STAGE,
-                              dimension=dimension.name, cancel=cancel, repeat=repeat)
+            parts = sample_parts(dimension, samples, await context.limits_for(llm))
+            replies = await each_part([
+                ask(llm, "think_aloud", Considerations, _values(dimension, part), stage=STAGE,
+                    dimension=dimension.name, cancel=cancel, repeat=repeat)
+                for part in parts])
         except StageError as exc:
             failure = exc.__cause__
             progress.advance(1, f"{name} failed")
-            return StageFailure(who=name, kind=getattr(failure, "kind", ""),
+            return StageFailure(who=name, kind=getattr(failure, "kind", "") or exc.kind,
                                 message=getattr(failure, "message", str(exc)))
         progress.advance(1, f"{name} done")
-        texts = [_clean(t) for t in reply.considerations]
-        return [Attribute(text=t, source=name, source_kind="model") for t in texts if t]
+        texts: list[str] = []
+        for reply in replies:  # the parts' considerations together, repeats once
+            for text in (_clean(t) for t in reply.considerations):
+                if text and fold(text) not in {fold(t) for t in texts}:
+                    texts.append(text)
+        return [Attribute(text=t, source=name, source_kind="model") for t in texts]
 
     outcomes = await asyncio.gather(*(one(name, llm) for name, llm in assessors.items()))
     result = ThinkAloudResult(dimension=dimension.name)

@@ -11,6 +11,10 @@ single question that cannot be traced goes under "(no component)" with a remark.
 :func:`checklist_from_sub_questions` turns the sub-questions into a checklist without this step
 (the user may skip it, or validate by hand).
 
+Sub-questions whose review prompt and reply do not fit the model's context window are reviewed
+in parts of consecutive components (:func:`group_parts`), and the parts' checklists are put
+together in the components' order (questions of different parts are not merged).
+
 With the built-in small model (:mod:`core.interacteval.grounded`) the model writes nothing: for
 each numbered question it only says keep or not, and the checklist says how it was built
 (:data:`core.interacteval.grounded.GROUNDED_REMARK`).
@@ -24,12 +28,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core import prompts
+from core.interacteval import _prompts
 from core.interacteval._common import (
     QUESTION_PATTERN,
     ask,
     dimension_values,
+    each_part,
     fold,
     progress_or_silent,
+    split_to_fit,
     unique_attributes,
 )
 from core.interacteval.grounded import (
@@ -48,7 +55,7 @@ from core.interacteval.model import (
     StageError,
     SubQuestionGroup,
 )
-from core.llm import Rejection
+from core.llm import Rejection, context
 from core.runs import CancelToken, Progress
 from core.words import count
 
@@ -191,6 +198,25 @@ def _reply_schema(references: Sequence[str], components: int) -> type[ValidatedQ
     return prompts.held_to(ValidatedQuestions, tighten)
 
 
+#: Tokens of one final question in a reply (the question and the drafts it comes from).
+FINAL_TOKENS = 55
+
+
+def group_parts(dimension: Dimension, groups: Sequence[SubQuestionGroup],
+                limits: context.Limits | None) -> list[list[SubQuestionGroup]]:
+    """The components' sub-questions in parts whose review prompt and reply fit the model: one
+    part (the whole list reviewed at once) whenever they fit; otherwise consecutive
+    components are reviewed together, so similar questions of one component are still
+    merged."""
+    template = _prompts.load("validation")
+    return split_to_fit(
+        list(groups), lambda part: template.messages(**dimension_values(dimension),
+                                                     questions=_format(part)), limits,
+        stage=STAGE, dimension=dimension.name,
+        reply_of=lambda part: 8 + FINAL_TOKENS * sum(len(g.sub_questions) for g in part),
+        what=lambda i: f"the sub-questions of “{groups[i].component}”")
+
+
 async def validate_questions(
     dimension: Dimension,
     groups: Sequence[SubQuestionGroup],
@@ -217,6 +243,17 @@ async def validate_questions(
         reviewed.remarks += without_notes
         progress.advance(1, count(len(reviewed.items), "question"))
         return reviewed
+    parts = group_parts(dimension, groups, await context.limits_for(llm))
+    if len(parts) > 1:  # each part reviewed on its own; the checklists put together in order
+        reviewed = await each_part([validate_questions(dimension, part, llm, cancel=cancel,
+                                                       grounded=False) for part in parts])
+        checklist = Checklist(dimension=dimension.name, definition=dimension.definition)
+        for part in reviewed:
+            checklist.items += part.items
+            checklist.remarks += [r for r in part.remarks if r not in checklist.remarks]
+        checklist.remarks += without_notes
+        progress.advance(1, count(len(checklist.items), "question"))
+        return checklist
     drafts = _drafts(groups)
     by_text = {fold(q): gi for gi, q in drafts.values()}
     by_component = {fold(g.component): gi for gi, g in enumerate(groups)}

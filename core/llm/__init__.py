@@ -29,6 +29,9 @@ Methods use only these names::
 * ``await close_connections()``: close this event loop's HTTP connections (before it ends).
 * :mod:`core.llm.estimate`: calls, tokens, cost and time of a planned run, before it starts
   (``estimate_calls(plan, profile, latency=...)``, :class:`StagePlan`, :class:`Estimate`).
+* :mod:`core.llm.context`: how much the model reads at once and how long a prompt is, before
+  it is sent (``limits_of(gateway)``, ``prompt_tokens(messages)``, ``split_items`` for a step
+  that splits its input into parts that fit, ``refusal`` for inputs that cannot fit).
 
 ``profile.max_concurrency`` bounds the calls of a profile in flight (all its API bases together;
 gateways of the same profile share the limit). Several ``api_bases`` are load-balanced with

@@ -38,7 +38,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core.llm import _direct, _local, _pool
+from core.llm import _direct, _local, _pool, context
 from core.llm._cache import CallRecord, MemoryCache, ResponseCache, as_cache, cache_key, user_cache
 from core.llm._errors import LLMFailure, Rejection, classify
 from core.llm._litellm import litellm_module
@@ -419,11 +419,8 @@ class Gateway:
                 value, problem = parse(reply)
                 asked = conversation
                 if problem and schema_json is not None:
-                    asked = [
-                        *conversation,
-                        {"role": "assistant", "content": reply.content},
-                        {"role": "user", "content": _reask(_problem_text(problem), schema_json)},
-                    ]
+                    asked = _reask_messages(self.profile, conversation, reply.content,
+                                            _problem_text(problem), schema_json)
                     reply = await self._send(asked, params, schema_json, cancel)
                     value, problem = parse(reply)
                     if isinstance(problem, Rejection):
@@ -948,12 +945,39 @@ def _explain(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _reask(problem: str, schema_json: dict[str, Any]) -> str:
+def _reask(problem: str, schema_json: dict[str, Any] | None) -> str:
+    if schema_json is None:
+        return (f"Your answer could not be used: {problem}. Answer again with only one JSON "
+                "object of the form asked for, and no other text.")
     return (
         f"Your answer could not be used: {problem}. Answer again with only one JSON object that "
         "follows this JSON schema exactly, and no other text:\n"
         + json.dumps(schema_json["schema"], ensure_ascii=False)
     )
+
+
+def _reask_messages(profile: ModelProfile, conversation: list[dict[str, Any]], answer: str,
+                    problem: str, schema_json: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conversation that asks again after an answer that could not be used: the answer and
+    the problem with the JSON schema. When that would not fit the model's context window with
+    room for the new answer (a long answer cut off at the maximum length, a schema listing a
+    document's sentences), the problem goes at the end of the last request instead, without
+    the answer, and without the schema when even that is too long (a model held to the schema
+    by the server does not need to read it)."""
+    limits = context.limits_of(profile, ask_server=False)
+    full = [*conversation, {"role": "assistant", "content": answer},
+            {"role": "user", "content": _reask(problem, schema_json)}]
+    if limits is None or context.prompt_tokens(full) + limits.answer <= limits.window:
+        return full
+    last = max((i for i, m in enumerate(conversation) if m["role"] == "user"), default=None)
+    if last is None:
+        return full
+    for schema in (schema_json, None):
+        asked = [dict(m) for m in conversation]
+        asked[last]["content"] = f"{asked[last]['content']}\n\n{_reask(problem, schema)}"
+        if schema is None or context.prompt_tokens(asked) + limits.answer <= limits.window:
+            return asked
+    return full  # not reached
 
 
 #: Failures of the answer rather than of the request: a twin of the call asks for itself.

@@ -120,6 +120,10 @@ class Estimate(Counts):
     done_already: int = 0
     """Units of work already finished (kept in the project): they make no call."""
     done_what: str = ""
+    too_long: list[Any] = field(default_factory=list)
+    """Inputs the model cannot read at once (``core.llm.context.Overlong``, or a sentence
+    each): the run is refused before any call until they are shortened or another model is
+    chosen (``core.llm.context.refusal`` says so)."""
 
     @property
     def free(self) -> bool:
@@ -155,8 +159,14 @@ class Estimate(Counts):
         return f"{self.calls_text()} to {self.model}, {self.cost_text()}, {self.time_text()}"
 
     def details(self) -> list[str]:
-        """The summary, tokens, each stage, the latency used and what is already done."""
-        lines = [self.summary() + "."]
+        """The summary, tokens, each stage, the latency used and what is already done (after
+        the inputs too long for the model, when there are any)."""
+        lines = []
+        if self.too_long:
+            from core.llm.context import refusal
+
+            lines = refusal(self.too_long).splitlines()
+        lines.append(self.summary() + ".")
         if self.calls_max:
             lines.append("Tokens: " + _range(self.prompt_tokens, self.prompt_tokens_max)
                          + " in, " + _range(self.completion_tokens, self.completion_tokens_max)

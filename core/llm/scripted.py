@@ -16,6 +16,10 @@ list of replies under one key is used in turn, one per call (the last one repeat
 with a JSON list, give it as a string. Keys are
 matched as substrings of the last user message first, then of the whole conversation, in the
 order given. A function ``replies(messages) -> reply`` may choose instead.
+
+``context_window=N`` makes it behave like a server with a context window of N tokens (about four
+characters a token): a longer prompt is refused with llama.cpp's words, and a reply longer than
+the request's ``max_tokens`` is cut off there, as a real model's would be.
 """
 
 from __future__ import annotations
@@ -75,12 +79,15 @@ class ScriptedLLM:
         default: Reply = None,
         delay_s: float = 0.0,
         tokens_per_word: float = 1.0,
+        context_window: int | None = None,
     ) -> None:
         self.name = name
         self.replies = replies
         self.default = default
         self.delay_s = delay_s
         self.tokens_per_word = tokens_per_word
+        #: Set: behave like a server with this context window (see the module text).
+        self.context_window = context_window
         self.requests: list[ScriptedRequest] = []
         #: Requests being answered now, and the most at once (to check concurrency limits).
         self.in_flight = 0
@@ -156,6 +163,30 @@ class ScriptedLLM:
 
     def _tokens(self, text: str) -> int:
         return max(1, round(len(text.split()) * self.tokens_per_word))
+
+    @staticmethod
+    def server_tokens(text: str) -> int:
+        """Tokens of ``text`` as the server of a ``context_window`` counts them: about four
+        characters a token, as real tokenizers count English."""
+        return -(-len(text) // 4)
+
+
+def _within_limits(script: ScriptedLLM, messages: list[dict[str, Any]], params: dict[str, Any],
+                   content: str) -> tuple[str, str]:
+    """As a server with ``script.context_window`` does: a prompt longer than the window is
+    refused (400, llama.cpp's words), and an answer longer than ``max_tokens`` is cut off there
+    (finish reason "length")."""
+    from litellm.llms.custom_llm import CustomLLMError
+
+    prompt = sum(ScriptedLLM.server_tokens(str(m.get("content") or "")) + 4 for m in messages)
+    if prompt > script.context_window:
+        raise CustomLLMError(
+            status_code=400, message=f"Requested tokens ({prompt}) exceed context window of "
+                                     f"{script.context_window}")
+    limit = int(params.get("max_tokens") or 0)
+    if limit and ScriptedLLM.server_tokens(content) > limit:
+        return content[: limit * 4], "length"
+    return content, "stop"
 
 
 def _content(reply: Reply) -> str:
@@ -242,8 +273,11 @@ def _make_provider() -> Any:
             if isinstance(reply, BaseException):
                 raise reply
             content = _content(reply)
+            finish = "stop"
+            if script.context_window is not None:
+                content, finish = _within_limits(script, copied, params, content)
             model_response.choices[0].message.content = content
-            model_response.choices[0].finish_reason = "stop"
+            model_response.choices[0].finish_reason = finish
             prompt_tokens = sum(script._tokens(str(m.get("content") or "")) for m in copied)
             completion_tokens = script._tokens(content)
             model_response.usage = LitellmUsage(

@@ -274,18 +274,22 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
     """The estimate (:mod:`core.llm.estimate`) of :func:`run_conditions`: the debates still to
     run for each debate condition, and one call per item not yet judged for the single judge;
     with ``repeats`` N, of repeats 0..N-1 together (what each repeat still has to do)."""
+    from core.llm.context import limits_of
     from core.llm.estimate import StagePlan, estimate, measured_latency
     from core.majeval import _prompts
     from core.majeval import session as st
     from core.majeval.estimate import plan_for_state
     from core.majeval.model import evaluation_schema
-    from core.majeval.pipeline import RESULT_KIND
+    from core.majeval.pipeline import RESULT_KIND, refused_items
     from core.majeval.single_judge import TEMPLATE, judge_key, judge_values
+    from core.majeval.single_judge import refused_items as refused_for_judge
 
     plan: list[Any] = []
     skipped = 0
     personas = st.load_personas(project)
     descriptions = st.group_descriptions(project)
+    limits = limits_of(profile)
+    too_long: list[str] = []
     debates = []
     if "full" in names or "pre" in names:
         debates.append(False)
@@ -295,7 +299,10 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
         copy = _with(state, _debate_settings(state, simple))
         run = st.current_run(project, copy, profile.model, repeat=repeat)
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-        stages, n = plan_for_state(personas, copy, descriptions, done)
+        stages, n = plan_for_state(personas, copy, descriptions, done, limits)
+        too_long += refused_items(personas, copy.item_list, copy.task, copy.dimensions,
+                                  copy.scale, limits, settings=copy.settings,
+                                  descriptions=descriptions)
         for stage in stages:
             stage.name = ("simple roles: " if simple else "full personas: ") + stage.name
             if repeat:
@@ -307,15 +314,22 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
                                _single_settings(state, profile.model, repeat))
         done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
         template = _prompts.load(TEMPLATE)
+        refused = refused_for_judge(state.item_list, state.task, state.dimensions,
+                                    state.scale, limits)
+        too_long += refused
         todo = [i for i in state.item_list if judge_key(i) not in done]
+        if refused:
+            todo = []  # refused before the run
         skipped += len(state.item_list) - len(todo)
         if todo:
             plan.append(StagePlan("single judge" + (f" (repeat {repeat})" if repeat else ""), [
                 template.messages(**judge_values(i, state.task, state.dimensions, state.scale))
                 for i in todo], evaluation_schema(state.dimensions, state.scale)))
     latency = latency or measured_latency(project, profile.model)
-    return estimate(plan, profile, latency=latency, done_already=skipped,
-                    done_what="debates and judged items")
+    est = estimate(plan, profile, latency=latency, done_already=skipped,
+                   done_what="debates and judged items")
+    est.too_long = list(dict.fromkeys(too_long))
+    return est
 
 
 # ------------------------------------------------------------------------------ comparison

@@ -28,6 +28,15 @@ specified) picks who speaks next, one turn at a time:
 * the turn cap is ``rounds x number of agents``; at the cap every agent still active is asked
   once for its final evaluation ("cap"), concurrently.
 
+What an agent reads fits the model's context window (``core.llm.context``): its standing
+instructions (persona, task, item, the group's first evaluations) come first and never change
+during the debate, so the engine's prompt cache keeps them; the discussion follows, and when it
+outgrows the window its oldest turns are left out in one step (down to about half the room, a
+line saying which turns and the latest scores given in them), so later requests again share a
+prefix. The first evaluations' rationales are shortened only when they do not fit even without a
+discussion. An item whose standing instructions alone do not fit is refused before the run
+(:func:`too_long`).
+
 Every turn is logged with the coordinator's reason, a readable sentence. A failed call marks
 that agent failed (it leaves the debate; the others go on); it never gets a made-up score.
 """
@@ -41,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core import prompts
-from core.llm import LLMFailure, Rejection
+from core.llm import LLMFailure, Rejection, context
 from core.majeval import _prompts
 from core.majeval.model import (
     AgentEvaluation,
@@ -69,6 +78,7 @@ __all__ = [
     "evaluate_individually",
     "free_debate",
     "is_challenged",
+    "too_long",
 ]
 
 NO_MORE_COMMENTS = "NO MORE COMMENTS"
@@ -377,14 +387,17 @@ def _system_values(persona: Persona, item: Item, task: str, dimensions: Sequence
         "scale": scale.describe(), "evaluation_format": evaluation_format(dimensions, scale)}
 
 
-def _initial_text(agents: Sequence[AgentResult]) -> str:
+def _initial_text(agents: Sequence[AgentResult], limit: int | None = None) -> str:
     """The group's first evaluations, one line each (the whole list is material: the
-    ``debate_shared`` template fences it)."""
+    ``debate_shared`` template fences it); ``limit``: at most that many characters of each
+    rationale (when all of them would not fit the model's context window)."""
     lines = []
     for a in agents:
         if a.initial is not None:
-            lines.append(f"- {_one_line(a.agent)}: {_score_text(a.initial.scores)}. "
-                         f"{_one_line(a.initial.rationale)}")
+            why = _one_line(a.initial.rationale)
+            if limit is not None and len(why) > limit:
+                why = why[:limit].rsplit(" ", 1)[0] + " (…)"
+            lines.append(f"- {_one_line(a.agent)}: {_score_text(a.initial.scores)}. {why}")
     return "\n".join(lines) or "(none)"
 
 
@@ -403,10 +416,117 @@ def turn_line(number: int, speaker: str, message: str, scores: Mapping[str, int]
             f"{prompts.fence(message, 'message')}{shown}")
 
 
-def _discussion_text(turns: Sequence[DebateTurn]) -> str:
-    lines = [turn_line(t.turn, t.speaker, t.message, t.scores) for t in turns
-             if not t.error and t.kind == "debate"]
+def _spoken(turns: Sequence[DebateTurn]) -> list[DebateTurn]:
+    return [t for t in turns if not t.error and t.kind == "debate"]
+
+
+def _discussion_text(turns: Sequence[DebateTurn], first: int = 0) -> str:
+    """The discussion as the agents read it; ``first`` > 0 leaves out that many of the oldest
+    turns (a discussion longer than the model reads at once), saying so with the latest scores
+    given in them."""
+    spoken = _spoken(turns)
+    lines = []
+    if first > 0:
+        latest: dict[str, dict[str, int]] = {}
+        for t in spoken[:first]:
+            if t.scores:
+                latest[t.speaker] = t.scores
+        given = "; ".join(f"{prompts.fence(_one_line(who), 'name')}: {_score_text(s)}"
+                          for who, s in latest.items())
+        lines.append(f"(Turns 1 to {spoken[first - 1].turn} are left out here: the discussion "
+                     "is longer than can be read at once."
+                     + (f" The latest scores given in them: {given}." if given else "") + ")")
+    lines.extend(turn_line(t.turn, t.speaker, t.message, t.scores) for t in spoken[first:])
     return "\n".join(lines) or "(nobody has spoken yet)"
+
+
+class _Window:
+    """What of the debate an agent reads, so that its requests fit the model's context
+    window (``core.llm.context``): the first evaluations (their rationales shortened only when
+    all of them would not fit with the standing instructions) and the discussion from turn
+    ``first`` on. The standing instructions come first and never change, so the engine's
+    prompt cache keeps them; when the discussion outgrows the window, its oldest turns are left
+    out in one step down to about half the room, so the requests after that share a prefix
+    again until the next step."""
+
+    def __init__(self, limits: Any, agents: Sequence[AgentResult]) -> None:
+        self.limits = limits
+        self.agents = agents
+        self.rationale_limit: int | None = None
+        self.first = 0
+
+    def initial(self) -> str:
+        return _initial_text(self.agents, self.rationale_limit)
+
+    def fit_initial(self, systems: Mapping[str, Mapping[str, str]], reply_format: str) -> None:
+        """Shorten the first evaluations' rationales until every agent's request with no
+        discussion fits."""
+        if self.limits is None:
+            return
+        longest = max((len(a.initial.rationale) for a in self.agents if a.initial), default=0)
+        while True:
+            widest = max((context.prompt_tokens(agent_template("debate_turn").messages(
+                **values, name="", initial_evaluations=self.initial(),
+                discussion="(nobody has spoken yet)", reply_format=reply_format))
+                for values in systems.values()), default=0)
+            if widest <= self.limits.prompt or (self.rationale_limit or longest) <= 40:
+                return
+            self.rationale_limit = int((self.rationale_limit or longest) * 0.7)
+
+    def discussion(self, turns: Sequence[DebateTurn], step: str,
+                   values: Mapping[str, str]) -> str:
+        """The discussion for one request of ``step`` with the agent's ``values``."""
+        if self.limits is None:
+            return _discussion_text(turns)
+        template = agent_template(step)
+
+        def tokens(first: int) -> int:
+            return context.prompt_tokens(template.messages(
+                **values, initial_evaluations=self.initial(),
+                discussion=_discussion_text(turns, first)))
+
+        if tokens(self.first) <= self.limits.prompt:
+            return _discussion_text(turns, self.first)
+        spoken = len(_spoken(turns))
+        bare = tokens(spoken)
+        goal = bare + (self.limits.prompt - bare) // 2
+        while self.first < spoken and tokens(self.first) > goal:
+            self.first += 1
+        return _discussion_text(turns, self.first)
+
+
+def too_long(personas: Sequence[Persona], item: Item, task: str,
+             dimensions: Sequence[Dimension], scale: Scale, limits: Any, *,
+             settings: DebateSettings | None = None,
+             descriptions: Mapping[str, str] | None = None) -> Any:
+    """Why ``item`` cannot be debated by the group of ``personas`` with a model of ``limits``
+    (an agent's standing instructions, which hold the item and its context, do not fit with
+    the shortest request): a ``core.llm.context.Overlong``, or None."""
+    if limits is None or not personas:
+        return None
+    settings = settings or DebateSettings()
+    widest = 0
+    for persona in personas:
+        values = _system_values(persona, item, task, dimensions, scale, settings.simple_roles,
+                                descriptions)
+        messages = agent_template("phase1").messages(**values)
+        widest = max(widest, context.prompt_tokens(messages))
+    if widest <= limits.prompt:
+        return None
+    what = f"{item_label(item)}{' with its context' if item.context.strip() else ''}, " \
+           f"debated by the group {personas[0].group}"
+    return limits.overlong(what, widest, shorten=SHORTEN_ITEM)
+
+
+#: What to do with an item too long for the model.
+SHORTEN_ITEM = "shorten the item (or its context) in the file, or leave it out"
+
+
+def item_label(item: Item) -> str:
+    """"the item “q7” (row 8)" ("the item in row 8" when it has no id of its own)."""
+    if item.row and item.id in (f"row {item.row}", str(item.row)):
+        return f"the item in row {item.row}"
+    return f"the item “{item.id}”" + (f" (row {item.row})" if item.row else "")
 
 
 #: Steps of phase 2: their standing instructions end with the group's first evaluations.
@@ -542,14 +662,18 @@ async def free_debate(
                for a in ok}
     schema = debate_reply_schema(dimensions, scale)
     reply_format = debate_format(dimensions, scale)
+    window = _Window(await context.limits_for(llm), agents)
+    window.fit_initial(systems, reply_format)
     turns: list[DebateTurn] = []
     while (chosen := coordinator.next_turn()) is not None:
         agent_id, reason = chosen
         r = results[agent_id]
+        values = {"name": r.agent, "reply_format": reply_format}
         try:
             reply = await _call(llm, systems[agent_id], "debate_turn", schema, {
-                "name": r.agent, "initial_evaluations": _initial_text(agents),
-                "discussion": _discussion_text(turns), "reply_format": reply_format},
+                **values, "initial_evaluations": window.initial(),
+                "discussion": window.discussion(turns, "debate_turn",
+                                                {**systems[agent_id], **values})},
                 cancel, _check_turn)
         except LLMFailure as failure:
             error = (f"{r.agent}'s turn {len(turns) + 1} of the debate failed: "
@@ -574,8 +698,10 @@ async def free_debate(
     remaining = list(coordinator.active)
     if remaining and coordinator.stopped_by == "cap":
         final_schema = evaluation_schema(dimensions, scale)
-        values = {"initial_evaluations": _initial_text(agents),
-                  "discussion": _discussion_text(turns)}
+        for a in remaining:  # the same discussion for every agent: the widest request decides
+            window.discussion(turns, "final_evaluation", systems[a])
+        values = {"initial_evaluations": window.initial(),
+                  "discussion": _discussion_text(turns, window.first)}
         replies = await asyncio.gather(*(
             _final(llm, systems[a], final_schema, values, cancel) for a in remaining))
         for agent_id, reply in zip(remaining, replies):

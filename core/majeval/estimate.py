@@ -23,7 +23,7 @@ from core.llm.estimate import StagePlan, expected_reply_tokens
 from core.majeval import _prompts
 from core.majeval.aggregation import TEMPLATE as AGGREGATION
 from core.majeval.aggregation import Synthesis
-from core.majeval.debate import _system_values, agent_template, debate_format, turn_line
+from core.majeval.debate import _system_values, agent_template, debate_format
 from core.majeval.model import (
     DebateSettings,
     Dimension,
@@ -46,9 +46,14 @@ def stand_in(tokens: int) -> str:
 def plan_debates(personas: Sequence[Persona], items: Sequence[Item], task: str,
                  dimensions: Sequence[Dimension], scale: Scale, settings: DebateSettings,
                  descriptions: Mapping[str, str] | None = None, *,
-                 done: Collection[str] = ()) -> tuple[list[StagePlan], int]:
+                 done: Collection[str] = (), limits: Any = None) -> tuple[list[StagePlan], int]:
     """(the stages of the debates still to run, debates already done). ``done``: keys
-    (:func:`core.majeval.pipeline.unit_key`) of debates kept in the project."""
+    (:func:`core.majeval.pipeline.unit_key`) of debates kept in the project. With ``limits``
+    (the model's, ``core.llm.context.Limits``) a discussion longer than the model reads at
+    once is counted as the debate sends it (its oldest turns left out), and an item too long
+    for the model counts no call (it is refused: :func:`core.majeval.pipeline.refused_items`)."""
+    from core.majeval.debate import _Window, too_long
+    from core.majeval.model import AgentEvaluation, AgentResult, DebateTurn
     descriptions = dict(descriptions or {})
     by_group = groups_of(personas)
     eval_schema = evaluation_schema(dimensions, scale)
@@ -73,26 +78,38 @@ def plan_debates(personas: Sequence[Persona], items: Sequence[Item], task: str,
                 skipped += 1
                 continue
             n = len(members)
+            if too_long(members, item, task, dimensions, scale, limits, settings=settings,
+                        descriptions=descriptions):
+                continue  # refused before the run
             systems = [_system_values(p, item, task, dimensions, scale, settings.simple_roles,
                                       descriptions) for p in members]
             for values in systems:
                 stages["first evaluations"].prompts.append(first.messages(**values))
-            initial = "\n".join(f"- {p.name}: {stand_in(eval_tokens)}" for p in members)
+            agents = [AgentResult(persona_id=p.id, agent=p.name, initial=AgentEvaluation(
+                persona_id=p.id, agent=p.name, scores={d.name: 3 for d in dimensions},
+                rationale=stand_in(eval_tokens))) for p in members]
+            window = _Window(limits, agents)
+            window.fit_initial(dict(enumerate(systems)), reply_format)
+            initial = window.initial()
             if not settings.no_debate and n > 1:
                 widest = max(widest, n)
+                turns: list[DebateTurn] = []
                 for k in range(settings.rounds * n):
                     speaker = members[k % n]
-                    discussion = "\n".join(
-                        turn_line(j + 1, members[j % n].name, stand_in(turn_tokens))
-                        for j in range(k)) or "(nobody has spoken yet)"
-                    messages = turn.messages(**systems[k % n], name=speaker.name,
-                                             initial_evaluations=initial,
-                                             discussion=discussion, reply_format=reply_format)
+                    values = {**systems[k % n], "name": speaker.name,
+                              "reply_format": reply_format}
+                    discussion = window.discussion(turns, "debate_turn", values)
+                    messages = turn.messages(**values, initial_evaluations=initial,
+                                             discussion=discussion)
                     (stages["debate turns"].prompts if k < n
                      else stages["debate turns"].maybe).append(messages)
-                discussion = "\n".join(
-                    turn_line(j + 1, members[j % n].name, stand_in(turn_tokens))
-                    for j in range(settings.rounds * n))
+                    turns.append(DebateTurn(turn=k + 1, speaker=speaker.name,
+                                            persona_id=speaker.id, reason="",
+                                            message=stand_in(turn_tokens),
+                                            scores={d.name: 3 for d in dimensions}))
+                for values in systems:
+                    window.discussion(turns, "final_evaluation", values)
+                discussion = window.discussion(turns, "final_evaluation", systems[0])
                 for values in systems:
                     stages["final evaluations at the turn limit"].maybe.append(final.messages(
                         **values, initial_evaluations=initial, discussion=discussion))
@@ -107,10 +124,11 @@ def plan_debates(personas: Sequence[Persona], items: Sequence[Item], task: str,
 
 
 def plan_for_state(personas: Sequence[Persona], state: Any, descriptions: Mapping[str, str],
-                   done: Collection[str] = ()) -> tuple[list[StagePlan], int]:
+                   done: Collection[str] = (), limits: Any = None
+                   ) -> tuple[list[StagePlan], int]:
     """:func:`plan_debates` with a session's choices (``core.majeval.session.WizardState``)."""
     return plan_debates(personas, state.item_list, state.task, state.dimensions, state.scale,
-                        state.settings, descriptions, done=done)
+                        state.settings, descriptions, done=done, limits=limits)
 
 
 #: Stakeholder groups assumed for the persona calls' upper bound (one call per group; how many
@@ -131,18 +149,18 @@ def plan_personas(documents: Sequence[Any], task: str, *, context_window: int,
     from core.majeval.perspective_extraction import (
         _pages_text,
         chunk_budget,
-        chunk_pages,
+        document_chunks,
     )
 
     extraction = _prompts.load(EXTRACTION)
-    budget = chunk_budget(context_window, answer_tokens, task)
+    chunk_budget(context_window, answer_tokens, task)  # ValueError: the window is too small
     read = StagePlan("reading the documents for stakeholders", [], reply_tokens=answer_tokens)
     skipped = 0
     for doc in documents:
         if doc.name in done:
             skipped += 1
             continue
-        for chunk in chunk_pages(doc.pages, max_tokens=budget):
+        for chunk in document_chunks(doc, task, context_window, answer_tokens):
             read.prompts.append(extraction.messages(task=task, document=doc.name,
                                                     pages=_pages_text(chunk.pages),
                                                     text=chunk.text))

@@ -21,7 +21,6 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from core import prompts
-from core.prompts import WholeNumber
 from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
@@ -33,6 +32,7 @@ from core.majeval.model import (
     StakeholderGroup,
     generic_name,
 )
+from core.prompts import WholeNumber
 from core.runs import CancelToken, Progress
 from core.words import count
 

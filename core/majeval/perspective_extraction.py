@@ -2,7 +2,7 @@
 
 A document (a :class:`core.documents.Document` the user has checked) is cut at paragraph
 boundaries into chunks that fit the model's context (context window minus the prompt and the
-answer allowance, ours). Per chunk the model lists the stakeholders named in it, with a
+answer allowance, ours; :func:`document_chunks`, sized with ``core.llm.context``'s token count). Per chunk the model lists the stakeholders named in it, with a
 characteristics line and perspectives on the task, each with a quote as evidence. Chunks of one
 document are merged by normalised stakeholder name; every quote is located on its page with
 :func:`core.documents.find_evidence`, so a persona can be traced back to a sentence in a PDF.
@@ -28,11 +28,10 @@ from core.documents import (
     Document,
     Page,
     chunk_pages,
-    estimate_tokens,
     find_evidence,
     sentences_of,
 )
-from core.llm import LLMFailure, Rejection, copied_instructions
+from core.llm import LLMFailure, Rejection, context, copied_instructions
 from core.majeval import _prompts
 from core.majeval.model import (
     JsonLLM,
@@ -43,7 +42,8 @@ from core.majeval.model import (
 )
 from core.runs import CancelToken, Progress
 
-__all__ = ["PerspectiveExtraction", "chunk_budget", "extract_perspectives", "normalise_name",
+__all__ = ["PerspectiveExtraction", "chunk_budget", "document_chunks", "extract_perspectives",
+           "normalise_name",
            "people_named", "reply_schema"]
 
 STAGE = "Perspective extraction"
@@ -57,8 +57,6 @@ MAX_STAKEHOLDERS = 8
 MAX_PERSPECTIVES = 6
 MAX_NAME_CHARS = 80
 MAX_SENTENCE_CHARS = 300
-#: Share of the budget a chunk may fill (the rest is margin for tokenizer differences).
-CHUNK_FILL = 0.9
 
 
 class _FoundPerspective(BaseModel):
@@ -129,18 +127,39 @@ class PerspectiveExtraction:
 
 
 def chunk_budget(context_window: int, answer_tokens: int, task: str) -> int:
-    """Tokens left for document text: the context window minus the prompt (with the task) and
-    the answer allowance, times :data:`CHUNK_FILL`. Raises ValueError when too small."""
+    """Tokens left for document text (counted as :func:`core.llm.context.text_tokens` counts):
+    the context window minus the prompt (with the task), the answer allowance and the room for
+    a second asking. Raises ValueError when too small."""
     prompt = _prompts.load(TEMPLATE)
-    empty = prompt.fill("system", task=task) + prompt.fill(
-        "user", document="x" * 40, pages="pages 100-200", text="")
-    budget = int((context_window - estimate_tokens(empty) - answer_tokens) * CHUNK_FILL)
+    empty = prompt.messages(task=task, document="x" * 40, pages="pages 100-200", text="")
+    limits = context.Limits(context_window, answer_tokens)
+    budget = limits.prompt - context.prompt_tokens(empty)
     if budget < MIN_CHUNK_TOKENS:
         raise ValueError(
             f"The model's context window ({context_window} tokens) leaves too little room for "
             f"the document after the instructions and an answer of {answer_tokens} tokens. "
             "Choose a model with a larger context window or lower 'maximum tokens'.")
     return budget
+
+
+def document_chunks(document: Document, task: str, context_window: int,
+                    answer_tokens: int) -> list[Any]:
+    """``document`` cut at paragraph boundaries into chunks whose prompt fits the model
+    (:func:`chunk_budget` tokens of text each, counted as ``core.llm.context`` counts: a page in
+    Thai or Chinese makes smaller chunks than one in English)."""
+    from core.documents import CHARS_PER_TOKEN
+
+    budget = chunk_budget(context_window, answer_tokens, task)
+    text = "\n\n".join(page.text for page in document.pages)
+    density = max(context.text_tokens(text) / max(1, len(text)), 0.05)  # tokens per character
+    size = max(20, int(budget / density / CHARS_PER_TOKEN))  # chunk_pages' own unit
+    for _attempt in range(8):
+        chunks = chunk_pages(document.pages, max_tokens=size)
+        worst = max((context.text_tokens(c.text) for c in chunks), default=0)
+        if worst <= budget or size <= 20:
+            return chunks
+        size = max(20, int(size * budget / worst * 0.95))
+    return chunks
 
 
 _ARTICLE = re.compile(r"^(the|a|an|all|some|many)\s+")
@@ -236,17 +255,20 @@ async def extract_perspectives(
     task: str,
     llm: JsonLLM,
     *,
-    context_window: int = 8192,
-    answer_tokens: int = 1024,
+    context_window: int | None = None,
+    answer_tokens: int | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> PerspectiveExtraction:
     """Stakeholders and perspectives of one document, chunk by chunk (chunks concurrently,
-    bounded by the model's own concurrency limit). ``context_window`` and ``answer_tokens`` come
-    from the model profile (``context_window``, ``max_tokens``)."""
+    bounded by the model's own concurrency limit). ``context_window`` and ``answer_tokens``
+    default to the model's (``core.llm.context``: the server's or the profile's window, the
+    profile's ``max_tokens``)."""
     progress = progress or Progress()
-    budget = chunk_budget(context_window, answer_tokens, task)
-    chunks = chunk_pages(document.pages, max_tokens=budget)
+    limits = await context.limits_for(llm)
+    window = context_window or (limits.window if limits else 8192)
+    answer = answer_tokens or (limits.answer if limits else 1024)
+    chunks = document_chunks(document, task, window, answer)
     result = PerspectiveExtraction(document=document.name, chunks=len(chunks))
     progress.start(f"Reading {document.name} for stakeholders", total=len(chunks))
 

@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from core.llm import context
 from core.majeval.aggregation import aggregate, combine_groups
 from core.majeval.debate import evaluate_individually, free_debate
+from core.majeval.debate import too_long as debate_too_long
 from core.majeval.model import (
     COPIED,
     DEFAULT_DIMENSION,
@@ -164,16 +166,14 @@ async def create_personas(
     cancel: CancelToken | None = None,
 ) -> PersonaCreation:
     """Perspective extraction for every document (concurrently), stakeholder grouping, persona
-    construction. ``context_window``/``answer_tokens`` default to the gateway's profile (keeping them
-    is the session's work: :func:`core.majeval.session.create_personas_stored`). Raises
+    construction. ``context_window``/``answer_tokens`` default to the model's
+    (``core.llm.context``; keeping them is the session's work: :func:`core.majeval.session.create_personas_stored`). Raises
     :class:`StageError` when no persona could be made."""
     progress = progress or Progress()
-    profile = getattr(llm, "profile", None)
-    window = context_window or getattr(profile, "context_window", 8192)
-    answer = answer_tokens or getattr(profile, "max_tokens", 1024)
     extractions = list(await asyncio.gather(*(
-        extract_perspectives(doc, task, llm, context_window=window, answer_tokens=answer,
-                             progress=progress, cancel=cancel) for doc in documents)))
+        extract_perspectives(doc, task, llm, context_window=context_window,
+                             answer_tokens=answer_tokens, progress=progress, cancel=cancel)
+        for doc in documents)))
     failures = [f for e in extractions for f in e.failures]
     stakeholders = [s for e in extractions for s in e.stakeholders]
     groups, built = await _group_and_construct(stakeholders, failures, task, llm,
@@ -265,6 +265,20 @@ def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
     }
 
 
+def refused_items(personas: Sequence[Persona], items: Sequence[Item], task: str,
+                  dimensions: Sequence[Dimension], scale: Scale, limits: Any, *,
+                  settings: DebateSettings | None = None,
+                  descriptions: Mapping[str, str] | None = None) -> list[Any]:
+    """The items too long for a model with ``limits`` (an agent's standing instructions with
+    the item do not fit), one ``core.llm.context.Overlong`` per item and group; empty when
+    every item fits (:func:`core.majeval.debate.too_long`)."""
+    if limits is None:
+        return []
+    return [why for item in items for members in groups_of(personas).values()
+            if (why := debate_too_long(members, item, task, dimensions, scale, limits,
+                                       settings=settings, descriptions=descriptions))]
+
+
 async def evaluate_group(personas: Sequence[Persona], item: Item, task: str,
                          dimensions: Sequence[Dimension], scale: Scale, llm: JsonLLM, *,
                          settings: DebateSettings | None = None,
@@ -328,6 +342,11 @@ async def evaluate(
         max_units = units_at_once(llm, 4, least=8)
 
     descriptions = dict(group_descriptions or {})
+    refused = refused_items(personas, items, task, dimensions, scale,
+                            await context.limits_for(llm), settings=settings,
+                            descriptions=descriptions)
+    if refused:  # before any call: an item longer than the model reads cannot be debated
+        raise context.TooLong(context.refusal(refused))
     roles = {g: simple_roles_text(members, settings, descriptions)
              for g, members in by_group.items()}
     keys = {(item.id, group): unit_key(item, group, by_group[group], roles[group])

@@ -455,9 +455,6 @@ async def create_personas_stored(
                          stage="Perspective extraction")
     if not state.task.strip():
         raise StageError("Write the task description first (page 1).", stage="Task")
-    profile = getattr(llm, "profile", None)
-    window = getattr(profile, "context_window", None) or 8192
-    answer = getattr(profile, "max_tokens", None) or 1024
     made = PersonasMade(personas=[])
     stakeholders: list[Stakeholder] = []
     failures: list[StageFailure] = []
@@ -467,8 +464,7 @@ async def create_personas_stored(
         if state.extracted.get(doc.name) == wanted:
             made.reused.append(doc.name)
             return
-        found = await extract_perspectives(doc, state.task, llm, context_window=window,
-                                           answer_tokens=answer, progress=progress,
+        found = await extract_perspectives(doc, state.task, llm, progress=progress,
                                            cancel=cancel)
         made.units += found.chunks
         failures.extend(found.failures)
@@ -488,8 +484,7 @@ async def create_personas_stored(
         if kept is not None:
             stakeholders.extend(kept.stakeholders)
         else:  # failed chunks: use what the other chunks found (from the cache, no calls)
-            found = await extract_perspectives(doc, state.task, llm, context_window=window,
-                                               answer_tokens=answer, cancel=cancel)
+            found = await extract_perspectives(doc, state.task, llm, cancel=cancel)
             stakeholders.extend(found.stakeholders)
     groups, built = await _group_and_construct(stakeholders, failures, state.task, llm,
                                                progress=progress, cancel=cancel, documents=docs)
@@ -745,23 +740,32 @@ def estimate_run(project: Project, state: WizardState, profile: Any, *,
     calls, tokens, cost and time of the debates not yet kept in the project (``repeats`` N:
     of repeats 0..N-1 together). ``latency`` (a
     :class:`core.llm.estimate.Latency`, e.g. from one probe call) overrides the latency the
-    project recorded for this model. Raises ValueError when there are no personas or items.
-    No model is called."""
+    project recorded for this model. Items too long for the model are listed in ``too_long``
+    (the run refuses them). Raises ValueError when there are no personas or items. No model is
+    called (a server may be asked its context window)."""
+    from core.llm.context import limits_of
     from core.llm.estimate import estimate, measured_latency
     from core.majeval.estimate import plan_for_state
+    from core.majeval.pipeline import refused_items
 
     personas = _check_ready(project, state)
+    limits = limits_of(profile)
+    descriptions = group_descriptions(project)
     plan, skipped = [], 0
     for repeat in range(max(1, repeats)):
         run = current_run(project, state, profile.model, repeat=repeat)
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-        stages, n = plan_for_state(personas, state, group_descriptions(project), done)
+        stages, n = plan_for_state(personas, state, descriptions, done, limits)
         for stage in stages:
             stage.name += f" (repeat {repeat})" if repeat else ""
         plan += stages
         skipped += n
     latency = latency or measured_latency(project, profile.model)
-    return estimate(plan, profile, latency=latency, done_already=skipped, done_what="debates")
+    est = estimate(plan, profile, latency=latency, done_already=skipped, done_what="debates")
+    est.too_long = refused_items(personas, state.item_list, state.task, state.dimensions,
+                                 state.scale, limits, settings=state.settings,
+                                 descriptions=descriptions)
+    return est
 
 
 def keep_estimate(project: Project, run_id: int, est: Any) -> None:
@@ -1086,6 +1090,7 @@ def estimate_personas(project: Project, state: WizardState, profile: Any) -> Any
     """What :func:`create_personas_stored` with ``profile`` takes (calls and time; no model is
     called): one call per part of each document not read yet, the grouping, and one call per
     stakeholder group (2 to 6 assumed). None without documents or task."""
+    from core.llm.context import limits_of
     from core.llm.estimate import estimate, measured_latency
     from core.majeval.estimate import plan_personas
 
@@ -1094,10 +1099,10 @@ def estimate_personas(project: Project, state: WizardState, profile: Any) -> Any
         return None
     done = {d.name for d in docs
             if state.extracted.get(d.name) == extraction_fingerprint(state.task, d)}
+    limits = limits_of(profile)
     try:
-        plan, skipped = plan_personas(docs, state.task,
-                                      context_window=profile.context_window or 8192,
-                                      answer_tokens=profile.max_tokens or 1024, done=done)
+        plan, skipped = plan_personas(docs, state.task, context_window=limits.window,
+                                      answer_tokens=limits.answer, done=done)
     except ValueError:
         return None  # the model's window is too small: the run itself says so
     return estimate(plan, profile, latency=measured_latency(project, profile.model),

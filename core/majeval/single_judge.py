@@ -14,14 +14,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from core import prompts
-from core.llm import LLMFailure, Rejection
+from core.llm import LLMFailure, Rejection, context
 from core.majeval import _prompts
-from core.majeval.debate import evaluation_format
+from core.majeval.debate import SHORTEN_ITEM, evaluation_format, item_label
 from core.majeval.model import Dimension, Item, JsonLLM, Scale, evaluation_schema, scores_of
 from core.runs import CancelToken, Progress, UnitStore, run_units, units_at_once
 from core.runs import unit_key as runs_unit_key
 
-__all__ = ["TEMPLATE", "JudgeResult", "judge_item", "judge_key", "judge_values", "single_judge"]
+__all__ = ["TEMPLATE", "JudgeResult", "judge_item", "judge_key", "judge_values", "refused_items",
+           "single_judge"]
 
 TEMPLATE = "single_judge"
 #: Placeholders holding our own wording built in code.
@@ -77,12 +78,33 @@ async def judge_item(item: Item, task: str, dimensions: Sequence[Dimension], sca
                        rationale=" ".join(reply.rationale.split()))
 
 
+def refused_items(items: Sequence[Item], task: str, dimensions: Sequence[Dimension],
+                  scale: Scale, limits: Any) -> list[Any]:
+    """The items too long for the single judge with a model of
+    ``limits`` (the prompt with the item and its context does not fit), before any call."""
+    if limits is None:
+        return []
+    template = _prompts.load(TEMPLATE)
+    out = []
+    for item in items:
+        tokens = context.prompt_tokens(template.messages(**judge_values(item, task, dimensions,
+                                                                        scale)))
+        if tokens > limits.prompt:
+            what = f"{item_label(item)}{' with its context' if item.context.strip() else ''}, " \
+                   "for the single judge"
+            out.append(limits.overlong(what, tokens, shorten=SHORTEN_ITEM))
+    return out
+
+
 async def single_judge(items: Sequence[Item], task: str, dimensions: Sequence[Dimension],
                        scale: Scale, llm: JsonLLM, *, store: UnitStore | None = None,
                        progress: Progress | None = None, cancel: CancelToken | None = None
                        ) -> list[JudgeResult]:
     """Every item judged once (kept in ``store`` one by one; a resumed run repeats no finished
     item). Results in item order."""
+    refused = refused_items(items, task, dimensions, scale, await context.limits_for(llm))
+    if refused:  # before any call: an item longer than the model reads cannot be judged
+        raise context.TooLong(context.refusal(refused))
     outcomes = await run_units(
         [(judge_key(item), item) for item in items],
         lambda item: judge_item(item, task, dimensions, scale, llm, cancel=cancel),

@@ -322,6 +322,10 @@ class ConditionsTab(QWidget):
             if est is not None:
                 text += (f"<br>Running them: {escape(est.summary())} (at most: answers "
                          "the project already has cost nothing).")
+                if est.too_long:  # refused before any call: say why
+                    from core.llm.context import refusal
+
+                    text += "<br>" + escape(refusal(est.too_long)).replace("\n", "<br>")
         for name, why in blocked.items():
             text += f"<br><b>{escape(cd.CONDITIONS[name])}</b> cannot run: {escape(why)}."
         return text

@@ -197,6 +197,10 @@ class ConditionsTab(QWidget):
                          + ".")
                 if est is not None:
                     text += f"<br>Running them: {est.summary()}."
+                    if est.too_long:  # refused before any call: say why
+                        from core.llm.context import refusal
+
+                        text += "<br>" + escape(refusal(est.too_long)).replace("\n", "<br>")
             self.status.setText(text)
             lines = cd.comparison_summary(rows)
             if rows and not any(r["value"] is not None for r in rows):

@@ -80,7 +80,7 @@ def _interacteval_prompts() -> list[tuple[str, list[dict[str, str]]]]:
     from core.interacteval import model as m
     from core.interacteval.attribute_clustering import cluster_attributes
     from core.interacteval.checklist_scoring import score_text
-    from core.interacteval.component_extraction import extract_components
+    from core.interacteval.component_extraction import _merged, extract_components
     from core.interacteval.key_questions import generate_key_questions
     from core.interacteval.single_judge import judge_text
     from core.interacteval.sub_questions import generate_sub_questions
@@ -117,6 +117,11 @@ def _interacteval_prompts() -> list[tuple[str, list[dict[str, str]]]]:
                     await stage
                 except m.StageError:
                     pass  # the recording model answers nothing: the prompt is what counts
+        try:  # notes read in parts: the parts' component names merged in one more call
+            await _merged(dimension, [[hostile(f"part {i} component {j}") for j in range(4)]
+                                      for i in (1, 2)], llm, 5, None)
+        except m.StageError:
+            pass
         for mode in ("checklist", "per_question"):
             await score_text(checklist, text, llm, settings=m.ScoringSettings(mode=mode))
         await judge_text(dimension, text, llm)
@@ -211,7 +216,7 @@ def _templates_used(calls: list[tuple[str, list[dict[str, str]]]]) -> set[str]:
 def test_every_template_is_built_in_this_test(every_prompt):
     folder = Path(prompts.template_path("majeval", "x")).parents[1]
     shipped = {f"{p.parent.name}/{p.stem}" for p in folder.glob("*/*.txt")}
-    assert len(shipped) == 22
+    assert len(shipped) == 23
     assert _templates_used(every_prompt) == shipped
 
 

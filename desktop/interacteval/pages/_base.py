@@ -89,6 +89,11 @@ def show_estimate(page: Any, label: Any, compute: Any, *, lead: str) -> Any:
         if est is None:
             label.setText("")
             return
+        if getattr(est, "too_long", None):  # the run will be refused: say why, before it
+            from core.llm.context import refusal
+
+            label.setText(refusal(est.too_long))
+            return
         text = est.summary() + "."
         if est.calls_max:
             text = (f"{lead}: {text[0].lower()}{text[1:]} Time based on "

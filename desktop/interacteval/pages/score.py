@@ -380,6 +380,11 @@ class ScorePage(InteractEvalPage):
                 return
             self.estimate = est
             text = est.summary() + "."
+            if est.too_long:  # the run will be refused: say why, before it
+                from core.llm.context import refusal
+
+                self.estimate_label.setText(refusal(est.too_long))
+                return
             if est.calls_max:
                 text = (f"Before you start: {text[0].lower()}{text[1:]} Time based on "
                         f"{est.latency_s:.1f} seconds per call ({est.latency_source}), "

@@ -316,7 +316,12 @@ class RunPage(MajEvalPage):
 
 
 def estimate_text(est: Any) -> str:
-    """The estimate in plain words for the run page."""
+    """The estimate in plain words for the run page (why the run will be refused, when an
+    item is too long for the model)."""
+    if getattr(est, "too_long", None):
+        from core.llm.context import refusal
+
+        return refusal(est.too_long)
     text = est.summary() + "."
     if est.calls_max:
         text = "Before you start: " + text[0].lower() + text[1:]

@@ -14,9 +14,10 @@ from core.prompts import PLACEHOLDER_WORDS
 TEMPLATES = sorted(p.stem for p in template_path("think_aloud").parent.glob("*.txt"))
 
 
-def test_all_twelve_templates_are_checked():
-    # eight of the paper's steps, the single judge, three of the grounded path
-    assert len(TEMPLATES) == 12
+def test_all_thirteen_templates_are_checked():
+    # eight of the paper's steps, the single judge, three of the grounded path, and the merge
+    # of components found in parts of notes too many for one prompt
+    assert len(TEMPLATES) == 13
 
 
 @pytest.mark.parametrize("name", TEMPLATES)

@@ -69,7 +69,9 @@ def extraction_reply(messages):
     """The scripted extraction: the last chunk's first answer quotes a sentence that is not in
     the text (and gives one perspective no quote); asked again, it quotes the text."""
     text = messages[1]["content"]
-    reasked = len(messages) > 2
+    # asked again: after the first answer, or (when that would not fit the model's window)
+    # with the problem added to the request itself
+    reasked = len(messages) > 2 or "could not be used" in text
     found = []
     if "fun and short" in text:
         found.append({"name": "Parents", "characteristics": "Read at home.", "perspectives": [
