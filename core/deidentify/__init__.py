@@ -22,6 +22,7 @@ from core.deidentify.engine import (
     Restored,
     RestoredData,
     SkippedName,
+    kind_counts,
 )
 from core.deidentify.kinds import CANNOT_FIND, KIND_LABELS, KINDS, NAME_KINDS, Limit
 from core.deidentify.mapping import PlaceholderMap, placeholder_pattern
@@ -40,6 +41,7 @@ __all__ = [
     "Restored",
     "RestoredData",
     "SkippedName",
+    "kind_counts",
     "names_from_text",
     "placeholder_pattern",
 ]

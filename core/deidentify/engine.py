@@ -44,7 +44,7 @@ from core.deidentify.names import (
 from core.deidentify.patterns import PRIORITY, Hit, find_patterns
 
 __all__ = ["Deidentified", "Deidentifier", "Replacement", "Restored", "RestoredData",
-           "SkippedName"]
+           "SkippedName", "kind_counts"]
 
 _PLACEHOLDER = placeholder_pattern()
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -54,7 +54,9 @@ _SURNAME_FIRST = re.compile(r"^([^,]+),\s*([^,]+)$")
 @dataclass(frozen=True)
 class Replacement:
     """One replaced span: ``start``/``end`` in the original text, ``out_start``/``out_end`` in
-    the de-identified text; ``source`` says why ("listed", "title", "pattern", "extra")."""
+    the de-identified text; ``source`` says why: "listed" (a name from the user's lists),
+    "title" (a name after a title, greeting, sign-off, label or degree, or remembered from
+    one), "pattern" (an e-mail, date, number... shape) or "extra" (a value the user added)."""
 
     start: int
     end: int
@@ -187,10 +189,10 @@ class Deidentifier:
         de-identified, so that "Chen" alone in the first text is found from "Dr. Sarah Chen" in
         the last."""
         for text in texts:
-            self._found_names(text, tokens(text))
+            self._found_names(text)
 
     # -- finding -------------------------------------------------------------------------------
-    def _found_names(self, text: str, toks: list[re.Match[str]]) -> list[Hit]:
+    def _found_names(self, text: str) -> list[Hit]:
         """Register names that cues point to; the hits that the token scan cannot give (a
         title before a student's surname: "Mrs Lopez" is the mother, not the student)."""
         hits: list[Hit] = []
@@ -239,7 +241,7 @@ class Deidentifier:
         toks = tokens(text)
         hits.extend(self._name_hits(self._extras, text, toks, "extra"))
         if "PERSON" not in self.skip_kinds:
-            hits.extend(self._found_names(text, toks))
+            hits.extend(self._found_names(text))
         hits.extend(h for h in self._name_hits(self._names, text, toks, "names")
                     if h.origin == "listed" or h.kind not in self.skip_kinds)
         return hits
@@ -273,8 +275,9 @@ class Deidentifier:
             length += len(piece)
             placeholder = entry.placeholder
             out.append(placeholder)
+            source = hit.source if hit.source in ("listed", "title", "extra") else "pattern"
             replacements.append(Replacement(hit.start, hit.end, entry.kind, placeholder, value,
-                                            length, length + len(placeholder), hit.source))
+                                            length, length + len(placeholder), source))
             length += len(placeholder)
             pos = hit.end
         out.append(text[pos:])
@@ -341,6 +344,15 @@ class Deidentifier:
             return value
 
         return RestoredData(walk(data), tuple(invented), count)
+
+
+def kind_counts(results: Iterable[Deidentified]) -> dict[str, int]:
+    """How many values of each kind were replaced in all ``results`` (never the values), in
+    :data:`KINDS` order: the rows of an export's de-identification sheet."""
+    total: Counter[str] = Counter()
+    for result in results:
+        total.update(r.kind for r in result.replacements)
+    return {kind: total[kind] for kind in KINDS if total[kind]}
 
 
 def _resolve(hits: list[Hit]) -> list[Hit]:

@@ -65,7 +65,7 @@ def phrase_of(value: str) -> tuple[str, ...]:
 
 _TITLE_ALT = "|".join(sorted({t for t in TITLES} | {t.upper() for t in TITLES}, key=len,
                              reverse=True))
-_LEADING_TITLE = re.compile(rf"^(?:(?:{_TITLE_ALT})(?:\.[ \t]*|[ \t]+))+")
+_LEADING_TITLE = re.compile(rf"^(?:(?:{_TITLE_ALT})(?:\.[ \t]*|[ \t]+|$))+")
 
 
 def strip_titles(value: str) -> str:
@@ -210,7 +210,8 @@ def _name_after(text: str, pos: int, max_words: int, *, comma: bool = False
             break
         word = m.group()
         bare = word.rstrip(".")
-        if len(bare) == 1 and bare.isupper() and word.endswith("."):
+        initial = len(bare) == 1 and bare.isupper() and word.endswith(".")
+        if initial:
             words.append((m.start(), m.end()))                 # an initial: "J."
         elif _is_name_word(word):
             end = m.start() + len(bare)
@@ -225,7 +226,7 @@ def _name_after(text: str, pos: int, max_words: int, *, comma: bool = False
             words.append((m.start(), m.start() + len(bare)))
         else:
             break
-        pos = m.start() + len(bare)
+        pos = m.end() if initial else m.start() + len(bare)
         gap = _GAP.match(text, pos)
         if comma and not used_comma and real == 1 and text.startswith(",", pos):
             gap = _GAP.match(text, pos + 1)
