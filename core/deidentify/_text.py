@@ -12,12 +12,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["COMMON_WORDS", "PARTICLES", "TITLES", "fold", "gap_key", "tokens"]
+__all__ = ["COMMON_WORDS", "PARTICLES", "TITLES", "fold", "gap_key", "tokens", "words"]
 
 #: A token: letters and digits; not the letter of a JSON escape (``\n`` + "Maria").
 _TOKEN = re.compile(r"(?:(?<![^\W_])(?<!\\)|(?<=\\[nrtbf]))[^\W_]+")
 _JSON_ESCAPE = re.compile(r"\\[nrtbf]")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "‘": "'", "‐": "-", "‑": "-", "–": "-"})
+
+
+def words(text: str) -> tuple[str, ...]:
+    """The words of a list written as text (one long list per line group reads better)."""
+    return tuple(text.split())
 
 
 def tokens(text: str) -> list[re.Match[str]]:
@@ -55,4 +60,23 @@ PARTICLES = frozenset({
 
 #: Given names and surnames that are also ordinary English words. A listed name part that is
 #: one of these is replaced on its own only when written with a capital ("Will", not "will").
-COMMON_WORDS = frozenset(["will", "may", "grace", "hope", "faith", "joy", "mark", "bill", "rose", "june", "april", "august", "art", "summer", "dawn", "sky", "amber", "ruby", "jack", "frank", "pat", "sue", "rob", "chase", "hunter", "young", "brown", "white", "green", "black", "gray", "grey", "long", "little", "king", "rich", "mason", "baker", "cook", "miller", "page", "bell", "hall", "wood", "stone", "hill", "lane", "ford", "park", "price", "ward", "love", "star", "sunny", "honey", "lily", "iris", "daisy", "violet", "ivy", "holly", "heather", "jasmine", "olive", "hazel", "autumn", "winter", "storm", "river", "lake", "forest", "rain", "angel", "charity", "patience", "prudence", "constance", "destiny", "harmony", "melody", "crystal", "pearl", "jewel", "ginger", "candy", "brandy", "sandy", "rusty", "buddy", "guy", "gene", "dean", "drew", "miles", "rod", "sterling", "penny", "carol", "earl", "duke", "prince", "baron", "bob", "lee", "don", "kit", "ray", "sage", "rowan", "reed", "wade", "cash", "deacon", "bishop", "nick", "max", "bliss", "happy", "field", "fields", "rivers", "banks", "lamb", "fox", "wolf", "swift", "strong", "sharp", "best", "moody", "savage", "small", "short", "hardy", "gold", "silver", "cross", "church", "bird", "fish", "hunt", "marsh", "moss", "pond", "shepherd", "carpenter", "mills", "snow", "frost", "day", "knight", "money", "noble", "blue", "golden", "march", "sterling", "hale", "young", "wise", "bright", "free", "freeman", "gay", "german", "glass", "good", "goodman", "hart", "heart", "hope", "hunter", "jolly", "joyce", "judge", "just", "keen", "lord", "low", "major", "mann", "marshall", "may", "merry", "miner", "moon", "morning", "mercy", "north", "south", "east", "west", "power", "pray", "read", "rice", "rock", "rush", "sea", "shaw", "sharp", "shore", "sing", "sparks", "spring", "steel", "sweet", "tanner", "taylor", "temple", "thatcher", "tower", "turner", "walker", "wall", "waters", "weaver", "well", "wells", "wise", "wolfe", "wright", "yard", "victor", "victoria", "august", "augustine", "earnest", "ernest", "clay", "colt", "dale", "glen", "grant", "heath", "holly", "hollis", "hunt", "jay", "jude", "lance", "lane", "lark", "link", "mac", "pierce", "porter", "rex", "ridge", "royal", "rue", "scout", "shea", "skip", "sonny", "spike", "stella", "terry", "tory", "trinity", "trip", "trust", "unity", "valentine", "vance", "wren", "zeal", "kind", "rich", "ivy", "belle", "bud", "chip", "colby", "dusty", "flint", "forrest", "frances", "gale", "harley", "haven"])
+COMMON_WORDS = frozenset(words("""
+will may grace hope faith joy mark bill rose june april august art summer dawn sky amber ruby
+jack frank pat sue rob chase hunter young brown white green black gray grey long little king
+rich mason baker cook miller page bell hall wood stone hill lane ford park price ward love star
+sunny honey lily iris daisy violet ivy holly heather jasmine olive hazel autumn winter storm
+river lake forest rain angel charity patience prudence constance destiny harmony melody crystal
+pearl jewel ginger candy brandy sandy rusty buddy guy gene dean drew miles rod sterling penny
+carol earl duke prince baron bob lee don kit ray sage rowan reed wade cash deacon bishop nick
+max bliss happy field fields rivers banks lamb fox wolf swift strong sharp best moody savage
+small short hardy gold silver cross church bird fish hunt marsh moss pond shepherd carpenter
+mills snow frost day knight money noble blue golden march sterling hale young wise bright free
+freeman gay german glass good goodman hart heart hope hunter jolly joyce judge just keen lord
+low major mann marshall may merry miner moon morning mercy north south east west power pray read
+rice rock rush sea shaw sharp shore sing sparks spring steel sweet tanner taylor temple thatcher
+tower turner walker wall waters weaver well wells wise wolfe wright yard victor victoria august
+augustine earnest ernest clay colt dale glen grant heath holly hollis hunt jay jude lance lane
+lark link mac pierce porter rex ridge royal rue scout shea skip sonny spike stella terry tory
+trinity trip trust unity valentine vance wren zeal kind rich ivy belle bud chip colby dusty
+flint forrest frances gale harley haven
+"""))

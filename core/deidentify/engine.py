@@ -229,8 +229,7 @@ class Deidentifier:
             how = {"extra": "extra", "listed": "listed"}.get(target.origin, "title")
             priority = PRIORITY["extra"] if source == "extra" else (
                 PRIORITY["name_listed"] if target.origin == "listed" else PRIORITY["name_found"])
-            hits.append(Hit(start, end, kind, key, priority, how, target.origin
-                            if target.origin != "extra" else "extra", value))
+            hits.append(Hit(start, end, kind, key, priority, how, target.origin, value))
         return hits
 
     def _candidates(self, text: str) -> list[Hit]:

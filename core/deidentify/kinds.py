@@ -60,8 +60,8 @@ CANNOT_FIND: tuple[Limit, ...] = (
           "Add them as words to replace; look at the highlighted sample before sending."),
     Limit("A listed first name or surname written in small letters when it is also an "
           "ordinary English word (will, may, grace, rose, mark, hope, and so on).",
-          "A student called Will Turner: “will” in “I will go” is kept on purpose; “Will” "
-          "with a capital is replaced, even at the start of a sentence.",
+          "“I will go” when a student is called Will Turner (kept on purpose; “Will” with a "
+          "capital is replaced, even at the start of a sentence).",
           "Nothing, usually: the word in small letters is almost always the ordinary word."),
     Limit("Towns, counties, regions, schools, hospitals, wards and employers named outside a "
           "postal address.",
@@ -99,6 +99,6 @@ CANNOT_FIND: tuple[Limit, ...] = (
           "Read the sample on the review page and reword such texts before sending."),
     Limit("A number written as a bare JSON number (not in quotes) inside a text that is a "
           "whole JSON document: it is left alone so that the JSON stays valid.",
-          "{\"mrn\": 48291302}",
+          "{\"mrn\": 48291302} in a JSON text.",
           "Keep id numbers in quotes in JSON texts."),
 )

@@ -17,7 +17,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from core.deidentify._text import COMMON_WORDS, PARTICLES, TITLES, fold, gap_key, tokens
+from core.deidentify._text import (
+    COMMON_WORDS,
+    PARTICLES,
+    TITLES,
+    fold,
+    gap_key,
+    tokens,
+    words,
+)
 
 __all__ = ["NameIndex", "Target", "cue_names", "names_from_text", "ordinary_use", "phrase_of",
            "strip_titles"]
@@ -159,7 +167,30 @@ class NameIndex:
 
 # -- names a cue points to ---------------------------------------------------------------------
 #: Capitalised words that follow a title or a greeting without being a name.
-NOT_NAMES = frozenset(fold(w) for w in ["The", "A", "An", "And", "Or", "Of", "To", "In", "On", "At", "For", "With", "From", "By", "This", "That", "These", "Those", "Thank", "Thanks", "Please", "Sir", "Sirs", "Madam", "Madame", "Colleague", "Colleagues", "Parent", "Parents", "Carer", "Carers", "Guardian", "Guardians", "Patient", "Patients", "Student", "Students", "Pupil", "Pupils", "Team", "All", "Everyone", "Everybody", "Friend", "Friends", "Family", "Customer", "Member", "Members", "Applicant", "Reader", "Readers", "Mum", "Mom", "Dad", "Mother", "Father", "Doctor", "Doctors", "Nurse", "Nurses", "World", "There", "Class", "Staff", "Committee", "Board", "Admissions", "Hiring", "Manager", "Diary", "God", "Sister", "Brother", "Guys", "Folks", "Teacher", "Teachers", "Care", "Clinic", "Department", "Dept", "Hospital", "Practice", "Surgery", "Office", "Service", "Services", "Unit", "Ward", "Centre", "Center", "School", "College", "University", "Academy", "Trust", "Health", "Medical", "Group", "Kind", "Best", "Regards", "Yours", "Sincerely", "Warm", "Many", "Love", "Cheers", "Take", "I", "We", "You", "He", "She", "They", "It", "My", "Our", "Your", "His", "Her", "Their", "Re", "Subject", "Date", "Dear", "Hello", "Hi", "Hey", "Note", "Notes", "Plan", "Assessment", "History", "Examination", "Impression", "Discharge", "Summary", "Medications", "Medication", "Diagnosis", "Follow", "Up", "Name", "Age", "Sex", "Male", "Female", "Unknown", "Not", "None", "Yes", "No", "DOB", "DOD", "MRN", "NHS", "ID", "SSN", "Tel", "Phone", "Email", "Fax", "Address", "Practitioner", "Specialist", "Assistant", "Consultant", "Registrar", "Director", "Head", "Principal", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "Today", "Tomorrow", "Yesterday", "Team", "Cardiology", "Oncology", "Radiology", "Paediatrics", "Pediatrics", "Emergency", "Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof", "Professor", "Rev", "Is", "Was", "Will", "Has", "Had", "Can", "Could", "Should", "Would", "May", "Might", "Must", "Did", "Does", "Do", "Be", "Been", "Am", "Are", "Re", "Fwd", "Attached", "Enclosed", "Regarding", "Ref", "Reference", "Appointment", "Results", "Result", "Report", "Letter", "Admission", "Admitted", "Seen", "Signed", "Okay", "OK", "Thanks", "Welcome", "Morning", "Afternoon", "Evening", "Night", "Again", "Also", "Just", "So", "Well", "Now", "Here", "Then", "When", "Where", "What", "Why", "How", "Who", "Which", "If", "But", "Because", "Grandma", "Grandpa", "Granny", "Grandad", "Grandmother", "Grandfather", "Nan", "Nana", "Auntie", "Aunt", "Uncle", "Mummy", "Daddy"])
+NOT_NAMES = frozenset(fold(w) for w in words("""
+The A An And Or Of To In On At For With From By This That These Those Thank Thanks Please Sir
+Sirs Madam Madame Colleague Colleagues Parent Parents Carer Carers Guardian Guardians Patient
+Patients Student Students Pupil Pupils Team All Everyone Everybody Friend Friends Family
+Customer Member Members Applicant Reader Readers Mum Mom Dad Mother Father Doctor Doctors Nurse
+Nurses World There Class Staff Committee Board Admissions Hiring Manager Diary God Sister
+Brother Guys Folks Teacher Teachers Care Clinic Department Dept Hospital Practice Surgery Office
+Service Services Unit Ward Centre Center School College University Academy Trust Health Medical
+Group Kind Best Regards Yours Sincerely Warm Many Love Cheers Take I We You He She They It My
+Our Your His Her Their Re Subject Date Dear Hello Hi Hey Note Notes Plan Assessment History
+Examination Impression Discharge Summary Medications Medication Diagnosis Follow Up Name Age Sex
+Male Female Unknown Not None Yes No DOB DOD MRN NHS ID SSN Tel Phone Email Fax Address
+Practitioner Specialist Assistant Consultant Registrar Director Head Principal Monday Tuesday
+Wednesday Thursday Friday Saturday Sunday Today Tomorrow Yesterday Team Cardiology Oncology
+Radiology Paediatrics Pediatrics Emergency Mr Mrs Ms Miss Mx Dr Prof Professor Rev Is Was Will
+Has Had Can Could Should Would May Might Must Did Does Do Be Been Am Are Re Fwd Attached
+Enclosed Regarding Ref Reference Appointment Results Result Report Letter Admission Admitted
+Seen Signed Okay OK Thanks Welcome Morning Afternoon Evening Night Again Also Just So Well Now
+Here Then When Where What Why How Who Which If But Because Grandma Grandpa Granny Grandad
+Grandmother Grandfather Nan Nana Auntie Aunt Uncle Mummy Daddy
+""") + words("""
+Valued Respected Esteemed Prospective Future Lovely Sweet Dearest Fellow Fellows Ladies
+Gentlemen Gentleman Whom Concern Anyone Someone Visitor Visitors Client Clients User
+"""))
 
 _LINE_END = re.compile(r"[ \t]*(?:\Z|\r?\n|,|\()")
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*(?:\.(?=[ \t]))?")

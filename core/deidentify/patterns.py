@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.deidentify._text import words
+
 __all__ = ["PRIORITY", "Hit", "find_patterns", "nhs_number_valid"]
 
 
@@ -67,7 +69,8 @@ def _url_end(text: str, start: int, end: int) -> int:
     that belongs to the sentence."""
     while end > start:
         last = text[end - 1]
-        if last in ".,;:!?*_~" or last == ")" and text.count("(", start, end) < text.count(")", start, end):
+        unmatched = last == ")" and text.count("(", start, end) < text.count(")", start, end)
+        if last in ".,;:!?*_~" or unmatched:
             end -= 1
         else:
             break
@@ -123,7 +126,8 @@ _WEEKDAY = (r"(?:(?:" + _cap_alternation(["Monday", "Tuesday", "Wednesday", "Thu
             + r")\.?,?[ \t]+(?:the[ \t]+)?)?")
 _DATE_WRITTEN = [
     # (Tuesday,) March 4, 2021 / Mar. 4th 2021 / March 4
-    re.compile(rf"\b(?P<md>{_WEEKDAY}{_MONTH}[ \t]+{_DAY})(?![\w:])(?:(?P<sep>,?[ \t]*)(?P<year>{_YEAR})\b)?"),
+    re.compile(rf"\b(?P<md>{_WEEKDAY}{_MONTH}[ \t]+{_DAY})(?![\w:])"
+               rf"(?:(?P<sep>,?[ \t]*)(?P<year>{_YEAR})\b)?"),
     # (Tuesday,) 4 March 2021 / 4th of March, 2021 / 04 Mar 2021 / 4 March
     re.compile(rf"(?:(?<![\w.,/:-])|(?<=, )|(?<=\. ))(?P<md>{_WEEKDAY}{_DAY}[ \t]+(?:of[ \t]+)?"
                rf"{_MONTH})(?!\w)"
@@ -251,7 +255,10 @@ _STREET_EU = [
 _PO_BOX = re.compile(r"(?<![\w])(?:P\.?[ \t]?O\.?|Post[ \t]+Office)[ \t]+Box[ \t]+\d{1,7}(?![\w])",
                      re.IGNORECASE)
 
-_US_STATES = ["AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "PR", "GU", "VI", "AS", "MP", "FM", "MH", "PW", "AA", "AE", "AP"]
+_US_STATES = words("""
+AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM
+NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR GU VI AS MP FM MH PW AA AE AP
+""")
 _US_STATE_NAMES = (
     "Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|"
     "Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|"
@@ -260,7 +267,7 @@ _US_STATE_NAMES = (
     "Oregon|Pennsylvania|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|"
     "Vermont|Virginia|Washington|West Virginia|Wisconsin|Wyoming|Puerto Rico"
 )
-_CA_PROVINCES = ["AB", "BC", "MB", "NB", "NL", "NS", "NT", "NU", "ON", "PE", "QC", "SK", "YT"]
+_CA_PROVINCES = words("AB BC MB NB NL NS NT NU ON PE QC SK YT")
 _CITY_WORDS = r"[A-Z][A-Za-z'’.-]+(?:[ \t-](?:[A-Z][A-Za-z'’.-]+|upon|on|in|de|la|le)){0,3}"
 _LINE_START = r"(?:(?<=\n)|(?<=^)|(?<=,[ \t])|(?<=,))"
 _UK_POSTCODE = r"(?:[A-PR-UWYZ][A-HK-Y]?\d[A-Z\d]?|GIR)[ \t]?\d[ABD-HJLNP-UW-Z]{2}"

@@ -112,9 +112,11 @@ class Values:
         day = date(start, 1, 1) + timedelta(days=self.rng.randrange((end - start) * 365))
         d, m, y = day.day, day.month, day.year
         month, mon = day.strftime("%B"), day.strftime("%b")
-        ordinal = f"{d}{'th' if 10 <= d % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(d % 10, 'th')}"
+        suffix = "th" if 10 <= d % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(d % 10, "th")
+        ordinal = f"{d}{suffix}"
         with_year = [
-            f"{month} {d}, {y}", f"{month} {d:02d}, {y}", f"{d} {month} {y}", f"{d:02d}/{m:02d}/{y}",
+            f"{month} {d}, {y}", f"{month} {d:02d}, {y}", f"{d} {month} {y}",
+            f"{d:02d}/{m:02d}/{y}",
             f"{m}/{d}/{y}", f"{y}-{m:02d}-{d:02d}", f"{d:02d}.{m:02d}.{y}", f"{mon} {d}, {y}",
             f"{ordinal} of {month} {y}", f"{ordinal} {month}, {y}", f"{month} {ordinal}, {y}",
             f"{m:02d}/{d:02d}/{str(y)[2:]}", f"{d} {mon} {y}", f"{mon}. {d} {y}",
@@ -150,7 +152,9 @@ class Values:
     def email(self, first: str = "", last: str = "") -> str:
         if first and self.rng.random() < 0.5:
             local = f"{_ascii(first)}.{_ascii(last)}".lower()
-            return f"{local}@{self.rng.choice(['student.lincoln.edu', 'nhs.net', 'gmail.com', 'school.org.uk'])}"
+            domain = self.rng.choice(["student.lincoln.edu", "nhs.net", "gmail.com",
+                                      "school.org.uk"])
+            return f"{local}@{domain}"
         r = self.rng.random()
         if r < 0.15:
             user, domain = self.us.email().split("@")
@@ -166,9 +170,11 @@ class Values:
             self.us.url(),
             "https://www.nhs.uk/conditions/" + self.rng.choice(["asthma", "heart-failure",
                                                                "type-2-diabetes"]) + "/",
-            "https://en.wikipedia.org/wiki/" + self.rng.choice(["Photosynthesis", "Romeo_and_Juliet",
+            "https://en.wikipedia.org/wiki/" + self.rng.choice(["Photosynthesis",
+                                                               "Romeo_and_Juliet",
                                                                "Water_cycle_(disambiguation)"]),
-            "http://portal.example.org/results?id=" + str(self.rng.randint(1000, 99999)) + "&view=full",
+            "http://portal.example.org/results?id=" + str(self.rng.randint(1000, 99999))
+            + "&view=full",
             "www." + self.us.domain_name() + "/" + self.us.uri_page(),
             "https://mychart.example.org/login",
             "https://docs.example.com/guide/part_2-intro#section-3",
@@ -179,10 +185,12 @@ class Values:
         """(cue, number)"""
         n = self.rng.randint(100000, 99999999)
         return self.rng.choice([
-            ("MRN: ", f"{n:08d}"), ("MRN ", str(n)), ("Medical record no. ", f"A-{n % 1000000:06d}"),
+            ("MRN: ", f"{n:08d}"), ("MRN ", str(n)),
+            ("Medical record no. ", f"A-{n % 1000000:06d}"),
             ("Hospital number: ", f"H{n:07d}"), ("Patient ID ", f"PT-{n % 1000000:06d}"),
             ("NHS number ", self.nhs()), ("NHS No: ", self.nhs().replace(" ", "")),
-            ("Insurance ID: ", f"XGH{n:09d}"), ("SSN ", self.us.ssn()), ("Account #: ", f"00{n:08d}"),
+            ("Insurance ID: ", f"XGH{n:09d}"), ("SSN ", self.us.ssn()),
+            ("Account #: ", f"00{n:08d}"),
             ("NI number: ", self.nino()), ("Member ID ", f"W{n:09d}"), ("Patient ID: ", str(n)),
             ("MR# ", str(n)), ("ID#: ", f"A{n:07d}"), ("NHS: ", self.nhs()),
             ("hospital no. ", f"{n:08d}"),
@@ -223,7 +231,8 @@ class Values:
         if r < 0.1:
             street = f"P.O. Box {self.rng.randint(1, 9999)}"
         elif r < 0.2:
-            street = f"{self.us.building_number()} {self.us.last_name()} {self.rng.choice(['ST', 'AVE', 'RD', 'BLVD'])}".upper()
+            number, name = self.us.building_number(), self.us.last_name()
+            street = f"{number} {name} {self.rng.choice(['ST', 'AVE', 'RD', 'BLVD'])}".upper()
         elif r < 0.3:
             street = (f"Apt {self.rng.randint(1, 40)}{self.rng.choice('ABCD')}, "
                       f"{self.us.building_number()} {self.us.last_name()} Ave.")
@@ -236,7 +245,8 @@ class Values:
                 (self.us.zipcode(), "POSTCODE")]
 
     def uk_address(self) -> list[tuple[str, str]]:
-        street = f"{self.rng.randint(1, 240)}{self.rng.choice(['', '', '', 'B', 'a'])} {self.gb.street_name()}"
+        number = f"{self.rng.randint(1, 240)}{self.rng.choice(['', '', '', 'B', 'a'])}"
+        street = f"{number} {self.gb.street_name()}"
         if self.rng.random() < 0.25:
             street = f"Flat {self.rng.randint(1, 30)}, " + street
         sep1, sep2 = self.rng.choice([(", ", " "), ("\n", "\n"), (", ", ", ")])
