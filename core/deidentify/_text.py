@@ -12,10 +12,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["COMMON_WORDS", "PARTICLES", "TITLES", "fold", "gap_key", "tokens", "words"]
+__all__ = ["COMMON_WORDS", "PARTICLES", "TITLES", "UNSPACED", "fold", "gap_key", "tokens",
+           "words"]
 
-#: A token: letters and digits; not the letter of a JSON escape (``\n`` + "Maria").
-_TOKEN = re.compile(r"(?:(?<![^\W_])(?<!\\)|(?<=\\[nrtbf]))[^\W_]+")
+#: Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Myanmar,
+#: Khmer), as character ranges: a run of them is one token, apart from the letters beside it.
+UNSPACED = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+            "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff")
+#: A token: letters and digits (not the letter of a JSON escape: ``\n`` + "Maria"), or a run
+#: of an unspaced script ("和Maria" is "和" and "Maria").
+_TOKEN = re.compile(rf"(?:(?<![^\W_{UNSPACED}])(?<!\\)|(?<=\\[nrtbf]))[^\W_{UNSPACED}]+"
+                    rf"|[{UNSPACED}]+")
 _JSON_ESCAPE = re.compile(r"\\[nrtbf]")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "‘": "'", "‐": "-", "‑": "-", "–": "-"})
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.deidentify._text import fold, tokens
+from core.deidentify._text import UNSPACED, fold, tokens
 from core.deidentify.kinds import KINDS, NAME_KINDS
 from core.deidentify.mapping import PlaceholderMap, placeholder_pattern
 from core.deidentify.names import (
@@ -49,6 +49,8 @@ __all__ = ["Deidentified", "Deidentifier", "Replacement", "Restored", "RestoredD
 _PLACEHOLDER = placeholder_pattern()
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SURNAME_FIRST = re.compile(r"^([^,]+),\s*([^,]+)$")
+#: A listed name in a script written without spaces is found anywhere inside a run of text.
+_UNSPACED = re.compile(f"[{UNSPACED}]")
 
 
 @dataclass(frozen=True)
@@ -126,10 +128,14 @@ class Deidentifier:
         self._names = NameIndex()
         self._extras = NameIndex()
         self._keep = {fold(v) for v in keep if fold(v)}
+        self._unspaced: dict[str, tuple[str, str]] = {}     # folded name -> (key, display)
         for value in students:
             self._add_listed(value, "STUDENT")
         for value in people:
             self._add_listed(value, "PERSON")
+        self._unspaced_pattern = re.compile("|".join(
+            re.escape(v) for v in sorted(self._unspaced, key=len, reverse=True)),
+            re.IGNORECASE) if self._unspaced else None
         for entry in self.mapping:
             if entry.origin == "found" and any(k.startswith("name:") for k in entry.keys):
                 self._add_found(entry.value, entry.keys[0])
@@ -167,6 +173,9 @@ class Deidentifier:
         entry = self.mapping.entry_for(kind, key, display, origin="listed")
         self._names.add_name(display, key, entry.kind, entry.origin, full=LISTED_FULL,
                              part=LISTED_PART, variants=variants)
+        if _UNSPACED.search(display):
+            for spelling in (display, *variants):
+                self._unspaced.setdefault(spelling.casefold(), (key, display))
 
     def _add_found(self, display: str, key: str) -> None:
         self._names.add_name(display, key, "PERSON", "found", full=FOUND_FULL, part=FOUND_PART,
@@ -243,6 +252,12 @@ class Deidentifier:
             hits.extend(self._found_names(text))
         hits.extend(h for h in self._name_hits(self._names, text, toks, "names")
                     if h.origin == "listed" or h.kind not in self.skip_kinds)
+        if self._unspaced_pattern is not None:
+            for m in self._unspaced_pattern.finditer(text):
+                key, display = self._unspaced[m.group().casefold()]
+                entry = self.mapping.get(key)
+                hits.append(Hit(m.start(), m.end(), entry.kind if entry else "PERSON", key,
+                                PRIORITY["name_listed"], "listed", "listed", display))
         return hits
 
     def deidentify(self, text: str) -> Deidentified:

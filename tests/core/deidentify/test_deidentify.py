@@ -98,6 +98,12 @@ def test_values_that_would_wreck_the_texts_are_refused_and_reported():
         "Worker [STUDENT 1] and [STUDENT 2] scored 17.")
 
 
+def test_names_in_scripts_without_spaces_are_found_inside_the_sentence():
+    d = Deidentifier(students=["王伟", "山田太郎", "Maria Lopez"])
+    assert out("王伟说山田太郎和Maria Lopez都来了。", d) == (
+        "[STUDENT 1]说[STUDENT 2]和[STUDENT 3]都来了。")
+
+
 def test_titles_in_the_list_are_not_needed_in_the_text():
     d = Deidentifier(people=["Dr Sarah Chen", "Prof. A. Nowak"])
     assert out("Sarah Chen and Dr. Chen; Nowak.", d) == (
