@@ -136,9 +136,10 @@ class Deidentifier:
         self._unspaced_pattern = re.compile("|".join(
             re.escape(v) for v in sorted(self._unspaced, key=len, reverse=True)),
             re.IGNORECASE) if self._unspaced else None
-        for entry in self.mapping:
-            if entry.origin == "found" and any(k.startswith("name:") for k in entry.keys):
-                self._add_found(entry.value, entry.keys[0])
+        for entry in self.mapping:          # names found after titles in earlier sessions
+            key = next((k for k in entry.keys if k.startswith("name:")), None)
+            if entry.origin == "found" and key is not None:
+                self._add_found(entry.value, key)
         for value, kind in extra:
             self._add_extra(value, kind)
 
