@@ -49,6 +49,7 @@ __all__ = ["Deidentified", "Deidentifier", "Replacement", "Restored", "RestoredD
 _PLACEHOLDER = placeholder_pattern()
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SURNAME_FIRST = re.compile(r"^([^,]+),\s*([^,]+)$")
+_TRAILING_BRACKETS = re.compile(r"(?:\s*\([^()]*\))+\s*$")
 #: A listed name in a script written without spaces is found anywhere inside a run of text.
 _UNSPACED = re.compile(f"[{UNSPACED}]")
 
@@ -146,7 +147,9 @@ class Deidentifier:
     # -- the lists -----------------------------------------------------------------------------
     def _add_listed(self, value: str, kind: str) -> None:
         raw = " ".join(str(value).split())
-        clean = strip_titles(raw)
+        # "Dr Emily Carter (paediatrician)", "Maria Lopez (Year 9)": the name without its title
+        # and the words in brackets after it
+        clean = strip_titles(_TRAILING_BRACKETS.sub("", raw))
         if not clean:
             if raw:
                 self.skipped.append(SkippedName(raw, "it is only a title"))
@@ -168,8 +171,6 @@ class Deidentifier:
             surname, given = surname_first.group(1).strip(), surname_first.group(2).strip()
             display = f"{given} {surname}"
             variants = (clean,)
-        if raw != clean:
-            variants = (*variants, raw)
         key = "name:" + fold(display)
         entry = self.mapping.entry_for(kind, key, display, origin="listed")
         self._names.add_name(display, key, entry.kind, entry.origin, full=LISTED_FULL,

@@ -105,9 +105,10 @@ def test_names_in_scripts_without_spaces_are_found_inside_the_sentence():
 
 
 def test_titles_in_the_list_are_not_needed_in_the_text():
-    d = Deidentifier(people=["Dr Sarah Chen", "Prof. A. Nowak"])
-    assert out("Sarah Chen and Dr. Chen; Nowak.", d) == (
-        "[PERSON 1] and Dr. [PERSON 1]; [PERSON 2].")
+    d = Deidentifier(people=["Dr Sarah Chen", "Prof. A. Nowak", "Emily Carter (Paediatrician)"])
+    assert out("Dr Sarah Chen and Dr. Chen; Nowak. The Paediatrician, Emily Carter "
+               "(Paediatrician).", d) == ("Dr [PERSON 1] and Dr. [PERSON 1]; [PERSON 2]. The "
+                                          "Paediatrician, [PERSON 3] (Paediatrician).")
 
 
 # -- names a title, a greeting, a sign-off, a label or a degree points to -----------------------
