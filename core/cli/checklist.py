@@ -434,13 +434,13 @@ def run_score(args: argparse.Namespace) -> int:
             repeats=args.repeats), args.dry_run)
         if est is None:
             return 0
-        run_id = session.open_scoring_run(project, checklists, settings, profile.model)
+        run_id = session.open_scoring_run(project, checklists, settings, profile)
         gateway = project_gateway(profile, project, run_id)
         say(f"Scoring {count(len(items), 'text')} on {', '.join(c.dimension for c in checklists)} "
             f"with {profile.model}.")
         run = asyncio.run(session.score_texts(
             checklists, items, gateway, project=project, settings=settings,
-            model=profile.model, run_id=run_id, progress=cli_progress(),
+            model=profile, run_id=run_id, progress=cli_progress(),
         ))
         repeats, more = _more_repeats(args, project, checklists, items, profile, settings, run)
         usage = _usage_of([gateway, *more])
@@ -512,7 +512,7 @@ def _more_repeats(args: argparse.Namespace, project: Any, checklists: Any, items
 
     say(f"Repeating every call: {args.repeats} repeats in all.")
     return asyncio.run(score_repeats(project, checklists, items, llm_for_run, args.repeats,
-                                     settings=settings, model=profile.model,
+                                     settings=settings, model=profile,
                                      progress=cli_progress(), first=first)), gateways
 
 
@@ -552,8 +552,10 @@ def run_compare(args: argparse.Namespace) -> int:
         chosen={name: list(range(len(samples)))}, assessors=[p.name for p in profiles],
         builder=scorer.name, notes={name: list(notes)},
         validate_questions=not args.no_validation, scoring=settings)
-    models = session.ConditionModels(assessors={p.name: p.model for p in profiles},
-                                     builder=scorer.model, scorer=scorer.model)
+    models = session.ConditionModels(
+        assessors={p.name: p.model for p in profiles}, builder=scorer.model, scorer=scorer.model,
+        profiles={"scorer": scorer, "builder": scorer,
+                  **{f"assessor:{p.name}": p for p in profiles}})
     with cli_project(args.project, "interacteval") as project:
         setup = session.store_texts_file(project, setup, args.items)
         est = session.estimate_conditions(project, state, names, items, models,

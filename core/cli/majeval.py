@@ -357,7 +357,7 @@ def run_debates(args: argparse.Namespace) -> int:
         if est is None:
             return 0
         try:
-            run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile.model,
+            run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile,
                                              progress=cli_progress()))
             repeats = _more_repeats(args, project, state, llm_for_run, None, profile,
                                     rp.plain_result(state, run))
@@ -412,7 +412,7 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
         return 0
     try:
         results = asyncio.run(cd.run_conditions(project, state, llm_for_run, names,
-                                                model=profile.model, progress=cli_progress()))
+                                                model=profile, progress=cli_progress()))
         repeats = _more_repeats(args, project, state, llm_for_run, names, profile, results)
     except ValueError as exc:
         raise UserError(str(exc)) from None
@@ -463,7 +463,7 @@ def _more_repeats(args: argparse.Namespace, project: Any, state: Any, llm_for_ru
         return []
     say(f"Repeating every call: {args.repeats} repeats in all.")
     return asyncio.run(run_repeats(project, state, llm_for_run, names, args.repeats,
-                                   model=profile.model, progress=cli_progress(), first=first))
+                                   model=profile, progress=cli_progress(), first=first))
 
 
 def _say_stability(repeats: list[Any], state: Any) -> None:

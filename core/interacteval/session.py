@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -476,7 +476,8 @@ def load_run(project: Project, state: WizardState,
         return None
     settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
     return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
-                      run_id=run.id, checklists=list(checklists), date=_local(run.finished_at))
+                      run_id=run.id, checklists=list(checklists), date=_local(run.finished_at),
+                      model_settings=(run.settings or {}).get("model_settings"))
 
 
 def _local(stamp: str | None) -> str:
@@ -522,10 +523,13 @@ def run_samples(project: Project, state: WizardState,
 
 
 def results_out_of_date(project: Project, state: WizardState, run: ScoringRun | None,
-                        checklists: Sequence[Checklist], model: str) -> list[str]:
+                        checklists: Sequence[Checklist], model: Any) -> list[str]:
     """Why ``run`` no longer matches the current choices, in plain words (empty: it is
-    current): a checklist edited, added or removed, other scoring options, another model, other
-    think-aloud samples, or another texts file, sheet or columns."""
+    current): a checklist edited, added or removed, other scoring options, another model or the
+    same model with other settings (``model``: the chosen profile; see
+    :func:`core.llm.identity.model_differences`), other prompts, other think-aloud samples, or
+    another texts file, sheet or columns."""
+    from core.llm.identity import model_differences
     if run is None:
         return []
     stored = project.get_run(run.run_id) if run.run_id is not None else None
@@ -544,9 +548,12 @@ def results_out_of_date(project: Project, state: WizardState, run: ScoringRun | 
             reasons.append(f"the checklist of {dimension} is no longer there")
     if then.get("scoring") != now["scoring"]:
         reasons.append("the scoring options were changed")
-    if then.get("model") != now["model"]:
-        reasons.append(f"another model is chosen ({now['model'] or 'none'}; these results are "
-                       f"from {then.get('model') or 'an unnamed model'})")
+    reasons += [f"another model or model setting is chosen: {what}"
+                for what in model_differences(then, now)]
+    if then.get("prompts") != now.get("prompts"):
+        reasons.append("EvalDesk's scoring prompts changed since these results"
+                       if then.get("prompts") else
+                       "the scoring prompts' version was not recorded with these results")
     if then.get("samples", {}) != now.get("samples", {}):
         reasons.append("the think-aloud samples were changed")
     if state.run_texts is None:
@@ -760,7 +767,7 @@ async def build_dimension(project: Project, state: WizardState, dimension: str,
 
 # -------------------------------------------------------------------------------- scoring
 def open_scoring_run(project: Project, checklists: Sequence[Checklist],
-                     settings: ScoringSettings, model: str,
+                     settings: ScoringSettings, model: Any,
                      samples: SampleTexts | None = None) -> int:
     """Start (or, with identical checklists, model, settings and samples, reopen) the project
     run that :func:`score_texts` keeps its scored texts in. Call it first when the gateway
@@ -777,7 +784,7 @@ async def score_texts(
     *,
     project: Project,
     settings: ScoringSettings | None = None,
-    model: str = "",
+    model: Any = "",
     run_id: int | None = None,
     samples: SampleTexts | None = None,
     progress: Progress | None = None,
@@ -813,7 +820,7 @@ def estimate_scoring(project: Project, checklists: Sequence[Checklist],
     for k in range(max(1, repeats)):
         mine = repeat_settings(settings, k)
         run = project.find_run(METHOD, STEP_SCORE,
-                               run_settings(checklists, mine, profile.model, samples))
+                               run_settings(checklists, mine, profile, samples))
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
         stages, n = plan_scoring(checklists, items, mine, done=done)
         for stage in stages:
@@ -833,12 +840,13 @@ class ScoringJob:
     checklists: list[Checklist]
     items: list[TextItem]
     settings: ScoringSettings
-    model: str
+    model: Any
+    """The scoring profile (or a model string)."""
     samples: dict[str, list[ScoredSample]]
 
 
 def plan_scoring(project: Project, state: WizardState, items: Sequence[TextItem],
-                 model: str) -> ScoringJob:
+                 model: Any) -> ScoringJob:
     """Open the scoring run of the wizard's checklists over ``items`` with ``model`` and
     remember it in ``state`` (saved): which run, the texts' order, file and count."""
     checklists = all_checklists(project, state)
@@ -971,7 +979,8 @@ def _last_finished_run(project: Project) -> ScoringRun | None:
         return None
     settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
     return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
-                      run_id=run.id, date=_local(run.finished_at))
+                      run_id=run.id, date=_local(run.finished_at),
+                      model_settings=(run.settings or {}).get("model_settings"))
 
 
 def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, str, Any]]:
@@ -985,8 +994,8 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
             continue
         settings = run.settings or {}
         label = str(settings.get("model", "")) or "model not recorded"
-        key = json.dumps([label, settings.get("checklists"), settings.get("scoring")],
-                         sort_keys=True)
+        key = json.dumps([label, settings.get("model_settings"), settings.get("checklists"),
+                          settings.get("scoring")], sort_keys=True)
         seen[key] = run  # a later run with the same choices replaces an earlier one
     out = []
     for run in seen.values():
@@ -997,7 +1006,7 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
         scoring = ScoringRun(
             scores=scores, model=str(settings.get("model", "")), run_id=run.id,
             settings=ScoringSettings.model_validate(settings.get("scoring") or {}),
-            date=_local(run.finished_at))
+            date=_local(run.finished_at), model_settings=settings.get("model_settings"))
         model = scoring.model or "model not recorded"
         out.append((f"{model} (run {run.id}, {scoring.date})", scoring.model,
                     judge_data(scoring)))
@@ -1016,11 +1025,32 @@ SINGLE_KIND = "judge_score"
 @dataclass
 class ConditionModels:
     """The model strings behind a comparison of conditions: who thinks aloud (name -> model),
-    who builds the checklists and who scores the texts (also the single judge)."""
+    who builds the checklists and who scores the texts (also the single judge).
+    ``profiles``: the model profiles behind them when known (``"scorer"``, ``"builder"``,
+    ``"assessor:<name>"``): their settings (server, temperature, seed, longest answer) are
+    then part of what a condition was made with, so another setting is never taken for the
+    same model."""
 
     assessors: dict[str, str]
     builder: str
     scorer: str
+    profiles: dict[str, Any] = field(default_factory=dict)
+
+    def spec(self, role: str) -> Any:
+        """The profile of ``role`` when known, else its model string."""
+        found = self.profiles.get(role)
+        if found is not None:
+            return found
+        if role.startswith("assessor:"):
+            return self.assessors.get(role.partition(":")[2], "")
+        return {"scorer": self.scorer, "builder": self.builder}.get(role, "")
+
+
+def _model_key(spec: Any) -> Any:
+    """A model in a fingerprint: its string as before, or a profile's name and settings."""
+    from core.llm.identity import model_fields
+
+    return spec if isinstance(spec, str) else model_fields(spec)
 
 
 @dataclass
@@ -1048,10 +1078,11 @@ def condition_input(state: WizardState, dimension: str, name: str,
                     models: ConditionModels) -> str:
     """The hash of what condition ``name``'s checklist of ``dimension`` is built from."""
     people = list(state.notes.get(dimension, [])) if name in ("human", "combined") else []
-    thinkers = dict(models.assessors) if name in ("ai", "combined") else {}
+    thinkers = {who: _model_key(models.spec(f"assessor:{who}")) for who in models.assessors} \
+        if name in ("ai", "combined") else {}
     return fingerprint([name, state.dimension(dimension) or Dimension(name=dimension),
-                        state.chosen_samples(dimension), people, thinkers, models.builder,
-                        state.validate_questions])
+                        state.chosen_samples(dimension), people, thinkers,
+                        _model_key(models.spec("builder")), state.validate_questions])
 
 
 def condition_blockers(state: WizardState, names: Sequence[str], models: ConditionModels
@@ -1099,12 +1130,13 @@ def condition_problems(project: Project, state: WizardState, name: str,
     return out
 
 
-def _single_settings(state: WizardState, model: str, samples: Mapping[str, Any],
+def _single_settings(state: WizardState, model: Any, samples: Mapping[str, Any],
                      repeat: int = 0) -> dict[str, Any]:
     from core.interacteval.single_judge import TEMPLATE
+    from core.llm.identity import model_fields
 
     out = {"dimensions": [d.model_dump(mode="json") for d in state.dimensions],
-           "model": model, "template": _load_template(TEMPLATE).template_version,
+           **model_fields(model), "template": _load_template(TEMPLATE).template_version,
            "samples": {d: sorted(v) for d, v in samples.items() if v}}
     return {**out, "repeat": int(repeat)} if repeat else out
 
@@ -1162,7 +1194,7 @@ def load_conditions(project: Project, state: WizardState, names: Sequence[str],
             from core.interacteval.single_judge import judge_key
 
             run = project.find_run(METHOD, STEP_SINGLE, _single_settings(
-                state, models.scorer, _folded_samples(state), repeat))
+                state, models.spec("scorer"), _folded_samples(state), repeat))
             if run is None:
                 continue
             keyed = [(judge_key(d.name, i), d.name, i) for d in state.dimensions for i in items]
@@ -1180,7 +1212,7 @@ def load_conditions(project: Project, state: WizardState, names: Sequence[str],
             continue
         samples = run_samples(project, state, checklists)
         run = project.find_run(METHOD, STEP_SCORE,
-                               run_settings(checklists, settings, models.scorer, samples))
+                               run_settings(checklists, settings, models.spec("scorer"), samples))
         if run is None:
             continue
         keyed = [(unit_key(c, i), c.dimension, i) for c in checklists for i in items]
@@ -1264,14 +1296,14 @@ async def run_conditions(
             if not checklists:
                 continue
             samples = run_samples(project, state, checklists)
-            run_id = open_scoring_run(project, checklists, mine, models.scorer, samples)
+            run_id = open_scoring_run(project, checklists, mine, models.spec("scorer"), samples)
             await score_texts(checklists, items, scorer_for_run(run_id), project=project,
-                              settings=mine, model=models.scorer, run_id=run_id,
+                              settings=mine, model=models.spec("scorer"), run_id=run_id,
                               samples=samples, progress=progress, cancel=cancel)
         if "single-judge" in names:
             folded = _folded_samples(state)
             run_id = project.start_run(METHOD, STEP_SINGLE, _single_settings(
-                state, models.scorer, folded, k), resume=True)
+                state, models.spec("scorer"), folded, k), resume=True)
             await single_judge(state.dimensions, items,
                                with_repeat(scorer_for_run(run_id), k),
                                store=RunUnits(project, run_id, SINGLE_KIND), samples=folded,
@@ -1385,7 +1417,8 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     blocked = condition_blockers(state, names, models)
     names = [n for n in names if n not in blocked]
     by_model = {p.model: p for p in profiles.values()}
-    scorer = by_model.get(models.scorer) or next(iter(profiles.values()))
+    scorer = models.profiles.get("scorer") or by_model.get(models.scorer) or \
+        next(iter(profiles.values()))
     builder_plan: list[Any] = []
     scoring_plan: list[Any] = []
     thinking: list[Dimension] = []  # the dimensions whose models' think-aloud is asked
@@ -1413,7 +1446,7 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
             checklists.append(kept or guessed_checklist(dim))
         samples = run_samples(project, state, checklists)
         run = project.find_run(METHOD, STEP_SCORE,
-                               run_settings(checklists, mine, models.scorer, samples))
+                               run_settings(checklists, mine, models.spec("scorer"), samples))
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
         stages, n = plan_scoring_calls(checklists, items, mine, done=done)
         for stage in stages:
@@ -1422,7 +1455,7 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
         skipped += n
     for k in range(max(1, repeats)) if "single-judge" in names else ():
         run = project.find_run(METHOD, STEP_SINGLE, _single_settings(
-            state, models.scorer, _folded_samples(state), k))
+            state, models.spec("scorer"), _folded_samples(state), k))
         done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
         stages, n = plan_single_judge(state.dimensions, items, done=done)
         for stage in stages:
@@ -1438,7 +1471,7 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
                                             think_aloud=1, steps=(), label=who)]
             parts.append(estimate(plan, profile,
                                   latency=measured_latency(project, profile.model)))
-    builder = by_model.get(models.builder) or scorer
+    builder = models.profiles.get("builder") or by_model.get(models.builder) or scorer
     if builder_plan:
         parts.append(estimate(builder_plan, builder,
                               latency=measured_latency(project, builder.model)))
@@ -1460,8 +1493,11 @@ def condition_models(state: WizardState, profile_of: Any
         return None
     thinkers = {n: p for n in state.assessors if (p := profile_of(n)) is not None}
     profiles = {**thinkers, builder.name: builder, scorer.name: scorer}
-    return ConditionModels(assessors={n: p.model for n, p in thinkers.items()},
-                           builder=builder.model, scorer=scorer.model), profiles
+    return ConditionModels(
+        assessors={n: p.model for n, p in thinkers.items()}, builder=builder.model,
+        scorer=scorer.model,
+        profiles={"scorer": scorer, "builder": builder,
+                  **{f"assessor:{n}": p for n, p in thinkers.items()}}), profiles
 
 
 def condition_texts(project: Project, state: WizardState) -> list[TextItem]:

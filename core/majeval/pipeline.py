@@ -218,6 +218,23 @@ class EvaluationRun:
     """When the run's last debate finished ("YYYY-MM-DD HH:MM", local time)."""
     items_source: str = ""
     """Where the items came from (file and sheet), for the results' description."""
+    model_settings: dict[str, Any] | None = None
+    """Everything else of the model that decides its answers (server, temperature, seed,
+    longest answer: :func:`core.llm.identity.answer_settings`); None when not recorded."""
+
+    @property
+    def model_used(self) -> dict[str, Any]:
+        """The model as the run's settings name it (:func:`core.llm.identity.model_fields`)."""
+        from core.llm.identity import model_fields
+
+        return model_fields({"model": self.model, "model_settings": self.model_settings})
+
+    @property
+    def model_text(self) -> str:
+        """The model and its settings in plain words."""
+        from core.llm.identity import describe_model
+
+        return describe_model(self.model_used)
 
     @property
     def groups(self) -> list[GroupResult]:
@@ -254,14 +271,31 @@ def unit_key(item: Item, group: str, personas: Sequence[Persona], roles: str = "
     return runs_unit_key(*parts)
 
 
+DEBATE_PROMPTS = ("agent", "phase1", "debate_turn", "debate_shared", "final_evaluation",
+                  "aggregation")
+
+
+def debate_prompts() -> dict[str, str]:
+    """The versions of the debates' prompts (part of what a debate run depends on)."""
+    from core.majeval import _prompts
+
+    return {name: _prompts.load(name).template_version for name in DEBATE_PROMPTS}
+
+
 def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
-                  settings: DebateSettings, model: str) -> dict[str, Any]:
+                  settings: DebateSettings, model: Any) -> dict[str, Any]:
+    """What a debate run depends on. ``model``: a ``ModelProfile`` (its name and every setting
+    that changes an answer, :func:`core.llm.identity.model_fields`), a model string (the name
+    only) or the settings of an earlier run (its model taken as recorded)."""
+    from core.llm.identity import model_fields
+
     return {
         "task": task,
         "dimensions": [d.model_dump(mode="json") for d in dimensions],
         "scale": scale.model_dump(mode="json"),
         "debate": settings.model_dump(mode="json"),
-        "model": model,
+        **model_fields(model),
+        "prompts": debate_prompts(),
     }
 
 
@@ -291,7 +325,7 @@ async def evaluate(
     dimensions: Sequence[Dimension] | None = None,
     scale: Scale | None = None,
     settings: DebateSettings | None = None,
-    model: str = "",
+    model: Any = "",
     store: UnitStore | None = None,
     max_units: int | None = None,
     group_descriptions: Mapping[str, str] | None = None,
@@ -356,8 +390,12 @@ async def evaluate(
     for item in items:
         groups = [found[keys[(item.id, g)]] for g in by_group]
         results.append(combine_groups(item.id, groups, dimensions))
+    from core.llm.identity import model_fields
+
+    used = model_fields(model)
     run = EvaluationRun(items=results, personas=list(personas), dimensions=dimensions,
-                        scale=scale, settings=settings, task=task, model=model,
+                        scale=scale, settings=settings, task=task, model=used["model"],
+                        model_settings=used.get("model_settings"),
                         run_id=getattr(store, "run_id", None),
                         reused=sum(1 for o in outcomes if o.reused), item_inputs=list(items),
                         group_descriptions={g: descriptions.get(g, "") for g in by_group},

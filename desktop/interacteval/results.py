@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.llm.identity import DEMO_NOTE, is_demo_model
 from desktop.charts import ScatterPoint, scatter_panel
 from desktop.glossary import explain
 from desktop.run_panel import RunPanel
@@ -280,7 +281,9 @@ class ResultsView(QWidget):
                    f"{failed - incomplete} failed" if failed - incomplete else "") if part)
                + "; see Notes)"
                if failed else ", none failed")
-            + ". Select a text to see every answer behind its score.")
+            + ". Select a text to see every answer behind its score."
+            + (f"<br><span style='color:#b42318'><b>Scored by the built-in demo model.</b> "
+               f"{escape(DEMO_NOTE)}</span>" if is_demo_model(run.model_used) else ""))
         flagged = sum(1 for s in run.scores if s.think_aloud_sample)
         self.samples_check.blockSignals(True)
         self.samples_check.setChecked(include_samples)

@@ -394,7 +394,7 @@ class ScorePage(InteractEvalPage):
         items = list(self.wizard.opened_texts.read.items)
         profile = self._profile(self.state.scorer or self._builder_name())
         self._estimate_of_run = self.estimate
-        plan = st.plan_scoring(self.project, self.state, items, profile.model)
+        plan = st.plan_scoring(self.project, self.state, items, profile)
         self.wizard.run = None  # the earlier results are not this run's
         llm = self.wizard.llm_factory(profile, self.project, plan.run_id)
         self._run_llm = llm

@@ -182,10 +182,10 @@ class RunPage(MajEvalPage):
         self.repeats_spin.setValue(state.repeats)
         set_times_suffix(self.repeats_spin)
         self._filling = False
-        done, total = st.run_progress(self.project, state, wizard.model())
+        done, total = st.run_progress(self.project, state, wizard.model_used())
         if state.repeats > 1:  # every repeat counts: a repeat still to run is work to do
             for k in range(1, state.repeats):
-                more, _ = st.run_progress(self.project, state, wizard.model(), repeat=k)
+                more, _ = st.run_progress(self.project, state, wizard.model_used(), repeat=k)
                 done += more
             total *= state.repeats
         groups = len(wizard.editor.groups())
@@ -256,7 +256,7 @@ class RunPage(MajEvalPage):
     @Slot()
     def _fill_units(self) -> None:
         self.units_model.set_rows(st.unit_statuses(self.project, self.state,
-                                                   self.wizard.model()))
+                                                   self.wizard.model_used()))
 
     @Slot()
     def start_run(self) -> Any:
@@ -269,7 +269,7 @@ class RunPage(MajEvalPage):
     def _start_run(self) -> Any:
         wizard = self.wizard
         wizard.editor.flush()
-        model = wizard.model()
+        model = wizard.model_used()
 
         profile = wizard.chosen_profile()
         self._estimate_of_run = self.estimate
@@ -338,6 +338,7 @@ class ResultsPage(MajEvalPage):
     def __init__(self, wizard: Any) -> None:
         super().__init__(wizard)
         self.results = ResultsView()
+        self.results.profiles = lambda: wizard.main_window.settings.profiles
         self.results.export_button.clicked.connect(self._ask_export)
         self.conditions = ConditionsTab(wizard)
         self.results.tabs.addTab(self.conditions, "Conditions")
@@ -361,7 +362,7 @@ class ResultsPage(MajEvalPage):
         wizard, state = self.wizard, self.state
         repeats = []
         if wizard.run is not None and state.repeats > 1:
-            repeats = load_repeats(self.project, state, None, state.repeats, wizard.model())
+            repeats = load_repeats(self.project, state, None, state.repeats, wizard.model_used())
         dimensions = [d.name for d in state.dimensions]
         return show_repeats(self.stability_label,
                             state.repeats if wizard.run is not None else 0, repeats,
