@@ -86,6 +86,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="skip the final review step (the sub-questions are the checklist)")
     build.add_argument("--merge", action="store_true",
                        help="keep the other dimensions already in the output file")
+    build.add_argument("--replace-edits", action="store_true",
+                       help="with --project: make again the steps a person edited in the "
+                       "wizard (their edited versions are kept in the project and can be "
+                       "restored there); by default an edited step is kept as it is")
     add_project_option(build, "every model answer")
     build.add_argument("-o", "--output", required=True, metavar="checklist.xlsx")
     build.set_defaults(func=run_build)
@@ -290,10 +294,18 @@ def run_build(args: argparse.Namespace) -> int:
             chosen={name: list(range(len(samples)))}, assessors=list(assessors),
             builder=builder_profile.name, notes={name: notes},
             validate_questions=not args.no_validation)
+        edited = session.edited_steps(project, name, session.BUILD_KEYS)
+        edits = "replace" if args.replace_edits else "keep"
+        for key, who in edited:
+            by = f" by {who}" if who else ""
+            say(f"evaldesk: note: the step “{key.replace('_', ' ')}” of {name} was edited{by} "
+                + ("in this project: it is made again (the edited version is kept in the "
+                   "project)." if edits == "replace" else
+                   "in this project: kept as edited (use --replace-edits to make it again)."))
         try:
             build = asyncio.run(session.build_dimension(
                 project, state, name, assessors, builder, progress=cli_progress(),
-                keep_state=False))
+                keep_state=False, edits=edits, who=session.person(load_settings().user_name)))
         except StageError as exc:
             if exc.kind == COPIED:
                 say(f"evaldesk: {exc.message}")

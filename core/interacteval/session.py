@@ -95,6 +95,7 @@ __all__ = [
     "checklist_origin",
     "default_llm_factory",
     "edit_checklist",
+    "edited_steps",
     "edit_stage",
     "export_checklists",
     "export_results",
@@ -117,6 +118,8 @@ __all__ = [
     "put_stage",
     "questions_failing_good_texts",
     "read_texts",
+    "replaced_version",
+    "restore_replaced",
     "results_out_of_date",
     "run_build_step",
     "run_build_steps",
@@ -630,9 +633,10 @@ BUILD_KEYS = ("components", "clusters", "key_questions", "sub_questions", "check
 async def run_think_aloud(project: Project, state: WizardState, dimension: str,
                           assessors: Mapping[str, JsonLLM], *,
                           progress: Progress | None = None,
-                          cancel: CancelToken | None = None) -> ThinkAloudResult:
+                          cancel: CancelToken | None = None, who: str = "") -> ThinkAloudResult:
     """Every model of ``assessors`` thinks aloud about ``dimension`` over its chosen samples;
-    the result is kept as the step's output. Raises :class:`StageError` when no model could."""
+    the result is kept as the step's output (a version a person edited is kept aside first,
+    see :func:`replaced_version`). Raises :class:`StageError` when no model could."""
     from core.interacteval.think_aloud import think_aloud
 
     dim = state.dimension(dimension) or Dimension(name=dimension)
@@ -646,16 +650,115 @@ async def run_think_aloud(project: Project, state: WizardState, dimension: str,
             dimension=dimension, kind=max(set(kinds), key=kinds.count) if kinds else "")
         error.result = result  # type: ignore[attr-defined]  # who failed, and why
         raise error
-    put_stage(project, dimension, "think_aloud", result, input_hash=input_hash)
+    with project.transaction():
+        _keep_aside(project, dimension, "think_aloud", person(who))
+        put_stage(project, dimension, "think_aloud", result, input_hash=input_hash)
     return result
+
+
+#: Kept versions a person edited that a new run of their step replaced (key
+#: ``<dimension>/<step>``, the latest one): "keep both, with the edit recorded".
+REPLACED_KIND = "interacteval.replaced"
+#: What a step does with an output a person edited: keep it (the step is not run; later steps
+#: read it) or replace it (the edited version is kept aside, see :data:`REPLACED_KIND`).
+EDIT_CHOICES = ("keep", "replace")
+
+
+def edited_steps(project: Project, dimension: str, keys: Sequence[str]) -> list[tuple[str, str]]:
+    """The steps among ``keys`` whose kept output a person changed (edited, typed in, or an
+    imported checklist), as ``(step, who)``: running them again would replace that work, so
+    they are never run without asking (issue 28: "Run all remaining steps" overwrote edited
+    components with no warning)."""
+    out = []
+    for key in keys:
+        if key == "checklist":
+            artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+            if artefact is None or not (artefact.edited or artefact.origin != "generated"):
+                continue
+            kind_key = (CHECKLIST_ARTEFACT, dimension)
+        else:
+            artefact = project.get_artefact(STAGE_KIND, _stage_key(dimension, key))
+            if artefact is None or not (artefact.edited or artefact.origin == "human"):
+                continue
+            kind_key = (STAGE_KIND, artefact.key)
+        edits = project.list_edits(kind_key)
+        who = edits[-1].who if edits else ("imported" if artefact.origin == "imported" else "")
+        out.append((key, who))
+    return out
+
+
+def replaced_version(project: Project, dimension: str, key: str) -> dict[str, Any] | None:
+    """The edited version of step ``key`` that a new run replaced (``value``, ``edited_by``,
+    ``replaced_by``, ``replaced_at``), or None."""
+    artefact = project.get_artefact(REPLACED_KIND, _stage_key(dimension, key))
+    return dict(artefact.payload) if artefact is not None else None
+
+
+def restore_replaced(project: Project, dimension: str, key: str, *, who: str) -> Any:
+    """Put back the edited version of step ``key`` that a new run replaced (recorded as
+    ``who``'s edit); returns it, or None when there is none."""
+    kept = replaced_version(project, dimension, key)
+    if kept is None:
+        return None
+    if key == "checklist":
+        checklist = Checklist.model_validate(kept["value"])
+        edit_checklist(project, checklist, who=who)
+        value: Any = checklist
+    else:
+        value = _load(key, kept["value"])
+        edit_stage(project, dimension, key, value, who=who)
+    project.delete_artefact((REPLACED_KIND, _stage_key(dimension, key)), who)
+    return value
+
+
+def _keep_aside(project: Project, dimension: str, key: str, who: str) -> None:
+    """Keep the edited output of step ``key`` before a new run replaces it."""
+    from datetime import datetime
+
+    edited = dict(edited_steps(project, dimension, [key]))
+    if key not in edited:
+        return
+    if key == "checklist":
+        artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+        value = artefact.payload if artefact is not None else None
+    else:
+        artefact = project.get_artefact(STAGE_KIND, _stage_key(dimension, key))
+        value = artefact.payload.get("value") if artefact is not None else None
+    project.put_artefact(REPLACED_KIND, _stage_key(dimension, key), {
+        "value": value, "edited_by": edited[key], "replaced_by": who,
+        "replaced_at": datetime.now().strftime("%Y-%m-%d %H:%M")}, origin="human")
+
+
+def _keep_edited(project: Project, state: WizardState, dimension: str, key: str,
+                 input_hash: str, who: str, keep_state: bool) -> Any:
+    """A person's edited output of step ``key`` stays as it is: the step is not run, and the
+    output counts as made from today's inputs (recorded as ``who``'s decision)."""
+    if key == "checklist":
+        state.checklist_inputs[dimension] = input_hash
+        if keep_state:
+            save_state(project, state)
+        return load_checklist(project, dimension)
+    artefact = project.get_artefact(STAGE_KIND, _stage_key(dimension, key))
+    assert artefact is not None
+    old = artefact.payload.get("input", "")
+    if old != input_hash:
+        project.record_edit(artefact, "input", old, input_hash, who)
+    got = get_stage(project, dimension, key)
+    return got.value if got is not None else None
 
 
 async def run_build_step(project: Project, state: WizardState, dimension: str, key: str,
                          llm: JsonLLM, *, progress: Progress | None = None,
-                         cancel: CancelToken | None = None, keep_state: bool = True) -> Any:
+                         cancel: CancelToken | None = None, keep_state: bool = True,
+                         edits: str = "keep", who: str = "") -> Any:
     """One construction step (``key`` in :data:`BUILD_KEYS`) on the kept (possibly edited)
     output of the step before; its output is kept (the review's is the checklist). With
-    ``keep_state`` False the wizard's stored choices are left alone (the CLI's build)."""
+    ``keep_state`` False the wizard's stored choices are left alone (the CLI's build).
+
+    An output a person edited (:func:`edited_steps`) is never replaced silently: ``edits``
+    "keep" leaves it as it is (the step is not run and the output counts as current; ``who``
+    is recorded as having decided so), "replace" runs the step and keeps the edited version
+    aside (:func:`replaced_version`, :func:`restore_replaced`)."""
     from core.interacteval.attribute_clustering import cluster_attributes
     from core.interacteval.component_extraction import extract_components
     from core.interacteval.key_questions import generate_key_questions
@@ -667,8 +770,13 @@ async def run_build_step(project: Project, state: WizardState, dimension: str, k
 
     if key not in BUILD_KEYS:
         raise ValueError(f"unknown step {key!r}")
+    if edits not in EDIT_CHOICES:
+        raise ValueError(f"edits must be one of {EDIT_CHOICES}, not {edits!r}")
     dim = state.dimension(dimension) or Dimension(name=dimension)
     input_hash = stage_input(project, state, dimension, key)
+    if edits == "keep" and edited_steps(project, dimension, [key]):
+        return _keep_edited(project, state, dimension, key, input_hash, person(who),
+                            keep_state)
 
     def need(stage: str, what: str) -> Any:
         got = get_stage(project, dimension, stage)
@@ -708,34 +816,41 @@ async def run_build_step(project: Project, state: WizardState, dimension: str, k
             checklist = checklist_from_sub_questions(dim, groups)
         checklist.samples = state.chosen_samples(dimension)  # the think-aloud's samples
         with project.transaction():
+            _keep_aside(project, dimension, key, person(who))
             save_checklist(project, checklist)
             state.checklist_inputs[dimension] = input_hash
             if keep_state:
                 save_state(project, state)
         return checklist
-    put_stage(project, dimension, key, value, input_hash=input_hash)
+    with project.transaction():
+        _keep_aside(project, dimension, key, person(who))
+        put_stage(project, dimension, key, value, input_hash=input_hash)
     return value
 
 
 async def run_build_steps(project: Project, state: WizardState, dimension: str,
                           keys: Sequence[str], llm: JsonLLM, *,
                           progress: Progress | None = None,
-                          cancel: CancelToken | None = None, keep_state: bool = True) -> Any:
-    """:func:`run_build_step` for each of ``keys`` in turn; the last one's output."""
+                          cancel: CancelToken | None = None, keep_state: bool = True,
+                          edits: str = "keep", who: str = "") -> Any:
+    """:func:`run_build_step` for each of ``keys`` in turn (``edits``, ``who``: what to do with
+    a person's edited output, see there); the last one's output."""
     result = None
     for key in keys:
         result = await run_build_step(project, state, dimension, key, llm, progress=progress,
-                                      cancel=cancel, keep_state=keep_state)
+                                      cancel=cancel, keep_state=keep_state, edits=edits,
+                                      who=who)
     return result
 
 
 async def build_dimension(project: Project, state: WizardState, dimension: str,
                           assessors: Mapping[str, JsonLLM], builder: JsonLLM, *,
                           progress: Progress | None = None, cancel: CancelToken | None = None,
-                          keep_state: bool = True) -> Any:
+                          keep_state: bool = True, edits: str = "keep", who: str = "") -> Any:
     """Every step for ``dimension`` in a row, as the wizard runs them: think-aloud by
     ``assessors`` (none: people's notes only; when every model fails the notes go on alone),
-    then the construction steps with ``builder``. Returns the
+    then the construction steps with ``builder`` (``edits``: what to do with the outputs a
+    person edited, see :func:`run_build_step`). Returns the
     :class:`core.interacteval.pipeline.ChecklistBuild` (for the export's sheets)."""
     from core.interacteval.pipeline import ChecklistBuild
 
@@ -743,13 +858,14 @@ async def build_dimension(project: Project, state: WizardState, dimension: str,
     if assessors:
         try:
             think = await run_think_aloud(project, state, dimension, assessors,
-                                          progress=progress, cancel=cancel)
+                                          progress=progress, cancel=cancel, who=who)
         except StageError as exc:
             if not state.notes.get(dimension):
                 raise
             think = getattr(exc, "result", think)
     checklist = await run_build_steps(project, state, dimension, BUILD_KEYS, builder,
-                                      progress=progress, cancel=cancel, keep_state=keep_state)
+                                      progress=progress, cancel=cancel, keep_state=keep_state,
+                                      edits=edits, who=who)
 
     def value(stage: str) -> Any:
         got = get_stage(project, dimension, stage)
