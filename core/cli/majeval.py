@@ -218,6 +218,8 @@ def run_personas(args: argparse.Namespace) -> int:
             warning = ("Most of the model's answers repeated the instructions instead of "
                        "answering: this model is too small to make personas; check these "
                        "closely or try a larger model.")
+        elif made.too_little:
+            warning = made.too_little
         usage = gateway.usage
         readme = [*([("WARNING", warning)] if warning else []), ("Model", profile.model),
                   ("Model calls", (f"{usage.calls} calls, {usage.cache_hits} from the cache, "

@@ -128,6 +128,28 @@ def nothing_found(failures: Sequence[StageFailure], documents: Sequence[Document
             "the task concerns.")
 
 
+def too_little(stakeholders: Sequence[Stakeholder], documents: Sequence[Document]) -> str:
+    """A plain warning when stage 1 found far fewer kinds of stakeholders than the documents
+    plainly name (at least 4 kinds of people, each named twice or more, and fewer than half as
+    many stakeholders found): the model found too little to go on ("" otherwise). Seen with the
+    built-in model: 3 "stakeholders" ("Glaucoma", "A", "patient") from papers naming 8 kinds
+    of people."""
+    kinds: dict[str, int] = {}
+    for word, n in people_named(documents):
+        singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+        singular = {"children": "child", "families": "family", "people": "person"}.get(
+            word, singular)
+        kinds[singular] = kinds.get(singular, 0) + n
+    named = sorted((w for w, n in kinds.items() if n >= 2), key=lambda w: -kinds[w])
+    if len(named) < 4 or len(stakeholders) * 2 >= len(named):
+        return ""
+    found = ", ".join(f"“{s.name}”" for s in stakeholders[:6]) or "none"
+    return (f"The model found {len(stakeholders)} kind{'s' if len(stakeholders) != 1 else ''} "
+            f"of stakeholder ({found}), but the documents name at least {len(named)} kinds of "
+            f"people ({', '.join(named[:8])}): it found too little to go on. Choose a larger "
+            "model and find the stakeholders again, or add the missing personas yourself.")
+
+
 async def _group_and_construct(
     stakeholders: list[Stakeholder],
     failures: Sequence[StageFailure],

@@ -222,6 +222,9 @@ class WizardState(BaseModel):
     (:func:`core.llm.identity.model_fields`; None: not recorded)."""
     failures: list[StageFailure] = Field(default_factory=list)
     """What failed in the last persona creation."""
+    too_little: str = ""
+    """The warning of the last persona creation when the model found far fewer kinds of
+    stakeholders than the documents name (:func:`core.majeval.pipeline.too_little`)."""
     items: ItemsSetup = Field(default_factory=ItemsSetup)
     item_list: list[Item] = Field(default_factory=list)
     """The items read with the chosen columns (kept, so reopening needs no file)."""
@@ -448,6 +451,8 @@ class PersonasMade:
     """Perspectives found in all documents."""
     units: int = 0
     """Model steps of this creation (document parts read, plus one per group)."""
+    too_little: str = ""
+    """The model found far fewer kinds of stakeholders than the documents name ("" if not)."""
 
 
 async def create_personas_stored(
@@ -508,6 +513,9 @@ async def create_personas_stored(
             found = await extract_perspectives(doc, state.task, llm, context_window=window,
                                                answer_tokens=answer, cancel=cancel)
             stakeholders.extend(found.stakeholders)
+    from core.majeval.pipeline import too_little
+
+    little = too_little(stakeholders, docs)
     groups, built = await _group_and_construct(stakeholders, failures, state.task, llm,
                                                progress=progress, cancel=cancel, documents=docs)
     failures += built.failures
@@ -521,12 +529,14 @@ async def create_personas_stored(
         save_personas(project, built.personas)
         made.kept_edited = sum(1 for a in project.list_artefacts(PERSONA_ARTEFACT) if a.edited)
         state.failures = failures
+        state.too_little = little
         state.personas_model = None if model is None else model_fields(model)
         state.personas_basis = _basis(state, docs, state.personas_model)
         state.personas_task = state.task
         save_state(project, state)
     made.personas = load_personas(project)
     made.failures = failures
+    made.too_little = little
     made.groups = list(groups)
     made.units += len(groups)
     made.perspectives = sum(len(s.perspectives) for s in stakeholders)

@@ -90,7 +90,7 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     target = tmp_path / "results.xlsx"
     wiz.pages["results"].export(target)
     assert wait(qtbot, wiz, "export") == "finished"
-    kept = cd.load_conditions(wiz.project, wiz.state, list(cd.CONDITIONS), wiz.run.model)
+    kept = cd.load_conditions(wiz.project, wiz.state, list(cd.CONDITIONS), wiz.run.model_used)
     dims = [d.name for d in wiz.state.dimensions]
     rows = cd.comparison_rows(kept, wiz.state.item_list, dims, n_boot=cd.COMPARISON_BOOT)
     cd.write_comparison(tmp_path / "cli.xlsx", kept, wiz.state.item_list, dims, rows)

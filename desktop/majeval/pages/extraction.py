@@ -3,6 +3,7 @@ the personas."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
@@ -159,6 +160,10 @@ class ExtractionPage(MajEvalPage):
                 f"{count(copied, 'part')} failed because the model repeated the instructions "
                 "instead of answering</b>: check the personas closely, or try a larger "
                 "model.</span>")
+        if state.too_little and personas:
+            self.extract_summary.setText(
+                self.extract_summary.text() + "<br><span style='color:#b42318'><b>Too little to "
+                f"go on.</b> {escape(state.too_little)}</span>")
         self.failures_list.clear()
         for f in state.failures:
             self.failures_list.addItem(f"FAILED — {f.where}: {f.message}")
