@@ -11,8 +11,8 @@ import pytest
 
 from core.documents import Document, Page
 from core.majeval import session as st
-from core.majeval.perspective_extraction import document_title, grounded_in
 from core.majeval.persona_construction import usable_personas
+from core.majeval.perspective_extraction import document_title, grounded_in
 from core.majeval.pipeline import PERSONA_ARTEFACT, too_little
 from core.prompts import says_nothing
 
