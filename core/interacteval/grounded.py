@@ -104,7 +104,9 @@ def _function(word: str, words: frozenset[str]) -> bool:
 
 
 #: Stems of negative contractions ("don't", "isn't").
-_CONTRACTED = frozenset(["don", "doesn", "didn", "isn", "aren", "wasn", "weren", "can", "won", "shouldn", "wouldn", "couldn", "hasn", "haven", "hadn", "let", "mustn", "needn"])
+_CONTRACTED = frozenset(["don", "doesn", "didn", "isn", "aren", "wasn", "weren", "can", "won",
+                         "shouldn", "wouldn", "couldn", "hasn", "haven", "hadn", "let",
+                         "mustn", "needn"])
 
 
 def note_word_groups(text: str) -> list[str]:
