@@ -972,12 +972,20 @@ def _invalid(profile: ModelProfile, problem: str, reply: _Reply) -> LLMFailure:
     )
     if began:
         message += f" It began: “{began}”."
+    built_in = profile.is_local and not profile.gguf_path
     if reply.finish_reason == "length":
-        message += (
-            f" It was cut off: raise 'maximum tokens' of profile '{profile.name}' "
-            "in Settings → Models."
-        )
-    if profile.is_local and not profile.gguf_path:
+        from core.prompts import repeats_itself
+
+        if built_in or repeats_itself(reply.content):
+            # a model going round in circles fills any room: more would only fail later
+            message += (" It was cut off while repeating itself: allowing longer answers would "
+                        "only make it fail later. Choose another (larger) model.")
+        else:
+            message += (
+                f" It was cut off: raise 'maximum tokens' of profile '{profile.name}' "
+                "in Settings → Models."
+            )
+    if built_in:
         message += " The built-in model is very small; choose a larger model for real work."
     return LLMFailure("invalid_output", message, reply=reply.content)
 

@@ -27,6 +27,7 @@ from core.interacteval import session as st
 from core.interacteval.model import (
     Attribute,
 )
+from core.interacteval.think_aloud import CANNOT_THINK_ALOUD, can_think_aloud
 from core.words import count
 from desktop.file_dialogs import ask_then, open_file
 from desktop.interacteval.models import RowColumn, RowsModel
@@ -68,6 +69,9 @@ class ThinkAloudPage(InteractEvalPage):
         models_box = QGroupBox("AI assessors")
         mb = QVBoxLayout(models_box)
         mb.addWidget(self.assessor_list)
+        self.no_assessor_note = hint_label()
+        self.no_assessor_note.hide()
+        mb.addWidget(self.no_assessor_note)
         form = QFormLayout()
         form.addRow("Builds the checklist:", self.builder_combo)
         mb.addLayout(form)
@@ -157,18 +161,35 @@ class ThinkAloudPage(InteractEvalPage):
         try:
             profiles = self._profiles()
             names = [p.name for p in profiles]
-            if not self.state.assessors and names:
+            able = [p.name for p in profiles if can_think_aloud(p)]
+            # the built-in demo model is never offered (it cannot think aloud)
+            chosen = [n for n in self.state.assessors if n in able or n not in names]
+            if chosen != self.state.assessors:
+                self.state.assessors = chosen
+                self._save()
+            if not self.state.assessors and able:
                 default = self.wizard.main_window.settings.default_profile
-                self.state.assessors = [default if default in names else names[0]]
+                self.state.assessors = [default if default in able else able[0]]
             self.assessor_list.clear()
             for p in profiles:
                 item = QListWidgetItem(p.name)
-                item.setToolTip(f"Model: {p.model}")
                 item.setData(Qt.ItemDataRole.UserRole, p.name)
-                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-                item.setCheckState(Qt.CheckState.Checked if p.name in self.state.assessors
-                                   else Qt.CheckState.Unchecked)
+                if can_think_aloud(p):
+                    item.setToolTip(f"Model: {p.model}")
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                    item.setCheckState(Qt.CheckState.Checked if p.name in self.state.assessors
+                                       else Qt.CheckState.Unchecked)
+                else:
+                    item.setText(f"{p.name} (cannot think aloud)")
+                    item.setToolTip(CANNOT_THINK_ALOUD)
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled
+                                  & ~Qt.ItemFlag.ItemIsUserCheckable)
                 self.assessor_list.addItem(item)
+            self.no_assessor_note.setText(
+                "None of your models can think aloud here: the built-in demo model only "
+                "repeats itself. Add a larger model in Settings → Models, or write the notes "
+                "yourself below (they are enough to build a checklist)." if not able else "")
+            self.no_assessor_note.setVisible(not able)
             self.builder_combo.clear()
             for name in names:
                 self.builder_combo.addItem(name)
