@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -111,6 +112,11 @@ class RunPanel(QFrame):
         bar_row.addWidget(self.bar, 1)
         bar_row.addWidget(self.count_label)
         bar_row.addWidget(self.cancel_button)
+        # never squashed below what it shows (a crowded page once left Cancel 5 px tall and
+        # cut an error to one line): the page scrolls or gives up other room instead
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Preferred,
+                                         QSizePolicy.Policy.Minimum)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.stage_label)

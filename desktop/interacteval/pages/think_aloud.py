@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -77,8 +79,6 @@ class ThinkAloudPage(InteractEvalPage):
         mb.addLayout(form)
         mb.addWidget(self.think_button)
         mb.addWidget(self.think_estimate)
-        mb.addWidget(self.think_panel)
-        mb.addWidget(self.failures_label)
 
         self.author_edit = QLineEdit()
         self.author_edit.setPlaceholderText("who wrote these notes")
@@ -131,13 +131,20 @@ class ThinkAloudPage(InteractEvalPage):
         lv.addWidget(models_box)
         lv.addWidget(notes_box)
         lv.addStretch(1)
+        # the left column scrolls rather than squash its boxes on a small screen
+        left_scroll = QScrollArea()
+        left_scroll.setWidget(left)
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left_scroll.setMinimumWidth(360)
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(6, 0, 0, 0)
         rv.addLayout(arow)
         rv.addWidget(self.attributes_view, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
+        split.addWidget(left_scroll)
         split.addWidget(right)
         split.setSizes([430, 650])
         layout = page_layout(
@@ -148,6 +155,9 @@ class ThinkAloudPage(InteractEvalPage):
             "work best</b>. Run one or more models from Settings, and type or import your own "
             "notes. The table on the right lists every attribute with whose it is.")
         layout.addWidget(split, 1)
+        # the run below, across the page: room for its progress, Cancel and the whole message
+        layout.addWidget(self.think_panel)
+        layout.addWidget(self.failures_label)
 
     def refresh(self) -> None:
         self._fill_think_aloud()
