@@ -322,7 +322,8 @@ async def extract_perspectives(
                     continue
                 known.add(normalise_name(text))
                 quote = " ".join(item.evidence.split())
-                located = find_evidence(document, quote) if quote else None
+                located = find_evidence(document, quote, pages=chunk.pages) if quote \
+                    else None
                 holder.perspectives.append(Perspective(
                     id=_perspective_id(document.name, holder.name, text),
                     stakeholder=holder.name, perspective=text, evidence=quote,

@@ -408,21 +408,38 @@ def extraction_fingerprint(task: str, doc: Document, model: Any = None) -> str:
 
 
 def evidence_span(text: str, quote: str) -> tuple[int, int] | None:
-    """Where ``quote`` is in a page's ``text`` (character start, end) for highlighting: the
-    sentence, or two neighbouring sentences, sharing the most of the quote's words (at least
-    half of them); None when no sentence does."""
+    """Where ``quote`` is in a page's ``text`` (character start, end) for highlighting: its
+    sentence when the quote stands in the text word for word (only the quote itself when that
+    "sentence" is a long block, as a table's cells read from a PDF are); else the sentence, or
+    two neighbouring sentences, sharing the most of the quote's words (at least half of them)
+    and not much longer than the quote; None when there is none."""
     words = re.findall(r"\w+", quote.casefold())
     if not words or not text:
         return None
-    wanted = set(words)
+    longest = 2 * len(words) + 8  # a highlight longer than this is no longer the quote's
     sentences = [(m.start(), m.end()) for m in re.finditer(r"[^.!?\n]+[.!?]*", text)]
+    tokens = [(m.start(), m.end(), m.group().casefold()) for m in re.finditer(r"\w+", text)]
+    for i in range(len(tokens) - len(words) + 1):
+        if all(tokens[i + k][2] == w for k, w in enumerate(words)):
+            start, stop = tokens[i][0], tokens[i + len(words) - 1][1]
+            around = next(((a, b) for a, b in sentences if a <= start < b), None)
+            if around is not None and around[1] >= stop and \
+                    len(re.findall(r"\w+", text[around[0]:around[1]])) <= longest:
+                start, stop = around
+            while start < stop and text[start].isspace():
+                start += 1
+            return start, stop
+    wanted = set(words)
     best: tuple[float, int, int] | None = None
     for i, (start, end) in enumerate(sentences):
         for j in (i, i + 1):
             if j >= len(sentences):
                 continue
             stop = sentences[j][1]
-            found = set(re.findall(r"\w+", text[start:stop].casefold()))
+            span_words = re.findall(r"\w+", text[start:stop].casefold())
+            if len(span_words) > longest:
+                continue
+            found = set(span_words)
             share = len(wanted & found) / len(wanted)
             extra = len(found - wanted) / max(1, len(found))
             score = share - 0.1 * extra
