@@ -338,6 +338,40 @@ async def evaluate_group(personas: Sequence[Persona], item: Item, task: str,
     return await aggregate(debated, item, task, dimensions, llm, cancel=cancel)
 
 
+class _Watched:
+    """One debate's model: after every answer it writes where the debate is into ``live``."""
+
+    def __init__(self, llm: Any, live: dict[str, str], key: str, agents: int,
+                 settings: DebateSettings) -> None:
+        self._llm, self._live, self._key = llm, live, key
+        self._agents = agents
+        self._cap = 0 if settings.no_debate or agents < 2 else settings.rounds * agents
+        self._done: dict[str, int] = {}
+        self._asked: dict[str, int] = {}
+        live[key] = f"judging alone: 0 of {agents}"
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+    async def complete_json(self, messages: Any, schema: Any, **options: Any) -> Any:
+        version = str(options.get("template_version", ""))
+        step = next((s for s in ("phase1", "debate_turn", "final_evaluation", "aggregation")
+                     if s in version), "")
+        asked = self._asked[step] = self._asked.get(step, 0) + 1
+        at_most = f" of at most {self._cap}" if self._cap else ""
+        if step == "debate_turn":
+            self._live[self._key] = f"debating: turn {asked}{at_most}"
+        elif step == "final_evaluation":
+            self._live[self._key] = f"final evaluations at the turn limit: {asked}"
+        elif step == "aggregation":
+            self._live[self._key] = "summing up the views"
+        reply = await self._llm.complete_json(messages, schema, **options)
+        done = self._done[step] = self._done.get(step, 0) + 1
+        if step == "phase1":
+            self._live[self._key] = f"judging alone: {done} of {self._agents}"
+        return reply
+
+
 async def evaluate(
     personas: Sequence[Persona],
     items: Sequence[Item],
@@ -353,8 +387,14 @@ async def evaluate(
     group_descriptions: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    live: dict[str, str] | None = None,
 ) -> EvaluationRun:
     """Every item debated by every stakeholder group (see the module docstring).
+
+    ``live`` (unit key -> a line for people): while a debate runs, where it is ("debating:
+    turn 4 of at most 9"), updated after every answer and removed when the debate ends, so a
+    table of the debates can show each one's progress (issue 28: a debate table read "waiting,
+    0 of 6" for 14 minutes while the turns ran).
 
     ``group_descriptions`` (group -> one sentence on who they are; the grouping stage writes
     them) make the one-sentence roles of the simple-role option.
@@ -391,9 +431,19 @@ async def evaluate(
 
     async def work(unit: tuple[Item, str]) -> GroupResult:
         item, group = unit
-        return await evaluate_group(by_group[group], item, task, dimensions, scale, llm,
-                                    settings=settings, role_descriptions=descriptions,
-                                    cancel=cancel)
+        members = by_group[group]
+        if live is None:
+            return await evaluate_group(members, item, task, dimensions, scale, llm,
+                                        settings=settings, role_descriptions=descriptions,
+                                        cancel=cancel)
+        key = keys[(item.id, group)]
+        watched = _Watched(llm, live, key, len(members), settings)
+        try:
+            return await evaluate_group(members, item, task, dimensions, scale, watched,
+                                        settings=settings, role_descriptions=descriptions,
+                                        cancel=cancel)
+        finally:
+            live.pop(key, None)
 
     def describe(unit: tuple[Item, str], result: GroupResult) -> str:
         turns = sum(1 for t in result.turns if t.kind == "debate")

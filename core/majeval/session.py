@@ -28,7 +28,7 @@ Kept in the project (each a typed artefact, see :mod:`core.project.payloads`):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -767,12 +767,14 @@ async def run_debates(
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
     repeat: int = 0,
+    live: dict[str, str] | None = None,
 ) -> EvaluationRun:
     """Stage 3 for every item and group with the stored personas (the engine's
     :func:`core.majeval.evaluate`, committed per debate; a resumed run repeats no finished
     debate). ``llm_for_run(run_id)`` makes the model that logs its calls under the run.
     ``repeat`` k > 0 runs repeat k: its own run, every call with repeat index k (the choices'
-    ``run_id`` stays the one of repeat 0)."""
+    ``run_id`` stays the one of repeat 0). ``live``: where each running debate is (see
+    :func:`core.majeval.evaluate`; :func:`unit_statuses` shows it)."""
     from core.llm.repeats import with_repeat
 
     personas = _check_ready(project, state)
@@ -787,7 +789,7 @@ async def run_debates(
                          settings=state.settings, model=model,
                          store=_DebateUnits(project, run_id, RESULT_KIND),
                          max_units=max_units, group_descriptions=group_descriptions(project),
-                         progress=progress, cancel=cancel)
+                         progress=progress, cancel=cancel, live=live)
     run.items_source = items_source(state)
     return run
 
@@ -1089,11 +1091,11 @@ def export_personas(project: Project, state: WizardState, path: str | Path, *,
     return target
 
 
-def unit_statuses(project: Project, state: WizardState, model: Any = None
-                  ) -> list[dict[str, str]]:
+def unit_statuses(project: Project, state: WizardState, model: Any = None,
+                  live: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """One row per (item, group) debate with the current choices (``model``: see
-    :func:`current_run`): "finished", "failed" (with the reason) or "waiting", for the run
-    page's progress table."""
+    :func:`current_run`): "finished", "failed" (with the reason), "running" (with where it is,
+    from ``live``: see :func:`run_debates`) or "waiting", for the run page's progress table."""
     by_group = groups_of(load_personas(project))
     run = current_run(project, state, model)
     stored = {}
@@ -1103,8 +1105,11 @@ def unit_statuses(project: Project, state: WizardState, model: Any = None
     rows = []
     for item in state.item_list:
         for group in by_group:
-            found = stored.get(keys[(item.id, group)])
-            if found is None:
+            key = keys[(item.id, group)]
+            found = stored.get(key)
+            if found is None and live and key in live:
+                status, note = "running", live[key]
+            elif found is None:
                 status, note = "waiting", ""
             elif found.status == "ok":
                 turns = sum(1 for t in (found.payload or {}).get("turns", [])

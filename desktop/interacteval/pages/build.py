@@ -342,7 +342,8 @@ class BuildPage(InteractEvalPage):
             return None
         project, state = self.project, self.state.model_copy(deep=True)
         return show_estimate(self, self.build_estimate, lambda: st.estimate_build_steps(
-            project, state, dim.name, keys, profile), lead="The remaining steps")
+            project, state, dim.name, keys, profile), lead="The remaining steps",
+            profiles=[profile])
 
     @Slot(int)
     def _build_step_chosen(self, row: int) -> None:

@@ -354,6 +354,11 @@ class ScorePage(InteractEvalPage):
         self.estimate_label.setText("Estimating the calls, cost and time…")
 
         async def work() -> None:
+            from desktop.calibration import MEASURING, calibrate
+
+            await calibrate(project, profile, lambda: self.estimate_label.setText(MEASURING))
+            if generation != self._estimate_generation:
+                return
             try:
                 est = await asyncio.get_running_loop().run_in_executor(
                     None, lambda: st.estimate_scoring(project, checklists, items, settings,

@@ -226,7 +226,8 @@ class ThinkAloudPage(InteractEvalPage):
             return None
         project, state = self.project, self.state.model_copy(deep=True)
         return show_estimate(self, self.think_estimate, lambda: st.estimate_think_aloud(
-            project, state, dim.name, profiles), lead="Before you run the think-aloud")
+            project, state, dim.name, profiles), lead="Before you run the think-aloud",
+            profiles=profiles)
 
     def _fill_attributes(self) -> None:
         name = self.state.current

@@ -79,6 +79,11 @@ class ExtractionPage(MajEvalPage):
         project, state = self.project, self.state.model_copy(deep=True)
 
         async def work() -> None:
+            from desktop.calibration import MEASURING, calibrate
+
+            await calibrate(project, profile, lambda: self.extract_estimate.setText(MEASURING))
+            if generation != self._estimate_generation:
+                return
             try:
                 est = await asyncio.get_running_loop().run_in_executor(
                     None, lambda: st.estimate_personas(project, state, profile))

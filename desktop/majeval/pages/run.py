@@ -100,6 +100,8 @@ class RunPage(MajEvalPage):
         """The estimate shown for the current choices (None while it is being worked out)."""
         self._estimate_of_run: Any = None
         self._gateways: list[Any] = []
+        #: Where each running debate is (unit key -> a line), filled while the run goes.
+        self.live: dict[str, str] = {}
         self.run_button = QPushButton("Start the debates")
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(self.start_run)
@@ -233,6 +235,11 @@ class RunPage(MajEvalPage):
         project, state = self.project, self.state.model_copy(deep=True)
 
         async def work() -> None:
+            from desktop.calibration import MEASURING, calibrate
+
+            await calibrate(project, profile, lambda: self.estimate_label.setText(MEASURING))
+            if generation != self._estimate_generation:
+                return
             loop = asyncio.get_running_loop()
             try:
                 est = await loop.run_in_executor(None, partial(
@@ -256,7 +263,7 @@ class RunPage(MajEvalPage):
     @Slot()
     def _fill_units(self) -> None:
         self.units_model.set_rows(st.unit_statuses(self.project, self.state,
-                                                   self.wizard.model_used()))
+                                                   self.wizard.model_used(), live=self.live))
 
     @Slot()
     def start_run(self) -> Any:
@@ -287,8 +294,9 @@ class RunPage(MajEvalPage):
                     None, partial(st.estimate_run, self.project,
                                   self.state.model_copy(deep=True), profile,
                                   repeats=self.state.repeats))
+            self.live.clear()
             run = await st.run_debates(self.project, self.state, llm_for_run, model=model,
-                                       progress=progress, cancel=cancel)
+                                       progress=progress, cancel=cancel, live=self.live)
             if self.state.repeats > 1:
                 from core.majeval.repeats import plain_result, run_repeats
 
@@ -304,6 +312,7 @@ class RunPage(MajEvalPage):
 
     def _run_done(self, outcome: RunOutcome) -> None:
         self._units_timer.stop()
+        self.live.clear()  # a stopped run has no debate running
         est, usage = self._estimate_of_run, usage_of(self._gateways)
         if outcome.finished and est is not None and outcome.result.run_id is not None:
             st.keep_estimate(self.project, outcome.result.run_id, est)
