@@ -301,9 +301,18 @@ class MainWindow(QMainWindow):
             return self.settings_dialog
         dialog = SettingsDialog(self.settings, self.store, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.settings_saved.connect(self._settings_saved)
         self.settings_dialog = dialog
         dialog.open()
         return dialog
+
+    @Slot()
+    def _settings_saved(self) -> None:
+        """A profile added in Settings appears in the open wizard's lists at once."""
+        shown = self.stack.currentWidget()
+        changed = getattr(shown, "settings_changed", None)
+        if callable(changed):
+            changed()
 
     @Slot()
     def open_about(self) -> AboutDialog:
