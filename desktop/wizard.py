@@ -314,6 +314,10 @@ class WizardShell(QWidget):
                 if on_done is not None:
                     return on_done(outcome)
             finally:
+                # what the step made may open the way on (documents added: Next), and the
+                # page's own handler ran after the busy state ended
+                if not self._retired:
+                    self.update_nav()
                 self.step_ended.emit(what, outcome.status)
             return None
 
