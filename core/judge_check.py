@@ -741,9 +741,10 @@ class JudgeRank:
     name: str
     key: str  #: what makes it the project's judge (e.g. the model string)
     value: float | None
-    n: int
+    n: int  #: ratings used (an item rated on two dimensions counts twice)
     reason: str = ""
     versus_best: stats.PairedDifference | None = None
+    items: int = 0  #: rated items it scored (each item once)
 
 
 def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Iterable[Rating],
@@ -784,7 +785,8 @@ def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Itera
             c = getattr(stats.correlations(x, human, n_boot=0), method)
         else:
             c = getattr(stats.grouped_correlations(x, human, groups, n_boot=0), method)
-        ranks.append((JudgeRank(name, key, c.value, c.n, c.reason), x))
+        scored = {item_id for (item_id, _d), v in zip(units, x) if v == v}  # not NaN
+        ranks.append((JudgeRank(name, key, c.value, c.n, c.reason, items=len(scored)), x))
     ranks.sort(key=lambda rx: (rx[0].value is None, -(rx[0].value or 0.0)))
     if ranks and ranks[0][0].value is not None:
         best = ranks[0][1]

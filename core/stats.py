@@ -1062,11 +1062,14 @@ class PairedDifference:
             and (self.ci_low > 0 or self.ci_high < 0)
         )
 
-    def summary(self, a_name: str, b_name: str) -> str:
-        """One plain sentence, e.g. "Combined agrees better with your ratings than AI-only
-        (Spearman rho 0.61 vs 0.44; difference 0.17, 95% CI 0.05 to 0.29)."."""
+    def summary(self, a_name: str, b_name: str, ratings: str = "your ratings") -> str:
+        """One plain sentence, e.g. "Combined agrees better with your ratings of Coherence
+        than AI-only (Spearman rho 0.61 vs 0.44; difference 0.17, 95% CI 0.05 to 0.29)."
+        (``ratings``: what the conditions were compared with, naming the dimension)."""
         if not self.defined:
-            return f"{_sentence(a_name)} and {b_name} cannot be compared: {self.reason}."
+            against = "" if ratings == "your ratings" else f" against {ratings}"
+            return (f"{_sentence(a_name)} and {b_name} cannot be compared{against}: "
+                    f"{self.reason}.")
         numbers_ = f"{self.statistic} {_r2(self.a_value)} vs {_r2(self.b_value)}"
         diff = f"difference {_r2(self.difference)}"
         if self.ci_low is None or self.ci_high is None:
@@ -1078,11 +1081,11 @@ class PairedDifference:
             )
         if not self.ci_excludes_zero:
             return (
-                f"{_sentence(a_name)} and {b_name} agree about equally well with your ratings: "
+                f"{_sentence(a_name)} and {b_name} agree about equally well with {ratings}: "
                 f"the difference could be zero {detail}."
             )
         better = "better" if self.difference > 0 else "less well"
-        return f"{_sentence(a_name)} agrees {better} with your ratings than {b_name} {detail}."
+        return f"{_sentence(a_name)} agrees {better} with {ratings} than {b_name} {detail}."
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -113,7 +113,9 @@ RANK_COLUMNS = [
     Column("value", "Agreement", "score", missing="undefined",
            tip="The chosen coefficient between this judge's scores and the people's ratings "
                "(averaged over the dimensions when there are several)."),
-    Column("n", "Items", "int"),
+    Column("items", "Items", "int", tip="Rated items this judge scored (each item once)."),
+    Column("n", "Ratings", "int",
+           tip="Ratings compared: an item rated on two dimensions counts twice."),
     Column("difference", "Behind the best by", "score", missing="—"),
     Column("ci_low", "95% interval from", "score", missing="—"),
     Column("ci_high", "to", "score", missing="—"),
@@ -343,7 +345,7 @@ class JudgeCheckPanel(QWidget):
         for k, r in enumerate(self.ranks, start=1):
             d = r.versus_best
             rows.append({
-                "rank": k, "judge": r.name, "value": r.value, "n": r.n,
+                "rank": k, "judge": r.name, "value": r.value, "n": r.n, "items": r.items,
                 "difference": d.difference if d is not None else None,
                 "ci_low": d.ci_low if d is not None else None,
                 "ci_high": d.ci_high if d is not None else None,
@@ -806,10 +808,18 @@ class JudgeCheckPanel(QWidget):
 
 
 def _best_words(ranks: list[jc.JudgeRank]) -> str:
-    """What the first of ``ranks`` is: the best, or tied with others (same value)."""
+    """What the first of ``ranks`` is: the best, tied with others (same value), or only the
+    highest when no difference to the others could be tested."""
     best = ranks[0].value
     tied = [r.name for r in ranks[1:] if r.value is not None and best is not None
             and abs(r.value - best) < 1e-12]
+    tested = [r for r in ranks[1:] if r.versus_best is not None and r.versus_best.defined]
+    if not tied and len(ranks) > 1 and not tested:
+        why = next((r.versus_best.reason for r in ranks[1:]
+                    if r.versus_best is not None and r.versus_best.reason), "")
+        return ("The highest agreement, but no difference to the others could be tested"
+                + (f" ({why})" if why else "") + ": it is not shown to be the best. Grade "
+                "more items.")
     if not tied:
         return "The best agreement with the people's ratings."
     return (f"Tied with {', '.join(tied)} for the best agreement: first only by the order "

@@ -310,6 +310,15 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
 
 
 # ------------------------------------------------------------------------------ comparison
+def _ratings_of(human: str, dimension: str, group: str) -> str:
+    """What a comparison sentence compares with, naming the dimension ("your ratings of
+    Clarity"; "the Parents' scores of Clarity against your ratings of Overall")."""
+    ratings = f"your ratings of {human}"
+    if dimension.casefold() != human.casefold():
+        ratings += f" (the judges' {dimension})"
+    return ratings if group == ALL_GROUPS else f"{ratings}, for {group}"
+
+
 def _pairs(human: str, dimensions: Sequence[str]) -> list[str]:
     same = [d for d in dimensions if d.casefold() == human.casefold()]
     return same or list(dimensions)
@@ -356,7 +365,9 @@ def comparison_rows(results: dict[str, ConditionResult], items: Sequence[Item],
                                     "vs_full_ci_high": test.ci_high,
                                     "vs_full_p": test.p_value, "vs_full_n": test.n,
                                     "vs_full_note": test.reason or test.note,
-                                    "summary": test.summary(result.label, base.label)})
+                                    "summary": test.summary(
+                                        result.label, base.label,
+                                        _ratings_of(human, dim, group))})
                     rows.append(row)
     return rows
 

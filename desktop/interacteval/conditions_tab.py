@@ -99,9 +99,11 @@ def screen_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
 def short_summary(lines: list[str]) -> list[str]:
     """The summary lines, or one line when every comparison failed for the same reason (too
     few source documents, typically), instead of repeating it per condition and dimension."""
-    marker = " cannot be compared: "
-    reasons = {line.split(marker, 1)[1] for line in lines if marker in line}
-    if len(lines) > 1 and len(reasons) == 1 and all(marker in line for line in lines):
+    import re
+
+    marker = re.compile(r" cannot be compared(?: against your ratings of [^:]*)?: ")
+    reasons = {marker.split(line, 1)[1] for line in lines if marker.search(line)}
+    if len(lines) > 1 and len(reasons) == 1 and all(marker.search(line) for line in lines):
         return ["No paired test against the checklist from both: " + reasons.pop()]
     return lines
 

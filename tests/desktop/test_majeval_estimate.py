@@ -72,7 +72,8 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     judge = next(r for r in rows if r["condition"] == "Single judge")
     assert judge["vs_full_difference"] is None
     assert "not enough units: 6 pairs, at least 10 needed" in judge["vs_full_note"]
-    assert "cannot be compared: not enough units" in tab.summary.text()
+    assert "cannot be compared against your ratings of" in tab.summary.text()
+    assert "not enough units" in tab.summary.text()
     # the wizard's own choices are untouched by the conditions
     assert not wiz.state.settings.simple_roles
 

@@ -44,8 +44,9 @@ def test_conditions_are_compared_and_kept(files, model, capsys):  # noqa: F811
     made = model.calls
     assert made == 2 * 24 * 5 + 12  # everyone agrees: one turn each, then the summary
     assert f"Calls: estimated 252 to 540, made {made}" in err
-    assert "Single judge agrees less well with your ratings than Full personas, after debate" \
-        in err
+    # the sentence names the dimension (issue 28, point 13)
+    assert ("Single judge agrees less well with your ratings of expert (the judges' Overall "
+            "quality) than Full personas, after debate") in err
 
     book = load_workbook(files / "c.xlsx", read_only=True)
     assert book.sheetnames[:2] == ["Comparison", "Condition scores"]
