@@ -785,7 +785,7 @@ def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Itera
             c = getattr(stats.correlations(x, human, n_boot=0), method)
         else:
             c = getattr(stats.grouped_correlations(x, human, groups, n_boot=0), method)
-        scored = {item_id for (item_id, _d), v in zip(units, x) if v == v}  # not NaN
+        scored = {item_id for (item_id, _d), v in zip(units, x) if not math.isnan(v)}
         ranks.append((JudgeRank(name, key, c.value, c.n, c.reason, items=len(scored)), x))
     ranks.sort(key=lambda rx: (rx[0].value is None, -(rx[0].value or 0.0)))
     if ranks and ranks[0][0].value is not None:
