@@ -391,6 +391,7 @@ class JudgeCheckPanel(QWidget):
     def set_judge(self, project: Any, judge: jc.JudgeData | None, problem: str = "") -> None:
         """Show ``judge``'s items to grade (None: ``problem`` says why there are none)."""
         self.project, self.judge = project, judge
+        self._question_shown: tuple[str, str] | None = None
         self.problem.setText(problem)
         self.problem.setVisible(judge is None and bool(problem))
         self.tabs.setEnabled(judge is not None)
@@ -747,6 +748,9 @@ class JudgeCheckPanel(QWidget):
         self.report_tabs.setTabVisible(self.questions_tab, bool(report.questions))
         self.report_tabs.setTabVisible(self.people_tab, bool(report.people))
         self.report_button.setEnabled(report.rated > 0)
+        shown = self.__dict__.get("_question_shown")
+        if shown is not None and shown[1] in {q.question for q in report.questions}:
+            self._fill_question_gaps(*shown)  # the list asked for stays
 
     @Slot(int)
     def _report_rater_chosen(self, _index: int) -> None:
@@ -754,12 +758,20 @@ class JudgeCheckPanel(QWidget):
 
     def show_question_disagreements(self, dimension: str, question: str) -> int:
         """Open the report on the items where the judge and the people answered ``question``
-        differently (the texts the judge failed first). Returns how many."""
+        differently (the texts the judge failed first). Returns how many. The list stays that
+        question's when the report is recomputed meanwhile (the ⚠ mark opened the general list:
+        the report computed in the background replaced it)."""
         if self.judge is None:
             return 0
+        self._question_shown = (dimension, question)
+        self.tabs.setCurrentIndex(1)  # shows the report first (recomputed if needed)
+        return self._fill_question_gaps(dimension, question)
+
+    def _fill_question_gaps(self, dimension: str, question: str) -> int:
         import pandas as pd
 
-        self.tabs.setCurrentIndex(1)  # shows the report first (recomputed if needed)
+        if self.judge is None:
+            return 0
         rows = jc.question_disagreements(self.judge, self.ratings, dimension, question,
                                          rater=self.chosen_rater())
         frame = pd.DataFrame([{
@@ -789,6 +801,7 @@ class JudgeCheckPanel(QWidget):
 
     @Slot()
     def _show_biggest(self) -> None:
+        self._question_shown = None
         if self.report is not None:
             self._show_report(self.report)
 

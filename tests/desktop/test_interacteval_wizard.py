@@ -507,6 +507,13 @@ def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements
     assert wiz.page == "check" and panel.tabs.currentIndex() == 1
     assert panel.gaps_model.rowCount() == said_no[question]
     assert {panel.gaps_model.value(r, "judge_answer") for r in range(said_no[question])} == {"No"}
+    # and it stays that question's list once the report recomputed in the background is in
+    # (issue 28, point 13: the mark opened the general disagreement list)
+    qtbot.waitUntil(lambda: not panel._report_pending and panel.run_panel.status != "running",
+                    timeout=30_000)
+    qtbot.wait(300)
+    assert panel.gaps_model.rowCount() == said_no[question]
+    assert question in panel.gaps_title.text()
 
 
 def test_the_build_page_says_how_the_built_in_model_builds(qtbot, window, scripted):  # noqa: F811
