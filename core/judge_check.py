@@ -180,6 +180,15 @@ class JudgeData:
     #: "" = the same scale. Then the scores are compared by rank only: no mean absolute
     #: error, no alpha with the judge as a rater, disagreements by rank.
     judge_scale: str = ""
+    #: The steps a person grades in (half points by default: a teacher's 3.5 is not a 3 or a
+    #: 4; AQER grades in the whole points of the teacher's own scale).
+    step: float = 0.5
+
+    def grades(self) -> list[float]:
+        """The grades a person may give, from the scale's low end to its high end."""
+        low, high = self.scale
+        n = round((high - low) / self.step)
+        return [low + k * self.step for k in range(n + 1)]
 
     def item(self, item_id: str) -> JudgeItem | None:
         return next((i for i in self.items if i.item_id == item_id), None)

@@ -417,8 +417,8 @@ class JudgeCheckPanel(QWidget):
         for dim in judge.dimensions:
             combo = QComboBox()
             combo.addItem(NOT_RATED, None)
-            for value in range(low, high + 1):
-                combo.addItem(str(value), float(value))
+            for value in judge.grades():
+                combo.addItem(f"{value:g}", float(value))
             combo.setToolTip(f"Your rating of {dim}, from {low} (worst) to {high} (best).")
             self.score_combos[dim] = combo
             self.form.addRow(f"<b>{html.escape(dim)}</b> ({low}-{high}):", combo)

@@ -113,7 +113,7 @@ def judge_data(stored: StoredResult) -> JudgeData:
     source = f"project run {stored.run_id}"
     if stored.finished_at:
         source += f", finished {_when(stored.finished_at)}"
-    return JudgeData(method="AQER", items=items, dimensions=[DIMENSION],
+    return JudgeData(method="AQER", items=items, dimensions=[DIMENSION], step=1.0,
                      scale=rating_scale(stored),
                      model=result.embedding_model,
                      source=source, judge_scale=JUDGE_SCALE)

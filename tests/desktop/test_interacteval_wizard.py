@@ -451,7 +451,7 @@ def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted
     item = panel.judge.item(panel.current)
     assert item.text and item.text[:30] in panel.text_view.toPlainText()
     assert not item.held_out
-    panel.score_combos["Clarity"].setCurrentIndex(5)
+    panel.score_combos["Clarity"].setCurrentIndex(panel.score_combos["Clarity"].findData(5.0))
     assert panel.save_and_next()
     panel.tabs.setCurrentIndex(1)
     qtbot.waitUntil(lambda: not panel.computing, timeout=60_000)  # computed in the background
@@ -486,7 +486,7 @@ def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements
     graded = []
     while panel.current is not None:  # the person says every text is clear: Yes to all
         graded.append(panel.current)
-        panel.score_combos["Clarity"].setCurrentIndex(5)
+        panel.score_combos["Clarity"].setCurrentIndex(panel.score_combos["Clarity"].findData(5.0))
         for combo in panel.answer_combos.values():
             combo.setCurrentIndex(1)
         assert panel.save_and_next()

@@ -48,7 +48,7 @@ def _wait(qtbot, panel) -> None:
     qtbot.waitUntil(lambda: not panel.computing, timeout=60_000)
 
 
-def _grade(panel, score: int, answer: bool | None = None, note: str = "") -> str:
+def _grade(panel, score: float, answer: bool | None = None, note: str = "") -> str:
     item = panel.current
     combo = panel.score_combos["Coherence"]
     combo.setCurrentIndex(combo.findData(float(score)))
@@ -71,6 +71,10 @@ def test_next_item_order_and_ratings_saved_and_reloaded(qtbot, panel, project, q
     assert "Choose a rating" in panel.message.text()
     panel.skip()
     order.append(panel.current)  # still the highest of the rest: t5, then lowest, highest...
+    # grades in half points (issue 28, point 13: a teacher's 3.5 could not be entered)
+    combo = panel.score_combos["Coherence"]
+    assert [combo.itemText(k) for k in range(combo.count())] == [
+        "not rated", "1", "1.5", "2", "2.5", "3", "3.5", "4", "4.5", "5"]
     for score in (2, 4, 1):
         _grade(panel, score, answer=score >= 4, note="a note" if score == 2 else "")
         order.append(panel.current)
@@ -93,6 +97,9 @@ def test_next_item_order_and_ratings_saved_and_reloaded(qtbot, panel, project, q
     again.rater_edit.setText("Ben")
     again.rater_edit.editingFinished.emit()
     assert again.current == "t1" and "Ben graded 0 of 6" in again.progress_label.text()
+    _grade(again, 3.5)  # Ben's half point is kept as it is
+    assert [(r.rater, r.scores["Coherence"]) for r in load_ratings(project, "interacteval")
+            if r.item_id == "t1"] == [("Ben", 3.5)]
     for model in (again.dims_model, again.questions_model, again.gaps_model,
                   again.people_model):
         qtmodeltester.check(model)
