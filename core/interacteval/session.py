@@ -94,6 +94,8 @@ __all__ = [
     "build_dimension",
     "checklist_origin",
     "default_llm_factory",
+    "deleted_lines",
+    "deleted_questions",
     "edit_checklist",
     "edit_stage",
     "edited_steps",
@@ -616,13 +618,52 @@ def import_checklists(project: Project, state: WizardState, path: str | Path) ->
     return got
 
 
+def deleted_questions(project: Project, dimension: str) -> list[tuple[str, str, str]]:
+    """The questions a person deleted from the checklist of ``dimension`` and that are not in
+    it now, as ``(question, who, when)`` (issue 28: a deleted question was nowhere in the
+    export)."""
+    edits = project.list_edits((CHECKLIST_ARTEFACT, dimension))
+    artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+    now = {str(i.get("question", "")) for i in (artefact.payload.get("items") or [])} \
+        if artefact is not None else set()
+    out: dict[str, tuple[str, str, str]] = {}
+    for e in edits:
+        if e.field != "items" or not isinstance(e.old, list) or not isinstance(e.new, list):
+            continue
+        before = [str(i.get("question", "")) for i in e.old if isinstance(i, dict)]
+        after = {str(i.get("question", "")) for i in e.new if isinstance(i, dict)}
+        missing = [q for q in before if q not in after]
+        # one change at a time in the editor: a question reworded is missing too, but then the
+        # list keeps its length; only as many as the list lost were deleted
+        if missing and len(missing) <= len(before) - len(after):
+            for question in missing:
+                out[question] = (question, e.who, _local(e.at))
+        for question in after:
+            out.pop(question, None)  # put back later
+    return [v for q, v in out.items() if q and q not in now]
+
+
+def deleted_lines(project: Project, dimensions: Sequence[str]) -> list[tuple[str, str]]:
+    """The Read me lines of the deleted questions (:func:`deleted_questions`)."""
+    lines = []
+    for dimension in dimensions:
+        gone = deleted_questions(project, dimension)
+        if gone:
+            lines.append((f"{dimension}: questions deleted", "; ".join(
+                f"“{q}” (by {who}, {when})" for q, who, when in gone)))
+    return lines
+
+
 def export_checklists(project: Project, state: WizardState, path: str | Path, *,
                       who: str = "") -> Any:
-    """Write every checklist of the wizard's dimensions to a workbook."""
+    """Write every checklist of the wizard's dimensions to a workbook (with the questions a
+    person deleted, in the Read me)."""
     from core.interacteval.report import write_checklists
 
     readme = [("Made by", who)] if who else []
-    return write_checklists(path, all_checklists(project, state), readme=readme)
+    checklists = all_checklists(project, state)
+    readme += deleted_lines(project, [c.dimension for c in checklists])
+    return write_checklists(path, checklists, readme=readme)
 
 
 # ------------------------------------------------------------------------ building steps
@@ -1003,6 +1044,7 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
     if agreement is None:
         agreement = human_agreement(run.scores, include_samples=include_samples)
     lines = [("Scored by", person(who))]
+    lines += deleted_lines(project, [c.dimension for c in run.checklists])
     if run.run_id is not None:
         usage = project.llm_usage(run.run_id)
         lines.append(("Model calls", (f"{usage.calls} calls stored, {usage.prompt_tokens:,} "
