@@ -202,7 +202,8 @@ def run_find(args: argparse.Namespace) -> int:
         print(f"Added {count(len(profiles), 'model profile')}: "
               + ", ".join(f"'{p.name}'" for p in profiles) + ".")
     elif profiles:
-        say("Add them as model profiles with: evaldesk models find --add")
+        ports = "".join(f" --port {p}" for p in args.port)  # the same places, as asked
+        say(f"Add them as model profiles with: evaldesk models find{ports} --add")
     return 0
 
 
