@@ -366,26 +366,39 @@ def attributes_of(project: Project, state: WizardState, dimension: str) -> list[
     return unique_attributes([*models, *state.notes.get(dimension, [])])
 
 
-def stage_input(project: Project, state: WizardState, dimension: str, stage: str) -> str:
-    """The hash of what ``stage`` would consume now (compare with ``StageOutput.input``)."""
+def stage_input(project: Project, state: WizardState, dimension: str, stage: str,
+                model: Any = None) -> str:
+    """The hash of what ``stage`` would consume now (compare with ``StageOutput.input``).
+    ``model``: the profile that builds (a construction step made by another model, or the same
+    model with another server, seed, temperature or answer length, is not current; None: not
+    counted, as for a stand-in model without a profile)."""
     dim = state.dimension(dimension) or Dimension(name=dimension)
 
     def value(name: str) -> Any:
         got = get_stage(project, dimension, name)
         return got.value if got is not None else None
 
+    def hashed(parts: list[Any]) -> str:
+        if model is not None:
+            from core.llm.identity import model_fields
+
+            fields = model_fields(model)
+            if fields["model"]:
+                parts.append(fields)
+        return fingerprint(parts)
+
     if stage == "think_aloud":
         return fingerprint([dim, state.chosen_samples(dimension), state.assessors])
     if stage == "components":
-        return fingerprint([dim, attributes_of(project, state, dimension)])
+        return hashed([dim, attributes_of(project, state, dimension)])
     if stage == "clusters":
-        return fingerprint([dim, value("components"), attributes_of(project, state, dimension)])
+        return hashed([dim, value("components"), attributes_of(project, state, dimension)])
     if stage == "key_questions":
-        return fingerprint([dim, value("clusters")])
+        return hashed([dim, value("clusters")])
     if stage == "sub_questions":
-        return fingerprint([dim, value("key_questions")])
+        return hashed([dim, value("key_questions")])
     if stage == "checklist":
-        return fingerprint([dim, value("sub_questions"), state.validate_questions])
+        return hashed([dim, value("sub_questions"), state.validate_questions])
     raise ValueError(f"unknown stage {stage!r}")
 
 
@@ -814,7 +827,9 @@ async def run_build_step(project: Project, state: WizardState, dimension: str, k
     if edits not in EDIT_CHOICES:
         raise ValueError(f"edits must be one of {EDIT_CHOICES}, not {edits!r}")
     dim = state.dimension(dimension) or Dimension(name=dimension)
-    input_hash = stage_input(project, state, dimension, key)
+    builder = getattr(llm, "profile", None)
+    input_hash = stage_input(project, state, dimension, key,
+                             builder if getattr(builder, "model", "") else None)
     if edits == "keep" and edited_steps(project, dimension, [key]):
         return _keep_edited(project, state, dimension, key, input_hash, person(who),
                             keep_state)

@@ -507,6 +507,7 @@ async def create_personas_stored(
         found = await extract_perspectives(doc, state.task, llm, context_window=window,
                                            answer_tokens=answer, progress=progress,
                                            cancel=cancel)
+        read_now[doc.name] = found
         made.units += found.chunks
         failures.extend(found.failures)
         if found.failures:  # read again next time (the finished chunks come from the cache)
@@ -518,6 +519,7 @@ async def create_personas_stored(
         save_state(project, state)
         made.read.append(doc.name)
 
+    read_now: dict[str, Any] = {}
     for doc in docs:  # one after the other, so the progress reads per document
         await one(doc)
     for doc in docs:
@@ -526,7 +528,9 @@ async def create_personas_stored(
             else None  # another model's stakeholders are never used
         if kept is not None:
             stakeholders.extend(kept.stakeholders)
-        else:  # failed chunks: use what the other chunks found (from the cache, no calls)
+        elif doc.name in read_now:  # failed chunks: what the other chunks found just now
+            stakeholders.extend(read_now[doc.name].stakeholders)
+        else:  # read before with failures: the finished chunks come from the cache
             found = await extract_perspectives(doc, state.task, llm, context_window=window,
                                                answer_tokens=answer, cancel=cancel)
             stakeholders.extend(found.stakeholders)

@@ -243,7 +243,7 @@ class BuildPage(InteractEvalPage):
             if checklist is None:
                 return "Not run yet.", False
             current = self.state.checklist_inputs.get(name) == st.stage_input(
-                self.project, self.state, name, "checklist")
+                self.project, self.state, name, "checklist", self._builder_profile())
             origin, was_edited = st.checklist_origin(self.project, name)
             made = "imported" if origin == "imported" else "made"
             edited = " and edited in the checklist editor" if was_edited else ""
@@ -256,7 +256,8 @@ class BuildPage(InteractEvalPage):
         stored = st.get_stage(self.project, name, key)
         if stored is None:
             return "Not run yet.", False
-        current = stored.input == st.stage_input(self.project, self.state, name, key)
+        current = stored.input == st.stage_input(self.project, self.state, name, key,
+                                                 self._builder_profile())
         who = f"edited by {stored.edited_by}" if stored.edited else "as the model made it"
         if not current and not (stored.edited and not stored.input):
             return ("<span style='color:#b45309'>Out of date: the step before changed since "
@@ -322,6 +323,10 @@ class BuildPage(InteractEvalPage):
             self.build_list.setCurrentRow(0)
         self.busy_changed(self.busy)
         self.update_estimate()
+
+    def _builder_profile(self) -> Any:
+        """The profile that builds (its model and settings are part of a step's inputs)."""
+        return self._profile(self._builder_name())
 
     def remaining_steps(self) -> list[str]:
         """The steps "Run all remaining steps" runs: from the first missing or out-of-date

@@ -164,3 +164,34 @@ def test_the_results_say_the_model_and_its_settings():
                                       "temperature 0.2, seed 3, answers of at most 700 tokens)")
     other = profile.model_copy(update={"name": "Other", "seed": 4})
     assert profiles_of([profile, other], fields) == ["Judge"]
+
+
+async def test_a_build_step_made_by_another_builder_setting_is_not_current(tmp_path):
+    """The construction steps' "is this current?" counts the builder's model and settings
+    too: the same model with another seed makes the step out of date, and running it asks."""
+    from core.interacteval import Attribute, Dimension
+    from core.llm import Gateway, MemoryCache, ScriptedLLM
+    from tests.core.interacteval_support import BUILD_REPLIES
+
+    with Project.create(tmp_path / "p.evaldesk") as project, \
+            ScriptedLLM(BUILD_REPLIES, name="builder-switch") as llm:
+        state, _ = session.open_state(project)
+        state.dimensions = [Dimension(name="Coherence", definition="Hangs together.")]
+        state.notes = {"Coherence": [Attribute(text=t, source="Anna", source_kind="person")
+                                     for t in ("Ideas follow on.", "Clear order.", "No jumps.")]}
+        first = llm.profile(name="A", max_retries=0)
+        second = first.model_copy(update={"name": "B", "seed": 7})
+        cache = MemoryCache()
+        await session.run_build_steps(project, state, "Coherence", ["components"],
+                                      Gateway(first, cache=cache))
+        stored = session.get_stage(project, "Coherence", "components")
+        assert stored.input == session.stage_input(project, state, "Coherence", "components",
+                                                   first)
+        assert stored.input != session.stage_input(project, state, "Coherence", "components",
+                                                   second)
+        calls = llm.calls
+        await session.run_build_steps(project, state, "Coherence", ["components"],
+                                      Gateway(second, cache=cache))
+        assert llm.calls == calls + 1  # another seed: asked, not taken from the first's answer
+        assert session.get_stage(project, "Coherence", "components").input == \
+            session.stage_input(project, state, "Coherence", "components", second)

@@ -129,7 +129,9 @@ async def test_the_step_refuses_a_letter_for_a_stakeholder_and_says_it_found_too
         with pytest.raises(StageError) as refused:
             await st.create_personas_stored(project, state, gateway)
         assert "“A” is a single letter" in refused.value.message
-        assert sum(1 for r in llm.requests if kind(r.messages) == "extract") >= 2  # asked again
+        # asked again once, then that part failed; it is not read a third time (a failed part
+        # was read again for the other parts' stakeholders: the built-in model's 59 s doubled)
+        assert sum(1 for r in llm.requests if kind(r.messages) == "extract") == 2
 
         found["names"] = ["patient"]
         made = await st.create_personas_stored(project, state, gateway)

@@ -38,7 +38,8 @@ def building(messages):
                             "perspectives": [[1]]},
                            {"name": "Teachers", "stakeholders": ["Teachers"],
                             "perspectives": [[2]]}]}
-    return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz", "perspective": "x"}]}
+    return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz",
+                          "perspective": "Questions should stay short and fun."}]}
 
 
 def _project_with_doc(tmp_path):
@@ -150,7 +151,8 @@ async def test_created_personas_are_kept_and_a_persons_edits_survive_a_new_creat
             return {"groups": [{"name": "Parents", "stakeholders": ["Parents"],
                                 "perspectives": [[1], [2]]},
                                {"name": "Teachers", "perspectives": [[3]]}]}
-        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz", "perspective": "x"}]}
+        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz",
+                          "perspective": "Questions should stay short and fun."}]}
 
     project, state = _project_with_doc(tmp_path)
     with project:
@@ -217,7 +219,8 @@ async def test_another_model_reads_the_documents_again(scripted, tmp_path):
             return {"groups": [{"name": "Parents", "stakeholders": ["Parents"],
                                 "perspectives": [[1], [2]]},
                                {"name": "Teachers", "perspectives": [[3]]}]}
-        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz", "perspective": "x"}]}
+        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz",
+                          "perspective": "Questions should stay short and fun."}]}
 
     read_by_capable = []
 
@@ -236,7 +239,8 @@ async def test_another_model_reads_the_documents_again(scripted, tmp_path):
         if what == "group":
             return {"groups": [{"name": "Teachers", "stakeholders": ["Preschool teachers"],
                                 "perspectives": [[1]]}]}
-        return {"personas": [{"perspective_no": 1, "name": "Kim Lee", "perspective": "y"}]}
+        return {"personas": [{"perspective_no": 1, "name": "Kim Lee",
+                          "perspective": "Stories should link to real life."}]}
 
     from core.llm.identity import model_fields
 
