@@ -163,7 +163,7 @@ async def test_personas_left_out_are_asked_for_alone(scripted):
         {"name": "Developers", "perspectives": [[1], [2], [3]]}]}), [
             p for s in holders() for p in s.perspectives][:3])
 
-    FIELDS = {"demographics": "A developer, 34.", "perspective": "Tools should be fast.",  # noqa: N806
+    FIELDS = {"demographics": "A developer, 34.", "perspective": "Tools should be fast.",
               "specialty": "Back ends.", "psychological_traits": "Patient.",
               "social_relationships": "Works in a team."}
 
