@@ -323,8 +323,11 @@ class ConditionsTab(QWidget):
         names, items, state = list(self.missing), list(self.items), wizard.state
         repeats = state.condition_repeats
         project = wizard.project
-        scorer = next(p for p in profiles.values() if p.model == models.scorer)
-        builder = next(p for p in profiles.values() if p.model == models.builder)
+        # the very profiles chosen (another profile of the same model may have other settings)
+        scorer = models.profiles.get("scorer") or next(
+            p for p in profiles.values() if p.model == models.scorer)
+        builder = models.profiles.get("builder") or next(
+            p for p in profiles.values() if p.model == models.builder)
         assessors = {n: wizard.llm_factory(profiles[n], project, None) for n in models.assessors}
         build_llm = wizard.llm_factory(builder, project, None)
         gateways = [*assessors.values(), build_llm]
