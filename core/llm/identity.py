@@ -51,9 +51,14 @@ DEMO_NOTE = (
 
 def answer_settings(profile: ModelProfile) -> dict[str, Any]:
     """Everything of ``profile`` besides the model string that can change an answer: where it
-    runs (servers, the local model file), temperature, seed and the longest answer."""
+    runs (servers, with any key in an address hidden; the local model file), temperature, seed
+    and the longest answer."""
+    from core.secrets import hide_url_secrets
+
     out: dict[str, Any] = {
-        "api_bases": sorted(profile.api_bases),
+        # a key inside an address never reaches a project or a workbook (the same server with
+        # another key gives the same answers)
+        "api_bases": sorted(hide_url_secrets(b) for b in profile.api_bases),
         "temperature": float(profile.temperature),
         "seed": profile.seed,
         "max_tokens": int(profile.max_tokens),

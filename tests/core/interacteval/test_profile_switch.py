@@ -195,3 +195,13 @@ async def test_a_build_step_made_by_another_builder_setting_is_not_current(tmp_p
         assert llm.calls == calls + 1  # another seed: asked, not taken from the first's answer
         assert session.get_stage(project, "Coherence", "components").input == \
             session.stage_input(project, state, "Coherence", "components", second)
+
+
+def test_a_key_inside_a_server_address_is_never_recorded():
+    from core.llm.identity import describe_model, model_fields
+
+    profile = ModelProfile(name="Gateway", model=MODEL,
+                           api_bases=["https://user:sk-secret-123@gw.example/v1?api-key=abc"])
+    fields = model_fields(profile)
+    assert "sk-secret-123" not in str(fields) and "abc" not in str(fields)
+    assert "***" in describe_model(fields)
