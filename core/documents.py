@@ -894,15 +894,28 @@ def _evidence_words(text: str) -> list[str]:
     return re.findall(r"\w+", text)
 
 
-def find_evidence(document: Document, quote: str, *, min_score: float = 0.75
-                  ) -> tuple[int, float] | None:
+def find_evidence(document: Document, quote: str, *, min_score: float = 0.75,
+                  pages: Sequence[int] | None = None) -> tuple[int, float] | None:
     """The page a quoted sentence comes from, and how well it matches (1.0 = word for word).
 
     Case, whitespace, punctuation and hyphenation are ignored. If the quote is not found word for
     word, the best window of a page is scored as the share of the quote's words it contains in
     order (difflib), so a lightly paraphrased quote still finds its page; below ``min_score`` (or
     for an empty quote) the answer is None. A quote that runs over a page break belongs to the
-    page where it starts."""
+    page where it starts.
+
+    ``pages``: the pages the quote was read from (the part of the document a model was given).
+    They are searched first, so words that also stand on an earlier page (a table cell on page
+    5 whose words are in a sentence of page 2) are placed where they were read; the rest of the
+    document only when they are not found there."""
+    if pages:
+        wanted = set(pages)
+        part = document.model_copy(update={
+            "pages": [p for p in document.pages if p.number in wanted]})
+        if part.pages and len(part.pages) < len(document.pages):
+            found = find_evidence(part, quote, min_score=min_score)
+            if found is not None:
+                return found
     target = _evidence_words(quote)
     if not target or not document.pages:
         return None

@@ -199,6 +199,15 @@ class JudgeData:
     #: "" = the same scale. Then the scores are compared by rank only: no mean absolute
     #: error, no alpha with the judge as a rater, disagreements by rank.
     judge_scale: str = ""
+    #: The steps a person grades in (half points by default: a teacher's 3.5 is not a 3 or a
+    #: 4; AQER grades in the whole points of the teacher's own scale).
+    step: float = 0.5
+
+    def grades(self) -> list[float]:
+        """The grades a person may give, from the scale's low end to its high end."""
+        low, high = self.scale
+        n = round((high - low) / self.step)
+        return [low + k * self.step for k in range(n + 1)]
 
     def item(self, item_id: str) -> JudgeItem | None:
         return next((i for i in self.items if i.item_id == item_id), None)
@@ -958,9 +967,10 @@ class JudgeRank:
     name: str
     key: str  #: what makes it the project's judge (e.g. the model string)
     value: float | None
-    n: int
+    n: int  #: ratings used (an item rated on two dimensions counts twice)
     reason: str = ""
     versus_best: stats.PairedDifference | None = None
+    items: int = 0  #: rated items it scored (each item once)
 
 
 def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Iterable[Rating],
@@ -1001,7 +1011,8 @@ def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Itera
             c = getattr(stats.correlations(x, human, n_boot=0), method)
         else:
             c = getattr(stats.grouped_correlations(x, human, groups, n_boot=0), method)
-        ranks.append((JudgeRank(name, key, c.value, c.n, c.reason), x))
+        scored = {item_id for (item_id, _d), v in zip(units, x) if not math.isnan(v)}
+        ranks.append((JudgeRank(name, key, c.value, c.n, c.reason, items=len(scored)), x))
     ranks.sort(key=lambda rx: (rx[0].value is None, -(rx[0].value or 0.0)))
     if ranks and ranks[0][0].value is not None:
         best = ranks[0][1]

@@ -57,6 +57,7 @@ __all__ = [
     "read_template",
     "repeats_itself",
     "reply_strings",
+    "says_nothing",
     "split_template",
     "template_path",
 ]
@@ -312,6 +313,33 @@ def copied_text(text: str, wording: str, material: str = "") -> bool:
     if len(folded.split()) < MIN_COPY_WORDS:
         return False
     return folded in _fold(wording) and folded not in _fold(material)
+
+
+def says_nothing(text: str, *, words: int = 1, title: str = "",
+                 keep: Callable[[str], bool] | None = None) -> str:
+    """Why ``text`` is obviously not what a field asks for ("" when it may be): a single
+    character, a number or marks without a letter, fewer than ``words`` words (a field that
+    asks for a sentence answered "open"), or a single word of ``title`` (a document's title: a
+    "stakeholder" called "Glaucoma") unless ``keep(word)`` says it may stand alone (a word
+    naming people, such as "Parents"). Such answers come from a model too small for the step
+    (the built-in one) and are refused like copies of our instructions (issue 28)."""
+    folded = _fold(text)
+    if not folded:
+        return ""
+    letters = [c for c in folded if c.isalpha()]
+    if not letters:
+        return "has no words, only a number or marks"
+    if len(letters) < 2:
+        return "is a single letter"
+    found = re.findall(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", folded)
+    if len(found) < words:
+        return (f"is {'one word' if len(found) == 1 else f'{len(found)} words'}, not a "
+                "description")
+    if title and len(found) == 1 and (keep is None or not keep(found[0])):
+        in_title = {w for w in re.findall(r"[^\W\d_]+", _fold(title))}
+        if found[0] in in_title:
+            return "is only a word of the document's title"
+    return ""
 
 
 _STUTTER = re.compile(r"\b(\w+)(?:\W+\1\b){2,}", re.IGNORECASE)

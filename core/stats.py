@@ -1075,10 +1075,11 @@ class PairedDifference:
             and (self.ci_low > 0 or self.ci_high < 0)
         )
 
-    def summary(self, a_name: str, b_name: str) -> str:
+    def summary(self, a_name: str, b_name: str, ratings: str = "your ratings") -> str:
         """One plain sentence whose words follow the interval and the size of the gap, e.g.
-        "Combined agrees better with your ratings than AI-only (Spearman rho 0.61 vs 0.44;
-        difference 0.17, 95% CI 0.05 to 0.29)."
+        "Combined agrees better with your ratings of Coherence than AI-only (Spearman rho 0.61
+        vs 0.44; difference 0.17, 95% CI 0.05 to 0.29)." (``ratings``: what the conditions were
+        compared with, naming the dimension).
 
         * the interval excludes 0 and the gap is at least :data:`SMALL_DIFFERENCE`: "agrees
           better" / "agrees less well";
@@ -1090,12 +1091,14 @@ class PairedDifference:
 
         Numbers are rounded to 2 decimals the same way everywhere (never "-0.00")."""
         if not self.defined:
-            return f"{_sentence(a_name)} and {b_name} cannot be compared: {self.reason}."
+            against = "" if ratings == "your ratings" else f" against {ratings}"
+            return (f"{_sentence(a_name)} and {b_name} cannot be compared{against}: "
+                    f"{self.reason}.")
         numbers_ = f"{self.statistic} {_r2(self.a_value)} vs {_r2(self.b_value)}"
         diff = f"difference {_r2(self.difference)}"
         if self.ci_low is None or self.ci_high is None:
-            return (f"{_sentence(a_name)} and {b_name} cannot be told apart without an "
-                    f"interval ({numbers_}; {diff}, no interval: {self.note}).")
+            return (f"{_sentence(a_name)} and {b_name} cannot be told apart against {ratings} "
+                    f"without an interval ({numbers_}; {diff}, no interval: {self.note}).")
         detail = (
             f"({numbers_}; {diff}, {_percent(self.ci)} CI {_r2(self.ci_low)} to "
             f"{_r2(self.ci_high)}, {self.n} {self.unit})"
@@ -1105,21 +1108,21 @@ class PairedDifference:
         if self.ci_excludes_zero:
             if gap >= SMALL_DIFFERENCE:
                 better = "better" if higher else "less well"
-                return (f"{_sentence(a_name)} agrees {better} with your ratings than {b_name} "
+                return (f"{_sentence(a_name)} agrees {better} with {ratings} than {b_name} "
                         f"{detail}.")
             better = "slightly better" if higher else "slightly less well"
-            return (f"{_sentence(a_name)} agrees {better} with your ratings than {b_name}, but "
+            return (f"{_sentence(a_name)} agrees {better} with {ratings} than {b_name}, but "
                     f"the difference is small (below {SMALL_DIFFERENCE:.2f}) {detail}.")
         if max(abs(self.ci_low), abs(self.ci_high)) < SMALL_DIFFERENCE:
-            return (f"{_sentence(a_name)} and {b_name} agree about equally well with your "
-                    f"ratings: any difference is small {detail}.")
+            return (f"{_sentence(a_name)} and {b_name} agree about equally well with "
+                    f"{ratings}: any difference is small {detail}.")
         if gap >= SMALL_DIFFERENCE:
             better = "better" if higher else "less well"
-            return (f"{_sentence(a_name)} may agree {better} with your ratings than {b_name}, "
+            return (f"{_sentence(a_name)} may agree {better} with {ratings} than {b_name}, "
                     f"but the interval of the difference includes zero, so the data cannot "
                     f"tell {detail}.")
-        return (f"The data cannot tell whether {a_name} or {b_name} agrees better with your "
-                f"ratings: the difference is close to zero, but its interval is wide {detail}.")
+        return (f"The data cannot tell whether {a_name} or {b_name} agrees better with "
+                f"{ratings}: the difference is close to zero, but its interval is wide {detail}.")
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -114,7 +114,9 @@ RANK_COLUMNS = [
     Column("value", "Agreement", "score", missing="undefined",
            tip="The chosen coefficient between this judge's scores and the people's ratings "
                "(averaged over the dimensions when there are several)."),
-    Column("n", "Items", "int"),
+    Column("items", "Items", "int", tip="Rated items this judge scored (each item once)."),
+    Column("n", "Ratings", "int",
+           tip="Ratings compared: an item rated on two dimensions counts twice."),
     Column("difference", "Behind the best by", "score", missing="—"),
     Column("ci_low", "95% interval from", "score", missing="—"),
     Column("ci_high", "to", "score", missing="—"),
@@ -349,7 +351,7 @@ class JudgeCheckPanel(QWidget):
         for k, r in enumerate(self.ranks, start=1):
             d = r.versus_best
             rows.append({
-                "rank": k, "judge": r.name, "value": r.value, "n": r.n,
+                "rank": k, "judge": r.name, "value": r.value, "n": r.n, "items": r.items,
                 "difference": d.difference if d is not None else None,
                 "ci_low": d.ci_low if d is not None else None,
                 "ci_high": d.ci_high if d is not None else None,
@@ -409,6 +411,7 @@ class JudgeCheckPanel(QWidget):
     def set_judge(self, project: Any, judge: jc.JudgeData | None, problem: str = "") -> None:
         """Show ``judge``'s items to grade (None: ``problem`` says why there are none)."""
         self.project, self.judge = project, judge
+        self._question_shown: tuple[str, str] | None = None
         self.problem.setText(problem)
         self.problem.setVisible(judge is None and bool(problem))
         self.tabs.setEnabled(judge is not None)
@@ -435,8 +438,8 @@ class JudgeCheckPanel(QWidget):
         for dim in judge.dimensions:
             combo = QComboBox()
             combo.addItem(NOT_RATED, None)
-            for value in range(low, high + 1):
-                combo.addItem(str(value), float(value))
+            for value in judge.grades():
+                combo.addItem(f"{value:g}", float(value))
             combo.setToolTip(f"Your rating of {dim}, from {low} (worst) to {high} (best).")
             self.score_combos[dim] = combo
             self.form.addRow(f"<b>{html.escape(dim)}</b> ({low}-{high}):", combo)
@@ -774,6 +777,9 @@ class JudgeCheckPanel(QWidget):
         self.report_tabs.setTabVisible(self.questions_tab, bool(report.questions))
         self.report_tabs.setTabVisible(self.people_tab, bool(report.people))
         self.report_button.setEnabled(report.rated > 0)
+        shown = self.__dict__.get("_question_shown")
+        if shown is not None and shown[1] in {q.question for q in report.questions}:
+            self._fill_question_gaps(*shown)  # the list asked for stays
 
     @Slot(int)
     def _report_rater_chosen(self, _index: int) -> None:
@@ -781,12 +787,20 @@ class JudgeCheckPanel(QWidget):
 
     def show_question_disagreements(self, dimension: str, question: str) -> int:
         """Open the report on the items where the judge and the people answered ``question``
-        differently (the texts the judge failed first). Returns how many."""
+        differently (the texts the judge failed first). Returns how many. The list stays that
+        question's when the report is recomputed meanwhile (the ⚠ mark opened the general list:
+        the report computed in the background replaced it)."""
         if self.judge is None:
             return 0
+        self._question_shown = (dimension, question)
+        self.tabs.setCurrentIndex(1)  # shows the report first (recomputed if needed)
+        return self._fill_question_gaps(dimension, question)
+
+    def _fill_question_gaps(self, dimension: str, question: str) -> int:
         import pandas as pd
 
-        self.tabs.setCurrentIndex(1)  # shows the report first (recomputed if needed)
+        if self.judge is None:
+            return 0
         rows = jc.question_disagreements(self.judge, self.ratings, dimension, question,
                                          rater=self.chosen_rater())
         frame = pd.DataFrame([{
@@ -816,6 +830,7 @@ class JudgeCheckPanel(QWidget):
 
     @Slot()
     def _show_biggest(self) -> None:
+        self._question_shown = None
         if self.report is not None:
             self._show_report(self.report)
 
@@ -835,10 +850,18 @@ class JudgeCheckPanel(QWidget):
 
 
 def _best_words(ranks: list[jc.JudgeRank]) -> str:
-    """What the first of ``ranks`` is: the best, or tied with others (same value)."""
+    """What the first of ``ranks`` is: the best, tied with others (same value), or only the
+    highest when no difference to the others could be tested."""
     best = ranks[0].value
     tied = [r.name for r in ranks[1:] if r.value is not None and best is not None
             and abs(r.value - best) < 1e-12]
+    tested = [r for r in ranks[1:] if r.versus_best is not None and r.versus_best.defined]
+    if not tied and len(ranks) > 1 and not tested:
+        why = next((r.versus_best.reason for r in ranks[1:]
+                    if r.versus_best is not None and r.versus_best.reason), "")
+        return ("The highest agreement, but no difference to the others could be tested"
+                + (f" ({why})" if why else "") + ": it is not shown to be the best. Grade "
+                "more items.")
     if not tied:
         return "The best agreement with the people's ratings."
     return (f"Tied with {', '.join(tied)} for the best agreement: first only by the order "

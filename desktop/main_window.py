@@ -64,6 +64,9 @@ class MainWindow(QMainWindow):
         self.about_dialog: AboutDialog | None = None
         #: The open "Save this project before closing?" question, if any.
         self.leave_box: QMessageBox | None = None
+        #: The question asked when the window closes while a step runs (None when none).
+        self.stop_box: QMessageBox | None = None
+        self._stop_confirmed = False
         self.second_method_box: QMessageBox | None = None
         self._close_confirmed = False
         self.setObjectName("mainWindow")
@@ -301,9 +304,18 @@ class MainWindow(QMainWindow):
             return self.settings_dialog
         dialog = SettingsDialog(self.settings, self.store, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.settings_saved.connect(self._settings_saved)
         self.settings_dialog = dialog
         dialog.open()
         return dialog
+
+    @Slot()
+    def _settings_saved(self) -> None:
+        """A profile added in Settings appears in the open wizard's lists at once."""
+        shown = self.stack.currentWidget()
+        changed = getattr(shown, "settings_changed", None)
+        if callable(changed):
+            changed()
 
     @Slot()
     def open_about(self) -> AboutDialog:
@@ -671,7 +683,53 @@ class MainWindow(QMainWindow):
             self.status("The unsaved project was discarded.")
         self.home.unsaved.refresh()
 
+    def ask_stop_running(self, proceed: Callable[[], object]) -> QMessageBox:
+        """A step is running and the window is closing: ask before stopping it (finished work
+        is kept either way); ``proceed`` runs after "Stop and close". Returns the question."""
+        from desktop.runner import running_count
+
+        if self.stop_box is not None and isValid(self.stop_box) and self.stop_box.isVisible():
+            self.stop_box.raise_()
+            return self.stop_box
+        n = running_count()
+        box = QMessageBox(QMessageBox.Icon.Warning, "Stop the running step?",
+                          ("A step is still running." if n == 1 else
+                           f"{n} steps are still running.") + " Close EvalDesk and stop it?",
+                          QMessageBox.StandardButton.NoButton, self)
+        box.setInformativeText(
+            "Everything finished so far is kept in the project; running the step again later "
+            "goes on where it stopped. Keep running to let it finish first.")
+        stop = box.addButton("Stop and close", QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton("Keep running", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(button: Any) -> None:
+            self.stop_box = None
+            if button is stop:
+                proceed()
+
+        box.buttonClicked.connect(answered)
+        self.stop_box = box
+        box.open()
+        return box
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        from desktop.runner import running_count
+
+        if not self._close_confirmed and not self._stop_confirmed and running_count():
+            event.ignore()
+
+            def stop() -> None:
+                from desktop.runner import cancel_all
+
+                self._stop_confirmed = True
+                cancel_all()  # each step stops after its current piece of work
+                QTimer.singleShot(0, self.close)
+
+            self.ask_stop_running(stop)
+            return
         if not self._close_confirmed and self.must_ask_before_leaving():
             event.ignore()
 
@@ -682,6 +740,7 @@ class MainWindow(QMainWindow):
             self.leave_project_then(confirmed)
             return
         self._close_confirmed = False
+        self._stop_confirmed = False
         self._set_project(None)
         super().closeEvent(event)
 

@@ -63,7 +63,7 @@ _RED = QColor("#a61b1b")
 class RecommendedTableModel(HeaderedTableModel):
     """The recommended files: name, size, memory, licence, fits here, state."""
 
-    HEADERS = ("Model", "Parameters", "File size", "Memory needed", "Licence", "Fits here?",
+    HEADERS = ("Model", "Parameters", "File size", "Memory needed", "Licence", "Fits here? Speed",
                "On this computer")
 
     def __init__(self, models: Sequence[RecommendedModel], here: Computer, folder: Path,
@@ -110,7 +110,8 @@ class RecommendedTableModel(HeaderedTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return (model.name, model.parameters, format_size(model.size_bytes),
                     format_size(model.ram_bytes), model.licence.split(" (")[0],
-                    "yes" if verdict.ok else "no: see why", self.state(model))[column]
+                    (f"yes, {verdict.speed_class} here" if verdict.ok and verdict.speed_class
+                     else "yes" if verdict.ok else "no: see why"), self.state(model))[column]
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 5:
                 return verdict.summary

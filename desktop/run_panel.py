@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +33,19 @@ INSTANT_S = 1.0
 RunStatus = Literal["idle", "running", "stopping", "finished", "stopped", "failed"]
 
 STOPPED_TEXT = "Stopped; finished work was kept."
+#: A running step that has had no answer from a model and no progress for this long says so
+#: (longer than any model's answer should take: the built-in model's timeout is 10 minutes).
+STALL_S = 15 * 60.0
+
+
+def stall_text(seconds: float) -> str:
+    """What a step says when nothing has happened for ``seconds``."""
+    from core.llm.estimate import time_words
+
+    return (f"Nothing has happened for {time_words(seconds)}: no answer came from the model and "
+            "no piece of work finished. The model may be stuck. Press Cancel and start the step "
+            "again (finished work is kept); if it stays stuck, restart EvalDesk or choose "
+            "another model.")
 
 
 def format_elapsed(seconds: float) -> str:
@@ -59,6 +73,12 @@ class RunPanel(QFrame):
         self._ticker = QTimer(self)
         self._ticker.setInterval(1000)
         self._ticker.timeout.connect(self._tick)
+        #: Seconds without progress or a model's answer after which the panel says the step
+        #: looks stuck (see :data:`STALL_S`).
+        self.stall_after_s = STALL_S
+        self.stalled = False
+        self._last_activity_ms = 0
+        self._remove_listener = None
 
         self.title_label = QLabel("Nothing is running")
         self.title_label.setObjectName("runTitle")
@@ -92,6 +112,11 @@ class RunPanel(QFrame):
         bar_row.addWidget(self.bar, 1)
         bar_row.addWidget(self.count_label)
         bar_row.addWidget(self.cancel_button)
+        # never squashed below what it shows (a crowded page once left Cancel 5 px tall and
+        # cut an error to one line): the page scrolls or gives up other room instead
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Preferred,
+                                         QSizePolicy.Policy.Minimum)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.stage_label)
@@ -118,6 +143,9 @@ class RunPanel(QFrame):
         self.cancel_button.setText("Cancel")
         self.cancel_button.setEnabled(cancel is not None)
         self._clock.start()
+        self._last_activity_ms = 0
+        self.stalled = False
+        self._listen(True)
         self._ticker.start()
         self._tick()
 
@@ -130,6 +158,9 @@ class RunPanel(QFrame):
             # a new stage, or work found done already (counted at once): time left counts
             # from here
             self._rate_start = (state.stage, state.done, state.elapsed_s)
+        if self.state is None or (state.stage, state.done, state.detail) != (
+                self.state.stage, self.state.done, self.state.detail):
+            self._active()
         self.state = state
         self.time_left = self._time_left(state)
         self.stage_label.setText(state.stage)
@@ -185,7 +216,32 @@ class RunPanel(QFrame):
             self.bar.setRange(0, 1)
             self.bar.setValue(0)
 
+    def _listen(self, on: bool) -> None:
+        """Count every model call, answer or failure as activity while a step runs."""
+        if self._remove_listener is not None:
+            self._remove_listener()
+            self._remove_listener = None
+        if on:
+            from core.llm import add_usage_listener
+
+            self._remove_listener = add_usage_listener(lambda _usage: self._active())
+
+    def _active(self) -> None:
+        self._last_activity_ms = self._clock.elapsed() if self._clock.isValid() else 0
+        if self.stalled and self.status in ("running", "stopping"):
+            self.stalled = False
+            self.message_label.hide()
+            self.message_label.setText("")
+
+    def idle_seconds(self) -> float:
+        """Seconds since the last progress or model answer of the running step."""
+        if not self._clock.isValid():
+            return 0.0
+        return max(0.0, (self._clock.elapsed() - self._last_activity_ms) / 1000)
+
     def _end(self, status: RunStatus, message: str, kind: str) -> None:
+        self._listen(False)
+        self.stalled = False
         self._ticker.stop()
         self._tick()
         self.status = status
@@ -229,3 +285,9 @@ class RunPanel(QFrame):
         if self.status == "running" and self.time_left:
             text += f" · {self.time_left}"
         self.elapsed_label.setText(text)
+        idle = self.idle_seconds()
+        if self.status in ("running", "stopping") and idle >= self.stall_after_s:
+            self.stalled = True
+            self.message_label.setText(stall_text(idle))
+            self._set_message_kind("error")
+            self.message_label.show()

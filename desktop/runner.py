@@ -35,7 +35,8 @@ from core.runs import Cancelled, CancelToken, Progress, ProgressState
 from desktop.errors import spawn
 from desktop.run_panel import RunPanel
 
-__all__ = ["QtProgress", "RunOutcome", "cancel_all", "run_step", "spawn", "start_step"]
+__all__ = ["QtProgress", "RunOutcome", "cancel_all", "run_step", "running_count", "spawn",
+           "start_step"]
 
 log = logging.getLogger("evaldesk.runner")
 T = TypeVar("T")
@@ -44,6 +45,11 @@ Step = Callable[[Progress, CancelToken], Any]
 
 #: Tokens of the steps running now (so closing the window can stop them all).
 _running: set[CancelToken] = set()
+
+
+def running_count() -> int:
+    """How many steps are running now (closing the window asks first when any is)."""
+    return len(_running)
 
 
 def cancel_all() -> int:

@@ -218,6 +218,17 @@ class WizardShell(QWidget):
     def page_shown(self, key: str) -> None:
         """Hook: a page was shown (e.g. remember it in the session)."""
 
+    def settings_changed(self) -> None:
+        """The settings were saved (a profile added, renamed or removed): the model lists and
+        the page shown follow at once, without reopening the project. Nothing is refreshed
+        while a step runs (its page shows its run); the next page shown is filled anew."""
+        fill = getattr(self, "fill_profiles", None)
+        if callable(fill):
+            fill()
+        if self.page and not self.busy:
+            self.current.refresh()
+        self.update_nav()
+
     def update_nav(self) -> None:
         """Enable and label Back, Next and the step buttons for the current page."""
         key = self.page
@@ -303,6 +314,10 @@ class WizardShell(QWidget):
                 if on_done is not None:
                     return on_done(outcome)
             finally:
+                # what the step made may open the way on (documents added: Next), and the
+                # page's own handler ran after the busy state ended
+                if not self._retired:
+                    self.update_nav()
                 self.step_ended.emit(what, outcome.status)
             return None
 

@@ -113,7 +113,7 @@ def judge_data(stored: StoredResult) -> JudgeData:
     # in words, never the project's internal run number
     source = (f"the AQER results scored {_when(stored.finished_at)}" if stored.finished_at
               else "the AQER results")
-    return JudgeData(method="AQER", items=items, dimensions=[DIMENSION],
+    return JudgeData(method="AQER", items=items, dimensions=[DIMENSION], step=1.0,
                      scale=rating_scale(stored),
                      model=result.embedding_model,
                      source=source, judge_scale=JUDGE_SCALE)

@@ -87,6 +87,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="skip the final review step (the sub-questions are the checklist)")
     build.add_argument("--merge", action="store_true",
                        help="keep the other dimensions already in the output file")
+    build.add_argument("--replace-edits", action="store_true",
+                       help="with --project: make again the steps a person edited in the "
+                       "wizard (their edited versions are kept in the project and can be "
+                       "restored there); by default an edited step is kept as it is")
     add_project_option(build, "every model answer")
     build.add_argument("-o", "--output", required=True, metavar="checklist.xlsx")
     build.set_defaults(func=run_build)
@@ -297,10 +301,18 @@ def run_build(args: argparse.Namespace) -> int:
             chosen={name: list(range(len(samples)))}, assessors=list(assessors),
             builder=builder_profile.name, notes={name: notes},
             validate_questions=not args.no_validation)
+        edited = session.edited_steps(project, name, session.BUILD_KEYS)
+        edits = "replace" if args.replace_edits else "keep"
+        for key, who in edited:
+            by = f" by {who}" if who else ""
+            say(f"evaldesk: note: the step “{key.replace('_', ' ')}” of {name} was edited{by} "
+                + ("in this project: it is made again (the edited version is kept in the "
+                   "project)." if edits == "replace" else
+                   "in this project: kept as edited (use --replace-edits to make it again)."))
         try:
             build = asyncio.run(session.build_dimension(
                 project, state, name, assessors, builder, progress=cli_progress(),
-                keep_state=False))
+                keep_state=False, edits=edits, who=session.person(load_settings().user_name)))
         except StageError as exc:
             if exc.kind == COPIED:
                 say(f"evaldesk: {exc.message}")
@@ -446,14 +458,14 @@ def run_score(args: argparse.Namespace) -> int:
             repeats=args.repeats), args.dry_run)
         if est is None:
             return 0
-        run_id = session.open_scoring_run(project, checklists, settings, profile.model)
+        run_id = session.open_scoring_run(project, checklists, settings, profile)
         gateway = project_gateway(profile, project, run_id)
         say(f"Scoring {count(len(items), 'text')} ({session.texts_line(setup, 0)}) on "
             f"{', '.join(c.dimension for c in checklists)} "
             f"with {profile.model}.")
         run = asyncio.run(session.score_texts(
             checklists, items, gateway, project=project, settings=settings,
-            model=profile.model, run_id=run_id, progress=cli_progress(),
+            model=profile, run_id=run_id, progress=cli_progress(),
         ))
         repeats, more = _more_repeats(args, project, checklists, items, profile, settings, run)
         usage = _usage_of([gateway, *more])
@@ -544,7 +556,7 @@ def _more_repeats(args: argparse.Namespace, project: Any, checklists: Any, items
 
     say(f"Repeating every call: {args.repeats} repeats in all.")
     return asyncio.run(score_repeats(project, checklists, items, llm_for_run, args.repeats,
-                                     settings=settings, model=profile.model,
+                                     settings=settings, model=profile,
                                      progress=cli_progress(), first=first)), gateways
 
 
@@ -585,8 +597,10 @@ def run_compare(args: argparse.Namespace) -> int:
         chosen={name: list(range(len(samples)))}, assessors=[p.name for p in profiles],
         builder=scorer.name, notes={name: list(notes)},
         validate_questions=not args.no_validation, scoring=settings)
-    models = session.ConditionModels(assessors={p.name: p.model for p in profiles},
-                                     builder=scorer.model, scorer=scorer.model)
+    models = session.ConditionModels(
+        assessors={p.name: p.model for p in profiles}, builder=scorer.model, scorer=scorer.model,
+        profiles={"scorer": scorer, "builder": scorer,
+                  **{f"assessor:{p.name}": p for p in profiles}})
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         setup = session.store_texts_file(project, setup, args.items)
         est = session.estimate_conditions(project, state, names, items, models,

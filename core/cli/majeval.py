@@ -224,6 +224,8 @@ def run_personas(args: argparse.Namespace) -> int:
             warning = ("Most of the model's answers repeated the instructions instead of "
                        "answering: this model is too small to make personas; check these "
                        "closely or try a larger model.")
+        elif made.too_little:
+            warning = made.too_little
         usage = gateway.usage
         readme = [*([("WARNING", warning)] if warning else []), ("Model", profile.model),
                   ("Model calls", (f"{usage.calls} calls, {usage.cache_hits} from the cache, "
@@ -367,7 +369,7 @@ def run_debates(args: argparse.Namespace) -> int:
         if est is None:
             return 0
         try:
-            run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile.model,
+            run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile,
                                              progress=cli_progress()))
             repeats = _more_repeats(args, project, state, llm_for_run, None, profile,
                                     rp.plain_result(state, run))
@@ -435,7 +437,7 @@ def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile:
         return 0
     try:
         results = asyncio.run(cd.run_conditions(project, state, llm_for_run, names,
-                                                model=profile.model, progress=cli_progress()))
+                                                model=profile, progress=cli_progress()))
         repeats = _more_repeats(args, project, state, llm_for_run, names, profile, results)
     except ValueError as exc:
         raise UserError(str(exc)) from None
@@ -490,7 +492,7 @@ def _more_repeats(args: argparse.Namespace, project: Any, state: Any, llm_for_ru
         return []
     say(f"Repeating every call: {args.repeats} repeats in all.")
     return asyncio.run(run_repeats(project, state, llm_for_run, names, args.repeats,
-                                   model=profile.model, progress=cli_progress(), first=first))
+                                   model=profile, progress=cli_progress(), first=first))
 
 
 def _say_stability(repeats: list[Any], state: Any) -> None:

@@ -121,14 +121,16 @@ def run_list(_args: argparse.Namespace) -> int:
     from core.local_models.files import installed_models
 
     here = computer()
-    print(f"This computer: {format_size(here.total_ram)} of memory, "
+    cores = f", {here.cores} processor cores" if here.cores else ""
+    print(f"This computer: {format_size(here.total_ram)} of memory{cores}, "
           f"{format_size(here.free_disk)} free in {here.folder}.")
     print()
     print("Recommended model files (download with: evaldesk models download NAME)")
     for model in RECOMMENDED:
         have = partial_state(model)
         verdict = fit(model, here, already=have)
-        mark = "fits" if verdict.ok else "DOES NOT FIT"
+        mark = "DOES NOT FIT" if not verdict.ok else (
+            f"fits, {verdict.speed_class}" if verdict.speed_class else "fits")
         print(f"  {model.key:<13} {model.name}, {model.parameters} parameters, "
               f"{format_size(model.size_bytes)}  [{mark}]")
         for text in (f"Licence: {model.licence}", f"Good for: {model.good_for}",
@@ -202,7 +204,8 @@ def run_find(args: argparse.Namespace) -> int:
         print(f"Added {count(len(profiles), 'model profile')}: "
               + ", ".join(f"'{p.name}'" for p in profiles) + ".")
     elif profiles:
-        say("Add them as model profiles with: evaldesk models find --add")
+        ports = "".join(f" --port {p}" for p in args.port)  # the same places, as asked
+        say(f"Add them as model profiles with: evaldesk models find{ports} --add")
     return 0
 
 

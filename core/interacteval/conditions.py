@@ -220,17 +220,16 @@ def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[T
                             "vs_combined_ci_high": test.ci_high,
                             "vs_combined_p": test.p_value, "vs_combined_n": test.n,
                             "vs_combined_note": test.reason or test.note,
-                            "summary": test.summary(label, labels[DEFAULT])})
+                            "summary": test.summary(label, labels[DEFAULT],
+                                                    f"your ratings of {dim}")})
             rows.append(row)
     return rows
 
 
 def comparison_summary(rows: Sequence[dict[str, Any]]) -> list[str]:
     """The plain summary lines of the comparison (one per condition compared with combined),
-    each naming its dimension when there are several."""
-    several = len({r["dimension"] for r in rows}) > 1
-    return [(f"{r['dimension']}: " if several else "") + r["summary"]
-            for r in rows if r.get("summary")]
+    each naming its dimension."""
+    return [r["summary"] for r in rows if r.get("summary")]
 
 
 #: What the comparison's statistic is, in words (the Read me of the Comparison workbook).

@@ -93,6 +93,22 @@ def uses_grounded_path(llm: Any, told: bool | None = None) -> bool:
     return bool(getattr(profile, "is_local", False)) and not getattr(profile, "gguf_path", "")
 
 
+def _function(word: str, words: frozenset[str]) -> bool:
+    """Whether ``word`` is one of ``words`` or a contraction of a function word ("it's",
+    "don't", "there's"): the built-in model named components "it's" and "allow" from such
+    words (issue 28)."""
+    if word in words:
+        return True
+    stem = re.split(r"['’]", word, maxsplit=1)[0]
+    return stem != word and (stem in _FUNCTION_WORDS or stem in _CONTRACTED)
+
+
+#: Stems of negative contractions ("don't", "isn't").
+_CONTRACTED = frozenset(["don", "doesn", "didn", "isn", "aren", "wasn", "weren", "can", "won",
+                         "shouldn", "wouldn", "couldn", "hasn", "haven", "hadn", "let",
+                         "mustn", "needn"])
+
+
 def note_word_groups(text: str) -> list[str]:
     """The groups of one to :data:`MAX_NAME_WORDS` consecutive words of a note that may name a
     component (neither first nor last word a function word such as "the" or "of", and not
@@ -108,7 +124,8 @@ def note_word_groups(text: str) -> list[str]:
             if len(group) < size:
                 break
             first, last = group[0].casefold(), group[-1].casefold()
-            if first in _NO_START or last in _FUNCTION_WORDS:
+            if _function(first, _NO_START) or _function(last, _FUNCTION_WORDS) or \
+                    len(first) < 2:
                 continue
             name = " ".join(group)
             if name.casefold() not in seen:

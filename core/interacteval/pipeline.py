@@ -57,6 +57,7 @@ __all__ = [
     "run_settings",
     "sample_texts",
     "score_texts",
+    "scoring_prompts",
     "unit_key",
 ]
 
@@ -170,6 +171,24 @@ class ScoringRun:
     reused: int = 0
     checklists: list[Checklist] = field(default_factory=list)
     date: str = ""  #: when the run finished ("YYYY-MM-DD HH:MM", local time)
+    model_settings: dict[str, Any] | None = None
+    """Everything else of the model that decides its answers (server, temperature, seed,
+    longest answer: :func:`core.llm.identity.answer_settings`); None when not recorded."""
+
+    @property
+    def model_used(self) -> dict[str, Any]:
+        """The model as the run's settings name it (:func:`core.llm.identity.model_fields`):
+        what finds the run's repeats and compares it with the model chosen now."""
+        from core.llm.identity import model_fields
+
+        return model_fields({"model": self.model, "model_settings": self.model_settings})
+
+    @property
+    def model_text(self) -> str:
+        """The model and its settings in plain words."""
+        from core.llm.identity import describe_model
+
+        return describe_model(self.model_used)
 
     @property
     def copy_warning(self) -> str:
@@ -228,13 +247,26 @@ def _samples_key(texts: Mapping[str, set[str]]) -> dict[str, str]:
             for dimension, found in texts.items() if found}
 
 
-def run_settings(checklists: Sequence[Checklist], settings: ScoringSettings, model: str,
+def scoring_prompts() -> dict[str, str]:
+    """The versions of the scoring prompts (part of what a scoring run depends on)."""
+    from core.interacteval import _prompts
+
+    return {name: _prompts.load(name).template_version
+            for name in ("checklist_scoring", "question_scoring")}
+
+
+def run_settings(checklists: Sequence[Checklist], settings: ScoringSettings, model: Any,
                  samples: SampleTexts | None = None) -> dict[str, Any]:
-    """What a scoring run depends on (the project run's settings): the checklists, the model,
+    """What a scoring run depends on (the project run's settings): the checklists, the model
+    (a ``ModelProfile``: its name and every setting that changes an answer, see
+    :func:`core.llm.identity.model_fields`; a string: the name only), the prompts' versions,
     the scoring options and the think-aloud samples (which texts are flagged)."""
+    from core.llm.identity import model_fields
+
     out: dict[str, Any] = {
         "checklists": {c.dimension: c.fingerprint() for c in checklists},
-        "model": model,
+        **model_fields(model),
+        "prompts": scoring_prompts(),
         "scoring": settings.model_dump(mode="json"),
     }
     flagged = _samples_key(sample_texts(checklists, samples))
@@ -249,7 +281,7 @@ async def score_texts(
     llm: JsonLLM,
     *,
     settings: ScoringSettings | None = None,
-    model: str = "",
+    model: Any = "",
     store: UnitStore | None = None,
     run_id: int | None = None,
     samples: SampleTexts | None = None,
@@ -313,6 +345,10 @@ async def score_texts(
         score = result.value
         score.think_aloud_sample = _fold_text(item.text) in flagged.get(checklist.dimension, set())
         scores.append(score)
-    return ScoringRun(scores=scores, settings=settings, model=model, run_id=run_id,
+    from core.llm.identity import model_fields
+
+    fields = model_fields(model)
+    return ScoringRun(scores=scores, settings=settings, model=fields["model"], run_id=run_id,
                       reused=sum(1 for r in done if r.reused), checklists=list(checklists),
-                      date=datetime.now().strftime("%Y-%m-%d %H:%M"))
+                      date=datetime.now().strftime("%Y-%m-%d %H:%M"),
+                      model_settings=fields.get("model_settings"))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.interacteval.model import Checklist, ScoringSettings, TextItem
 from core.interacteval.pipeline import METHOD, STEP_SCORE, SampleTexts, ScoringRun, run_settings
+from core.llm.identity import model_name
 from core.runs import CancelToken, Progress
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,7 +48,7 @@ async def score_repeats(
     repeats: int,
     *,
     settings: ScoringSettings,
-    model: str,
+    model: Any,
     samples: SampleTexts | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
@@ -70,7 +71,7 @@ async def score_repeats(
 
 
 def load_repeats(project: Project, checklists: Sequence[Checklist], settings: ScoringSettings,
-                 model: str, repeats: int, *, samples: SampleTexts | None = None,
+                 model: Any, repeats: int, *, samples: SampleTexts | None = None,
                  order: Sequence[str] = ()) -> list[ScoringRun]:
     """The finished repeats kept in the project (no model call), as far as they go: the list
     stops at the first repeat that is missing (then fewer than ``repeats`` come back).
@@ -90,8 +91,9 @@ def load_repeats(project: Project, checklists: Sequence[Checklist], settings: Sc
             scores.sort(key=lambda s: place.get(s.text_id, len(place)))
         if not scores:
             break
-        out.append(ScoringRun(scores=scores, settings=mine, model=model, run_id=run.id,
-                              checklists=list(checklists)))
+        out.append(ScoringRun(scores=scores, settings=mine, model=model_name(model),
+                              run_id=run.id, checklists=list(checklists),
+                              model_settings=(run.settings or {}).get("model_settings")))
     return out
 
 

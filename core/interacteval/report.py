@@ -35,6 +35,7 @@ from core.interacteval.model import (
     Attribute,
     Checklist,
 )
+from core.llm.identity import DEMO_NOTE, is_demo_model
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.interacteval.agreement import DimensionAgreement
@@ -322,7 +323,8 @@ def run_lines(run: ScoringRun, *, texts: str = "",
         ("Checklists", "; ".join(
             f"{c.dimension} ({len(c.items)} question{'s' if len(c.items) != 1 else ''})"
             for c in run.checklists) or "(none)"),
-        ("Model", run.model or "(not named)"),
+        ("Model", run.model_text if run.model else "(not named)"),
+        *([("Demo model", DEMO_NOTE)] if is_demo_model(run.model_used) else []),
         ("Asked", "the whole checklist in one call per text and dimension"
          if settings.mode == "checklist" else "one question per call"),
         ("Score", LEGACY_RULE if settings.counting == "legacy" else SCORE_RULE),

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,8 +94,11 @@ __all__ = [
     "build_dimension",
     "checklist_origin",
     "default_llm_factory",
+    "deleted_lines",
+    "deleted_questions",
     "edit_checklist",
     "edit_stage",
+    "edited_steps",
     "export_checklists",
     "export_results",
     "fingerprint",
@@ -117,6 +120,8 @@ __all__ = [
     "put_stage",
     "questions_failing_good_texts",
     "read_texts",
+    "replaced_version",
+    "restore_replaced",
     "results_out_of_date",
     "run_build_step",
     "run_build_steps",
@@ -361,26 +366,39 @@ def attributes_of(project: Project, state: WizardState, dimension: str) -> list[
     return unique_attributes([*models, *state.notes.get(dimension, [])])
 
 
-def stage_input(project: Project, state: WizardState, dimension: str, stage: str) -> str:
-    """The hash of what ``stage`` would consume now (compare with ``StageOutput.input``)."""
+def stage_input(project: Project, state: WizardState, dimension: str, stage: str,
+                model: Any = None) -> str:
+    """The hash of what ``stage`` would consume now (compare with ``StageOutput.input``).
+    ``model``: the profile that builds (a construction step made by another model, or the same
+    model with another server, seed, temperature or answer length, is not current; None: not
+    counted, as for a stand-in model without a profile)."""
     dim = state.dimension(dimension) or Dimension(name=dimension)
 
     def value(name: str) -> Any:
         got = get_stage(project, dimension, name)
         return got.value if got is not None else None
 
+    def hashed(parts: list[Any]) -> str:
+        if model is not None:
+            from core.llm.identity import model_fields
+
+            fields = model_fields(model)
+            if fields["model"]:
+                parts.append(fields)
+        return fingerprint(parts)
+
     if stage == "think_aloud":
         return fingerprint([dim, state.chosen_samples(dimension), state.assessors])
     if stage == "components":
-        return fingerprint([dim, attributes_of(project, state, dimension)])
+        return hashed([dim, attributes_of(project, state, dimension)])
     if stage == "clusters":
-        return fingerprint([dim, value("components"), attributes_of(project, state, dimension)])
+        return hashed([dim, value("components"), attributes_of(project, state, dimension)])
     if stage == "key_questions":
-        return fingerprint([dim, value("clusters")])
+        return hashed([dim, value("clusters")])
     if stage == "sub_questions":
-        return fingerprint([dim, value("key_questions")])
+        return hashed([dim, value("key_questions")])
     if stage == "checklist":
-        return fingerprint([dim, value("sub_questions"), state.validate_questions])
+        return hashed([dim, value("sub_questions"), state.validate_questions])
     raise ValueError(f"unknown stage {stage!r}")
 
 
@@ -476,7 +494,8 @@ def load_run(project: Project, state: WizardState,
         return None
     settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
     return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
-                      run_id=run.id, checklists=list(checklists), date=_local(run.finished_at))
+                      run_id=run.id, checklists=list(checklists), date=_local(run.finished_at),
+                      model_settings=(run.settings or {}).get("model_settings"))
 
 
 def _local(stamp: str | None) -> str:
@@ -523,10 +542,13 @@ def run_samples(project: Project, state: WizardState,
 
 
 def results_out_of_date(project: Project, state: WizardState, run: ScoringRun | None,
-                        checklists: Sequence[Checklist], model: str) -> list[str]:
+                        checklists: Sequence[Checklist], model: Any) -> list[str]:
     """Why ``run`` no longer matches the current choices, in plain words (empty: it is
-    current): a checklist edited, added or removed, other scoring options, another model, other
-    think-aloud samples, or another texts file, sheet or columns."""
+    current): a checklist edited, added or removed, other scoring options, another model or the
+    same model with other settings (``model``: the chosen profile; see
+    :func:`core.llm.identity.model_differences`), other prompts, other think-aloud samples, or
+    another texts file, sheet or columns."""
+    from core.llm.identity import model_differences
     if run is None:
         return []
     stored = project.get_run(run.run_id) if run.run_id is not None else None
@@ -545,9 +567,12 @@ def results_out_of_date(project: Project, state: WizardState, run: ScoringRun | 
             reasons.append(f"the checklist of {dimension} is no longer there")
     if then.get("scoring") != now["scoring"]:
         reasons.append("the scoring options were changed")
-    if then.get("model") != now["model"]:
-        reasons.append(f"another model is chosen ({now['model'] or 'none'}; these results are "
-                       f"from {then.get('model') or 'an unnamed model'})")
+    reasons += [f"another model or model setting is chosen: {what}"
+                for what in model_differences(then, now)]
+    if then.get("prompts") != now.get("prompts"):
+        reasons.append("EvalDesk's scoring prompts changed since these results"
+                       if then.get("prompts") else
+                       "the scoring prompts' version was not recorded with these results")
     if then.get("samples", {}) != now.get("samples", {}):
         reasons.append("the think-aloud samples were changed")
     if state.run_texts is None:
@@ -607,13 +632,52 @@ def import_checklists(project: Project, state: WizardState, path: str | Path) ->
     return got
 
 
+def deleted_questions(project: Project, dimension: str) -> list[tuple[str, str, str]]:
+    """The questions a person deleted from the checklist of ``dimension`` and that are not in
+    it now, as ``(question, who, when)`` (issue 28: a deleted question was nowhere in the
+    export)."""
+    edits = project.list_edits((CHECKLIST_ARTEFACT, dimension))
+    artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+    now = {str(i.get("question", "")) for i in (artefact.payload.get("items") or [])} \
+        if artefact is not None else set()
+    out: dict[str, tuple[str, str, str]] = {}
+    for e in edits:
+        if e.field != "items" or not isinstance(e.old, list) or not isinstance(e.new, list):
+            continue
+        before = [str(i.get("question", "")) for i in e.old if isinstance(i, dict)]
+        after = {str(i.get("question", "")) for i in e.new if isinstance(i, dict)}
+        missing = [q for q in before if q not in after]
+        # one change at a time in the editor: a question reworded is missing too, but then the
+        # list keeps its length; only as many as the list lost were deleted
+        if missing and len(missing) <= len(before) - len(after):
+            for question in missing:
+                out[question] = (question, e.who, _local(e.at))
+        for question in after:
+            out.pop(question, None)  # put back later
+    return [v for q, v in out.items() if q and q not in now]
+
+
+def deleted_lines(project: Project, dimensions: Sequence[str]) -> list[tuple[str, str]]:
+    """The Read me lines of the deleted questions (:func:`deleted_questions`)."""
+    lines = []
+    for dimension in dimensions:
+        gone = deleted_questions(project, dimension)
+        if gone:
+            lines.append((f"{dimension}: questions deleted", "; ".join(
+                f"“{q}” (by {who}, {when})" for q, who, when in gone)))
+    return lines
+
+
 def export_checklists(project: Project, state: WizardState, path: str | Path, *,
                       who: str = "") -> Any:
-    """Write every checklist of the wizard's dimensions to a workbook."""
+    """Write every checklist of the wizard's dimensions to a workbook (with the questions a
+    person deleted, in the Read me)."""
     from core.interacteval.report import write_checklists
 
     readme = [("Made by", who)] if who else []
-    return write_checklists(path, all_checklists(project, state), readme=readme)
+    checklists = all_checklists(project, state)
+    readme += deleted_lines(project, [c.dimension for c in checklists])
+    return write_checklists(path, checklists, readme=readme)
 
 
 # ------------------------------------------------------------------------ building steps
@@ -624,9 +688,10 @@ BUILD_KEYS = ("components", "clusters", "key_questions", "sub_questions", "check
 async def run_think_aloud(project: Project, state: WizardState, dimension: str,
                           assessors: Mapping[str, JsonLLM], *,
                           progress: Progress | None = None,
-                          cancel: CancelToken | None = None) -> ThinkAloudResult:
+                          cancel: CancelToken | None = None, who: str = "") -> ThinkAloudResult:
     """Every model of ``assessors`` thinks aloud about ``dimension`` over its chosen samples;
-    the result is kept as the step's output. Raises :class:`StageError` when no model could."""
+    the result is kept as the step's output (a version a person edited is kept aside first,
+    see :func:`replaced_version`). Raises :class:`StageError` when no model could."""
     from core.interacteval.think_aloud import think_aloud
 
     dim = state.dimension(dimension) or Dimension(name=dimension)
@@ -641,7 +706,9 @@ async def run_think_aloud(project: Project, state: WizardState, dimension: str,
             dimension=dimension, kind=max(set(kinds), key=kinds.count) if kinds else "")
         error.result = result  # type: ignore[attr-defined]  # who failed, and why
         raise error
-    put_stage(project, dimension, "think_aloud", result, input_hash=input_hash)
+    with project.transaction():
+        _keep_aside(project, dimension, "think_aloud", person(who))
+        put_stage(project, dimension, "think_aloud", result, input_hash=input_hash)
     return result
 
 
@@ -667,12 +734,109 @@ async def _refuse_too_long(dim: Dimension, samples: Sequence[Any], notes: Sequen
                          kind="too_long")
 
 
+#: Kept versions a person edited that a new run of their step replaced (key
+#: ``<dimension>/<step>``, the latest one): "keep both, with the edit recorded".
+REPLACED_KIND = "interacteval.replaced"
+#: What a step does with an output a person edited: keep it (the step is not run; later steps
+#: read it) or replace it (the edited version is kept aside, see :data:`REPLACED_KIND`).
+EDIT_CHOICES = ("keep", "replace")
+
+
+def edited_steps(project: Project, dimension: str, keys: Sequence[str]) -> list[tuple[str, str]]:
+    """The steps among ``keys`` whose kept output a person changed (edited, typed in, or an
+    imported checklist), as ``(step, who)``: running them again would replace that work, so
+    they are never run without asking (issue 28: "Run all remaining steps" overwrote edited
+    components with no warning)."""
+    out = []
+    for key in keys:
+        if key == "checklist":
+            artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+            if artefact is None or not (artefact.edited or artefact.origin != "generated"):
+                continue
+            kind_key = (CHECKLIST_ARTEFACT, dimension)
+        else:
+            artefact = project.get_artefact(STAGE_KIND, _stage_key(dimension, key))
+            if artefact is None or not (artefact.edited or artefact.origin == "human"):
+                continue
+            kind_key = (STAGE_KIND, artefact.key)
+        edits = project.list_edits(kind_key)
+        who = edits[-1].who if edits else ("imported" if artefact.origin == "imported" else "")
+        out.append((key, who))
+    return out
+
+
+def replaced_version(project: Project, dimension: str, key: str) -> dict[str, Any] | None:
+    """The edited version of step ``key`` that a new run replaced (``value``, ``edited_by``,
+    ``replaced_by``, ``replaced_at``), or None."""
+    artefact = project.get_artefact(REPLACED_KIND, _stage_key(dimension, key))
+    return dict(artefact.payload) if artefact is not None else None
+
+
+def restore_replaced(project: Project, dimension: str, key: str, *, who: str) -> Any:
+    """Put back the edited version of step ``key`` that a new run replaced (recorded as
+    ``who``'s edit); returns it, or None when there is none."""
+    kept = replaced_version(project, dimension, key)
+    if kept is None:
+        return None
+    if key == "checklist":
+        checklist = Checklist.model_validate(kept["value"])
+        edit_checklist(project, checklist, who=who)
+        value: Any = checklist
+    else:
+        value = _load(key, kept["value"])
+        edit_stage(project, dimension, key, value, who=who)
+    project.delete_artefact((REPLACED_KIND, _stage_key(dimension, key)), who)
+    return value
+
+
+def _keep_aside(project: Project, dimension: str, key: str, who: str) -> None:
+    """Keep the edited output of step ``key`` before a new run replaces it."""
+    from datetime import datetime
+
+    edited = dict(edited_steps(project, dimension, [key]))
+    if key not in edited:
+        return
+    if key == "checklist":
+        artefact = project.get_artefact(CHECKLIST_ARTEFACT, dimension)
+        value = artefact.payload if artefact is not None else None
+    else:
+        artefact = project.get_artefact(STAGE_KIND, _stage_key(dimension, key))
+        value = artefact.payload.get("value") if artefact is not None else None
+    project.put_artefact(REPLACED_KIND, _stage_key(dimension, key), {
+        "value": value, "edited_by": edited[key], "replaced_by": who,
+        "replaced_at": datetime.now().strftime("%Y-%m-%d %H:%M")}, origin="human")
+
+
+def _keep_edited(project: Project, state: WizardState, dimension: str, key: str,
+                 input_hash: str, who: str, keep_state: bool) -> Any:
+    """A person's edited output of step ``key`` stays as it is: the step is not run, and the
+    output counts as made from today's inputs (recorded as ``who``'s decision)."""
+    if key == "checklist":
+        state.checklist_inputs[dimension] = input_hash
+        if keep_state:
+            save_state(project, state)
+        return load_checklist(project, dimension)
+    artefact = project.get_artefact(STAGE_KIND, _stage_key(dimension, key))
+    assert artefact is not None
+    old = artefact.payload.get("input", "")
+    if old != input_hash:
+        project.record_edit(artefact, "input", old, input_hash, who)
+    got = get_stage(project, dimension, key)
+    return got.value if got is not None else None
+
+
 async def run_build_step(project: Project, state: WizardState, dimension: str, key: str,
                          llm: JsonLLM, *, progress: Progress | None = None,
-                         cancel: CancelToken | None = None, keep_state: bool = True) -> Any:
+                         cancel: CancelToken | None = None, keep_state: bool = True,
+                         edits: str = "keep", who: str = "") -> Any:
     """One construction step (``key`` in :data:`BUILD_KEYS`) on the kept (possibly edited)
     output of the step before; its output is kept (the review's is the checklist). With
-    ``keep_state`` False the wizard's stored choices are left alone (the CLI's build)."""
+    ``keep_state`` False the wizard's stored choices are left alone (the CLI's build).
+
+    An output a person edited (:func:`edited_steps`) is never replaced silently: ``edits``
+    "keep" leaves it as it is (the step is not run and the output counts as current; ``who``
+    is recorded as having decided so), "replace" runs the step and keeps the edited version
+    aside (:func:`replaced_version`, :func:`restore_replaced`)."""
     from core.interacteval.attribute_clustering import cluster_attributes
     from core.interacteval.component_extraction import extract_components
     from core.interacteval.key_questions import generate_key_questions
@@ -684,8 +848,15 @@ async def run_build_step(project: Project, state: WizardState, dimension: str, k
 
     if key not in BUILD_KEYS:
         raise ValueError(f"unknown step {key!r}")
+    if edits not in EDIT_CHOICES:
+        raise ValueError(f"edits must be one of {EDIT_CHOICES}, not {edits!r}")
     dim = state.dimension(dimension) or Dimension(name=dimension)
-    input_hash = stage_input(project, state, dimension, key)
+    builder = getattr(llm, "profile", None)
+    input_hash = stage_input(project, state, dimension, key,
+                             builder if getattr(builder, "model", "") else None)
+    if edits == "keep" and edited_steps(project, dimension, [key]):
+        return _keep_edited(project, state, dimension, key, input_hash, person(who),
+                            keep_state)
 
     def need(stage: str, what: str) -> Any:
         got = get_stage(project, dimension, stage)
@@ -725,34 +896,41 @@ async def run_build_step(project: Project, state: WizardState, dimension: str, k
             checklist = checklist_from_sub_questions(dim, groups)
         checklist.samples = state.chosen_samples(dimension)  # the think-aloud's samples
         with project.transaction():
+            _keep_aside(project, dimension, key, person(who))
             save_checklist(project, checklist)
             state.checklist_inputs[dimension] = input_hash
             if keep_state:
                 save_state(project, state)
         return checklist
-    put_stage(project, dimension, key, value, input_hash=input_hash)
+    with project.transaction():
+        _keep_aside(project, dimension, key, person(who))
+        put_stage(project, dimension, key, value, input_hash=input_hash)
     return value
 
 
 async def run_build_steps(project: Project, state: WizardState, dimension: str,
                           keys: Sequence[str], llm: JsonLLM, *,
                           progress: Progress | None = None,
-                          cancel: CancelToken | None = None, keep_state: bool = True) -> Any:
-    """:func:`run_build_step` for each of ``keys`` in turn; the last one's output."""
+                          cancel: CancelToken | None = None, keep_state: bool = True,
+                          edits: str = "keep", who: str = "") -> Any:
+    """:func:`run_build_step` for each of ``keys`` in turn (``edits``, ``who``: what to do with
+    a person's edited output, see there); the last one's output."""
     result = None
     for key in keys:
         result = await run_build_step(project, state, dimension, key, llm, progress=progress,
-                                      cancel=cancel, keep_state=keep_state)
+                                      cancel=cancel, keep_state=keep_state, edits=edits,
+                                      who=who)
     return result
 
 
 async def build_dimension(project: Project, state: WizardState, dimension: str,
                           assessors: Mapping[str, JsonLLM], builder: JsonLLM, *,
                           progress: Progress | None = None, cancel: CancelToken | None = None,
-                          keep_state: bool = True) -> Any:
+                          keep_state: bool = True, edits: str = "keep", who: str = "") -> Any:
     """Every step for ``dimension`` in a row, as the wizard runs them: think-aloud by
     ``assessors`` (none: people's notes only; when every model fails the notes go on alone),
-    then the construction steps with ``builder``. Returns the
+    then the construction steps with ``builder`` (``edits``: what to do with the outputs a
+    person edited, see :func:`run_build_step`). Returns the
     :class:`core.interacteval.pipeline.ChecklistBuild` (for the export's sheets)."""
     from core.interacteval.pipeline import ChecklistBuild
 
@@ -764,13 +942,14 @@ async def build_dimension(project: Project, state: WizardState, dimension: str,
     if assessors:
         try:
             think = await run_think_aloud(project, state, dimension, assessors,
-                                          progress=progress, cancel=cancel)
+                                          progress=progress, cancel=cancel, who=who)
         except StageError as exc:
             if not state.notes.get(dimension):
                 raise
             think = getattr(exc, "result", think)
     checklist = await run_build_steps(project, state, dimension, BUILD_KEYS, builder,
-                                      progress=progress, cancel=cancel, keep_state=keep_state)
+                                      progress=progress, cancel=cancel, keep_state=keep_state,
+                                      edits=edits, who=who)
 
     def value(stage: str) -> Any:
         got = get_stage(project, dimension, stage)
@@ -788,7 +967,7 @@ async def build_dimension(project: Project, state: WizardState, dimension: str,
 
 # -------------------------------------------------------------------------------- scoring
 def open_scoring_run(project: Project, checklists: Sequence[Checklist],
-                     settings: ScoringSettings, model: str,
+                     settings: ScoringSettings, model: Any,
                      samples: SampleTexts | None = None) -> int:
     """Start (or, with identical checklists, model, settings and samples, reopen) the project
     run that :func:`score_texts` keeps its scored texts in. Call it first when the gateway
@@ -805,7 +984,7 @@ async def score_texts(
     *,
     project: Project,
     settings: ScoringSettings | None = None,
-    model: str = "",
+    model: Any = "",
     run_id: int | None = None,
     samples: SampleTexts | None = None,
     progress: Progress | None = None,
@@ -846,7 +1025,7 @@ def estimate_scoring(project: Project, checklists: Sequence[Checklist],
     for k in range(max(1, repeats)):
         mine = repeat_settings(settings, k)
         run = project.find_run(METHOD, STEP_SCORE,
-                               run_settings(checklists, mine, profile.model, samples))
+                               run_settings(checklists, mine, profile, samples))
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
         stages, n = plan_scoring(checklists, items, mine, done=done, limits=limits)
         for stage in stages:
@@ -868,12 +1047,13 @@ class ScoringJob:
     checklists: list[Checklist]
     items: list[TextItem]
     settings: ScoringSettings
-    model: str
+    model: Any
+    """The scoring profile (or a model string)."""
     samples: dict[str, list[ScoredSample]]
 
 
 def plan_scoring(project: Project, state: WizardState, items: Sequence[TextItem],
-                 model: str) -> ScoringJob:
+                 model: Any) -> ScoringJob:
     """Open the scoring run of the wizard's checklists over ``items`` with ``model`` and
     remember it in ``state`` (saved): which run, the texts' order, file and count."""
     checklists = all_checklists(project, state)
@@ -914,6 +1094,7 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
     if agreement is None:
         agreement = human_agreement(run.scores, include_samples=include_samples)
     lines = [("Scored by", person(who))]
+    lines += deleted_lines(project, [c.dimension for c in run.checklists])
     if run.run_id is not None:
         usage = project.llm_usage(run.run_id)
         lines.append(("Model calls", (f"{usage.calls} calls stored, {usage.prompt_tokens:,} "
@@ -1006,7 +1187,8 @@ def _last_finished_run(project: Project) -> ScoringRun | None:
         return None
     settings = ScoringSettings.model_validate((run.settings or {}).get("scoring") or {})
     return ScoringRun(scores=scores, settings=settings, model=(run.settings or {}).get("model", ""),
-                      run_id=run.id, date=_local(run.finished_at))
+                      run_id=run.id, date=_local(run.finished_at),
+                      model_settings=(run.settings or {}).get("model_settings"))
 
 
 def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, str, Any]]:
@@ -1020,8 +1202,8 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
             continue
         settings = run.settings or {}
         label = str(settings.get("model", "")) or "model not recorded"
-        key = json.dumps([label, settings.get("checklists"), settings.get("scoring")],
-                         sort_keys=True)
+        key = json.dumps([label, settings.get("model_settings"), settings.get("checklists"),
+                          settings.get("scoring")], sort_keys=True)
         seen[key] = run  # a later run with the same choices replaces an earlier one
     out = []
     for run in seen.values():
@@ -1032,7 +1214,7 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
         scoring = ScoringRun(
             scores=scores, model=str(settings.get("model", "")), run_id=run.id,
             settings=ScoringSettings.model_validate(settings.get("scoring") or {}),
-            date=_local(run.finished_at))
+            date=_local(run.finished_at), model_settings=settings.get("model_settings"))
         model = scoring.model or "model not recorded"
         out.append((f"{model} (run {run.id}, {scoring.date})", scoring.model,
                     judge_data(scoring)))
@@ -1051,11 +1233,32 @@ SINGLE_KIND = "judge_score"
 @dataclass
 class ConditionModels:
     """The model strings behind a comparison of conditions: who thinks aloud (name -> model),
-    who builds the checklists and who scores the texts (also the single judge)."""
+    who builds the checklists and who scores the texts (also the single judge).
+    ``profiles``: the model profiles behind them when known (``"scorer"``, ``"builder"``,
+    ``"assessor:<name>"``): their settings (server, temperature, seed, longest answer) are
+    then part of what a condition was made with, so another setting is never taken for the
+    same model."""
 
     assessors: dict[str, str]
     builder: str
     scorer: str
+    profiles: dict[str, Any] = field(default_factory=dict)
+
+    def spec(self, role: str) -> Any:
+        """The profile of ``role`` when known, else its model string."""
+        found = self.profiles.get(role)
+        if found is not None:
+            return found
+        if role.startswith("assessor:"):
+            return self.assessors.get(role.partition(":")[2], "")
+        return {"scorer": self.scorer, "builder": self.builder}.get(role, "")
+
+
+def _model_key(spec: Any) -> Any:
+    """A model in a fingerprint: its string as before, or a profile's name and settings."""
+    from core.llm.identity import model_fields
+
+    return spec if isinstance(spec, str) else model_fields(spec)
 
 
 @dataclass
@@ -1083,10 +1286,11 @@ def condition_input(state: WizardState, dimension: str, name: str,
                     models: ConditionModels) -> str:
     """The hash of what condition ``name``'s checklist of ``dimension`` is built from."""
     people = list(state.notes.get(dimension, [])) if name in ("human", "combined") else []
-    thinkers = dict(models.assessors) if name in ("ai", "combined") else {}
+    thinkers = {who: _model_key(models.spec(f"assessor:{who}")) for who in models.assessors} \
+        if name in ("ai", "combined") else {}
     return fingerprint([name, state.dimension(dimension) or Dimension(name=dimension),
-                        state.chosen_samples(dimension), people, thinkers, models.builder,
-                        state.validate_questions])
+                        state.chosen_samples(dimension), people, thinkers,
+                        _model_key(models.spec("builder")), state.validate_questions])
 
 
 def condition_blockers(state: WizardState, names: Sequence[str], models: ConditionModels
@@ -1134,12 +1338,13 @@ def condition_problems(project: Project, state: WizardState, name: str,
     return out
 
 
-def _single_settings(state: WizardState, model: str, samples: Mapping[str, Any],
+def _single_settings(state: WizardState, model: Any, samples: Mapping[str, Any],
                      repeat: int = 0) -> dict[str, Any]:
     from core.interacteval.single_judge import TEMPLATE
+    from core.llm.identity import model_fields
 
     out = {"dimensions": [d.model_dump(mode="json") for d in state.dimensions],
-           "model": model, "template": _load_template(TEMPLATE).template_version,
+           **model_fields(model), "template": _load_template(TEMPLATE).template_version,
            "samples": {d: sorted(v) for d, v in samples.items() if v}}
     return {**out, "repeat": int(repeat)} if repeat else out
 
@@ -1197,7 +1402,7 @@ def load_conditions(project: Project, state: WizardState, names: Sequence[str],
             from core.interacteval.single_judge import judge_key
 
             run = project.find_run(METHOD, STEP_SINGLE, _single_settings(
-                state, models.scorer, _folded_samples(state), repeat))
+                state, models.spec("scorer"), _folded_samples(state), repeat))
             if run is None:
                 continue
             keyed = [(judge_key(d.name, i), d.name, i) for d in state.dimensions for i in items]
@@ -1215,7 +1420,7 @@ def load_conditions(project: Project, state: WizardState, names: Sequence[str],
             continue
         samples = run_samples(project, state, checklists)
         run = project.find_run(METHOD, STEP_SCORE,
-                               run_settings(checklists, settings, models.scorer, samples))
+                               run_settings(checklists, settings, models.spec("scorer"), samples))
         if run is None:
             continue
         keyed = [(unit_key(c, i), c.dimension, i) for c in checklists for i in items]
@@ -1299,14 +1504,14 @@ async def run_conditions(
             if not checklists:
                 continue
             samples = run_samples(project, state, checklists)
-            run_id = open_scoring_run(project, checklists, mine, models.scorer, samples)
+            run_id = open_scoring_run(project, checklists, mine, models.spec("scorer"), samples)
             await score_texts(checklists, items, scorer_for_run(run_id), project=project,
-                              settings=mine, model=models.scorer, run_id=run_id,
+                              settings=mine, model=models.spec("scorer"), run_id=run_id,
                               samples=samples, progress=progress, cancel=cancel)
         if "single-judge" in names:
             folded = _folded_samples(state)
             run_id = project.start_run(METHOD, STEP_SINGLE, _single_settings(
-                state, models.scorer, folded, k), resume=True)
+                state, models.spec("scorer"), folded, k), resume=True)
             await single_judge(state.dimensions, items,
                                with_repeat(scorer_for_run(run_id), k),
                                store=RunUnits(project, run_id, SINGLE_KIND), samples=folded,
@@ -1425,8 +1630,9 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
     blocked = condition_blockers(state, names, models)
     names = [n for n in names if n not in blocked]
     by_model = {p.model: p for p in profiles.values()}
-    scorer = by_model.get(models.scorer) or next(iter(profiles.values()))
-    builder = by_model.get(models.builder) or scorer
+    scorer = models.profiles.get("scorer") or by_model.get(models.scorer) or \
+        next(iter(profiles.values()))
+    builder = models.profiles.get("builder") or by_model.get(models.builder) or scorer
     builder_limits, scorer_limits = limits_of(builder), limits_of(scorer)
     too_long: list[str] = []
     builder_plan: list[Any] = []
@@ -1459,7 +1665,7 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
             checklists.append(kept or guessed_checklist(dim))
         samples = run_samples(project, state, checklists)
         run = project.find_run(METHOD, STEP_SCORE,
-                               run_settings(checklists, mine, models.scorer, samples))
+                               run_settings(checklists, mine, models.spec("scorer"), samples))
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
         stages, n = plan_scoring_calls(checklists, items, mine, done=done,
                                        limits=scorer_limits)
@@ -1470,7 +1676,7 @@ def estimate_conditions(project: Project, state: WizardState, names: Sequence[st
         skipped += n
     for k in range(max(1, repeats)) if "single-judge" in names else ():
         run = project.find_run(METHOD, STEP_SINGLE, _single_settings(
-            state, models.scorer, _folded_samples(state), k))
+            state, models.spec("scorer"), _folded_samples(state), k))
         done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
         stages, n = plan_single_judge(state.dimensions, items, done=done)
         refused = judge_refusals(state.dimensions, items, scorer_limits)
@@ -1515,8 +1721,11 @@ def condition_models(state: WizardState, profile_of: Any
         return None
     thinkers = {n: p for n in state.assessors if (p := profile_of(n)) is not None}
     profiles = {**thinkers, builder.name: builder, scorer.name: scorer}
-    return ConditionModels(assessors={n: p.model for n, p in thinkers.items()},
-                           builder=builder.model, scorer=scorer.model), profiles
+    return ConditionModels(
+        assessors={n: p.model for n, p in thinkers.items()}, builder=builder.model,
+        scorer=scorer.model,
+        profiles={"scorer": scorer, "builder": builder,
+                  **{f"assessor:{n}": p for n, p in thinkers.items()}}), profiles
 
 
 def condition_texts(project: Project, state: WizardState) -> list[TextItem]:

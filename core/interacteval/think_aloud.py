@@ -40,9 +40,25 @@ from core.llm import context
 from core.prompts import fence
 from core.runs import CancelToken, Progress
 
-__all__ = ["format_samples", "sample_parts", "think_aloud"]
+__all__ = ["CANNOT_THINK_ALOUD", "can_think_aloud", "format_samples", "sample_parts",
+           "think_aloud"]
 
 STAGE = "Think-aloud"
+#: Why the built-in demo model is not asked to think aloud. Measured with it: it repeats one
+#: phrase ("keep it clean") until its answer is cut off, every time; a longer answer only took
+#: longer to fail (3 min 57 s, then 11 min 23 s with more tokens allowed).
+CANNOT_THINK_ALOUD = (
+    "The built-in demo model cannot think aloud: it repeats one phrase until its answer is cut "
+    "off, and allowing longer answers only makes it fail later. Choose a larger model for the "
+    "think-aloud (Settings → Models), or write the notes yourself.")
+
+
+def can_think_aloud(model: object) -> bool:
+    """Whether ``model`` (a model, or a model profile) is offered the think-aloud: every model
+    but the built-in demo one (:data:`CANNOT_THINK_ALOUD`)."""
+    from core.interacteval.grounded import uses_grounded_path
+
+    return not uses_grounded_path(model)
 
 
 class Considerations(BaseModel):
@@ -119,6 +135,9 @@ async def think_aloud(
     progress.start(f"Think-aloud on {dimension.name}", total=len(assessors))
 
     async def one(name: str, llm: JsonLLM) -> list[Attribute] | StageFailure:
+        if not can_think_aloud(llm):  # never asked: it cannot (see CANNOT_THINK_ALOUD)
+            progress.advance(1, f"{name}: not asked (the built-in model cannot think aloud)")
+            return StageFailure(who=name, kind="too_small", message=CANNOT_THINK_ALOUD)
         try:
             parts = sample_parts(dimension, samples, await context.limits_for(llm))
             replies = await each_part([

@@ -97,8 +97,13 @@ async def until_cancelled(
     on_late: Callable[[Any], None] | None = None,
 ) -> Any:
     """Await ``awaitable``, but raise :class:`Cancelled` as soon as ``cancel`` fires (the awaited
-    work is cancelled; ``on_late(result)`` undoes a result that arrived anyway)."""
-    if cancel is None:
+    work is cancelled; ``on_late(result)`` undoes a result that arrived anyway).
+
+    The caller's own task may be cancelled too (a run's other units are, once one stops): a
+    result that arrived just before (a slot of the model handed over a moment earlier) is then
+    undone as well. Kept, it would hold that slot for good, and every later run of the profile
+    would wait for it without a call or an error (issue 28)."""
+    if cancel is None:  # awaited in this task: its result cannot arrive after a cancel
         return await awaitable
     if cancel.cancelled:
         if asyncio.iscoroutine(awaitable):
@@ -110,21 +115,29 @@ async def until_cancelled(
     try:
         await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
-        task.cancel()
         waiter.cancel()
+        _undo_when_done(task, on_late)
         raise
     if task.done():
         waiter.cancel()
         return task.result()
-    task.cancel()
+    _undo_when_done(task, on_late)
     try:
-        late = await task
+        await task
     except BaseException:  # noqa: BLE001, S110 - cancelled or failed: nothing to undo
         pass
-    else:
-        if on_late is not None:
-            on_late(late)
     raise Cancelled()
+
+
+def _undo_when_done(task: asyncio.Future, on_late: Callable[[Any], None] | None) -> None:
+    """Cancel ``task``; if it ends with a result all the same (it had finished, or finishes
+    before the cancel reaches it), hand that result to ``on_late``."""
+    def undo(done: asyncio.Future) -> None:
+        if on_late is not None and not done.cancelled() and done.exception() is None:
+            on_late(done.result())
+
+    task.cancel()
+    task.add_done_callback(undo)
 
 
 async def _sleep(seconds: float, cancel: CancelToken | None) -> None:
@@ -1016,12 +1029,20 @@ def _invalid(profile: ModelProfile, problem: str, reply: _Reply) -> LLMFailure:
     )
     if began:
         message += f" It began: “{began}”."
+    built_in = profile.is_local and not profile.gguf_path
     if reply.finish_reason == "length":
-        message += (
-            f" It was cut off: raise 'maximum tokens' of profile '{profile.name}' "
-            "in Settings → Models."
-        )
-    if profile.is_local and not profile.gguf_path:
+        from core.prompts import repeats_itself
+
+        if built_in or repeats_itself(reply.content):
+            # a model going round in circles fills any room: more would only fail later
+            message += (" It was cut off while repeating itself: allowing longer answers would "
+                        "only make it fail later. Choose another (larger) model.")
+        else:
+            message += (
+                f" It was cut off: raise 'maximum tokens' of profile '{profile.name}' "
+                "in Settings → Models."
+            )
+    if built_in:
         message += " The built-in model is very small; choose a larger model for real work."
     return LLMFailure("invalid_output", message, reply=reply.content)
 

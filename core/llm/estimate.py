@@ -9,9 +9,13 @@ not happen (a debate can end early). :func:`estimate` then counts
   (:func:`expected_reply_tokens`, capped by the profile's ``max_tokens``);
 * cost from litellm's offline price map (0 for local models, the built-in model, Ollama and
   LM Studio; ``None`` when the price of the model is not known);
-* time from the profile's concurrency and a latency: the median of the project's recorded
-  calls of this model (:func:`measured_latency`), one probe call (:func:`probe_latency`), or a
-  plain guess when neither is there; :attr:`Estimate.latency_source` says which.
+* time from the profile's concurrency and how fast the model answers: the project's recorded
+  calls of this model (:func:`measured_latency`), those recorded on this computer in another
+  project, one probe call of a realistic size (:func:`probe_latency`), or a plain guess when
+  none is there; :attr:`Estimate.latency_source` says which. When the calls' sizes are known
+  (:class:`Speed`), each planned call's time follows from its own prompt and answer: a debate
+  turn reading a long discussion takes much longer than a one-line question (a flat seconds
+  per call made a new project's estimates 3 to 20 times too low, issue 28).
 
 Nothing here calls a model except :func:`probe_latency`.
 
@@ -37,12 +41,17 @@ __all__ = [
     "GUESSED_LATENCY_S",
     "Estimate",
     "Latency",
+    "Speed",
     "StagePlan",
     "estimate",
     "expected_reply_tokens",
+    "fit_speed",
     "measured_latency",
+    "needs_calibration",
     "price_per_token",
     "probe_latency",
+    "recalled_speed",
+    "remember_speed",
     "time_words",
 ]
 
@@ -74,11 +83,27 @@ class StagePlan:
 
 
 @dataclass
+class Speed:
+    """How long a call of a given size takes: ``overhead_s`` + ``prompt_s`` per prompt token +
+    ``completion_s`` per completion token."""
+
+    overhead_s: float
+    prompt_s: float
+    completion_s: float
+
+    def seconds(self, prompt_tokens: float, completion_tokens: float) -> float:
+        return max(0.0, self.overhead_s + self.prompt_s * prompt_tokens
+                   + self.completion_s * completion_tokens)
+
+
+@dataclass
 class Latency:
-    """Seconds per call and where the figure comes from, in plain words."""
+    """Seconds per call and where the figure comes from, in plain words. ``speed``: the time
+    of a call from its size, when the measured calls' sizes are known (then it is used)."""
 
     seconds: float
     source: str
+    speed: Speed | None = None
 
 
 @dataclass
@@ -285,32 +310,165 @@ def price_per_token(model: str) -> tuple[float, float] | None:
 
 
 # ----------------------------------------------------------------------------- latency
+#: With too few calls measured to tell reading from writing, seconds per completion token for
+#: each second per prompt token: a model reads a prompt in batches, far faster than it writes.
+DECODE_RATIO = {"local": 10.0, "remote": 5.0}
+#: Measured calls kept per model in the record of this computer (:func:`remember_speed`).
+KEPT_CALLS = 50
+SPEEDS_FILE = "model-speeds.json"
+
+
+def fit_speed(calls: Sequence[tuple[int, int, float]], *, local: bool) -> Speed | None:
+    """How fast a model answers, from measured calls ``(prompt tokens, completion tokens,
+    seconds)``: a least-squares fit of overhead, seconds per prompt token and per completion
+    token (none negative) when there are enough calls of different sizes; else one factor
+    for both kinds of token, writing counted :data:`DECODE_RATIO` times reading."""
+    calls = [(p, c, t) for p, c, t in calls if t > 0 and p + c > 0]
+    if not calls:
+        return None
+    ratio = DECODE_RATIO["local" if local else "remote"]
+    prompts = {p for p, _, _ in calls}
+    answers = {c for _, c, _ in calls}
+    if len(calls) >= 6 and len(prompts) >= 3 and len(answers) >= 3:
+        import numpy as np
+        from scipy.optimize import nnls
+
+        rows = np.array([[1.0, p, c] for p, c, _ in calls])
+        times = np.array([t for _, _, t in calls])
+        try:
+            (overhead, per_prompt, per_answer), _ = nnls(rows, times)
+        except (ValueError, RuntimeError):
+            overhead = per_prompt = per_answer = 0.0
+        if per_prompt > 0 or per_answer > 0:
+            return Speed(float(overhead), float(per_prompt), float(per_answer))
+    sizes = [p + ratio * c for p, c, _ in calls]
+    factor = sum(t * x for (_, _, t), x in zip(calls, sizes)) / sum(x * x for x in sizes)
+    return Speed(0.0, factor, ratio * factor)
+
+
+def _speeds_path() -> Any:
+    from core import paths
+
+    return paths.user_cache_dir() / SPEEDS_FILE
+
+
+def remember_speed(model: str, calls: Sequence[tuple[int, int, float]]) -> None:
+    """Keep the latest measured calls of ``model`` in this computer's record (the user cache
+    folder), so a new project's first estimate starts from them. Never fails a run."""
+    import json as _json
+
+    if not calls:
+        return
+    try:
+        path = _speeds_path()
+        record = _json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        if not isinstance(record, dict):
+            record = {}
+        kept = [list(c) for c in calls[:KEPT_CALLS]]
+        if record.get(model) == kept:
+            return
+        record[model] = kept
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(_json.dumps(record), encoding="utf-8")
+        temporary.replace(path)
+    except (OSError, ValueError, TypeError):
+        return
+
+
+def recalled_speed(model: str) -> list[tuple[int, int, float]]:
+    """The calls of ``model`` measured on this computer (see :func:`remember_speed`)."""
+    import json as _json
+
+    try:
+        path = _speeds_path()
+        record = _json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        found = record.get(model) if isinstance(record, dict) else None
+        return [(int(p), int(c), float(t)) for p, c, t in (found or [])]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def _local(model: str) -> bool:
+    """A model run by EvalDesk on this computer (its speed is this computer's)."""
+    from core.settings import LOCAL_MODEL_PREFIX
+
+    return model.startswith(LOCAL_MODEL_PREFIX)
+
+
 def measured_latency(project: Any, model: str, *, limit: int = 50) -> Latency | None:
-    """The median seconds per call of the latest ``limit`` calls to ``model`` recorded in
-    ``project`` (None when it recorded none)."""
-    if project is None or not hasattr(project, "llm_latencies"):
-        return None
-    values = [v for v in project.llm_latencies(model, limit=limit) if v and v > 0]
-    if not values:
-        return None
-    return Latency(statistics.median(values),
-                   f"measured: the median of the last {len(values)} "
-                   f"call{'s' if len(values) != 1 else ''} to this model in this project")
+    """How fast ``model`` answers: from the latest calls recorded in ``project`` (their median
+    seconds, and the time for a call's size when their sizes are known); without any, from the
+    calls measured on this computer in other projects (:func:`recalled_speed`); None when
+    there are none."""
+    calls: list[tuple[int, int, float]] = []
+    if project is not None and hasattr(project, "llm_call_sizes"):
+        calls = project.llm_call_sizes(model, limit=max(limit, KEPT_CALLS))
+    if calls:
+        remember_speed(model, calls)
+        values = [t for _, _, t in calls[:limit]]
+        return Latency(statistics.median(values),
+                       f"measured: the last {len(values)} call{'s' if len(values) != 1 else ''} "
+                       "to this model in this project, each call's time worked out from its size",
+                       fit_speed(calls, local=_local(model)))
+    if project is not None and hasattr(project, "llm_latencies"):
+        values = [v for v in project.llm_latencies(model, limit=limit) if v and v > 0]
+        if values:
+            return Latency(statistics.median(values),
+                           f"measured: the median of the last {len(values)} "
+                           f"call{'s' if len(values) != 1 else ''} to this model in this project")
+    calls = recalled_speed(model)
+    if calls:
+        return Latency(statistics.median(t for _, _, t in calls),
+                       f"measured on this computer: {len(calls)} earlier "
+                       f"call{'s' if len(calls) != 1 else ''} to this model, each call's time "
+                       "worked out from its size", fit_speed(calls, local=_local(model)))
+    return None
+
+
+def needs_calibration(project: Any, profile: ModelProfile) -> bool:
+    """Whether nothing tells how fast ``profile``'s model answers on this computer yet (no call
+    recorded in ``project`` nor measured earlier): the estimate would be a plain guess."""
+    return measured_latency(project, profile.model) is None
+
+
+#: The probe's question: a paragraph of our own, about as long as a short task prompt, and an
+#: answer of a few dozen words (a one-word probe timed only the overhead, and the estimates
+#: built on it were several times too low).
+_PROBE = ("Here is a short text about keeping a garden through the year. In spring the soil "
+          "is turned and seeds are sown in rows, with room left between them for the plants to "
+          "grow. In summer the beds are watered in the evening, weeds are pulled before they "
+          "flower, and the first vegetables are picked while they are small and tender. In "
+          "autumn the last crops come in, leaves are gathered for compost, and the tools are "
+          "cleaned and put away. In winter the garden rests, and the gardener plans next year's "
+          "beds, orders seeds and mends the fences. ") * 3 + (
+          "\n\nIn about thirty words, say what the gardener does in each season.")
+PROBE_ANSWER_TOKENS = 64
 
 
 async def probe_latency(profile: ModelProfile, *, api_key: str | None = None,
                         cancel: Any = None) -> Latency:
-    """One short real call (not cached) to time the model. Raises ``core.llm.LLMFailure``."""
+    """One real call of a realistic size (not cached, not billed to a run) to time the model on
+    this computer; the measurement is kept in this computer's record (:func:`remember_speed`).
+    Raises ``core.llm.LLMFailure``."""
     from core.llm._cache import MemoryCache
     from core.llm._gateway import Gateway
 
-    gateway = Gateway(profile.model_copy(update={"max_tokens": 16}), cache=MemoryCache(),
-                      api_key=api_key)
+    cache = MemoryCache()
+    gateway = Gateway(profile.model_copy(update={"max_tokens": PROBE_ANSWER_TOKENS}),
+                      cache=cache, api_key=api_key)
     started = time.monotonic()
-    await gateway.complete_text("Reply with the single word: ready",
-                                template_version="estimate-probe", cancel=cancel,
+    await gateway.complete_text(_PROBE, template_version="estimate-probe", cancel=cancel,
                                 repeat=int(time.time()))
-    return Latency(time.monotonic() - started, "measured by one probe call just now")
+    record = next(iter(cache.records.values()), None)
+    seconds = record.latency_s if record is not None and record.latency_s else \
+        time.monotonic() - started
+    call = (record.prompt_tokens, record.completion_tokens, seconds) if record else None
+    speed = fit_speed([call], local=profile.is_local) if call and call[0] else None
+    if call and call[0]:
+        remember_speed(profile.model, [call, *recalled_speed(profile.model)][:KEPT_CALLS])
+    return Latency(seconds, "measured by one call to this model just now, each call's time "
+                   "worked out from its size", speed)
 
 
 def guessed_latency(profile: ModelProfile) -> Latency:
@@ -363,12 +521,33 @@ def estimate(plan: Sequence[StagePlan], profile: ModelProfile, *,
     at_once = max(1, int(profile.max_concurrency or 1))
     chain_low = sum(s.chain[0] for s in plan if s.prompts or s.maybe)
     chain_high = sum(s.chain[1] for s in plan if s.prompts or s.maybe)
-    seconds = max(math.ceil(calls / at_once), chain_low if calls else 0) * latency.seconds
+    per_call, per_call_max = _call_seconds(stages, latency)
+    seconds = max(math.ceil(calls / at_once), chain_low if calls else 0) * per_call
     seconds_max = max(math.ceil(calls_max / at_once), chain_high if calls_max else 0) \
-        * latency.seconds
+        * per_call_max
     return Estimate(**asdict(totals), model=model, stages=stages, cost=cost, cost_max=cost_max, seconds=seconds, seconds_max=seconds_max,
-                    latency_s=latency.seconds, latency_source=latency.source,
+                    latency_s=per_call, latency_source=latency.source,
                     concurrency=at_once, done_already=done_already, done_what=done_what)
+
+
+def _call_seconds(stages: Sequence[StageEstimate], latency: Latency) -> tuple[float, float]:
+    """Seconds of an average call of the plan (of the calls that always happen, and of all of
+    them): the latency itself, or, with a :class:`Speed`, each call's time from its size."""
+    speed = latency.speed
+    if speed is None:
+        return latency.seconds, latency.seconds
+
+    def average(calls: int, prompt: int, completion: int) -> float:
+        return speed.seconds(prompt / calls, completion / calls) if calls else 0.0
+
+    def mean(parts: list[tuple[int, float]]) -> float:
+        total = sum(n for n, _ in parts)
+        return sum(n * t for n, t in parts) / total if total else latency.seconds
+
+    sure = [(s.calls, average(s.calls, s.prompt_tokens, s.completion_tokens)) for s in stages]
+    every = [(s.calls_max, average(s.calls_max, s.prompt_tokens_max, s.completion_tokens_max))
+             for s in stages]
+    return mean(sure), mean(every)
 
 
 def compare_lines(est: Estimate, usage: Any) -> list[str]:

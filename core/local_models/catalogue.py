@@ -29,6 +29,7 @@ __all__ = [
     "Fit",
     "RecommendedModel",
     "computer",
+    "expected_speed",
     "find_recommended",
     "fit",
     "format_size",
@@ -103,11 +104,15 @@ def models_dir() -> Path:
 # ---------------------------------------------------------------------------- this computer
 @dataclass(frozen=True)
 class Computer:
-    """Memory and free disk (bytes); None where they could not be measured."""
+    """Memory and free disk (bytes), processor cores, and how fast this computer was measured
+    writing with a model (``measured``: (file size in bytes, tokens written per second) of a
+    model timed here, e.g. the built-in one); None where they could not be measured."""
 
     total_ram: int | None
     free_disk: int | None
     folder: str = ""
+    cores: int | None = None
+    measured: tuple[int, float] | None = None
 
 
 def computer(folder: Path | None = None) -> Computer:
@@ -117,7 +122,28 @@ def computer(folder: Path | None = None) -> Computer:
         free = shutil.disk_usage(target).free
     except OSError:
         free = None
-    return Computer(total_ram=_total_ram(), free_disk=free, folder=str(target))
+    return Computer(total_ram=_total_ram(), free_disk=free, folder=str(target),
+                    cores=os.cpu_count(), measured=_measured_here())
+
+
+def _measured_here() -> tuple[int, float] | None:
+    """How fast the built-in model wrote on this computer, when it was timed (a time estimate
+    or a run keeps its calls: ``core.llm.estimate.recalled_speed``): its file size and tokens
+    per second."""
+    from core.llm.estimate import fit_speed, recalled_speed
+    from core.settings import LOCAL_MODEL_PREFIX
+
+    calls = recalled_speed(LOCAL_MODEL_PREFIX + "gemma-3-270m")
+    speed = fit_speed(calls, local=True) if calls else None
+    if speed is None or speed.completion_s <= 0:
+        return None
+    try:
+        from core.llm._local import bundled_gguf_path
+
+        size = bundled_gguf_path().stat().st_size
+    except Exception:  # noqa: BLE001 - the bundled file is not there: nothing to scale from
+        return None
+    return size, 1.0 / speed.completion_s
 
 
 def _total_ram() -> int | None:
@@ -145,15 +171,53 @@ def _total_ram() -> int | None:
 
 @dataclass(frozen=True)
 class Fit:
-    """Whether a model fits: ``ok`` False means it will not run or not be stored here."""
+    """Whether a model fits: ``ok`` False means it will not run or not be stored here;
+    ``speed`` how fast it is expected to write here (:func:`expected_speed`)."""
 
     ok: bool
     ram: str
     disk: str
+    speed: str = ""
+    speed_class: str = ""
 
     @property
     def summary(self) -> str:
-        return f"{self.ram} {self.disk}"
+        return " ".join(part for part in (self.ram, self.disk, self.speed) if part)
+
+
+#: Tokens a second a model writes on one processor core per GB of its file, without a
+#: graphics card (writing reads the whole file for every token, so a file twice as big writes
+#: half as fast; more cores help up to about 8). A rough rule, used only when this computer was
+#: never measured writing with a model.
+TOKENS_PER_CORE_GB = 5.0
+#: Speed classes by tokens written per second: (at least, word, what it means).
+SPEED_CLASSES = (
+    (20.0, "fast", "an answer in a few seconds"),
+    (6.0, "usable", "an answer in under a minute"),
+    (2.0, "slow", "minutes per answer; a run of many items takes hours"),
+    (0.0, "very slow", "many minutes per answer; only for a handful of items"),
+)
+
+
+def expected_speed(model: RecommendedModel, here: Computer) -> tuple[str, str]:
+    """(speed class, one plain sentence) of ``model`` writing on ``here``: from how fast a
+    model was measured writing here, scaled by file size, else from the processor cores (a
+    14B model "fits" a 2-core computer without a graphics card, but writes about a token a
+    second). ("", "") when nothing is known of this computer."""
+    if here.measured is not None:
+        size, rate = here.measured
+        tokens = rate * size / model.size_bytes
+        basis = "measured on this computer with the built-in model, scaled to its size"
+    elif here.cores:
+        tokens = TOKENS_PER_CORE_GB * min(here.cores, 8) * GB / model.size_bytes
+        basis = (f"worked out from this computer's {here.cores} processor "
+                 f"core{'s' if here.cores != 1 else ''}, without a graphics card")
+    else:
+        return "", ""
+    word, means = next((w, m) for least, w, m in SPEED_CLASSES if tokens >= least)
+    shown = f"{tokens:.0f}" if tokens >= 10 else f"{tokens:.1f}"
+    return word, (f"Expected speed here: {word}, about {shown} tokens a second ({means}; "
+                  f"{basis}).")
 
 
 def format_size(size: int | None) -> str:
@@ -190,4 +254,5 @@ def fit(model: RecommendedModel, here: Computer, *, already: int = 0) -> Fit:
                 "free. Free some space first.")
     else:
         disk = f"Needs {format_size(needed)} of disk; {format_size(here.free_disk)} is free."
-    return Fit(ok, ram, disk)
+    word, speed = expected_speed(model, here)
+    return Fit(ok, ram, disk, speed, word)

@@ -183,18 +183,30 @@ async def _openai_server(client: Any, root: str, data: dict[str, Any],
     entries = [e for e in (data.get("data") or []) if isinstance(e, dict) and e.get("id")]
     owners = {str(e.get("owned_by") or "") for e in entries}
     program = next((_OWNERS[o] for o in owners if o in _OWNERS), None)
+    if program == "LM Studio":
+        program = None  # only said when LM Studio's own list confirms it (below)
     kinds: dict[str, dict[str, Any]] = {}
-    if program in (None, "LM Studio"):
+    if program is None:
         try:  # LM Studio describes its models (and their types) here
             extra = await _get_json(client, f"{root}/api/v0/models")
-            kinds = {str(e.get("id")): e for e in extra.get("data") or [] if isinstance(e, dict)}
-            if kinds:
+            listed = [e for e in extra.get("data") or [] if isinstance(e, dict)]
+            if any(_lm_studio_entry(e) for e in listed):  # a server answering every
+                kinds = {str(e.get("id")): e for e in listed}  # address alike is not it
                 program = "LM Studio"
         except (_NoServer, _NotJson, httpx.HTTPError):
             pass
-    report.program = program or f"an OpenAI-compatible server ({candidate.usual} uses this port)"
+    usual = "" if candidate.usual.startswith("an OpenAI-compatible") else \
+        f" ({candidate.usual} uses this port)"
+    report.program = program or f"an OpenAI-compatible server{usual}"
     report.models = [m for m in (_openai_model(e, kinds.get(str(e["id"]))) for e in entries) if m]
     return report
+
+
+def _lm_studio_entry(entry: dict[str, Any]) -> bool:
+    """Whether an entry of ``/api/v0/models`` is LM Studio's own description of a model (its
+    type and how it is stored), not an OpenAI-style list entry given for any address."""
+    return "type" in entry and any(key in entry for key in (
+        "arch", "compatibility_type", "quantization", "state", "max_context_length"))
 
 
 class _NoServer(Exception):

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.llm.identity import model_fields, model_name
 from core.majeval.agreement import _human_dimensions
 from core.majeval.model import DebateSettings, Item
 from core.runs import CancelToken, Progress
@@ -130,21 +131,21 @@ def _from_debates(name: str, run: Any, before: bool) -> ConditionResult:
     return out
 
 
-def _single_settings(state: Any, model: str, repeat: int = 0) -> dict[str, Any]:
+def _single_settings(state: Any, model: Any, repeat: int = 0) -> dict[str, Any]:
     from core.majeval import _prompts
     from core.majeval.single_judge import TEMPLATE
 
     out = {"task": state.task,
            "dimensions": [d.model_dump(mode="json") for d in state.dimensions],
-           "scale": state.scale.model_dump(mode="json"), "model": model,
+           "scale": state.scale.model_dump(mode="json"), **model_fields(model),
            "template": _prompts.load(TEMPLATE).template_version}
     return {**out, "repeat": int(repeat)} if repeat else out
 
 
-def _from_judge(state: Any, results: Sequence[Any], run_id: int | None, model: str
+def _from_judge(state: Any, results: Sequence[Any], run_id: int | None, model: Any
                 ) -> ConditionResult:
     out = ConditionResult("single-judge", CONDITIONS["single-judge"], run_id=run_id,
-                          model=model)
+                          model=model_name(model))
     dims = [d.name for d in state.dimensions]
     overall: dict[str, dict[str, float | None]] = {}
     for r in results:
@@ -157,7 +158,7 @@ def _from_judge(state: Any, results: Sequence[Any], run_id: int | None, model: s
     return out
 
 
-def _stored_judge(project: Project, state: Any, model: str, repeat: int = 0
+def _stored_judge(project: Project, state: Any, model: Any, repeat: int = 0
                   ) -> ConditionResult | None:
     from pydantic import ValidationError
 
@@ -185,7 +186,7 @@ def _stored_judge(project: Project, state: Any, model: str, repeat: int = 0
     return out
 
 
-def load_conditions(project: Project, state: Any, names: Sequence[str], model: str, *,
+def load_conditions(project: Project, state: Any, names: Sequence[str], model: Any, *,
                     repeat: int = 0) -> dict[str, ConditionResult]:
     """The conditions among ``names`` with a result for every item in the project with the
     current choices and ``model`` (no model call); a condition not yet run (or changed since)
@@ -208,7 +209,7 @@ def load_conditions(project: Project, state: Any, names: Sequence[str], model: s
     return out
 
 
-def missing_conditions(project: Project, state: Any, names: Sequence[str], model: str
+def missing_conditions(project: Project, state: Any, names: Sequence[str], model: Any
                        ) -> list[str]:
     """The conditions among ``names`` that still need a run (never run, or items failed)."""
     have = load_conditions(project, state, names, model)
@@ -221,7 +222,7 @@ async def run_conditions(
     llm_for_run: Callable[[int], Any],
     names: Sequence[str],
     *,
-    model: str = "",
+    model: Any = "",
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
     repeat: int = 0,
@@ -297,7 +298,7 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
         debates.append(True)
     for repeat, simple in [(k, s) for k in range(max(1, repeats)) for s in debates]:
         copy = _with(state, _debate_settings(state, simple))
-        run = st.current_run(project, copy, profile.model, repeat=repeat)
+        run = st.current_run(project, copy, profile, repeat=repeat)
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
         stages, n = plan_for_state(personas, copy, descriptions, done, limits)
         too_long += refused_items(personas, copy.item_list, copy.task, copy.dimensions,
@@ -311,7 +312,7 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
         skipped += n
     for repeat in range(max(1, repeats)) if "single-judge" in names else ():
         run = project.find_run("majeval", STEP_SINGLE,
-                               _single_settings(state, profile.model, repeat))
+                               _single_settings(state, profile, repeat))
         done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
         template = _prompts.load(TEMPLATE)
         refused = refused_for_judge(state.item_list, state.task, state.dimensions,
@@ -333,6 +334,15 @@ def estimate_conditions(project: Project, state: Any, names: Sequence[str], prof
 
 
 # ------------------------------------------------------------------------------ comparison
+def _ratings_of(human: str, dimension: str, group: str) -> str:
+    """What a comparison sentence compares with, naming the dimension ("your ratings of
+    Clarity"; "the Parents' scores of Clarity against your ratings of Overall")."""
+    ratings = f"your ratings of {human}"
+    if dimension.casefold() != human.casefold():
+        ratings += f" (the judges' {dimension})"
+    return ratings if group == ALL_GROUPS else f"{ratings}, for {group}"
+
+
 def _pairs(human: str, dimensions: Sequence[str]) -> list[str]:
     same = [d for d in dimensions if d.casefold() == human.casefold()]
     return same or list(dimensions)
@@ -392,7 +402,9 @@ def comparison_rows(results: dict[str, ConditionResult], items: Sequence[Item],
                                     "vs_full_ci_high": test.ci_high,
                                     "vs_full_p": test.p_value, "vs_full_n": test.n,
                                     "vs_full_note": test.reason or test.note,
-                                    "summary": test.summary(result.label, base.label)})
+                                    "summary": test.summary(
+                                        result.label, base.label,
+                                        _ratings_of(human, dim, group))})
                     rows.append(row)
             rows.append(_length_row(items, y, human, dim, base, n_boot=n_boot, seed=seed))
     return rows

@@ -41,6 +41,10 @@ __all__ = ["PersonaConstruction", "construct_personas", "persona_id", "simple_ro
 
 STAGE = "Persona construction"
 TEMPLATE = "persona_construction"
+#: The fewest words a usable persona field has (a field answered "1" or "open" says nothing).
+_WORDS_AT_LEAST = {"name": 1, "demographics": 2, "perspective": 3, "specialty": 1,
+                   "psychological_traits": 1, "social_relationships": 1}
+
 
 
 #: One persona as the model writes it: the number of its perspective, a name and the persona's
@@ -125,6 +129,13 @@ def _listing(perspectives: Sequence[Perspective]) -> str:
     return "\n".join(f"{i}. {_clean(p.perspective)}" for i, p in enumerate(perspectives, 1))
 
 
+def _field_title(name: str) -> str:
+    """A persona field in the editor's words ("Who they are")."""
+    from core.majeval.inputs import PERSONA_COLUMN_TITLES
+
+    return PERSONA_COLUMN_TITLES.get(name, name)
+
+
 def usable_personas(group: str, count: int) -> Callable[[PersonaReply], Rejection | None]:
     """The stage's check of a reply for ``count`` perspectives of ``group``."""
 
@@ -137,6 +148,18 @@ def usable_personas(group: str, count: int) -> Callable[[PersonaReply], Rejectio
                 return Rejection(f"the persona for perspective {w.perspective_no} has no name")
             if generic_name(w.name) or fold(w.name) == fold(group):
                 return copied_instructions(f"the persona name \u201c{w.name}\u201d")
+            for field_name, words in _WORDS_AT_LEAST.items():
+                value = w.name if field_name == "name" else getattr(w, field_name)
+                why = prompts.says_nothing(value, words=words)
+                if why:
+                    return Rejection(
+                        f"the persona {w.name}'s “{_field_title(field_name)}” "
+                        f"(\u201c{' '.join(str(value).split())[:60]}\u201d) {why}; "
+                        + ("give the persona a person's name" if field_name == "name" else
+                           "write it in a sentence"),
+                        advice="The model filled the personas with single letters, numbers "
+                               "or single words: it is too small for this step; try a larger "
+                               "model.")
             if not 1 <= w.perspective_no <= count:
                 return Rejection(
                     f"the persona {w.name} is for perspective number {w.perspective_no}, but the "

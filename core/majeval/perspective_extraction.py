@@ -42,9 +42,9 @@ from core.majeval.model import (
 )
 from core.runs import CancelToken, Progress
 
-__all__ = ["PerspectiveExtraction", "chunk_budget", "document_chunks", "extract_perspectives",
-           "normalise_name",
-           "people_named", "reply_schema"]
+__all__ = ["PerspectiveExtraction", "chunk_budget", "document_chunks", "document_title",
+           "extract_perspectives", "names_people", "normalise_name", "people_named",
+           "reply_schema"]
 
 STAGE = "Perspective extraction"
 TEMPLATE = "perspective_extraction"
@@ -170,7 +170,8 @@ _PEOPLE = re.compile(
     r"\b(parents?|mothers?|fathers?|famil(?:y|ies)|carers?|caregivers?|grandparents?|"
     r"grandmothers?|grandfathers?|child(?:ren)?|kids?|students?|pupils?|learners?|teachers?|"
     r"educators?|librarians?|clinicians?|doctors?|physicians?|nurses?|patients?|therapists?|"
-    r"pharmacists?|researchers?|developers?|designers?|engineers?|users?|readers?|"
+    r"pharmacists?|ophthalmologists?|optometrists?|specialists?|surgeons?|dentists?|"
+    r"midwi(?:fe|ves)|researchers?|developers?|designers?|engineers?|users?|readers?|"
     r"participants?|respondents?|interviewees?|experts?|professionals?|practitioners?|"
     r"administrators?|managers?|policymakers?|residents?|citizens?|consumers?|workers?|"
     r"employees?|volunteers?|caretakers?|guardians?|adults?|adolescents?|teenagers?|people)\b",
@@ -218,17 +219,49 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def grounded_in(text: str, name: str = "the text") -> Callable[[StakeholderList], Rejection | None]:
+#: Endings of single words that name people ("teachers", "physician", "parents"): such a word
+#: may be a stakeholder's whole name even when it is also a word of the document's title.
+_PEOPLE_ENDINGS = ("er", "ers", "or", "ors", "ist", "ists", "ian", "ians", "ant", "ants", "ent",
+                   "ents", "ee", "ees", "ive", "ives", "man", "men", "people", "child",
+                   "children", "staff", "public", "family", "families", "nurse", "nurses",
+                   "adult", "adults", "person", "persons", "youth", "elderly")
+
+
+def names_people(word: str) -> bool:
+    """Whether one word may name a kind of people (:data:`_PEOPLE` or a people ending)."""
+    folded = str(word).casefold()
+    return bool(_PEOPLE.fullmatch(folded)) or folded.endswith(_PEOPLE_ENDINGS)
+
+
+def document_title(document: Document) -> str:
+    """A document's title as far as it can be told: its file name and the first line of its
+    first page."""
+    first = next((line for page in document.pages[:1] for line in page.text.splitlines()
+                  if line.strip()), "")
+    return f"{re.sub(r'[_.-]+', ' ', document.name)} {first[:200]}"
+
+
+def grounded_in(text: str, name: str = "the text", title: str = ""
+                ) -> Callable[[StakeholderList], Rejection | None]:
     """The stage's check of a reply for one chunk ``text``: every stakeholder has a name (not a
-    word of our form such as "stakeholder"), and every perspective has its evidence, found in
-    the chunk word for word or nearly (:func:`core.documents.find_evidence`). A reply that
-    fails is asked again once, then the chunk fails with the reason."""
+    word of our form such as "stakeholder", not a single letter, a number or a word of the
+    document's ``title`` that names no people: :func:`core.prompts.says_nothing`), and every
+    perspective has its evidence, found in the chunk word for word or nearly
+    (:func:`core.documents.find_evidence`). A reply that fails is asked again once, then the
+    chunk fails with the reason."""
     chunk = Document(path="", name=name, kind="text", pages=[Page(number=1, text=text)])
 
     def check(reply: StakeholderList) -> Rejection | None:
         for s in reply.stakeholders:
             if not s.name.strip() or generic_name(s.name):
                 return copied_instructions(f"the stakeholder name “{_short(s.name)}”")
+            why = prompts.says_nothing(s.name, title=title, keep=names_people)
+            if why:
+                return Rejection(
+                    f"the stakeholder name “{_short(s.name)}” {why}; name a kind of people the "
+                    "text talks about (for example “parents of young children”)",
+                    advice="The model named stakeholders with words that are not names of "
+                           "people: it is too small for this step; try a larger model.")
             for p in s.perspectives:
                 if not p.perspective.strip():
                     return Rejection(f"a perspective of {_short(s.name)} is empty")
@@ -269,6 +302,7 @@ async def extract_perspectives(
     window = context_window or (limits.window if limits else 8192)
     answer = answer_tokens or (limits.answer if limits else 1024)
     chunks = document_chunks(document, task, window, answer)
+    title = document_title(document)
     result = PerspectiveExtraction(document=document.name, chunks=len(chunks))
     progress.start(f"Reading {document.name} for stakeholders", total=len(chunks))
 
@@ -277,7 +311,7 @@ async def extract_perspectives(
         try:
             reply = await _prompts.ask(llm, TEMPLATE, reply_schema(chunk.text), {
                 "task": task, "document": document.name, "pages": _pages_text(chunk.pages),
-                "text": chunk.text}, check=grounded_in(chunk.text, where), cancel=cancel,
+                "text": chunk.text}, check=grounded_in(chunk.text, where, title), cancel=cancel,
             refuse_loops=True)
         except LLMFailure as failure:
             result.failures.append(StageFailure(stage=STAGE, where=where, kind=failure.kind,
@@ -310,7 +344,8 @@ async def extract_perspectives(
                     continue
                 known.add(normalise_name(text))
                 quote = " ".join(item.evidence.split())
-                located = find_evidence(document, quote) if quote else None
+                located = find_evidence(document, quote, pages=chunk.pages) if quote \
+                    else None
                 holder.perspectives.append(Perspective(
                     id=_perspective_id(document.name, holder.name, text),
                     stakeholder=holder.name, perspective=text, evidence=quote,

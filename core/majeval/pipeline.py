@@ -130,6 +130,28 @@ def nothing_found(failures: Sequence[StageFailure], documents: Sequence[Document
             "the task concerns.")
 
 
+def too_little(stakeholders: Sequence[Stakeholder], documents: Sequence[Document]) -> str:
+    """A plain warning when stage 1 found far fewer kinds of stakeholders than the documents
+    plainly name (at least 4 kinds of people, each named twice or more, and fewer than half as
+    many stakeholders found): the model found too little to go on ("" otherwise). Seen with the
+    built-in model: 3 "stakeholders" ("Glaucoma", "A", "patient") from papers naming 8 kinds
+    of people."""
+    kinds: dict[str, int] = {}
+    for word, n in people_named(documents):
+        singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+        singular = {"children": "child", "families": "family", "people": "person"}.get(
+            word, singular)
+        kinds[singular] = kinds.get(singular, 0) + n
+    named = sorted((w for w, n in kinds.items() if n >= 2), key=lambda w: -kinds[w])
+    if len(named) < 4 or len(stakeholders) * 2 >= len(named):
+        return ""
+    found = ", ".join(f"“{s.name}”" for s in stakeholders[:6]) or "none"
+    return (f"The model found {len(stakeholders)} kind{'s' if len(stakeholders) != 1 else ''} "
+            f"of stakeholder ({found}), but the documents name at least {len(named)} kinds of "
+            f"people ({', '.join(named[:8])}): it found too little to go on. Choose a larger "
+            "model and find the stakeholders again, or add the missing personas yourself.")
+
+
 async def _group_and_construct(
     stakeholders: list[Stakeholder],
     failures: Sequence[StageFailure],
@@ -218,6 +240,23 @@ class EvaluationRun:
     """When the run's last debate finished ("YYYY-MM-DD HH:MM", local time)."""
     items_source: str = ""
     """Where the items came from (file and sheet), for the results' description."""
+    model_settings: dict[str, Any] | None = None
+    """Everything else of the model that decides its answers (server, temperature, seed,
+    longest answer: :func:`core.llm.identity.answer_settings`); None when not recorded."""
+
+    @property
+    def model_used(self) -> dict[str, Any]:
+        """The model as the run's settings name it (:func:`core.llm.identity.model_fields`)."""
+        from core.llm.identity import model_fields
+
+        return model_fields({"model": self.model, "model_settings": self.model_settings})
+
+    @property
+    def model_text(self) -> str:
+        """The model and its settings in plain words."""
+        from core.llm.identity import describe_model
+
+        return describe_model(self.model_used)
 
     @property
     def groups(self) -> list[GroupResult]:
@@ -254,14 +293,31 @@ def unit_key(item: Item, group: str, personas: Sequence[Persona], roles: str = "
     return runs_unit_key(*parts)
 
 
+DEBATE_PROMPTS = ("agent", "phase1", "debate_turn", "debate_shared", "final_evaluation",
+                  "aggregation")
+
+
+def debate_prompts() -> dict[str, str]:
+    """The versions of the debates' prompts (part of what a debate run depends on)."""
+    from core.majeval import _prompts
+
+    return {name: _prompts.load(name).template_version for name in DEBATE_PROMPTS}
+
+
 def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
-                  settings: DebateSettings, model: str) -> dict[str, Any]:
+                  settings: DebateSettings, model: Any) -> dict[str, Any]:
+    """What a debate run depends on. ``model``: a ``ModelProfile`` (its name and every setting
+    that changes an answer, :func:`core.llm.identity.model_fields`), a model string (the name
+    only) or the settings of an earlier run (its model taken as recorded)."""
+    from core.llm.identity import model_fields
+
     return {
         "task": task,
         "dimensions": [d.model_dump(mode="json") for d in dimensions],
         "scale": scale.model_dump(mode="json"),
         "debate": settings.model_dump(mode="json"),
-        "model": model,
+        **model_fields(model),
+        "prompts": debate_prompts(),
     }
 
 
@@ -296,6 +352,40 @@ async def evaluate_group(personas: Sequence[Persona], item: Item, task: str,
     return await aggregate(debated, item, task, dimensions, llm, cancel=cancel)
 
 
+class _Watched:
+    """One debate's model: after every answer it writes where the debate is into ``live``."""
+
+    def __init__(self, llm: Any, live: dict[str, str], key: str, agents: int,
+                 settings: DebateSettings) -> None:
+        self._llm, self._live, self._key = llm, live, key
+        self._agents = agents
+        self._cap = 0 if settings.no_debate or agents < 2 else settings.rounds * agents
+        self._done: dict[str, int] = {}
+        self._asked: dict[str, int] = {}
+        live[key] = f"judging alone: 0 of {agents}"
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+    async def complete_json(self, messages: Any, schema: Any, **options: Any) -> Any:
+        version = str(options.get("template_version", ""))
+        step = next((s for s in ("phase1", "debate_turn", "final_evaluation", "aggregation")
+                     if s in version), "")
+        asked = self._asked[step] = self._asked.get(step, 0) + 1
+        at_most = f" of at most {self._cap}" if self._cap else ""
+        if step == "debate_turn":
+            self._live[self._key] = f"debating: turn {asked}{at_most}"
+        elif step == "final_evaluation":
+            self._live[self._key] = f"final evaluations at the turn limit: {asked}"
+        elif step == "aggregation":
+            self._live[self._key] = "summing up the views"
+        reply = await self._llm.complete_json(messages, schema, **options)
+        done = self._done[step] = self._done.get(step, 0) + 1
+        if step == "phase1":
+            self._live[self._key] = f"judging alone: {done} of {self._agents}"
+        return reply
+
+
 async def evaluate(
     personas: Sequence[Persona],
     items: Sequence[Item],
@@ -305,14 +395,20 @@ async def evaluate(
     dimensions: Sequence[Dimension] | None = None,
     scale: Scale | None = None,
     settings: DebateSettings | None = None,
-    model: str = "",
+    model: Any = "",
     store: UnitStore | None = None,
     max_units: int | None = None,
     group_descriptions: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    live: dict[str, str] | None = None,
 ) -> EvaluationRun:
     """Every item debated by every stakeholder group (see the module docstring).
+
+    ``live`` (unit key -> a line for people): while a debate runs, where it is ("debating:
+    turn 4 of at most 9"), updated after every answer and removed when the debate ends, so a
+    table of the debates can show each one's progress (issue 28: a debate table read "waiting,
+    0 of 6" for 14 minutes while the turns ran).
 
     ``group_descriptions`` (group -> one sentence on who they are; the grouping stage writes
     them) make the one-sentence roles of the simple-role option.
@@ -354,9 +450,19 @@ async def evaluate(
 
     async def work(unit: tuple[Item, str]) -> GroupResult:
         item, group = unit
-        return await evaluate_group(by_group[group], item, task, dimensions, scale, llm,
-                                    settings=settings, role_descriptions=descriptions,
-                                    cancel=cancel)
+        members = by_group[group]
+        if live is None:
+            return await evaluate_group(members, item, task, dimensions, scale, llm,
+                                        settings=settings, role_descriptions=descriptions,
+                                        cancel=cancel)
+        key = keys[(item.id, group)]
+        watched = _Watched(llm, live, key, len(members), settings)
+        try:
+            return await evaluate_group(members, item, task, dimensions, scale, watched,
+                                        settings=settings, role_descriptions=descriptions,
+                                        cancel=cancel)
+        finally:
+            live.pop(key, None)
 
     def describe(unit: tuple[Item, str], result: GroupResult) -> str:
         turns = sum(1 for t in result.turns if t.kind == "debate")
@@ -375,8 +481,12 @@ async def evaluate(
     for item in items:
         groups = [found[keys[(item.id, g)]] for g in by_group]
         results.append(combine_groups(item.id, groups, dimensions))
+    from core.llm.identity import model_fields
+
+    used = model_fields(model)
     run = EvaluationRun(items=results, personas=list(personas), dimensions=dimensions,
-                        scale=scale, settings=settings, task=task, model=model,
+                        scale=scale, settings=settings, task=task, model=used["model"],
+                        model_settings=used.get("model_settings"),
                         run_id=getattr(store, "run_id", None),
                         reused=sum(1 for o in outcomes if o.reused), item_inputs=list(items),
                         group_descriptions={g: descriptions.get(g, "") for g in by_group},

@@ -61,7 +61,7 @@ async def run_repeats(
     names: Sequence[str] | None,
     repeats: int,
     *,
-    model: str = "",
+    model: Any = "",
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
     first: dict[str, ConditionResult] | None = None,
@@ -88,7 +88,7 @@ async def run_repeats(
 
 
 def load_repeats(project: Project, state: Any, names: Sequence[str] | None, repeats: int,
-                 model: str | None) -> ByRepeat:
+                 model: Any) -> ByRepeat:
     """The repeats kept in the project (no model call), as far as they go: the list stops at
     the first repeat that is missing (then fewer than ``repeats`` come back)."""
     from core.majeval import session as st

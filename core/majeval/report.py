@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from core.llm.identity import DEMO_NOTE, is_demo_model
 from core.majeval.agreement import (
     AGREEMENT_COLUMNS,
     GroupAlpha,
@@ -133,7 +134,8 @@ def run_description(run: EvaluationRun) -> list[tuple[str, str]]:
     n_items = len(run.items)
     out = [
         ("Run", run.finished_at or "(date not recorded)"),
-        ("Model", run.model or "(not recorded)"),
+        ("Model", run.model_text if run.model else "(not recorded)"),
+        *([("Demo model", DEMO_NOTE)] if is_demo_model(run.model_used) else []),
         ("Task", run.task),
         ("Items", f"{n_items} item{'s' if n_items != 1 else ''}"
          + (f" from {run.items_source}" if run.items_source else "")),

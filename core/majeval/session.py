@@ -28,7 +28,7 @@ Kept in the project (each a typed artefact, see :mod:`core.project.payloads`):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from core.documents import DEFAULT_MAX_PAGES, Document
 from core.llm import LLMFactory, gateway_for
+from core.llm.identity import model_fields
 from core.majeval.aggregation import combine_groups
 from core.majeval.inputs import (
     ITEM_ROLES,
@@ -138,6 +139,7 @@ __all__ = [
     "open_evaluation_run",
     "open_items",
     "open_state",
+    "personas_made_by",
     "personas_out_of_date",
     "read_items",
     "remove_document",
@@ -215,8 +217,14 @@ class WizardState(BaseModel):
     made here, or made before EvalDesk kept it)."""
     personas_task: str = ""
     """The task description the personas were made with."""
+    personas_model: dict[str, Any] | None = None
+    """The model (and its settings) that read the documents and wrote the personas
+    (:func:`core.llm.identity.model_fields`; None: not recorded)."""
     failures: list[StageFailure] = Field(default_factory=list)
     """What failed in the last persona creation."""
+    too_little: str = ""
+    """The warning of the last persona creation when the model found far fewer kinds of
+    stakeholders than the documents name (:func:`core.majeval.pipeline.too_little`)."""
     items: ItemsSetup = Field(default_factory=ItemsSetup)
     item_list: list[Item] = Field(default_factory=list)
     """The items read with the chosen columns (kept, so reopening needs no file)."""
@@ -385,27 +393,53 @@ def revert_page(project: Project, name: str, number: int, who: str) -> Document 
     return Document.from_dict(project.get_artefact(DOCUMENT_ARTEFACT, name).payload)
 
 
-def extraction_fingerprint(task: str, doc: Document) -> str:
-    """What stage 1 reads from a document: the task and the pages' text."""
-    return _hash([task.strip(), doc.name, [(p.number, p.text) for p in doc.pages]])
+def extraction_fingerprint(task: str, doc: Document, model: Any = None) -> str:
+    """What stage 1's result for a document depends on: the task, the pages' text and the model
+    that reads them (``model``: a profile, or the recorded model of earlier personas; None when
+    not known). Another model, or the same one with other settings, reads the documents again
+    (issue 28: a capable model chosen after the built-in one only regrouped the built-in
+    model's stakeholders)."""
+    parts: list[Any] = [task.strip(), doc.name, [(p.number, p.text) for p in doc.pages]]
+    if model is not None:
+        fields = model_fields(model)
+        if fields["model"]:
+            parts.append(fields)
+    return _hash(parts)
 
 
 def evidence_span(text: str, quote: str) -> tuple[int, int] | None:
-    """Where ``quote`` is in a page's ``text`` (character start, end) for highlighting: the
-    sentence, or two neighbouring sentences, sharing the most of the quote's words (at least
-    half of them); None when no sentence does."""
+    """Where ``quote`` is in a page's ``text`` (character start, end) for highlighting: its
+    sentence when the quote stands in the text word for word (only the quote itself when that
+    "sentence" is a long block, as a table's cells read from a PDF are); else the sentence, or
+    two neighbouring sentences, sharing the most of the quote's words (at least half of them)
+    and not much longer than the quote; None when there is none."""
     words = re.findall(r"\w+", quote.casefold())
     if not words or not text:
         return None
-    wanted = set(words)
+    longest = 2 * len(words) + 8  # a highlight longer than this is no longer the quote's
     sentences = [(m.start(), m.end()) for m in re.finditer(r"[^.!?\n]+[.!?]*", text)]
+    tokens = [(m.start(), m.end(), m.group().casefold()) for m in re.finditer(r"\w+", text)]
+    for i in range(len(tokens) - len(words) + 1):
+        if all(tokens[i + k][2] == w for k, w in enumerate(words)):
+            start, stop = tokens[i][0], tokens[i + len(words) - 1][1]
+            around = next(((a, b) for a, b in sentences if a <= start < b), None)
+            if around is not None and around[1] >= stop and \
+                    len(re.findall(r"\w+", text[around[0]:around[1]])) <= longest:
+                start, stop = around
+            while start < stop and text[start].isspace():
+                start += 1
+            return start, stop
+    wanted = set(words)
     best: tuple[float, int, int] | None = None
     for i, (start, end) in enumerate(sentences):
         for j in (i, i + 1):
             if j >= len(sentences):
                 continue
             stop = sentences[j][1]
-            found = set(re.findall(r"\w+", text[start:stop].casefold()))
+            span_words = re.findall(r"\w+", text[start:stop].casefold())
+            if len(span_words) > longest:
+                continue
+            found = set(span_words)
             share = len(wanted & found) / len(wanted)
             extra = len(found - wanted) / max(1, len(found))
             score = share - 0.1 * extra
@@ -434,6 +468,8 @@ class PersonasMade:
     """Perspectives found in all documents."""
     units: int = 0
     """Model steps of this creation (document parts read, plus one per group)."""
+    too_little: str = ""
+    """The model found far fewer kinds of stakeholders than the documents name ("" if not)."""
 
 
 async def create_personas_stored(
@@ -455,17 +491,20 @@ async def create_personas_stored(
                          stage="Perspective extraction")
     if not state.task.strip():
         raise StageError("Write the task description first (page 1).", stage="Task")
+    profile = getattr(llm, "profile", None)
+    model = profile if profile is not None and getattr(profile, "model", "") else None
     made = PersonasMade(personas=[])
     stakeholders: list[Stakeholder] = []
     failures: list[StageFailure] = []
 
     async def one(doc: Document) -> None:
-        wanted = extraction_fingerprint(state.task, doc)
+        wanted = extraction_fingerprint(state.task, doc, model)
         if state.extracted.get(doc.name) == wanted:
             made.reused.append(doc.name)
             return
         found = await extract_perspectives(doc, state.task, llm, progress=progress,
                                            cancel=cancel)
+        read_now[doc.name] = found
         made.units += found.chunks
         failures.extend(found.failures)
         if found.failures:  # read again next time (the finished chunks come from the cache)
@@ -477,15 +516,23 @@ async def create_personas_stored(
         save_state(project, state)
         made.read.append(doc.name)
 
+    read_now: dict[str, Any] = {}
     for doc in docs:  # one after the other, so the progress reads per document
         await one(doc)
     for doc in docs:
-        kept = stored_perspectives(project, doc.name) if state.extracted.get(doc.name) else None
+        kept = stored_perspectives(project, doc.name) \
+            if state.extracted.get(doc.name) == extraction_fingerprint(state.task, doc, model) \
+            else None  # another model's stakeholders are never used
         if kept is not None:
             stakeholders.extend(kept.stakeholders)
-        else:  # failed chunks: use what the other chunks found (from the cache, no calls)
+        elif doc.name in read_now:  # failed chunks: what the other chunks found just now
+            stakeholders.extend(read_now[doc.name].stakeholders)
+        else:  # read before with failures: the finished chunks come from the cache
             found = await extract_perspectives(doc, state.task, llm, cancel=cancel)
             stakeholders.extend(found.stakeholders)
+    from core.majeval.pipeline import too_little
+
+    little = too_little(stakeholders, docs)
     groups, built = await _group_and_construct(stakeholders, failures, state.task, llm,
                                                progress=progress, cancel=cancel, documents=docs)
     failures += built.failures
@@ -499,15 +546,28 @@ async def create_personas_stored(
         save_personas(project, built.personas)
         made.kept_edited = sum(1 for a in project.list_artefacts(PERSONA_ARTEFACT) if a.edited)
         state.failures = failures
-        state.personas_basis = _basis(state, docs)
+        state.too_little = little
+        state.personas_model = None if model is None else model_fields(model)
+        state.personas_basis = _basis(state, docs, state.personas_model)
         state.personas_task = state.task
         save_state(project, state)
     made.personas = load_personas(project)
     made.failures = failures
+    made.too_little = little
     made.groups = list(groups)
     made.units += len(groups)
     made.perspectives = sum(len(s.perspectives) for s in stakeholders)
     return made
+
+
+def personas_made_by(project: Project, state: WizardState) -> dict[str, Any] | None:
+    """The model that found the stakeholders and wrote the stored personas (as
+    :func:`core.llm.identity.model_fields` records it); None when not known or the personas
+    were imported."""
+    personas = project.list_artefacts(PERSONA_ARTEFACT)
+    if not personas or any(a.origin == "imported" for a in personas):
+        return None
+    return state.personas_model
 
 
 def personas_out_of_date(project: Project, state: WizardState) -> str:
@@ -516,15 +576,16 @@ def personas_out_of_date(project: Project, state: WizardState) -> str:
     personas = project.list_artefacts(PERSONA_ARTEFACT)
     if not state.personas_basis or not personas or any(a.origin == "imported" for a in personas):
         return ""
-    if _basis(state, load_documents(project, state)) == state.personas_basis:
+    if _basis(state, load_documents(project, state), state.personas_model) == \
+            state.personas_basis:
         return ""
     if state.personas_task.strip() != state.task.strip():
         return "The task description changed after these personas were written."
     return "The documents changed (added, removed or corrected) after these personas were written."
 
 
-def _basis(state: WizardState, docs: Sequence[Document]) -> str:
-    return _hash(sorted((d.name, extraction_fingerprint(state.task, d)) for d in docs))
+def _basis(state: WizardState, docs: Sequence[Document], model: Any = None) -> str:
+    return _hash(sorted((d.name, extraction_fingerprint(state.task, d, model)) for d in docs))
 
 
 def add_persona(project: Project, group: str, name: str, who: str) -> Persona:
@@ -631,7 +692,7 @@ def _repeat_settings(settings: dict[str, Any], repeat: int) -> dict[str, Any]:
 
 
 def open_evaluation_run(project: Project, task: str, dimensions: Sequence[Dimension],
-                        scale: Scale, settings: DebateSettings, model: str, *,
+                        scale: Scale, settings: DebateSettings, model: Any, *,
                         repeat: int = 0) -> int:
     """Start (or, with identical settings, reopen) the project run :func:`evaluate` commits to.
     Call it first when the gateway should log its calls under this run. ``repeat`` k > 0: the
@@ -701,17 +762,19 @@ async def run_debates(
     state: WizardState,
     llm_for_run: Callable[[int], Any],
     *,
-    model: str = "",
+    model: Any = "",
     max_units: int | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
     repeat: int = 0,
+    live: dict[str, str] | None = None,
 ) -> EvaluationRun:
     """Stage 3 for every item and group with the stored personas (the engine's
     :func:`core.majeval.evaluate`, committed per debate; a resumed run repeats no finished
     debate). ``llm_for_run(run_id)`` makes the model that logs its calls under the run.
     ``repeat`` k > 0 runs repeat k: its own run, every call with repeat index k (the choices'
-    ``run_id`` stays the one of repeat 0)."""
+    ``run_id`` stays the one of repeat 0). ``live``: where each running debate is (see
+    :func:`core.majeval.evaluate`; :func:`unit_statuses` shows it)."""
     from core.llm.repeats import with_repeat
 
     personas = _check_ready(project, state)
@@ -726,7 +789,7 @@ async def run_debates(
                          settings=state.settings, model=model,
                          store=_DebateUnits(project, run_id, RESULT_KIND),
                          max_units=max_units, group_descriptions=group_descriptions(project),
-                         progress=progress, cancel=cancel)
+                         progress=progress, cancel=cancel, live=live)
     run.items_source = items_source(state)
     return run
 
@@ -753,7 +816,7 @@ def estimate_run(project: Project, state: WizardState, profile: Any, *,
     descriptions = group_descriptions(project)
     plan, skipped = [], 0
     for repeat in range(max(1, repeats)):
-        run = current_run(project, state, profile.model, repeat=repeat)
+        run = current_run(project, state, profile, repeat=repeat)
         done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
         stages, n = plan_for_state(personas, state, descriptions, done, limits)
         for stage in stages:
@@ -793,12 +856,13 @@ def items_source(state: WizardState) -> str:
     return f"{name}, sheet {setup.sheet}" if setup.sheet else name
 
 
-def current_run(project: Project, state: WizardState, model: str | None = None, *,
+def current_run(project: Project, state: WizardState, model: Any = None, *,
                 repeat: int = 0) -> Any:
-    """The debate run of the current choices (task, dimensions, scale, debate options and, when
-    given, ``model``): the one :func:`run_debates` would resume; None when there is none. With
-    ``model`` None, the run last started counts when its other choices are the current ones.
-    ``repeat``: the run of that repeat (0: the ordinary run)."""
+    """The debate run of the current choices (task, dimensions, scale, debate options, the
+    prompts' versions and, when given, ``model``: the chosen profile, whose name and settings
+    must be those of the run): the one :func:`run_debates` would resume; None when there is
+    none. With ``model`` None, the run last started counts when its other choices are the
+    current ones. ``repeat``: the run of that repeat (0: the ordinary run)."""
     if model is not None:
         return project.find_run(METHOD, STEP_DEBATE, _repeat_settings(_run_settings(
             state.task, state.dimensions, state.scale, state.settings, model), repeat))
@@ -807,7 +871,7 @@ def current_run(project: Project, state: WizardState, model: str | None = None, 
     run = project.get_run(state.run_id)
     if run is None or run.method != METHOD or run.step != STEP_DEBATE:
         return None
-    model = str((run.settings or {}).get("model", ""))
+    model = dict(run.settings or {})
     if repeat:
         return current_run(project, state, model, repeat=repeat)
     wanted = _run_settings(state.task, state.dimensions, state.scale, state.settings, model)
@@ -824,7 +888,7 @@ def _unit_keys(project: Project, state: WizardState, by_group: dict[str, list[Pe
             for item in state.item_list for g, members in by_group.items()}
 
 
-def run_progress(project: Project, state: WizardState, model: str | None = None, *,
+def run_progress(project: Project, state: WizardState, model: Any = None, *,
                  repeat: int = 0) -> tuple[int, int]:
     """(debates finished, debates in all) with the current personas, items and choices
     (``model``: see :func:`current_run`; ``repeat``: of that repeat run); a run made with other
@@ -850,7 +914,7 @@ def _local_time(iso: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
-def load_run(project: Project, state: WizardState, model: str | None = None, *,
+def load_run(project: Project, state: WizardState, model: Any = None, *,
              repeat: int = 0) -> EvaluationRun | None:
     """The results of the current choices from the project, without asking any model; None
     when there is none, a debate is missing, or the personas, items or options (and, when
@@ -883,6 +947,7 @@ def load_run(project: Project, state: WizardState, model: str | None = None, *,
     return EvaluationRun(items=results, personas=personas, dimensions=list(state.dimensions),
                          scale=state.scale, settings=state.settings, task=state.task,
                          model=str(settings.get("model", "")), run_id=run.id,
+                         model_settings=settings.get("model_settings"),
                          reused=len(results) * len(by_group), item_inputs=list(state.item_list),
                          group_descriptions={g: about.get(g, "") for g in by_group},
                          finished_at=_local_time(run.finished_at or run.started_at),
@@ -890,9 +955,13 @@ def load_run(project: Project, state: WizardState, model: str | None = None, *,
 
 
 def run_differences(project: Project, state: WizardState, run: EvaluationRun,
-                    model: str | None = None) -> list[str]:
+                    model: Any = None) -> list[str]:
     """What differs between the choices that produced ``run`` and the current ones, in plain
-    words ("the simple-roles option", "the model", ...); empty when the run is current."""
+    words ("the simple-roles option", "the model", "the seed (0 then, 7 now)", ...); empty when
+    the run is current. ``model``: the chosen profile (None: not compared)."""
+    from core.llm.identity import model_differences
+    from core.majeval.pipeline import debate_prompts
+
     out = []
     if run.task.strip() != state.task.strip():
         out.append("the task description")
@@ -907,8 +976,14 @@ def run_differences(project: Project, state: WizardState, run: EvaluationRun,
         out.append("the no-debate option")
     if then.simple_roles != now.simple_roles:
         out.append("the simple-roles option")
-    if model is not None and run.model != model:
-        out.append(f"the model ({run.model or 'not recorded'} then, {model} now)")
+    if model is not None:
+        out += model_differences(run.model_used, model)
+    if run.run_id is not None:
+        stored = project.get_run(run.run_id)
+        then = (stored.settings or {}).get("prompts") if stored is not None else None
+        if then != debate_prompts():
+            out.append("EvalDesk's debate prompts (changed since)" if then else
+                       "the debate prompts' version (not recorded with these results)")
     if [(i.id, i.fingerprint(), i.human) for i in run.item_inputs] != \
             [(i.id, i.fingerprint(), i.human) for i in state.item_list]:
         out.append("the items")
@@ -960,7 +1035,7 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
     notes: list[tuple[str, str]] = []
     if state is not None:
         progress.advance(1, "Comparing the conditions kept in the project")
-        kept = cd.load_conditions(project, state, list(cd.CONDITIONS), run.model)
+        kept = cd.load_conditions(project, state, list(cd.CONDITIONS), run.model_used)
         if kept:
             dims = [d.name for d in state.dimensions]
             rows = cd.comparison_rows(kept, state.item_list, dims,
@@ -1010,22 +1085,26 @@ def export_personas(project: Project, state: WizardState, path: str | Path, *,
     can be edited and imported again (by the wizard or ``evaldesk majeval run``), saying which
     documents and task they were made from (``readme``: more lines first, e.g. a warning and the
     model). Raises :class:`core.tables.TableError` when it cannot be written."""
+    from core.llm.identity import DEMO_NOTE, describe_model, is_demo_model
     from core.majeval.personas_io import write_personas
 
     docs = load_documents(project, state)
-    notes = [*readme, ("Documents", ", ".join(d.name for d in docs)),
-             ("Task", state.personas_task or state.task)]
+    made_by = personas_made_by(project, state)
+    demo = [("Demo model", DEMO_NOTE)] if made_by and is_demo_model(made_by) else []
+    notes = [*demo, *readme, ("Documents", ", ".join(d.name for d in docs)),
+             ("Task", state.personas_task or state.task),
+             *([("Personas written by", describe_model(made_by))] if made_by else [])]
     target = Path(path)
     write_personas(target, load_personas(project), readme=notes,
                    descriptions=group_descriptions(project))
     return target
 
 
-def unit_statuses(project: Project, state: WizardState, model: str | None = None
-                  ) -> list[dict[str, str]]:
+def unit_statuses(project: Project, state: WizardState, model: Any = None,
+                  live: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """One row per (item, group) debate with the current choices (``model``: see
-    :func:`current_run`): "finished", "failed" (with the reason) or "waiting", for the run
-    page's progress table."""
+    :func:`current_run`): "finished", "failed" (with the reason), "running" (with where it is,
+    from ``live``: see :func:`run_debates`) or "waiting", for the run page's progress table."""
     by_group = groups_of(load_personas(project))
     run = current_run(project, state, model)
     stored = {}
@@ -1035,8 +1114,11 @@ def unit_statuses(project: Project, state: WizardState, model: str | None = None
     rows = []
     for item in state.item_list:
         for group in by_group:
-            found = stored.get(keys[(item.id, group)])
-            if found is None:
+            key = keys[(item.id, group)]
+            found = stored.get(key)
+            if found is None and live and key in live:
+                status, note = "running", live[key]
+            elif found is None:
                 status, note = "waiting", ""
             elif found.status == "ok":
                 turns = sum(1 for t in (found.payload or {}).get("turns", [])
@@ -1067,23 +1149,41 @@ def judges_to_compare(project: Project, state: WizardState) -> list[tuple[str, s
     current items with the current personas, as ``(name, key, judge)`` for
     :func:`core.judge_check.rank_judges`; ``key`` is ``"<condition>:<model>"`` (see
     :func:`condition_choice`). Nothing is run: only what the project holds."""
-    from core.majeval.conditions import CONDITIONS, STEP_SINGLE, load_conditions
+    from core.majeval.conditions import CONDITIONS, load_conditions
     from core.majeval.judge_check import condition_judge
 
     base, _ = judge_to_check(project, state)
     if base is None:
         return []
-    models = list(dict.fromkeys(
-        str((r.settings or {}).get("model", ""))
-        for step in (STEP_DEBATE, STEP_SINGLE) for r in project.list_runs(METHOD, step)
-        if r.status == "finished"))
+    from core.llm.identity import describe_model
+
+    models = _run_models(project)
+    names = [f["model"] for f in models.values()]
     out = []
-    for model in models:
-        for name, found in load_conditions(project, state, list(CONDITIONS), model).items():
-            label = found.label if len(models) == 1 else \
-                f"{found.label} ({model or 'model not recorded'})"
-            out.append((label, f"{name}:{model}", condition_judge(base, found)))
+    for key, fields in models.items():
+        model = fields["model"]
+        # two profiles of one model are told apart by their settings
+        shown = describe_model(fields) if names.count(model) > 1 else \
+            (model or "model not recorded")
+        for name, found in load_conditions(project, state, list(CONDITIONS), fields).items():
+            label = found.label if len(models) == 1 else f"{found.label} ({shown})"
+            out.append((label, f"{name}:{model}" if names.count(model) == 1 else
+                        f"{name}:{model}#{key}", condition_judge(base, found)))
     return out
+
+
+def _run_models(project: Project) -> dict[str, dict[str, Any]]:
+    """The models of the finished debate and single-judge runs, as their settings name them
+    (:func:`core.llm.identity.model_fields`), by a hash of that."""
+    from core.majeval.conditions import STEP_SINGLE
+
+    models: dict[str, dict[str, Any]] = {}
+    for step in (STEP_DEBATE, STEP_SINGLE):
+        for r in project.list_runs(METHOD, step):
+            if r.status == "finished":
+                fields = model_fields(r.settings or {})
+                models.setdefault(_hash(fields), fields)
+    return models
 
 
 def estimate_personas(project: Project, state: WizardState, profile: Any) -> Any:
@@ -1098,7 +1198,7 @@ def estimate_personas(project: Project, state: WizardState, profile: Any) -> Any
     if not docs or not state.task.strip():
         return None
     done = {d.name for d in docs
-            if state.extracted.get(d.name) == extraction_fingerprint(state.task, d)}
+            if state.extracted.get(d.name) == extraction_fingerprint(state.task, d, profile)}
     limits = limits_of(profile)
     try:
         plan, skipped = plan_personas(docs, state.task, context_window=limits.window,
@@ -1113,23 +1213,29 @@ def condition_choice(project: Project, state: WizardState, key: str
                      ) -> tuple[WizardState | None, str, str]:
     """What making the condition ``key`` (``"<condition>:<model>"``, from
     :func:`judges_to_compare`) the project's judge means: the choices to keep (None when the
-    wizard cannot score that way), the model to score with, and what it does in words. The
-    model's profile is chosen by the caller."""
+    wizard cannot score that way), the model to score with (as its runs recorded it:
+    :func:`core.llm.identity.model_fields`; the model string alone when none ran), and what it
+    does in words. The model's profile is chosen by the caller
+    (:func:`core.llm.identity.profiles_of`)."""
     from core.majeval.conditions import CONDITIONS, load_conditions
 
     name, _, model = key.partition(":")
+    model, _, wanted = model.partition("#")
+    models = _run_models(project)
+    fields: Any = models.get(wanted) or next(
+        (f for f in models.values() if f["model"] == model), model)
     if name not in CONDITIONS:
-        return None, model, f"“{key}” is not one of MAJ-Eval's conditions."
+        return None, fields, f"“{key}” is not one of MAJ-Eval's conditions."
     label = CONDITIONS[name]
     if name == "single-judge":
-        return None, model, (
+        return None, fields, (
             f"“{label}” agrees best with you, but MAJ-Eval always scores with the personas, "
             "so it cannot be the project's judge here. Its scores are in the Conditions tab "
             "of the Results page (and its export).")
     settings = state.settings.model_copy(update={
         "no_debate": name == "pre", "simple_roles": name == "simple"})
     chosen = state.model_copy(update={"settings": settings}, deep=True)
-    found = load_conditions(project, state, [name], model).get(name)
+    found = load_conditions(project, state, [name], fields).get(name)
     if name != "pre" and found is not None and found.run_id is not None:
         chosen.run_id = found.run_id  # its debates are stored: shown without a new run
         then = "Its debates are already in the project, so its results are shown now."
@@ -1141,4 +1247,4 @@ def condition_choice(project: Project, state: WizardState, key: str
     how = {"full": "full personas with the debate",
            "pre": "the personas' own scores, without the debate",
            "simple": "one-sentence roles with the debate"}[name]
-    return chosen, model, f"The project now scores with {how} (“{label}”). {then}"
+    return chosen, fields, f"The project now scores with {how} (“{label}”). {then}"

@@ -1266,6 +1266,17 @@ class Project:
                 "ORDER BY created_at DESC, rowid DESC LIMIT ?", (model, int(limit))).fetchall()
         return [float(r[0]) for r in rows]
 
+    def llm_call_sizes(self, model: str, *, limit: int = 200) -> list[tuple[int, int, float]]:
+        """(prompt tokens, completion tokens, seconds) of the latest ``limit`` stored calls to
+        ``model`` that recorded all three (newest first): how fast this model answers for its
+        size of question and answer, for time estimates."""
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT prompt_tokens, completion_tokens, latency_s FROM llm_calls WHERE model = ? "
+                "AND latency_s IS NOT NULL AND latency_s > 0 AND prompt_tokens > 0 "
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?", (model, int(limit))).fetchall()
+        return [(int(r[0]), int(r[1]), float(r[2])) for r in rows]
+
     # -------------------------------------------------------------------------------- info
     def info(self) -> ProjectInfo:
         """A summary of what the project holds."""

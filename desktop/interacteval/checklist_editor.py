@@ -139,9 +139,12 @@ class ChecklistEditor(QWidget):
         side.layout().setContentsMargins(6, 0, 0, 0)
         split = splitter(self.tree, side, sizes=[700, 380], stretch=[3, 2])
 
+        self.shared_label = hint_label("")
+        self.shared_label.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row1)
+        layout.addWidget(self.shared_label)
         layout.addWidget(split, 1)
         layout.addLayout(row2)
         self._update_buttons()
@@ -170,8 +173,19 @@ class ChecklistEditor(QWidget):
         self.remarks_label.setText("Notes from building it: " + " ".join(remarks))
         self.remarks_label.setVisible(bool(remarks))
         self.status_label.setText("")
+        self._show_shared()
         self._current_changed()
         self._update_buttons()
+
+    def _show_shared(self) -> None:
+        """Say once what every question starts with (each row then shows what follows first,
+        so questions that differ only at their end do not look the same)."""
+        start = " ".join(self.model.shared_start().split())
+        self.shared_label.setText(
+            f"All {self.model.question_count()} questions start with “{start.rstrip(' “:')}”: "
+            "each row shows first what follows, then that shared start (double-click a "
+            "question to see and edit it whole)." if start else "")
+        self.shared_label.setVisible(bool(start))
 
     def checklist(self) -> Checklist:
         return self.model.checklist()
@@ -195,6 +209,7 @@ class ChecklistEditor(QWidget):
         edit_checklist(self.project, checklist, who=self.who or "unnamed person")
         self._remember(checklist)
         self._fill_move_combo()
+        self._show_shared()
         self.status_label.setText(f"Saved: {description} (by {self.who or 'unnamed person'}).")
         self._update_buttons()
         self.saved.emit(checklist)

@@ -111,9 +111,11 @@ def _compared(level: str) -> str:
 def short_summary(lines: list[str]) -> list[str]:
     """The summary lines, or one line when every comparison failed for the same reason (too
     few source documents, typically), instead of repeating it per condition and dimension."""
-    marker = " cannot be compared: "
-    reasons = {line.split(marker, 1)[1] for line in lines if marker in line}
-    if len(lines) > 1 and len(reasons) == 1 and all(marker in line for line in lines):
+    import re
+
+    marker = re.compile(r" cannot be compared(?: against your ratings of [^:]*)?: ")
+    reasons = {marker.split(line, 1)[1] for line in lines if marker.search(line)}
+    if len(lines) > 1 and len(reasons) == 1 and all(marker.search(line) for line in lines):
         return ["No paired test against the checklist from both: " + reasons.pop()]
     return lines
 
@@ -350,8 +352,11 @@ class ConditionsTab(QWidget):
         names, items, state = list(self.missing), list(self.items), wizard.state
         repeats = state.condition_repeats
         project = wizard.project
-        scorer = next(p for p in profiles.values() if p.model == models.scorer)
-        builder = next(p for p in profiles.values() if p.model == models.builder)
+        # the very profiles chosen (another profile of the same model may have other settings)
+        scorer = models.profiles.get("scorer") or next(
+            p for p in profiles.values() if p.model == models.scorer)
+        builder = models.profiles.get("builder") or next(
+            p for p in profiles.values() if p.model == models.builder)
         assessors = {n: wizard.llm_factory(profiles[n], project, None) for n in models.assessors}
         build_llm = wizard.llm_factory(builder, project, None)
         gateways = [*assessors.values(), build_llm]

@@ -193,6 +193,41 @@ class SamplesModel(HeaderedTableModel):
 
 
 # ------------------------------------------------------------------------------ checklist tree
+#: The fewest characters of a shared start worth moving aside (a few shared words such as "Does
+#: the text" are normal; the built-in model's questions shared 89 characters).
+SHARED_START_MIN = 30
+
+
+def shared_start(questions: Sequence[str]) -> str:
+    """The longest start (ending at a word) that 3 or more questions all share, when it is at
+    least :data:`SHARED_START_MIN` characters and shorter than each of them; "" otherwise."""
+    texts = [q for q in questions if q]
+    if len(texts) < 3:
+        return ""
+    first, last = min(texts), max(texts)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    start = first[:n]
+    if not start.endswith((" ", "“", '"', "'", ":")):
+        start = start[: start.rfind(" ") + 1] if " " in start else ""
+    if len(start.strip()) < SHARED_START_MIN or any(len(q) <= len(start) for q in texts):
+        return ""
+    return start
+
+
+def distinguishing_first(question: str, start: str) -> str:
+    """``question`` shown with what distinguishes it first ("Each example fits.”? — Does the
+    text avoid … …") when it begins with the ``start`` all questions share."""
+    if not start or not question.startswith(start):
+        return question
+    rest = question[len(start):].strip()
+    shared = " ".join(start.split())
+    if shared.endswith(("“", '"', "'")):  # the quote opened at the end goes with the rest
+        rest, shared = shared[-1] + rest, shared[:-1].rstrip(" :")
+    return f"{rest}  — {shared} …"
+
+
 @dataclass
 class Group:
     """A component of the checklist with its key question and its questions."""
@@ -228,6 +263,7 @@ class ChecklistModel(MoveDragMixin, GroupTreeMixin, QAbstractItemModel):
         self.groups: list[Group] = []
         #: question -> what its badge says (questions that fail texts people call good).
         self.badges: dict[str, str] = {}
+        self._shared: tuple[tuple[str, ...], str] = ((), "")
 
     def set_badges(self, badges: dict[str, str]) -> None:
         """Mark the questions that fail good texts (question -> the badge's tooltip)."""
@@ -268,6 +304,14 @@ class ChecklistModel(MoveDragMixin, GroupTreeMixin, QAbstractItemModel):
 
     def question_count(self) -> int:
         return sum(len(g.items) for g in self.groups)
+
+    def shared_start(self) -> str:
+        """The words every question starts with, when they are many (:func:`shared_start`);
+        the questions are then shown with what distinguishes them first."""
+        questions = tuple(item.question for g in self.groups for item in g.items)
+        if self._shared[0] != questions:
+            self._shared = (questions, shared_start(questions))
+        return self._shared[1]
 
     def item_at(self, index: _Index) -> ChecklistItem | None:
         if not index.isValid() or index.internalId() == 0:
@@ -432,6 +476,8 @@ class ChecklistModel(MoveDragMixin, GroupTreeMixin, QAbstractItemModel):
             return None
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             if col == 0:
+                if role == Qt.ItemDataRole.DisplayRole:
+                    return distinguishing_first(item.question, self.shared_start())
                 return item.question
             if col == 1:
                 return item.edited_by or ("" if role == Qt.ItemDataRole.EditRole else "generated")

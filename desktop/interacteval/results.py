@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.llm.identity import DEMO_NOTE, is_demo_model
 from desktop.charts import ScatterPoint, scatter_panel
 from desktop.glossary import explain
 from desktop.run_panel import RunPanel
@@ -99,6 +100,26 @@ def draw_distributions(figure: Any, scores: dict[str, Sequence[float]]) -> None:
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.spines["top"].set_visible(False)
         ax.spines["right"].set_visible(False)
+
+
+class ScoresModel(FrameModel):
+    """The scores per text: a score cell without a score says why, "failed" or "incomplete"
+    (some questions unanswered; issue 28: incomplete texts read "failed")."""
+
+    def __init__(self, columns: Any, parent: Any = None) -> None:
+        super().__init__(columns, parent)
+        #: (row, column key) -> why that cell has no score.
+        self.why: dict[tuple[int, str], str] = {}
+
+    def data(self, index: Any, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole) and \
+                index.isValid() and 0 <= index.column() < len(self.columns) and \
+                self.value(index.row(), self.columns[index.column()].key) is None:
+            why = self.why.get((index.row(), self.columns[index.column()].key))
+            if why == "incomplete":
+                return ("incomplete" if role == Qt.ItemDataRole.DisplayRole else
+                        "Some questions were left unanswered, so there is no score: see Notes.")
+        return super().data(index, role)
 
 
 class ResultsView(QWidget):
@@ -235,6 +256,8 @@ class ResultsView(QWidget):
                                       "source_id": s.source_id, "notes": []}
             row = by_text[s.text_id]
             row[f"score:{s.dimension}"] = s.score if s.status == "ok" else None
+            if s.status != "ok":  # said in the score's cell: failed, or incomplete
+                row.setdefault("_why", {})[f"score:{s.dimension}"] = s.status
             if s.human is not None:
                 row[f"human:{s.dimension}"] = s.human
             if s.think_aloud_sample:
@@ -252,12 +275,14 @@ class ResultsView(QWidget):
                 columns.append(Column(f"human:{d}", f"{d} (human)", "number",
                                       f"The human score on {d} from the texts sheet.", "—"))
         columns.append(Column("notes", "Notes", "text", "", ""))
-        self.scores_model = FrameModel(columns, self)
+        self.scores_model = ScoresModel(columns, self)
         rows = []
-        for t in texts:
+        for r, t in enumerate(texts):
             row = by_text[t]
             rows.append([("; ".join(row["notes"]) or None) if c.key == "notes"
                          else row.get(c.key) for c in columns])
+            for key, why in row.get("_why", {}).items():
+                self.scores_model.why[(r, key)] = why
         self.scores_model.set_rows(rows)
         proxy = self.scores_view.model()
         proxy.setSourceModel(self.scores_model)
@@ -289,7 +314,9 @@ class ResultsView(QWidget):
                    f"{failed - incomplete} failed" if failed - incomplete else "") if part)
                + "; see Notes)"
                if failed else ", none failed")
-            + ". Select a text to see every answer behind its score.")
+            + ". Select a text to see every answer behind its score."
+            + (f"<br><span style='color:#b42318'><b>Scored by the built-in demo model.</b> "
+               f"{escape(DEMO_NOTE)}</span>" if is_demo_model(run.model_used) else ""))
         flagged = sum(1 for s in run.scores if s.think_aloud_sample)
         self.samples_check.blockSignals(True)
         self.samples_check.setChecked(include_samples)

@@ -90,9 +90,11 @@ class InteractEvalWizard(WizardShell):
     def builder_name(self) -> str:
         return self.state.builder or (self.state.assessors[0] if self.state.assessors else "")
 
-    def current_model(self) -> str:
+    def current_model(self) -> Any:
+        """The profile that scores (its model and every setting that changes an answer are
+        what results are current for); "" when there is none."""
         profile = self.profile(self.state.scorer or self.builder_name())
-        return profile.model if profile is not None else ""
+        return profile if profile is not None else ""
 
     def out_of_date(self, run: Any) -> list[str]:
         """Why ``run`` no longer matches the current choices (empty: it is current)."""

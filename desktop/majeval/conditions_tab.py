@@ -168,10 +168,10 @@ class ConditionsTab(QWidget):
         self.run_button.setEnabled(False)
 
         def work() -> tuple[Any, list[str], list[dict[str, Any]], Any]:
-            have = cd.load_conditions(project, state, names, profile.model)
+            have = cd.load_conditions(project, state, names, profile)
             missing = [n for n in names if n not in have or not have[n].complete]
-            missing += _missing_repeats(project, state, names, profile.model, missing)
-            self.stability_text = _stability_text(project, state, names, profile.model)
+            missing += _missing_repeats(project, state, names, profile, missing)
+            self.stability_text = _stability_text(project, state, names, profile)
             rows = cd.comparison_rows(have, state.item_list, [d.name for d in state.dimensions],
                                       n_boot=SCREEN_BOOT) if have else []
             est = None
@@ -225,7 +225,7 @@ class ConditionsTab(QWidget):
     def _start_run(self) -> Any:
         wizard = self.wizard
         wizard.editor.flush()
-        names, model = list(self.missing), wizard.model()
+        names, model = list(self.missing), wizard.model_used()
         self.run_panel.show()
 
         async def step(progress: Any, cancel: Any) -> Any:

@@ -4,6 +4,7 @@ heat map drawn with matplotlib, imported only when first drawn)."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.llm.identity import DEMO_NOTE, is_demo_model, made_with
 from core.majeval.agreement import (
     AFTER,
     BASELINE,
@@ -116,6 +118,8 @@ class ResultsView(QWidget):
         self.humans: list[Any] = []
         #: Does the debate tell the items apart? (``judge_spreads`` of the run shown)
         self.spreads: list[tuple[str, Any]] = []
+        #: The model profiles of the app (the wizard sets it), to say which one made a run.
+        self.profiles: Any = list
         self.summary = rich_label()
         self.export_button = push_button(
             "Export to Excel…", "Save every score, feedback, transcript, the personas and the "
@@ -298,15 +302,19 @@ class ResultsView(QWidget):
         self.summary.setText(
             f"<b>{count(len(run.items), 'item')}</b> judged by "
             f"<b>{count(len(groups), 'stakeholder group')}</b> "
-            f"({count(len(run.personas), 'persona')}) with {run.model or 'the model'}. "
+            f"({count(len(run.personas), 'persona')}) with "
+            + (html.escape(made_with(self.profiles(), run.model_used)) if run.model
+               else "the model") + ". "
             + (f"<span style='color:#b42318'><b>{failed} of {n_units} debates failed</b></span>"
                " (shown as failed; run again to retry them)." if failed else
-               "Every debate finished."))
+               "Every debate finished.")
+            + (f"<br><span style='color:#b42318'><b>Judged by the built-in demo model.</b> "
+               f"{html.escape(DEMO_NOTE)}</span>" if is_demo_model(run.model_used) else ""))
         about = dict(run_description(run))
         scored = ", ".join(dims) + f" ({run.scale.minimum} to {run.scale.maximum})"
         settings = run.settings
         self.about_run.setText(" · ".join([
-            f"Run of {about['Run']} with {about['Model']}", about["Items"],
+            f"Run of {about['Run']} with {run.model or about['Model']}", about["Items"],
             about["Personas"], f"scored: {scored}",
             "no debate (ablation)" if settings.no_debate else
             f"debate: up to {count(settings.rounds, 'round')}",
@@ -567,7 +575,6 @@ class ResultsView(QWidget):
             self.feedback.setHtml("")
             self.transcript_model.set_rows([])
             return
-        import html
 
         dims = [d.name for d in self.run.dimensions]
         scores = ", ".join(

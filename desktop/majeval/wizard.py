@@ -79,9 +79,15 @@ class MajEvalWizard(WizardShell):
             return settings.profile() if settings.profiles else None
 
     def model(self) -> str:
-        """The model of the chosen profile (part of the choices a run is made with)."""
+        """The model of the chosen profile, its name only (for what is said on screen)."""
         profile = self.chosen_profile()
         return profile.model if profile is not None else ""
+
+    def model_used(self) -> Any:
+        """The chosen profile as a run records it: its model and every setting that changes
+        an answer (part of the choices a run is made with); "" when there is none."""
+        profile = self.chosen_profile()
+        return profile if profile is not None else ""
 
     def llm(self, run_id: int | None = None) -> Any:
         profile = self.chosen_profile()
@@ -143,6 +149,7 @@ class MajEvalWizard(WizardShell):
             self.state.profile = name
             self.save()
             self.fill_profiles()
+            self.fill_outdated_notice()
             self.pages["run"].fill()
 
     def check_results_current(self) -> None:
@@ -151,18 +158,38 @@ class MajEvalWizard(WizardShell):
         if self.run is None:
             return
         self.results.set_out_of_date(
-            st.run_differences(self.project, self.state, self.run, self.model()))
+            st.run_differences(self.project, self.state, self.run, self.model_used()))
 
     def fill_outdated_notice(self) -> None:
-        """Say so when the task or the documents changed after the personas were written."""
+        """Say so when the task or the documents changed after the personas were written, when
+        the built-in demo model wrote them, and when another model is chosen now."""
+        from html import escape
+
+        from core.llm.identity import DEMO_NOTE, describe_model, is_demo_model, model_differences
+
         reason = st.personas_out_of_date(self.project, self.state)
+        made_by = st.personas_made_by(self.project, self.state)
+        chosen = self.chosen_profile()
+        other = made_by is not None and chosen is not None and \
+            bool(model_differences(made_by, chosen))
         for label, place in ((self.pages["extraction"].extract_notice, "above"),
                              (self.pages["personas"].personas_notice,
                               "on the “Find stakeholders” page")):
-            label.setText(f"{reason} To bring the personas up to date, press “Find stakeholders "
-                          f"again” {place}: personas you edited are kept. Or go on with them as "
-                          "they are." if reason else "")
-            label.setVisible(bool(reason))
+            parts = []
+            if made_by is not None and is_demo_model(made_by):
+                parts.append("<b>These personas were written by the built-in demo model.</b> "
+                             + DEMO_NOTE)
+            if reason:
+                parts.append(f"{reason} To bring the personas up to date, press “Find "
+                             f"stakeholders again” {place}: personas you edited are kept. Or go "
+                             "on with them as they are.")
+            if other:
+                parts.append(f"They were made with {escape(describe_model(made_by))}; the model "
+                             f"chosen now is {escape(describe_model(chosen))}. “Find "
+                             f"stakeholders again” ({place}) reads the documents again with it; "
+                             "personas you edited are kept.")
+            label.setText("<br>".join(parts))
+            label.setVisible(bool(parts))
 
     def show_run(self, run: Any, *, show: bool = True) -> Any:
         """Compute the agreement statistics (executor) and show the results page (``show``
@@ -197,7 +224,7 @@ class MajEvalWizard(WizardShell):
         self.pages["extraction"].fill()
         self.pages["items"].fill()  # the file itself is read when the Items page is shown
         self.pages["run"].fill()
-        run = st.load_run(self.project, self.state, self.model())
+        run = st.load_run(self.project, self.state, self.model_used())
         page = self.state.page if self.state.page in PAGES else "task"
         if run is not None:
             self.run = run

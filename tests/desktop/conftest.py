@@ -51,6 +51,16 @@ def _quick_device_detection(monkeypatch):
     monkeypatch.setattr(SettingsDialog, "detect_devices", staticmethod(lambda: ["cpu"]))
 
 
+@pytest.fixture(autouse=True)
+def _no_speed_probe(monkeypatch):
+    """Estimates in GUI tests do not time the bundled model first (desktop.calibration: it
+    would load the model); the test of that switches it back on with a stand-in probe."""
+    import desktop.calibration
+
+    monkeypatch.setattr(desktop.calibration, "ENABLED", False)
+    monkeypatch.setattr(desktop.calibration, "_tried", set())
+
+
 @pytest.fixture
 def store():
     from core.settings import SettingsStore

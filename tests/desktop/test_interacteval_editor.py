@@ -258,3 +258,42 @@ def test_an_empty_component_survives_reopening(qtbot, editor, project, tmp_path)
         assert [g.name for g in editor.model.groups] == ["Flow", "Structure", "Tone"]
     finally:
         again.close()
+
+
+def test_questions_that_share_a_long_start_show_what_distinguishes_them_first(qtbot, tmp_path):
+    """Issue 28, point 7: the built-in model's 18 questions all started with the same 89
+    characters (the grounded form quoting a note), so in the editor every row looked the
+    same. The rows now show what follows the shared start first; editing shows the whole
+    question; ordinary questions are shown as they are."""
+    from core.interacteval.grounded import note_question
+
+    notes = [f"{word.capitalize()} is used well." for word in (
+        "flow", "vocabulary", "spelling", "tone", "grammar", "evidence", "structure",
+        "punctuation", "variety", "precision", "register", "idiom", "clarity", "length",
+        "focus", "style", "coherence", "wording")]
+    built = Checklist(dimension="Word choice", items=[
+        ChecklistItem(component="Words", question=note_question(n)) for n in notes])
+    assert len(built.items) == 18
+    with Project.create(tmp_path / "p.evaldesk", method="interacteval") as project:
+        save_checklist(project, built)
+        widget = ChecklistEditor()
+        qtbot.addWidget(widget)
+        widget.resize(1280, 700)
+        widget.show()
+        widget.set_checklist(project, load_checklist(project, "Word choice"), "Bea")
+        model = widget.model
+        shown = [model.data(model.question_index(0, r)) for r in range(18)]
+        assert len({s[:40] for s in shown}) == 18  # distinct at a glance
+        assert shown[0].startswith("“Flow is used well.”?  — Does the text avoid the flaw")
+        assert model.data(model.question_index(0, 0), Qt.ItemDataRole.EditRole) == \
+            built.items[0].question
+        assert model.data(model.question_index(0, 0), Qt.ItemDataRole.ToolTipRole) == \
+            built.items[0].question
+        assert widget.shared_label.isVisible()
+        assert "All 18 questions start with “Does the text avoid the flaw" in \
+            widget.shared_label.text()
+        widget.grab().save("/tmp/i28b-editor-shared.png")
+
+        widget.set_checklist(project, checklist(), "Bea")  # ordinary questions: as written
+        assert model.data(model.question_index(0, 0)) == "Does each sentence follow from the last?"
+        assert not widget.shared_label.isVisible()

@@ -165,3 +165,30 @@ def test_a_run_where_most_texts_copied_the_instructions_says_so(qtbot, window, s
     assert "Try a larger model" in res.banner.text()
     assert "24 without a score" in res.summary.text()
     settle(qtbot, wiz)
+
+
+def test_an_incomplete_text_is_not_shown_as_failed(qtbot):
+    """Issue 28, point 13: texts with a question left unanswered read "failed" in the score
+    column; they say "incomplete" (a failed one still says "failed")."""
+    from PySide6.QtCore import Qt
+
+    from core.interacteval import Checklist, ChecklistItem, ScoringSettings, TextScore
+    from core.interacteval.pipeline import ScoringRun
+    from desktop.interacteval.results import ResultsView
+
+    checklist = Checklist(dimension="Word choice", items=[ChecklistItem(question="Precise?"),
+                                                          ChecklistItem(question="Varied?")])
+    scores = [TextScore(text_id="e1", dimension="Word choice", status="ok", score=3.0),
+              TextScore(text_id="e2", dimension="Word choice", status="incomplete",
+                        note="question 2 was not answered", unanswered=[2]),
+              TextScore(text_id="e3", dimension="Word choice", status="failed",
+                        note="the server did not answer")]
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.set_run(ScoringRun(scores=scores, settings=ScoringSettings(), model="m",
+                            checklists=[checklist]))
+    model = view.scores_model
+    column = model.column_of("score:Word choice")
+    shown = [model.data(model.index(r, column)) for r in range(3)]
+    assert shown == ["3.000", "incomplete", "failed"]
+    assert "unanswered" in model.data(model.index(1, column), Qt.ItemDataRole.ToolTipRole)

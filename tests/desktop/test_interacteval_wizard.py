@@ -456,7 +456,7 @@ def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted
     item = panel.judge.item(panel.current)
     assert item.text and item.text[:30] in panel.text_view.toPlainText()
     assert not item.held_out
-    panel.score_combos["Clarity"].setCurrentIndex(5)
+    panel.score_combos["Clarity"].setCurrentIndex(panel.score_combos["Clarity"].findData(5.0))
     assert panel.save_and_next()
     panel.tabs.setCurrentIndex(1)
     qtbot.waitUntil(lambda: not panel.computing, timeout=60_000)  # computed in the background
@@ -491,7 +491,7 @@ def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements
     graded = []
     while panel.current is not None:  # the person says every text is clear: Yes to all
         graded.append(panel.current)
-        panel.score_combos["Clarity"].setCurrentIndex(5)
+        panel.score_combos["Clarity"].setCurrentIndex(panel.score_combos["Clarity"].findData(5.0))
         for combo in panel.answer_combos.values():
             combo.setCurrentIndex(1)
         assert panel.save_and_next()
@@ -512,6 +512,13 @@ def test_questions_that_fail_good_texts_get_a_badge_that_opens_the_disagreements
     assert wiz.page == "check" and panel.tabs.currentIndex() == 1
     assert panel.gaps_model.rowCount() == said_no[question]
     assert {panel.gaps_model.value(r, "judge_answer") for r in range(said_no[question])} == {"No"}
+    # and it stays that question's list once the report recomputed in the background is in
+    # (issue 28, point 13: the mark opened the general disagreement list)
+    qtbot.waitUntil(lambda: not panel._report_pending and panel.run_panel.status != "running",
+                    timeout=30_000)
+    qtbot.wait(300)
+    assert panel.gaps_model.rowCount() == said_no[question]
+    assert question in panel.gaps_title.text()
 
 
 def test_the_build_page_says_how_the_built_in_model_builds(qtbot, window, scripted):  # noqa: F811

@@ -221,10 +221,14 @@ def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window,
     assert wait_step(qtbot, wiz, "documents") == "finished"
     assert wiz.docs == [] and wiz.pages["documents"].doc_errors.isVisibleTo(wiz)
     assert "the limit is 1" in wiz.pages["documents"].doc_errors.text() and "long_study.md" in wiz.pages["documents"].doc_errors.text()
+    assert not wiz.next_button.isEnabled()
     wiz.pages["documents"].max_pages_spin.setValue(50)
     wiz.pages["documents"].add_documents([doc])
     assert wait_step(qtbot, wiz, "documents") == "finished"
     assert [d.name for d in wiz.docs] == ["long_study.md"] and len(wiz.docs[0].pages) > 1
+    # Next opens as soon as the document is read (issue 28, point 13: it stayed off until the
+    # page was left and shown again)
+    assert wiz.page == "documents" and wiz.next_button.isEnabled()
     assert not wiz.pages["documents"].doc_errors.isVisibleTo(wiz)
     assert wiz.pages["documents"].doc_warnings.isVisibleTo(wiz) and "reference" in wiz.pages["documents"].doc_warnings.text().lower()
     wiz.pages["documents"].remove_current_document()

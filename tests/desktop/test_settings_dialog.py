@@ -339,3 +339,32 @@ def test_settings_dialog_is_opened_without_exec(qtbot, window, monkeypatch):
     assert dialog.isVisible()
     editor = dialog.add_profile()
     assert editor.isVisible()
+
+
+@pytest.mark.parametrize("method", ["majeval", "interacteval"])
+def test_a_profile_added_in_settings_is_in_the_open_wizards_lists_at_once(
+        qtbot, window, memory_keyring, method):
+    """Issue 28, point 13: a profile added in Settings appeared in the wizard's lists only
+    after reopening the project."""
+    if method == "majeval":
+        from desktop.majeval import open_majeval_wizard as open_wizard
+    else:
+        from desktop.interacteval import open_interacteval_wizard as open_wizard
+    wiz = open_wizard(window)
+    if method == "majeval":
+        wiz.show_page("run")
+        combo = wiz.pages["run"].run_profile
+        names = lambda: [combo.itemText(i) for i in range(combo.count())]  # noqa: E731
+    else:
+        wiz.show_page("think_aloud")
+        page = wiz.pages["think_aloud"]
+        names = lambda: [page.builder_combo.itemText(i)  # noqa: E731
+                         for i in range(page.builder_combo.count())]
+    assert "Department vLLM" not in names()
+    settings_dialog = _open_settings(qtbot, window)
+    editor = settings_dialog.add_profile()
+    _fill_service_profile(editor, "Department vLLM", "hosted_vllm/Qwen/Qwen2.5-7B-Instruct",
+                          "http://gpu1.local:8000/v1", SECRET)
+    editor.buttons.accepted.emit()
+    assert "Department vLLM" in names()
+    settings_dialog.close()

@@ -64,11 +64,13 @@ def plain_step(fn: Any, *args: Any, **kwargs: Any) -> Any:
     return step
 
 
-def show_estimate(page: Any, label: Any, compute: Any, *, lead: str) -> Any:
+def show_estimate(page: Any, label: Any, compute: Any, *, lead: str,
+                  profiles: Any = ()) -> Any:
     """Work out an estimate (``compute()`` in a worker thread, returning a
     :class:`core.llm.estimate.Estimate` or None) and show it in ``label`` as one plain line
     starting with ``lead`` ("Running the remaining steps"); returns the task (tests await it).
-    A later call replaces an earlier one still working."""
+    A later call replaces an earlier one still working. A model of ``profiles`` that runs on
+    this computer and was never measured is timed first (:mod:`desktop.calibration`)."""
     import asyncio
 
     from core.project import ProjectError
@@ -79,6 +81,12 @@ def show_estimate(page: Any, label: Any, compute: Any, *, lead: str) -> Any:
     project = page.project
 
     async def work() -> None:
+        from desktop.calibration import MEASURING, calibrate
+
+        for profile in profiles:
+            await calibrate(project, profile, lambda: label.setText(MEASURING))
+            if page._estimate_generations.get(id(label)) != generation:
+                return
         try:
             est = await asyncio.get_running_loop().run_in_executor(None, compute)
         except ProjectError:

@@ -4,6 +4,7 @@ each result editable before the next step reads it."""
 from __future__ import annotations
 
 from functools import partial
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QStackedWidget,
@@ -96,6 +98,10 @@ class BuildPage(InteractEvalPage):
         self.build_stack = QStackedWidget()
         self.build_status: dict[str, QLabel] = {}
         self.build_run_buttons: dict[str, QPushButton] = {}
+        self.restore_buttons: dict[str, QPushButton] = {}
+        #: The question asked before a step would replace a person's edits (None when none is
+        #: open; tests answer it).
+        self.edits_box: QMessageBox | None = None
 
         self.components_edit = QPlainTextEdit()
         self.components_edit.setPlaceholderText("One component per line")
@@ -153,9 +159,16 @@ class BuildPage(InteractEvalPage):
             run = QPushButton("Run this step")
             run.clicked.connect(partial(self.run_stage, key))
             self.build_run_buttons[key] = run
+            restore = QPushButton("Restore the edited version")
+            restore.setToolTip("Put back the version a person edited, which the last run of "
+                               "this step replaced (it was kept).")
+            restore.clicked.connect(partial(self.restore_edited, key))
+            restore.hide()
+            self.restore_buttons[key] = restore
             row = QHBoxLayout()
             row.addWidget(header)
             row.addStretch(1)
+            row.addWidget(restore)
             row.addWidget(run)
             pv.addLayout(row)
             pv.addWidget(hint_label(what))
@@ -167,7 +180,8 @@ class BuildPage(InteractEvalPage):
         self.run_rest_button.setObjectName("primaryButton")
         self.run_rest_button.setToolTip("Run every step that has not run yet or is out of "
                                         "date, one after the other (your edits to earlier "
-                                        "steps are used).")
+                                        "steps are used; a step you edited is not made again "
+                                        "without asking).")
         self.run_rest_button.clicked.connect(self.run_remaining)
         self.build_estimate = estimate_label("Calls, cost and time of the remaining steps, "
                                              "worked out from our prompts and your attributes "
@@ -205,19 +219,31 @@ class BuildPage(InteractEvalPage):
 
     def busy_changed(self, busy: str) -> None:
         ready = not busy and self.dimension is not None
-        for button in self.build_run_buttons.values():
+        for button in [*self.build_run_buttons.values(), *self.restore_buttons.values()]:
             button.setEnabled(ready)
         self.run_rest_button.setEnabled(ready)
 
     def _stage_status(self, key: str) -> tuple[str, bool]:
         """(plain status text, done and current)."""
+        text, done = self._stage_status_alone(key)
+        aside = st.replaced_version(self.project, self.state.current, key) \
+            if self.state.current else None
+        if aside is not None:
+            who = aside.get("edited_by") or "a person"
+            text += (f" <span style='color:#b45309'>The version edited by {escape(who)} was "
+                     f"replaced by a new run on {escape(str(aside.get('replaced_at', '')))} "
+                     f"({escape(str(aside.get('replaced_by', '')))}); it is kept: “Restore "
+                     "the edited version” puts it back.</span>")
+        return text, done
+
+    def _stage_status_alone(self, key: str) -> tuple[str, bool]:
         name = self.state.current
         if key == "checklist":
             checklist = st.load_checklist(self.project, name)
             if checklist is None:
                 return "Not run yet.", False
             current = self.state.checklist_inputs.get(name) == st.stage_input(
-                self.project, self.state, name, "checklist")
+                self.project, self.state, name, "checklist", self._builder_profile())
             origin, was_edited = st.checklist_origin(self.project, name)
             made = "imported" if origin == "imported" else "made"
             edited = " and edited in the checklist editor" if was_edited else ""
@@ -230,7 +256,8 @@ class BuildPage(InteractEvalPage):
         stored = st.get_stage(self.project, name, key)
         if stored is None:
             return "Not run yet.", False
-        current = stored.input == st.stage_input(self.project, self.state, name, key)
+        current = stored.input == st.stage_input(self.project, self.state, name, key,
+                                                 self._builder_profile())
         who = f"edited by {stored.edited_by}" if stored.edited else "as the model made it"
         if not current and not (stored.edited and not stored.input):
             return ("<span style='color:#b45309'>Out of date: the step before changed since "
@@ -288,12 +315,18 @@ class BuildPage(InteractEvalPage):
         for i, (key, title, _what) in enumerate(BUILD_STEPS):
             status, done = self._stage_status(key)
             self.build_status[key].setText(status)
+            self.restore_buttons[key].setVisible(bool(name) and st.replaced_version(
+                self.project, name, key) is not None)
             item = self.build_list.item(i)
             item.setText(f"{title}  {'✓' if done else ('…' if 'Out of date' in status else '')}")
         if self.build_list.currentRow() < 0:
             self.build_list.setCurrentRow(0)
         self.busy_changed(self.busy)
         self.update_estimate()
+
+    def _builder_profile(self) -> Any:
+        """The profile that builds (its model and settings are part of a step's inputs)."""
+        return self._profile(self._builder_name())
 
     def remaining_steps(self) -> list[str]:
         """The steps "Run all remaining steps" runs: from the first missing or out-of-date
@@ -314,7 +347,8 @@ class BuildPage(InteractEvalPage):
             return None
         project, state = self.project, self.state.model_copy(deep=True)
         return show_estimate(self, self.build_estimate, lambda: st.estimate_build_steps(
-            project, state, dim.name, keys, profile), lead="The remaining steps")
+            project, state, dim.name, keys, profile), lead="The remaining steps",
+            profiles=[profile])
 
     @Slot(int)
     def _build_step_chosen(self, row: int) -> None:
@@ -429,18 +463,68 @@ class BuildPage(InteractEvalPage):
         if self.dimension is None or self.busy:
             return None
         self.flush_edits()
-        return self.wizard.after_cloud_notice(self._profile(self._builder_name()),
-                                              partial(self._start_stages, keys))
+        edited = st.edited_steps(self.project, self.dimension.name, keys)
+        if edited:
+            return self.ask_about_edits(keys, edited)
+        return self._after_notice(keys, "keep")
 
-    def _start_stages(self, keys: list[str]) -> Any:
+    def _after_notice(self, keys: list[str], edits: str) -> Any:
+        return self.wizard.after_cloud_notice(self._profile(self._builder_name()),
+                                              partial(self._start_stages, keys, edits))
+
+    def ask_about_edits(self, keys: list[str], edited: list[tuple[str, str]]) -> QMessageBox:
+        """Some of the steps to run hold a person's edits: keep them (those steps are not run;
+        the later ones read the edits), replace them (the edited versions are kept and can be
+        restored), or run nothing. Returns the open question (``self.edits_box``)."""
+        titles = {k: t.split(". ", 1)[-1] for k, t, _w in BUILD_STEPS}
+        which = "; ".join(f"{titles[k]} (edited by {who})" if who else titles[k]
+                          for k, who in edited)
+        box = QMessageBox(QMessageBox.Icon.Question, "Keep your edits?",
+                          f"These steps were changed by a person: {which}. Running them again "
+                          "would replace those changes.", QMessageBox.StandardButton.NoButton,
+                          self)
+        box.setInformativeText(
+            "Keep the edits: those steps are not run again and the later steps use your "
+            "version. Replace: the steps are run again; the edited versions are kept and "
+            "“Restore the edited version” puts them back.")
+        keep = box.addButton("Keep my edits", QMessageBox.ButtonRole.AcceptRole)
+        replace = box.addButton("Replace them", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(keep)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(button: Any) -> None:
+            self.edits_box = None
+            if button is keep:
+                self._after_notice(keys, "keep")
+            elif button is replace:
+                self._after_notice(keys, "replace")
+
+        box.buttonClicked.connect(answered)
+        self.edits_box = box
+        box.open()
+        return box
+
+    @Slot()
+    def restore_edited(self, key: str) -> None:
+        """Put back the edited version of step ``key`` that a new run replaced."""
+        name = self.state.current
+        if not name or self.busy:
+            return
+        st.restore_replaced(self.project, name, key, who=self.who)
+        self._fill_build()
+
+    def _start_stages(self, keys: list[str], edits: str = "keep") -> Any:
         dim = self.dimension
         if dim is None or self.busy:
             return None
         llm = self._llm(self._builder_name())
+        who = self.who
 
         async def job(progress, cancel):
             return await st.run_build_steps(self.project, self.state, dim.name, keys, llm,
-                                            progress=progress, cancel=cancel)
+                                            progress=progress, cancel=cancel, edits=edits,
+                                            who=who)
 
         titles = {k: t for k, t, _w in BUILD_STEPS}
         title = (f"{titles[keys[0]]} for {dim.name}" if len(keys) == 1 else

@@ -57,7 +57,7 @@ class ResultsPage(InteractEvalPage):
         repeats = []
         if run is not None and n > 1:
             samples = st.run_samples(self.project, self.state, run.checklists)
-            repeats = load_repeats(self.project, run.checklists, run.settings, run.model, n,
+            repeats = load_repeats(self.project, run.checklists, run.settings, run.model_used, n,
                                    samples=samples, order=self.state.text_order)
         return show_repeats(self.stability_label, n if run is not None else 0, repeats,
                             stability, stability_lines,
@@ -94,9 +94,14 @@ class ResultsPage(InteractEvalPage):
 
     def _run_lines(self, run: Any) -> list[tuple[str, str]]:
         from core.interacteval.report import run_lines
+        from core.llm.identity import made_with
 
-        return run_lines(run, texts=st.run_texts_line(self.state),
-                         include_samples=self.state.include_samples)
+        lines = run_lines(run, texts=st.run_texts_line(self.state),
+                          include_samples=self.state.include_samples)
+        # which profile made them (its settings), as the page says it
+        profiles = self.wizard.main_window.settings.profiles
+        return [(key, made_with(profiles, run.model_used) if key == "Model" and run.model
+                 else value) for key, value in lines]
 
     def _compute_agreement(self) -> None:
         run = self.wizard.run

@@ -369,6 +369,11 @@ class ScorePage(InteractEvalPage):
         self.estimate_label.setText("Estimating the calls, cost and time…")
 
         async def work() -> None:
+            from desktop.calibration import MEASURING, calibrate
+
+            await calibrate(project, profile, lambda: self.estimate_label.setText(MEASURING))
+            if generation != self._estimate_generation:
+                return
             try:
                 est = await asyncio.get_running_loop().run_in_executor(
                     None, lambda: st.estimate_scoring(project, checklists, items, settings,
@@ -414,7 +419,7 @@ class ScorePage(InteractEvalPage):
         items = list(self.wizard.opened_texts.read.items)
         profile = self._profile(self.state.scorer or self._builder_name())
         self._estimate_of_run = self.estimate
-        plan = st.plan_scoring(self.project, self.state, items, profile.model)
+        plan = st.plan_scoring(self.project, self.state, items, profile)
         self.wizard.run = None  # the earlier results are not this run's
         llm = self.wizard.llm_factory(profile, self.project, plan.run_id)
         self._run_llm = llm

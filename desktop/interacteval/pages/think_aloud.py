@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -27,6 +29,7 @@ from core.interacteval import session as st
 from core.interacteval.model import (
     Attribute,
 )
+from core.interacteval.think_aloud import CANNOT_THINK_ALOUD, can_think_aloud
 from core.words import count
 from desktop.file_dialogs import ask_then, open_file
 from desktop.interacteval.models import RowColumn, RowsModel
@@ -68,13 +71,14 @@ class ThinkAloudPage(InteractEvalPage):
         models_box = QGroupBox("AI assessors")
         mb = QVBoxLayout(models_box)
         mb.addWidget(self.assessor_list)
+        self.no_assessor_note = hint_label()
+        self.no_assessor_note.hide()
+        mb.addWidget(self.no_assessor_note)
         form = QFormLayout()
         form.addRow("Builds the checklist:", self.builder_combo)
         mb.addLayout(form)
         mb.addWidget(self.think_button)
         mb.addWidget(self.think_estimate)
-        mb.addWidget(self.think_panel)
-        mb.addWidget(self.failures_label)
 
         self.author_edit = QLineEdit()
         self.author_edit.setPlaceholderText("who wrote these notes")
@@ -127,13 +131,20 @@ class ThinkAloudPage(InteractEvalPage):
         lv.addWidget(models_box)
         lv.addWidget(notes_box)
         lv.addStretch(1)
+        # the left column scrolls rather than squash its boxes on a small screen
+        left_scroll = QScrollArea()
+        left_scroll.setWidget(left)
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left_scroll.setMinimumWidth(360)
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(6, 0, 0, 0)
         rv.addLayout(arow)
         rv.addWidget(self.attributes_view, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
+        split.addWidget(left_scroll)
         split.addWidget(right)
         split.setSizes([430, 650])
         layout = page_layout(
@@ -144,6 +155,9 @@ class ThinkAloudPage(InteractEvalPage):
             "work best</b>. Run one or more models from Settings, and type or import your own "
             "notes. The table on the right lists every attribute with whose it is.")
         layout.addWidget(split, 1)
+        # the run below, across the page: room for its progress, Cancel and the whole message
+        layout.addWidget(self.think_panel)
+        layout.addWidget(self.failures_label)
 
     def refresh(self) -> None:
         self._fill_think_aloud()
@@ -157,18 +171,35 @@ class ThinkAloudPage(InteractEvalPage):
         try:
             profiles = self._profiles()
             names = [p.name for p in profiles]
-            if not self.state.assessors and names:
+            able = [p.name for p in profiles if can_think_aloud(p)]
+            # the built-in demo model is never offered (it cannot think aloud)
+            chosen = [n for n in self.state.assessors if n in able or n not in names]
+            if chosen != self.state.assessors:
+                self.state.assessors = chosen
+                self._save()
+            if not self.state.assessors and able:
                 default = self.wizard.main_window.settings.default_profile
-                self.state.assessors = [default if default in names else names[0]]
+                self.state.assessors = [default if default in able else able[0]]
             self.assessor_list.clear()
             for p in profiles:
                 item = QListWidgetItem(p.name)
-                item.setToolTip(f"Model: {p.model}")
                 item.setData(Qt.ItemDataRole.UserRole, p.name)
-                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-                item.setCheckState(Qt.CheckState.Checked if p.name in self.state.assessors
-                                   else Qt.CheckState.Unchecked)
+                if can_think_aloud(p):
+                    item.setToolTip(f"Model: {p.model}")
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                    item.setCheckState(Qt.CheckState.Checked if p.name in self.state.assessors
+                                       else Qt.CheckState.Unchecked)
+                else:
+                    item.setText(f"{p.name} (cannot think aloud)")
+                    item.setToolTip(CANNOT_THINK_ALOUD)
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled
+                                  & ~Qt.ItemFlag.ItemIsUserCheckable)
                 self.assessor_list.addItem(item)
+            self.no_assessor_note.setText(
+                "None of your models can think aloud here: the built-in demo model only "
+                "repeats itself. Add a larger model in Settings → Models, or write the notes "
+                "yourself below (they are enough to build a checklist)." if not able else "")
+            self.no_assessor_note.setVisible(not able)
             self.builder_combo.clear()
             for name in names:
                 self.builder_combo.addItem(name)
@@ -195,7 +226,8 @@ class ThinkAloudPage(InteractEvalPage):
             return None
         project, state = self.project, self.state.model_copy(deep=True)
         return show_estimate(self, self.think_estimate, lambda: st.estimate_think_aloud(
-            project, state, dim.name, profiles), lead="Before you run the think-aloud")
+            project, state, dim.name, profiles), lead="Before you run the think-aloud",
+            profiles=profiles)
 
     def _fill_attributes(self) -> None:
         name = self.state.current

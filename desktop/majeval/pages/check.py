@@ -40,11 +40,16 @@ class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
         and its model's profile become the project's choices, and its stored results are
         shown when there are some."""
         wizard = self.wizard
-        chosen, model, done = st.condition_choice(self.project, self.state, key)
+        from core.llm.identity import model_name, profiles_of
+
+        chosen, used, done = st.condition_choice(self.project, self.state, key)
         if chosen is None:
             return done
-        profile = next((p for p in wizard.main_window.settings.profiles
-                        if model and p.model == model), None)
+        model = model_name(used)
+        profiles = wizard.main_window.settings.profiles
+        same = profiles_of(profiles, used)  # the model and the settings it ran with
+        profile = next((p for p in profiles if p.name in same), None) or next(
+            (p for p in profiles if model and p.model == model), None)
         if profile is None and model and model != wizard.model():
             return (f"No model profile uses {model}: add one in Settings → Models, then "
                     f"choose it on the {self.PAGE_NAME} page.")
@@ -53,7 +58,7 @@ class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
             done += f" Model profile: “{profile.name}” ({model})."
         wizard.state = chosen
         self.judge_chosen()
-        run = st.load_run(self.project, chosen, wizard.model())
+        run = st.load_run(self.project, chosen, wizard.chosen_profile())
         if run is not None:
             wizard.show_run(run, show=False)
         self.refresh()

@@ -3,6 +3,7 @@ the personas."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
@@ -78,6 +79,11 @@ class ExtractionPage(MajEvalPage):
         project, state = self.project, self.state.model_copy(deep=True)
 
         async def work() -> None:
+            from desktop.calibration import MEASURING, calibrate
+
+            await calibrate(project, profile, lambda: self.extract_estimate.setText(MEASURING))
+            if generation != self._estimate_generation:
+                return
             try:
                 est = await asyncio.get_running_loop().run_in_executor(
                     None, lambda: st.estimate_personas(project, state, profile))
@@ -159,6 +165,10 @@ class ExtractionPage(MajEvalPage):
                 f"{count(copied, 'part')} failed because the model repeated the instructions "
                 "instead of answering</b>: check the personas closely, or try a larger "
                 "model.</span>")
+        if state.too_little and personas:
+            self.extract_summary.setText(
+                self.extract_summary.text() + "<br><span style='color:#b42318'><b>Too little to "
+                f"go on.</b> {escape(state.too_little)}</span>")
         self.failures_list.clear()
         for f in state.failures:
             self.failures_list.addItem(f"FAILED — {f.where}: {f.message}")

@@ -100,6 +100,8 @@ class RunPage(MajEvalPage):
         """The estimate shown for the current choices (None while it is being worked out)."""
         self._estimate_of_run: Any = None
         self._gateways: list[Any] = []
+        #: Where each running debate is (unit key -> a line), filled while the run goes.
+        self.live: dict[str, str] = {}
         self.run_button = QPushButton("Start the debates")
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(self.start_run)
@@ -182,10 +184,10 @@ class RunPage(MajEvalPage):
         self.repeats_spin.setValue(state.repeats)
         set_times_suffix(self.repeats_spin)
         self._filling = False
-        done, total = st.run_progress(self.project, state, wizard.model())
+        done, total = st.run_progress(self.project, state, wizard.model_used())
         if state.repeats > 1:  # every repeat counts: a repeat still to run is work to do
             for k in range(1, state.repeats):
-                more, _ = st.run_progress(self.project, state, wizard.model(), repeat=k)
+                more, _ = st.run_progress(self.project, state, wizard.model_used(), repeat=k)
                 done += more
             total *= state.repeats
         groups = len(wizard.editor.groups())
@@ -233,6 +235,11 @@ class RunPage(MajEvalPage):
         project, state = self.project, self.state.model_copy(deep=True)
 
         async def work() -> None:
+            from desktop.calibration import MEASURING, calibrate
+
+            await calibrate(project, profile, lambda: self.estimate_label.setText(MEASURING))
+            if generation != self._estimate_generation:
+                return
             loop = asyncio.get_running_loop()
             try:
                 est = await loop.run_in_executor(None, partial(
@@ -256,7 +263,7 @@ class RunPage(MajEvalPage):
     @Slot()
     def _fill_units(self) -> None:
         self.units_model.set_rows(st.unit_statuses(self.project, self.state,
-                                                   self.wizard.model()))
+                                                   self.wizard.model_used(), live=self.live))
 
     @Slot()
     def start_run(self) -> Any:
@@ -269,7 +276,7 @@ class RunPage(MajEvalPage):
     def _start_run(self) -> Any:
         wizard = self.wizard
         wizard.editor.flush()
-        model = wizard.model()
+        model = wizard.model_used()
 
         profile = wizard.chosen_profile()
         self._estimate_of_run = self.estimate
@@ -287,8 +294,9 @@ class RunPage(MajEvalPage):
                     None, partial(st.estimate_run, self.project,
                                   self.state.model_copy(deep=True), profile,
                                   repeats=self.state.repeats))
+            self.live.clear()
             run = await st.run_debates(self.project, self.state, llm_for_run, model=model,
-                                       progress=progress, cancel=cancel)
+                                       progress=progress, cancel=cancel, live=self.live)
             if self.state.repeats > 1:
                 from core.majeval.repeats import plain_result, run_repeats
 
@@ -304,6 +312,7 @@ class RunPage(MajEvalPage):
 
     def _run_done(self, outcome: RunOutcome) -> None:
         self._units_timer.stop()
+        self.live.clear()  # a stopped run has no debate running
         est, usage = self._estimate_of_run, usage_of(self._gateways)
         if outcome.finished and est is not None and outcome.result.run_id is not None:
             st.keep_estimate(self.project, outcome.result.run_id, est)
@@ -343,6 +352,7 @@ class ResultsPage(MajEvalPage):
     def __init__(self, wizard: Any) -> None:
         super().__init__(wizard)
         self.results = ResultsView()
+        self.results.profiles = lambda: wizard.main_window.settings.profiles
         self.results.export_button.clicked.connect(self._ask_export)
         self.conditions = ConditionsTab(wizard)
         self.results.tabs.addTab(self.conditions, "Conditions")
@@ -366,7 +376,7 @@ class ResultsPage(MajEvalPage):
         wizard, state = self.wizard, self.state
         repeats = []
         if wizard.run is not None and state.repeats > 1:
-            repeats = load_repeats(self.project, state, None, state.repeats, wizard.model())
+            repeats = load_repeats(self.project, state, None, state.repeats, wizard.model_used())
         dimensions = [d.name for d in state.dimensions]
         return show_repeats(self.stability_label,
                             state.repeats if wizard.run is not None else 0, repeats,

@@ -193,3 +193,35 @@ def test_compare_and_score_take_the_same_text_columns_explained_alike(capsys):
     score, compare = column_options("score"), column_options("compare")
     assert len(score) == 8 and compare == score
     assert all(help_ for _r, _m, _d, help_ in compare.values())
+
+
+def test_build_in_a_project_keeps_a_persons_edited_step(inputs, scripted_model, capsys):  # noqa: F811
+    """Issue 28, point 6 on the command line: ``checklist build --project`` over a project where
+    a person renamed the components keeps them (and says so), unless --replace-edits."""
+    from core.interacteval import session
+    from core.project import Project
+
+    project_path = inputs / "p.evaldesk"
+    args = ["checklist", "build", "--dimension", "Coherence",
+            "--definition-file", str(inputs / "def.txt"), "--samples", str(inputs / "samples.xlsx"),
+            "--notes", str(inputs / "anna.txt"), "--model", "scripted/ie-cli",
+            "--project", str(project_path), "-o", str(inputs / "checklist.xlsx")]
+    assert main(args) == 0
+    with Project.open(project_path) as project:
+        # Anna put Structure first (the scripted model answers for these two names only)
+        session.edit_stage(project, "Coherence", "components", ["Structure", "Logical flow"],
+                           who="Anna")
+    capsys.readouterr()
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "“components” of Coherence was edited by Anna" in err and "--replace-edits" in err
+    with Project.open(project_path) as project:
+        assert session.get_stage(project, "Coherence", "components").value == [
+            "Structure", "Logical flow"]
+
+    assert main([*args[:-2], "--replace-edits", *args[-2:]]) == 0
+    with Project.open(project_path) as project:
+        assert session.get_stage(project, "Coherence", "components").value == [
+            "Logical flow", "Structure"]
+        aside = session.replaced_version(project, "Coherence", "components")
+        assert aside["value"] == ["Structure", "Logical flow"] and aside["edited_by"] == "Anna"

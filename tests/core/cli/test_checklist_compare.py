@@ -38,7 +38,8 @@ def test_the_three_checklists_are_built_scored_and_compared(
     human = body[0]
     assert human["vs_combined_difference"] is None
     assert "not enough units" in human["vs_combined_note"]
-    assert "cannot be compared: not enough units" in err
+    # every sentence names the dimension (issue 28, point 13)
+    assert "cannot be compared against your ratings of Coherence: not enough units" in err
     # the people's notes reach only the human and combined builds
     prompts = [p for p in scripted_model.prompts if "Check pronouns" in p]
     assert prompts

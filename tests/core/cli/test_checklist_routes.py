@@ -75,9 +75,9 @@ def _wizard_route(folder, out):
         opened = open_texts(path, state.texts, [d.name for d in state.dimensions])
         state.texts = opened.setup
         assert not opened.read.errors
-        plan = session.plan_scoring(project, state, opened.read.items, MODEL)
-        llm = session.default_llm_factory(ModelProfile(name=MODEL, model=MODEL), project,
-                                          plan.run_id)
+        profile = ModelProfile(name=MODEL, model=MODEL)  # the wizard scores with a profile
+        plan = session.plan_scoring(project, state, opened.read.items, profile)
+        llm = session.default_llm_factory(profile, project, plan.run_id)
         run = asyncio.run(session.score_texts(
             plan.checklists, plan.items, llm, project=project, settings=plan.settings,
             model=plan.model, run_id=plan.run_id, samples=plan.samples))

@@ -22,6 +22,13 @@ def _args(files, model, *more):  # noqa: F811
             "--conditions", "full,pre,simple,single-judge", "-o", str(files / "c.xlsx"), *more]
 
 
+def _profile(model):  # noqa: F811
+    """The profile the command line made for ``--model`` (what the wizard would have chosen)."""
+    from core.cli._common import adhoc_profile
+
+    return adhoc_profile(model.model)
+
+
 def test_conditions_are_compared_and_kept(files, model, capsys):  # noqa: F811
     from openpyxl import load_workbook
 
@@ -37,8 +44,9 @@ def test_conditions_are_compared_and_kept(files, model, capsys):  # noqa: F811
     made = model.calls
     assert made == 2 * 24 * 5 + 12  # everyone agrees: one turn each, then the summary
     assert f"Calls: estimated 252 to 540, made {made}" in err
-    assert "Single judge agrees less well with your ratings than Full personas, after debate" \
-        in err
+    # the sentence names the dimension (issue 28, point 13)
+    assert ("Single judge agrees less well with your ratings of expert (the judges' Overall "
+            "quality) than Full personas, after debate") in err
 
     book = load_workbook(files / "c.xlsx", read_only=True)
     assert book.sheetnames[:2] == ["Comparison", "Condition scores"]
@@ -80,12 +88,12 @@ def test_results_per_condition_survive_reopening(files, model, capsys):  # noqa:
     with Project.open(files / "p.evaldesk") as project:
         state = st.load_state(project)
         assert not state.settings.simple_roles  # the conditions left the choices alone
-        kept = cd.load_conditions(project, state, list(cd.CONDITIONS), model.model)
+        kept = cd.load_conditions(project, state, list(cd.CONDITIONS), _profile(model))
         assert list(kept) == list(cd.CONDITIONS)
         assert kept["single-judge"].scores[cd.ALL_GROUPS]["i3"] == {
             "Overall quality": float(1 + (3 * 7) % 5)}
         assert kept["full"].scores["Parents"]["i3"] == {"Overall quality": HUMAN["i3"]}
-        assert cd.missing_conditions(project, state, list(cd.CONDITIONS), model.model) == []
+        assert cd.missing_conditions(project, state, list(cd.CONDITIONS), _profile(model)) == []
         assert cd.missing_conditions(project, state, ["full"], "scripted/other") == ["full"]
 
 
@@ -123,7 +131,7 @@ def test_the_wizards_export_writes_the_same_comparison_sheet_as_the_cli(files, m
     calls = model.calls
     with Project.open(files / "p.evaldesk") as project:
         state = st.load_state(project)
-        run = st.load_run(project, state, model.model)
+        run = st.load_run(project, state, _profile(model))
         assert run is not None
         target = st.export_results(project, run, files / "wizard.xlsx", state=state)
     assert model.calls == calls  # exporting asks the model nothing
@@ -158,7 +166,7 @@ def test_the_wizards_export_names_the_conditions_not_run(files, model):  # noqa:
     assert main(args) == 0
     with Project.open(files / "p.evaldesk") as project:
         state = st.load_state(project)
-        run = st.load_run(project, state, model.model)
+        run = st.load_run(project, state, _profile(model))
         target = st.export_results(project, run, files / "wizard.xlsx", state=state)
     rows = _sheet(target, "Comparison")
     conditions = {dict(zip(rows[0], r))["condition"] for r in rows[1:]}

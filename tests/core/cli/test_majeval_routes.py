@@ -115,7 +115,7 @@ def through_the_wizards_session(folder, model: str) -> None:
         st.save_state(project, state)
         run = asyncio.run(st.run_debates(
             project, state, lambda run_id: st.default_llm_factory(profile, project, run_id),
-            model=profile.model))
+            model=profile))
         st.export_results(project, run, folder / "wizard.xlsx")
 
 

@@ -132,3 +132,25 @@ def test_import_in_place_and_a_wrong_file(tmp_path, capsys):
     wrong.write_bytes(b"%PDF-1.7")
     assert main(["models", "import", str(wrong)]) == 1
     assert "report.pdf is not a GGUF model file" in capsys.readouterr().err
+
+
+def test_find_on_a_given_port_names_no_program_it_cannot_tell_and_keeps_the_port(capsys):
+    """Issue 28, point 13: a stand-in OpenAI-compatible server on a port of its own was called
+    "LM Studio" (it answers LM Studio's address too, with the same list), and the hint to add
+    it dropped the --port, so following it found nothing."""
+    from http.server import BaseHTTPRequestHandler
+
+    from tests.core.local_models.fake_servers import send_json
+
+    listing = {"object": "list", "data": [
+        {"id": "judge-model", "object": "model", "owned_by": "organization_owner"}]}
+
+    def every_address(request: BaseHTTPRequestHandler) -> None:
+        send_json(request, listing)
+
+    with serve(every_address) as port:
+        assert main(["models", "find", "--port", f"openai:{port}"]) == 0
+    captured = capsys.readouterr()
+    assert "LM Studio" not in captured.out + captured.err
+    assert f"an OpenAI-compatible server at http://127.0.0.1:{port}/v1" in captured.out
+    assert f"evaldesk models find --port openai:{port} --add" in captured.err

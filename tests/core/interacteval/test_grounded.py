@@ -210,3 +210,12 @@ async def test_a_component_without_notes_gets_no_question_and_the_checklist_says
     assert said in unreviewed.remarks and GROUNDED_REMARK in unreviewed.remarks
     assert len(unreviewed.items) == 2
     assert not [c for _m, _s, c in llm.calls if "key_questions" in c or "sub_questions" in c]
+
+
+def test_a_contraction_or_a_letter_never_names_a_component():
+    """Issue 28, point 7: the built-in model named a component "it's" (a word of a note)."""
+    from core.interacteval.grounded import note_word_groups
+
+    groups = note_word_groups("It's fine, don't use a word like x twice")
+    assert not any(g.casefold().startswith(("it's", "don't")) for g in groups)
+    assert "x" not in groups and "fine" in groups and "word" in groups

@@ -267,3 +267,43 @@ async def test_scores_kept_under_the_keys_of_earlier_versions_are_reused(tmp_pat
         run = await session.score_texts([checklist], [item], llm, project=project,
                                         model="fake", run_id=run_id)
     assert llm.calls == [] and run.reused == 1 and run.scores[0].score == 4.0
+
+
+def test_a_deleted_question_is_named_in_the_exports(tmp_path):
+    """Issue 28, point 13: a question deleted in the checklist editor was nowhere in the
+    export. The results workbook and the checklist workbook name it, with who and when; a
+    reworded question is not taken for a deleted one."""
+    import pandas as pd
+
+    from core.interacteval import Checklist, ChecklistItem, ScoringSettings, TextScore
+    from core.interacteval.pipeline import ScoringRun
+    from core.project import Project
+
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        made = Checklist(dimension="Word choice", items=[
+            ChecklistItem(question="Are the words precise?"),
+            ChecklistItem(question="Is the vocabulary varied?"),
+            ChecklistItem(question="Does it avoid slang?")])
+        session.save_checklist(project, made)
+        reworded = made.model_copy(deep=True)
+        reworded.items[0].question = "Are the words exact?"
+        session.edit_checklist(project, reworded, who="Anna")
+        fewer = reworded.model_copy(update={"items": reworded.items[:2]}, deep=True)
+        session.edit_checklist(project, fewer, who="Anna")
+        gone = session.deleted_questions(project, "Word choice")
+        assert [(q, who) for q, who, _ in gone] == [("Does it avoid slang?", "Anna")]
+
+        state = session.WizardState(dimensions=[session.Dimension(name="Word choice")])
+        session.export_checklists(project, state, tmp_path / "lists.xlsx")
+        text = pd.read_excel(tmp_path / "lists.xlsx", sheet_name="Read me",
+                             header=None).to_string()
+        assert "questions deleted" in text and "Does it avoid slang?" in text
+
+        run = ScoringRun(scores=[TextScore(text_id="e1", dimension="Word choice", status="ok",
+                                           score=3.0)],
+                         settings=ScoringSettings(), model="m", checklists=[fewer])
+        session.export_results(project, run, tmp_path / "results.xlsx")
+        results = pd.read_excel(tmp_path / "results.xlsx", sheet_name="Read me",
+                                header=None).to_string()
+        assert "Does it avoid slang?" in results and "by Anna" in results
+        assert "Are the words precise?" not in results  # reworded, not deleted

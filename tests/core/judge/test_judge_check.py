@@ -249,6 +249,23 @@ def test_rank_judges_best_first_with_the_paired_test_against_the_best():
     assert spearman[0].value == pytest.approx(sps.spearmanr(good, person)[0])
 
 
+def test_rank_judges_counts_items_once_whatever_the_dimensions():
+    """Issue 28, point 13: Pick the judge said 12 "items" for 6 rated items on two
+    dimensions."""
+    from core.judge_check import rank_judges
+
+    def judge(offset):
+        return JudgeData(method="MAJ-Eval", items=[
+            JudgeItem(f"i{k}", scores={"A": float((k + offset) % 5 + 1),
+                                       "B": float((k * 3 + offset) % 5 + 1)})
+            for k in range(6)], dimensions=["A", "B"])
+
+    ratings = [Rating(f"i{k}", "Anna", {"A": float(k % 5 + 1), "B": float((k * 3) % 5 + 1)})
+               for k in range(6)]
+    ranks = rank_judges([("one", "m1", judge(0)), ("two", "m2", judge(1))], ratings, n_boot=0)
+    assert [(r.items, r.n) for r in ranks] == [(6, 12), (6, 12)]
+
+
 def test_check_step_reports_progress_and_stops_when_cancelled():
     from core.judge_check import check_step, judge_report
     from core.runs import Cancelled, CancelToken, Progress

@@ -77,3 +77,24 @@ def test_the_list_is_read_from_the_shipped_data_file(monkeypatch, tmp_path):
         json.dumps({"models": [dict(entries[0], key="other")]}), encoding="utf-8")
     monkeypatch.setattr(paths, "resources_dir", lambda: tmp_path)
     assert [m.key for m in catalogue._load_recommended()] == ["other"]
+
+
+def test_the_list_says_how_fast_each_model_writes_here():
+    """Issue 28, point 13: the model list marked a 14B model "fits" on a 2-core computer
+    without a graphics card, saying nothing about speed."""
+    from core.local_models.catalogue import expected_speed
+
+    small = Computer(total_ram=32 * GB, free_disk=100 * GB, cores=2)
+    big = find_recommended("qwen2.5-14b")
+    verdict = fit(big, small)
+    assert verdict.ok and verdict.speed_class == "very slow"
+    assert "2 processor cores" in verdict.speed and "tokens a second" in verdict.summary
+    workstation = Computer(total_ram=64 * GB, free_disk=100 * GB, cores=4)
+    assert expected_speed(find_recommended("llama3.2-3b"), workstation)[0] == "usable"
+    # measured here: the built-in model (250 MB) wrote 40 tokens a second -> a 9 GB file
+    # about 1 a second, whatever the cores say
+    measured = Computer(total_ram=32 * GB, free_disk=100 * GB, cores=16,
+                        measured=(250_000_000, 40.0))
+    word, text = expected_speed(big, measured)
+    assert word == "very slow" and "measured on this computer" in text
+    assert expected_speed(big, Computer(total_ram=None, free_disk=None)) == ("", "")

@@ -61,7 +61,7 @@ async def test_the_estimated_calls_are_the_calls_the_run_makes(scripted, tmp_pat
         assert est.cost == 0 and "no cost" in est.summary()
 
         await st.run_debates(project, state, lambda run_id: _gateway(llm, project, run_id),
-                             model=profile.model)
+                             model=profile)
         assert llm.calls == getattr(est, bound)
 
         again = st.estimate_run(project, state, profile)

@@ -51,3 +51,42 @@ def test_evidence_and_corrections_carry_the_number_the_screen_shows(tmp_path, pa
 
         st.edit_page(project, doc.name, shown.number, shown.text + " (checked)", "Ann")
         assert st.corrected_pages(project) == [f"{doc.name} {unit} {shown.number} by Ann"]
+
+
+CHAN = DOCS / "Chan2023_AI_policy_education_framework_IJETHE.pdf"
+#: A row of the framework's table on page 15 whose words also stand in the table of page 13
+#: ("5. Attributing AI technologies Promote academic integrity ...").
+CELL = "(5) Attributing AI technologies"
+
+
+@pytest.mark.skipif(not CHAN.exists(), reason="the shared persona documents are not here")
+async def test_a_table_cell_is_placed_on_the_page_the_model_read_it_from(scripted):
+    """Issue 28, point 12: a table cell on page 5 was attributed to page 2 (where the same words
+    stand) and a large block of page 2 was highlighted. The quote is placed on the pages of the
+    part the model was given, and only the quote (or its short sentence) is highlighted."""
+    from core.documents import load_document
+    from core.majeval.perspective_extraction import extract_perspectives
+
+    doc = load_document(CHAN, max_pages=None)
+    assert find_evidence(doc, CELL)[0] == 13  # the words stand earlier too
+    assert find_evidence(doc, CELL, pages=[14, 15, 16]) == (15, 1.0)
+
+    def reply(messages):
+        text = messages[-1]["content"]
+        if CELL not in text:
+            return {"stakeholders": []}
+        return {"stakeholders": [{"name": "University teachers", "characteristics": "",
+                                  "perspectives": [{"perspective": "AI use must be credited.",
+                                                    "evidence": CELL}]}]}
+
+    _llm, gateway = scripted(reply, context_window=2500, max_tokens=200)
+    found = await extract_perspectives(doc, "Judge AI policy answers.", gateway,
+                                       context_window=2500, answer_tokens=200)
+    (perspective,) = found.perspectives
+    assert perspective.page == 15 and 15 in perspective.chunk_pages
+
+    span = st.evidence_span(doc.page(15).text, CELL)
+    assert doc.page(15).text[span[0]:span[1]] == CELL
+    on_13 = st.evidence_span(doc.page(13).text, CELL)  # a person looks at page 13 anyway
+    shown = doc.page(13).text[on_13[0]:on_13[1]]
+    assert shown == "5. Attributing AI technologies"  # not the 151 characters of its row

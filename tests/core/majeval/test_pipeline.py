@@ -292,3 +292,38 @@ async def test_simple_roles_carry_the_group_description_and_a_new_one_is_debated
                        store=units_in(project, settings=settings), group_descriptions=changed)
         redone = {speaker(r.messages) for r in llm.requests[calls:]}
         assert redone == {"Dana Ray", "Eli Stone"}  # only the parents' roles changed
+
+
+async def test_each_running_debate_says_where_it_is(scripted, items, tmp_path):
+    """Issue 28, point 9: the debate table read "waiting, 0 of 6" for 14 minutes while the
+    turns ran. While a debate runs, ``live`` says where it is; a finished one leaves it."""
+    from core.majeval import session as st
+    from core.project import Project
+
+    seen: list[dict[str, str]] = []
+    live: dict[str, str] = {}
+
+    def watching(messages):
+        seen.append(dict(live))  # what the table would show at this moment
+        return panel(messages)
+
+    with Project.create(tmp_path / "p.evaldesk") as project:
+        st.save_personas(project, PERSONAS)
+        state = st.WizardState(task="Judge QA pairs.", item_list=items)
+        llm, gateway = scripted(watching, cache=project, max_concurrency=1)
+        run = await st.run_debates(project, state, lambda _run_id: gateway, model=llm.model,
+                                   max_units=1, live=live)
+        assert all(r.status == "ok" for r in run.items) and live == {}
+        notes = [note for snapshot in seen for note in snapshot.values()]
+        assert "judging alone: 0 of 2" in notes and "judging alone: 1 of 2" in notes
+        assert "debating: turn 1 of at most 6" in notes
+        assert "debating: turn 2 of at most 6" in notes
+        assert "summing up the views" in notes
+    # the table of a run under way: the debate in ``live`` is "running" with its line
+    running = next(snapshot for snapshot in seen if snapshot)
+    ((key, note),) = running.items()
+    with Project.create(tmp_path / "q.evaldesk") as fresh:
+        st.save_personas(fresh, PERSONAS)
+        rows = st.unit_statuses(fresh, state, llm.model, live={key: note})
+        assert [(r["status"], r["note"]) for r in rows].count(("running", note)) == 1
+        assert {r["status"] for r in rows} == {"running", "waiting"}

@@ -100,7 +100,7 @@ async def test_bundled_model_end_to_end(tmp_path):
              Item(id="q2", content="Q: What colour is the sky? A: Blue.",
                   context="A girl looks at the sky.")]
     run = await evaluate(panel(), items, task, gateway, settings=DebateSettings(rounds=1),
-                         model=profile.model)
+                         model=profile)
     assert len(run.items) == 2 and len(run.groups) == 4
     # the honest outcome: most debates failed, and the results say so
     assert len(run.failed_units) > len(run.groups) // 2

@@ -134,7 +134,7 @@ async def test_the_estimate_counts_every_repeat_still_to_run(project, scripted_l
     three = cd.estimate_conditions(project, state, ["single-judge"], profile, repeats=3)
     assert (one.calls, three.calls) == (N_ITEMS, 3 * N_ITEMS)
     await run_repeats(project, state, _factory(project, llm, []), ["single-judge"], 2,
-                      model=llm.model)
+                      model=profile)
     left = cd.estimate_conditions(project, state, ["single-judge"], profile, repeats=3)
     assert left.calls == N_ITEMS
     debates = st.estimate_run(project, state.model_copy(

@@ -38,7 +38,8 @@ def building(messages):
                             "perspectives": [[1]]},
                            {"name": "Teachers", "stakeholders": ["Teachers"],
                             "perspectives": [[2]]}]}
-    return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz", "perspective": "x"}]}
+    return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz",
+                          "perspective": "Questions should stay short and fun."}]}
 
 
 def _project_with_doc(tmp_path):
@@ -62,14 +63,16 @@ async def test_an_older_project_with_perspectives_in_either_old_shape_still_open
         scripted, tmp_path, old):
     project, state = _project_with_doc(tmp_path)
     with project:
+        llm, gateway = scripted(building, cache=project)
         project.put_artefact(PERSPECTIVES_ARTEFACT, DOC.name, old, origin="generated")
-        state.extracted[DOC.name] = st.extraction_fingerprint(state.task, DOC)
+        # read by this model (a fingerprint without the model is read again: who read it is
+        # not known, and the project's cache answers a re-read by the same model)
+        state.extracted[DOC.name] = st.extraction_fingerprint(state.task, DOC, gateway.profile)
         st.save_state(project, state)
 
         kept = st.stored_perspectives(project, DOC.name)
         assert kept is not None and [s.name for s in kept.stakeholders] == ["Parents",
                                                                              "Teachers"]
-        llm, gateway = scripted(building, cache=project)
         made = await st.create_personas_stored(project, st.load_state(project), gateway)
         assert made.reused == [DOC.name] and [p.group for p in made.personas] == [
             "Parents", "Teachers"]
@@ -87,7 +90,8 @@ async def test_perspectives_are_kept_in_one_shape_with_their_fingerprint(scripte
         await st.create_personas_stored(project, state, gateway)
         payload = project.get_artefact(PERSPECTIVES_ARTEFACT, DOC.name).payload
         assert payload[VERSION_FIELD] == 2
-        assert payload["fingerprint"] == st.extraction_fingerprint(state.task, DOC)
+        assert payload["fingerprint"] == st.extraction_fingerprint(state.task, DOC,
+                                                                   gateway.profile)
         assert [s["name"] for s in payload["stakeholders"]] == ["Parents", "teachers"]
 
 
@@ -147,7 +151,8 @@ async def test_created_personas_are_kept_and_a_persons_edits_survive_a_new_creat
             return {"groups": [{"name": "Parents", "stakeholders": ["Parents"],
                                 "perspectives": [[1], [2]]},
                                {"name": "Teachers", "perspectives": [[3]]}]}
-        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz", "perspective": "x"}]}
+        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz",
+                          "perspective": "Questions should stay short and fun."}]}
 
     project, state = _project_with_doc(tmp_path)
     with project:
@@ -199,3 +204,65 @@ def test_one_persona_rule_for_the_editor_the_import_and_the_debate(tmp_path):
     write_personas(export, st.load_personas(project))
     assert read_personas(export).ok
     assert len(st._check_ready(project, state)) == 2
+
+
+async def test_another_model_reads_the_documents_again(scripted, tmp_path):
+    """Issue 28, point 4: after finding stakeholders with one model, "Find stakeholders again"
+    with a capable one must send the documents to it, not only regroup the first model's
+    stakeholders (seen: only grouping and personas were redone, on the built-in model's
+    stakeholder "A")."""
+    def weak(messages):
+        what = kind(messages)
+        if what == "extract":
+            return extraction_reply(messages)
+        if what == "group":
+            return {"groups": [{"name": "Parents", "stakeholders": ["Parents"],
+                                "perspectives": [[1], [2]]},
+                               {"name": "Teachers", "perspectives": [[3]]}]}
+        return {"personas": [{"perspective_no": 1, "name": "Sam Ortiz",
+                          "perspective": "Questions should stay short and fun."}]}
+
+    read_by_capable = []
+
+    def capable(messages):
+        what = kind(messages)
+        if what == "extract":
+            read_by_capable.append(messages)
+            text = messages[1]["content"]
+            found = []
+            if "real world" in text:
+                found.append({"name": "Preschool teachers", "characteristics": "Teach.",
+                              "perspectives": [{"perspective": "Link stories to life.",
+                                                "evidence": "Teachers want questions that "
+                                                "connect the story with the real world."}]})
+            return {"stakeholders": found}
+        if what == "group":
+            return {"groups": [{"name": "Teachers", "stakeholders": ["Preschool teachers"],
+                                "perspectives": [[1]]}]}
+        return {"personas": [{"perspective_no": 1, "name": "Kim Lee",
+                          "perspective": "Stories should link to real life."}]}
+
+    from core.llm.identity import model_fields
+
+    project, state = _project_with_doc(tmp_path)
+    with project:
+        _, first = scripted(weak, cache=project, context_window=1500, max_tokens=200)
+        await st.create_personas_stored(project, state, first)
+        assert st.personas_made_by(project, state) == model_fields(first.profile)
+        _, second = scripted(capable, cache=project, context_window=1500, max_tokens=200)
+        estimate = st.estimate_personas(project, state, second.profile)
+        assert estimate.done_already == 0  # the document is to be read again
+        made = await st.create_personas_stored(project, state, second)
+        assert read_by_capable, "the capable model never read the document"
+        assert made.read == [DOC.name] and made.reused == []
+        stored = st.stored_perspectives(project, DOC.name)
+        assert [s.name for s in stored.stakeholders] == ["Preschool teachers"]
+        assert [p.name for p in st.load_personas(project)] == ["Kim Lee"]
+        assert st.personas_made_by(project, state) == model_fields(second.profile)
+        assert st.personas_out_of_date(project, state) == ""
+
+        # the same model with another seed is another reader too
+        seeded = second.profile.model_copy(update={"seed": 5})
+        assert st.estimate_personas(project, state, seeded).done_already == 0
+        # and the same profile again reads nothing
+        assert st.estimate_personas(project, state, second.profile).done_already == 1

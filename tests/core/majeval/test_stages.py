@@ -163,14 +163,16 @@ async def test_personas_left_out_are_asked_for_alone(scripted):
         {"name": "Developers", "perspectives": [[1], [2], [3]]}]}), [
             p for s in holders() for p in s.perspectives][:3])
 
+    FIELDS = {"demographics": "A developer, 34.", "perspective": "Tools should be fast.",
+              "specialty": "Back ends.", "psychological_traits": "Patient.",
+              "social_relationships": "Works in a team."}
+
     def reply(messages):
         text = messages[-1]["content"]
         if "3. Robust too." in text:  # the group call forgets perspective 2
             return {"personas": [
-                {"perspective_no": 1, "name": "Ana", "demographics": "d", "perspective": "p",
-                 "specialty": "s", "psychological_traits": "t", "social_relationships": "r"},
-                {"perspective_no": 3, "name": "Ana", "demographics": "d", "perspective": "p",
-                 "specialty": "s", "psychological_traits": "t", "social_relationships": "r"}]}
+                {"perspective_no": 1, "name": "Ana", **FIELDS},
+                {"perspective_no": 3, "name": "Ana", **FIELDS}]}
         assert "1. Fast." in text
         return {"personas": [{"perspective_no": 1, "name": "Ben"}]}
 
