@@ -78,7 +78,7 @@ def _quiet_loading() -> None:
 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
-    except Exception:  # an older or newer transformers without these helpers
+    except Exception:  # noqa: BLE001, S110 - an older or newer transformers without these helpers
         pass
 
 
@@ -177,18 +177,18 @@ def available_devices() -> list[str]:
         return devices
     try:
         import torch
-    except Exception:  # torch missing or broken: the CPU is all we can promise
+    except Exception:  # noqa: BLE001 - torch missing or broken: the CPU is all we can promise
         return devices
     try:
         if torch.cuda.is_available():
             devices.append("cuda")
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - a broken CUDA set-up: the other devices still count
         pass
     try:
         mps = getattr(torch.backends, "mps", None)
         if mps is not None and mps.is_available():
             devices.append("mps")
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - a broken Metal set-up: the other devices still count
         pass
     return devices
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
@@ -35,7 +36,7 @@ def _memory_keyring() -> None:
 
     class _Memory(keyring.backend.KeyringBackend):
         priority = 1
-        store: dict[tuple[str, str], str] = {}
+        store: ClassVar[dict[tuple[str, str], str]] = {}
 
         def get_password(self, service, username):
             return self.store.get((service, username))

@@ -169,7 +169,7 @@ class LicencesModel(HeaderedTableModel):
         super().__init__(parent)
         self._rows = [(c, *found_licence(c)) for c in components]
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
 

@@ -104,7 +104,7 @@ def validate_api_bases(text: str) -> tuple[list[str], list[str]]:
 def _key_state(name: str) -> bool:
     try:
         return secrets.has_api_key(name)
-    except Exception:  # a broken keyring must not break the settings window
+    except Exception:  # noqa: BLE001 - a broken keyring must not break the settings window
         return False
 
 

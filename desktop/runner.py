@@ -119,7 +119,8 @@ def _is_coroutine_step(step: Callable[..., Any]) -> bool:
         target = target.func  # type: ignore[attr-defined]
     if inspect.iscoroutinefunction(target):
         return True
-    call = getattr(type(target), "__call__", None)  # an object with an async __call__
+    # an object with an async __call__: the method itself, to see whether it is a coroutine
+    call = getattr(type(target), "__call__", None)  # noqa: B004
     return call is not None and inspect.iscoroutinefunction(call)
 
 

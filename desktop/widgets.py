@@ -40,11 +40,11 @@ from PySide6.QtWidgets import (
 __all__ = [
     "MAX_REPEATS",
     "PRIMARY_DISABLED_STYLE",
+    "actual_label",
     "add_parts",
     "alert_box",
     "check_row",
     "chosen_sheet",
-    "actual_label",
     "error_label",
     "estimate_label",
     "exclusive",
