@@ -277,14 +277,15 @@ def _extremes(judge: JudgeData, ids: Sequence[str], k: int) -> set[str]:
     offer first (what EvalDesk offered before the random order): the ceil(k/2) highest and
     floor(k/2) lowest mean scores, ties in the items' order."""
     scores = {i.item_id: i.summary_score for i in judge.items}
+    scored = {i: score for i in ids if (score := scores.get(i)) is not None}
     place = {item_id: n for n, item_id in enumerate(ids)}
-    ranked = [i for i in ids if scores.get(i) is not None]
-    ranked.sort(key=lambda i: -scores[i])  # type: ignore[operator]
+    ranked = [i for i in ids if i in scored]
+    ranked.sort(key=lambda i: -scored[i])
     top, bottom = (k + 1) // 2, k // 2
     chosen = set(ranked[:top])
     rest = [i for i in ranked if i not in chosen]
     # the lowest: among equal scores the earlier item first, as the old order's min() did
-    lowest = sorted(rest, key=lambda i: (scores[i], place[i]))[:bottom]  # type: ignore[index]
+    lowest = sorted(rest, key=lambda i: (scored[i], place[i]))[:bottom]
     return chosen | set(lowest)
 
 
@@ -653,6 +654,10 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
     )
 
 
+#: An answer in a pattern of answers ("YYN?"): "?" when there is none.
+_LETTER: dict[bool | None, str] = {True: "Y", False: "N"}
+
+
 def judge_spreads(judge: JudgeData) -> list[tuple[str, stats.JudgeSpread]]:
     """Per dimension: does the judge tell the items apart? Over every item it scored (held
     out or not): the most common score, the most common answers to its checklist questions,
@@ -665,7 +670,7 @@ def judge_spreads(judge: JudgeData) -> list[tuple[str, stats.JudgeSpread]]:
         patterns = None
         asked: dict[str, list[Any]] = {}
         if questions:
-            patterns = ["".join({True: "Y", False: "N"}.get(i.answers.get(dim, {}).get(q), "?")
+            patterns = ["".join(_LETTER.get(i.answers.get(dim, {}).get(q), "?")
                                 for q in questions) for i in scored]
             asked = {f"question {k} ({q})": [i.answers.get(dim, {}).get(q) for i in scored]
                      for k, q in enumerate(questions, start=1)}
@@ -725,7 +730,8 @@ def question_disagreements(judge: JudgeData, ratings: Iterable[Rating], dimensio
     by_item: dict[str, list[Rating]] = {}
     for r in chosen:
         by_item.setdefault(r.item_id, []).append(r)
-    fails, passes = [], []
+    fails: list[Disagreement] = []
+    passes: list[Disagreement] = []
     for item in judge.items:
         if item.item_id not in by_item or item.held_out:
             continue

@@ -773,7 +773,8 @@ class Project:
                 "VALUES (?, ?, ?, ?, ?)",
                 (kind, name, digest, stored, _now()),
             )
-            return int(cursor.lastrowid)
+            assert cursor.lastrowid is not None  # an INSERT gives its row an id
+            return cursor.lastrowid
 
     def get_input(self, input_id: int) -> ProjectInput | None:
         with self._reading() as conn:
@@ -948,7 +949,8 @@ class Project:
     ) -> list[Edit]:
         """Human edits, oldest first: of one artefact, of one kind, or all."""
         sql = "SELECT id, artefact_id, kind, key, field, old, new, who, at FROM edits"
-        where, params = "", ()  # type: tuple[Any, ...]
+        where = ""
+        params: tuple[Any, ...] = ()
         if isinstance(artefact, Artefact):
             artefact = (artefact.kind, artefact.key)
         if isinstance(artefact, int):
@@ -1080,7 +1082,8 @@ class Project:
     ) -> list[Result]:
         """Results of a run (optionally of one kind / status) in the order first stored."""
         self._flush_before_reading()
-        clauses, params = ["run_id = ?"], [run_id]
+        clauses: list[str] = ["run_id = ?"]
+        params: list[int | str] = [run_id]
         if kind is not None:
             clauses.append("kind = ?")
             params.append(kind)
