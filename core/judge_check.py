@@ -38,11 +38,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import stats
+from core.tables import (
+    ExportReport,
+    Sheet,
+    TableError,
+    cell_number,
+    list_sheets,
+    read_table,
+    write_workbook,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
     from core.runs import CancelToken, Progress
-    from core.tables import ExportReport
 
 __all__ = [
     "FAILS_GOOD_RATE",
@@ -830,8 +838,6 @@ _SHEET_ABOUT = {
 def write_report(path: str | Path, report: JudgeReport,
                  readme: Sequence[tuple[str, str]] = ()) -> ExportReport:
     """Write the judge-vs-people report to an Excel workbook (app and CLI alike)."""
-    from core.tables import Sheet, write_workbook
-
     sheets = [Sheet(name, frame, description=_SHEET_ABOUT[name])
               for name, frame in report_frames(report).items()]
     return write_workbook(path, sheets, [*report.describe(), *readme])
@@ -843,8 +849,6 @@ def export_ratings(path: str | Path, ratings: Sequence[Rating], *,
     a dimension (``question`` empty, ``rating`` a number) or of a checklist question
     (``rating`` Yes or No)."""
     import pandas as pd
-
-    from core.tables import Sheet, write_workbook
 
     rows = []
     for r in ratings:
@@ -884,8 +888,6 @@ def read_ratings(path: str | Path, *, scale: tuple[int, int] | None = None,
     """Read a ratings workbook (the columns of :data:`RATING_COLUMNS`; ``rated_at`` optional).
     Rows that cannot be used are skipped and named (row, column, what to do): a rating outside
     ``scale``, an item not in ``items``, a dimension not in ``dimensions``."""
-    from core.tables import TableError, cell_number, list_sheets, read_table
-
     path = Path(path)
     out = RatingsRead()
     try:

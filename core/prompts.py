@@ -371,6 +371,8 @@ def _copy_check(
     refuse_loops: bool = False,
 ) -> Callable[[Any], Any]:
     """A gateway ``check`` that rejects replies repeating our template's wording."""
+    # here, not at the top: core.llm's gateway imports this module (repeats_itself), so one
+    # of the two imports has to wait until it is called
     from core.llm import Rejection, copied_instructions
 
     own = set(own_words)

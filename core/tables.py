@@ -54,6 +54,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from core import paths
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -2108,10 +2110,9 @@ def check_export_target(
             )
     _export_path(target, replace_existing=replace_existing)
     try:
-        from core.paths import claim_temp_file_beside, let_go
-
-        probe, held = claim_temp_file_beside(target, prefix="~evaldesk-", suffix=".xlsx.tmp")
-        let_go(held)
+        probe, held = paths.claim_temp_file_beside(target, prefix="~evaldesk-",
+                                                   suffix=".xlsx.tmp")
+        paths.let_go(held)
         probe.unlink(missing_ok=True)
     except OSError as exc:
         raise _write_error(exc, target, creating=True) from None
@@ -2121,12 +2122,10 @@ def check_export_target(
 def _export_path(path: Path, *, replace_existing: bool) -> Path:
     """``path`` with ``.xlsx`` added to a name without a suffix, after the checks that need no
     writing (name, suffix, folder, an existing file: a folder, read-only, not ours)."""
-    from core.paths import file_name_problem
-
-    problem = file_name_problem(path.name)
+    problem = paths.file_name_problem(path.name)
     if path.suffix == "" and problem is None and not path.is_dir():
         path = path.with_suffix(".xlsx")
-        problem = file_name_problem(path.name)
+        problem = paths.file_name_problem(path.name)
     if problem is not None:  # refused before anything is written
         raise TableError(problem, path)
     if path.is_dir():
@@ -2343,9 +2342,7 @@ def write_workbook(
             raise _write_error(exc, path) from None
         raise
     finally:
-        from core.paths import let_go
-
-        let_go(held)
+        paths.let_go(held)
     return report
 
 
@@ -2438,10 +2435,8 @@ def _make_temp(folder: Path, path: Path) -> tuple[str, int | None]:
     """The temporary workbook the export writes (held until :func:`core.paths.let_go`), after
     removing those an EvalDesk killed during an export left in this folder."""
     try:
-        from core.paths import claim_temp_file_beside
-
-        name, held = claim_temp_file_beside(folder / path.name, prefix="~evaldesk-",
-                                            suffix=".xlsx.tmp")
+        name, held = paths.claim_temp_file_beside(folder / path.name, prefix="~evaldesk-",
+                                                  suffix=".xlsx.tmp")
         return str(name), held
     except OSError as exc:
         raise _write_error(exc, path, creating=True) from None

@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Any, Literal, Self
 
 from core import __version__, paths
+from core.runs import Cancelled
 
 __all__ = [
     "APPLICATION_ID",
@@ -1698,8 +1699,6 @@ def _interrupted(exc: BaseException) -> bool:
 def _interruption(cancelled: bool) -> BaseException:
     """What a stopped query means: Cancel in the app (:meth:`Project.interrupt`) or Ctrl+C."""
     if cancelled:
-        from core.runs import Cancelled
-
         return Cancelled()
     return KeyboardInterrupt()
 
