@@ -16,8 +16,10 @@ from typing import ClassVar
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from core import paths
+from core import paths, secrets
 from core.settings import ModelProfile
+from desktop.app import start
+from desktop.settings_dialog import SettingsDialog
 
 
 def _wait(ms: int) -> None:
@@ -51,9 +53,6 @@ def _memory_keyring() -> None:
 
 
 def main(out: Path | None = None) -> int:
-    from desktop.app import start
-    from desktop.settings_dialog import SettingsDialog
-
     out = out or paths.resources_dir() / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     SettingsDialog.detect_devices = staticmethod(lambda: ["cpu"])  # no torch import for a picture
@@ -69,8 +68,6 @@ def main(out: Path | None = None) -> int:
     _wait(300)
     home = out / "home.png"
     window.grab().save(str(home))
-
-    from core import secrets
 
     secrets.set_api_key("GPT-4o mini", "sk-example-not-a-real-key")
     dialog = window.open_settings()

@@ -344,7 +344,7 @@ class FrameModel(ColumnsModel):
         if column.kind == "percent":
             return f"{float(value):.0f}%"
         if column.kind == "p":
-            from core.stats import format_p
+            from core.stats import format_p  # not at start-up: it loads scipy (~1.5 s)
 
             return format_p(float(value)).removeprefix("p ").removeprefix("= ")
         if column.kind == "bool":
