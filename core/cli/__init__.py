@@ -126,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from core.llm._engine import add_engine_listener
+
+    remove = add_engine_listener(_tell_engine_event)
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
@@ -142,3 +145,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"evaldesk: {exc}", file=sys.stderr)
         return 1
+    finally:
+        remove()
+
+
+def _tell_engine_event(event: object) -> None:
+    """The local model's engine in the terminal: when it starts loading, is ready, or crashed
+    (not every second of loading)."""
+    kind = getattr(event, "kind", "")
+    if kind in ("ready", "crashed") or (kind == "starting" and not getattr(event, "seconds", 0)):
+        print(f"evaldesk: {getattr(event, 'message', '')}", file=sys.stderr, flush=True)

@@ -307,13 +307,17 @@ def import_model_file(
 
 
 def profile_for_file(model: ModelFile) -> ModelProfile:
-    """A model profile that runs ``model`` with the built-in llama.cpp provider."""
+    """A model profile that runs ``model`` in llama.cpp's server on this computer, with as many
+    calls at once as suit its cores and memory (the engine takes fewer when the model's contexts
+    do not fit in free memory)."""
+    from core.machine import default_local_concurrency
+
     stem = Path(model.path).stem
     return ModelProfile(
         name=f"{model.name} (this computer)"[:120],
         model=LOCAL_MODEL_PREFIX + stem,
         gguf_path=model.path,
-        max_concurrency=1,
+        max_concurrency=default_local_concurrency(),
         max_tokens=1024,
         context_window=max(512, model.context_window),
         timeout_s=600.0,
