@@ -328,10 +328,11 @@ class Engine:
             if "bind" not in last_problem.lower():
                 break
         self.stop()
+        said = f" ({last_problem})" if last_problem else ""
         raise EngineError(
-            f"The local model {self.name} could not be started: {last_problem or 'the engine stopped'}. "
-            "Check that it is a GGUF chat model and that the computer has enough free memory; "
-            f"details are in {self.log_path}."
+            f"The model file {self.key.gguf} could not be loaded{said}. Check that it is a GGUF "
+            "chat model and that the computer has enough free memory; details are in "
+            f"{self.log_path}."
         )
 
     async def _wait_healthy(self, started: float) -> bool:
