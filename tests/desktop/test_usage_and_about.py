@@ -79,7 +79,7 @@ def test_declared_licences_match_installed_metadata():
                        ("PySide6-Essentials", "LGPL-3.0"), ("pypdf", "BSD-3-Clause"),
                        ("sentence-transformers", "Apache-2.0"), ("keyring", "MIT"),
                        ("platformdirs", "MIT"), ("openpyxl", "MIT"), ("pandas", "BSD"),
-                       ("llama-cpp-python", "MIT"), ("matplotlib", "PSF")]:
+                       ("llama.cpp", "MIT"), ("matplotlib", "PSF")]:
         version, text = found[dist]
         assert version != "not installed", dist
         assert word in text, (dist, text)
