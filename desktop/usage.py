@@ -118,7 +118,9 @@ class UsageIndicator(QLabel):
         try:
             llm = importlib.import_module("core.llm")  # sys.modules' entry, not a stale attribute
             llm.add_usage_listener(self.show_usage)
-            llm.add_engine_listener(self.show_engine_event)
+            engine_listener = getattr(llm, "add_engine_listener", None)
+            if engine_listener is not None:
+                engine_listener(self.show_engine_event)
             current = getattr(llm, "session_usage", None)
             if current is not None:
                 self.show_usage(current())

@@ -123,10 +123,11 @@ def cmake_flags(variant: str, system: str, machine: str) -> list[str]:
         flags["GGML_NATIVE"] = "OFF"
         flags["BUILD_SHARED_LIBS"] = "OFF"
     if flags["BUILD_SHARED_LIBS"] == "ON" and system != "windows":
-        # the libraries are found beside the program, wherever it is copied to
+        # the libraries are found beside the program, wherever it is copied to, and the C++
+        # runtime PyInstaller collects one folder up (the app's _internal/)
         origin = "@loader_path" if system == "macos" else "$ORIGIN"
         flags["CMAKE_BUILD_WITH_INSTALL_RPATH"] = "ON"
-        flags["CMAKE_INSTALL_RPATH"] = origin
+        flags["CMAKE_INSTALL_RPATH"] = f"{origin};{origin}/.."
     return [f"-D{key}={value}" for key, value in flags.items()]
 
 

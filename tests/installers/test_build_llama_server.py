@@ -43,9 +43,11 @@ def test_native_is_for_this_processor_and_portable_for_any():
     portable = flags("portable", "linux", "x86_64")
     assert portable["GGML_NATIVE"] == "OFF"
     assert portable["GGML_BACKEND_DL"] == portable["GGML_CPU_ALL_VARIANTS"] == "ON"
-    assert portable["CMAKE_INSTALL_RPATH"] == "$ORIGIN"  # finds its libraries beside itself
+    # finds its libraries beside itself (and the C++ runtime in the app's _internal/)
+    assert portable["CMAKE_INSTALL_RPATH"] == "$ORIGIN;$ORIGIN/.."
     assert "CMAKE_INSTALL_RPATH" not in flags("portable", "windows", "x86_64")
-    assert flags("portable", "macos", "x86_64")["CMAKE_INSTALL_RPATH"] == "@loader_path"
+    assert flags("portable", "macos", "x86_64")["CMAKE_INSTALL_RPATH"] == \
+        "@loader_path;@loader_path/.."
 
 
 def test_metal_on_apple_silicon_only():
