@@ -146,8 +146,8 @@ async def test_a_shared_prefix_is_read_from_the_prompt_cache(bundled_model):
               + "You judge questions about stories for young children. " * 20}
     await gateway.complete_text([prefix, {"role": "user", "content": "Turn 1: say hi."}])
     await gateway.complete_text([prefix, {"role": "user", "content": "Turn 2: say bye."}])
-    second = [r for r in cache.records.values()
-              if "Turn 2" in json.dumps(r.request["messages"])][0]
+    second = next(r for r in cache.records.values()
+              if "Turn 2" in json.dumps(r.request["messages"]))
     assert second.response["cached_prompt_tokens"] > 200  # the prefix was not read again
 
 
@@ -198,7 +198,7 @@ async def test_a_crash_restarts_the_engine_and_calls_in_flight_are_sent_again(bu
     assert all(a.strip() for a in answers)
     assert engine.crashes == 1 and engine.process.pid != first and engine.running()
     assert [e.kind for e in events if e.kind == "crashed"] == ["crashed"]
-    assert "restarting" in [e for e in events if e.kind == "crashed"][0].message
+    assert "restarting" in next(e for e in events if e.kind == "crashed").message
 
 
 @pytest.mark.slow

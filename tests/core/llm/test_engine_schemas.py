@@ -18,12 +18,18 @@ import pytest
 from pydantic import BaseModel, ConfigDict, create_model
 
 from core.documents import sentences_of
-from core.interacteval import attribute_clustering, checklist_scoring, component_extraction
-from core.interacteval import key_questions, sub_questions, validation
+from core.interacteval import (
+    attribute_clustering,
+    checklist_scoring,
+    component_extraction,
+    key_questions,
+    sub_questions,
+    validation,
+)
 from core.interacteval.single_judge import JudgeReply
 from core.interacteval.think_aloud import Considerations
 from core.llm import Gateway, LLMFailure, MemoryCache
-from core.majeval import perspective_extraction, persona_construction, stakeholder_grouping
+from core.majeval import persona_construction, perspective_extraction, stakeholder_grouping
 from core.majeval.model import Dimension, Scale, debate_reply_schema, evaluation_schema
 from core.settings import bundled_profile
 
@@ -31,8 +37,8 @@ pytestmark = pytest.mark.slow
 
 #: Sentences as real studies and notes have them.
 NASTY = [
-    'One mother explained: "I want questions that make her wonder ..." and welcomed '
-    "suggestions.",
+    ('One mother explained: "I want questions that make her wonder ..." and welcomed '
+    "suggestions."),
     "A teacher kept her notes in C:\\Users\\teacher\\notes\\ and typed \\n by mistake.",
     "The first line ended here\nand the second\tcarried a tab.",
     "The children laughed 😀👍🏽 and asked for another story.",

@@ -103,10 +103,10 @@ async def socks5_proxy(target_port: int):
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            version, methods = await reader.readexactly(2)
+            _version, methods = await reader.readexactly(2)
             await reader.readexactly(methods)
             writer.write(b"\x05\x00")
-            _, command, _, kind = await reader.readexactly(4)
+            _, _command, _, kind = await reader.readexactly(4)
             if kind == 3:
                 (length,) = await reader.readexactly(1)
                 asked.append((await reader.readexactly(length)).decode())

@@ -20,9 +20,9 @@ PAGE_1 = ["Reading stories with young children", "",
                  + QUOTE + " Another parent kept the stories in a folder called"
                  " Books\\Bedtime on her tablet."]),
           "Age\tGroup\tNumber", "3-4\tParents\t12"]
-PAGE_2 = [*wrap(["Preschool teachers want questions that connect the story with the real "
+PAGE_2 = [*wrap([("Preschool teachers want questions that connect the story with the real "
                  "world. A teacher said: \"Children learn new words when a question links the "
-                 "story to their own lives.\""])]
+                 "story to their own lives.\"")])]
 TASK = "Judge question-answer pairs written for reading stories with children aged 3 to 6."
 
 
