@@ -273,10 +273,6 @@ def build(variant: str, *, jobs: int, cache: Path | None = None) -> Path:
     bin_dir.mkdir()
     for path in built:
         shutil.copy2(path, bin_dir / path.name)
-    # llama.cpp's MIT licence and those of the code it includes, shipped beside the programs
-    shutil.copy2(source / "LICENSE", bin_dir / "LICENSE")
-    if (source / "licenses").is_dir():
-        shutil.copytree(source / "licenses", bin_dir / "licenses")
     (work / "files.json").write_text(json.dumps(
         {"key": key, "flags": cmake_flags(variant, system, machine),
          "files": sorted(p.name for p in built),
@@ -306,18 +302,23 @@ def _collect(bin_dir: Path, system: str) -> list[Path]:
     return files
 
 
-def install(bin_dir: Path, dest: Path) -> list[Path]:
-    """Copy the built files into ``dest`` (emptied first), with a note of what they are."""
+def install(bin_dir: Path, dest: Path, source: Path | None = None) -> list[Path]:
+    """Copy the built files into ``dest`` (emptied first), with llama.cpp's MIT licence and
+    those of the code it includes (from ``source``, the unpacked llama.cpp) and a note of what
+    they are."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     copied = []
     for path in sorted(bin_dir.iterdir()):
-        if path.is_dir():
-            shutil.copytree(path, dest / path.name)
-        else:
-            shutil.copy2(path, dest / path.name)
+        shutil.copy2(path, dest / path.name)
         copied.append(dest / path.name)
+    if source is not None:
+        shutil.copy2(source / "LICENSE", dest / "LICENSE")
+        copied.append(dest / "LICENSE")
+        if (source / "licenses").is_dir():
+            shutil.copytree(source / "licenses", dest / "licenses")
+            copied.append(dest / "licenses")
     info = json.loads((bin_dir.parent / "files.json").read_text())
     (dest / "ENGINE.json").write_text(json.dumps(
         {"llama_cpp_python": LLAMA_CPP_PYTHON, "key": info["key"], "flags": info["flags"]},
@@ -341,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             print(build_key(args.variant, system_name(), machine_name()))
             return 0
         bin_dir = build(args.variant, jobs=max(1, args.jobs))
-        copied = install(bin_dir, args.dest)
+        copied = install(bin_dir, args.dest, source_tree(cache_root()))
         print(f"== engine: {len(copied)} file(s) in {args.dest}", flush=True)
         return 0
     except EngineBuildError as exc:

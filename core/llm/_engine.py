@@ -266,6 +266,10 @@ class Engine:
             # llama-server splits the context among its slots: size it so each has the whole
             "--ctx-size", str(key.context * self.slots),
             "--no-kv-unified",
+            # models with sliding-window attention (Gemma 3) keep every layer's whole context,
+            # so a later call can reuse any prefix of an earlier one (a debate agent's next
+            # turn); the memory this takes is what slots_for counts; other models ignore it
+            "--swa-full",
             "--cache-ram", str(self.cache_mib),
             "--no-webui",
             "--log-verbosity", "2",

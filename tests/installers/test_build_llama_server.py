@@ -78,10 +78,15 @@ def test_cache_root_is_outside_the_clone():
 def test_a_cached_build_is_installed_without_compiling(tmp_path, monkeypatch, capsys):
     key = bls.build_key("native", bls.system_name(), bls.machine_name())
     made = tmp_path / "cache" / key / "bin"
-    (made / "licenses").mkdir(parents=True)
-    for name in ("llama-server", "llama-batched-bench", "LICENSE"):
+    made.mkdir(parents=True)
+    for name in ("llama-server", "llama-batched-bench"):
         (made / name).write_text(name)
-    (made / "licenses" / "LICENSE-jsonhpp").write_text("MIT")
+    source = tmp_path / "cache" / f"src-{bls.LLAMA_CPP_PYTHON}"
+    (source / "licenses").mkdir(parents=True)
+    (source / "CMakeLists.txt").write_text("")
+    (source / ".complete").write_text("")
+    (source / "LICENSE").write_text("MIT License")
+    (source / "licenses" / "LICENSE-jsonhpp").write_text("MIT")
     (made.parent / "files.json").write_text(json.dumps({"key": key, "flags": ["-DX=1"],
                                                         "files": []}))
     monkeypatch.setattr(bls, "_run", lambda *a, **k: pytest.fail("compiled again"))
@@ -90,6 +95,7 @@ def test_a_cached_build_is_installed_without_compiling(tmp_path, monkeypatch, ca
     (dest / "stale").mkdir(parents=True)
     assert bls.main(["--dest", str(dest)]) == 0
     assert (dest / "llama-server").read_text() == "llama-server"
+    assert (dest / "LICENSE").read_text() == "MIT License"  # shipped beside the program
     assert (dest / "licenses" / "LICENSE-jsonhpp").is_file()
     assert not (dest / "stale").exists()
     info = json.loads((dest / "ENGINE.json").read_text())

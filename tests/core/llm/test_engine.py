@@ -148,7 +148,9 @@ async def test_a_shared_prefix_is_read_from_the_prompt_cache(bundled_model):
     await gateway.complete_text([prefix, {"role": "user", "content": "Turn 2: say bye."}])
     second = next(r for r in cache.records.values()
               if "Turn 2" in json.dumps(r.request["messages"]))
-    assert second.response["cached_prompt_tokens"] > 200  # the prefix was not read again
+    # the ~200-token prefix was read from the engine's cache, not again (Gemma 3's sliding-window
+    # layers keep the whole context for this: --swa-full)
+    assert second.response["cached_prompt_tokens"] > 150, second.response
 
 
 @pytest.mark.slow
