@@ -763,12 +763,14 @@ class Gateway:
     async def _engine_call(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
         """One request to the local engine process, over the OpenAI-compatible path. Its prompt
         cache is asked for explicitly: a request that starts like an earlier one (a debate
-        agent's next turn) reuses the work done for that prefix."""
+        agent's next turn) reuses the work done for that prefix. Streamed, so that Cancel or a
+        timeout stops the generation (llama-server notices a closed connection only while it
+        writes to it)."""
         engine = self._engine
         client = _pool.client(_pool.Pooled("direct", None), engine.base_url, engine.slots,
                               self.profile.timeout_s)
         return await _direct.complete(client, engine.base_url, engine.api_key, _engine.ALIAS,
-                                      messages, {**request, "cache_prompt": True})
+                                      messages, {**request, "cache_prompt": True}, stream=True)
 
     async def _litellm_call(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
         litellm = litellm_module()
