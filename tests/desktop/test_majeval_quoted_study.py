@@ -17,6 +17,7 @@ from tests.desktop.majeval_wizard_support import _collect_on_the_gui_thread  # n
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.timeout(1800)  # a CPU model reads, groups and writes personas
 def test_find_stakeholders_in_a_study_that_quotes_its_participants(qtbot, window, bundled_model,
                                                                    tmp_path):
     from core.documents import load_document, sentences_of

@@ -27,9 +27,7 @@ def panel() -> list[Persona]:
                        psychological_traits="Calm.", social_relationships="Knows teachers.")
 
     return [p("Parents", "Dana Ray", "Questions should be short and fun."),
-            p("Parents", "Eli Stone", "Questions should not be too long."),
-            p("Teachers", "Amy Lee", "Questions should link the story to real life."),
-            p("Teachers", "Bo Chen", "Questions should teach new words.")]
+            p("Parents", "Eli Stone", "Questions should not be too long.")]
 
 
 ITEMS = [Item(id="q1", content="Q: Why does the fox hide? A: Because it is cold.",
@@ -47,7 +45,7 @@ def summary(run) -> list[tuple]:
 
 
 async def run_once(kill_after: int | None):
-    profile = bundled_profile().model_copy(update={"max_tokens": 160, "max_concurrency": 1})
+    profile = bundled_profile().model_copy(update={"max_tokens": 120, "max_concurrency": 1})
     gateway = Gateway(profile, cache=MemoryCache())
     await gateway.complete_text("Warm up.")  # the engine started (not part of the run)
     engine = gateway._engine
@@ -67,12 +65,13 @@ async def run_once(kill_after: int | None):
     return run, engine, killed
 
 
+@pytest.mark.timeout(1800)  # two runs of a CPU model (a few minutes on a quiet machine)
 async def test_a_majeval_run_survives_the_engine_being_killed(bundled_model):
     _engine.stop_engines()
     uninterrupted, engine, _ = await run_once(None)
     assert engine.crashes == 0
     _engine.stop_engines()  # the second run starts from a fresh engine too
-    interrupted, engine, killed = await run_once(kill_after=3)
+    interrupted, engine, killed = await run_once(kill_after=2)
     assert killed, "the engine was not killed during the run"
     assert engine.crashes == 1 and engine.running() and engine.process.pid != killed[0]
     assert summary(interrupted) == summary(uninterrupted)

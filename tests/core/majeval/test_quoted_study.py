@@ -42,6 +42,7 @@ def test_the_study_pdf_keeps_its_quotes_backslash_and_tab(tmp_path):
     assert "Books\\Bedtime" in text
 
 
+@pytest.mark.timeout(1800)  # a CPU model reads, groups and writes personas
 def test_cli_personas_from_a_study_that_quotes_its_participants(bundled_model, tmp_path, capsys):
     from core.documents import load_document, sentences_of
 
