@@ -45,6 +45,16 @@ CONTEXT = 8192
 TOPICS = ("a lighthouse keeper", "a baker in a small town", "a lost kite", "a winter garden")
 
 
+def processor() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "processor not named"
+
+
 def load() -> str:
     return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -136,7 +146,7 @@ async def main_async(args: argparse.Namespace) -> None:
 
     gguf = _local.bundled_gguf_path()
     print(f"machine: {platform.machine()} {platform.system()}, {os.cpu_count()} cores "
-          f"({platform.processor() or 'processor not named'}); model: {gguf.name}; "
+          f"({processor()}); model: {gguf.name}; "
           f"context {CONTEXT} per slot; {args.tokens} tokens per call; {load()}", flush=True)
     speeds = await gateway_speed(args.tokens, args.rounds)
     stop_engines()  # llama-batched-bench gets the cores to itself
