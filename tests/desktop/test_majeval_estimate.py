@@ -67,7 +67,8 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     rows = tab.model.rows()
     conditions = [r["condition"] for r in rows if r["group"] == "All groups (overall score)"]
     assert conditions == ["Full personas, after debate", "Full personas, before debate",
-                          "Simple roles, after debate", "Single judge"]
+                          "Simple roles, after debate", "Single judge",
+                          "Text length alone (number of words, the baseline)"]
     # six items: too few for the paired test, said so in plain words
     judge = next(r for r in rows if r["condition"] == "Single judge")
     assert judge["vs_full_difference"] is None
@@ -96,7 +97,8 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     rows = cd.comparison_rows(kept, wiz.state.item_list, dims, n_boot=cd.COMPARISON_BOOT)
     cd.write_comparison(tmp_path / "cli.xlsx", kept, wiz.state.item_list, dims, rows)
     exported = pd.read_excel(target, sheet_name="Comparison")
-    assert len(exported) == len(rows) and set(exported["condition"]) == set(cd.CONDITIONS.values())
+    assert len(exported) == len(rows)
+    assert set(exported["condition"]) == {*cd.CONDITIONS.values(), cd.LENGTH}
     pd.testing.assert_frame_equal(exported, pd.read_excel(tmp_path / "cli.xlsx",
                                                           sheet_name="Comparison"))
 
