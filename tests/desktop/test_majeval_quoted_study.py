@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.majeval.session import load_state, stored_perspectives
+from core.majeval.session.choices import load_choices
+from core.majeval.session.documents import stored_perspectives
 from desktop.majeval import open_majeval_wizard
 from tests.core.majeval.test_quoted_study import TASK, study
 from tests.desktop.majeval_support import click, wait_step
@@ -27,7 +28,7 @@ def test_find_stakeholders_in_a_study_that_quotes_its_participants(qtbot, window
     wiz = open_majeval_wizard(window)
     wiz.pages["task"].task_edit.setPlainText(TASK)
     wiz.pages["task"].save_task()
-    assert load_state(window.project).task == TASK
+    assert load_choices(window.project).task == TASK
     wiz.show_page("documents")
     wiz.pages["documents"].add_documents([pdf])
     assert wait_step(qtbot, wiz, "documents") == "finished"

@@ -49,7 +49,7 @@ def test_cli_personas_from_a_study_that_quotes_its_participants(bundled_model, t
     words, and that is said (exit 1, the reason and what to do) rather than written as personas
     (issue 28); when it writes them (exit 0 or 3, flagged), their evidence is word for word."""
     from core.documents import load_document, sentences_of
-    from core.majeval.session import stored_perspectives
+    from core.majeval.session.documents import stored_perspectives
     from core.project import Project
 
     pdf, task = study(tmp_path)
