@@ -35,7 +35,21 @@ setup: $(STAMP) $(ENGINE)
 run: $(STAMP) $(ENGINE)
 	$(VENV)/bin/evaldesk
 
+# ruff and mypy over the code that passes them today (ruff's default rules, pinned in the dev
+# extra; mypy with [tool.mypy] in pyproject.toml), and the import contracts. Not yet clean, so
+# not named here: ruff on core/aqer, desktop/aqer, desktop/interacteval, desktop/majeval; mypy on
+# core/aqer, core/interacteval, core/cli/aqer.py, core/cli/checklist.py and desktop/. Name each
+# one here once it passes (mypy reads the others for their types but does not report on them).
+RUFF_CLEAN := core/*.py core/cli core/deidentify core/interacteval core/llm core/local_models \
+              core/majeval core/project core/reliability desktop/*.py desktop/*.pyi tests
+MYPY_CLEAN := core/*.py core/cli/__init__.py core/cli/__main__.py core/cli/_agreement.py \
+              core/cli/_common.py core/cli/llm.py core/cli/majeval.py core/cli/models.py \
+              core/cli/project.py core/deidentify core/llm core/local_models core/majeval \
+              core/project core/reliability
+
 lint: $(STAMP)
+	$(VENV)/bin/ruff check $(RUFF_CLEAN)
+	$(VENV)/bin/mypy --follow-imports=silent $(MYPY_CLEAN)
 	$(VENV)/bin/lint-imports
 
 test: $(STAMP) $(ENGINE)
