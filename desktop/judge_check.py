@@ -899,10 +899,15 @@ class CheckJudgePageMixin:
         layout.addWidget(self.panel, 1)
 
     def refresh(self) -> None:
-        judge, problem = self.SESSION.judge_to_check(self.project, self.state)
-        self.panel.set_judge(self.project, judge, problem)
-        self.panel.set_candidates(self.SESSION.judges_to_compare(self.project, self.state),
-                                  self.make_judge)
+        if self.SESSION is not None:  # a session module (until every wizard holds its session)
+            judge, problem = self.SESSION.judge_to_check(self.project, self.state)
+            candidates = self.SESSION.judges_to_compare(self.project, self.state)
+        else:  # the wizard's core.method.MethodSession
+            session = self.wizard.session
+            judge, problem = session.judge_to_check()
+            candidates = session.judges_to_compare()
+        self.panel.set_judge(self.wizard.project, judge, problem)
+        self.panel.set_candidates(candidates, self.make_judge)
 
     def _run_in_background(self, panel: Any, step: Any, *, title: str, on_done: Any) -> Any:
         """The report's step, through the wizard (stopped with it), without making it busy."""
