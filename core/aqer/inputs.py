@@ -395,8 +395,8 @@ def _guess(start: ColumnRoles, read: TableRead, sheets: Sequence[str] = (), *,
     if fuzzy:
         s = _close_columns(s, read, out.notes)
     if s.format == "wide":
-        key = s.question_col if s.wide_rows == "question" else s.worker_col
-        out.numeric = numeric_columns(read, skip=[key])
+        row_key = s.question_col if s.wide_rows == "question" else s.worker_col
+        out.numeric = numeric_columns(read, skip=[row_key])
         ignore: list[str] = []
         grade = named.get("grade_col") if s.wide_rows == "worker" else None
         for column, (numbers, filled) in out.numeric.items():
@@ -414,7 +414,7 @@ def _guess(start: ColumnRoles, read: TableRead, sheets: Sequence[str] = (), *,
                     " (choose it as the expert grades if it holds one grade per person)."
                     if s.wide_rows == "worker" else "."))
         for column, why in note_columns(
-                read, skip=[key, grade, *ignore, *s.llm_cols, *keep],
+                read, skip=[row_key, grade, *ignore, *s.llm_cols, *keep],
                 by_person=s.wide_rows == "worker").items():
             ignore.append(column)
             out.notes.append(
@@ -618,9 +618,9 @@ def check_answers(read: TableRead, choices: AqerChoices,
                 )
             )
     by_column: dict[str, list[str]] = {}
-    for role, column in roles.items():
-        if column:
-            by_column.setdefault(column, []).append(role)
+    for role, role_col in roles.items():
+        if role_col:
+            by_column.setdefault(role_col, []).append(role)
     for column, chosen in by_column.items():
         if len(chosen) > 1 and column in read.frame.columns:
             issues = [i for i in issues if not (i.severity == "warning"
@@ -794,10 +794,10 @@ def read_responses(
     if roles.grades_sheet or grades_path:
         issues = attach_grades_sheet(prepared, grades_path or path, roles.grades_sheet,
                                      roles.grades_name_col, roles.grades_value_col)
-        errors = [i.message for i in issues if i.severity == "error"]
-        if errors:
+        grade_errors = [i.message for i in issues if i.severity == "error"]
+        if grade_errors:
             raise AqerInputError("The grades cannot be used as they are:\n"
-                                 + "\n".join(f"- {m}" for m in errors))
+                                 + "\n".join(f"- {m}" for m in grade_errors))
         prepared.notices.extend(AqerNotice(topic="Grades", message=i.message) for i in issues)
     prepared.header_note = table.header_note
     reading = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import pandas as pd
 from pydantic import (
@@ -23,6 +23,9 @@ from pydantic import (
 from core.embeddings import model_key
 from core.project.inputs import InputRef
 from core.stats import ROW_COLUMNS
+
+if TYPE_CHECKING:  # pragma: no cover (core.aqer.responses imports this module)
+    from core.aqer.responses import PreparedResponses
 
 __all__ = [
     "AGREEMENT_COLUMNS",
@@ -455,7 +458,8 @@ class AqerChoices(_Checked):
             "settings": self.settings.model_dump(mode="json"),
         }
 
-    def describe_inputs(self, prepared: Any = None, absent_scored: bool = False
+    def describe_inputs(self, prepared: PreparedResponses | None = None,
+                        absent_scored: bool = False
                         ) -> dict[str, str]:
         """The inputs as the workbook's Read me sheet lists them (``absent_scored``: people
         who answered nothing were scored as the weakest)."""
@@ -473,7 +477,7 @@ class AqerChoices(_Checked):
             rows["File checksum (SHA-256)"] = self.content_hash
         if self.header_row is not None:
             rows["Header row"] = f"row {self.header_row} (chosen)"
-        elif prepared is not None and getattr(prepared, "header_note", ""):
+        elif prepared is not None and prepared.header_note:
             rows["Header row"] = prepared.header_note
         if prepared is not None:
             rows["Read from"] = prepared.source

@@ -838,8 +838,8 @@ def _questions_table(run: _Run, people: _People, scored: _Scored, vectors: _Vect
     camps = split_questions(vectors.vectors, vectors.rows, q_idx, vectors.worker_texts,
                             n_questions)
     answered_q = np.maximum(vectors.embedded.answered_per_question, 1)
-    mean_similarity = np.bincount(q_idx, weights=outcome.similarity, minlength=n_questions)
-    mean_similarity = mean_similarity / answered_q
+    mean_similarity = (np.bincount(q_idx, weights=outcome.similarity, minlength=n_questions)
+                       / answered_q)
     # How many people answered each question (asked[i] was answered answered_by_question[i]).
     answered = dict(zip(people.asked, scored.answered_by_question.tolist()))
     question_index, texts = scored.question_index, vectors.worker_texts

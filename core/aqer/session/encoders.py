@@ -103,6 +103,7 @@ def embedding_choices(choices: AqerChoices) -> list[AqerCondition]:
     ``choices``: the built-in all-MiniLM-L6-v2 through PyTorch and through ONNX Runtime (the
     one ``choices`` already uses is left out; "auto" runs ONNX Runtime on the CPU). Any
     sentence-transformers folder is a condition too (``AqerCondition(embedding_model=path)``)."""
+    current: str
     if choices.embedding_backend != "auto":
         current = choices.embedding_backend
     else:
@@ -113,5 +114,5 @@ def embedding_choices(choices: AqerChoices) -> list[AqerCondition]:
     out = []
     for backend in ("torch", "onnx"):
         if choices.embedding_model or backend != current:
-            out.append(AqerCondition(embedding_model="", embedding_backend=backend))  # type: ignore[arg-type]
+            out.append(AqerCondition(embedding_model="", embedding_backend=backend))
     return out
