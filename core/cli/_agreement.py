@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from core.cli import UserError
-from core.cli._common import add_bootstrap_option, output_path, say
+from core.cli._common import add_bootstrap_option, load_settings, output_path, say
 
 __all__ = ["add_agreement_parser", "run_agreement"]
 
@@ -57,17 +57,20 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
     if not Path(args.project).is_file():
         raise UserError(f"There is no project file {args.project}: give the project that holds "
                         "the run to check.")
-    if method == "majeval":
-        from core.majeval import session
-    else:
-        from core.interacteval import session  # type: ignore[no-redef]
     try:
         project = Project.open(args.project)
     except ProjectError as exc:
         raise UserError(str(exc)) from None
     try:
-        state = session.load_state(project)
-        judge, why = session.judge_to_check(project, state)
+        if method == "majeval":
+            from core.majeval import session
+
+            judge, why = session.judge_to_check(project, session.load_state(project))
+        else:
+            from core.interacteval.session import InteractEvalSession
+
+            opened = InteractEvalSession.open(project, settings=load_settings())
+            judge, why = opened.judge_to_check()
         if judge is None:
             raise UserError(why)
         ratings: list[judge_check.Rating] = []

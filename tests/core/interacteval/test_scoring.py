@@ -307,7 +307,7 @@ async def test_per_question_mode_asks_an_unusable_answer_again(scripted, checkli
 async def test_an_incomplete_text_is_retried_on_resume(tmp_path, scripted, item):
     """Through the gateway with the project as cache: the questions still unanswered are asked
     again when scoring resumes (an unusable answer is never taken from the cache)."""
-    from core.interacteval import open_scoring_run
+    from core.interacteval.session.scoring import open_scoring_run
     from core.llm import Gateway
     from core.project import Project
 
