@@ -3,7 +3,7 @@ checklists built from the people's think-aloud notes only, from the models' thin
 and from both (the method), each scoring the same texts; optionally a single judge that gives
 each text a 1-5 score with the dimension's definition and no checklist
 (:mod:`core.interacteval.single_judge`). Running and keeping them in a project is
-``core.interacteval.session.run_conditions`` / ``load_conditions`` (the wizard and the CLI).
+``InteractEvalSession.run_conditions`` / ``load_conditions`` (the wizard and the CLI).
 
 :func:`build_conditions` builds one checklist per condition (``core.interacteval.pipeline.
 build_checklist``; the models' think-aloud is the same call for "ai" and "combined", so it is

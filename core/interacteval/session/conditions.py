@@ -316,6 +316,43 @@ async def run_conditions(
         raise ValueError(f"Repeat each call 1 to {MAX_REPEATS} times, not {repeats}.")
     settings = settings or choices.scoring
     wanted = [n for n in names if n in CHECKLIST_CONDITIONS]
+    made, problems = await _build_conditions(project, choices, wanted, models,
+                                             assessors=assessors, builder=builder,
+                                             progress=progress, cancel=cancel)
+    for k in range(repeats):
+        mine = repeat_settings(settings, k)  # repeat k: settings.repeat + k in the cache key
+        for name in wanted:
+            checklists = [c for c in made[name] if c.items]
+            if not checklists:
+                continue
+            samples = run_samples(project, choices, checklists)
+            run_id = open_scoring_run(project, checklists, mine, models.spec("scorer"), samples)
+            await score_texts(checklists, items, scorer_for_run(run_id), project=project,
+                              settings=mine, model=models.spec("scorer"), run_id=run_id,
+                              samples=samples, progress=progress, cancel=cancel)
+        if "single-judge" in names:
+            folded = _folded_samples(choices)
+            run_id = project.start_run(METHOD, STEP_SINGLE, _single_settings(
+                choices, models.spec("scorer"), folded, k), resume=True)
+            await single_judge(choices.dimensions, items,
+                               with_repeat(scorer_for_run(run_id), k),
+                               store=RunUnits(project, run_id, SINGLE_KIND), samples=folded,
+                               progress=progress, cancel=cancel)
+    have = load_conditions(project, choices, names, items, models, settings)
+    for name in wanted:
+        if problems[name] and name not in have:
+            have[name] = ConditionRun(name, CONDITIONS[name], [], [], None, False,
+                                      models.scorer, problems[name])
+    return {n: have[n] for n in names if n in have}
+
+
+async def _build_conditions(
+    project: Project, choices: InteractEvalChoices, wanted: Sequence[str],
+    models: ConditionModels, *, assessors: Mapping[str, JsonLLM], builder: JsonLLM,
+    progress: Progress | None, cancel: CancelToken | None,
+) -> tuple[dict[str, list[Checklist]], dict[str, list[str]]]:
+    """Each condition's checklist of every dimension (kept ones read back, the others built
+    and kept, each with what it was built from), and why a dimension's could not be built."""
     made: dict[str, list[Checklist]] = {n: [] for n in wanted}
     problems: dict[str, list[str]] = {n: [] for n in wanted}
     for dim in choices.dimensions:
@@ -346,31 +383,7 @@ async def run_conditions(
                 "input": condition_input(choices, dim.name, name, models),
                 "checklist": checklist.model_dump(mode="json")}, origin="generated")
             made[name].append(checklist)
-    for k in range(repeats):
-        mine = repeat_settings(settings, k)  # repeat k: settings.repeat + k in the cache key
-        for name in wanted:
-            checklists = [c for c in made[name] if c.items]
-            if not checklists:
-                continue
-            samples = run_samples(project, choices, checklists)
-            run_id = open_scoring_run(project, checklists, mine, models.spec("scorer"), samples)
-            await score_texts(checklists, items, scorer_for_run(run_id), project=project,
-                              settings=mine, model=models.spec("scorer"), run_id=run_id,
-                              samples=samples, progress=progress, cancel=cancel)
-        if "single-judge" in names:
-            folded = _folded_samples(choices)
-            run_id = project.start_run(METHOD, STEP_SINGLE, _single_settings(
-                choices, models.spec("scorer"), folded, k), resume=True)
-            await single_judge(choices.dimensions, items,
-                               with_repeat(scorer_for_run(run_id), k),
-                               store=RunUnits(project, run_id, SINGLE_KIND), samples=folded,
-                               progress=progress, cancel=cancel)
-    have = load_conditions(project, choices, names, items, models, settings)
-    for name in wanted:
-        if problems[name] and name not in have:
-            have[name] = ConditionRun(name, CONDITIONS[name], [], [], None, False,
-                                      models.scorer, problems[name])
-    return {n: have[n] for n in names if n in have}
+    return made, problems
 
 
 def load_condition_repeats(project: Project, choices: InteractEvalChoices,

@@ -338,7 +338,8 @@ class InteractEvalSession:
                 "path": stored.path, "file_name": stored.file_name,
                 "input_id": stored.input_id, "content_hash": stored.content_hash})
             self.save_choices()
-        self._texts = list(items)
+        # the same list the caller holds (the wizard's texts as read), not a copy of it
+        self._texts = items if isinstance(items, list) else list(items)
 
     @property
     def texts(self) -> list[TextItem]:

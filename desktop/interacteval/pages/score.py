@@ -365,6 +365,10 @@ class ScorePage(InteractEvalPage):
                     None, self.session.estimate)
             except ProjectError:
                 return  # the project was closed meanwhile (another one was opened)
+            except ValueError as exc:  # another texts file was chosen meanwhile (being read)
+                if generation == self._estimate_generation:
+                    self.estimate_label.setText(str(exc))
+                return
             if generation != self._estimate_generation or getattr(project, "closed", False):
                 return
             self.estimate = est
