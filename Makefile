@@ -3,6 +3,9 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.setup-done
+# llama.cpp's server for model files, built from source once per version and cached outside the
+# clone (installers/build_llama_server.py; ~15-25 min the first time on 2 cores)
+ENGINE := build/llama.cpp/ENGINE.json
 
 .PHONY: setup run test lint bench dist deb installer smoke clean lock
 
@@ -24,19 +27,22 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet --quiet -e ".[dev]"
 	touch $(STAMP)
 
-setup: $(STAMP)
+$(ENGINE): installers/build_llama_server.py $(STAMP)
+	$(PY) installers/build_llama_server.py
 
-run: $(STAMP)
+setup: $(STAMP) $(ENGINE)
+
+run: $(STAMP) $(ENGINE)
 	$(VENV)/bin/evaldesk
 
 lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-test: $(STAMP)
+test: $(STAMP) $(ENGINE)
 	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
-bench: $(STAMP)
+bench: $(STAMP) $(ENGINE)
 	@for f in tests/benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 # Both go through installers/build.py, the one build script the GitHub workflow runs on Windows,

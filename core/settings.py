@@ -25,7 +25,7 @@ from core import paths
 SETTINGS_VERSION = 1
 SETTINGS_FILE = "settings.json"
 
-#: The model string of the built-in offline model (llama.cpp running a GGUF in-process).
+#: The model string of a model file run on this computer (llama.cpp's server, ``core.llm._engine``).
 LOCAL_MODEL_PREFIX = "evaldesk-local/"
 BUNDLED_PROFILE_NAME = "Built-in local model (Gemma 3 270M, for trying the app)"
 
@@ -68,10 +68,14 @@ class ModelProfile(BaseModel):
 
 
 def bundled_profile() -> ModelProfile:
+    """The built-in model's profile. Its calls at once suit this computer (cores and memory,
+    ``core.machine.default_local_concurrency``): the engine decodes them together."""
+    from core.machine import default_local_concurrency
+
     return ModelProfile(
         name=BUNDLED_PROFILE_NAME,
         model=LOCAL_MODEL_PREFIX + "gemma-3-270m",
-        max_concurrency=1,
+        max_concurrency=default_local_concurrency(),
         max_tokens=512,
         context_window=8192,
         timeout_s=600,

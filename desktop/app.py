@@ -127,6 +127,9 @@ def run(project_path: str | os.PathLike[str] | None = None) -> int:
         with session.loop:
             session.loop.run_until_complete(closed.wait())
             session.loop.run_until_complete(close_llm_connections())
+        from desktop.main_window import stop_local_engines
+
+        stop_local_engines()
     finally:
         session.reporter.uninstall()
         if session.collector is not None:

@@ -9,6 +9,7 @@ untitled one with :meth:`MainWindow.ensure_project` when none is open), the sett
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
 
         self.usage = UsageIndicator()
         self.project_changed.connect(self.usage.start_project)
+        self.usage.engine_message.connect(self.status)
         self.project_label = QLabel()
         self.project_label.setObjectName("hint")
         self.statusBar().addPermanentWidget(self.project_label)
@@ -358,6 +360,7 @@ class MainWindow(QMainWindow):
                 self.project.close()
             except Exception:  # closing must never stop the user
                 log.exception("Closing %s failed", self.project)
+            stop_local_engines()
         self.project = project
         self._update_title()
         self.project_changed.emit(project)
@@ -743,6 +746,17 @@ class MainWindow(QMainWindow):
         self._stop_confirmed = False
         self._set_project(None)
         super().closeEvent(event)
+
+
+def stop_local_engines() -> None:
+    """Stop the local model's engine process, if one was started (a closed project's runs are
+    over; the next run starts it again). Imports nothing when no model was used."""
+    llm = sys.modules.get("core.llm")
+    if llm is not None:
+        try:
+            llm.stop_engines()
+        except Exception:  # stopping must never stop the user
+            log.exception("Stopping the local model's engine failed")
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -52,6 +52,8 @@ class UsageIndicator(QLabel):
     """Shows the session's LLM usage; updated through :meth:`show_usage` (any thread)."""
 
     _usage = Signal(object)
+    #: A plain sentence about the local model's engine (starting, ready, crashed, stopped).
+    engine_message = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -74,6 +76,13 @@ class UsageIndicator(QLabel):
         """Display ``usage`` (session totals). Safe to call from any thread."""
         try:
             self._usage.emit(usage)
+        except RuntimeError:  # the indicator is gone (app closing)
+            pass
+
+    def show_engine_event(self, event: Any) -> None:
+        """Pass an engine event's sentence on (:attr:`engine_message`). Safe from any thread."""
+        try:
+            self.engine_message.emit(str(getattr(event, "message", "") or ""))
         except RuntimeError:  # the indicator is gone (app closing)
             pass
 
@@ -109,6 +118,9 @@ class UsageIndicator(QLabel):
         try:
             llm = importlib.import_module("core.llm")  # sys.modules' entry, not a stale attribute
             llm.add_usage_listener(self.show_usage)
+            engine_listener = getattr(llm, "add_engine_listener", None)
+            if engine_listener is not None:
+                engine_listener(self.show_engine_event)
             current = getattr(llm, "session_usage", None)
             if current is not None:
                 self.show_usage(current())

@@ -16,8 +16,11 @@ Steps, in order (each prints its command and how long it took):
 1. build extras: ``pip install -e ".[build]"`` when PyInstaller is not importable;
 2. icons (Windows and macOS only): ``installers/make_icons.py``, and on macOS ``iconutil`` for
    the ``.icns`` file;
-3. app: the bundled embedding model exported to ``resources/onnx`` (``python -m core.embeddings
-   export-onnx``), then PyInstaller with ``build.spec`` -> ``dist/EvalDesk/`` (and ``dist/EvalDesk.app`` on macOS);
+3. app: the engine for model files (``installers/build_llama_server.py``: llama.cpp's
+   ``llama-server``, portable to any computer of the platform unless ``--engine native``, built
+   once and cached outside the clone) into ``build/llama.cpp/``, the bundled embedding model
+   exported to ``resources/onnx`` (``python -m core.embeddings export-onnx``), then PyInstaller
+   with ``build.spec`` -> ``dist/EvalDesk/`` (and ``dist/EvalDesk.app`` on macOS);
 4. smoke test: ``installers/smoke_test.py`` on the built app (no Python from this tree used);
 5. package: Linux ``installers/linux/build_deb.sh`` (the .deb; needs dpkg-deb), Windows Inno
    Setup's ``iscc`` on ``installers/windows/evaldesk.iss``, macOS ``installers/macos/make_dmg.sh``
@@ -141,6 +144,7 @@ def plan(
     deb_compression: str = "xz",
     lock_target: str | None = None,
     torch_index: str | None = None,
+    engine: str = "portable",
 ) -> list[Step]:
     """The steps for one run, in order (checksums are written after them, not a Step). With
     ``lock_target`` the build's packages are installed from its hash-locked requirements first
@@ -157,6 +161,7 @@ def plan(
             steps.append(Step("icons (icns)", ("iconutil", "-c", "icns",
                                                "build/icons/evaldesk.iconset",
                                                "-o", "build/icons/evaldesk.icns")))
+        steps.append(engine_step(python, engine))
         # the bundled MiniLM as an ONNX file in resources/onnx (shipped with resources/): the
         # app never exports it on the user's computer, and the smoke test's source run and the
         # bundle read the same file, so their workbooks are equal
@@ -234,6 +239,14 @@ def write_bill_of_materials(target: str, version: str, dist: Path = DIST) -> Pat
         return sbom.write_sbom(target, out, version=version)
     except sbom.SbomError as exc:
         raise BuildError(f"the bill of materials cannot be written: {exc}") from exc
+
+
+def engine_step(python: str, variant: str) -> Step:
+    """llama-server (and llama-batched-bench) into build/llama.cpp/, which build.spec ships:
+    ``portable`` runs on any computer of the platform (installers), ``native`` only on one like
+    this (quicker to build; CI's own check of the bundle)."""
+    return Step("engine (llama-server)", (python, "installers/build_llama_server.py",
+                                          "--variant", variant))
 
 
 def sha256_of(path: Path) -> str:
@@ -356,6 +369,10 @@ def main(argv: list[str] | None = None) -> int:
                         choices=("xz", "zstd", "gzip", "none"),
                         help="the .deb's compression (default $DEB_COMPRESSION or xz: smallest; "
                              "zstd is much faster to build)")
+    parser.add_argument("--engine", choices=("portable", "native"), default="portable",
+                        help="the engine for model files: portable (any computer of this "
+                             "platform; for installers) or native (only computers like this "
+                             "one; quicker to build). Default: portable")
     parser.add_argument("--dry-run", action="store_true", help="print the steps, run nothing")
     parser.add_argument("--unlocked", action="store_true",
                         help="build with the packages this Python already has, not the "
@@ -381,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
             smoke=not args.skip_smoke, package=args.package,
             have_pyinstaller=args.skip_build or args.dry_run or _have_pyinstaller(python),
             iscc=find_iscc() if platform == WINDOWS and args.package else None,
-            deb_compression=args.deb_compression,
+            deb_compression=args.deb_compression, engine=args.engine,
             lock_target=None if args.unlocked else target,
             torch_index=os.environ.get(TORCH_INDEX_VARIABLE) or None,
         )

@@ -9,8 +9,9 @@
 2. ``evaldesk aqer`` on the bundled sample writes the same workbook as the source tree does
    (every sheet's values compared with pandas; the date/time cells of "Read me" left out).
    This runs torch, sentence-transformers and the bundled MiniLM weights.
-3. ``evaldesk llm test`` with the default profile answers: litellm (offline price map,
-   tokenizers), llama.cpp's libraries and the bundled Gemma 3 270M GGUF.
+3. ``evaldesk llm test`` with the default profile answers one structured (JSON-schema) call
+   through the engine shipped in the bundle (``llama.cpp/llama-server``, started by the app as a
+   process of its own) with the bundled Gemma 3 270M GGUF, in the requested JSON form.
 4. The window opens under a virtual screen (Xvfb, through ``xvfb-run``): a top-level X window
    called "EvalDesk" becomes viewable, the process is still alive after a few seconds and the
    log has no traceback. Without xvfb-run it falls back to Qt's offscreen platform and checks
@@ -175,16 +176,20 @@ def aqer_check(app: Path) -> bool:
 
 
 def local_model_check(app: Path) -> bool:
-    """``evaldesk llm test`` with the default profile: litellm + llama.cpp + the bundled Gemma."""
+    """``evaldesk llm test`` with the default profile: one JSON-schema call through the bundled
+    engine (llama-server) with the bundled Gemma, answered in the requested form."""
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         result = subprocess.run([str(headless(app)), "llm", "test", "--timeout", "600"],
                                 env=clean_env(Path(tmp)), capture_output=True, text=True,
                                 timeout=900, check=False)
         took = time.perf_counter() - started
-    return check(result.returncode == 0, "evaldesk llm test (bundled Gemma via litellm)",
-                 f"{took:.1f} s" if result.returncode == 0
-                 else (result.stdout + result.stderr)[-3000:])
+    output = result.stdout + result.stderr
+    ok = (result.returncode == 0 and "The local model is ready" in result.stderr
+          and "did not follow the requested JSON format" not in output
+          and re.search(r"^Reply:\s+\S", result.stdout, re.MULTILINE) is not None)
+    return check(ok, "evaldesk llm test (one structured call through the bundled llama-server "
+                 "with the bundled Gemma)", f"{took:.1f} s" if ok else output[-3000:])
 
 
 def _window_viewable(name: str) -> bool:

@@ -131,3 +131,29 @@ def bundled_model(bundled_gguf, monkeypatch) -> Path:
 
     monkeypatch.setattr(_local, "bundled_gguf_path", lambda: bundled_gguf)
     return bundled_gguf
+
+
+@pytest.fixture(scope="session")
+def gemma_tokens(bundled_gguf):
+    """The bundled model's own tokenizer, as llama.cpp's server counts: ``gemma_tokens(text)``
+    is the number of tokens of ``text`` (no start token). One engine for the whole session."""
+    import asyncio
+
+    import httpx
+
+    from core.llm import _engine
+
+    engine = _engine.engine_for(bundled_gguf, 2048, 1)
+    asyncio.run(engine.start())
+    client = httpx.Client(base_url=f"http://127.0.0.1:{engine.port}",
+                          headers={"Authorization": f"Bearer {engine.api_key}"}, timeout=60,
+                          trust_env=False)
+
+    def count(text: str) -> int:
+        reply = client.post("/tokenize", json={"content": text, "add_special": False})
+        reply.raise_for_status()
+        return len(reply.json()["tokens"])
+
+    yield count
+    client.close()
+    engine.stop()

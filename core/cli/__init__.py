@@ -136,6 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     terminated: list[int] = []
     previous = _stop_on_sigterm(terminated)
+    from core.llm._engine import add_engine_listener
+
+    remove = add_engine_listener(_tell_engine_event)
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
@@ -161,11 +164,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"evaldesk: {exc}", file=sys.stderr)
         return 1
     finally:
+        remove()
         if previous is not None:
             import signal
 
             signal.signal(signal.SIGTERM, previous)
         _say_unwritable_folders()
+
+
+def _tell_engine_event(event: object) -> None:
+    """The local model's engine in the terminal: when it starts loading, is ready, or crashed
+    (not every second of loading)."""
+    kind = getattr(event, "kind", "")
+    if kind in ("ready", "crashed") or (kind == "starting" and not getattr(event, "seconds", 0)):
+        print(f"evaldesk: {getattr(event, 'message', '')}", file=sys.stderr, flush=True)
+
 
 
 def _say_unwritable_folders() -> None:

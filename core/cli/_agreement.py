@@ -63,9 +63,10 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
         raise UserError(str(exc)) from None
     try:
         if method == "majeval":
-            from core.majeval import session
+            from core.majeval.session import MajEvalSession
+            from core.settings import Settings
 
-            judge, why = session.judge_to_check(project, session.load_state(project))
+            judge, why = MajEvalSession.open(project, settings=Settings()).judge_to_check()
         else:
             from core.interacteval.session import InteractEvalSession
 

@@ -27,6 +27,10 @@ Methods use only these names::
   ConnectionCheck``), :func:`session_usage`, :func:`add_usage_listener` (status bar).
 * :class:`ScriptedLLM`: a scripted model for tests (``core.llm.scripted``).
 * ``await close_connections()``: close this event loop's HTTP connections (before it ends).
+* Model files (``evaldesk-local/...`` profiles) run in llama.cpp's own server in a process of its
+  own (``_engine``), started on the first call: :func:`stop_engines` ends it (project closed, app
+  quit; also at exit), :func:`add_engine_listener` tells of its start, readiness and crashes
+  (:class:`EngineEvent`).
 * :mod:`core.llm.estimate`: calls, tokens, cost and time of a planned run, before it starts
   (``estimate_calls(plan, profile, latency=...)``, :class:`StagePlan`, :class:`Estimate`).
 * :mod:`core.llm.context`: how much the model reads at once and how long a prompt is, before
@@ -43,6 +47,7 @@ model, API base, messages, generation parameters, repeat index and template vers
 """
 
 from core.llm._cache import CallRecord, MemoryCache, ProjectCache, ResponseCache, user_cache
+from core.llm._engine import EngineEvent, add_engine_listener, stop_engines
 from core.llm._errors import LLMFailure, Rejection, copied_instructions
 from core.llm._gateway import (
     ConnectionCheck,
@@ -67,6 +72,7 @@ from core.llm.scripted import ScriptedError, ScriptedLLM
 __all__ = [
     "CallRecord",
     "ConnectionCheck",
+    "EngineEvent",
     "Estimate",
     "Gateway",
     "JsonLLM",
@@ -81,6 +87,7 @@ __all__ = [
     "ScriptedLLM",
     "StagePlan",
     "Usage",
+    "add_engine_listener",
     "add_usage_listener",
     "check_connection",
     "close_connections",
@@ -92,5 +99,6 @@ __all__ = [
     "remove_usage_listener",
     "reset_session_usage",
     "session_usage",
+    "stop_engines",
     "user_cache",
 ]

@@ -60,10 +60,17 @@ async def complete(
     model: str,
     messages: list[dict[str, Any]],
     request: dict[str, Any],
+    *,
+    stream: bool = False,
 ) -> Any:
     """One chat completion: POST ``{model, messages, **request}`` (request: temperature,
     max_tokens, seed, response_format) and return an object shaped like litellm's response
-    (``choices[0].message.content``, ``choices[0].finish_reason``, ``usage``, ``model``)."""
+    (``choices[0].message.content``, ``choices[0].finish_reason``, ``usage``, ``model``).
+
+    ``stream``: ask for the answer in pieces (server-sent events) and put them together. The
+    answer is the same; what changes is that a request given up (Cancel, a timeout) closes a
+    connection the server is writing to, which llama.cpp's server notices at its next piece and
+    stops generating (for a request that is not streamed it goes on to the end)."""
     import httpx
 
     name = openai_name(model)
@@ -71,6 +78,8 @@ async def complete(
     headers = {"Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
+    if stream:
+        return await _streamed(client, api_base, name, body, headers)
     try:
         response = await client.post(url(api_base), content=json.dumps(body), headers=headers)
     except httpx.TimeoutException as exc:
@@ -92,18 +101,72 @@ async def complete(
             f"the answer is not a chat completion: {' '.join(response.text.split())[:200]!r}; "
             "check the address, and any proxy in front of the model server", 500, response
         ) from exc
+    return _answer(content, choice.get("finish_reason"), usage, data.get("model") or name,
+                   api_base)
+
+
+def _answer(content: Any, finish_reason: Any, usage: dict[str, Any], model: str,
+            api_base: str) -> SimpleNamespace:
     return SimpleNamespace(
         choices=[SimpleNamespace(message=SimpleNamespace(content=content),
-                                 finish_reason=choice.get("finish_reason"))],
+                                 finish_reason=finish_reason)],
         usage=SimpleNamespace(
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
             prompt_tokens_details=usage.get("prompt_tokens_details"),
         ),
-        model=data.get("model") or name,
+        model=model,
         # no price: litellm's price map has none for the model (else litellm's path is used)
         _hidden_params={"api_base": api_base, "unpriced": True},
     )
+
+
+async def _streamed(client: Any, api_base: str, name: str, body: dict[str, Any],
+                    headers: dict[str, str]) -> Any:
+    """:func:`complete` with ``stream``: the pieces of the answer read as they come."""
+    import httpx
+
+    body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+    parts: list[str] = []
+    finish_reason = None
+    usage: dict[str, Any] = {}
+    model = name
+    try:
+        async with client.stream("POST", url(api_base), content=json.dumps(body),
+                                 headers=headers) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                raise _http_error(response)
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                try:
+                    chunk = json.loads(data)
+                except ValueError as exc:
+                    raise ProviderError(f"the answer is not a chat completion: {data[:200]!r}",
+                                        500, response) from exc
+                if chunk.get("error"):
+                    error = chunk["error"]
+                    said = error.get("message") if isinstance(error, dict) else str(error)
+                    raise ProviderError(" ".join(str(said).split())[:1000], 500, response)
+                model = chunk.get("model") or model
+                if isinstance(chunk.get("usage"), dict):
+                    usage = chunk["usage"]
+                for choice in chunk.get("choices") or []:
+                    piece = (choice.get("delta") or {}).get("content")
+                    if piece:
+                        parts.append(piece)
+                    finish_reason = choice.get("finish_reason") or finish_reason
+    except httpx.TimeoutException as exc:
+        raise TimeoutError(f"no answer in time ({type(exc).__name__})") from exc
+    except httpx.TransportError as exc:
+        raise APIConnectionError(f"Connection error: {exc or type(exc).__name__}") from exc
+    if finish_reason is None:  # the stream ended without its last piece: the server stopped
+        raise APIConnectionError("Connection error: the answer stopped before it was complete")
+    return _answer("".join(parts), finish_reason, usage, model, api_base)
 
 
 def _http_error(response: Any) -> ProviderError:

@@ -38,7 +38,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core.llm import _direct, _local, _pool, context
+from core.llm import _direct, _engine, _local, _pool, _proxy, context
 from core.llm._cache import CallRecord, MemoryCache, ResponseCache, as_cache, cache_key, user_cache
 from core.llm._errors import LLMFailure, Rejection, classify
 from core.llm._litellm import litellm_module
@@ -277,7 +277,8 @@ class Gateway:
         self._pooled: _pool.Pooled | None = None
         self._router: Any = None
         self._local_path: Path | None = None
-        self._loaded = False
+        #: The engine process running the local model file (``_engine``), once started.
+        self._engine: _engine.Engine | None = None
         self._writer = _GroupCommit(self.cache) if hasattr(self.cache, "put_many") else None
         #: Calls on their way, by cache key: an identical call waits for the one already sent.
         self._in_flight: dict[str, asyncio.Future] = {}
@@ -419,7 +420,9 @@ class Gateway:
             record(self.usage, failure=True)
             raise
         slots = self.profile.max_concurrency
-        if self._pooled is not None:
+        if self._engine is not None:
+            slots = _pool.admitted(self._engine.slots)  # the engine's slots, as connections
+        elif self._pooled is not None:
             slots = _pool.admitted(slots)  # the connection pool keeps the limit on the wire
         semaphore = _semaphore(self.profile, slots)
         await until_cancelled(semaphore.acquire(), cancel, on_late=lambda _: semaphore.release())
@@ -549,9 +552,14 @@ class Gateway:
             if self._ready:
                 return
             await until_cancelled(loop.run_in_executor(None, litellm_module), cancel)
+            for base in self.profile.api_bases:
+                refused = _proxy.unusable_proxy(base)
+                if refused:
+                    record(self.usage, failure=True)
+                    raise LLMFailure("connection", refused)
             if self._api_key is None:
                 self._api_key = self._keyless_placeholder()
-            await self._load(cancel)
+            await self._start_engine(cancel)
             if self._local_path is None and len(self.profile.api_bases) == 1:
                 self._pooled = _pool.plan(
                     self.profile.model, self.profile.api_bases[0], self._api_key
@@ -560,21 +568,21 @@ class Gateway:
         finally:
             lock.release()
 
-    async def _load(self, cancel: CancelToken | None) -> None:
-        """Load the local model once per process, in an executor (the event loop stays free)."""
-        if self._local_path is None or self._loaded:
+    async def _start_engine(self, cancel: CancelToken | None) -> None:
+        """Start the engine process of the local model file (or find it running), with the
+        profile's context window in every slot and its calls at once as slots (fewer when the
+        computer's free memory cannot hold them: ``_engine.slots_for``)."""
+        if self._local_path is None:
             return
         loop = asyncio.get_running_loop()
         try:
-            await until_cancelled(
-                loop.run_in_executor(
-                    None, _local.load_model, self._local_path, self.profile.context_window
-                ),
-                cancel,
-            )
-        except _local.LocalModelError as exc:
-            raise LLMFailure("local_model", str(exc)) from exc
-        self._loaded = True
+            engine = await until_cancelled(loop.run_in_executor(
+                None, _engine.engine_for, self._local_path, self.profile.context_window,
+                self.profile.max_concurrency), cancel)
+            await engine.ensure(cancel)
+        except _engine.EngineError as exc:
+            raise LLMFailure("local_model", exc.message) from exc
+        self._engine = engine
 
     def _endpoint_key(self) -> str:
         if self._local_path is not None:
@@ -624,13 +632,22 @@ class Gateway:
             if cancel is not None:
                 cancel.raise_if_cancelled()
             started = time.monotonic()
+            generation = self._engine.generation if self._engine is not None else 0
             try:
                 response = await self._call_once(messages, params, schema_json, endpoint, cancel)
             except (Cancelled, asyncio.CancelledError):
                 raise
             except Exception as exc:
+                if self._engine is not None and await self._engine_recovered(generation, exc,
+                                                                             cancel):
+                    continue  # the engine had stopped and runs again: send the call again
                 failure = self._classify(exc)
                 failure.attempts = attempt + 1
+                if failure.kind == "connection" and self._engine is None:
+                    blamed = await self._proxy_down()
+                    if blamed:  # the same proxy will not answer the next try either
+                        failure.message = blamed
+                        raise failure from exc
                 if self._local_path is not None and failure.kind == "timeout":
                     failure.message = (
                         f"The local model did not finish within {self.profile.timeout_s:.0f} "
@@ -652,7 +669,21 @@ class Gateway:
                 await _sleep(delay, cancel)
                 attempt += 1
                 continue
+            if self._engine is not None:
+                self._engine.answered()
             return self._reply(response, time.monotonic() - started)
+
+    async def _engine_recovered(self, generation: int, exc: BaseException,
+                                cancel: CancelToken | None) -> bool:
+        """After a failed call to the engine: True when its process had stopped and was
+        restarted (send again); raises :class:`LLMFailure` when it stopped again before
+        answering anything since its restart."""
+        if not isinstance(exc, (_direct.APIConnectionError, TimeoutError, ConnectionError)):
+            return False
+        try:
+            return await self._engine.recover(generation, cancel)
+        except _engine.EngineError as error:
+            raise LLMFailure("local_model", error.message) from exc
 
     async def _call_once(
         self,
@@ -698,10 +729,20 @@ class Gateway:
             if lock is not None:
                 lock.release()
 
+    async def _proxy_down(self) -> str:
+        """The sentence naming a proxy that does not answer, when the profile's server is
+        reached through one (``_proxy``); "" otherwise."""
+        loop = asyncio.get_running_loop()
+        for base in self.profile.api_bases:
+            said = await loop.run_in_executor(None, _proxy.explain_unreachable, base)
+            if said:
+                return said
+        return ""
+
     def _safety_timeout(self) -> float:
         """A net over litellm's own timeout. A pooled request may first wait for a connection
         (at most one timeout: the requests ahead of it time out by then) and then take one."""
-        waits = 2 if self._pooled is not None else 1
+        waits = 2 if self._pooled is not None or self._engine is not None else 1
         return self.profile.timeout_s * waits + 15.0
 
     def _classify(self, exc: BaseException) -> LLMFailure:
@@ -723,6 +764,8 @@ class Gateway:
 
     async def _acompletion(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
         async with asyncio.timeout(self._safety_timeout()):
+            if self._engine is not None:
+                return await self._engine_call(messages, request)
             pooled = self._pooled
             if pooled is not None and pooled.kind == "direct":
                 base = self.profile.api_bases[0]
@@ -731,6 +774,18 @@ class Gateway:
                 return await _direct.complete(client, base, pooled.api_key, self.profile.model,
                                               messages, request)
             return await self._litellm_call(messages, request)
+
+    async def _engine_call(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
+        """One request to the local engine process, over the OpenAI-compatible path. Its prompt
+        cache is asked for explicitly: a request that starts like an earlier one (a debate
+        agent's next turn) reuses the work done for that prefix. Streamed, so that Cancel or a
+        timeout stops the generation (llama-server notices a closed connection only while it
+        writes to it)."""
+        engine = self._engine
+        client = _pool.client(_pool.Pooled("direct", None), engine.base_url, engine.slots,
+                              self.profile.timeout_s)
+        return await _direct.complete(client, engine.base_url, engine.api_key, _engine.ALIAS,
+                                      messages, {**request, "cache_prompt": True}, stream=True)
 
     async def _litellm_call(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
         litellm = litellm_module()
@@ -742,10 +797,6 @@ class Gateway:
             drop_params=True,
             **request,
         )
-        if self._local_path is not None:
-            return await litellm.acompletion(
-                model=self.profile.model, api_base=str(self._local_path), **common
-            )
         if len(self.profile.api_bases) > 1:
             return await self._load_balancer().acompletion(model=_ROUTER_ALIAS, **common)
         base = self.profile.api_bases[0] if self.profile.api_bases else None

@@ -140,6 +140,10 @@ def _answers_through_responses_api(litellm: Any, model: str) -> bool:
 def _make(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float) -> Any:
     import httpx
 
+    from core.llm._proxy import keep_loopback_direct
+
+    keep_loopback_direct()  # a model server on this computer never goes through a proxy
+
     litellm = litellm_module()
     try:
         from litellm.llms.custom_httpx.http_handler import get_ssl_configuration

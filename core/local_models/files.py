@@ -131,6 +131,34 @@ def read_gguf(path: str | os.PathLike[str]) -> GGUFInfo:
     return GGUFInfo(version=version, **found)
 
 
+def gguf_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Every number and text of a GGUF file's header, by key (arrays such as the vocabulary are
+    skipped: their keys map to None). Raises :class:`NotAModelFile` (not a GGUF file, or cut
+    short) or OSError."""
+    file = Path(path)
+    with file.open("rb") as handle:
+        head = handle.read(8)
+        if len(head) < 8 or head[:4] != GGUF_MAGIC:
+            raise NotAModelFile(f"{file.name} is not a GGUF model file.")
+        (version,) = struct.unpack("<I", head[4:])
+        if version not in (2, 3):
+            raise NotAModelFile(f"{file.name} is a GGUF file of a version EvalDesk does not "
+                                f"know ({version}).")
+        found: dict[str, Any] = {}
+        try:
+            _tensors, kv_count = struct.unpack("<QQ", _read(handle, 16))
+            for _ in range(min(kv_count, 100_000)):
+                key = _string(handle)
+                (kind,) = struct.unpack("<I", _read(handle, 4))
+                found[key] = _value(handle, kind)
+        except EOFError:
+            raise NotAModelFile(f"{file.name} ends too early: it is incomplete.") from None
+        except (ValueError, struct.error) as exc:
+            raise NotAModelFile(f"{file.name} has a header EvalDesk cannot read ({exc}).") \
+                from None
+    return found
+
+
 # ------------------------------------------------------------------------------ kept files
 @dataclass
 class ModelFile:
@@ -279,13 +307,17 @@ def import_model_file(
 
 
 def profile_for_file(model: ModelFile) -> ModelProfile:
-    """A model profile that runs ``model`` with the built-in llama.cpp provider."""
+    """A model profile that runs ``model`` in llama.cpp's server on this computer, with as many
+    calls at once as suit its cores and memory (the engine takes fewer when the model's contexts
+    do not fit in free memory)."""
+    from core.machine import default_local_concurrency
+
     stem = Path(model.path).stem
     return ModelProfile(
         name=f"{model.name} (this computer)"[:120],
         model=LOCAL_MODEL_PREFIX + stem,
         gguf_path=model.path,
-        max_concurrency=1,
+        max_concurrency=default_local_concurrency(),
         max_tokens=1024,
         context_window=max(512, model.context_window),
         timeout_s=600.0,

@@ -104,8 +104,8 @@ async def _conditions(wiz, grab) -> None:
 
 
 async def _check_the_judge(wiz, grab) -> None:
-    """Saved as interacteval-check-*.png and interacteval-checklist-badge.png (the README shows
-    them as check-*.png and checklist-badge.png). Grade every text near the sample's human scores, with Yes to every question of a text
+    """Saved as interacteval-check-*.png and interacteval-checklist-badge.png (the docs show
+    them as check-*.png and checklist-badge.png: docs/check-the-judge.md). Grade every text near the sample's human scores, with Yes to every question of a text
     rated 4 or more, then the report per question and the checklist editor's badge."""
     from tests.desktop.interacteval_support import human_scores
 

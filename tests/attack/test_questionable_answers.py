@@ -1,5 +1,5 @@
 """Attack suite, questionable answers (issue 30, point 7): five inputs EvalDesk took without a
-word. Each is decided here, and the decision is in the README's attack table.
+word. Each is decided here, and the decision is in the attack table of docs/development.md.
 
 * A score of ``true``: was taken as 1. Refused: a boolean is never a number in a reply (scores,
   note and perspective numbers); the model is asked again once, then the item fails with the

@@ -119,7 +119,8 @@ def test_a_key_inside_the_api_address_never_reaches_a_file(tmp_path, evaldesk_ho
         err = capsys.readouterr().err
         assert codes == [0, 0, 0, 0], err
     assert secret not in err
-    # the address is kept in the settings file as it was typed (the one place left: see README)
+    # the address is kept in the settings file as it was typed (the one place left: see
+    # docs/development.md)
     assert_no_leak(secret, tmp_path, evaldesk_home, allowed=("settings.json",))
 
 

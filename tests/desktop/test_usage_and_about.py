@@ -40,6 +40,16 @@ def test_usage_from_another_thread_reaches_the_status_bar(qtbot, window):
     assert window.usage.text() == "LLM: 3 calls (1 from cache) · 120 tokens · $0.5000"
 
 
+def test_engine_events_reach_the_status_bar(qtbot, window):
+    from core.llm import EngineEvent
+
+    worker = threading.Thread(target=window.usage.show_engine_event, args=(EngineEvent(
+        "starting", "Loading the local model (gemma.gguf): 3 s…", "gemma.gguf", 3.0),))
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith("Loading the local"))
+
+
 def test_indicator_attaches_once_core_llm_is_imported(qtbot, monkeypatch):
     listeners = []
     module = types.ModuleType("core.llm")
@@ -79,7 +89,7 @@ def test_declared_licences_match_installed_metadata():
                        ("PySide6-Essentials", "LGPL-3.0"), ("pypdf", "BSD-3-Clause"),
                        ("sentence-transformers", "Apache-2.0"), ("keyring", "MIT"),
                        ("platformdirs", "MIT"), ("openpyxl", "MIT"), ("pandas", "BSD"),
-                       ("llama-cpp-python", "MIT"), ("matplotlib", "PSF")]:
+                       ("llama.cpp", "MIT"), ("matplotlib", "PSF")]:
         version, text = found[dist]
         assert version != "not installed", dist
         assert word in text, (dist, text)

@@ -51,7 +51,11 @@ def test_unknown_system_is_refused_with_a_message():
 
 def test_linux_plan_builds_smoke_tests_and_makes_the_deb():
     steps = build.plan("linux", python=PY, version="0.1.0", deb_compression="zstd")
-    assert names(steps) == ["embedding model (ONNX)", "app", "smoke test", "package (.deb)"]
+    assert names(steps) == ["engine (llama-server)", "embedding model (ONNX)", "app",
+                            "smoke test", "package (.deb)"]
+    # installers ship the engine built for every processor of the platform
+    assert steps[0].command == (PY, "installers/build_llama_server.py", "--variant", "portable")
+    steps = steps[1:]
     assert steps[0].command == (PY, "-m", "core.embeddings", "export-onnx")
     assert steps[1].command == (PY, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
                                 "build.spec")
@@ -65,11 +69,11 @@ def test_linux_plan_builds_smoke_tests_and_makes_the_deb():
 def test_windows_plan_makes_icons_and_runs_inno_setup_with_the_version():
     iscc = r"C:\Program Files (x86)\Inno Setup 6\ISCC.exe"
     steps = build.plan("windows", python=PY, version="1.2.3", iscc=iscc)
-    assert names(steps) == ["icons", "embedding model (ONNX)", "app", "smoke test",
-                            "package (setup.exe)"]
+    assert names(steps) == ["icons", "engine (llama-server)", "embedding model (ONNX)", "app",
+                            "smoke test", "package (setup.exe)"]
     assert steps[0].command == (PY, "installers/make_icons.py")
-    assert steps[3].command[-1] == str(Path("dist/EvalDesk/evaldesk.exe"))
-    assert steps[4].command == (iscc, "/DMyAppVersion=1.2.3", r"installers\windows\evaldesk.iss")
+    assert steps[4].command[-1] == str(Path("dist/EvalDesk/evaldesk.exe"))
+    assert steps[5].command == (iscc, "/DMyAppVersion=1.2.3", r"installers\windows\evaldesk.iss")
 
 
 def test_windows_without_inno_setup_says_what_to_do():
@@ -80,15 +84,15 @@ def test_windows_without_inno_setup_says_what_to_do():
     assert build.INNO_SETUP_URL in message and "--no-package" in message
     # without packaging Inno Setup is not needed
     assert names(build.plan("windows", python=PY, version="0.1.0", package=False)) == [
-        "icons", "embedding model (ONNX)", "app", "smoke test"]
+        "icons", "engine (llama-server)", "embedding model (ONNX)", "app", "smoke test"]
 
 
 def test_macos_plan_makes_the_icns_and_the_dmg():
     steps = build.plan("macos", python=PY, version="0.1.0")
-    assert names(steps) == ["icons", "icons (icns)", "embedding model (ONNX)", "app",
-                            "smoke test", "package (.dmg)"]
+    assert names(steps) == ["icons", "icons (icns)", "engine (llama-server)",
+                            "embedding model (ONNX)", "app", "smoke test", "package (.dmg)"]
     assert steps[1].command[:3] == ("iconutil", "-c", "icns")
-    assert steps[5].command == ("bash", "installers/macos/make_dmg.sh")
+    assert steps[6].command == ("bash", "installers/macos/make_dmg.sh")
 
 
 def test_build_extras_are_installed_first_only_when_pyinstaller_is_missing():
@@ -100,9 +104,12 @@ def test_build_extras_are_installed_first_only_when_pyinstaller_is_missing():
 
 def test_step_switches():
     assert names(build.plan("linux", python=PY, version="0.1.0", smoke=False)) == [
-        "embedding model (ONNX)", "app", "package (.deb)"]
+        "engine (llama-server)", "embedding model (ONNX)", "app", "package (.deb)"]
     assert names(build.plan("linux", python=PY, version="0.1.0", package=False,
-                            smoke=False)) == ["embedding model (ONNX)", "app"]
+                            smoke=False)) == ["engine (llama-server)", "embedding model (ONNX)",
+                                              "app"]
+    native = build.plan("linux", python=PY, version="0.1.0", engine="native")
+    assert native[0].command[-2:] == ("--variant", "native")
     assert names(build.plan("linux", python=PY, version="0.1.0", build=False,
                             have_pyinstaller=False)) == ["smoke test", "package (.deb)"]
 

@@ -56,7 +56,8 @@ def test_essays_without_a_source_are_compared_pooled_with_a_paired_test_over_tex
     assert "paired percentile bootstrap over pairs" in people["vs_combined_note"]
     ai = _row(rows, "ai")
     assert ai["vs_combined_ci_high"] < 0  # the noisy models-only checklist: clearly worse
-    assert "agrees less well with your ratings than Checklist from both" in ai["summary"]
+    assert "agrees less well with your ratings of Vocabulary than Checklist from both" in ai[
+        "summary"]
     # the length baseline is compared the same way
     length = _row(rows, cd.LENGTH)
     lengths = [len(i.text.split()) for i in items]

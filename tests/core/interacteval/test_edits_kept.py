@@ -54,7 +54,7 @@ async def test_edited_components_are_kept_unless_replacing_is_asked_for(tmp_path
         assert llm.calls == calls, "the edited components were made again"
         kept = stages.get_stage(project, DIM, "components")
         assert kept.value == edited and kept.edited and kept.edited_by == "unnamed person"
-        # current for the model that builds (a step's inputs count the builder's model)
+        # current: made from today's notes by this model (the hash counts the builder)
         assert kept.input == stages.stage_input(project, state, DIM, "components",
                                                 gateway.profile)
 

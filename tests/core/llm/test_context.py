@@ -66,14 +66,9 @@ def test_the_count_is_not_below_gpts_tokenizers(encoding, name):
 
 
 @pytest.fixture(scope="module")
-def gemma():
-    """The bundled model's own tokenizer (its vocabulary only, read with llama.cpp)."""
-    llama_cpp = pytest.importorskip("llama_cpp")
-    from core.llm._local import bundled_gguf_path
-
-    tokenizer = llama_cpp.Llama(model_path=str(bundled_gguf_path()), vocab_only=True,
-                                verbose=False)
-    return lambda text: len(tokenizer.tokenize(text.encode(), add_bos=False))
+def gemma(gemma_tokens):
+    """The bundled model's own tokenizer (llama.cpp's server's ``/tokenize``)."""
+    return gemma_tokens
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))

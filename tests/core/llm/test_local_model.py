@@ -1,4 +1,5 @@
-"""The built-in local model (llama.cpp in-process, bundled Gemma 3 270M), end to end."""
+"""The built-in local model (bundled Gemma 3 270M in llama.cpp's server, ``core.llm._engine``),
+end to end through the gateway."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from core.llm import Gateway, LLMFailure, MemoryCache, _local, check_connection
+from core.llm import Gateway, LLMFailure, MemoryCache, check_connection
 from core.runs import Cancelled, CancelToken
 from core.settings import ModelProfile, bundled_profile
 
@@ -22,6 +23,17 @@ QUESTION = [
     {"role": "system", "content": "You answer geography questions in JSON."},
     {"role": "user", "content": "What is the capital of France? Give the country and capital."},
 ]
+
+
+def slots(engine) -> list[dict]:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(f"http://127.0.0.1:{engine.port}/slots",
+                                     headers={"Authorization": f"Bearer {engine.api_key}"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=10) as reply:
+        return json.loads(reply.read())
 
 
 def small_profile(**overrides) -> ModelProfile:
@@ -79,14 +91,15 @@ async def test_cancel_stops_generation_and_the_model_stays_usable(bundled_model)
     with pytest.raises(Cancelled):
         await asyncio.wait_for(task, 10)
     assert len(gateway.cache) == 0
-    # the generation itself stopped early (it does not run on to 400 tokens in the background)
-    loaded = _local._models[str(bundled_model.resolve())]
+    # the generation itself stopped (it does not run on to 400 tokens in the background): the
+    # engine's slot is free again
+    engine = gateway._engine
     for _ in range(600):
-        if not loaded.lock.locked():
+        if not any(s.get("is_processing") for s in slots(engine)):
             break
         await asyncio.sleep(0.05)
-    assert not loaded.lock.locked()
-    assert loaded.llama.n_tokens < 300
+    assert not any(s.get("is_processing") for s in slots(engine))
+    assert all(s.get("n_decoded", 0) < 300 for s in slots(engine) if "n_decoded" in s)
     text = await Gateway(small_profile(max_tokens=4), cache=MemoryCache()).complete_text("Hi!")
     assert text.strip()
     assert gateway.usage.calls == 0

@@ -12,6 +12,7 @@ from core.local_models.files import (
     read_gguf,
 )
 from core.runs import Cancelled, CancelToken, Progress
+from core.machine import default_local_concurrency
 from core.settings import LOCAL_MODEL_PREFIX
 from tests.core.local_models.fake_servers import gguf_bytes
 
@@ -58,7 +59,8 @@ def test_import_by_copy_puts_the_file_in_the_models_folder(usb_stick, tmp_path):
     profile = profile_for_file(listed)
     assert profile.is_local and profile.gguf_path == str(copied)
     assert profile.model == LOCAL_MODEL_PREFIX + "Good-Model-Q4_K_M"
-    assert profile.context_window == 4096 and profile.max_concurrency == 1
+    assert profile.context_window == 4096
+    assert profile.max_concurrency == default_local_concurrency()  # from this computer
 
 
 def test_import_in_place_links_the_file_without_copying(usb_stick, tmp_path):

@@ -98,12 +98,10 @@ async def test_an_item_too_long_for_the_model_is_refused_before_any_call():
     assert "4,096" in message and "shorten the item" in message.casefold()
 
 
-def test_a_chinese_document_is_cut_into_chunks_that_fit_a_real_tokenizer():
+def test_a_chinese_document_is_cut_into_chunks_that_fit_a_real_tokenizer(gemma_tokens):
     """Cut at three characters a token, a page of Chinese made chunks about twice too long for
     Gemma's tokenizer (and more for Llama 2's)."""
-    llama_cpp = pytest.importorskip("llama_cpp")
     from core.documents import Document, Page
-    from core.llm._local import bundled_gguf_path
     from core.majeval import _prompts
     from core.majeval.perspective_extraction import (
         TEMPLATE,
@@ -115,8 +113,6 @@ def test_a_chinese_document_is_cut_into_chunks_that_fit_a_real_tokenizer():
                  "和孩子自己的生活联系起来，这样孩子更容易学会新的词语。")
     pages = [Page(number=n, text="\n\n".join([paragraph] * 12)) for n in range(1, 5)]
     doc = Document(path="研究.txt", name="研究.txt", kind="text", pages=pages)
-    tokenizer = llama_cpp.Llama(model_path=str(bundled_gguf_path()), vocab_only=True,
-                                verbose=False)
     window, answer = 2048, 256
     chunks = document_chunks(doc, "Judge QA pairs.", window, answer)
     assert len(chunks) >= 3
@@ -124,6 +120,5 @@ def test_a_chinese_document_is_cut_into_chunks_that_fit_a_real_tokenizer():
     for chunk in chunks:
         messages = template.messages(task="Judge QA pairs.", document=doc.name,
                                      pages=_pages_text(chunk.pages), text=chunk.text)
-        real = sum(len(tokenizer.tokenize(m["content"].encode(), add_bos=False))
-                   for m in messages)
+        real = sum(gemma_tokens(m["content"]) for m in messages)
         assert real + answer <= window, real
