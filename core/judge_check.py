@@ -955,6 +955,12 @@ def _people_agreement(judge: JudgeData, ratings: Sequence[Rating], raters: Seque
         keep = [k for k in range(len(ids)) if any(row[k] is not None for row in table)]
         table = [[row[k] for k in keep] for row in table]
         judge_row = [judge_row[k] for k in keep]
+        if not keep:  # the raters answered only its checklist questions
+            none = stats.AlphaResult(None, "interval", 0, 0, 0, len(raters),
+                                     reason=f"nobody rated {dim} itself")
+            out.append(PeopleAgreement(dimension=dim, people=none, with_judge=none,
+                                       raters=len(raters)))
+            continue
         people = stats.krippendorff_alpha(table, "interval")
         with_judge = stats.krippendorff_alpha([*table, judge_row], "interval")
         if judge.judge_scale:  # a similarity is no rating: the judge cannot be one more rater
@@ -1091,13 +1097,56 @@ _SHEET_ABOUT = {
 }
 
 
+#: The columns of the "Judges" sheet (:func:`rank_rows`).
+RANK_COLUMNS = ("rank", "judge", "statistic", "value", "items", "ratings", "behind_best_by",
+                "bootstrap_ci_low", "bootstrap_ci_high", "bootstrap_p_value", "zou_ci_low",
+                "zou_ci_high", "zou_note", "note")
+
+
+def rank_rows(ranks: Sequence[JudgeRank], method: str = "kendall") -> list[dict[str, Any]]:
+    """The ranking of the judges as rows: each judge's agreement with the people and its
+    difference from the best with the paired bootstrap's interval and Zou's beside it."""
+    rows = []
+    for k, r in enumerate(ranks, start=1):
+        d, z = r.versus_best, r.zou
+        rows.append({
+            "rank": k, "judge": r.name, "statistic": stats.STATISTIC_NAMES[method],
+            "value": _fmt(r.value), "items": r.items, "ratings": r.n,
+            "behind_best_by": _fmt(d.difference) if d is not None else None,
+            "bootstrap_ci_low": _fmt(d.ci_low) if d is not None else None,
+            "bootstrap_ci_high": _fmt(d.ci_high) if d is not None else None,
+            "bootstrap_p_value": _fmt(d.p_value) if d is not None else None,
+            "zou_ci_low": _fmt(z.ci_low) if z is not None else None,
+            "zou_ci_high": _fmt(z.ci_high) if z is not None else None,
+            "zou_note": (z.note if z.defined else f"undefined: {z.reason}") if z is not None
+            else "",
+            "note": ("the best" if d is None and r.value is not None else
+                     f"undefined: {r.reason}" if r.value is None else
+                     d.note if d is not None and d.defined else
+                     f"undefined: {d.reason}" if d is not None else ""),
+        })
+    return rows
+
+
 def write_report(path: str | Path, report: JudgeReport,
-                 readme: Sequence[tuple[str, str]] = ()) -> ExportReport:
-    """Write the judge-vs-people report to an Excel workbook (app and CLI alike)."""
+                 readme: Sequence[tuple[str, str]] = (), *,
+                 ranks: Sequence[JudgeRank] = (), rank_method: str = "kendall"
+                 ) -> ExportReport:
+    """Write the judge-vs-people report to an Excel workbook (app and CLI alike); with
+    ``ranks`` (two judges or more), a "Judges" sheet ranks them."""
+    import pandas as pd
+
     from core.tables import Sheet, write_workbook
 
     sheets = [Sheet(name, frame, description=_SHEET_ABOUT[name])
               for name, frame in report_frames(report).items()]
+    if len(ranks) >= 2:
+        sheets.append(Sheet("Judges", pd.DataFrame(rank_rows(ranks, rank_method),
+                                                   columns=list(RANK_COLUMNS)), description=(
+            "The models or conditions that scored the same items, ranked by agreement with the "
+            "people's ratings; each compared with the best by a paired bootstrap (interval, "
+            "p-value) and by Zou's (2007) interval, which needs no resampling. When an interval "
+            "includes 0 the difference could be chance.")))
     return write_workbook(path, sheets, [*report.describe(), *readme])
 
 
@@ -1342,7 +1391,9 @@ def rank_judges(candidates: Sequence[tuple[str, str, JudgeData]], ratings: Itera
     same items. ``progress`` counts the paired tests; ``cancel`` is checked between them."""
     if method not in stats.STATISTIC_NAMES:
         raise ValueError(f"method must be one of {', '.join(stats.STATISTIC_NAMES)}")
-    chosen = [r for r in ratings if not r.empty and (rater is None or r.rater == rater)]
+    chosen = [r for r in ratings if not r.empty
+              and (rater in (None, AGREED) or r.rater == rater)
+              and (rater == AGREED or not r.adjudicated)]
     by_item: dict[str, list[Rating]] = {}
     for r in chosen:
         by_item.setdefault(r.item_id, []).append(r)
@@ -1457,9 +1508,9 @@ def check_step(judge: JudgeData, ratings: Sequence[Rating], *, rater: str | None
                                   random_how=random_how,
                                   candidates=[c for c in candidates if c[2] is not judge])
     if len(candidates) >= 2:
-        out.ranks = rank_judges(candidates, ratings, method=method, rater=rater,
-                                progress=progress, cancel=cancel)
-        graded = {r.item_id for r in ratings if not r.empty
-                  and (rater is None or r.rater == rater)}
+        out.ranks = rank_judges(candidates, [*ratings, *adjudications], method=method,
+                                rater=rater, progress=progress, cancel=cancel)
+        graded = {r.item_id for r in ratings if not r.empty and not r.adjudicated
+                  and (rater in (None, AGREED) or r.rater == rater)}
         out.sampling = describe_sampling(judge, graded, order_seed, candidates)
     return out

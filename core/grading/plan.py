@@ -50,6 +50,7 @@ __all__ = [
     "clear_plan",
     "draw_sample",
     "drawn_sample",
+    "graded_items",
     "item_order",
     "load_plan",
     "make_plan",
@@ -58,6 +59,7 @@ __all__ = [
     "random_items",
     "rater_progress",
     "rater_queue",
+    "report_sample",
     "set_blind",
 ]
 
@@ -124,11 +126,13 @@ class OrderChoice:
                 "the random ones")
 
 
-def order_choice(project: Project, method: str) -> OrderChoice:
+def order_choice(project: Project, method: str, *, create: bool = True) -> OrderChoice | None:
     """The project's grading order (the random one, its seed made on first use, unless
-    another was chosen with :func:`choose_order`)."""
-    seed = judge_check.grading_seed(project, method)
-    assert seed is not None
+    another was chosen with :func:`choose_order`). ``create`` False: None when the project has
+    no grading order yet (nothing is written)."""
+    seed = judge_check.grading_seed(project, method, create=create)
+    if seed is None:
+        return None
     found = project.get_artefact(_order_kind(method), "seed")
     p = found.payload if found is not None and isinstance(found.payload, dict) else {}
     if p.get("order") != FEWER_GRADES or not isinstance(p.get("items"), list):
@@ -159,7 +163,7 @@ def choose_order(project: Project, method: str, judge: JudgeData, order: str, *,
     assert seed is not None
     if order == RANDOM:
         _put(project, _order_kind(method), "seed", {"seed": seed, "order": RANDOM}, who)
-        return order_choice(project, method)
+        return _choice(project, method)
     from core.reliability import grading_order
 
     ids = population(judge)
@@ -173,7 +177,13 @@ def choose_order(project: Project, method: str, judge: JudgeData, order: str, *,
                "items": [ids[k] for k in made.order], "random": list(made.random_part),
                "why": list(made.why)}
     _put(project, _order_kind(method), "seed", payload, who)
-    return order_choice(project, method)
+    return _choice(project, method)
+
+
+def _choice(project: Project, method: str) -> OrderChoice:
+    choice = order_choice(project, method)
+    assert choice is not None
+    return choice
 
 
 def _score(judge: JudgeData, item_id: str) -> float | None:
@@ -286,6 +296,28 @@ def random_items(judge: JudgeData, choice: OrderChoice, sample: DrawnSample | No
     return got, f"the first {len(got)} items of {what}, all graded"
 
 
+def report_sample(project: Project, method: str, judge: JudgeData,
+                  graded: Iterable[str]) -> tuple[set[str], str] | None:
+    """The graded items that count as drawn at random for the corrected mean, from what the
+    project records (a drawn sample, the chosen order: :func:`random_items`); None when it
+    records no grading order (the report then says the ratings' sampling is unknown)."""
+    choice = order_choice(project, method, create=False)
+    if choice is None:
+        return None
+    return random_items(judge, choice, drawn_sample(project, method), graded)
+
+
+def graded_items(ratings: Iterable[Rating], *, rater: str | None = None,
+                 adjudications: Iterable[Rating] = ()) -> set[str]:
+    """The items with a grade to compare the judge with: ``rater``'s (a name), anyone's (None)
+    or, for :data:`core.judge_check.AGREED`, anyone's and the agreed ones."""
+    out = {r.item_id for r in ratings if not r.empty and not r.adjudicated
+           and (rater in (None, judge_check.AGREED) or r.rater == rater)}
+    if rater == judge_check.AGREED:
+        out |= {r.item_id for r in adjudications if not r.empty}
+    return out
+
+
 # ----------------------------------------------------------------------------- assignment
 def assign(items: Sequence[str], raters: Sequence[str], k: int, *,
            seed: int) -> dict[str, list[str]]:
@@ -386,7 +418,7 @@ def make_plan(project: Project, method: str, judge: JudgeData, raters: Sequence[
     in the project's grading order, to ``k`` of ``raters`` each (:func:`assign`) and keep the
     plan in the project (who and when). Replaces an earlier plan (kept in the edit history);
     grades already given stay."""
-    choice = order_choice(project, method)
+    choice = _choice(project, method)
     order = item_order(judge, choice)
     if items is None:
         sample = drawn_sample(project, method)
