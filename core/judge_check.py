@@ -46,9 +46,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.tables import ExportReport
 
 __all__ = [
+    "ADJUDICATED",
+    "AGREED",
     "FAILS_GOOD_RATE",
+    "HUMAN",
     "MIN_ITEMS",
+    "ORIGIN_COLUMNS",
+    "RANK_COLUMNS",
     "RATING_COLUMNS",
+    "RATING_VERSION",
     "CheckResult",
     "DimensionAgreement",
     "Disagreement",
@@ -61,7 +67,9 @@ __all__ = [
     "Rating",
     "RatingsRead",
     "Sampling",
+    "blind_text",
     "check_step",
+    "decided_from_text",
     "describe_sampling",
     "export_ratings",
     "fair_ranking",
@@ -69,14 +77,22 @@ __all__ = [
     "grading_seed",
     "held_out_line",
     "judge_report",
+    "load_adjudications",
     "load_ratings",
     "next_item",
+    "other_judges",
     "question_disagreements",
     "rank_judges",
+    "rank_rows",
+    "rater_names",
     "rating_kind",
     "read_ratings",
+    "record_unblinding",
+    "save_adjudication",
     "save_rating",
+    "unblinded",
     "write_report",
+    "zou_beside",
 ]
 
 #: Fewer rated items than this and the report warns that the agreement is rough (as Kiln does).
@@ -1464,6 +1480,17 @@ def zou_beside(a: Sequence[float], b: Sequence[float], human: Sequence[float | N
                                                       else notes))
 
 
+def other_judges(judge: JudgeData, candidates: Sequence[tuple[str, str, JudgeData]]
+                 ) -> list[tuple[str, str, JudgeData]]:
+    """The ``candidates`` whose scores differ from ``judge``'s (the project's own judge is
+    usually among them under its condition's name)."""
+    def scores(j: JudgeData) -> dict[str, dict[str, float | None]]:
+        return {i.item_id: dict(i.scores) for i in j.items}
+
+    own = scores(judge)
+    return [c for c in candidates if c[2] is not judge and scores(c[2]) != own]
+
+
 @dataclass
 class CheckResult:
     """What :func:`check_step` computed: the report (None when not asked for), the
@@ -1506,7 +1533,7 @@ def check_step(judge: JudgeData, ratings: Sequence[Rating], *, rater: str | None
                                   progress=progress, cancel=cancel,
                                   adjudications=adjudications, random_items=random_items,
                                   random_how=random_how,
-                                  candidates=[c for c in candidates if c[2] is not judge])
+                                  candidates=other_judges(judge, candidates))
     if len(candidates) >= 2:
         out.ranks = rank_judges(candidates, [*ratings, *adjudications], method=method,
                                 rater=rater, progress=progress, cancel=cancel)

@@ -159,7 +159,7 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
         say("evaldesk: note: no agreed grade was found (adjudicate in the app, or give rows "
             "whose origin is adjudicated): the judge is compared with the raters' mean.")
     n_boot = 0 if args.no_bootstrap else 1000
-    others = [c for c in candidates if c[2] is not judge] if len(candidates) >= 2 else []
+    others = judge_check.other_judges(judge, candidates) if len(candidates) >= 2 else []
     report = judge_check.judge_report(
         judge, ratings, rater=compare, n_boot=n_boot, order_seed=order_seed,
         adjudications=agreed, random_items=sample[0] if sample else None,

@@ -212,7 +212,7 @@ def agreement_blocks(judge: JudgeData, ratings: Sequence[Rating], *,
 
     def judge_block(dim: str, question: str, pairs: Sequence[tuple[object, object]],
                     scale: str, categories: list[object] | None) -> AgreementBlock:
-        who = f"the judge ({model}) and {versus}"
+        who = f"{model} against {versus}"
         if judge.judge_scale:
             return AgreementBlock(dim, question, JUDGE, who, None,
                                   f"the judge's scores are not grades on your scale "

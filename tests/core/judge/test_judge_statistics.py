@@ -62,7 +62,7 @@ def test_between_people_and_judge_equal_core_reliability_on_mohler(shared_data, 
                                    n_boot=200, seed=3) if on_grid else
                 reliability_report([judge_scores, mean], "interval", n_boot=200, seed=3))
     assert versus.between == "between the judge and people"
-    assert versus.raters == "the judge (judge-model) and the mean of the raters"
+    assert versus.raters == "judge-model against the mean of the raters"
     assert versus.report.headline == expected.headline
     for got, ref in zip(versus.report.results, expected.results, strict=True):
         assert got.statistic == ref.statistic
@@ -70,8 +70,8 @@ def test_between_people_and_judge_equal_core_reliability_on_mohler(shared_data, 
     # one plain sentence: the number, its interval, its n and why it is the one to report
     sentence = versus.sentence()
     first = versus.report.first
-    assert sentence.startswith("Between the judge and the people on Correctness (the judge "
-                               f"(judge-model) and the mean of the raters): report {first.name}")
+    assert sentence.startswith("Between the judge and the people on Correctness (judge-model "
+                               f"against the mean of the raters): report {first.name}")
     assert f"= {first.value:.2f} (95% CI {first.ci_low:.2f} to {first.ci_high:.2f}, {n} texts" \
         in sentence
     assert expected.why in sentence and first.meaning in sentence
