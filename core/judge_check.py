@@ -471,10 +471,11 @@ class Sampling:
     by_key: str = ""  #: that candidate's key (:func:`rank_judges`), "" for the judge itself
     overlap: int = 0  #: graded items among those extremes
     passed_over: int = 0  #: items before the last graded one in the random order, not graded
+    how: str = ""  #: kind "drawn": the recorded random draw the graded items all belong to
 
     @property
     def representative(self) -> bool:
-        return self.kind in ("random", "all")
+        return self.kind in ("random", "all", "drawn")
 
     @property
     def sentence(self) -> str:
@@ -488,6 +489,10 @@ class Sampling:
             return (f"The {_plural(k, 'graded item')} are a random sample of the {n} items the "
                     f"judge scored (the first {k} of a random order, seed {self.seed}), so the "
                     f"agreement on them stands for all {n}, within its interval.")
+        if self.kind == "drawn":
+            return (f"The {_plural(k, 'graded item')} were drawn at random ({self.how}), so "
+                    f"the agreement on them stands for all {n} items the judge scored, within "
+                    "its interval.")
         if self.kind == "extremes":
             return (f"Not a random sample: {self.overlap} of the {_plural(k, 'graded item')} "
                     f"are among the ones {self.by} scored highest and lowest (the order earlier "
@@ -881,8 +886,14 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
         cancel=cancel)
     if progress is not None:
         progress.advance(1, detail="agreement statistics")
+    sampling = describe_sampling(judge, used_ids, order_seed)
     if random_items is None:
         random_items, random_how = _random_start(judge, used_ids, order_seed)
+    else:  # a recorded draw: the graded items are a random sample when all are in it
+        random_items = set(random_items)
+        if used_ids and set(used_ids) <= random_items and not sampling.representative:
+            sampling = Sampling("drawn", sampling.graded, sampling.population, order_seed,
+                                how=random_how)
     corrected = grading_stats.corrected_means(
         judge, ratings, random=random_items, random_how=random_how, compare=compare,
         adjudications=agreed, candidates=candidates)
@@ -894,7 +905,7 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
         held_out=len(held), held_out_reason=judge.held_out_reason, dimensions=dims,
         questions=questions, disagreements=gaps[:top], people=people, n_boot=n_boot,
         seed=seed, judge_scale=judge.judge_scale,
-        sampling=describe_sampling(judge, used_ids, order_seed),
+        sampling=sampling,
         spreads=judge_spreads(judge), agreement=agreement, corrected=corrected,
         random_how=random_how, labels=grading_stats.label_rows(judge, ratings, agreed),
         adjudicated=len({r.item_id for r in agreed}),
