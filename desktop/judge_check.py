@@ -222,6 +222,12 @@ class JudgeCheckPanel(QWidget):
         #: The ratings changed since the report was computed (it is computed when shown).
         self._stale = False
         self.pick_tab = self.tabs.addTab(self._pick_tab(), "Pick the judge")
+        from desktop.judge_raters import AdjudicationTab, RatersTab
+
+        self.adjudication = AdjudicationTab(self)
+        self.agreed_tab = self.tabs.addTab(self.adjudication, "Agreed grades")
+        self.raters = RatersTab(self)
+        self.raters_tab = self.tabs.addTab(self.raters, "Raters and sheets")
         self.candidates: list[tuple[str, str, jc.JudgeData]] = []
         self.ranks: list[jc.JudgeRank] = []
         self.make_judge: Callable[[str], str] | None = None
@@ -493,6 +499,10 @@ class JudgeCheckPanel(QWidget):
         self._build_form()
         self.show_next()
         self._ratings_changed()
+        if self.tabs.currentIndex() == self.raters_tab:
+            self.raters.refresh()
+        elif self.tabs.currentIndex() == self.agreed_tab:
+            self.adjudication.refresh()
 
     def rater(self) -> str:
         return self.rater_edit.text().strip() or self.who()
@@ -791,23 +801,30 @@ class JudgeCheckPanel(QWidget):
     def _ratings_changed(self) -> None:
         """Recompute the report now if it is on screen, else when it is next shown (the
         bootstrap takes a moment, and grading should not wait for it)."""
-        if self.tabs.currentIndex() == 0:
+        if self.tabs.currentIndex() not in (1, self.pick_tab):
             self._stale = True
         else:
             self.refresh_report()
 
     #: What each tab after "Grade" shows, for the question asked before leaving blind grading.
     def _what_tab(self, index: int) -> str:
-        return {1: "report", self.pick_tab: "ranking of the judges"}.get(
-            index, self.tabs.tabText(index).lower())
+        return {1: "report", self.pick_tab: "ranking of the judges",
+                self.agreed_tab: "view of the agreed grades"}.get(index, "")
 
     @Slot(int)
     def _tab_changed(self, index: int) -> None:
-        if index != 0 and not self.may_see(self._what_tab(index)):
+        what = self._what_tab(index)
+        if index == self.raters_tab:  # counts only: nothing that unblinds
+            self.raters.refresh()
+            return
+        if what and not self.may_see(what):
             self.tabs.blockSignals(True)
             self.tabs.setCurrentIndex(0)
             self.tabs.blockSignals(False)
-            self.message.setText("Still grading blind: the report stays hidden.")
+            self.message.setText(f"Still grading blind: the {what} stays hidden.")
+            return
+        if index == self.agreed_tab:
+            self.adjudication.refresh()
             return
         if index != 0 and self._stale:
             self.refresh_report()

@@ -184,3 +184,131 @@ def test_reliability_and_corrected_mean_on_screen_equal_core(qtbot, panel, proje
     words = panel.corrected_text.toPlainText()
     assert "20 graded of the 20 of 30 items drawn at random by Anna" in words
     assert "narrower than from your grades alone" in words
+
+
+def test_adjudication_lists_disputes_side_by_side_and_records_the_agreed_grade(
+        qtbot, panel, project, tmp_path):
+    judge = panel.judge
+    ids = [i.item_id for i in judge.items]
+    for k, item in enumerate(ids[:10]):
+        jc.save_rating(project, "majeval", jc.Rating(item, "Anna", {DIM: 4.0},
+                                                     {DIM: {QUESTION: True}}, note="clear"))
+        ben = 1.0 if k < 3 else 3.5  # 3 points apart on 3 items, half a point on the others
+        jc.save_rating(project, "majeval", jc.Rating(item, "Ben", {DIM: ben},
+                                                     {DIM: {QUESTION: k != 0}},
+                                                     note="off topic" if k < 3 else ""))
+    panel.set_judge(project, judge)
+    panel.confirm_unblind = lambda what: what == "view of the agreed grades"
+    panel.blind_check.setChecked(True)
+    panel.tabs.setCurrentIndex(panel.agreed_tab)
+    assert panel.tabs.currentIndex() == panel.agreed_tab
+    assert jc.unblinded(project, "majeval")["Anna"]
+    tab = panel.adjudication
+    model = tab.model
+    assert model.rowCount() == 3 and {model.value(r, "item") for r in range(3)} == set(ids[:3])
+    assert model.value(0, "item") == ids[0]  # the question split too: listed first
+    assert "Clarity: Does it answer the question?" in model.value(0, "what")
+    assert all(model.value(r, "decided") == "to decide" for r in range(3))
+    # every grade and note side by side; the judge's score is not shown
+    side = tab.side.toPlainText()
+    assert "Anna" in side and "Ben" in side and "off topic" in side and "clear" in side
+    assert "judge" not in side.lower()
+    tab.threshold.setValue(0.25)  # half a point apart counts now
+    assert model.rowCount() == 10
+    tab.threshold.setValue(1.0)
+    # the agreed grade: 3 on Clarity, Yes on the question, decided by Dana
+    tab.show_item(0)
+    tab.agreed_combos[(DIM, "")].setCurrentIndex(tab.agreed_combos[(DIM, "")].findData(3.0))
+    tab.decided_by.setText("Dana")
+    tab.note.setPlainText("read together")
+    tab.agreed_combos[(DIM, QUESTION)].setCurrentIndex(1)
+    saved = tab.record()
+    assert saved is not None and saved.rater == "Dana"
+    agreed = jc.load_adjudications(project, "majeval")
+    assert [(a.item_id, a.scores, a.answers, a.rater) for a in agreed] == [
+        (ids[0], {DIM: 3.0}, {DIM: {QUESTION: True}}, "Dana")]
+    assert {s.rater for s in agreed[0].sources} == {"Anna", "Ben"}
+    assert model.value(next(r for r in range(3) if model.value(r, "item") == ids[0]),
+                       "decided").startswith("agreed by Dana on ")
+    # nothing chosen: not recorded, said
+    tab.show_item(1)
+    tab.agreed_combos.clear()
+    assert tab.record() is None and "Not recorded" in tab.message.text()
+    # the report can compare with the agreed grades; the export marks each label's origin
+    panel.confirm_unblind = lambda what: True
+    panel.tabs.setCurrentIndex(1)
+    _wait(qtbot, panel)
+    assert panel.rater_combo.findData(jc.AGREED) > 0
+    out = panel.export_report(tmp_path / "report.xlsx")
+    labels = pd.read_excel(out, sheet_name="Labels")
+    assert set(labels.origin) == {"human", "adjudicated", "judge"}
+    decided = labels[labels.origin == "adjudicated"]
+    assert set(decided.item) == {ids[0]} and set(decided.by) == {"Dana"}
+    ratings = panel.export_ratings(tmp_path / "ratings.xlsx")
+    sheet = pd.read_excel(ratings, sheet_name="Ratings", keep_default_na=False)
+    assert set(sheet[sheet.origin == "adjudicated"].rater) == {"Dana"}
+    assert "Ben: Clarity 1" in sheet[sheet.origin == "adjudicated"].decided_from.iloc[0]
+
+
+def test_hand_out_to_raters_make_and_read_sheets(qtbot, panel, project, tmp_path):
+    from openpyxl import load_workbook
+
+    panel.tabs.setCurrentIndex(panel.raters_tab)
+    tab = panel.raters
+    # a random sample of 12, recorded, offered first
+    tab.sample_spin.setValue(12)
+    drawn = tab.draw()
+    assert drawn is not None and drawn.size == 12 and gp.drawn_sample(project, "majeval")
+    assert "12 of 30 items drawn at random by Anna" in tab.sample_about.text()
+    assert panel.current in drawn.items
+    # three raters, two per item: the drawn items handed out, balanced, with overlap
+    tab.raters_edit.setText("Anna, Ben, Cleo")
+    tab.k_spin.setValue(2)
+    plan = tab.hand_out()
+    assert plan is not None and plan.k == 2
+    assert sorted(len(v) for v in plan.items.values()) == [8, 8, 8]
+    assert "12 items, each for 2 of 3 raters" in tab.plan_about.text()
+    progress = tab.progress_model
+    assert [progress.value(r, "rater") for r in range(3)] == ["Anna", "Ben", "Cleo"]
+    assert [progress.value(r, "assigned") for r in range(3)] == [8, 8, 8]
+    # Anna is offered only her 8 items; grading one moves her progress
+    assert panel.current in plan.items_of("Anna")
+    panel.tabs.setCurrentIndex(0)
+    _grade(panel, 3)
+    panel.tabs.setCurrentIndex(panel.raters_tab)
+    assert progress.value(0, "graded") == 1 and progress.value(1, "graded") == 0
+    # one sheet per rater, only their items, no judge's score
+    made = tab.make_sheets(tmp_path)
+    assert [p.name for p in made] == [f"majeval-rating-sheet-{r}.xlsx"
+                                      for r in ("Anna", "Ben", "Cleo")]
+    ben = pd.read_excel(made[1], sheet_name="Ratings", dtype=str, keep_default_na=False)
+    assert set(ben.item) == set(plan.items_of("Ben")) and set(ben.rater) == {"Ben"}
+    assert "judge" not in " ".join(ben.columns).lower()
+    # Ben fills his in as people do: a grade off the scale, a copied row, the rest fine
+    book = load_workbook(made[1])
+    ws = book["Ratings"]
+    rows = [r for r in range(2, ws.max_row + 1) if not ws.cell(r, 4).value]
+    for r in rows:
+        ws.cell(r, 5).value = 4
+    ws.cell(rows[0], 5).value = 7
+    ws.append([ws.cell(rows[1], c).value for c in range(1, 9)])
+    book.save(made[1])
+    got = tab.read_sheets([str(made[1])])
+    said = tab.sheets_text.toPlainText()
+    assert not got[0].errors and "Ben's sheet" in said
+    assert f"row {rows[0]}" in said and "7" in said  # the grade off the scale, by row
+    assert f"rows {rows[1]} and {ws.max_row}" in said  # the copy, both rows named
+    bens = [r for r in jc.load_ratings(project, "majeval") if r.rater == "Ben"]
+    assert len(bens) == 7 and all(r.scores[DIM] == 4.0 for r in bens)
+    assert progress.value(1, "graded") == 7
+    # Cleo's sheet read as someone else's file names the rater it was made for
+    cleo = tab.read_sheets([str(made[2])])
+    assert cleo[0].made_for == "Cleo"
+    # a file that is no rating sheet: said, nothing kept
+    pd.DataFrame({"x": [1]}).to_excel(tmp_path / "bad.xlsx", index=False)
+    tab.read_sheets([str(tmp_path / "bad.xlsx")])
+    assert "bad.xlsx: not read" in tab.sheets_text.toPlainText()
+    # everyone grades everything again
+    tab.clear()
+    assert gp.load_plan(project, "majeval") is None
+    assert "every rater is offered every item" in tab.plan_about.text().lower()
