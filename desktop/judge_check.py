@@ -9,6 +9,7 @@ output here: the ratings, the order, the statistics and the workbooks are in
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -944,7 +945,7 @@ class JudgeCheckPanel(QWidget):
         self.people_model.set_frame(frames["People"])
         self.reliability_model.set_frame(frames["Reliability"])
         corrected = frames["Corrected mean"].copy()
-        corrected["narrower_by"] = [None if v is None or v != v else float(v) * 100
+        corrected["narrower_by"] = [None if v is None or math.isnan(v) else float(v) * 100
                                     for v in corrected["narrower_by"]]
         self.corrected_model.set_frame(corrected)
         self._show_sentences(report)
