@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from core.cli import UserError
@@ -72,12 +71,23 @@ def add_agreement_parser(actions: argparse._SubParsersAction, *, what: str,
     return parser
 
 
-def _session(method: str) -> ModuleType:
+def _judges(project: Project, method: str
+            ) -> tuple[JudgeData | None, str, list[tuple[str, str, JudgeData]]]:
+    """The judge to check (None and why when there is none) and the judges to compare, from
+    the method's session (MAJ-Eval's session object, InteractEval's session module)."""
     if method == "majeval":
-        from core.majeval import session
-    else:
-        from core.interacteval import session  # type: ignore[no-redef]
-    return session
+        from core.majeval.session import MajEvalSession
+        from core.settings import Settings
+
+        majeval = MajEvalSession.open(project, settings=Settings())
+        judge, why = majeval.judge_to_check()
+        return judge, why, (list(majeval.judges_to_compare()) if judge is not None else [])
+    from core.interacteval import session
+
+    state = session.load_state(project)
+    judge, why = session.judge_to_check(project, state)
+    return judge, why, (list(session.judges_to_compare(project, state))
+                        if judge is not None else [])
 
 
 def _open(path: str) -> Project:
@@ -130,14 +140,11 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
     if not args.ratings and not args.project_ratings:
         raise UserError("Give --ratings RATINGS.xlsx (one or more), --project-ratings, or both.")
     output_path(args, args.ratings, args.project)
-    session = _session(method)
     project = _open(args.project)
     try:
-        state = session.load_state(project)
-        judge, why = session.judge_to_check(project, state)
+        judge, why, candidates = _judges(project, method)
         if judge is None:
             raise UserError(why)
-        candidates = session.judges_to_compare(project, state)
         ratings: list[judge_check.Rating] = []
         agreed: list[judge_check.Rating] = []
         if args.project_ratings:
@@ -263,11 +270,9 @@ def run_rating_sheets(args: argparse.Namespace, method: str) -> int:
     if folder.exists() and not folder.is_dir():
         raise UserError(f"{folder} is a file: give a folder for the rating sheets (-o).")
     who = (load_settings().user_name or "").strip() or "unnamed person"
-    session = _session(method)
     project = _open(args.project)
     try:
-        state = session.load_state(project)
-        judge, why = session.judge_to_check(project, state)
+        judge, why, _candidates = _judges(project, method)
         if judge is None:
             raise UserError(why)
         try:
