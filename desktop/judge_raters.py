@@ -45,7 +45,7 @@ __all__ = ["AdjudicationTab", "RatersTab"]
 DISPUTE_COLUMNS = [
     Column("item", "Item"),
     Column("what", "Disagree on"),
-    Column("spread", "Apart by", "number",
+    Column("spread", "Apart by",
            tip="Highest minus lowest grade (1 for a Yes/No question answered both ways)."),
     Column("raters", "Raters", "int"),
     Column("decided", "Agreed grade"),
@@ -140,7 +140,8 @@ class AdjudicationTab(QWidget):
             a = d.adjudication
             rows.append({
                 "item": d.item_id, "what": "; ".join(x.what for x in d.disputes),
-                "spread": d.spread, "raters": len(d.ratings),
+                "spread": f"{d.spread:g} point{'s' if d.spread != 1 else ''}",
+                "raters": len(d.ratings),
                 "decided": (f"agreed by {a.rater} on {a.at[:10]}" if a is not None and d.decided
                             else "partly agreed" if a is not None else "to decide")})
         self.model.set_frame(pd.DataFrame(rows, columns=[c.key for c in DISPUTE_COLUMNS]))
