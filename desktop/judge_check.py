@@ -753,14 +753,22 @@ class JudgeCheckPanel(QWidget):
             self.message.setText("Not imported: " + " ".join(got.errors))
             return got
         name = Path(path).name
-        for rating in got.ratings:
+        for rating in got.ratings:  # made elsewhere: whether it was blind is not known
             jc.save_rating(self.project, self.method, rating,
-                           who=f"{self.who()} (imported from {name})")
+                           who=f"{self.who()} (imported from {name})", blind=None)
+        for agreed in got.adjudicated:  # rows whose origin says adjudicated stay agreed grades
+            jc.save_adjudication(self.project, self.method, agreed.item_id,
+                                 decided_by=agreed.rater, sources=agreed.sources,
+                                 scores=agreed.scores, answers=agreed.answers,
+                                 note=agreed.note)
         self.ratings = jc.load_ratings(self.project, self.method)
+        self.adjudications = jc.load_adjudications(self.project, self.method)
         skipped = f"; {count(len(got.problems), 'row')} skipped: " + " ".join(
             got.problems[:3]) if got.problems else ""
-        self.message.setText(f"Imported {count(len(got.ratings), 'rating')} from {name}"
-                             f"{skipped}")
+        agreed_n = (f" and {count(len(got.adjudicated), 'agreed grade')}"
+                    if got.adjudicated else "")
+        self.message.setText(f"Imported {count(len(got.ratings), 'rating')}{agreed_n} from "
+                             f"{name}{skipped}")
         self.show_next()
         self._ratings_changed()
         return got

@@ -312,3 +312,23 @@ def test_hand_out_to_raters_make_and_read_sheets(qtbot, panel, project, tmp_path
     tab.clear()
     assert gp.load_plan(project, "majeval") is None
     assert "every rater is offered every item" in tab.plan_about.text().lower()
+
+
+def test_imported_ratings_are_not_called_blind_and_agreed_rows_stay_agreed(
+        qtbot, panel, project, tmp_path):
+    """A ratings file made outside EvalDesk: nobody knows whether its rater saw the judge's
+    scores, so its grades are "not recorded", never "blind"; rows exported as agreed grades
+    come back as agreed grades, not as a person called Dana grading."""
+    ids = [i.item_id for i in panel.judge.items]
+    ben = [jc.Rating(i, "Ben", {DIM: 3.0}) for i in ids[:4]]
+    dana = jc.Rating(ids[0], "Dana", {DIM: 2.0}, kind=jc.ADJUDICATED, sources=ben[:1])
+    jc.export_ratings(tmp_path / "from-elsewhere.xlsx", ben, adjudicated=[dana])
+    got = panel.import_ratings(tmp_path / "from-elsewhere.xlsx")
+    assert not got.errors
+    assert "Imported 4 ratings and 1 agreed grade" in panel.message.text()
+    assert [r.blind for r in jc.load_ratings(project, "majeval")] == [None] * 4
+    assert [(a.item_id, a.rater, a.scores) for a in jc.load_adjudications(project, "majeval")] \
+        == [(ids[0], "Dana", {DIM: 2.0})]
+    out = panel.export_ratings(tmp_path / "back.xlsx")
+    sheet = pd.read_excel(out, sheet_name="Ratings", keep_default_na=False)
+    assert set(sheet[sheet.origin == "human"].blind) == {"not recorded"}
