@@ -133,7 +133,7 @@ RELIABILITY_COLUMNS = [
 CORRECTED_COLUMNS = [
     Column("dimension", "Dimension"),
     Column("judge", "Judge"),
-    Column("group", "Items"),
+    Column("group", "Which items"),
     Column("judge_mean", "Judge's mean", "score", missing="not computed",
            tip="The judge's raw mean over every item it scored."),
     Column("corrected_mean", "Corrected mean", "score", missing="not computed",
@@ -147,7 +147,7 @@ CORRECTED_COLUMNS = [
     Column("narrower_by", "Narrower by", "percent", missing="—",
            tip="How much narrower the corrected interval is than your grades' alone."),
     Column("n_graded_at_random", "Graded at random", "int"),
-    Column("n_items", "Items", "int"),
+    Column("n_items", "Items scored", "int"),
     Column("in_words", "In words"),
 ]
 
@@ -352,6 +352,8 @@ class JudgeCheckPanel(QWidget):
         self.corrected_text.setMaximumHeight(150)
         self.corrected_tab = self.report_tabs.addTab(
             _stacked(self.corrected_text, self.corrected_view), "Corrected mean")
+        # the sentences above say it; the column stays in the exported workbook
+        self.corrected_view.hideColumn(self.corrected_model.column_of("in_words"))
         layout = QVBoxLayout(tab)
         layout.addLayout(top)
         layout.addWidget(self.about_label)
@@ -1044,7 +1046,7 @@ class JudgeCheckPanel(QWidget):
                                  (self.gaps_view, self.gaps_model, "judge_explanation"),
                                  (self.people_view, self.people_model, "note"),
                                  (self.reliability_view, self.reliability_model, "meaning"),
-                                 (self.corrected_view, self.corrected_model, "in_words")):
+                                 (self.corrected_view, self.corrected_model, "group")):
             fit_columns(view, stretch=model.column_of(key), max_width=320)
 
     @Slot()
