@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from core import judge_check as jc
 from core.grading import adjudication as adj
 from core.grading import plan as gp
+from core.grading.statistics import JUDGE
 from core.words import count
 from desktop.file_dialogs import SPREADSHEETS, open_files
 from desktop.views import Column, FrameModel, table_view
@@ -292,6 +293,9 @@ class RatersTab(QWidget):
         assign_row.addWidget(self.assign_button)
         assign_row.addWidget(self.clear_button)
         self.plan_about = hint_label()
+        #: How precise the judge-vs-people agreement is now (widths only: no value, no grade).
+        self.width_label = hint_label()
+        panel.report_changed.connect(self._report_changed)
         self.progress_model = FrameModel(PROGRESS_COLUMNS)
         self.progress_view = table_view(self.progress_model, sortable=False)
         # rating sheets
@@ -313,7 +317,7 @@ class RatersTab(QWidget):
         layout.addWidget(group_box("Order", order_row, self.order_about))
         layout.addWidget(group_box("Random sample to grade", sample_row, self.sample_about))
         layout.addWidget(group_box("Who grades what", assign_row, self.plan_about,
-                                   (self.progress_view, 1)), 1)
+                                   (self.progress_view, 1), self.width_label), 1)
         layout.addWidget(group_box("Excel rating sheets", sheets_row, self.sheets_text))
 
     # ---------------------------------------------------------------- filling
@@ -349,6 +353,33 @@ class RatersTab(QWidget):
         self.plan_about.setText(plan.describe() if plan is not None else
                                 "No items handed out: every rater is offered every item.")
         self._show_progress(plan)
+        self.show_widths()
+        if panel._stale and not panel.computing:
+            panel.refresh_report()  # in the background; the widths follow when it is done
+
+    @Slot()
+    def _report_changed(self) -> None:
+        if self.panel.tabs.currentWidget() is self:
+            self.show_widths()
+
+    def show_widths(self) -> str:
+        """How wide the judge-vs-people agreement's 95% interval is now, per dimension and
+        question (half its width, with n): only widths, so a rater stays blind."""
+        report = self.panel.report
+        parts = []
+        for block in report.agreement if report is not None else []:
+            first = block.first
+            if block.between != JUDGE or first is None \
+                    or first.ci_low is None or first.ci_high is None or not first.defined:
+                continue
+            half = (first.ci_high - first.ci_low) / 2
+            parts.append(f"{block.what}: ±{half:.2f} ({first.n} texts)")
+        text = ("How precise the agreement between the judge and the people is now (half the "
+                "width of its 95% interval; ±0.10 or less is precise): " + "; ".join(parts) + "."
+                if parts else "How precise the agreement is now shows here once graded items "
+                "can be compared with the judge.")
+        self.width_label.setText(text)
+        return text
 
     def _show_progress(self, plan: gp.GradingPlan | None) -> None:
         import pandas as pd

@@ -184,6 +184,20 @@ def test_reliability_and_corrected_mean_on_screen_equal_core(qtbot, panel, proje
     words = panel.corrected_text.toPlainText()
     assert "20 graded of the 20 of 30 items drawn at random by Anna" in words
     assert "narrower than from your grades alone" in words
+    # how precise the judge-vs-people agreement is now: its width only (a rater stays blind)
+    block = next(b for b in report.agreement
+                 if b.between == "between the judge and people" and not b.question)
+    half = (block.first.ci_high - block.first.ci_low) / 2
+    panel.tabs.setCurrentIndex(panel.raters_tab)
+    shown = panel.raters.width_label.text()
+    assert f"Clarity: ±{half:.2f} (20 texts)" in shown
+    assert f"{block.first.value:.2f}" not in shown.replace(f"±{half:.2f}", "")
+    # one more grade: recomputed in the background, the width follows
+    panel.tabs.setCurrentIndex(0)
+    _grade(panel, _truth(judge, panel.current))
+    panel.tabs.setCurrentIndex(panel.raters_tab)
+    _wait(qtbot, panel)
+    assert panel.report.rated == 21 and "(21 texts)" in panel.raters.width_label.text()
 
 
 def test_adjudication_lists_disputes_side_by_side_and_records_the_agreed_grade(
