@@ -739,6 +739,9 @@ class JudgeCheckPanel(QWidget):
 
     @Slot()
     def _ask_export(self) -> None:
+        if not self.may_see("export of everyone's ratings"):  # it holds the others' grades
+            self.message.setText("Still grading blind: the ratings were not exported.")
+            return
         ask_then(self.ask_export_path, self.export_ratings)
 
     @Slot()

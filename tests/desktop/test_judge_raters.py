@@ -95,6 +95,11 @@ def test_blind_grading_hides_others_and_asks_before_the_report(qtbot, panel, pro
     assert jc.unblinded(project, "majeval") == {}
     panel.tabs.setCurrentIndex(panel.pick_tab)
     assert asked[-1] == "ranking of the judges" and panel.tabs.currentIndex() == 0
+    # the ratings workbook holds Ben's grades: asked too, and nothing written on "no"
+    panel.ask_export_path = lambda: pytest.fail("blind: no file may be asked for")
+    panel.export_button.click()
+    assert asked[-1] == "export of everyone's ratings" and "not exported" in \
+        panel.message.text()
     # "yes": shown, recorded, and her next grades are marked not blind
     panel.confirm_unblind = lambda what: asked.append(what) or True
     panel.tabs.setCurrentIndex(1)
