@@ -351,3 +351,59 @@ def test_imported_ratings_are_not_called_blind_and_agreed_rows_stay_agreed(
     out = panel.export_ratings(tmp_path / "back.xlsx")
     sheet = pd.read_excel(out, sheet_name="Ratings", keep_default_na=False)
     assert set(sheet[sheet.origin == "human"].blind) == {"not recorded"}
+
+
+def test_three_raters_grade_the_same_30_items_blind_in_the_app_adjudicate_and_export(
+        qtbot, panel, project, tmp_path):
+    judge = panel.judge
+    ids = [i.item_id for i in judge.items]
+    panel.blind_check.setChecked(True)
+    panel.confirm_unblind = lambda what: pytest.fail(f"nobody opened the {what}")
+    panel.tabs.setCurrentIndex(panel.raters_tab)
+    panel.raters.raters_edit.setText("Anna, Ben, Cleo")
+    panel.raters.k_spin.setValue(3)
+    assert panel.raters.hand_out() is not None
+    panel.tabs.setCurrentIndex(0)
+    shift = {"Anna": 0.0, "Ben": 0.5, "Cleo": 0.0}
+    for rater in ("Anna", "Ben", "Cleo"):
+        panel.rater_edit.setText(rater)
+        panel.rater_edit.editingFinished.emit()
+        seen = []
+        while panel.current is not None:
+            item = panel.current
+            assert panel.score_combos[DIM].currentData() is None  # nobody's grade shown
+            grade = _truth(judge, item) + shift[rater]
+            if rater == "Cleo" and item == ids[5]:
+                grade = 5.0 if _truth(judge, item) <= 2 else 1.0  # Cleo sees it differently
+            seen.append(_grade(panel, min(grade, 5.0)))
+        assert sorted(seen) == ids  # the same 30 items for each
+    ratings = jc.load_ratings(project, "majeval")
+    assert len(ratings) == 90 and all(r.blind is True for r in ratings)
+    # the one they disagree on is adjudicated by Dana (who did not grade, so nobody unblinds)
+    panel.rater_edit.setText("Dana")
+    panel.rater_edit.editingFinished.emit()
+    panel.confirm_unblind = lambda what: True
+    panel.tabs.setCurrentIndex(panel.agreed_tab)
+    tab = panel.adjudication
+    assert [d.item_id for d in tab.items] == [ids[5]]
+    combo = tab.agreed_combos[(DIM, "")]
+    combo.setCurrentIndex(combo.findData(_truth(judge, ids[5])))
+    assert tab.decided_by.text() == "Dana"
+    assert tab.record() is not None
+    assert set(jc.unblinded(project, "majeval")) == {"Dana"}
+    panel.tabs.setCurrentIndex(1)
+    panel.rater_combo.setCurrentIndex(panel.rater_combo.findData(jc.AGREED))
+    _wait(qtbot, panel)
+    out = panel.export_report(tmp_path / "three.xlsx")
+    labels = pd.read_excel(out, sheet_name="Labels", keep_default_na=False)
+    scores = labels[labels.question == ""]
+    assert scores.groupby("origin").size().to_dict() == {"adjudicated": 1, "human": 90,
+                                                         "judge": 30}
+    assert set(scores[scores.origin == "human"].blind) == {"yes"}
+    assert set(scores[scores.origin == "human"].by) == {"Anna", "Ben", "Cleo"}
+    assert list(scores[scores.origin == "adjudicated"].by) == ["Dana"]
+    rel = pd.read_excel(out, sheet_name="Reliability")
+    people = rel[(rel.between == "between people") & rel.question.isna()]
+    assert (people.n == N).all() and (people.n_raters == 3).all()
+    assert "Fleiss' kappa" in set(people.statistic) or any(
+        "ICC(2,1)" in s for s in people.statistic)
