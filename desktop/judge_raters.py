@@ -165,7 +165,7 @@ class AdjudicationTab(QWidget):
         self.shown = self.items[row] if row is not None and 0 <= row < len(self.items) else None
         self.record_button.setEnabled(self.shown is not None)
         d = self.shown
-        if d is None:
+        if d is None or row is None:
             self.side.setHtml("<p>No item to decide at this threshold.</p>")
             return
         self.view.selectRow(row)
@@ -331,6 +331,7 @@ class RatersTab(QWidget):
         if not enabled:
             return
         choice = gp.order_choice(project, panel.method)
+        assert choice is not None  # made on first use
         self.order_combo.setCurrentIndex(max(self.order_combo.findData(choice.order), 0))
         self.order_about.setText(f"Items are offered in {choice.describe()}.")
         population = len(gp.population(judge))
