@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.cli import UserError
-from core.cli._common import add_bootstrap_option, output_path, say
+from core.cli._common import add_bootstrap_option, load_settings, output_path, say
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.grading.plan import GradingPlan
@@ -74,7 +74,7 @@ def add_agreement_parser(actions: argparse._SubParsersAction, *, what: str,
 def _judges(project: Project, method: str
             ) -> tuple[JudgeData | None, str, list[tuple[str, str, JudgeData]]]:
     """The judge to check (None and why when there is none) and the judges to compare, from
-    the method's session (MAJ-Eval's session object, InteractEval's session module)."""
+    the method's session."""
     if method == "majeval":
         from core.majeval.session import MajEvalSession
         from core.settings import Settings
@@ -82,12 +82,11 @@ def _judges(project: Project, method: str
         majeval = MajEvalSession.open(project, settings=Settings())
         judge, why = majeval.judge_to_check()
         return judge, why, (list(majeval.judges_to_compare()) if judge is not None else [])
-    from core.interacteval import session
+    from core.interacteval.session import InteractEvalSession
 
-    state = session.load_state(project)
-    judge, why = session.judge_to_check(project, state)
-    return judge, why, (list(session.judges_to_compare(project, state))
-                        if judge is not None else [])
+    opened = InteractEvalSession.open(project, settings=load_settings())
+    judge, why = opened.judge_to_check()
+    return judge, why, (list(opened.judges_to_compare()) if judge is not None else [])
 
 
 def _open(path: str) -> Project:
@@ -261,7 +260,6 @@ def add_rating_sheets_parser(actions: argparse._SubParsersAction, *, what: str,
 
 def run_rating_sheets(args: argparse.Namespace, method: str) -> int:
     from core import judge_check
-    from core.cli._common import load_settings
     from core.grading import plan as grading_plan
     from core.grading.sheets import sheet_name, write_rating_sheet
     from core.tables import TableError
