@@ -9,6 +9,7 @@ output here: the ratings, the order, the statistics and the workbooks are in
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -16,11 +17,13 @@ from typing import Any
 
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
@@ -31,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import judge_check as jc
+from core.grading import plan as gp
 from core.words import count
 from desktop.file_dialogs import ask_then, open_file, save_file
 from desktop.run_panel import RunPanel
@@ -57,6 +61,9 @@ NOT_RATED = "not rated"
 #: The mark of a checklist question that fails texts people call good.
 BADGE = "⚠ fails good texts"
 ALL = "Mean of all raters"
+BLIND_TEXT = ("Your rating. The judge's score and the other raters' grades are hidden so that "
+              "they do not sway you.")
+AGREED_CHOICE = "Agreed grades (the raters' mean elsewhere)"
 
 
 DIMENSION_COLUMNS = [
@@ -109,6 +116,43 @@ PEOPLE_COLUMNS = [
 ]
 
 
+RELIABILITY_COLUMNS = [
+    Column("dimension", "Dimension"),
+    Column("question", "Question", missing=""),
+    Column("between", "Between"),
+    Column("statistic", "Statistic"),
+    Column("value", "Value", "score", missing="not computed"),
+    Column("ci_low", "95% interval from", "score", missing="—"),
+    Column("ci_high", "to", "score", missing="—"),
+    Column("n", "Texts", "int", tip="How many texts the number rests on."),
+    Column("n_raters", "Raters", "int", missing="—"),
+    Column("report_first", "Report this one", missing="",
+           tip="The number to report for this comparison, and why."),
+    Column("meaning", "What it means"),
+    Column("note", "Note", missing=""),
+]
+CORRECTED_COLUMNS = [
+    Column("dimension", "Dimension"),
+    Column("judge", "Judge"),
+    Column("group", "Which items"),
+    Column("judge_mean", "Judge's mean", "score", missing="not computed",
+           tip="The judge's raw mean over every item it scored."),
+    Column("corrected_mean", "Corrected mean", "score", missing="not computed",
+           tip="The judge's mean plus the mean of (your grade - the judge's score) on the "
+               "items you graded that were drawn at random: valid whatever the judge's bias."),
+    Column("corrected_ci_low", "95% interval from", "score", missing="—"),
+    Column("corrected_ci_high", "to", "score", missing="—"),
+    Column("sample_ci_low", "Your grades alone: from", "score", missing="—",
+           tip="The 95% interval from the graded random sample alone, without the judge."),
+    Column("sample_ci_high", "to", "score", missing="—"),
+    Column("narrower_by", "Narrower by", "percent", missing="—",
+           tip="How much narrower the corrected interval is than your grades' alone."),
+    Column("n_graded_at_random", "Graded at random", "int"),
+    Column("n_items", "Items scored", "int"),
+    Column("in_words", "In words"),
+]
+
+
 RANK_COLUMNS = [
     Column("rank", "Rank", "int"),
     Column("judge", "Judge"),
@@ -151,6 +195,8 @@ class JudgeCheckPanel(QWidget):
         self.project: Any = None
         self.judge: jc.JudgeData | None = None
         self.ratings: list[jc.Rating] = []
+        #: The agreed grades recorded after raters disagreed (kind adjudicated).
+        self.adjudications: list[jc.Rating] = []
         self.report: jc.JudgeReport | None = None
         #: The project's grading order (``core.judge_check.grading_seed``).
         self.seed: int | None = None
@@ -178,6 +224,12 @@ class JudgeCheckPanel(QWidget):
         #: The ratings changed since the report was computed (it is computed when shown).
         self._stale = False
         self.pick_tab = self.tabs.addTab(self._pick_tab(), "Pick the judge")
+        from desktop.judge_raters import AdjudicationTab, RatersTab
+
+        self.adjudication = AdjudicationTab(self)
+        self.agreed_tab = self.tabs.addTab(self.adjudication, "Agreed grades")
+        self.raters = RatersTab(self)
+        self.raters_tab = self.tabs.addTab(self.raters, "Raters and sheets")
         self.candidates: list[tuple[str, str, jc.JudgeData]] = []
         self.ranks: list[jc.JudgeRank] = []
         self.make_judge: Callable[[str], str] | None = None
@@ -199,6 +251,13 @@ class JudgeCheckPanel(QWidget):
         top.addWidget(QLabel("Rater:"))
         top.addWidget(self.rater_edit)
         top.addWidget(self.progress_label, 1)
+        self.blind_check = QCheckBox("Grade blind")
+        self.blind_check.setToolTip(
+            "When on, EvalDesk asks before a rater sees the report, the ranking or the agreed "
+            "grades (they show the judge's scores and other raters' grades). Whoever has seen "
+            "them has their later grades marked “not blind” in every export.")
+        self.blind_check.toggled.connect(self._blind_toggled)
+        top.addWidget(self.blind_check)
         self.import_button = QPushButton("Import ratings…")
         self.import_button.setToolTip("Read ratings from an Excel file (columns rater, item, "
                                       "dimension, question, rating, note).")
@@ -224,8 +283,8 @@ class JudgeCheckPanel(QWidget):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(hint_label("Your rating. The judge's score is hidden so that it "
-                                          "does not sway you."))
+        self.blind_label = hint_label(BLIND_TEXT)
+        right_layout.addWidget(self.blind_label)
         right_layout.addWidget(scroll, 1)
         right_layout.addWidget(self.note_edit)
         self.save_button = QPushButton("Save and next")
@@ -282,6 +341,20 @@ class JudgeCheckPanel(QWidget):
         self.questions_tab = self.report_tabs.addTab(self.questions_view, "Per question")
         self.report_tabs.addTab(self._gaps_box(), "Disagreements")
         self.people_tab = self.report_tabs.addTab(self.people_view, "Between people")
+        self.reliability_model = FrameModel(RELIABILITY_COLUMNS)
+        self.reliability_view = table_view(self.reliability_model, sortable=False)
+        self.reliability_text = QTextBrowser()
+        self.reliability_text.setMaximumHeight(150)
+        self.reliability_tab = self.report_tabs.addTab(
+            _stacked(self.reliability_text, self.reliability_view), "Which number to report")
+        self.corrected_model = FrameModel(CORRECTED_COLUMNS)
+        self.corrected_view = table_view(self.corrected_model, sortable=False)
+        self.corrected_text = QTextBrowser()
+        self.corrected_text.setMaximumHeight(150)
+        self.corrected_tab = self.report_tabs.addTab(
+            _stacked(self.corrected_text, self.corrected_view), "Corrected mean")
+        # the sentences above say it; the column stays in the exported workbook
+        self.corrected_view.hideColumn(self.corrected_model.column_of("in_words"))
         layout = QVBoxLayout(tab)
         layout.addLayout(top)
         layout.addWidget(self.about_label)
@@ -420,10 +493,20 @@ class JudgeCheckPanel(QWidget):
             self.rater_edit.setText(self.who())
         self.skipped = []
         self.ratings = jc.load_ratings(project, self.method) if judge is not None else []
+        self.adjudications = (jc.load_adjudications(project, self.method)
+                              if judge is not None else [])
         self.seed = jc.grading_seed(project, self.method) if judge is not None else None
+        self.blind_check.blockSignals(True)
+        self.blind_check.setChecked(judge is not None
+                                    and gp.blind_grading(project, self.method))
+        self.blind_check.blockSignals(False)
         self._build_form()
         self.show_next()
         self._ratings_changed()
+        if self.tabs.currentIndex() == self.raters_tab:
+            self.raters.refresh()
+        elif self.tabs.currentIndex() == self.agreed_tab:
+            self.adjudication.refresh()
 
     def rater(self) -> str:
         return self.rater_edit.text().strip() or self.who()
@@ -512,9 +595,25 @@ class JudgeCheckPanel(QWidget):
         if held:
             text += (f" ({count(held, 'item')} not offered: shown to the model in a prompt, "
                      f"{judge.held_out_reason or 'so not a fair test'})")
-        text += (f". Items come in a random order (seed {self.seed}): the ones graded first "
-                 "are a fair sample, so skip only when you must.")
+        choice = gp.order_choice(self.project, self.method, create=False)
+        if choice is not None and choice.order != gp.RANDOM:
+            text += (". Items come in the order that reaches a usable interval with fewer "
+                     "grades (half of them drawn at random): skip only when you must.")
+        else:
+            text += (f". Items come in a random order (seed {self.seed}): the ones graded "
+                     "first are a fair sample, so skip only when you must.")
+        sample = gp.drawn_sample(self.project, self.method)
+        if sample is not None:
+            text += f" The {sample.size} items drawn at random come first."
+        plan = gp.load_plan(self.project, self.method)
+        if plan is not None and plan.items_of(rater) is not None:
+            text += f" You are offered only your {count(len(plan.items_of(rater) or ()), 'item')}."
         self.progress_label.setText(text)
+        seen = jc.unblinded(self.project, self.method).get(rater)
+        self.blind_label.setText(
+            BLIND_TEXT if seen is None else
+            f"{BLIND_TEXT} You saw the judge's scores or other raters' grades on {seen[:10]}: "
+            "your grades are marked “not blind”.")
         self.progress_label.setWordWrap(True)
 
     @Slot()
@@ -523,12 +622,60 @@ class JudgeCheckPanel(QWidget):
             self.show_item(None)
             return
         seed = self.seed or 0
+        order = self.queue()
         item = jc.next_item(self.judge, self.ratings, self.rater(), skip=self.skipped,
-                            seed=seed)
+                            seed=seed, order=order)
         if item is None and self.skipped:  # skipped ones come back at the end
             self.skipped = []
-            item = jc.next_item(self.judge, self.ratings, self.rater(), seed=seed)
+            item = jc.next_item(self.judge, self.ratings, self.rater(), seed=seed,
+                                order=order)
         self.show_item(item)
+
+    def queue(self) -> list[str] | None:
+        """The items this rater is offered, in order: the project's order, a drawn sample
+        first, only their own items when a plan hands items out (None: no project)."""
+        if self.judge is None or self.project is None:
+            return None
+        choice = gp.order_choice(self.project, self.method)
+        assert choice is not None
+        return gp.rater_queue(self.judge, choice, rater=self.rater(),
+                              plan=gp.load_plan(self.project, self.method),
+                              sample=gp.drawn_sample(self.project, self.method))
+
+    # ================================================================ blind grading
+    @Slot(bool)
+    def _blind_toggled(self, on: bool) -> None:
+        if self.project is None:
+            return
+        gp.set_blind(self.project, self.method, on, who=self.rater())
+        self.message.setText("Blind grading is on: EvalDesk asks before anyone sees the judge's "
+                             "scores or other raters' grades." if on else
+                             "Blind grading is off.")
+
+    def confirm_unblind(self, what: str) -> bool:
+        """Ask the rater before showing ``what`` while blind grading is on (tests replace
+        this)."""
+        answer = QMessageBox.question(
+            self, "Leave blind grading?",
+            f"The {what} shows the judge's scores and other raters' grades. If "
+            f"{self.rater()} sees it, the grades {self.rater()} gives from now on are marked "
+            "“not blind” in every export. Show it?")
+        return answer == QMessageBox.StandardButton.Yes
+
+    def may_see(self, what: str) -> bool:
+        """Whether the rater may see ``what`` (the judge's scores, other raters' grades):
+        asked first when blind grading is on; when shown, it is recorded so that their later
+        grades are marked not blind."""
+        if self.project is None or self.judge is None:
+            return True
+        rater = self.rater()
+        if rater in jc.unblinded(self.project, self.method):
+            return True
+        if gp.blind_grading(self.project, self.method) and not self.confirm_unblind(what):
+            return False
+        jc.record_unblinding(self.project, self.method, rater, what)
+        self._show_progress()
+        return True
 
     @Slot()
     def skip(self) -> None:
@@ -593,6 +740,9 @@ class JudgeCheckPanel(QWidget):
 
     @Slot()
     def _ask_export(self) -> None:
+        if not self.may_see("export of everyone's ratings"):  # it holds the others' grades
+            self.message.setText("Still grading blind: the ratings were not exported.")
+            return
         ask_then(self.ask_export_path, self.export_ratings)
 
     @Slot()
@@ -609,14 +759,22 @@ class JudgeCheckPanel(QWidget):
             self.message.setText("Not imported: " + " ".join(got.errors))
             return got
         name = Path(path).name
-        for rating in got.ratings:
+        for rating in got.ratings:  # made elsewhere: whether it was blind is not known
             jc.save_rating(self.project, self.method, rating,
-                           who=f"{self.who()} (imported from {name})")
+                           who=f"{self.who()} (imported from {name})", blind=None)
+        for agreed in got.adjudicated:  # rows whose origin says adjudicated stay agreed grades
+            jc.save_adjudication(self.project, self.method, agreed.item_id,
+                                 decided_by=agreed.rater, sources=agreed.sources,
+                                 scores=agreed.scores, answers=agreed.answers,
+                                 note=agreed.note)
         self.ratings = jc.load_ratings(self.project, self.method)
+        self.adjudications = jc.load_adjudications(self.project, self.method)
         skipped = f"; {count(len(got.problems), 'row')} skipped: " + " ".join(
             got.problems[:3]) if got.problems else ""
-        self.message.setText(f"Imported {count(len(got.ratings), 'rating')} from {name}"
-                             f"{skipped}")
+        agreed_n = (f" and {count(len(got.adjudicated), 'agreed grade')}"
+                    if got.adjudicated else "")
+        self.message.setText(f"Imported {count(len(got.ratings), 'rating')}{agreed_n} from "
+                             f"{name}{skipped}")
         self.show_next()
         self._ratings_changed()
         return got
@@ -624,7 +782,8 @@ class JudgeCheckPanel(QWidget):
     def export_ratings(self, path: str | Path) -> Path | None:
         path = xlsx_path(path)
         try:
-            jc.export_ratings(path, self.ratings, readme=self._readme())
+            jc.export_ratings(path, self.ratings, adjudicated=self.adjudications,
+                              readme=self._readme())
         except Exception as exc:  # noqa: BLE001 - TableError and OS errors say what to do
             self.message.setText(f"Not exported: {getattr(exc, 'message', exc)}")
             return None
@@ -657,13 +816,31 @@ class JudgeCheckPanel(QWidget):
     def _ratings_changed(self) -> None:
         """Recompute the report now if it is on screen, else when it is next shown (the
         bootstrap takes a moment, and grading should not wait for it)."""
-        if self.tabs.currentIndex() == 0:
+        if self.tabs.currentIndex() not in (1, self.pick_tab):
             self._stale = True
         else:
             self.refresh_report()
 
+    #: What each tab after "Grade" shows, for the question asked before leaving blind grading.
+    def _what_tab(self, index: int) -> str:
+        return {1: "report", self.pick_tab: "ranking of the judges",
+                self.agreed_tab: "view of the agreed grades"}.get(index, "")
+
     @Slot(int)
     def _tab_changed(self, index: int) -> None:
+        what = self._what_tab(index)
+        if index == self.raters_tab:  # counts only: nothing that unblinds
+            self.raters.refresh()
+            return
+        if what and not self.may_see(what):
+            self.tabs.blockSignals(True)
+            self.tabs.setCurrentIndex(0)
+            self.tabs.blockSignals(False)
+            self.message.setText(f"Still grading blind: the {what} stays hidden.")
+            return
+        if index == self.agreed_tab:
+            self.adjudication.refresh()
+            return
         if index != 0 and self._stale:
             self.refresh_report()
 
@@ -673,10 +850,25 @@ class JudgeCheckPanel(QWidget):
         if (self._stale or self._report_pending or self.report is None) \
                 and self.judge is not None:
             self._stale = False
+            random, how = self.random_sample()
             self.report = jc.judge_report(self.judge, self.ratings, rater=self.chosen_rater(),
-                                          order_seed=self.seed)
+                                          order_seed=self.seed,
+                                          adjudications=self.adjudications,
+                                          random_items=random, random_how=how,
+                                          candidates=jc.other_judges(self.judge,
+                                                                     self.candidates))
             self._show_report(self.report)
         return self.report
+
+    def random_sample(self) -> tuple[set[str] | None, str]:
+        """The graded items drawn at random (the only ones that may correct the judge's mean)
+        and how, from what the project records."""
+        if self.judge is None or self.project is None:
+            return None, ""
+        graded = gp.graded_items(self.ratings, rater=self.chosen_rater(),
+                                 adjudications=self.adjudications)
+        found = gp.report_sample(self.project, self.method, self.judge, graded)
+        return (found[0], found[1]) if found is not None else (None, "")
 
     def refresh_report(self) -> None:
         self._stale = False
@@ -686,6 +878,8 @@ class JudgeCheckPanel(QWidget):
         self.rater_combo.blockSignals(True)
         self.rater_combo.clear()
         self.rater_combo.addItem(ALL, "")
+        if self.adjudications:
+            self.rater_combo.addItem(AGREED_CHOICE, jc.AGREED)
         for name in raters:
             self.rater_combo.addItem(name, name)
         self.rater_combo.setCurrentIndex(max(self.rater_combo.findData(chosen or ""), 0))
@@ -711,8 +905,10 @@ class JudgeCheckPanel(QWidget):
         if report:
             self.about_label.setText("Comparing the judge with the ratings…")
         method = STATISTICS[self.statistic_combo.currentText()]
+        random, how = self.random_sample()
         step = partial(_check_step, judge, list(self.ratings), self.chosen_rater(),
-                       list(self.candidates), method, report, self.seed)
+                       list(self.candidates), method, report, self.seed,
+                       list(self.adjudications), random, how)
         title = ("Comparing the judge with your ratings" if report
                  else "Ranking the judges")
         runner = self.runner or start_step
@@ -761,6 +957,12 @@ class JudgeCheckPanel(QWidget):
         self.questions_model.set_frame(frames["Questions"])
         self.gaps_model.set_frame(frames["Disagreements"])
         self.people_model.set_frame(frames["People"])
+        self.reliability_model.set_frame(frames["Reliability"])
+        corrected = frames["Corrected mean"].copy()
+        corrected["narrower_by"] = [None if v is None or math.isnan(v) else float(v) * 100
+                                    for v in corrected["narrower_by"]]
+        self.corrected_model.set_frame(corrected)
+        self._show_sentences(report)
         self._fit()
         self.gaps_title.setText(
             "Biggest disagreements (double-click a question on the Per question tab to see "
@@ -777,10 +979,28 @@ class JudgeCheckPanel(QWidget):
         self.warning.setVisible("WARNING" in about)
         self.report_tabs.setTabVisible(self.questions_tab, bool(report.questions))
         self.report_tabs.setTabVisible(self.people_tab, bool(report.people))
+        self.report_tabs.setTabVisible(self.reliability_tab, bool(report.agreement))
+        self.report_tabs.setTabVisible(self.corrected_tab, bool(report.corrected))
         self.report_button.setEnabled(report.rated > 0)
         shown = self.__dict__.get("_question_shown")
         if shown is not None and shown[1] in {q.question for q in report.questions}:
             self._fill_question_gaps(*shown)  # the list asked for stays
+
+    def _show_sentences(self, report: jc.JudgeReport) -> None:
+        """The number to report for each comparison, and the corrected means, in words."""
+        said = [b.sentence() for b in report.agreement]
+        self.reliability_text.setHtml(
+            "<p>Report each number with its 95% interval and its n (how many texts it rests "
+            "on). The table below lists every statistic that fits; the sentence says which one "
+            "to report.</p><ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in said)
+            + "</ul>")
+        lines = [c.sentence() for c in report.corrected]
+        how = report.random_how or "none recorded"
+        self.corrected_text.setHtml(
+            "<p>The judge's mean beside its mean corrected by your grades on items drawn at "
+            "random (valid whatever the judge's bias). Graded items drawn at random: "
+            f"{html.escape(how)}.</p><ul>"
+            + "".join(f"<li>{html.escape(t)}</li>" for t in lines) + "</ul>")
 
     @Slot(int)
     def _report_rater_chosen(self, _index: int) -> None:
@@ -795,6 +1015,8 @@ class JudgeCheckPanel(QWidget):
             return 0
         self._question_shown = (dimension, question)
         self.tabs.setCurrentIndex(1)  # shows the report first (recomputed if needed)
+        if self.tabs.currentIndex() != 1:  # the rater stays blind
+            return 0
         return self._fill_question_gaps(dimension, question)
 
     def _fill_question_gaps(self, dimension: str, question: str) -> int:
@@ -826,7 +1048,9 @@ class JudgeCheckPanel(QWidget):
         for view, model, key in ((self.dims_view, self.dims_model, "note"),
                                  (self.questions_view, self.questions_model, "question"),
                                  (self.gaps_view, self.gaps_model, "judge_explanation"),
-                                 (self.people_view, self.people_model, "note")):
+                                 (self.people_view, self.people_model, "note"),
+                                 (self.reliability_view, self.reliability_model, "meaning"),
+                                 (self.corrected_view, self.corrected_model, "group")):
             fit_columns(view, stretch=model.column_of(key), max_width=320)
 
     @Slot()
@@ -850,6 +1074,15 @@ class JudgeCheckPanel(QWidget):
 
 
 
+def _stacked(*widgets: QWidget) -> QWidget:
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for k, w in enumerate(widgets):
+        layout.addWidget(w, 1 if k == len(widgets) - 1 else 0)
+    return box
+
+
 def _best_words(ranks: list[jc.JudgeRank]) -> str:
     """What the first of ``ranks`` is: the best, tied with others (same value), or only the
     highest when no difference to the others could be tested."""
@@ -871,10 +1104,13 @@ def _best_words(ranks: list[jc.JudgeRank]) -> str:
 
 def _check_step(judge: jc.JudgeData, ratings: list[jc.Rating], rater: str | None,
                 candidates: list[tuple[str, str, jc.JudgeData]], method: str, report: bool,
-                order_seed: int | None, progress: Any, cancel: Any) -> jc.CheckResult:
+                order_seed: int | None, adjudications: list[jc.Rating],
+                random_items: set[str] | None, random_how: str, progress: Any,
+                cancel: Any) -> jc.CheckResult:
     return jc.check_step(judge, ratings, rater=rater, candidates=candidates, method=method,
                          report=report, order_seed=order_seed, progress=progress,
-                         cancel=cancel)
+                         cancel=cancel, adjudications=adjudications,
+                         random_items=random_items, random_how=random_how)
 
 
 class CheckJudgePageMixin:
@@ -896,20 +1132,11 @@ class CheckJudgePageMixin:
         layout = page_layout(self, self.HEADING, self.INTRO)
         layout.addWidget(self.panel, 1)
 
-    #: Until every method's wizard holds a session: the method's session module (the page's
-    #: project and state are passed to it). Removed when the last wizard has ``session``.
-    SESSION: Any = None
-
     def refresh(self) -> None:
         session = self.wizard.session
-        if session is None:  # a wizard not yet on the session shape
-            judge, problem = self.SESSION.judge_to_check(self.project, self.state)
-            candidates = self.SESSION.judges_to_compare(self.project, self.state)
-        else:
-            judge, problem = session.judge_to_check()
-            candidates = session.judges_to_compare()
-        self.panel.set_judge(self.project, judge, problem)
-        self.panel.set_candidates(candidates, self.make_judge)
+        judge, problem = session.judge_to_check()
+        self.panel.set_judge(self.wizard.project, judge, problem)
+        self.panel.set_candidates(session.judges_to_compare(), self.make_judge)
 
     def _run_in_background(self, panel: Any, step: Any, *, title: str, on_done: Any) -> Any:
         """The report's step, through the wizard (stopped with it), without making it busy."""
@@ -923,11 +1150,7 @@ class CheckJudgePageMixin:
             return (f"No model profile uses {model}: add one in Settings → Models, then choose "
                     f"it on the {self.PAGE_NAME} page.")
         session = self.wizard.session
-        if session is None:  # a wizard not yet on the session shape
-            setattr(self.state, self.PROFILE_FIELD, profile.name)
-        else:
-            session.save_choices(session.choices.model_copy(
-                update={self.PROFILE_FIELD: profile.name}))
+        session.save_choices(session.choices.model_copy(update={self.PROFILE_FIELD: profile.name}))
         self.judge_chosen()
         return (f"“{profile.name}” ({model}) is now the project's judge: the next run uses "
                 "it.")

@@ -89,7 +89,9 @@ class CorrectedMean:
                 f"on {self.n_graded} items drawn at random; the judge alone says "
                 f"{self.judge_mean:.2f}.")
         gain = self.narrower_by
-        if gain is not None and gain > 0:
+        if self.n_graded >= self.n_items:
+            text += " Every item is graded, so it is the mean of your grades."
+        elif gain is not None and gain >= 0.005:  # below half a percent: "0% narrower"
             text += (f" The interval is {gain * 100:.0f}% narrower than from your grades "
                      "alone.")
         elif gain is not None:

@@ -279,7 +279,8 @@ def test_check_step_reports_progress_and_stops_when_cancelled():
     got = check_step(judge, ratings, progress=Progress(states.append))
     assert got.ranks == [] and got.report is not None
     assert states[-1].stage == "Comparing the judge with the ratings"
-    assert (states[-1].done, states[-1].total) == (2, 2)
+    # the two dimensions, then the agreement statistics and the corrected means
+    assert (states[-1].done, states[-1].total) == (4, 4)
     assert got.report.dimensions[0].kendall == judge_report(judge, ratings).dimensions[0].kendall
     token = CancelToken()
     token.cancel()
