@@ -36,19 +36,23 @@ run: $(STAMP) $(ENGINE)
 	$(VENV)/bin/evaldesk
 
 # ruff and mypy over the code that passes them today (ruff's default rules, pinned in the dev
-# extra; mypy with [tool.mypy] in pyproject.toml), and the import contracts. Not yet clean, so
-# not named here: ruff on core/aqer, desktop/aqer, desktop/interacteval, desktop/majeval; mypy on
-# core/aqer, core/interacteval, core/cli/aqer.py, core/cli/checklist.py and desktop/. Name each
-# one here once it passes (mypy reads the others for their types but does not report on them).
-RUFF_CLEAN := core/*.py core/cli core/deidentify core/interacteval core/llm core/local_models \
-              core/majeval core/project core/reliability desktop/*.py desktop/*.pyi tests
-MYPY_CLEAN := core/*.py core/cli/__init__.py core/cli/__main__.py core/cli/_agreement.py \
-              core/cli/_common.py core/cli/llm.py core/cli/majeval.py core/cli/models.py \
-              core/cli/project.py core/deidentify core/llm core/local_models core/majeval \
-              core/project core/reliability
+# extra; mypy with [tool.mypy] in pyproject.toml), then the import contracts. Not yet clean, so
+# left out: for ruff the three wizard packages' models.py (a `# noqa: B008` that
+# [tool.ruff.lint.flake8-bugbear] made unused), for mypy the three wizard packages and the
+# desktop shell modules in MYPY_NOT_YET. Take a name out of the lists once it passes (mypy reads
+# the modules left out for their types but does not report on them).
+RUFF_NOT_YET := desktop/aqer/models.py desktop/interacteval/models.py desktop/majeval/models.py
+MYPY_NOT_YET := desktop/_agreement_shots.py desktop/_screenshots.py desktop/about.py \
+                desktop/app.py desktop/first_run.py desktop/judge_check.py \
+                desktop/main_window.py desktop/profile_dialog.py desktop/run_panel.py \
+                desktop/runner.py desktop/settings_dialog.py desktop/views.py desktop/widgets.py \
+                desktop/wizard.py
+# desktop/__init__.pyi stands for desktop/__init__.py (its names are imported lazily)
+MYPY_CLEAN   := core desktop/__init__.pyi \
+                $(filter-out desktop/__init__.py $(MYPY_NOT_YET),$(wildcard desktop/*.py))
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check $(RUFF_CLEAN)
+	$(VENV)/bin/ruff check $(addprefix --extend-exclude ,$(RUFF_NOT_YET)) core desktop tests
 	$(VENV)/bin/mypy --follow-imports=silent $(MYPY_CLEAN)
 	$(VENV)/bin/lint-imports
 
