@@ -298,6 +298,10 @@ class JudgeCheckPanel(QWidget):
         buttons.addWidget(self.skip_button)
         buttons.addWidget(self.save_button)
         right_layout.addLayout(buttons)
+        #: After each grade: how wide the judge-vs-people interval is now (widths only, so the
+        #: rater stays blind); follows the report, computed in the background.
+        self.precision_label = hint_label()
+        right_layout.addWidget(self.precision_label)
         split = splitter(self.text_view, right, stretch=[3, 2])
         add_parts(QVBoxLayout(tab), [top, self.item_label, (split, 1)])
         return tab
@@ -813,12 +817,14 @@ class JudgeCheckPanel(QWidget):
         return data or None
 
     def _ratings_changed(self) -> None:
-        """Recompute the report now if it is on screen, else when it is next shown (the
-        bootstrap takes a moment, and grading should not wait for it)."""
-        if self.tabs.currentIndex() not in (1, self.pick_tab):
-            self._stale = True
-        else:
+        """Recompute the report in the background: it is on screen, or a person is grading
+        (the Grade tab then shows how wide the agreement's interval is now, widths only);
+        else when it is next shown. Grading never waits for it (a request made while one
+        runs starts when it ends, with the ratings of then)."""
+        if self.tabs.currentIndex() in (0, 1, self.pick_tab):
             self.refresh_report()
+        else:
+            self._stale = True
 
     #: What each tab after "Grade" shows, for the question asked before leaving blind grading.
     def _what_tab(self, index: int) -> str:
@@ -827,6 +833,8 @@ class JudgeCheckPanel(QWidget):
 
     @Slot(int)
     def _tab_changed(self, index: int) -> None:
+        if self.computing:  # the step's progress and Cancel, except under the grade form
+            self.run_panel.setVisible(index != 0)
         what = self._what_tab(index)
         if index == self.raters_tab:  # counts only: nothing that unblinds
             self.raters.refresh()
@@ -900,7 +908,7 @@ class JudgeCheckPanel(QWidget):
             return
         self.computing, self._queued, self._report_pending = True, None, report
         self.again_button.hide()
-        self.run_panel.show()
+        self.run_panel.setVisible(self.tabs.currentIndex() != 0)  # grading: nothing moves
         if report:
             self.about_label.setText("Comparing the judge with the ratings…")
         method = STATISTICS[self.statistic_combo.currentText()]
@@ -929,6 +937,7 @@ class JudgeCheckPanel(QWidget):
             self.sampling = result.sampling
             self._show_ranks(result.ranks)
             self.run_panel.hide()
+            self.precision_label.setText(self.raters.show_widths())
             self.report_changed.emit()
         else:
             if report:
