@@ -818,13 +818,21 @@ class JudgeCheckPanel(QWidget):
 
     def _ratings_changed(self) -> None:
         """Recompute the report in the background: it is on screen, or a person is grading
-        (the Grade tab then shows how wide the agreement's interval is now, widths only);
-        else when it is next shown. Grading never waits for it (a request made while one
+        and enough items are graded for an interval (the Grade tab then shows how wide it is
+        now, widths only); else when it is next shown. Grading never waits for it (a request made while one
         runs starts when it ends, with the ratings of then)."""
-        if self.tabs.currentIndex() in (0, 1, self.pick_tab):
+        from desktop.judge_raters import MIN_FOR_WIDTH
+
+        graded = len({r.item_id for r in self.ratings if not r.empty})
+        if self.tabs.currentIndex() in (1, self.pick_tab) or (
+                self.tabs.currentIndex() == 0 and graded >= MIN_FOR_WIDTH):
             self.refresh_report()
         else:
             self._stale = True
+            if graded < MIN_FOR_WIDTH:
+                self.precision_label.setText(
+                    f"{count(graded, 'item')} graded: how precise the agreement with the judge "
+                    f"is shows here from {MIN_FOR_WIDTH} graded items on.")
 
     #: What each tab after "Grade" shows, for the question asked before leaving blind grading.
     def _what_tab(self, index: int) -> str:
@@ -1122,17 +1130,16 @@ def _check_step(judge: jc.JudgeData, ratings: list[jc.Rating], rater: str | None
 
 
 class CheckJudgePageMixin:
-    """What both methods' "Check the judge" pages share (mix in before the method's page class):
-    the panel under the page's title and intro, filled from the method's session, and making the
-    best-matching model the project's judge. The page sets ``METHOD``, ``HEADING``, ``INTRO``,
-    ``PROFILE_FIELD`` (the field of ``wizard.session.choices`` naming the judge's profile) and ``PAGE_NAME``
-    (where that choice is made), and may extend :meth:`judge_chosen`."""
+    """What the three methods' "Check the judge" pages share (mix in before the method's page
+    class): the panel under the page's title and intro, filled from the wizard's session
+    (``judge_to_check``, ``judges_to_compare``), and making the best-matching candidate the
+    project's judge (``choose_judge``): the same calls for every method. The page sets
+    ``METHOD``, ``HEADING`` and ``INTRO``, and may extend :meth:`judge_chosen` to show the new
+    choice on its other pages."""
 
     METHOD = ""
     HEADING = ""
     INTRO = ""
-    PROFILE_FIELD = "profile"
-    PAGE_NAME = "Run"
 
     def build_check(self) -> None:
         from desktop.widgets import page_layout
@@ -1152,21 +1159,15 @@ class CheckJudgePageMixin:
         """The report's step, through the wizard (stopped with it), without making it busy."""
         return self.wizard.run_step(panel, step, title=title, on_done=on_done, background=True)
 
-    def make_judge(self, model: str) -> str:
-        """Make the profile that uses ``model`` the one this project scores with."""
-        settings = self.wizard.main_window.settings
-        profile = next((p for p in settings.profiles if p.model == model), None)
-        if profile is None:
-            return (f"No model profile uses {model}: add one in Settings → Models, then choose "
-                    f"it on the {self.PAGE_NAME} page.")
-        session = self.wizard.session
-        session.save_choices(session.choices.model_copy(update={self.PROFILE_FIELD: profile.name}))
+    def make_judge(self, key: str) -> str:
+        """Make the candidate ``key`` the project's judge (the session decides what that
+        means for its method and saves it), then let the page show the new choice."""
+        done = self.wizard.session.choose_judge(key)
         self.judge_chosen()
-        return (f"“{profile.name}” ({model}) is now the project's judge: the next run uses "
-                "it.")
+        return done
 
     def judge_chosen(self) -> None:
-        """Keep the choice (the page's own way of saving the wizard state)."""
+        """The session saved a new judge: show it on the wizard's other pages."""
 
     def reachable(self) -> bool:
         return self.wizard.run is not None
