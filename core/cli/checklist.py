@@ -20,6 +20,7 @@ from core.cli._common import (
     add_project_option,
     add_repeats_option,
     adhoc_profile,
+    apply_privacy_options,
     cli_progress,
     cli_project,
     estimate_or_stop,
@@ -290,6 +291,7 @@ def run_build(args: argparse.Namespace) -> int:
         existing = [c for c in old.checklists if c.dimension.casefold() != name.casefold()]
 
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, *profiles, builder_profile)
         assessors = {} if args.no_think_aloud else {
             p.name: project_gateway(p, project) for p in profiles
         }
@@ -452,6 +454,7 @@ def run_score(args: argparse.Namespace) -> int:
                         [args.model] if args.model else [])[0]
     who = session.person(load_settings().user_name)
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, profile)
         setup = session.store_texts_file(project, setup, args.items)
         est = estimate_or_stop(lambda: session.estimate_scoring(
             project, checklists, items, settings, profile, latency=probe_latency(args, profile),
@@ -602,6 +605,7 @@ def run_compare(args: argparse.Namespace) -> int:
         profiles={"scorer": scorer, "builder": scorer,
                   **{f"assessor:{p.name}": p for p in profiles}})
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, *profiles)
         setup = session.store_texts_file(project, setup, args.items)
         est = session.estimate_conditions(project, state, names, items, models,
                                           {p.name: p for p in profiles},

@@ -21,6 +21,7 @@ from core.cli._common import (
     add_project_option,
     add_repeats_option,
     adhoc_profile,
+    apply_privacy_options,
     cli_progress,
     cli_project,
     estimate_or_stop,
@@ -190,6 +191,7 @@ def run_personas(args: argparse.Namespace) -> int:
     task = _task(args.task_file)
     profile = _profile(args)
     with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, profile)
         state = st.load_state(project)
         state.task = task
         state.profile = profile.name
@@ -334,6 +336,7 @@ def run_debates(args: argparse.Namespace) -> int:
         raise UserError("\n".join(dims.errors))
     profile = _profile(args)
     with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, profile)
         state = st.load_state(project)
         state.task = task
         state.profile = profile.name

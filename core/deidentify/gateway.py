@@ -139,8 +139,9 @@ class DeidentifyingGateway:
 
     def _prepare(self, messages: Any, schema: type[BaseModel] | None) -> _Prepared:
         deid = self._deidentifier()
-        conversation = ([{"role": "user", "content": messages}] if isinstance(messages, str)
-                        else [dict(m) for m in messages])
+        conversation: list[dict[str, Any]] = (
+            [{"role": "user", "content": messages}] if isinstance(messages, str)
+            else [dict(m) for m in messages])
         deid.learn(_texts_of(conversation))
         sent: list[Deidentified] = []
 
@@ -154,15 +155,16 @@ class DeidentifyingGateway:
             if isinstance(content, str):
                 message["content"] = hide(content)
             elif isinstance(content, list):  # parts of a message: only the text parts
-                message["content"] = [
+                parts: list[Any] = [
                     {**part, "text": hide(part["text"])}
                     if isinstance(part, dict) and isinstance(part.get("text"), str) else part
                     for part in content]
+                message["content"] = parts
         held = _held_schema(schema, hide) if schema is not None else None
         assert self.project is not None
         try:
             dp.save_mapping(self.project)
-        except Exception as exc:  # noqa: BLE001 - a table not kept: the answer could not be put back
+        except Exception as exc:
             raise _unavailable(f"The project's table of placeholders could not be kept ({exc}); "
                                "nothing was sent.") from exc
         counts = kind_counts(sent)

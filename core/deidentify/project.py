@@ -301,7 +301,7 @@ def _older_calls(project: Project) -> bool:
         try:
             state.older_calls = any(note is None for _run, note in
                                     project.llm_call_notes(CALL_FIELD))
-        except Exception:  # noqa: BLE001 - an unreadable log: keep the default on
+        except Exception:
             log.warning("Could not read the project's call log", exc_info=True)
             return False
     return state.older_calls
@@ -414,7 +414,7 @@ def known_names(project: Project, choices: DeidentifyChoices | None = None) -> K
     for source, function in list(_SOURCES.items()):
         try:
             pairs = list(function(project))
-        except Exception:  # noqa: BLE001 - a method's reader must not stop the others
+        except Exception:
             log.warning("Names from %s could not be read", source, exc_info=True)
             continue
         names.add(source, [n for n, k in pairs if k == "STUDENT"], "STUDENT")
@@ -442,7 +442,7 @@ def _worker_names(project: Project, setup: dict[str, Any]) -> list[str]:
         return []
     try:
         table = _input_table(project, input_id, setup.get("sheet"), setup.get("header_row"))
-    except Exception:  # noqa: BLE001 - an unreadable file: the wizard says why, not us
+    except Exception:
         log.info("The answers file could not be read for its worker names", exc_info=True)
         return []
     if table is None:
@@ -555,7 +555,7 @@ def _input_texts(project: Project, stored: Any) -> Iterator[tuple[str, str]]:
         return
     try:
         table = _input_table(project, stored.id, None, None)
-    except Exception:  # noqa: BLE001 - a file that cannot be read has no texts to show
+    except Exception:
         log.info("%s could not be read for the review sample", name, exc_info=True)
         return
     if table is None:

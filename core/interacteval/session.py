@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from core import privacy
 from core.interacteval._common import unique_attributes
 from core.interacteval.inputs import (
     TEXT_ROLES,
@@ -677,6 +678,7 @@ def export_checklists(project: Project, state: WizardState, path: str | Path, *,
     readme = [("Made by", who)] if who else []
     checklists = all_checklists(project, state)
     readme += deleted_lines(project, [c.dimension for c in checklists])
+    readme += privacy.deidentification_readme(project)
     return write_checklists(path, checklists, readme=readme)
 
 
@@ -1109,6 +1111,7 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
                                   f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
                                   "Stability sheet compares the repeats")))
         lines += [(f"Stability: {dim}", s.sentence) for _, dim, s in entries]
+    extra += privacy.deidentification_sheets(project)  # what was replaced, never values
     return write_results(path, run, agreement=agreement, readme=lines,
                          texts=texts, include_samples=include_samples, extra_sheets=extra)
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from core import privacy
 from core.documents import DEFAULT_MAX_PAGES, Document
 from core.llm import LLMFactory, gateway_for
 from core.llm.identity import model_fields
@@ -1072,6 +1073,7 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
                                    f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
                                    "Stability sheet compares the repeats")))
         readme += [(f"Stability: {label}, {dim}", s.sentence) for label, dim, s in entries]
+    sheets += privacy.deidentification_sheets(project)  # what was replaced, never values
     target = Path(path)
     write_results(target, run, alphas=alphas, humans=humans, readme=[*readme, *notes],
                   extra_sheets=sheets)
@@ -1093,7 +1095,8 @@ def export_personas(project: Project, state: WizardState, path: str | Path, *,
     demo = [("Demo model", DEMO_NOTE)] if made_by and is_demo_model(made_by) else []
     notes = [*demo, *readme, ("Documents", ", ".join(d.name for d in docs)),
              ("Task", state.personas_task or state.task),
-             *([("Personas written by", describe_model(made_by))] if made_by else [])]
+             *([("Personas written by", describe_model(made_by))] if made_by else []),
+             *privacy.deidentification_readme(project)]
     target = Path(path)
     write_personas(target, load_personas(project), readme=notes,
                    descriptions=group_descriptions(project))
