@@ -297,7 +297,7 @@ def deidentification_sheets(project: Project, run_ids: Iterable[int] | None = No
                      summary.invented)):
         if n or what.startswith("Model calls sent with"):
             rows.append({"What": what, "Placeholder": "",
-                         "Replacements in the texts sent": n, "Different values": None})
+                         "Replacements in the texts sent": n, "Different values": ""})
     frame = pd.DataFrame(rows, columns=["What", "Placeholder", "Replacements in the texts sent",
                                         "Different values"])
     return [Sheet(DEIDENTIFICATION_SHEET, frame, description=(

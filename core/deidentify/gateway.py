@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from core.deidentify import project as dp
 from core.deidentify.engine import Deidentified, Deidentifier, kind_counts
@@ -100,21 +100,13 @@ class DeidentifyingGateway:
         prepared = self._prepare(messages, schema)
 
         def checked(value: Any) -> Any:
-            restored, problem = self._restore_model(value, schema, prepared)
-            if problem:
-                return problem
-            return check(restored) if check is not None else None
+            return check(self._restore_model(value, prepared)) if check is not None else None
 
         value = await self.inner.complete_json(
             prepared.messages, prepared.schema, repeat=repeat,
             template_version=template_version, cancel=cancel, check=checked,
             audit=self._audit(prepared))
-        restored, problem = self._restore_model(value, schema, prepared)
-        if problem:
-            from core.llm import LLMFailure
-
-            raise LLMFailure("invalid_output", problem)
-        return restored
+        return self._restore_model(value, prepared)
 
     async def complete_text(self, messages: Any, *, repeat: int = 0, template_version: str = "",
                             cancel: Any = None) -> str:
@@ -180,19 +172,31 @@ class DeidentifyingGateway:
                                     "values": prepared.values, "invented": invented}}
         return audit
 
-    def _restore_model(self, value: Any, schema: type[T], prepared: _Prepared
-                       ) -> tuple[T, str]:
+    def _restore_model(self, value: T, prepared: _Prepared) -> T:
+        """``value`` with the real values back in every string it holds (field by field: a
+        model's aliases and types stay as validated)."""
         deid = self._deidentifier()
-        data = value.model_dump() if isinstance(value, BaseModel) else value
-        back = deid.restore_data(data, sent=prepared.sent)
-        if back.invented:
+        invented: list[str] = []
+
+        def walk(node: Any) -> Any:
+            if isinstance(node, str):
+                back = deid.restore(node, sent=prepared.sent)
+                invented.extend(p for p in back.invented if p not in invented)
+                return back.text
+            if isinstance(node, BaseModel):
+                return node.model_copy(update={name: walk(getattr(node, name))
+                                               for name in type(node).model_fields})
+            if isinstance(node, dict):
+                return {walk(k): walk(v) for k, v in node.items()}
+            if isinstance(node, list | tuple):
+                return type(node)(walk(v) for v in node)
+            return node
+
+        restored: T = walk(value)
+        if invented:
             log.info("A model's answer holds placeholders it was not shown: %s (left as they "
-                     "are)", ", ".join(back.invented))
-        try:
-            return schema.model_validate(back.data), ""
-        except ValidationError as exc:
-            return value, (f"with the real names and values put back, the answer no longer "
-                           f"fits the form asked for ({exc.errors()[0].get('msg', '')})")
+                     "are)", ", ".join(invented))
+        return restored
 
 
 def _texts_of(conversation: Sequence[dict[str, Any]]) -> list[str]:

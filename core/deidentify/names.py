@@ -273,12 +273,23 @@ def _name_after(text: str, pos: int, max_words: int, *, comma: bool = False
     return words[0][0], words[-1][1]
 
 
+#: Titles that are also ordinary words, often at a sentence's start ("Judge QA pairs", "Nurse
+#: GP letters"): an acronym after them is not a name (after "Mr", "Dr", "Ms" it may be one).
+_WORD_TITLES = frozenset({"doctor", "father", "sister", "nurse", "matron", "lady", "lord",
+                          "captain", "coach", "rabbi", "imam", "pastor", "judge", "officer"})
+_ACRONYM = re.compile(r"[A-Z]{2,3}\b")
+
+
+def _acronym_after_word_title(cue: str, name: str) -> bool:
+    return cue.strip(" \t.").casefold() in _WORD_TITLES and bool(_ACRONYM.match(name))
+
+
 def cue_names(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, cue) for each name a title, greeting, sign-off, label, degree or "my name
     is" points to; cue is "title" or "other"."""
     for m in _TITLE_CUE.finditer(text):
         span = _name_after(text, m.end(), 3)
-        if span:
+        if span and not _acronym_after_word_title(m.group(), text[span[0]:span[1]]):
             yield (*span, "title")
     for m in _GREETING_CUE.finditer(text):
         span = _name_after(text, m.end(), 3)
