@@ -880,7 +880,7 @@ class CheckJudgePageMixin:
     """What both methods' "Check the judge" pages share (mix in before the method's page class):
     the panel under the page's title and intro, filled from the method's session, and making the
     best-matching model the project's judge. The page sets ``METHOD``, ``HEADING``, ``INTRO``,
-    ``SESSION`` (the method's session module), ``PROFILE_FIELD`` (the wizard state's field naming the judge's profile) and ``PAGE_NAME``
+    ``PROFILE_FIELD`` (the field of ``wizard.session.choices`` naming the judge's profile) and ``PAGE_NAME``
     (where that choice is made), and may extend :meth:`judge_chosen`."""
 
     METHOD = ""
@@ -888,7 +888,6 @@ class CheckJudgePageMixin:
     INTRO = ""
     PROFILE_FIELD = "profile"
     PAGE_NAME = "Run"
-    SESSION: Any = None  #: the method's core session module
 
     def build_check(self) -> None:
         from desktop.widgets import page_layout
@@ -898,11 +897,20 @@ class CheckJudgePageMixin:
         layout = page_layout(self, self.HEADING, self.INTRO)
         layout.addWidget(self.panel, 1)
 
+    #: Until every method's wizard holds a session: the method's session module (the page's
+    #: project and state are passed to it). Removed when the last wizard has ``session``.
+    SESSION: Any = None
+
     def refresh(self) -> None:
-        judge, problem = self.SESSION.judge_to_check(self.project, self.state)
+        session = self.wizard.session
+        if session is None:  # a wizard not yet on the session shape
+            judge, problem = self.SESSION.judge_to_check(self.project, self.state)
+            candidates = self.SESSION.judges_to_compare(self.project, self.state)
+        else:
+            judge, problem = session.judge_to_check()
+            candidates = session.judges_to_compare()
         self.panel.set_judge(self.project, judge, problem)
-        self.panel.set_candidates(self.SESSION.judges_to_compare(self.project, self.state),
-                                  self.make_judge)
+        self.panel.set_candidates(candidates, self.make_judge)
 
     def _run_in_background(self, panel: Any, step: Any, *, title: str, on_done: Any) -> Any:
         """The report's step, through the wizard (stopped with it), without making it busy."""
@@ -915,7 +923,12 @@ class CheckJudgePageMixin:
         if profile is None:
             return (f"No model profile uses {model}: add one in Settings → Models, then choose "
                     f"it on the {self.PAGE_NAME} page.")
-        setattr(self.state, self.PROFILE_FIELD, profile.name)
+        session = self.wizard.session
+        if session is None:  # a wizard not yet on the session shape
+            setattr(self.state, self.PROFILE_FIELD, profile.name)
+        else:
+            session.save_choices(session.choices.model_copy(
+                update={self.PROFILE_FIELD: profile.name}))
         self.judge_chosen()
         return (f"“{profile.name}” ({model}) is now the project's judge: the next run uses "
                 "it.")

@@ -57,17 +57,21 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
     if not Path(args.project).is_file():
         raise UserError(f"There is no project file {args.project}: give the project that holds "
                         "the run to check.")
-    if method == "majeval":
-        from core.majeval import session
-    else:
-        from core.interacteval import session  # type: ignore[no-redef]
     try:
         project = Project.open(args.project)
     except ProjectError as exc:
         raise UserError(str(exc)) from None
     try:
-        state = session.load_state(project)
-        judge, why = session.judge_to_check(project, state)
+        if method == "majeval":
+            from core.majeval.session import MajEvalSession
+            from core.settings import Settings
+
+            judge, why = MajEvalSession.open(project, settings=Settings()).judge_to_check()
+        else:
+            from core.interacteval import session
+
+            state = session.load_state(project)
+            judge, why = session.judge_to_check(project, state)
         if judge is None:
             raise UserError(why)
         ratings: list[judge_check.Rating] = []

@@ -1,17 +1,20 @@
 """``evaldesk majeval personas`` and ``evaldesk majeval run`` (MAJ-Eval, headless).
 
-A thin adapter: the files are read by :mod:`core.majeval.inputs` and the work is done by
-:mod:`core.majeval.session` in a project (``--project``, or a temporary one), exactly as the
-wizard does it: same column guesses, same cache, same answer checks, same workbook. Heavy
-libraries (pandas, litellm) are imported inside the handlers, so ``evaldesk --version`` stays
-fast.
+A thin adapter: the arguments are checked, the files are read by :mod:`core.majeval.inputs`
+and the work is done by :class:`core.majeval.session.MajEvalSession` in a project
+(``--project``, or a temporary one), with the same calls the wizard makes: same column guesses,
+same cache, same answer checks, same workbook; then the summary lines. The session (which
+brings pandas, scipy and litellm) is imported inside the two handlers, so ``evaldesk
+--version`` and ``--help`` stay fast.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from core.cli import EXIT_SOME_FAILED, UserError
 from core.cli._agreement import add_agreement_parser
@@ -35,6 +38,18 @@ from core.cli._common import (
 )
 from core.words import count
 
+if TYPE_CHECKING:  # pragma: no cover
+    from core.llm import Usage
+    from core.llm.estimate import Estimate
+    from core.majeval.agreement import HumanAgreement
+    from core.majeval.inputs import DimensionsRead, ItemsRead, ItemsSetup, PersonasRead
+    from core.majeval.model import Persona
+    from core.majeval.pipeline import EvaluationRun
+    from core.majeval.repeats import RepeatEntry
+    from core.majeval.session import MajEvalSession, PersonasMade
+    from core.project import Project
+    from core.settings import ModelProfile
+
 __all__ = ["add_parser", "run_debates", "run_personas"]
 
 _EPILOG_RUN = (
@@ -44,6 +59,8 @@ _EPILOG_RUN = (
     "repeated the instructions, the workbook's Read me says so); 130 stopped (with --project, "
     "finished debates are kept and a new run with the same settings resumes)."
 )
+#: What a workbook writer returns.
+T = TypeVar("T")
 #: Who the command line's imports are recorded as in a project.
 _WHO = "evaldesk command line"
 
@@ -57,7 +74,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "item and scores it.",
     )
     actions = parser.add_subparsers(dest="majeval_action", metavar="ACTION", required=True)
+    _add_personas_parser(actions)
+    _add_run_parser(actions)
+    add_agreement_parser(actions, what="debate scores", method="majeval")
 
+
+def _add_personas_parser(actions: argparse._SubParsersAction) -> None:
     personas = actions.add_parser(
         "personas", help="build personas from documents (PDF, .txt, .md)",
         description="Read the documents, find stakeholders and their perspectives with "
@@ -80,6 +102,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     personas.add_argument("-o", "--output", required=True, metavar="personas.xlsx")
     personas.set_defaults(func=run_personas)
 
+
+def _add_run_parser(actions: argparse._SubParsersAction) -> None:
     run = actions.add_parser(
         "run", help="debate and score items with a personas file",
         description="Every stakeholder group debates every item: each agent scores alone, a "
@@ -131,7 +155,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_estimate_options(run)
     run.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     run.set_defaults(func=run_debates)
-    add_agreement_parser(actions, what="debate scores", method="majeval")
 
 
 add_majeval_parser = add_parser
@@ -145,7 +168,7 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 
 
 # ----------------------------------------------------------------------------- shared parts
-def _profile(args: argparse.Namespace) -> Any:
+def _profile(args: argparse.Namespace) -> ModelProfile:
     if args.model:
         return adhoc_profile(args.model)
     settings = load_settings()
@@ -158,13 +181,23 @@ def _profile(args: argparse.Namespace) -> Any:
         ) from None
 
 
-def _say_actual(est: Any, gateways: list[Any]) -> None:
-    """The estimate beside what the run used (every gateway of the run together)."""
-    from core.llm import Usage
+def _open(project: Project, profile: ModelProfile) -> MajEvalSession:
+    """The MAJ-Eval session of ``project``, scoring with ``profile`` (the command line's
+    model: its settings are the session's only profile; every call is cached in the project)."""
+    from core.majeval.session import MajEvalSession
+    from core.settings import Settings
+
+    return MajEvalSession.open(project, settings=Settings(
+        profiles=[profile], default_profile=profile.name), models=project_gateway)
+
+
+def _say_actual(est: Estimate, usage: Usage | None) -> None:
+    """The estimate beside what the run used (every model of the run together)."""
     from core.llm.estimate import compare_lines
 
-    for line in compare_lines(est, Usage.total(g.usage for g in gateways)):
-        say(line)
+    if usage is not None:
+        for line in compare_lines(est, usage):
+            say(line)
 
 
 def _task(path: str) -> str:
@@ -179,89 +212,213 @@ def _task(path: str) -> str:
 
 # ------------------------------------------------------------------------------- personas
 def run_personas(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from core.documents import DocumentError
-    from core.majeval import StageError
-    from core.majeval import session as st
-    from core.majeval.pipeline import copied_most
-    from core.tables import TableError
-
     output_path(args, args.task_file, args.documents)
     task = _task(args.task_file)
     profile = _profile(args)
     with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
         apply_privacy_options(args, project, profile)
-        state = st.load_state(project)
-        state.task = task
-        state.profile = profile.name
-        state.keep_references = bool(args.keep_references)
-        st.save_state(project, state)
-        for path in args.documents:
-            try:
-                doc = st.add_document(project, state, path, progress=cli_progress())
-            except (DocumentError, OSError) as exc:
-                raise UserError(str(exc)) from None
-            for warning in doc.warnings:
-                say(f"evaldesk: note: {doc.name}: {warning}")
-        names = {Path(p).name for p in args.documents}
-        for name in [n for n in state.documents if n not in names]:
-            st.remove_document(project, state, name, _WHO)  # only the documents given now
-        gateway = project_gateway(profile, project)
-        try:
-            made = asyncio.run(st.create_personas_stored(project, state, gateway,
-                                                         progress=cli_progress()))
-        except StageError as exc:
-            if copied_most(exc.failures, len(exc.failures)):
-                say(f"evaldesk: {exc.message}")
-                return EXIT_SOME_FAILED
-            raise UserError(str(exc)) from None
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-        for failure in made.failures:
-            say(f"evaldesk: note: {failure.stage} failed for {failure.where}: "
-                f"{failure.message}")
-        warning = ""
-        if copied_most(made.failures, made.units):
-            warning = ("Most of the model's answers repeated the instructions instead of "
-                       "answering: this model is too small to make personas; check these "
-                       "closely or try a larger model.")
-        elif made.too_little:
-            warning = made.too_little
-        usage = gateway.usage
-        readme = [*([("WARNING", warning)] if warning else []), ("Model", profile.model),
-                  ("Model calls", (f"{usage.calls} calls, {usage.cache_hits} from the cache, "
-                                  f"{usage.prompt_tokens:,} tokens in, "
-                                  f"{usage.completion_tokens:,} out"))]
-        try:
-            st.export_personas(project, state, args.output, readme=readme)
-        except TableError as exc:
-            raise UserError(exc.message) from None
+        session = _open(project, profile)
+        session.save_choices(session.choices.model_copy(update={
+            "task": task, "profile": profile.name,
+            "keep_references": bool(args.keep_references)}))
+        _add_documents(session, args.documents)
+        made = _find_stakeholders(session)
+        if made is None:
+            return EXIT_SOME_FAILED
+        warning = _personas_warning(made)
+        usage = session.usage
+        readme = [*([("WARNING", warning)] if warning else []), ("Model", profile.model)]
+        if usage is not None:
+            readme.append(("Model calls", (f"{usage.calls} calls, {usage.cache_hits} from the "
+                                           f"cache, {usage.prompt_tokens:,} tokens in, "
+                                           f"{usage.completion_tokens:,} out")))
+        _write(lambda: session.export_personas(args.output, readme=readme))
         say(f"{count(made.perspectives, 'perspective')} from "
-            f"{count(len(state.documents), 'document')}, {count(len(made.groups), 'group')}, "
-            f"{count(len(made.personas), 'persona')}. Written to {args.output}.")
+            f"{count(len(session.choices.documents), 'document')}, "
+            f"{count(len(made.groups), 'group')}, {count(len(made.personas), 'persona')}. "
+            f"Written to {args.output}.")
     if warning:
         say(f"evaldesk: {warning}")
         return EXIT_SOME_FAILED
     return 0
 
 
-# ------------------------------------------------------------------------------------ run
-def _items_setup(project: Any, args: argparse.Namespace) -> tuple[Any, Any]:
-    """The items file stored in the project with the columns chosen on the command line (the
-    app's guesses for the others), and the items read: as the wizard's items page does."""
-    from core.majeval import session as st
-    from core.majeval.inputs import ItemsSetup, open_items, read_items
+def _add_documents(session: MajEvalSession, paths: Sequence[str]) -> None:
+    """Read and keep the documents given (notes for their warnings); the documents an earlier
+    command kept in the project and not given now are taken out."""
+    from core.documents import DocumentError
+
+    for path in paths:
+        try:
+            doc = session.add_document(path, progress=cli_progress())
+        except (DocumentError, OSError) as exc:
+            raise UserError(str(exc)) from None
+        for warning in doc.warnings:
+            say(f"evaldesk: note: {doc.name}: {warning}")
+    names = {Path(p).name for p in paths}
+    for name in [n for n in session.choices.documents if n not in names]:
+        session.remove_document(name, _WHO)  # only the documents given now
+
+
+def _find_stakeholders(session: MajEvalSession) -> PersonasMade | None:
+    """Stages 1-2, with a note per failure; None (said already) when most answers repeated
+    the instructions and no persona could be made."""
+    from core.majeval.model import StageError
+    from core.majeval.pipeline import copied_most
 
     try:
-        setup = st.store_items_file(project, ItemsSetup(), args.items)
+        made = asyncio.run(session.find_stakeholders(progress=cli_progress()))
+    except StageError as exc:
+        if copied_most(exc.failures, len(exc.failures)):
+            say(f"evaldesk: {exc.message}")
+            return None
+        raise UserError(str(exc)) from None
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    for failure in made.failures:
+        say(f"evaldesk: note: {failure.stage} failed for {failure.where}: {failure.message}")
+    return made
+
+
+def _personas_warning(made: PersonasMade) -> str:
+    """The warning of a persona creation: the model copied the instructions, or found too
+    little ("" when neither)."""
+    from core.majeval.pipeline import copied_most
+
+    if copied_most(made.failures, made.units):
+        return ("Most of the model's answers repeated the instructions instead of "
+                "answering: this model is too small to make personas; check these "
+                "closely or try a larger model.")
+    return made.too_little
+
+
+def _write(write: Callable[[], T]) -> T:
+    """Write a workbook (what ``write`` returns); a file that cannot be written is the user's
+    to fix."""
+    from core.tables import TableError
+
+    try:
+        return write()
+    except TableError as exc:
+        raise UserError(exc.message) from None
+
+
+# ------------------------------------------------------------------------------------ run
+def run_debates(args: argparse.Namespace) -> int:
+    _check_run_options(args)
+    output_path(args, args.task_file, args.personas, args.items, args.dimensions)
+    task = _task(args.task_file)
+    got = _personas_file(args.personas)
+    dims = _dimensions_file(args.dimensions)
+    profile = _profile(args)
+    with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, profile)
+        session = _open(project, profile)
+        _choose(session, args, task, profile, dims)
+        personas = session.replace_personas(got.personas, _WHO, got.descriptions)
+        _say_plan(session, len(got.groups), personas, profile)
+        if args.conditions:
+            return _run_conditions(args, session, profile)
+        est = estimate_or_stop(lambda: session.estimate(
+            latency=probe_latency(args, profile)), args.dry_run)
+        if est is None:
+            return 0
+        if args.repeats > 1:
+            say(f"Repeating every call: {args.repeats} repeats in all.")
+        try:
+            run = asyncio.run(session.run(progress=cli_progress(), estimate=est))
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        _say_actual(est, session.usage)
+        _write(lambda: session.export(args.output, who=_WHO, run=run,
+                                      n_boot=0 if args.no_bootstrap else BOOTSTRAP_SAMPLES))
+        _alphas, humans = session.agreement(run, n_boot=0)
+        stability = session.stability(session.load_repeats())
+        dimensions = [d.name for d in session.choices.dimensions]
+    return _say_results(args, run, dimensions, humans, stability)
+
+
+#: Bootstrap resamples of the results workbook (as the app's).
+BOOTSTRAP_SAMPLES = 1000
+
+
+def _check_run_options(args: argparse.Namespace) -> None:
+    """The options' ranges, and the conditions named (``args.conditions`` becomes the list)."""
+    from core.majeval.repeats import MAX_REPEATS
+
+    if not 1 <= args.rounds <= 20:
+        raise UserError("--rounds must be a whole number from 1 to 20.")
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
+    if args.conditions:
+        from core.majeval.conditions import parse_conditions
+
+        try:
+            args.conditions = parse_conditions(args.conditions)
+        except ValueError as exc:
+            raise UserError(f"--conditions: {exc}") from None
+        if args.no_debate or args.simple_roles:
+            say("evaldesk: note: with --conditions, --no-debate and --simple-roles are not "
+                "used: the conditions say which runs are made.")
+
+
+def _personas_file(path: str) -> PersonasRead:
+    from core.majeval.inputs import read_personas
+    from core.tables import TableError
+
+    try:
+        got = read_personas(path)
+    except TableError as exc:
+        raise UserError(exc.message) from None
+    for issue in got.warnings:
+        say(f"evaldesk: note: {issue.message}")
+    if got.errors:
+        raise UserError("The personas file cannot be used:\n"
+                        + "\n".join(f"- {e.message}" for e in got.errors))
+    return got
+
+
+def _dimensions_file(path: str | None) -> DimensionsRead:
+    from core.majeval.inputs import read_dimensions
+
+    dims = read_dimensions(path)
+    if dims.errors:
+        raise UserError("\n".join(dims.errors))
+    return dims
+
+
+def _choose(session: MajEvalSession, args: argparse.Namespace, task: str,
+            profile: ModelProfile, dims: DimensionsRead) -> None:
+    """The choices of this command (task, model, dimensions, debate options, repeats) and the
+    items read as the wizard's items page reads them, kept once the items can be used."""
+    from core.majeval.model import DebateSettings
+
+    setup, read = _items(session, args)
+    for problem in read.problems:
+        say(f"evaldesk: note: {problem}")
+    if read.errors:
+        raise UserError("\n".join(read.errors) + "\n" + _columns_hint(setup))
+    session.save_choices(session.choices.model_copy(update={
+        "task": task, "profile": profile.name, "dimensions": dims.dimensions,
+        "scale": dims.scale, "repeats": args.repeats,
+        "settings": DebateSettings(rounds=args.rounds, no_debate=args.no_debate,
+                                   simple_roles=args.simple_roles),
+        "items": setup, "item_list": read.items}))
+
+
+def _items(session: MajEvalSession, args: argparse.Namespace) -> tuple[ItemsSetup, ItemsRead]:
+    """The items file kept in the project and read with the columns chosen on the command line
+    (the app's guesses for the others)."""
+    from core.majeval.inputs import read_items
+
+    try:
+        opened = session.store_items(args.items, sheet=args.sheet,
+                                     header_row=args.header_row)
     except OSError as exc:
         raise UserError(f'The items file "{args.items}" cannot be read ({exc.strerror}).'
                         ) from None
     if args.header_row is not None and args.header_row < 1:
         raise UserError("--header-row must be a row number, 1 or more.")
-    opened = open_items(args.items, setup.model_copy(update={"sheet": args.sheet,
-                                                             "header_row": args.header_row}))
     if args.sheet and opened.sheets and args.sheet not in opened.sheets:
         raise UserError(f'"{Path(args.items).name}" has no sheet called "{args.sheet}". Its '
                         "sheets are: " + ", ".join(f'"{s}"' for s in opened.sheets) + ".")
@@ -283,118 +440,63 @@ def _items_setup(project: Any, args: argparse.Namespace) -> tuple[Any, Any]:
                 names[col.strip()] = name.strip()
     setup = setup.model_copy(update={"columns": columns, "human": human,
                                      "human_names": names})
-    read = read_items(args.items, setup)
-    return setup, read
+    return setup, read_items(args.items, setup)
 
 
-def _columns_hint(read: Any, setup: Any) -> str:
+def _columns_hint(setup: ItemsSetup) -> str:
     """The options that choose the columns, with what was used: the fix for most item errors."""
     used = ", ".join(f"{role} = “{col}”" for role, col in setup.columns.items() if col)
     return ("Choose the columns with --content-col (the texts to judge), --context-col, --id-col "
             f"and --human-col{f'; used now: {used}' if used else ''}.")
 
 
-def run_debates(args: argparse.Namespace) -> int:
-    import asyncio
+def _say_plan(session: MajEvalSession, groups: int, personas: Sequence[Persona],
+              profile: ModelProfile) -> None:
+    from core.majeval.pipeline import lonely_groups
 
-    from core.majeval import DebateSettings, lonely_groups
-    from core.majeval import repeats as rp
-    from core.majeval import session as st
-    from core.majeval.inputs import read_dimensions, read_personas
+    say(f"{count(len(session.choices.item_list), 'item')} x "
+        f"{count(groups, 'stakeholder group')} "
+        f"({count(len(personas), 'agent')}) with {profile.model}.")
+    for group in lonely_groups(personas):
+        say(f"evaldesk: note: group {group} has one persona, so it cannot debate: its "
+            "persona's own evaluation is its score, and its agreement and change are "
+            "undefined.")
+
+
+def _say_results(args: argparse.Namespace, run: EvaluationRun, dimensions: Sequence[str],
+                 humans: Sequence[HumanAgreement], stability: Sequence[RepeatEntry]) -> int:
+    """The summary lines of a run (scores, agreement, warnings); the exit code."""
+    from core.majeval.agreement import judge_spreads
+    from core.majeval.repeats import stability_lines
     from core.majeval.report import failure_warning
-    from core.tables import TableError
 
-    if not 1 <= args.rounds <= 20:
-        raise UserError("--rounds must be a whole number from 1 to 20.")
-    from core.majeval.repeats import MAX_REPEATS
-
-    if not 1 <= args.repeats <= MAX_REPEATS:
-        raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
-    if args.conditions:
-        from core.majeval.conditions import parse_conditions
-
-        try:
-            args.conditions = parse_conditions(args.conditions)
-        except ValueError as exc:
-            raise UserError(f"--conditions: {exc}") from None
-        if args.no_debate or args.simple_roles:
-            say("evaldesk: note: with --conditions, --no-debate and --simple-roles are not "
-                "used: the conditions say which runs are made.")
-    output_path(args, args.task_file, args.personas, args.items, args.dimensions)
-    task = _task(args.task_file)
-    try:
-        got = read_personas(args.personas)
-    except TableError as exc:
-        raise UserError(exc.message) from None
-    for issue in got.warnings:
-        say(f"evaldesk: note: {issue.message}")
-    if got.errors:
-        raise UserError("The personas file cannot be used:\n"
-                        + "\n".join(f"- {e.message}" for e in got.errors))
-    dims = read_dimensions(args.dimensions)
-    if dims.errors:
-        raise UserError("\n".join(dims.errors))
-    profile = _profile(args)
-    with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
-        apply_privacy_options(args, project, profile)
-        state = st.load_state(project)
-        state.task = task
-        state.profile = profile.name
-        state.dimensions, state.scale = dims.dimensions, dims.scale
-        state.settings = DebateSettings(rounds=args.rounds, no_debate=args.no_debate,
-                                        simple_roles=args.simple_roles)
-        state.items, read = _items_setup(project, args)
-        for problem in read.problems:
-            say(f"evaldesk: note: {problem}")
-        if read.errors:
-            raise UserError("\n".join(read.errors) + "\n" + _columns_hint(read, state.items))
-        state.item_list = read.items
-        st.save_state(project, state)
-        personas = st.replace_personas(project, got.personas, _WHO, got.descriptions)
-        gateways: list[Any] = []
-
-        def llm_for_run(run_id: int) -> Any:
-            gateways.append(project_gateway(profile, project, run_id))
-            return gateways[-1]
-
-        say(f"{count(len(state.item_list), 'item')} x "
-            f"{count(len(got.groups), 'stakeholder group')} "
-            f"({count(len(personas), 'agent')}) with {profile.model}.")
-        for group in lonely_groups(personas):
-            say(f"evaldesk: note: group {group} has one persona, so it cannot debate: its "
-                "persona's own evaluation is its score, and its agreement and change are "
-                "undefined.")
-        if args.conditions:
-            return _run_conditions(args, project, state, profile, llm_for_run, gateways)
-        est = estimate_or_stop(lambda: st.estimate_run(
-            project, state, profile, latency=probe_latency(args, profile),
-            repeats=args.repeats), args.dry_run)
-        if est is None:
-            return 0
-        try:
-            run = asyncio.run(st.run_debates(project, state, llm_for_run, model=profile,
-                                             progress=cli_progress()))
-            repeats = _more_repeats(args, project, state, llm_for_run, None, profile,
-                                    rp.plain_result(state, run))
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-        if run.run_id is not None:
-            st.keep_estimate(project, run.run_id, est)
-        _say_actual(est, gateways)
-        try:
-            st.export_results(project, run, args.output,
-                              n_boot=0 if args.no_bootstrap else st.BOOTSTRAP_SAMPLES,
-                              repeats=repeats)
-        except TableError as exc:
-            raise UserError(exc.message) from None
-        _alphas, humans = st.agreement(run, n_boot=0)
-    for dim in state.dimensions:
-        values = [r.overall[dim.name] for r in run.items if dim.name in r.overall]
-        line = f"{dim.name}: {len(values)} of {count(len(run.items), 'item')} scored"
+    for dim in dimensions:
+        values = [r.overall[dim] for r in run.items if dim in r.overall]
+        line = f"{dim}: {len(values)} of {count(len(run.items), 'item')} scored"
         if values:
             line += f", mean {sum(values) / len(values):.2f}"
         say(line)
-    from core.majeval.agreement import BASELINE, LENGTH_GROUP, judge_spreads
+    _say_agreement(humans)
+    for _dim, spread in judge_spreads(run, n_boot=0):
+        if spread.flagged:
+            say(f"evaldesk: WARNING: {spread.sentence}")
+    for line in stability_lines(stability):
+        say(line)
+    say(f"Results written to {args.output}.")
+    warning = failure_warning(run)
+    if warning:
+        say(f"evaldesk: {warning}")
+    if run.failed_units:
+        say(f"evaldesk: {len(run.failed_units)} debate(s) had failures; they are marked in the "
+            "workbook with the reason.")
+        return EXIT_SOME_FAILED
+    return 0
+
+
+def _say_agreement(humans: Sequence[HumanAgreement]) -> None:
+    """Spearman's rho of the overall score with each human dimension, beside the length
+    baseline's."""
+    from core.majeval.agreement import BASELINE, LENGTH_GROUP
     from core.stats import length_sentence
 
     lengths = {(h.dimension, h.human_dimension): h.report.spearman.value for h in humans
@@ -409,105 +511,53 @@ def run_debates(args: argparse.Namespace) -> int:
                                    who="the personas", symbol="Spearman rho")
             if line:
                 say(f"{h.dimension} vs human {h.human_dimension}: {line}")
-    for _dim, spread in judge_spreads(run, n_boot=0):
-        if spread.flagged:
-            say(f"evaldesk: WARNING: {spread.sentence}")
-    _say_stability(repeats, state)
-    say(f"Results written to {args.output}.")
-    warning = failure_warning(run)
-    if warning:
-        say(f"evaldesk: {warning}")
-    if run.failed_units:
-        say(f"evaldesk: {len(run.failed_units)} debate(s) had failures; they are marked in the "
-            "workbook with the reason.")
-        return EXIT_SOME_FAILED
-    return 0
 
 
-def _run_conditions(args: argparse.Namespace, project: Any, state: Any, profile: Any,
-                    llm_for_run: Any, gateways: list[Any]) -> int:
+# ----------------------------------------------------------------------------- conditions
+def _run_conditions(args: argparse.Namespace, session: MajEvalSession,
+                    profile: ModelProfile) -> int:
     """``majeval run --conditions``: run the missing conditions, write the comparison."""
-    import asyncio
-
-    from core.majeval import conditions as cd
-    from core.tables import TableError
+    from core.majeval.conditions import COMPARISON_BOOT
 
     names = args.conditions
-    est = estimate_or_stop(lambda: cd.estimate_conditions(
-        project, state, names, profile, latency=probe_latency(args, profile),
-        repeats=args.repeats), args.dry_run)
+    est = estimate_or_stop(lambda: session.estimate_conditions(
+        names, latency=probe_latency(args, profile)), args.dry_run)
     if est is None:
         return 0
+    if args.repeats > 1:
+        say(f"Repeating every call: {args.repeats} repeats in all.")
     try:
-        results = asyncio.run(cd.run_conditions(project, state, llm_for_run, names,
-                                                model=profile, progress=cli_progress()))
-        repeats = _more_repeats(args, project, state, llm_for_run, names, profile, results)
+        results = asyncio.run(session.run_conditions(names, progress=cli_progress()))
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    _say_actual(est, gateways)
-    dims = [d.name for d in state.dimensions]
-    rows = cd.comparison_rows(results, state.item_list, dims,
-                              n_boot=0 if args.no_bootstrap else cd.COMPARISON_BOOT)
-    readme = [("Model", profile.model), ("Items", st_items(state)),
-              ("Task", state.task)]
-    extra = []
-    if len(repeats) >= 2:
-        from core.majeval.repeats import stability, stability_sheet
+    _say_actual(est, session.usage)
+    rows = _write(lambda: session.export_conditions(
+        args.output, names, results, n_boot=0 if args.no_bootstrap else COMPARISON_BOOT))
+    failed = {name: len(r.failed) for name, r in results.items() if r.failed}
+    return _say_comparison(args, rows, session.stability(session.load_repeats(names)), failed)
 
-        entries = stability(repeats, state.item_list, dims)
-        extra.append(stability_sheet(entries))
-        readme.append(("Repeats", (f"each call made {len(repeats)} times; the comparison "
-                                   "uses repeat 0, the Stability sheet compares the repeats")))
-        readme += [(f"Stability: {label}, {dim}", s.sentence) for label, dim, s in entries]
-    try:
-        cd.write_comparison(args.output, results, state.item_list, dims, rows, readme=readme,
-                            extra_sheets=extra)
-    except TableError as exc:
-        raise UserError(exc.message) from None
-    say(f"How the conditions were compared: {cd.HOW_COMPARED}.")
-    for line in cd.comparison_summary(rows):
+
+def _say_comparison(args: argparse.Namespace, rows: Sequence[dict[str, object]],
+                    stability: Sequence[RepeatEntry], failed: dict[str, int]) -> int:
+    """The summary lines of the comparison; the exit code."""
+    from core.majeval.conditions import CONDITIONS, HOW_COMPARED, comparison_summary
+    from core.majeval.repeats import stability_lines
+
+    say(f"How the conditions were compared: {HOW_COMPARED}.")
+    for line in comparison_summary(rows):
         say(line)
     for row in rows:
         if row["warning"]:
             say(f"evaldesk: WARNING: {row['warning']}")
-    _say_stability(repeats, state)
+    for line in stability_lines(stability):
+        say(line)
     if not any(r["value"] is not None for r in rows):
         say("evaldesk: note: no agreement could be computed: give the human ratings with "
             "--human-col.")
     say(f"Comparison written to {args.output}.")
-    failed = {name: len(r.failed) for name, r in results.items() if r.failed}
     if failed:
         say("evaldesk: some items have no score: " + ", ".join(
-            f"{cd.CONDITIONS[n]} {k}" for n, k in failed.items())
+            f"{CONDITIONS[n]} {k}" for n, k in failed.items())
             + "; they are marked in the Condition scores sheet with the reason.")
         return EXIT_SOME_FAILED
     return 0
-
-
-def _more_repeats(args: argparse.Namespace, project: Any, state: Any, llm_for_run: Any,
-                  names: Any, profile: Any, first: Any) -> list[Any]:
-    """``--repeats N`` > 1: repeats 1..N-1 after the run just made (repeat 0); [] for N = 1."""
-    import asyncio
-
-    from core.majeval.repeats import run_repeats
-
-    if args.repeats < 2:
-        return []
-    say(f"Repeating every call: {args.repeats} repeats in all.")
-    return asyncio.run(run_repeats(project, state, llm_for_run, names, args.repeats,
-                                   model=profile, progress=cli_progress(), first=first))
-
-
-def _say_stability(repeats: list[Any], state: Any) -> None:
-    from core.majeval.repeats import stability, stability_lines
-
-    if len(repeats) >= 2:
-        for line in stability_lines(stability(repeats, state.item_list,
-                                              [d.name for d in state.dimensions])):
-            say(line)
-
-
-def st_items(state: Any) -> str:
-    from core.majeval.session import items_source
-
-    return f"{len(state.item_list)} items from {items_source(state) or 'the items file'}"

@@ -10,8 +10,9 @@ The wizard drives the stages one at a time; each takes the previous (possibly ed
     run = await evaluate(built.personas, items, task, gateway, dimensions=..., settings=...)
     write_results(path, run, alphas=within_group_alpha(run), humans=human_agreement(run))
 
-What is kept in the project, for the wizard and the command line alike, is
-:mod:`core.majeval.session`; every file MAJ-Eval reads is read by :mod:`core.majeval.inputs`.
+What is kept in the project, for the wizard and the command line alike, is the session
+(:class:`core.majeval.session.MajEvalSession`); every file MAJ-Eval reads is read by
+:mod:`core.majeval.inputs`. This package's face holds the pure engine only.
 """
 
 from core.majeval import model as _model
@@ -50,14 +51,6 @@ from core.majeval.pipeline import (
     lonely_groups,
 )
 from core.majeval.report import write_results
-from core.majeval.session import (
-    edit_persona,
-    load_groups,
-    load_personas,
-    open_evaluation_run,
-    save_groups,
-    save_personas,
-)
 from core.majeval.stakeholder_grouping import group_stakeholders
 
 __all__ = [
@@ -78,7 +71,6 @@ __all__ = [
     "combine_groups",
     "construct_personas",
     "create_personas",
-    "edit_persona",
     "evaluate",
     "evaluate_group",
     "evaluate_individually",
@@ -89,13 +81,8 @@ __all__ = [
     "groups_of",
     "human_agreement",
     "is_challenged",
-    "load_groups",
-    "load_personas",
     "lonely_groups",
-    "open_evaluation_run",
     "read_personas",
-    "save_groups",
-    "save_personas",
     "simple_role",
     "within_group_alpha",
     "write_personas",

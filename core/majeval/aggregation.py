@@ -109,7 +109,7 @@ async def aggregate(
         return out
     evaluations = "\n".join(  # one line each; the template fences the whole list
         f"- {' '.join(a.agent.split())} (final scores: "
-        f"{', '.join(f'{k} {v}' for k, v in a.final.items())}): "
+        f"{', '.join(f'{k} {v}' for k, v in (a.final or {}).items())}): "
         f"{' '.join((a.final_rationale or (a.initial.rationale if a.initial else '')).split())}"
         for a in finished)
     try:

@@ -7,29 +7,30 @@
 * ``single-judge``: one model, the same dimensions, scale and items, one call per item
   (:mod:`core.majeval.single_judge`).
 
-Each condition's results are kept in the project (the debates as the wizard keeps them, the
-single judge as its own run), so reopening shows them without a call, and running an
-unchanged condition again makes none. :func:`run_conditions` runs what is missing;
-:func:`comparison_rows` builds the comparison table (plain function): per condition, group and
-dimension the Spearman correlation with the human ratings (the paper's statistic) with a
+Each condition's results are kept in the project by the session
+(:mod:`core.majeval.session.conditions`: the debates as the wizard keeps them, the single judge
+as its own run), so reopening shows them without a call, and running an unchanged condition
+again makes none. This module is pure: :func:`from_debates` and :func:`from_judge` turn stored
+results into a :class:`ConditionResult`, :func:`comparison_rows` builds the comparison table:
+per condition, group and dimension the Spearman correlation with the human ratings (the paper's statistic) with a
 bootstrap CI, and each condition against ``full`` with the paired bootstrap test
 (:func:`core.stats.paired_correlation_difference`) over the items both scored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core.llm.identity import model_fields, model_name
+from core.majeval import _prompts
 from core.majeval.agreement import _human_dimensions
-from core.majeval.model import DebateSettings, Item
-from core.runs import CancelToken, Progress
+from core.majeval.model import DebateSettings, Dimension, Item, RunModel, Scale
+from core.majeval.pipeline import EvaluationRun
+from core.majeval.single_judge import TEMPLATE as JUDGE_TEMPLATE
+from core.majeval.single_judge import JudgeResult
 from core.words import choose_from
-
-if TYPE_CHECKING:  # pragma: no cover
-    from core.project import Project
 
 __all__ = [
     "COMPARISON_BOOT",
@@ -40,9 +41,11 @@ __all__ = [
     "comparison_rows",
     "comparison_sheets",
     "comparison_summary",
-    "load_conditions",
+    "debate_settings",
+    "from_debates",
+    "from_judge",
     "parse_conditions",
-    "run_conditions",
+    "single_settings",
 ]
 
 #: name -> plain label, in the order the comparison shows them.
@@ -98,16 +101,16 @@ class ConditionResult:
     model: str = ""
 
 
-# ------------------------------------------------------------------------ from the project
-def _debate_settings(state: Any, simple: bool) -> DebateSettings:
-    return DebateSettings(rounds=state.settings.rounds, no_debate=False, simple_roles=simple)
+# ---------------------------------------------------------------- from the stored results
+def debate_settings(settings: DebateSettings, simple: bool) -> DebateSettings:
+    """The debate options of a debate condition (``simple``: the simple roles) with the
+    rounds of ``settings``, the project's own options."""
+    return DebateSettings(rounds=settings.rounds, no_debate=False, simple_roles=simple)
 
 
-def _with(state: Any, settings: DebateSettings) -> Any:
-    return state.model_copy(update={"settings": settings}, deep=True)
-
-
-def _from_debates(name: str, run: Any, before: bool) -> ConditionResult:
+def from_debates(name: str, run: EvaluationRun, before: bool) -> ConditionResult:
+    """The debates of ``run`` as the condition ``name`` (``before``: the agents' scores before
+    the debate)."""
     out = ConditionResult(name, CONDITIONS[name], run_id=run.run_id, model=run.model)
     overall: dict[str, dict[str, float | None]] = {}
     for result in run.items:
@@ -122,8 +125,7 @@ def _from_debates(name: str, run: Any, before: bool) -> ConditionResult:
         if before:
             values = {d: [g.initial_mean.get(d) for g in result.groups] for d in dims}
             overall[result.item_id] = {
-                d: (None if result.status == "failed" or not v or any(x is None for x in v)
-                    else sum(v) / len(v))  # type: ignore[misc]
+                d: _mean_or_none(v) if result.status != "failed" else None
                 for d, v in values.items()}
         else:
             overall[result.item_id] = {d: result.overall.get(d) for d in dims}
@@ -131,22 +133,31 @@ def _from_debates(name: str, run: Any, before: bool) -> ConditionResult:
     return out
 
 
-def _single_settings(state: Any, model: Any, repeat: int = 0) -> dict[str, Any]:
-    from core.majeval import _prompts
-    from core.majeval.single_judge import TEMPLATE
+def _mean_or_none(values: Sequence[float | None]) -> float | None:
+    """The mean of ``values``; None when there are none or one is missing (a failed group)."""
+    known = [v for v in values if v is not None]
+    if not values or len(known) < len(values):
+        return None
+    return sum(known) / len(known)
 
-    out = {"task": state.task,
-           "dimensions": [d.model_dump(mode="json") for d in state.dimensions],
-           "scale": state.scale.model_dump(mode="json"), **model_fields(model),
-           "template": _prompts.load(TEMPLATE).template_version}
+
+def single_settings(task: str, dimensions: Sequence[Dimension], scale: Scale, model: RunModel,
+                    repeat: int = 0) -> dict[str, object]:
+    """The settings of the single judge's run (the project finds it again by them): the task,
+    dimensions, scale, model and prompt version; ``repeat`` k > 0: of repeat k."""
+    out: dict[str, object] = {
+        "task": task, "dimensions": [d.model_dump(mode="json") for d in dimensions],
+        "scale": scale.model_dump(mode="json"), **model_fields(model),
+        "template": _prompts.load(JUDGE_TEMPLATE).template_version}
     return {**out, "repeat": int(repeat)} if repeat else out
 
 
-def _from_judge(state: Any, results: Sequence[Any], run_id: int | None, model: Any
-                ) -> ConditionResult:
+def from_judge(dimensions: Sequence[Dimension], results: Sequence[JudgeResult],
+               run_id: int | None, model: RunModel) -> ConditionResult:
+    """The single judge's ``results`` as the condition "single-judge"."""
     out = ConditionResult("single-judge", CONDITIONS["single-judge"], run_id=run_id,
                           model=model_name(model))
-    dims = [d.name for d in state.dimensions]
+    dims = [d.name for d in dimensions]
     overall: dict[str, dict[str, float | None]] = {}
     for r in results:
         ok = r.status == "ok"
@@ -156,181 +167,6 @@ def _from_judge(state: Any, results: Sequence[Any], run_id: int | None, model: A
             out.failed[r.item_id] = r.error or "failed"
     out.scores[ALL_GROUPS] = overall
     return out
-
-
-def _stored_judge(project: Project, state: Any, model: Any, repeat: int = 0
-                  ) -> ConditionResult | None:
-    from pydantic import ValidationError
-
-    from core.majeval.single_judge import JudgeResult, judge_key
-
-    run = project.find_run("majeval", STEP_SINGLE, _single_settings(state, model, repeat))
-    if run is None:
-        return None
-    stored = {r.key: r for r in project.get_results(run.id, SINGLE_KIND)}
-    results = []
-    for item in state.item_list:
-        found = stored.get(judge_key(item))
-        if found is None:
-            return None
-        try:
-            result = JudgeResult.model_validate(found.payload)
-        except ValidationError:
-            return None
-        if found.status != "ok" and result.status == "ok":
-            result = result.model_copy(update={"status": "failed", "scores": {},
-                                               "error": found.error or "failed"})
-        results.append(result)
-    out = _from_judge(state, results, run.id, model)
-    out.complete = not out.failed
-    return out
-
-
-def load_conditions(project: Project, state: Any, names: Sequence[str], model: Any, *,
-                    repeat: int = 0) -> dict[str, ConditionResult]:
-    """The conditions among ``names`` with a result for every item in the project with the
-    current choices and ``model`` (no model call); a condition not yet run (or changed since)
-    is left out; one whose items partly failed is in, with ``complete`` False and the
-    failures (they are never given a score). ``repeat``: the results of that repeat run."""
-    from core.majeval import session as st
-
-    out: dict[str, ConditionResult] = {}
-    for name in names:
-        if name in ("full", "pre", "simple"):
-            run = st.load_run(project, _with(state, _debate_settings(state, name == "simple")),
-                              model, repeat=repeat)
-            if run is not None:
-                out[name] = _from_debates(name, run, before=name == "pre")
-                out[name].complete = not run.failed_units
-        elif name == "single-judge":
-            found = _stored_judge(project, state, model, repeat)
-            if found is not None:
-                out[name] = found
-    return out
-
-
-def missing_conditions(project: Project, state: Any, names: Sequence[str], model: Any
-                       ) -> list[str]:
-    """The conditions among ``names`` that still need a run (never run, or items failed)."""
-    have = load_conditions(project, state, names, model)
-    return [n for n in names if n not in have or not have[n].complete]
-
-
-async def run_conditions(
-    project: Project,
-    state: Any,
-    llm_for_run: Callable[[int], Any],
-    names: Sequence[str],
-    *,
-    model: Any = "",
-    progress: Progress | None = None,
-    cancel: CancelToken | None = None,
-    repeat: int = 0,
-) -> dict[str, ConditionResult]:
-    """Run the conditions among ``names`` (``pre`` comes with ``full``'s debates): what is
-    already kept is read back without a call, the rest is run and kept. The stored choices
-    (``state``) are left as they were. Returns every condition asked for, complete or (when
-    some of its items failed) with the failures. ``repeat`` k > 0: repeat k of every call
-    (kept as its own runs; see :mod:`core.majeval.repeats`)."""
-    from core.llm.repeats import with_repeat
-    from core.majeval import session as st
-    from core.majeval.single_judge import single_judge
-    from core.project.units import RunUnits
-
-    results: dict[str, ConditionResult] = {}
-    debates = []
-    if "full" in names or "pre" in names:
-        debates.append(False)
-    if "simple" in names:
-        debates.append(True)
-    try:
-        for simple in debates:
-            copy = _with(state, _debate_settings(state, simple))
-            run = await st.run_debates(project, copy, llm_for_run, model=model,
-                                       progress=progress, cancel=cancel, repeat=repeat)
-            if simple:
-                results["simple"] = _from_debates("simple", run, before=False)
-            else:
-                if "full" in names:
-                    results["full"] = _from_debates("full", run, before=False)
-                if "pre" in names:
-                    results["pre"] = _from_debates("pre", run, before=True)
-    finally:
-        st.save_state(project, state)  # the conditions' settings never replace the user's
-    if "single-judge" in names:
-        if not state.item_list:
-            raise ValueError("There are no items: choose the items file and its columns.")
-        run_id = project.start_run("majeval", STEP_SINGLE,
-                                   _single_settings(state, model, repeat), resume=True)
-        judged = await single_judge(state.item_list, state.task, state.dimensions, state.scale,
-                                    with_repeat(llm_for_run(run_id), repeat),
-                                    store=RunUnits(project, run_id, SINGLE_KIND),
-                                    progress=progress, cancel=cancel)
-        results["single-judge"] = _from_judge(state, judged, run_id, model)
-    return {n: results[n] for n in names if n in results}
-
-
-def estimate_conditions(project: Project, state: Any, names: Sequence[str], profile: Any,
-                        *, latency: Any = None, repeats: int = 1) -> Any:
-    """The estimate (:mod:`core.llm.estimate`) of :func:`run_conditions`: the debates still to
-    run for each debate condition, and one call per item not yet judged for the single judge;
-    with ``repeats`` N, of repeats 0..N-1 together (what each repeat still has to do)."""
-    from core.llm.context import limits_of
-    from core.llm.estimate import StagePlan, estimate, measured_latency
-    from core.majeval import _prompts
-    from core.majeval import session as st
-    from core.majeval.estimate import plan_for_state
-    from core.majeval.model import evaluation_schema
-    from core.majeval.pipeline import RESULT_KIND, refused_items
-    from core.majeval.single_judge import TEMPLATE, judge_key, judge_values
-    from core.majeval.single_judge import refused_items as refused_for_judge
-
-    plan: list[Any] = []
-    skipped = 0
-    personas = st.load_personas(project)
-    descriptions = st.group_descriptions(project)
-    limits = limits_of(profile)
-    too_long: list[str] = []
-    debates = []
-    if "full" in names or "pre" in names:
-        debates.append(False)
-    if "simple" in names:
-        debates.append(True)
-    for repeat, simple in [(k, s) for k in range(max(1, repeats)) for s in debates]:
-        copy = _with(state, _debate_settings(state, simple))
-        run = st.current_run(project, copy, profile, repeat=repeat)
-        done = project.finished_keys(run.id, RESULT_KIND) if run is not None else set()
-        stages, n = plan_for_state(personas, copy, descriptions, done, limits)
-        too_long += refused_items(personas, copy.item_list, copy.task, copy.dimensions,
-                                  copy.scale, limits, settings=copy.settings,
-                                  descriptions=descriptions)
-        for stage in stages:
-            stage.name = ("simple roles: " if simple else "full personas: ") + stage.name
-            if repeat:
-                stage.name += f" (repeat {repeat})"
-        plan += stages
-        skipped += n
-    for repeat in range(max(1, repeats)) if "single-judge" in names else ():
-        run = project.find_run("majeval", STEP_SINGLE,
-                               _single_settings(state, profile, repeat))
-        done = project.finished_keys(run.id, SINGLE_KIND) if run is not None else set()
-        template = _prompts.load(TEMPLATE)
-        refused = refused_for_judge(state.item_list, state.task, state.dimensions,
-                                    state.scale, limits)
-        too_long += refused
-        todo = [i for i in state.item_list if judge_key(i) not in done]
-        if refused:
-            todo = []  # refused before the run
-        skipped += len(state.item_list) - len(todo)
-        if todo:
-            plan.append(StagePlan("single judge" + (f" (repeat {repeat})" if repeat else ""), [
-                template.messages(**judge_values(i, state.task, state.dimensions, state.scale))
-                for i in todo], evaluation_schema(state.dimensions, state.scale)))
-    latency = latency or measured_latency(project, profile.model)
-    est = estimate(plan, profile, latency=latency, done_already=skipped,
-                   done_what="debates and judged items")
-    est.too_long = list(dict.fromkeys(too_long))
-    return est
 
 
 # ------------------------------------------------------------------------------ comparison

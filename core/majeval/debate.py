@@ -206,7 +206,7 @@ class Coordinator:
     def differences(self, agent: str) -> list[tuple[str, int, float]]:
         """(dimension, the agent's score, the median of the others) where they differ."""
         others = [a for a in self.roster if a != agent]
-        out = []
+        out: list[tuple[str, int, float]] = []
         if not others:
             return out
         for dim in self.dimensions:
@@ -647,16 +647,18 @@ async def free_debate(
                  "was nobody to debate with; that evaluation is final")
     if settings.no_debate or alone:
         for a in ok:
-            r = results[a.persona_id]
-            r.final, r.final_rationale, r.finalised_by = dict(a.initial.scores), \
-                a.initial.rationale, "no debate"
+            r, first = results[a.persona_id], a.initial
+            assert first is not None  # ok: the agents with a first evaluation
+            r.final, r.final_rationale, r.finalised_by = dict(first.scores), \
+                first.rationale, "no debate"
         out.agents = [results[a.persona_id] for a in agents]
         out.stop_reason = alone or "no debate (the phase 1 scores are final)"
         return out
 
     dims = [d.name for d in dimensions]
     coordinator = Coordinator([(a.persona_id, a.agent) for a in agents], dims,
-                              {a.persona_id: a.initial.scores for a in ok}, settings.rounds)
+                              {a.persona_id: a.initial.scores for a in ok if a.initial},
+                              settings.rounds)
     systems = {a.persona_id: _system_values(by_id[a.persona_id], item, task, dimensions, scale,
                                             settings.simple_roles, role_descriptions)
                for a in ok}
@@ -698,12 +700,13 @@ async def free_debate(
     remaining = list(coordinator.active)
     if remaining and coordinator.stopped_by == "cap":
         final_schema = evaluation_schema(dimensions, scale)
-        for a in remaining:  # the same discussion for every agent: the widest request decides
-            window.discussion(turns, "final_evaluation", systems[a])
+        for agent_id in remaining:  # the same discussion for all: the widest request decides
+            window.discussion(turns, "final_evaluation", systems[agent_id])
         values = {"initial_evaluations": window.initial(),
                   "discussion": _discussion_text(turns, window.first)}
         replies = await asyncio.gather(*(
-            _final(llm, systems[a], final_schema, values, cancel) for a in remaining))
+            _final(llm, systems[agent_id], final_schema, values, cancel)
+            for agent_id in remaining))
         for agent_id, reply in zip(remaining, replies):
             r = results[agent_id]
             reason = (f"The turn limit was reached; {r.agent} gives a final evaluation.")

@@ -89,7 +89,8 @@ def plan_debates(personas: Sequence[Persona], items: Sequence[Item], task: str,
                 persona_id=p.id, agent=p.name, scores={d.name: 3 for d in dimensions},
                 rationale=stand_in(eval_tokens))) for p in members]
             window = _Window(limits, agents)
-            window.fit_initial(dict(enumerate(systems)), reply_format)
+            window.fit_initial({str(i): values for i, values in enumerate(systems)},
+                               reply_format)
             initial = window.initial()
             if not settings.no_debate and n > 1:
                 widest = max(widest, n)
@@ -123,12 +124,13 @@ def plan_debates(personas: Sequence[Persona], items: Sequence[Item], task: str,
     return [s for s in stages.values() if s.prompts or s.maybe], skipped
 
 
-def plan_for_state(personas: Sequence[Persona], state: Any, descriptions: Mapping[str, str],
+def plan_for_state(personas: Sequence[Persona], choices: Any, descriptions: Mapping[str, str],
                    done: Collection[str] = (), limits: Any = None
                    ) -> tuple[list[StagePlan], int]:
-    """:func:`plan_debates` with a session's choices (``core.majeval.session.WizardState``)."""
-    return plan_debates(personas, state.item_list, state.task, state.dimensions, state.scale,
-                        state.settings, descriptions, done=done, limits=limits)
+    """:func:`plan_debates` with a session's choices
+    (:class:`core.majeval.session.MajEvalChoices`)."""
+    return plan_debates(personas, choices.item_list, choices.task, choices.dimensions,
+                        choices.scale, choices.settings, descriptions, done=done, limits=limits)
 
 
 #: Stakeholder groups assumed for the persona calls' upper bound (one call per group; how many

@@ -31,8 +31,8 @@ from core.majeval.model import (
     Item,
     Persona,
     Scale,
+    persona_id,
 )
-from core.majeval.persona_construction import persona_id
 from core.project.inputs import SheetChoice
 from core.runs import CancelToken, Progress
 from core.tables import (
@@ -82,7 +82,7 @@ def read_document(path: str | os.PathLike[str], *, max_pages: int | None = DEFAU
     """A document about the stakeholders, as pages of clean text (the reference list left out
     unless ``drop_references`` is False). Raises :class:`core.documents.DocumentError` with a
     plain message."""
-    return load_document(path, max_pages=max_pages, drop_references=drop_references,
+    return load_document(Path(path), max_pages=max_pages, drop_references=drop_references,
                          progress=progress, cancel=cancel)
 
 
@@ -356,16 +356,16 @@ def read_personas(path: str | os.PathLike[str]) -> PersonasRead:
                     "error", f"“{values['page']}” is not a page number; write a whole number "
                     "such as 4, or leave it empty.", row=row, role="page"))
                 bad = True
-        key = (values["group"].casefold(), values["name"].casefold())
+        named = (values["group"].casefold(), values["name"].casefold())
         if values["group"] and values["name"]:
-            if key in seen:
+            if named in seen:
                 out.issues.append(mapped.issue(
                     "error", f"{values['name']} appears twice in group {values['group']} (also "
-                    f"row {seen[key]}); every persona of a group needs its own name.",
+                    f"row {seen[named]}); every persona of a group needs its own name.",
                     row=row, role="name"))
                 bad = True
             else:
-                seen[key] = row
+                seen[named] = row
         if bad:
             continue
         if values["group_description"]:

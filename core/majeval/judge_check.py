@@ -3,31 +3,24 @@ score per dimension (the mean over the stakeholder groups after the debate) with
 feedback or final rationales as the judge's explanation. MAJ-Eval never shows rated items to
 the model, so none is held out.
 
-    judge = judge_data(run)                         # from session.load_run(project, state)
-    save_rating(project, Rating(...)); ratings = load_ratings(project)
-    report = judge_report(judge, ratings)
+    judge = judge_data(run)                 # the session's judge_to_check() makes it
+    report = core.judge_check.judge_report(judge, ratings)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from core.judge_check import JudgeData, JudgeItem
+from core.majeval.conditions import ALL_GROUPS, ConditionResult
+from core.majeval.model import ItemResult
+from core.majeval.pipeline import EvaluationRun
 
-from core import judge_check
-from core.judge_check import JudgeData, JudgeItem, Rating
-
-if TYPE_CHECKING:  # pragma: no cover
-    from core.majeval.conditions import ConditionResult
-    from core.majeval.pipeline import EvaluationRun
-    from core.project import Project
-
-__all__ = ["METHOD", "condition_judge", "judge_data", "load_ratings", "save_rating"]
+__all__ = ["METHOD", "condition_judge", "judge_data"]
 
 METHOD = "majeval"
 _LIMIT = 1200
 
 
-def _explanation(result, dimension: str) -> str:  # type: ignore[no-untyped-def]
+def _explanation(result: ItemResult, dimension: str) -> str:
     parts = []
     for group in result.groups:
         if group.status == "failed":
@@ -70,8 +63,6 @@ def condition_judge(base: JudgeData, condition: ConditionResult) -> JudgeData:
     :data:`core.majeval.conditions.CONDITIONS`) instead, to rank the conditions by agreement
     with the person's ratings. An item the condition failed on, or has no result for, has
     score None (never a default)."""
-    from core.majeval.conditions import ALL_GROUPS
-
     overall = condition.scores.get(ALL_GROUPS, {})
     items = []
     for item in base.items:
@@ -85,15 +76,3 @@ def condition_judge(base: JudgeData, condition: ConditionResult) -> JudgeData:
     source = f"project run {condition.run_id}" if condition.run_id is not None else ""
     return JudgeData(method="MAJ-Eval", items=items, dimensions=list(base.dimensions),
                      scale=base.scale, model=condition.model, source=source)
-
-
-def save_rating(project: Project, rating: Rating, *, who: str | None = None) -> Rating:
-    return judge_check.save_rating(project, METHOD, rating, who=who)
-
-
-def load_ratings(project: Project) -> list[Rating]:
-    return judge_check.load_ratings(project, METHOD)
-
-
-def dimensions_of(run: EvaluationRun) -> Sequence[str]:
-    return [d.name for d in run.dimensions]

@@ -19,12 +19,13 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, Field, create_model
 
 from core.llm import JsonLLM
 from core.prompts import WholeNumber
+from core.settings import ModelProfile
 
 __all__ = [
     "COPIED",
@@ -44,6 +45,7 @@ __all__ = [
     "JsonLLM",
     "Persona",
     "Perspective",
+    "RunModel",
     "Scale",
     "StageError",
     "StageFailure",
@@ -52,9 +54,15 @@ __all__ = [
     "debate_reply_schema",
     "evaluation_schema",
     "generic_name",
+    "persona_id",
     "persona_problem",
     "personas_fingerprint",
 ]
+
+#: The model a run is (or was) made with: a profile (its model and every setting that changes
+#: an answer), a run's recorded model (:func:`core.llm.identity.model_fields`), or a model
+#: string alone ("" or None when not known).
+RunModel: TypeAlias = ModelProfile | Mapping[str, object] | str | None
 
 #: The five persona attributes of the paper (section 3.1, step 2), as field names.
 PERSONA_ATTRIBUTES = ("demographics", "perspective", "specialty", "psychological_traits",
@@ -224,6 +232,12 @@ REQUIRED_PERSONA_FIELDS = ("group", "name", "perspective")
 PERSONA_FIELD_WORDS = {"group": "a group", "name": "a name", "perspective": "a perspective"}
 
 
+def persona_id(group: str, perspective_id: str, name: str = "") -> str:
+    """A stable id for a persona (the project key of its artefact)."""
+    text = f"{group.casefold()}\x1f{perspective_id}\x1f{name.casefold()}"
+    return "a" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
 def persona_problem(values: Persona | Mapping[str, Any]) -> str:
     """Why these persona fields are not a valid persona ("" when they are): every persona needs
     a group, a name and a perspective (the agent is told to argue from it)."""
@@ -350,7 +364,7 @@ def _scores_model(names: tuple[str, ...], minimum: int, maximum: int) -> type[Ba
         f"d{i}": (WholeNumber, Field(alias=name, ge=minimum, le=maximum))
         for i, name in enumerate(names)
     }
-    return create_model("Scores", **fields)  # type: ignore[call-overload]
+    return create_model("Scores", **fields)
 
 
 @cache

@@ -13,16 +13,16 @@ persona keeps its perspective's evidence, document and page.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field
 
 from core import prompts
 from core.llm import LLMFailure, Rejection, copied_instructions
 from core.majeval import _prompts
+from core.majeval.inputs import PERSONA_COLUMN_TITLES
 from core.majeval.model import (
     PERSONA_ATTRIBUTES,
     JsonLLM,
@@ -31,6 +31,7 @@ from core.majeval.model import (
     StageFailure,
     StakeholderGroup,
     generic_name,
+    persona_id,
 )
 from core.prompts import WholeNumber
 from core.runs import CancelToken, Progress
@@ -48,11 +49,19 @@ _WORDS_AT_LEAST = {"name": 1, "demographics": 2, "perspective": 3, "specialty": 
 
 
 #: One persona as the model writes it: the number of its perspective, a name and the persona's
-#: five attributes (``PERSONA_ATTRIBUTES``, the same fields as :class:`Persona`).
-_Written = create_model(
-    "_Written", perspective_no=(WholeNumber, ...), name=(str, ...),
-    **{attribute: (str, "") for attribute in PERSONA_ATTRIBUTES},
-)
+#: five attributes (``PERSONA_ATTRIBUTES``, the same fields as :class:`Persona`). No docstring:
+#: it would become part of the reply's JSON schema (and so of every cached request).
+class _Written(BaseModel):
+    perspective_no: WholeNumber
+    name: str
+    demographics: str = ""
+    perspective: str = ""
+    specialty: str = ""
+    psychological_traits: str = ""
+    social_relationships: str = ""
+
+
+assert tuple(_Written.model_fields)[2:] == PERSONA_ATTRIBUTES  # the attributes, in their order
 
 
 class PersonaReply(BaseModel):
@@ -87,12 +96,6 @@ class PersonaConstruction:
 
     personas: list[Persona] = field(default_factory=list)
     failures: list[StageFailure] = field(default_factory=list)
-
-
-def persona_id(group: str, perspective_id: str, name: str = "") -> str:
-    """A stable id for a persona (the project key of its artefact)."""
-    text = f"{group.casefold()}\x1f{perspective_id}\x1f{name.casefold()}"
-    return "a" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
 def _clause(text: str) -> str:
@@ -131,8 +134,6 @@ def _listing(perspectives: Sequence[Perspective]) -> str:
 
 def _field_title(name: str) -> str:
     """A persona field in the editor's words ("Who they are")."""
-    from core.majeval.inputs import PERSONA_COLUMN_TITLES
-
     return PERSONA_COLUMN_TITLES.get(name, name)
 
 
@@ -219,17 +220,17 @@ async def construct_personas(groups: Sequence[StakeholderGroup], task: str, llm:
                 failures.append(StageFailure(
                     stage=STAGE, where=f"group {group.name}, perspective “{p.perspective}”",
                     message="The model wrote no persona for this perspective."))
-        personas = []
+        personas: list[Persona] = []
         for i, p in enumerate(wanted):
-            w = written.get(i)
-            if w is None:
+            chosen = written.get(i)
+            if chosen is None:
                 continue
             personas.append(Persona(
-                id=persona_id(group.name, p.id, w.name), group=group.name, name=_clean(w.name),
-                demographics=_clean(w.demographics), perspective=_clean(w.perspective),
-                specialty=_clean(w.specialty),
-                psychological_traits=_clean(w.psychological_traits),
-                social_relationships=_clean(w.social_relationships),
+                id=persona_id(group.name, p.id, chosen.name), group=group.name,
+                name=_clean(chosen.name), demographics=_clean(chosen.demographics),
+                perspective=_clean(chosen.perspective), specialty=_clean(chosen.specialty),
+                psychological_traits=_clean(chosen.psychological_traits),
+                social_relationships=_clean(chosen.social_relationships),
                 perspective_id=p.id, evidence=p.evidence, document=p.document, page=p.page))
         progress.advance(1, f"{group.name}: {count(len(personas), 'persona')}")
         return personas, failures

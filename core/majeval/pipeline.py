@@ -71,8 +71,10 @@ __all__ = [
     "create_personas",
     "evaluate",
     "evaluate_group",
+    "group_and_construct",
     "groups_of",
     "lonely_groups",
+    "run_settings",
     "simple_roles_text",
     "unit_key",
 ]
@@ -152,7 +154,7 @@ def too_little(stakeholders: Sequence[Stakeholder], documents: Sequence[Document
             "model and find the stakeholders again, or add the missing personas yourself.")
 
 
-async def _group_and_construct(
+async def group_and_construct(
     stakeholders: list[Stakeholder],
     failures: Sequence[StageFailure],
     task: str,
@@ -198,7 +200,7 @@ async def create_personas(
         for doc in documents)))
     failures = [f for e in extractions for f in e.failures]
     stakeholders = [s for e in extractions for s in e.stakeholders]
-    groups, built = await _group_and_construct(stakeholders, failures, task, llm,
+    groups, built = await group_and_construct(stakeholders, failures, task, llm,
                                                progress=progress, cancel=cancel,
                                                documents=documents)
     failures += built.failures
@@ -304,8 +306,8 @@ def debate_prompts() -> dict[str, str]:
     return {name: _prompts.load(name).template_version for name in DEBATE_PROMPTS}
 
 
-def _run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
-                  settings: DebateSettings, model: Any) -> dict[str, Any]:
+def run_settings(task: str, dimensions: Sequence[Dimension], scale: Scale,
+                 settings: DebateSettings, model: Any) -> dict[str, Any]:
     """What a debate run depends on. ``model``: a ``ModelProfile`` (its name and every setting
     that changes an answer, :func:`core.llm.identity.model_fields`), a model string (the name
     only) or the settings of an earlier run (its model taken as recorded)."""

@@ -3,11 +3,11 @@ whether the judge gives the same scores when asked again.
 
 Repeat 0 is the ordinary run (earlier projects' results are repeat 0, unchanged); repeat k > 0
 is kept as its own project run and every call of it uses repeat index k (``core.llm.repeats``),
-so repeats are real calls and running a finished repeat again makes none.
+so repeats are real calls and running a finished repeat again makes none. Running and reading
+the repeats is the session's (:mod:`core.majeval.session.repeats`); this module is pure:
 
-    by_repeat = await run_repeats(project, state, llm_for_run, ["full"], 3, model=m)
-    by_repeat = load_repeats(project, state, ["full"], 3, m)       # reopening: no call
-    entries = stability(by_repeat, state.item_list, dims)           # per condition x dimension
+    by_repeat = session.load_repeats(["full"])                      # [repeat] -> condition
+    entries = stability(by_repeat, choices.item_list, dims)         # per condition x dimension
     rows = core.stats.stability_rows(entries)                       # the Stability sheet
 
 The scores compared are the items' overall scores (the mean of the groups' means; a single
@@ -16,18 +16,18 @@ judge's score). A failed item of a repeat is missing there, never a score.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from core.majeval.conditions import ALL_GROUPS, ConditionResult
-from core.runs import CancelToken, Progress
+from core.majeval.conditions import ALL_GROUPS, ConditionResult, from_debates
+from core.majeval.model import DebateSettings, Item
+from core.majeval.pipeline import EvaluationRun
+from core.tables import Sheet
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.project import Project
     from core.stats import RepeatStability
 
-__all__ = ["MAX_REPEATS", "condition_of", "load_repeats", "plain_result", "run_repeats",
-           "stability",
+__all__ = ["MAX_REPEATS", "ByRepeat", "RepeatEntry", "condition_of", "plain_result", "stability",
            "stability_lines", "stability_sheet"]
 
 #: The most repeats the app and the command line offer.
@@ -35,84 +35,28 @@ MAX_REPEATS = 10
 
 #: [repeat] -> condition name -> its results.
 ByRepeat = list[dict[str, ConditionResult]]
+#: How alike the repeats are for one condition and dimension: (label, dimension, figures).
+RepeatEntry = tuple[str, str, "RepeatStability"]
 
 
-def condition_of(settings: Any) -> str:
+def condition_of(settings: DebateSettings) -> str:
     """The condition a plain run's debate options make: "simple" with simple roles, else
     "full" (with the no-debate option its label says so)."""
     return "simple" if settings.simple_roles else "full"
 
 
-def plain_result(state: Any, run: Any) -> dict[str, ConditionResult]:
-    """The debates ``run`` (a ``session.run_debates`` result) as one condition's results."""
-    from core.majeval.conditions import _from_debates
-
-    name = condition_of(state.settings)
-    out = _from_debates(name, run, before=False)
-    if state.settings.no_debate:
+def plain_result(settings: DebateSettings, run: EvaluationRun) -> dict[str, ConditionResult]:
+    """The debates ``run`` (made with the debate options ``settings``) as one condition's
+    results."""
+    name = condition_of(settings)
+    out = from_debates(name, run, before=False)
+    if settings.no_debate:
         out.label = out.label.replace("after debate", "no debate")
     return {name: out}
 
 
-async def run_repeats(
-    project: Project,
-    state: Any,
-    llm_for_run: Callable[[int], Any],
-    names: Sequence[str] | None,
-    repeats: int,
-    *,
-    model: Any = "",
-    progress: Progress | None = None,
-    cancel: CancelToken | None = None,
-    first: dict[str, ConditionResult] | None = None,
-) -> ByRepeat:
-    """Repeats 0..``repeats``-1 of the conditions ``names`` (``core.majeval.conditions``), or,
-    with ``names`` None, of the debates with the current options (``session.run_debates``).
-    What a repeat already kept is read back without a call. ``first``: repeat 0 when it was
-    just run (conditions' results, or :func:`plain_result` of the debates)."""
-    from core.majeval import session as st
-    from core.majeval.conditions import run_conditions
-
-    if not 1 <= repeats <= MAX_REPEATS:
-        raise ValueError(f"Repeat each call 1 to {MAX_REPEATS} times, not {repeats}.")
-    out: ByRepeat = [first] if first is not None else []
-    for k in range(len(out), repeats):
-        if names is None:
-            run = await st.run_debates(project, state, llm_for_run, model=model,
-                                       progress=progress, cancel=cancel, repeat=k)
-            out.append(plain_result(state, run))
-        else:
-            out.append(await run_conditions(project, state, llm_for_run, names, model=model,
-                                            progress=progress, cancel=cancel, repeat=k))
-    return out
-
-
-def load_repeats(project: Project, state: Any, names: Sequence[str] | None, repeats: int,
-                 model: Any) -> ByRepeat:
-    """The repeats kept in the project (no model call), as far as they go: the list stops at
-    the first repeat that is missing (then fewer than ``repeats`` come back)."""
-    from core.majeval import session as st
-    from core.majeval.conditions import load_conditions
-
-    out: ByRepeat = []
-    for k in range(repeats):
-        if names is None:
-            run = st.load_run(project, state, model, repeat=k)
-            if run is None:
-                break
-            out.append(plain_result(state, run))
-        else:
-            if model is None:
-                break
-            found = load_conditions(project, state, names, model, repeat=k)
-            if not found:
-                break
-            out.append(found)
-    return out
-
-
-def stability(by_repeat: ByRepeat, items: Sequence[Any], dimensions: Sequence[str]
-              ) -> list[tuple[str, str, RepeatStability]]:
+def stability(by_repeat: ByRepeat, items: Sequence[Item], dimensions: Sequence[str]
+              ) -> list[RepeatEntry]:
     """Per condition (present in every repeat) and dimension: the overall scores of the items
     over the repeats (:func:`core.stats.repeat_stability`)."""
     from core.stats import repeat_stability
@@ -124,7 +68,7 @@ def stability(by_repeat: ByRepeat, items: Sequence[Any], dimensions: Sequence[st
     for name in names:
         label = by_repeat[0][name].label
         for dim in dimensions:
-            table: Mapping[str, list[Any]] = {
+            table: Mapping[str, list[float | None]] = {
                 item.id: [r[name].scores.get(ALL_GROUPS, {}).get(item.id, {}).get(dim)
                           for r in by_repeat]
                 for item in items}
@@ -133,18 +77,17 @@ def stability(by_repeat: ByRepeat, items: Sequence[Any], dimensions: Sequence[st
     return out
 
 
-def stability_lines(entries: Sequence[tuple[str, str, RepeatStability]]) -> list[str]:
+def stability_lines(entries: Sequence[RepeatEntry]) -> list[str]:
     """One plain line per condition and dimension (the dimension named when there are several)."""
     several = len({d for _, d, _ in entries}) > 1
     return [(f"{dim}: " if several else "") + s.sentence for _, dim, s in entries]
 
 
-def stability_sheet(entries: Sequence[tuple[str, str, RepeatStability]]) -> Any:
+def stability_sheet(entries: Sequence[RepeatEntry]) -> Sheet:
     """The "Stability" sheet (:class:`core.tables.Sheet`) of ``entries``."""
     import pandas as pd
 
     from core.stats import STABILITY_THRESHOLD, stability_columns, stability_rows
-    from core.tables import Sheet
 
     n = max((s.n_repeats for _, _, s in entries), default=1)
     columns = stability_columns(n)

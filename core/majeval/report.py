@@ -76,7 +76,7 @@ def _split(text: str, limit: int = PART_CHARS) -> list[str]:
 
 
 def transcript_rows(run: EvaluationRun) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[tuple[str, str, int | None, str, str, str, dict[str, int] | None]] = []
     for item in run.items:
         for g in item.groups:
             for a in g.agents:  # phase 1 first, as turn 0

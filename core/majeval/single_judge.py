@@ -74,8 +74,8 @@ async def judge_item(item: Item, task: str, dimensions: Sequence[Dimension], sca
         return JudgeResult(item_id=item.id, status="failed",
                            error=f"The single judge failed on item {item.id}: "
                                  f"{failure.message}", error_kind=failure.kind)
-    return JudgeResult(item_id=item.id, scores=scores_of(reply),
-                       rationale=" ".join(reply.rationale.split()))
+    said: str = reply.rationale  # type: ignore[attr-defined]  # a schema made at run time
+    return JudgeResult(item_id=item.id, scores=scores_of(reply), rationale=" ".join(said.split()))
 
 
 def refused_items(items: Sequence[Item], task: str, dimensions: Sequence[Dimension],

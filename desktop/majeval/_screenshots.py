@@ -88,7 +88,7 @@ async def _check_the_judge(wiz, grab) -> None:
     the sample), then the report and the conditions ranked against her ratings."""
     wiz.show_page("check")
     panel = wiz.pages["check"].panel
-    items = {i.id: i for i in wiz.state.item_list}
+    items = {i.id: i for i in wiz.choices.item_list}
     shifts = [0, 1, 0, -1, 0, 1]
     low, high = panel.judge.scale
 

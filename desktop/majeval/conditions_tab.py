@@ -1,19 +1,26 @@
 """The results' "Conditions" tab: MAJ-Eval's conditions side by side (full personas after and
 before the debate, simple roles, a single judge), how well each agrees with the people's
 ratings, and each against the full personas with a paired test. One button runs the
-conditions still missing (with the estimate of what that costs first). The logic is in
-:mod:`core.majeval.conditions`; this widget only collects the choice and shows the table."""
+conditions still missing (with the estimate of what that costs first). The work is the
+session's (:meth:`core.majeval.session.MajEvalSession.run_conditions` and the calls beside
+it); this widget only collects the choice and shows the table."""
 
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from core.majeval import conditions as cd
-from core.majeval import session as st
+from core.llm.context import refusal
+from core.majeval.session import (
+    CONDITIONS,
+    ConditionResult,
+    comparison_rows,
+    comparison_summary,
+    stability_lines,
+)
 from desktop.glossary import explain
 from desktop.latest import Latest
 from desktop.majeval.models import Col, RowsModel
@@ -21,6 +28,11 @@ from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import check_row, hint_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.llm.estimate import Estimate
+    from core.runs import CancelToken, Progress
+    from desktop.majeval.wizard import MajEvalWizard
 
 __all__ = ["ConditionsTab"]
 
@@ -69,36 +81,10 @@ def screen_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _missing_repeats(project: Any, state: Any, names: list[str], model: str,
-                     missing: list[str]) -> list[str]:
-    """The conditions (not in ``missing`` yet) whose repeats 1..N-1 are not all finished."""
-    from core.majeval.repeats import load_repeats
-
-    if state.repeats < 2:
-        return []
-    kept = load_repeats(project, state, names, state.repeats, model)
-    return [n for n in names if n not in missing and (
-        len(kept) < state.repeats or any(n not in r or not r[n].complete for r in kept))]
-
-
-def _stability_text(project: Any, state: Any, names: list[str], model: str) -> list[str]:
-    """How alike the repeats of each condition are, one line per condition (none without
-    repeats)."""
-    from core.majeval.repeats import load_repeats, stability, stability_lines
-
-    if state.repeats < 2:
-        return []
-    kept = load_repeats(project, state, names, state.repeats, model)
-    if len(kept) < 2:
-        return []
-    entries = stability(kept, state.item_list, [d.name for d in state.dimensions])
-    return [f"Asked {len(kept)} times: {line}" for line in stability_lines(entries)]
-
-
 class ConditionsTab(QWidget):
     """Shown as a tab of the MAJ-Eval results."""
 
-    def __init__(self, wizard: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, wizard: MajEvalWizard, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.wizard = wizard
         tips = {"full": "The personas as written, scores after their debate (the method).",
@@ -109,7 +95,7 @@ class ConditionsTab(QWidget):
                 "single-judge": "One model scores each item once, with the dimensions' "
                                 "definitions and fixed evaluation steps (the simple "
                                 "alternative the paper compares with)."}
-        self.checks, choose = check_row("Compare:", cd.CONDITIONS, tips, self.refresh)
+        self.checks, choose = check_row("Compare:", CONDITIONS, tips, self.refresh)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.RichText)
@@ -144,7 +130,7 @@ class ConditionsTab(QWidget):
         self._latest = Latest()
         self.rows: list[dict[str, Any]] = []
         self.missing: list[str] = []
-        self.estimate: Any = None
+        self.estimate: Estimate | None = None
         self.stability_text: list[str] = []
 
     def names(self) -> list[str]:
@@ -158,8 +144,9 @@ class ConditionsTab(QWidget):
         self._latest.start()
         profile = wizard.chosen_profile()
         names = self.names()
-        project, state = wizard.project, wizard.state.model_copy(deep=True)
-        if profile is None or not names or not state.item_list:
+        project, session = wizard.project, wizard.session.snapshot()
+        choices = session.choices
+        if profile is None or not names or not choices.item_list:
             self.status.setText("Choose at least one condition." if not names else
                                 "Choose the items and a model first.")
             self.run_button.setEnabled(False)
@@ -167,42 +154,43 @@ class ConditionsTab(QWidget):
         self.status.setText("Reading the conditions kept in the project…")
         self.run_button.setEnabled(False)
 
-        def work() -> tuple[Any, list[str], list[dict[str, Any]], Any]:
-            have = cd.load_conditions(project, state, names, profile)
-            missing = [n for n in names if n not in have or not have[n].complete]
-            missing += _missing_repeats(project, state, names, profile, missing)
-            self.stability_text = _stability_text(project, state, names, profile)
-            rows = cd.comparison_rows(have, state.item_list, [d.name for d in state.dimensions],
-                                      n_boot=SCREEN_BOOT) if have else []
+        Found = tuple[dict[str, ConditionResult], list[str], list[dict[str, Any]],
+                      "Estimate | None"]
+
+        def work() -> Found:
+            have = session.load_conditions(names)
+            missing = session.missing_conditions(names)
+            kept = session.load_repeats(names)
+            self.stability_text = [f"Asked {len(kept)} times: {line}" for line in
+                                   stability_lines(session.stability(kept))]
+            rows = comparison_rows(have, choices.item_list, [d.name for d in choices.dimensions],
+                                   n_boot=SCREEN_BOOT) if have else []
             est = None
-            if missing and st.load_personas(project):
-                est = cd.estimate_conditions(project, state, missing, profile,
-                                             repeats=state.repeats)
+            if missing and session.personas():
+                est = session.estimate_conditions(missing)
             return have, missing, rows, est
 
-        def show(result: tuple[Any, list[str], list[dict[str, Any]], Any]) -> None:
+        def show(result: Found) -> None:
             have, missing, rows, est = result
             self.rows, self.missing, self.estimate = rows, missing, est
             self.model.set_rows(screen_rows(rows))
-            kept = ", ".join(cd.CONDITIONS[n] + ("" if have[n].complete else
+            kept = ", ".join(CONDITIONS[n] + ("" if have[n].complete else
                                                   f" ({len(have[n].failed)} items failed)")
                              for n in have) or "none yet"
             text = (f"<b>Kept in the project</b> (scored by {escape(profile.model)}, "
-                    f"{len(state.item_list)} items): {kept}.")
-            if state.repeats > 1:
-                text += (f" Each call is made {state.repeats} times (the Run page's choice); the "
+                    f"{len(choices.item_list)} items): {kept}.")
+            if choices.repeats > 1:
+                text += (f" Each call is made {choices.repeats} times (the Run page's choice); the "
                          "table shows the first repeat.")
             if missing:
-                text += (" <b>Still to run:</b> " + ", ".join(cd.CONDITIONS[n] for n in missing)
+                text += (" <b>Still to run:</b> " + ", ".join(CONDITIONS[n] for n in missing)
                          + ".")
                 if est is not None:
                     text += f"<br>Running them: {est.summary()}."
                     if est.too_long:  # refused before any call: say why
-                        from core.llm.context import refusal
-
                         text += "<br>" + escape(refusal(est.too_long)).replace("\n", "<br>")
             self.status.setText(text)
-            lines = cd.comparison_summary(rows)
+            lines = comparison_summary(rows)
             if rows and not any(r["value"] is not None for r in rows):
                 lines = [NO_HUMANS]
             elif rows:
@@ -225,18 +213,11 @@ class ConditionsTab(QWidget):
     def _start_run(self) -> Any:
         wizard = self.wizard
         wizard.editor.flush()
-        names, model = list(self.missing), wizard.model_used()
+        names = list(self.missing)
         self.run_panel.show()
 
-        async def step(progress: Any, cancel: Any) -> Any:
-            if wizard.state.repeats > 1:
-                from core.majeval.repeats import run_repeats
-
-                return (await run_repeats(wizard.project, wizard.state, wizard.llm, names,
-                                          wizard.state.repeats, model=model,
-                                          progress=progress, cancel=cancel))[0]
-            return await cd.run_conditions(wizard.project, wizard.state, wizard.llm, names,
-                                           model=model, progress=progress, cancel=cancel)
+        async def step(progress: Progress, cancel: CancelToken) -> dict[str, ConditionResult]:
+            return await wizard.session.run_conditions(names, progress=progress, cancel=cancel)
 
         def done(_outcome: RunOutcome) -> None:
             wizard.pages["run"].fill()

@@ -1,10 +1,11 @@
 """The persona editor: stakeholder groups as a tree, each persona as a form with the five
 attributes, its evidence one click away.
 
-Every change is stored at once through the engine (:func:`core.majeval.edit_persona`, which
-records who and when) and can be undone (the undo is itself recorded as an edit). Dragging a
-persona onto another group moves it; groups can be renamed, merged and split (a persona moved
-to a new group name starts a new group).
+Every change is stored at once through the session
+(:meth:`core.majeval.session.MajEvalSession.edit_persona`, which records who and when) and can
+be undone (the undo is itself recorded as an edit). Dragging a persona onto another group moves
+it; groups can be renamed, merged and split (a persona moved to a new group name starts a new
+group).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
@@ -38,22 +39,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.majeval import session as st
-from core.majeval.inputs import PERSONA_COLUMN_TITLES
+from core.documents import Document, find_evidence
+from core.majeval.inputs import PERSONA_COLUMN_TITLES, PersonasRead, read_personas
 from core.majeval.model import (
     PERSONA_ATTRIBUTES,
     PERSONA_FIELD_WORDS,
     REQUIRED_PERSONA_FIELDS,
     Persona,
 )
-from core.majeval.pipeline import DOCUMENT_ARTEFACT, lonely_groups
-from core.majeval.session import edit_persona, load_groups, load_personas, save_groups
+from core.majeval.session import evidence_span, lonely_groups
 from core.words import count
 from desktop.file_dialogs import open_file, save_file
 from desktop.majeval.models import PersonaTreeModel
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
 from desktop.widgets import hint_label, note_box, xlsx_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.majeval.session import MajEvalSession
+    from core.runs import CancelToken, Progress
 
 __all__ = ["ATTRIBUTE_LABELS", "EvidenceDialog", "PersonaEditor"]
 
@@ -108,9 +112,8 @@ class EvidenceDialog(QDialog):
         layout.addWidget(self.note)
         layout.addWidget(buttons)
 
-    def show_evidence(self, document: Any, quote: str, page: int | None, who: str = "") -> None:
-        from core.documents import find_evidence
-
+    def show_evidence(self, document: Document, quote: str, page: int | None, who: str = ""
+                      ) -> None:
         self.document, self.quote = document, quote
         self.unit_label.setText(f"{document.unit.capitalize()}:")
         if page is None and quote:
@@ -136,7 +139,7 @@ class EvidenceDialog(QDialog):
         page = self.document.page(number)
         self.page_number = number
         self.text.setPlainText(page.text)
-        self.highlighted = st.evidence_span(page.text, self.quote) if self.quote else None
+        self.highlighted = evidence_span(page.text, self.quote) if self.quote else None
         if self.highlighted is not None:
             start, end = self.highlighted
             cursor = QTextCursor(self.text.document())
@@ -161,15 +164,15 @@ class EvidenceDialog(QDialog):
 
 
 class PersonaEditor(QWidget):
-    """Edit the personas stored in ``project``; ``who()`` names the person editing."""
+    """Edit the personas kept by ``session``; ``who()`` names the person editing."""
 
     #: The personas changed (after every stored edit).
     changed = Signal()
 
-    def __init__(self, project: Any, who: Callable[[], str], parent: QWidget | None = None
-                 ) -> None:
+    def __init__(self, session: MajEvalSession, who: Callable[[], str],
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.project = project
+        self.session = session
         self.who = who
         self.personas: list[Persona] = []
         self.undo_stack: list[list[tuple[str, Any]]] = []
@@ -351,8 +354,8 @@ class PersonaEditor(QWidget):
     # ---------------------------------------------------------------------------- filling
     def reload(self, select: str | None = None) -> None:
         """Read the personas from the project and show them (keeping the selection)."""
-        self.personas = load_personas(self.project)
-        described = {g.name: g.description for g in load_groups(self.project)}
+        self.personas = self.session.personas()
+        described = self.session.group_descriptions()
         self.model.describe = lambda g: described.get(g, "")
         keep = select or self.current_id
         self.model.set_personas(self.personas)
@@ -406,7 +409,7 @@ class PersonaEditor(QWidget):
         self._filling = False
         origin = {"generated": "written by the model", "human": "added by a person",
                   "imported": "imported from a Personas sheet"}[p.origin]
-        edits = self.project.list_edits(("majeval.persona", p.id))
+        edits = self.session.persona_edits(p.id)
         last = f"; last changed by {edits[-1].who} ({edits[-1].at[:16].replace('T', ' ')})" \
             if edits else ""
         self.status_label.setText(f"{origin.capitalize()}"
@@ -418,8 +421,7 @@ class PersonaEditor(QWidget):
         else:
             self.evidence_label.setText("<i>No evidence: this persona was added or imported "
                                         "without a quote.</i>")
-        has_doc = bool(p.document) and self.project.get_artefact(
-            DOCUMENT_ARTEFACT, p.document) is not None
+        has_doc = bool(p.document) and self.session.has_document(p.document)
         self.evidence_button.setEnabled(has_doc)
 
     def _fill_group(self, group: str) -> None:
@@ -473,7 +475,7 @@ class PersonaEditor(QWidget):
         undo = []
         for key, value in changes:
             undo.append(("edit", (persona_id, key, getattr(persona, key))))
-            persona = edit_persona(self.project, persona, key, value, self.who())
+            persona = self.session.edit_persona(persona, key, value, self.who())
         if record:
             self.undo_stack.append(undo)
         self._after_change(persona_id)
@@ -501,8 +503,8 @@ class PersonaEditor(QWidget):
             new = mapping.get(persona.group)
             if new and new != persona.group:
                 undo.append(("edit", (persona.id, "group", persona.group)))
-                edit_persona(self.project, persona, "group", new, self.who())
-        groups = load_groups(self.project)
+                self.session.edit_persona(persona, "group", new, self.who())
+        groups = self.session.groups()
         if groups:
             names = {g.name for g in groups}
             kept = []
@@ -512,7 +514,7 @@ class PersonaEditor(QWidget):
                     kept.append(g)
                 elif target not in names:  # renamed (a merge drops the source group)
                     kept.append(g.model_copy(update={"name": target}))
-            save_groups(self.project, kept, origin="human")
+            self.session.save_groups(kept, origin="human")
         if undo:
             self.undo_stack.append(undo)
         self.message.setText(what)
@@ -566,7 +568,7 @@ class PersonaEditor(QWidget):
         n = 1
         while f"New persona {n}" in taken:
             n += 1
-        persona = st.add_persona(self.project, group, f"New persona {n}", self.who())
+        persona = self.session.add_persona(group, f"New persona {n}", self.who())
         self.undo_stack.append([("delete", persona)])
         self.message.setText(f"Added a persona to {group}: fill in its name and attributes; "
                              "it needs a perspective before it can take part in a debate.")
@@ -581,7 +583,7 @@ class PersonaEditor(QWidget):
         persona = self.current()
         if persona is None:
             return
-        st.delete_persona(self.project, persona, self.who())
+        self.session.delete_persona(persona, self.who())
         self.undo_stack.append([("restore", persona)])
         self.current_id = None
         self.message.setText(f"{persona.name} deleted. Undo brings it back.")
@@ -598,15 +600,15 @@ class PersonaEditor(QWidget):
         for kind, payload in reversed(steps):
             if kind == "edit":
                 persona_id, key, old = payload
-                persona = next((p for p in load_personas(self.project) if p.id == persona_id),
+                persona = next((p for p in self.session.personas() if p.id == persona_id),
                                None)
                 if persona is not None and getattr(persona, key) != old:
-                    edit_persona(self.project, persona, key, old, self.who())
+                    self.session.edit_persona(persona, key, old, self.who())
                 select = persona_id
             elif kind == "delete":
-                st.delete_persona(self.project, payload, self.who())
+                self.session.delete_persona(payload, self.who())
             elif kind == "restore":
-                st.restore_persona(self.project, payload, self.who())
+                self.session.restore_persona(payload, self.who())
                 select = payload.id
         self.message.setText("Undone.")
         self._after_change(select)
@@ -615,19 +617,18 @@ class PersonaEditor(QWidget):
     @Slot()
     def show_evidence(self) -> EvidenceDialog | None:
         """Open the page the current persona's evidence comes from, sentence highlighted."""
-        from core.documents import Document
-
         persona = self.current()
         if persona is None or not persona.document:
             return None
-        artefact = self.project.get_artefact(DOCUMENT_ARTEFACT, persona.document)
-        if artefact is None:
+        try:
+            document = self.session.document(persona.document)
+        except KeyError:
             self.message.setText(f"The document {persona.document} is no longer in the project.")
             return None
         if self.evidence_dialog is None:
             self.evidence_dialog = EvidenceDialog(self)
-        self.evidence_dialog.show_evidence(Document.from_dict(artefact.payload), persona.evidence,
-                                           persona.page, persona.name)
+        self.evidence_dialog.show_evidence(document, persona.evidence, persona.page,
+                                           persona.name)
         self.evidence_dialog.open()
         return self.evidence_dialog
 
@@ -655,12 +656,11 @@ class PersonaEditor(QWidget):
         documents and task they were made from), in a step that can be watched."""
         self.flush()
         target = xlsx_path(path)
-        project = self.project
-        state = st.load_state(project)
+        snapshot = self.session.snapshot()
 
-        def step(progress, cancel):
+        def step(progress: Progress, cancel: CancelToken) -> Path:
             progress.start(f"Writing {target.name}", total=1)
-            st.export_personas(project, state, target)
+            snapshot.export_personas(target)
             progress.advance(1)
             return target
 
@@ -669,12 +669,10 @@ class PersonaEditor(QWidget):
                           on_done=lambda o: self._file_done(o, f"Saved {target}."))
 
     def import_from(self, path: str | Path) -> Any:
-        from core.majeval.inputs import read_personas
-
         self.flush()
         source = Path(path)
 
-        def step(progress, cancel):
+        def step(progress: Progress, cancel: CancelToken) -> PersonasRead:
             progress.start(f"Reading {source.name}", total=1)
             read = read_personas(source)
             progress.advance(1)
@@ -692,7 +690,7 @@ class PersonaEditor(QWidget):
             self.file_panel.fail("The personas were not imported:\n" + "\n".join(
                 i.message for i in read.errors[:8]))
             return
-        st.replace_personas(self.project, read.personas, self.who(), read.descriptions)
+        self.session.replace_personas(read.personas, self.who(), read.descriptions)
         self.undo_stack.clear()
         notes = "".join(f"\n{i.message}" for i in read.warnings[:4])
         self.file_panel.hide()

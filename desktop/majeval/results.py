@@ -23,15 +23,16 @@ from PySide6.QtWidgets import (
 )
 
 from core.llm.identity import DEMO_NOTE, is_demo_model, made_with
-from core.majeval.agreement import (
+from core.majeval.session import (
     AFTER,
     BASELINE,
     BEFORE,
     LENGTH_GROUP,
+    failure_warning,
     human_points,
     judge_spreads,
+    run_description,
 )
-from core.majeval.report import failure_warning, run_description
 from core.stats import format_p, length_sentence, plain_agreement
 from core.words import count
 from desktop.charts import ScatterPoint, scatter_panel

@@ -2,8 +2,9 @@
 
 A :class:`desktop.wizard.WizardShell` with one page class per step in
 :mod:`desktop.majeval.pages`. The pages only collect choices and show outcomes; what is kept in
-the project, and every step's work, is in :mod:`core.majeval.session` (the command line uses the
-same functions). Every model call runs through :mod:`desktop.runner` with progress and Cancel;
+the project, and every step's work, is the wizard's one :class:`MajEvalSession`
+(``wizard.session``; the command line makes the same calls). Every model call runs through
+:mod:`desktop.runner` with progress and Cancel;
 every choice and every edit is stored in the project as soon as it is made, so reopening the
 project restores the wizard where it was, with the results shown without asking the model again.
 Choices that cannot be read are kept aside in the project and the first page says so.
@@ -11,18 +12,32 @@ Choices that cannot be read are kept aside in the project and the first page say
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
+from html import escape
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import QComboBox, QLabel
 
-from core.majeval import session as st
-from desktop.majeval.pages import IN_ORDER
+from core.llm import LLMFactory, gateway_for
+from core.llm.identity import DEMO_NOTE, describe_model, is_demo_model, model_differences
+from core.majeval.session import EvaluationRun, GroupAlpha, HumanAgreement, MajEvalSession
+from core.settings import ModelProfile
+from desktop.errors import spawn
+from desktop.majeval.pages import IN_ORDER, PersonasPage, ResultsPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.usage import format_usage
 from desktop.wizard import WizardShell, open_method_wizard
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.documents import Document
+    from core.majeval.inputs import OpenedItems
+    from core.majeval.session import MajEvalChoices
+    from core.project import Project
+    from desktop.majeval.persona_editor import PersonaEditor
+    from desktop.majeval.results import ResultsView
 
 __all__ = ["PAGES", "MajEvalWizard", "open_wizard"]
 
@@ -39,70 +54,82 @@ class MajEvalWizard(WizardShell):
                 "again to carry on.")
     PAGE_CLASSES = IN_ORDER
 
-    def __init__(self, main_window: Any, project: Any,
-                 llm_factory: st.LLMFactory | None = None) -> None:
+    session: MajEvalSession
+
+    def __init__(self, main_window: Any, project: Project,
+                 llm_factory: LLMFactory | None = None) -> None:
         # what the pages read while they are built
-        self.llm_factory = llm_factory or st.default_llm_factory
-        self.state, self.state_problem = st.open_state(project)
-        self.docs: list[Any] = st.load_documents(project, self.state)
-        self.opened_items: st.OpenedItems | None = None
-        self.run: Any = None
-        self.alphas: list[Any] = []
-        self.humans: list[Any] = []
-        self.active_llm: Any = None
+        session = MajEvalSession.open(project, settings=main_window.settings,
+                                      models=llm_factory or gateway_for)
+        self.docs: list[Document] = session.documents()
+        self.opened_items: OpenedItems | None = None
+        self.run: EvaluationRun | None = None
+        self.alphas: list[GroupAlpha] = []
+        self.humans: list[HumanAgreement] = []
         self._usage_label: QLabel | None = None
         self._profile_combos: list[QComboBox] = []
         self._filling_profiles = False
-        super().__init__(main_window, project, session=st)
+        super().__init__(main_window, project, session=session)
         self._usage_timer = QTimer(self)
         self._usage_timer.setInterval(400)
         self._usage_timer.timeout.connect(self._show_usage)
 
     # ================================================================ shared by the pages
     @property
-    def editor(self) -> Any:
-        return self.pages["personas"].editor
+    def choices(self) -> MajEvalChoices:
+        """MAJ-Eval's choices in this project (the session's)."""
+        return self.session.choices
 
     @property
-    def results(self) -> Any:
-        return self.pages["results"].results
+    def choices_problem(self) -> str:
+        """Why the stored choices could not be read ("" when they could)."""
+        return self.session.problem
+
+    @property
+    def llm_factory(self) -> LLMFactory:
+        """What makes the models of the session's steps (tests give a scripted one)."""
+        return self.session.models
+
+    @llm_factory.setter
+    def llm_factory(self, factory: LLMFactory) -> None:
+        self.session.models = factory
+
+    @property
+    def editor(self) -> PersonaEditor:
+        page = self.pages["personas"]
+        assert isinstance(page, PersonasPage)
+        return page.editor
+
+    @property
+    def results(self) -> ResultsView:
+        page = self.pages["results"]
+        assert isinstance(page, ResultsPage)
+        return page.results
 
     def save(self) -> None:
-        st.save_state(self.project, self.state)
+        """Keep the choices as the pages changed them."""
+        self.session.save_choices(self.session.choices)
 
-    def chosen_profile(self) -> Any:
+    def chosen_profile(self) -> ModelProfile | None:
         """The model profile chosen for this project (the default one when it is gone)."""
-        settings = self.main_window.settings
-        try:
-            return settings.profile(self.state.profile or None)
-        except (KeyError, ValueError):
-            return settings.profile() if settings.profiles else None
+        return self.session.profile()
+
+    def settings_changed(self) -> None:
+        self.session.settings = self.main_window.settings
+        super().settings_changed()
 
     def model(self) -> str:
         """The model of the chosen profile, its name only (for what is said on screen)."""
         profile = self.chosen_profile()
         return profile.model if profile is not None else ""
 
-    def model_used(self) -> Any:
-        """The chosen profile as a run records it: its model and every setting that changes
-        an answer (part of the choices a run is made with); "" when there is none."""
-        profile = self.chosen_profile()
-        return profile if profile is not None else ""
-
-    def llm(self, run_id: int | None = None) -> Any:
-        profile = self.chosen_profile()
-        if profile is None:
-            raise RuntimeError("There is no model profile. Add one in Settings → Models.")
-        self.active_llm = self.llm_factory(profile, self.project, run_id)
-        return self.active_llm
-
     def start_step(self, what: str, panel: RunPanel, step: Any, title: str, on_done: Any,
                    usage_label: QLabel | None = None) -> Any:
         """Run ``step`` in ``panel`` (the shell's step lifecycle; ``what`` names it in
-        :attr:`step_ended`), showing the model's usage in ``usage_label`` while it runs."""
+        :attr:`step_ended`), showing the session's usage (what the step's models used so far)
+        in ``usage_label`` while it runs."""
         self._usage_label = usage_label
         if usage_label is not None:
-            self.active_llm = None
             usage_label.show()
             self._usage_timer.start()
 
@@ -116,7 +143,7 @@ class MajEvalWizard(WizardShell):
     @Slot()
     def _show_usage(self) -> None:
         label = self._usage_label
-        usage = getattr(self.active_llm, "usage", None)
+        usage = self.session.usage
         if label is not None and usage is not None:
             label.setText("This step: " + format_usage(usage).removeprefix("LLM: "))
 
@@ -131,7 +158,7 @@ class MajEvalWizard(WizardShell):
     def fill_profiles(self) -> None:
         self._filling_profiles = True
         names = [p.name for p in self.profiles()]
-        chosen = self.state.profile or self.main_window.settings.default_profile
+        chosen = self.choices.profile or self.main_window.settings.default_profile
         for combo in self._profile_combos:
             combo.clear()
             combo.addItems(names)
@@ -145,8 +172,8 @@ class MajEvalWizard(WizardShell):
             return
         combo = self.sender()
         name = combo.currentText() if isinstance(combo, QComboBox) else ""
-        if name and name != self.state.profile:
-            self.state.profile = name
+        if name and name != self.choices.profile:
+            self.choices.profile = name
             self.save()
             self.fill_profiles()
             self.fill_outdated_notice()
@@ -157,18 +184,13 @@ class MajEvalWizard(WizardShell):
         made (they are never shown as current; Export is off for them)."""
         if self.run is None:
             return
-        self.results.set_out_of_date(
-            st.run_differences(self.project, self.state, self.run, self.model_used()))
+        self.results.set_out_of_date(self.session.run_differences(self.run))
 
     def fill_outdated_notice(self) -> None:
         """Say so when the task or the documents changed after the personas were written, when
         the built-in demo model wrote them, and when another model is chosen now."""
-        from html import escape
-
-        from core.llm.identity import DEMO_NOTE, describe_model, is_demo_model, model_differences
-
-        reason = st.personas_out_of_date(self.project, self.state)
-        made_by = st.personas_made_by(self.project, self.state)
+        reason = self.session.personas_out_of_date()
+        made_by = self.session.personas_made_by()
         chosen = self.chosen_profile()
         other = made_by is not None and chosen is not None and \
             bool(model_differences(made_by, chosen))
@@ -191,16 +213,14 @@ class MajEvalWizard(WizardShell):
             label.setText("<br>".join(parts))
             label.setVisible(bool(parts))
 
-    def show_run(self, run: Any, *, show: bool = True) -> Any:
+    def show_run(self, run: EvaluationRun, *, show: bool = True) -> Any:
         """Compute the agreement statistics (executor) and show the results page (``show``
         False: fill it, and stay on the page shown)."""
-        import asyncio
-
         self.run = run
 
         async def go() -> None:
             loop = asyncio.get_running_loop()
-            alphas, humans = await loop.run_in_executor(None, st.agreement, run)
+            alphas, humans = await loop.run_in_executor(None, self.session.agreement, run)
             if self.retired or self.project.closed:
                 return  # the wizard left (or its project closed) while the statistics ran
             self.alphas, self.humans = alphas, humans
@@ -210,8 +230,6 @@ class MajEvalWizard(WizardShell):
             if show:
                 self.show_page("results")
             self.step_ended.emit("results", "finished")
-
-        from desktop.errors import spawn
 
         return spawn(go(), where="showing the results")
 
@@ -224,8 +242,8 @@ class MajEvalWizard(WizardShell):
         self.pages["extraction"].fill()
         self.pages["items"].fill()  # the file itself is read when the Items page is shown
         self.pages["run"].fill()
-        run = st.load_run(self.project, self.state, self.model_used())
-        page = self.state.page if self.state.page in PAGES else "task"
+        run = self.session.load_results()
+        page = self.choices.page if self.choices.page in PAGES else "task"
         if run is not None:
             self.run = run
             if page == "results":
@@ -241,8 +259,8 @@ class MajEvalWizard(WizardShell):
         super().show_page(key)
 
     def page_shown(self, key: str) -> None:
-        if self.state.page != key:
-            self.state.page = key
+        if self.choices.page != key:
+            self.choices.page = key
             self.save()
 
     def update_nav(self) -> None:
@@ -268,7 +286,7 @@ class MajEvalWizard(WizardShell):
         self.main_window.show_home()
 
 
-def open_wizard(main_window: Any, llm_factory: st.LLMFactory | None = None) -> MajEvalWizard:
+def open_wizard(main_window: Any, llm_factory: LLMFactory | None = None) -> MajEvalWizard:
     """Show the MAJ-Eval wizard for the open project (creating an untitled project if none)."""
     return open_method_wizard(  # type: ignore[return-value]
         main_window, MajEvalWizard, "llm_factory", llm_factory)

@@ -34,17 +34,17 @@ def test_majeval_items_under_a_title_are_read_and_the_header_row_can_be_chosen(q
     page = wiz.pages["items"]
     page.choose_items(titled_items(tmp_path / "items.xlsx"))
     assert wait_items(qtbot, wiz, "items") == "finished"
-    setup = wiz.state.items
+    setup = wiz.choices.items
     assert setup.columns["content"] == "qa_pair" and setup.columns["id"] == "id"
-    assert [i.id for i in wiz.state.item_list] == ["q1", "q2", "q3", "q4"]
+    assert [i.id for i in wiz.choices.item_list] == ["q1", "q2", "q3", "q4"]
     assert page.header_spin.value() == 0
     assert "Row 3 is read as the header" in page.items_problems.text()
     page.header_spin.setValue(1)  # the title, on purpose: no items under that "header"
-    assert wiz.state.items.header_row == 1
-    assert wiz.state.item_list == [] or wiz.opened_items.read.errors
+    assert wiz.choices.items.header_row == 1
+    assert wiz.choices.item_list == [] or wiz.opened_items.read.errors
     page.header_spin.setValue(3)
-    assert wiz.state.items.header_row == 3
-    assert [i.id for i in wiz.state.item_list] == ["q1", "q2", "q3", "q4"]
+    assert wiz.choices.items.header_row == 3
+    assert [i.id for i in wiz.choices.item_list] == ["q1", "q2", "q3", "q4"]
     assert "Row 3 is the header (as chosen)" not in page.items_problems.text()
 
 

@@ -54,25 +54,15 @@ def _essays(n: int, *, alike: bool) -> list[TextScore]:
     return out
 
 
-class _Run:
-    """What the results view reads of a :class:`core.interacteval.ScoringRun`."""
+def _Run(scores):
+    """A checklist scoring run as the results view gets it (the built-in model's name)."""
+    from core.interacteval import Checklist, ChecklistItem, ScoringRun, ScoringSettings
 
-    def __init__(self, scores):
-        from core.interacteval import Checklist, ChecklistItem
-
-        self.scores = scores
-        self.checklists = [Checklist(dimension="Vocabulary",
-                                     items=[ChecklistItem(question=q) for q in QUESTIONS])]
-        self.model = "gemma-3-270m (built-in)"
-        self.copy_warning = ""
-
-    @property
-    def scored(self):
-        return [s for s in self.scores if s.status == "ok"]
-
-    @property
-    def failed(self):
-        return [s for s in self.scores if s.status != "ok"]
+    return ScoringRun(scores=scores, settings=ScoringSettings(),
+                      model="gemma-3-270m (built-in)",
+                      checklists=[Checklist(dimension="Vocabulary",
+                                            items=[ChecklistItem(question=q)
+                                                   for q in QUESTIONS])])
 
 
 @pytest.mark.parametrize("n", [30, 300])

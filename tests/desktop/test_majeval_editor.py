@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from core.majeval import load_personas
 from core.majeval.session import evidence_span
+from core.majeval.session.personas import load_personas
 from desktop.majeval import open_majeval_wizard
 from desktop.majeval.models import PERSONA_MIME, Col, PersonaTreeModel, RowsModel
 from tests.desktop.majeval_support import USER, panel, wait_step
@@ -165,7 +165,7 @@ def test_personas_export_and_import_round_trip(qtbot, window, scripted, tmp_path
                     timeout=20_000)
     assert len(editor.personas) == 7
     assert all(p.origin == "imported" for p in load_personas(window.project))
-    from core.majeval.session import group_descriptions
+    from core.majeval.session.personas import group_descriptions
 
     assert group_descriptions(window.project) == {
         "Parents and carers": "People who read with children: Parents and carers.",

@@ -67,7 +67,8 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     rows = tab.model.rows()
     conditions = [r["condition"] for r in rows if r["group"] == "All groups (overall score)"]
     assert conditions == ["Full personas, after debate", "Full personas, before debate",
-                          "Simple roles, after debate", "Single judge"]
+                          "Simple roles, after debate", "Single judge",
+                          "Text length alone (number of words, the baseline)"]
     # six items: too few for the paired test, said so in plain words
     judge = next(r for r in rows if r["condition"] == "Single judge")
     assert judge["vs_full_difference"] is None
@@ -75,7 +76,7 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     assert "cannot be compared against your ratings of" in tab.summary.text()
     assert "not enough units" in tab.summary.text()
     # the wizard's own choices are untouched by the conditions
-    assert not wiz.state.settings.simple_roles
+    assert not wiz.choices.settings.simple_roles
 
     calls = scripted.calls  # shown again: nothing is asked of the model
     tab.refresh()
@@ -86,17 +87,19 @@ def test_the_conditions_tab_runs_the_missing_conditions_and_compares_them(
     import pandas as pd
 
     from core.majeval import conditions as cd
+    from core.majeval.session.conditions import load_conditions
     from tests.desktop.majeval_support import wait_step as wait
 
     target = tmp_path / "results.xlsx"
     wiz.pages["results"].export(target)
     assert wait(qtbot, wiz, "export") == "finished"
-    kept = cd.load_conditions(wiz.project, wiz.state, list(cd.CONDITIONS), wiz.run.model_used)
-    dims = [d.name for d in wiz.state.dimensions]
-    rows = cd.comparison_rows(kept, wiz.state.item_list, dims, n_boot=cd.COMPARISON_BOOT)
-    cd.write_comparison(tmp_path / "cli.xlsx", kept, wiz.state.item_list, dims, rows)
+    kept = load_conditions(wiz.project, wiz.choices, list(cd.CONDITIONS), wiz.run.model_used)
+    dims = [d.name for d in wiz.choices.dimensions]
+    rows = cd.comparison_rows(kept, wiz.choices.item_list, dims, n_boot=cd.COMPARISON_BOOT)
+    cd.write_comparison(tmp_path / "cli.xlsx", kept, wiz.choices.item_list, dims, rows)
     exported = pd.read_excel(target, sheet_name="Comparison")
-    assert len(exported) == len(rows) and set(exported["condition"]) == set(cd.CONDITIONS.values())
+    assert len(exported) == len(rows)
+    assert set(exported["condition"]) == {*cd.CONDITIONS.values(), cd.LENGTH}
     pd.testing.assert_frame_equal(exported, pd.read_excel(tmp_path / "cli.xlsx",
                                                           sheet_name="Comparison"))
 
@@ -153,7 +156,7 @@ def test_a_model_on_this_computer_is_timed_once_before_its_first_estimate(
     wiz = open_majeval_wizard(window)
     click(qtbot, wiz.pages["task"].sample_button)
     assert wait_step(qtbot, wiz, "sample") == "finished"
-    wiz.state.profile = BUNDLED_PROFILE_NAME
+    wiz.choices.profile = BUNDLED_PROFILE_NAME
     wiz.show_page("extraction")
     page = wiz.pages["extraction"]
     qtbot.waitUntil(lambda: "calls to evaldesk-local" in page.extract_estimate.text(),

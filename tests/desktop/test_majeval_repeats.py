@@ -31,7 +31,7 @@ def test_repeats_multiply_the_estimate_run_again_and_are_exported(
     assert "Krippendorff" in page.repeats_spin.toolTip()
     page.repeats_spin.setValue(2)
     assert page.repeats_spin.suffix() == " times"
-    assert wiz.state.repeats == 2
+    assert wiz.choices.repeats == 2
     qtbot.waitUntil(lambda: page.estimate is not None, timeout=60_000)
     # twice the 96 to 222 calls of one run (see test_majeval_estimate)
     assert page.estimate_label.text().startswith("Before you start: 192 to 444 calls")

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from core.judge_check import grading_order
-from core.majeval import load_personas
-from core.majeval.session import load_state
+from core.majeval.session.choices import load_choices
+from core.majeval.session.personas import load_personas
 from desktop.majeval import open_majeval_wizard
 from tests.desktop.majeval_support import TRUE, USER, click, kind, panel, wait_step
 from tests.desktop.majeval_wizard_support import (  # noqa: F401 (fixtures)
@@ -33,13 +33,13 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     assert not wiz.next_button.isEnabled()  # no task yet
     click(qtbot, wiz.pages["task"].template_buttons["Medical evidence summaries"])
     wiz.pages["task"].save_task()
-    assert "medical studies" in load_state(window.project).task
+    assert "medical studies" in load_choices(window.project).task
 
     # -- the sample set: task, two documents, the items
     click(qtbot, wiz.pages["task"].sample_button)
     assert wait_step(qtbot, wiz, "sample") == "finished"
     project = window.project
-    state = load_state(project)
+    state = load_choices(project)
     assert state.task.startswith("Judge question-and-answer pairs")
     assert state.documents == ["parents_views.md", "teachers_views.md"]
     assert len(state.item_list) == 6
@@ -83,17 +83,17 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     # -- items: columns guessed, human ratings found
     click(qtbot, wiz.next_button)
     assert wiz.page == "items"
-    setup = load_state(project).items
+    setup = load_choices(project).items
     assert setup.columns == {"content": "qa_pair", "context": "story_section", "id": "id"}
     assert setup.human == ["teacher_rating"]
     assert wiz.pages["items"].items_model.rowCount() == 6
-    assert [d.name for d in load_state(project).dimensions] == ["Overall quality"]
+    assert [d.name for d in load_choices(project).dimensions] == ["Overall quality"]
 
     # -- run: options stored, then every debate
     click(qtbot, wiz.next_button)
     assert wiz.page == "run"
     wiz.pages["run"].rounds_spin.setValue(2)
-    assert load_state(project).settings.rounds == 2
+    assert load_choices(project).settings.rounds == 2
     click(qtbot, wiz.pages["run"].run_button)
     assert wait_step(qtbot, wiz, "run") == "finished"
     assert wait_step(qtbot, wiz, "results") == "finished"
@@ -170,7 +170,7 @@ def test_cancel_mid_run_then_resume_repeats_no_finished_debate(qtbot, window, tm
         again = [json.dumps(r.messages) for r in llm.requests[middle:]]
         assert not set(first) & set(again)  # nothing asked twice
         personas = {p.name: p.group for p in load_personas(window.project)}
-        items = {i.id: i.content for i in load_state(window.project).item_list}
+        items = {i.id: i.content for i in load_choices(window.project).item_list}
         for unit in finished:
             for r in llm.requests[middle:]:
                 system = r.messages[0]["content"]
@@ -198,7 +198,7 @@ def test_reopened_project_shows_results_without_new_calls(qtbot, window, scripte
     assert wiz2.results.scores_model.rowCount() == 6
     assert wiz2.pages["task"].task_edit.toPlainText().startswith("Judge question-and-answer pairs")
     assert len(wiz2.docs) == 2 and len(wiz2.editor.personas) == 7
-    assert load_state(window.project).settings.rounds == 3
+    assert load_choices(window.project).settings.rounds == 3
     assert scripted.calls == calls  # shown from the project, nothing recomputed
     wiz2.show_page("items")  # the items file is read again only now, in the executor
     qtbot.waitUntil(lambda: wiz2.opened_items is not None, timeout=20_000)
@@ -216,7 +216,7 @@ def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window,
     wiz = open_majeval_wizard(window)
     wiz.show_page("documents")
     wiz.pages["documents"].max_pages_spin.setValue(1)
-    assert load_state(window.project).max_pages == 1
+    assert load_choices(window.project).max_pages == 1
     wiz.pages["documents"].add_documents([doc])
     assert wait_step(qtbot, wiz, "documents") == "finished"
     assert wiz.docs == [] and wiz.pages["documents"].doc_errors.isVisibleTo(wiz)
@@ -232,7 +232,7 @@ def test_documents_show_warnings_and_the_page_limit_can_be_raised(qtbot, window,
     assert not wiz.pages["documents"].doc_errors.isVisibleTo(wiz)
     assert wiz.pages["documents"].doc_warnings.isVisibleTo(wiz) and "reference" in wiz.pages["documents"].doc_warnings.text().lower()
     wiz.pages["documents"].remove_current_document()
-    assert wiz.docs == [] and load_state(window.project).documents == []
+    assert wiz.docs == [] and load_choices(window.project).documents == []
 
 
 def test_extraction_that_finds_nobody_fails_with_a_plain_message(qtbot, window):
@@ -291,7 +291,7 @@ def test_personas_are_flagged_when_the_task_or_documents_change(qtbot, window, s
     assert wiz.page == "personas" and wiz.pages["personas"].personas_notice.isHidden()
 
     # imported personas were not written from these documents: nothing to flag
-    from core.majeval.session import replace_personas
+    from core.majeval.session.personas import replace_personas
 
     wiz.show_page("task")
     wiz.pages["task"].task_edit.setPlainText(task + " Shorter answers are better.")
@@ -338,7 +338,7 @@ def test_results_say_which_run_they_show_and_go_out_of_date_when_choices_change(
     wiz.pages["items"].dims_model.setData(wiz.pages["items"].dims_model.index(0, 1), "How well it suits a 5-year-old.")
     assert "the dimensions changed" in view.stale.text()
     assert "All debates are finished" not in wiz.pages["run"].run_summary.text()
-    wiz.pages["items"].dims_model.setData(wiz.pages["items"].dims_model.index(0, 1), load_state(window.project)
+    wiz.pages["items"].dims_model.setData(wiz.pages["items"].dims_model.index(0, 1), load_choices(window.project)
                            .dimensions[0].definition)
 
     # another model: the results are not the new model's
@@ -466,11 +466,11 @@ def test_a_model_that_copies_the_instructions_gets_a_banner_not_results(qtbot, w
 def test_choices_that_cannot_be_read_are_named_and_kept_aside(qtbot, window, scripted):  # noqa: F811
     """A stored state that no longer fits is never silently replaced: the wizard says which
     step's choices could not be read, and the original stays in the project."""
-    from core.majeval.session import STATE_KIND
+    from core.majeval.session import CHOICES_KIND
 
     project = window.ensure_project(method="majeval")
     broken = {"task": "Judge QA pairs.", "page": "items", "max_pages": "many"}
-    project.put_artefact(STATE_KIND, "state", broken, origin="human")
+    project.put_artefact(CHOICES_KIND, "state", broken, origin="human")
     wiz = open_majeval_wizard(window)
     assert wiz.page == "task"
     notice = wiz.pages["task"].recovered_notice
@@ -478,12 +478,12 @@ def test_choices_that_cannot_be_read_are_named_and_kept_aside(qtbot, window, scr
     assert notice.text().startswith("The MAJ-Eval choices (task, documents, items, dimensions "
                                     "and debate options) could not be read")
     assert "is kept in the project" in notice.text()
-    kept = project.list_artefacts(STATE_KIND + ".unreadable")
+    kept = project.list_artefacts(CHOICES_KIND + ".unreadable")
     assert [a.payload for a in kept] == [broken]
     wiz.pages["task"].task_edit.setPlainText("Judge QA pairs again.")
     wiz.pages["task"].save_task()  # new choices are saved; the original stays as it was
-    assert load_state(project).task == "Judge QA pairs again."
-    assert [a.payload for a in project.list_artefacts(STATE_KIND + ".unreadable")] == [broken]
+    assert load_choices(project).task == "Judge QA pairs again."
+    assert [a.payload for a in project.list_artefacts(CHOICES_KIND + ".unreadable")] == [broken]
 
 
 def test_a_new_project_mid_run_stops_the_debates_and_keeps_the_finished_ones(qtbot, window,
@@ -532,7 +532,7 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     assert wait_step(qtbot, wiz, "sample") == "finished"
     window.settings.upsert_profile(ModelProfile(name="Cloud", model="openai/gpt-4o-mini"))
     window.settings.default_profile = "Cloud"
-    wiz.state.profile = "Cloud"
+    wiz.choices.profile = "Cloud"
     wiz.show_page("extraction")
     assert wiz.pages["extraction"].start_extraction() is None
     box = wiz.cloud_notice
@@ -577,9 +577,9 @@ def test_check_the_judge_page_grades_the_run_and_keeps_the_ratings(qtbot, window
     assert [name for name, _, _ in page.panel.candidates] == [
         "Full personas, after debate", "Full personas, before debate"]
     assert "No model profile uses other/model" in page.make_judge("full:other/model")
-    again.state.profile = ""
+    again.choices.profile = ""
     assert "now scores with full personas" in page.make_judge(f"full:{scripted.model}")
-    assert load_state(window.project).profile == "Scripted"
+    assert load_choices(window.project).profile == "Scripted"
 
 
 def test_pick_the_judge_ranks_majeval_conditions_and_makes_one_the_projects_judge(
@@ -597,7 +597,7 @@ def test_pick_the_judge_ranks_majeval_conditions_and_makes_one_the_projects_judg
     run_all(qtbot, wiz)
     simple_run = wiz.run.run_id
     wiz.pages["run"].simple_roles_check.setChecked(False)
-    wiz.state.run_id = full_run
+    wiz.choices.run_id = full_run
     wiz.save()
     wiz.show_page("check")
     page = wiz.pages["check"]
@@ -623,7 +623,7 @@ def test_pick_the_judge_ranks_majeval_conditions_and_makes_one_the_projects_judg
     # make the simple roles the judge: its options, its stored debates shown, said in words
     done = page.make_judge(f"simple:{scripted.model}")
     assert "one-sentence roles with the debate" in done and "already in the project" in done
-    saved = load_state(window.project)
+    saved = load_choices(window.project)
     assert saved.settings.simple_roles and not saved.settings.no_debate
     assert saved.run_id == simple_run
     assert wiz.pages["run"].simple_roles_check.isChecked()
@@ -632,14 +632,14 @@ def test_pick_the_judge_ranks_majeval_conditions_and_makes_one_the_projects_judg
     # before the debate: the next run skips the debate; it says what to do
     done = page.make_judge(f"pre:{scripted.model}")
     assert "without the debate" in done and "Run page" in done
-    assert load_state(window.project).settings.no_debate
+    assert load_choices(window.project).settings.no_debate
     # the one-click button makes the best-ranked one the judge and says what it did
     page.make_judge(f"full:{scripted.model}")
     qtbot.waitUntil(lambda: not panel.computing and len(panel.ranks) == 3, timeout=60_000)
     best = panel.ranks[0]
     click(qtbot, panel.use_button)
     assert panel.done_label.text().startswith("The project now scores with")
-    assert load_state(window.project).settings.simple_roles == best.key.startswith("simple")
+    assert load_choices(window.project).settings.simple_roles == best.key.startswith("simple")
 
 
 def test_reference_list_kept_on_request_sections_named_and_a_page_reverted(qtbot, window,
@@ -674,7 +674,7 @@ def test_reference_list_kept_on_request_sections_named_and_a_page_reverted(qtbot
 
     page.remove_current_document()
     page.keep_references_box.setChecked(True)
-    assert load_state(window.project).keep_references
+    assert load_choices(window.project).keep_references
     page.add_documents([doc])
     assert wait_step(qtbot, wiz, "documents") == "finished"
     assert any("Smith, J." in p.text for p in wiz.docs[0].pages)
@@ -687,22 +687,20 @@ def test_results_still_being_computed_when_the_project_closes_are_dropped_quietl
     closed project (it raised 'The project ... is closed' in the event loop)."""
     import threading
 
-    from core.majeval import session as st
-
     wiz = open_majeval_wizard(window)
     to_personas(qtbot, wiz)
     run_all(qtbot, wiz)
     window.ask_save_path = lambda: str(tmp_path / "study.evaldesk")
     assert window.save_project_as()  # a named project: a new one is started without asking
     release, started = threading.Event(), threading.Event()
-    agreement = st.agreement
+    agreement = wiz.session.agreement
 
     def slow(run):
         started.set()
         release.wait(20)
         return agreement(run)
 
-    monkeypatch.setattr(st, "agreement", slow)
+    monkeypatch.setattr(wiz.session, "agreement", slow)
     task = wiz.show_run(wiz.run)
     qtbot.waitUntil(started.is_set, timeout=10_000)
     project = window.project

@@ -3,10 +3,14 @@ debate's scores agree with yours (:class:`desktop.judge_check.JudgeCheckPanel`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from core.llm.identity import model_name, profiles_of
 from desktop.judge_check import CheckJudgePageMixin
-from desktop.majeval.pages._base import MajEvalPage, st
+from desktop.majeval.pages._base import MajEvalPage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from desktop.majeval.wizard import MajEvalWizard
 
 
 class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
@@ -18,9 +22,8 @@ class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
         "personas. EvalDesk shows the items in a random order, so the ones you grade are "
         "a fair sample of them all. The <b>Report</b> tab then "
         "compares the personas' overall scores with yours. Aim for 25 items or more.")
-    SESSION = st
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: MajEvalWizard) -> None:
         super().__init__(wizard)
         self.build_check()
         self.panel.one_judge_text = (
@@ -36,13 +39,11 @@ class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
 
     def make_judge(self, key: str) -> str:
         """Make the condition ``key`` ("<condition>:<model>", see
-        :func:`core.majeval.session.condition_choice`) the project's judge: its debate options
-        and its model's profile become the project's choices, and its stored results are
-        shown when there are some."""
+        :meth:`core.majeval.session.MajEvalSession.condition_choice`) the project's judge: its
+        debate options and its model's profile become the project's choices, and its stored
+        results are shown when there are some."""
         wizard = self.wizard
-        from core.llm.identity import model_name, profiles_of
-
-        chosen, used, done = st.condition_choice(self.project, self.state, key)
+        chosen, used, done = self.session.condition_choice(key)
         if chosen is None:
             return done
         model = model_name(used)
@@ -56,9 +57,9 @@ class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
         if profile is not None:
             chosen.profile = profile.name
             done += f" Model profile: “{profile.name}” ({model})."
-        wizard.state = chosen
+        self.session.save_choices(chosen)
         self.judge_chosen()
-        run = st.load_run(self.project, chosen, wizard.chosen_profile())
+        run = self.session.load_results()
         if run is not None:
             wizard.show_run(run, show=False)
         self.refresh()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
@@ -16,8 +16,9 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from core.documents import Document, DocumentError, Page
 from desktop.file_dialogs import open_files
-from desktop.majeval.pages._base import MajEvalPage, count, st
+from desktop.majeval.pages._base import MajEvalPage, count
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import (
@@ -31,13 +32,17 @@ from desktop.widgets import (
     tipped,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from core.runs import CancelToken, Progress
+    from desktop.majeval.wizard import MajEvalWizard
+
 __all__ = ["DocumentsPage"]
 
 
 class DocumentsPage(MajEvalPage):
     KEY, TITLE = "documents", "Documents"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: MajEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self._current_page_number: int | None = None
@@ -98,7 +103,7 @@ class DocumentsPage(MajEvalPage):
             (splitter(left, right, sizes=[260, 740]), 1), self.doc_panel)
 
     @property
-    def docs(self) -> list[Any]:
+    def docs(self) -> list[Document]:
         return self.wizard.docs
 
     def leave(self) -> None:
@@ -116,8 +121,8 @@ class DocumentsPage(MajEvalPage):
 
     @Slot(int)
     def _keep_references_chosen(self, keep: bool) -> None:
-        if not self._filling and keep != self.state.keep_references:
-            self.state.keep_references = keep
+        if not self._filling and keep != self.choices.keep_references:
+            self.choices.keep_references = keep
             self.save()
 
     @Slot()
@@ -128,20 +133,20 @@ class DocumentsPage(MajEvalPage):
         number = self._current_page_number
         if doc is None or number is None:
             return
-        reverted = st.revert_page(self.project, doc.name, number, self.wizard.who)
+        reverted = self.session.revert_page(doc.name, number, self.wizard.who)
         if reverted is None:
             return
         self._filling = True  # the editor shows the extracted text again, nothing to save
         self.page_edit.setPlainText(reverted.page(number).text)
         self._filling = False
-        self.wizard.docs = st.load_documents(self.project, self.state)
+        self.wizard.docs = self.session.documents()
         row = self.page_list.currentRow()
         self.fill(self.doc_list.currentRow())
         self.page_list.setCurrentRow(row)
 
     def _max_pages_chosen(self, value: int) -> None:
-        if not self._filling and value != self.state.max_pages:
-            self.state.max_pages = value
+        if not self._filling and value != self.choices.max_pages:
+            self.choices.max_pages = value
             self.save()
 
     def ask_document_paths(self) -> list[str]:
@@ -155,16 +160,14 @@ class DocumentsPage(MajEvalPage):
         if paths:
             self.add_documents(paths)
 
-    def read_documents(self, paths: list[Path], progress: Any, cancel: Any) -> list[str]:
+    def read_documents(self, paths: list[Path], progress: Progress, cancel: CancelToken
+                       ) -> list[str]:
         """Read and store each document (blocking: the executor); the problems, in words."""
-        from core.documents import DocumentError
-
         errors = []
         for path in paths:
             cancel.raise_if_cancelled()
             try:
-                st.add_document(self.project, self.state, path, progress=progress,
-                                cancel=cancel)
+                self.session.add_document(path, progress=progress, cancel=cancel)
             except DocumentError as exc:
                 errors.append(str(exc))
         return errors
@@ -187,15 +190,15 @@ class DocumentsPage(MajEvalPage):
                                       f"Reading {len(chosen)} document(s)", done)
 
     def documents_read(self, errors: list[str]) -> None:
-        self.wizard.docs = st.load_documents(self.project, self.state)
+        self.wizard.docs = self.session.documents()
         self.doc_errors.setText("\n\n".join(errors))
         self.doc_errors.setVisible(bool(errors))
         self.fill(select=len(self.docs) - 1)
 
     def fill(self, select: int = 0) -> None:
         self._filling = True
-        self.max_pages_spin.setValue(self.state.max_pages)
-        self.keep_references_box.setChecked(self.state.keep_references)
+        self.max_pages_spin.setValue(self.choices.max_pages)
+        self.keep_references_box.setChecked(self.choices.keep_references)
         self.doc_list.clear()
         for doc in self.docs:
             edited = sum(1 for p in doc.pages if p.edited)
@@ -215,7 +218,7 @@ class DocumentsPage(MajEvalPage):
             self.doc_warnings.hide()
         self.remove_doc_button.setEnabled(bool(self.docs))
 
-    def current_document(self) -> Any:
+    def current_document(self) -> Document | None:
         row = self.doc_list.currentRow()
         return self.docs[row] if 0 <= row < len(self.docs) else None
 
@@ -255,10 +258,10 @@ class DocumentsPage(MajEvalPage):
         self._current_doc_name = doc.name
         self._show_page_state(page)
 
-    def _show_page_state(self, page: Any, doc: Any = None) -> None:
+    def _show_page_state(self, page: Page, doc: Document | None = None) -> None:
         doc = doc or self.current_document()
-        edits = [e for e in self.project.list_edits(("majeval.document", doc.name))
-                 if e.field == f"pages.{doc.pages.index(page)}"] if doc is not None else []
+        edits = self.session.page_edits(doc.name, doc.pages.index(page)) \
+            if doc is not None else []
         part = (doc.unit if doc is not None else "page").capitalize()
         self.revert_page_button.setEnabled(bool(page.edited and edits))
         if page.edited:
@@ -289,7 +292,7 @@ class DocumentsPage(MajEvalPage):
         text = self.page_edit.toPlainText()
         if text == page.text:
             return
-        updated = st.edit_page(self.project, doc.name, number, text, self.wizard.who)
+        updated = self.session.edit_page(doc.name, number, text, self.wizard.who)
         position = self.docs.index(doc)
         self.docs[position] = updated
         self._filling = True
@@ -310,7 +313,7 @@ class DocumentsPage(MajEvalPage):
             return
         self.save_page_text()
         self._current_page_number = None
-        st.remove_document(self.project, self.state, doc.name, self.wizard.who)
-        self.wizard.docs = st.load_documents(self.project, self.state)
+        self.session.remove_document(doc.name, self.wizard.who)
+        self.wizard.docs = self.session.documents()
         self.fill()
         self.wizard.update_nav()

@@ -3,18 +3,27 @@ the personas."""
 
 from __future__ import annotations
 
+import asyncio
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QLabel, QListWidget, QPushButton
 
 from core.majeval.model import COPIED
-from desktop.majeval.pages._base import MajEvalPage, count, st
+from core.project import ProjectError
+from desktop.calibration import MEASURING, calibrate
+from desktop.errors import spawn
+from desktop.majeval.pages._base import MajEvalPage, count
 from desktop.majeval.persona_editor import PersonaEditor
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import estimate_label, hbox, hint_label, note_box, page_layout
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.majeval.session import PersonasMade
+    from core.runs import CancelToken, Progress
+    from desktop.majeval.wizard import MajEvalWizard
 
 __all__ = ["ExtractionPage", "PersonasPage"]
 
@@ -22,7 +31,7 @@ __all__ = ["ExtractionPage", "PersonasPage"]
 class ExtractionPage(MajEvalPage):
     KEY, TITLE = "extraction", "Find stakeholders"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: MajEvalWizard) -> None:
         super().__init__(wizard)
         self.extract_profile = wizard.profile_combo()
         self.extract_profile.currentIndexChanged.connect(lambda _i: self.update_estimate())
@@ -65,28 +74,21 @@ class ExtractionPage(MajEvalPage):
     def update_estimate(self) -> Any:
         """The calls, cost and time of finding the stakeholders and writing the personas
         (worker thread); returns the task (tests await it)."""
-        import asyncio
-
-        from core.project import ProjectError
-        from desktop.errors import spawn
-
         self._estimate_generation += 1
         generation = self._estimate_generation
         profile = self.wizard.chosen_profile()
         if profile is None or not self.wizard.docs:
             self.extract_estimate.setText("")
             return None
-        project, state = self.project, self.state.model_copy(deep=True)
+        project, snapshot = self.project, self.session.snapshot()
 
         async def work() -> None:
-            from desktop.calibration import MEASURING, calibrate
-
             await calibrate(project, profile, lambda: self.extract_estimate.setText(MEASURING))
             if generation != self._estimate_generation:
                 return
             try:
                 est = await asyncio.get_running_loop().run_in_executor(
-                    None, lambda: st.estimate_personas(project, state, profile))
+                    None, snapshot.estimate_personas)
             except ProjectError:
                 return  # the project was closed meanwhile
             if generation != self._estimate_generation or getattr(project, "closed", False):
@@ -127,10 +129,8 @@ class ExtractionPage(MajEvalPage):
         wizard.pages["task"].save_task()
         wizard.pages["documents"].save_page_text()
 
-        async def step(progress, cancel):
-            llm = wizard.llm()
-            return await st.create_personas_stored(self.project, self.state, llm,
-                                                   progress=progress, cancel=cancel)
+        async def step(progress: Progress, cancel: CancelToken) -> PersonasMade:
+            return await self.session.find_stakeholders(progress=progress, cancel=cancel)
 
         return wizard.start_step("extraction", self.extract_panel, step,
                                  "Finding stakeholders and writing personas",
@@ -138,7 +138,6 @@ class ExtractionPage(MajEvalPage):
 
     def _extraction_done(self, outcome: RunOutcome) -> None:
         wizard = self.wizard
-        wizard.state = st.load_state(self.project)
         wizard.editor.reload()
         self.fill()
         wizard.fill_outdated_notice()
@@ -147,10 +146,10 @@ class ExtractionPage(MajEvalPage):
             wizard.show_page("personas")
 
     def fill(self) -> None:
-        editor, docs, state = self.wizard.editor, self.wizard.docs, self.state
+        editor, docs, choices = self.wizard.editor, self.wizard.docs, self.choices
         personas = editor.personas
         groups = editor.groups()
-        read = [d.name for d in docs if state.extracted.get(d.name)]
+        read = [d.name for d in docs if choices.extracted.get(d.name)]
         if personas:
             self.extract_summary.setText(
                 f"<b>{count(len(personas), 'persona')} in {count(len(groups), 'group')}</b> "
@@ -158,21 +157,21 @@ class ExtractionPage(MajEvalPage):
                 "Press Next to check them.")
         else:
             self.extract_summary.setText("No personas yet.")
-        copied = sum(1 for f in state.failures if f.kind == COPIED)
+        copied = sum(1 for f in choices.failures if f.kind == COPIED)
         if copied:
             self.extract_summary.setText(
                 self.extract_summary.text() + f"<br><span style='color:#b42318'><b>"
                 f"{count(copied, 'part')} failed because the model repeated the instructions "
                 "instead of answering</b>: check the personas closely, or try a larger "
                 "model.</span>")
-        if state.too_little and personas:
+        if choices.too_little and personas:
             self.extract_summary.setText(
                 self.extract_summary.text() + "<br><span style='color:#b42318'><b>Too little to "
-                f"go on.</b> {escape(state.too_little)}</span>")
+                f"go on.</b> {escape(choices.too_little)}</span>")
         self.failures_list.clear()
-        for f in state.failures:
+        for f in choices.failures:
             self.failures_list.addItem(f"FAILED — {f.where}: {f.message}")
-        self.failures_list.setVisible(bool(state.failures))
+        self.failures_list.setVisible(bool(choices.failures))
         if self.wizard.busy != "extraction":
             self.extract_button.setText("Find stakeholders again" if personas else
                                         "Find stakeholders and write personas")
@@ -181,9 +180,9 @@ class ExtractionPage(MajEvalPage):
 class PersonasPage(MajEvalPage):
     KEY, TITLE = "personas", "Personas"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: MajEvalWizard) -> None:
         super().__init__(wizard)
-        self.editor = PersonaEditor(wizard.project, lambda: wizard.who)
+        self.editor = PersonaEditor(wizard.session, lambda: wizard.who)
         self.editor.changed.connect(self._personas_changed)
         self.personas_notice = note_box()
         self.personas_notice.hide()

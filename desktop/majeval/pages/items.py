@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -23,7 +23,7 @@ from core.majeval.inputs import ITEM_ROLES, OpenedItems, open_items, read_items
 from core.majeval.model import Dimension, Scale
 from desktop.file_dialogs import ask_then, open_file
 from desktop.majeval.models import Col, RowsModel
-from desktop.majeval.pages._base import MajEvalPage, st
+from desktop.majeval.pages._base import MajEvalPage
 from desktop.majeval.results import table_view
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
@@ -37,13 +37,17 @@ from desktop.widgets import (
     page_layout,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from core.runs import CancelToken, Progress
+    from desktop.majeval.wizard import MajEvalWizard
+
 __all__ = ["ItemsPage"]
 
 
 class ItemsPage(MajEvalPage):
     KEY, TITLE = "items", "Items"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: MajEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self.items_button = QPushButton("Choose the items file…")
@@ -140,12 +144,12 @@ class ItemsPage(MajEvalPage):
 
     def refresh(self) -> None:
         wizard = self.wizard
-        if wizard.opened_items is None and self.state.items.input_id is not None \
+        if wizard.opened_items is None and self.choices.items.input_id is not None \
                 and not wizard.busy:
             self._reopen_items()
 
     def next_state(self) -> tuple[bool, str]:
-        if not self.state.item_list:
+        if not self.choices.item_list:
             return False, "Choose the items file and its content column."
         return True, ""
 
@@ -165,10 +169,9 @@ class ItemsPage(MajEvalPage):
         source = Path(path)
         self.items_panel.show()
 
-        def step(progress, cancel):
+        def step(progress: Progress, cancel: CancelToken) -> OpenedItems:
             progress.start(f"Reading {source.name}", total=1)
-            setup = st.store_items_file(self.project, self.state.items, source)
-            opened = open_items(source, setup)
+            opened = self.session.store_items(source)
             progress.advance(1)
             return opened
 
@@ -182,12 +185,12 @@ class ItemsPage(MajEvalPage):
 
     def _reopen_items(self) -> Any:
         """Read the stored items file again (executor) to offer its sheets and columns."""
-        setup = self.state.items
+        setup = self.choices.items
         self.items_panel.show()
 
-        def step(progress, cancel):
+        def step(progress: Progress, cancel: CancelToken) -> OpenedItems:
             progress.start(f"Reading {setup.file_name}", total=1)
-            path = st.items_file(self.project, setup)
+            path = self.session.items_file(setup)
             if path is None:
                 raise FileNotFoundError(f"The items file {setup.file_name} is neither where it "
                                         "was nor in the project; choose it again.")
@@ -206,15 +209,13 @@ class ItemsPage(MajEvalPage):
 
     def items_opened(self, opened: OpenedItems) -> None:
         self.wizard.opened_items = opened
-        self.state.items = opened.setup
-        self.state.item_list = list(opened.read.items)
-        self.save()
+        self.session.use_items(opened.setup, opened.read.items)
         self.fill()
         self.wizard.pages["run"].fill()
 
     def fill(self) -> None:
         self._filling = True
-        s = self.state.items
+        s = self.choices.items
         self.items_label.setText(f"{s.file_name}" if s.file_name else "No file chosen yet.")
         opened = self.opened
         columns = opened.columns if opened is not None else []
@@ -234,16 +235,16 @@ class ItemsPage(MajEvalPage):
             item.setCheckState(Qt.CheckState.Checked if c in s.human else
                                Qt.CheckState.Unchecked)
             self.human_list.addItem(item)
-        self.dims_model.set_rows([d.model_dump() for d in self.state.dimensions])
-        self.scale_min.setValue(self.state.scale.minimum)
-        self.scale_max.setValue(self.state.scale.maximum)
+        self.dims_model.set_rows([d.model_dump() for d in self.choices.dimensions])
+        self.scale_min.setValue(self.choices.scale.minimum)
+        self.scale_max.setValue(self.choices.scale.maximum)
         self._filling = False
         self._show_items()
 
     def _show_items(self) -> None:
         rows = [{"id": i.id, "content": i.content, "context": i.context,
                  "human": ", ".join(f"{k}: {v:g}" for k, v in i.human.items())}
-                for i in self.state.item_list]
+                for i in self.choices.item_list]
         self.items_model.set_rows(rows)
         fit_rows(self.items_view)
         read = self.opened.read if self.opened is not None else None
@@ -260,8 +261,8 @@ class ItemsPage(MajEvalPage):
         human = [self.human_list.item(i).text() for i in range(self.human_list.count())
                  if self.human_list.item(i).checkState() == Qt.CheckState.Checked]
         sheet = chosen_sheet(self.sheet_combo) or None
-        setup = self.state.items.model_copy(update={"columns": columns, "human": human})
-        path = st.items_file(self.project, setup)
+        setup = self.choices.items.model_copy(update={"columns": columns, "human": human})
+        path = self.session.items_file(setup)
         if path is None:
             return
         if sheet != setup.sheet:
@@ -272,9 +273,7 @@ class ItemsPage(MajEvalPage):
         read = read_items(path, setup)
         self.wizard.opened_items = OpenedItems(self.opened.sheets, self.opened.columns, setup,
                                                read, self.opened.hidden)
-        self.state.items = setup
-        self.state.item_list = list(read.items) if not read.errors else []
-        self.save()
+        self.session.use_items(setup, read.items if not read.errors else [])
         self.fill()
         self.wizard.pages["run"].fill()
 
@@ -283,11 +282,11 @@ class ItemsPage(MajEvalPage):
         """Another header row: the columns are read, and guessed, anew."""
         if self._filling or self.opened is None:
             return
-        setup = self.state.items.model_copy(update={"header_row": value or None,
-                                                    "columns": {}, "human": [],
-                                                    "human_names": {}})
-        path = st.items_file(self.project, setup)
-        if path is not None and setup.header_row != self.state.items.header_row:
+        setup = self.choices.items.model_copy(update={"header_row": value or None,
+                                                      "columns": {}, "human": [],
+                                                      "human_names": {}})
+        path = self.session.items_file(setup)
+        if path is not None and setup.header_row != self.choices.items.header_row:
             self.items_opened(open_items(path, setup))
 
     @Slot(int, str, object)
@@ -302,26 +301,26 @@ class ItemsPage(MajEvalPage):
             self.wizard.nav_message.setText("Each dimension needs its own name.")
             return
         self.wizard.nav_message.setText("")
-        self.state.dimensions = dims
+        self.choices.dimensions = dims
         self.save()
         self.wizard.pages["run"].fill()
 
     @Slot()
     def add_dimension(self) -> None:
-        n = len(self.state.dimensions) + 1
-        while any(d.name == f"Dimension {n}" for d in self.state.dimensions):
+        n = len(self.choices.dimensions) + 1
+        while any(d.name == f"Dimension {n}" for d in self.choices.dimensions):
             n += 1
-        self.state.dimensions.append(Dimension(name=f"Dimension {n}", definition=""))
+        self.choices.dimensions.append(Dimension(name=f"Dimension {n}", definition=""))
         self.save()
-        self.dims_model.set_rows([d.model_dump() for d in self.state.dimensions])
+        self.dims_model.set_rows([d.model_dump() for d in self.choices.dimensions])
 
     @Slot()
     def remove_dimension(self) -> None:
         row = self.dims_view.currentIndex().row()
-        if 0 <= row < len(self.state.dimensions) and len(self.state.dimensions) > 1:
-            del self.state.dimensions[row]
+        if 0 <= row < len(self.choices.dimensions) and len(self.choices.dimensions) > 1:
+            del self.choices.dimensions[row]
             self.save()
-            self.dims_model.set_rows([d.model_dump() for d in self.state.dimensions])
+            self.dims_model.set_rows([d.model_dump() for d in self.choices.dimensions])
 
     @Slot()
     def _scale_chosen(self, *_args: Any) -> None:
@@ -332,6 +331,6 @@ class ItemsPage(MajEvalPage):
             self.wizard.nav_message.setText("The top of the scale must be above the bottom.")
             return
         labels = Scale().labels if (low, high) == (1, 5) else {}
-        self.state.scale = Scale(minimum=low, maximum=high, labels=labels)
+        self.choices.scale = Scale(minimum=low, maximum=high, labels=labels)
         self.save()
         self.wizard.pages["run"].fill()

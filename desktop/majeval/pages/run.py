@@ -3,9 +3,9 @@ export."""
 
 from __future__ import annotations
 
-from functools import partial
+import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
@@ -19,14 +19,18 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from core.llm.context import refusal
+from core.llm.estimate import compare_lines
 from core.majeval.model import DebateSettings
-from core.majeval.pipeline import lonely_groups
+from core.majeval.session import lonely_groups, stability_lines
 from core.project import ProjectError
+from desktop.calibration import MEASURING, calibrate
+from desktop.errors import spawn
 from desktop.file_dialogs import ask_then, save_file
 from desktop.glossary import explain
 from desktop.majeval.conditions_tab import ConditionsTab
 from desktop.majeval.models import Col, RowsModel
-from desktop.majeval.pages._base import MajEvalPage, count, st
+from desktop.majeval.pages._base import MajEvalPage, count
 from desktop.majeval.persona_editor import lonely_text
 from desktop.majeval.results import ResultsView, table_view
 from desktop.run_panel import RunPanel
@@ -44,9 +48,15 @@ from desktop.widgets import (
     set_times_suffix,
     show_repeats,
     stability_label,
-    usage_of,
     xlsx_path,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.llm import Usage
+    from core.llm.estimate import Estimate
+    from core.majeval.session import EvaluationRun
+    from core.runs import CancelToken, Progress
+    from desktop.majeval.wizard import MajEvalWizard
 
 __all__ = ["ResultsPage", "RunPage"]
 
@@ -54,7 +64,7 @@ __all__ = ["ResultsPage", "RunPage"]
 class RunPage(MajEvalPage):
     KEY, TITLE = "run", "Run"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: MajEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self.rounds_spin = QSpinBox()
@@ -96,10 +106,9 @@ class RunPage(MajEvalPage):
             "price list shipped with EvalDesk (no cost for a model on this computer).")
         self.actual_label = actual_label()
         self._estimate_generation = 0
-        self.estimate: Any = None
+        self.estimate: Estimate | None = None
         """The estimate shown for the current choices (None while it is being worked out)."""
-        self._estimate_of_run: Any = None
-        self._gateways: list[Any] = []
+        self._estimate_of_run: Estimate | None = None
         #: Where each running debate is (unit key -> a line), filled while the run goes.
         self.live: dict[str, str] = {}
         self.run_button = QPushButton("Start the debates")
@@ -157,7 +166,7 @@ class RunPage(MajEvalPage):
     def busy_changed(self, busy: str) -> None:
         wizard = self.wizard
         self.run_button.setEnabled(not busy and bool(wizard.editor.personas)
-                                   and bool(self.state.item_list)
+                                   and bool(self.choices.item_list)
                                    and wizard.chosen_profile() is not None)
         if busy == "run":
             self.run_button.setText("Debating…")
@@ -166,37 +175,32 @@ class RunPage(MajEvalPage):
     def _options_chosen(self, *_args: Any) -> None:
         if self._filling:
             return
-        self.state.settings = DebateSettings(rounds=self.rounds_spin.value(),
-                                             no_debate=self.no_debate_check.isChecked(),
-                                             simple_roles=self.simple_roles_check.isChecked())
-        self.state.repeats = self.repeats_spin.value()
+        self.choices.settings = DebateSettings(rounds=self.rounds_spin.value(),
+                                               no_debate=self.no_debate_check.isChecked(),
+                                               simple_roles=self.simple_roles_check.isChecked())
+        self.choices.repeats = self.repeats_spin.value()
         self.actual_label.hide()
         self.save()
         self.fill()
 
     def fill(self) -> None:
-        wizard, state = self.wizard, self.state
+        wizard, choices = self.wizard, self.choices
         self._filling = True
-        s = state.settings
+        s = choices.settings
         self.rounds_spin.setValue(s.rounds)
         self.no_debate_check.setChecked(s.no_debate)
         self.simple_roles_check.setChecked(s.simple_roles)
-        self.repeats_spin.setValue(state.repeats)
+        self.repeats_spin.setValue(choices.repeats)
         set_times_suffix(self.repeats_spin)
         self._filling = False
-        done, total = st.run_progress(self.project, state, wizard.model_used())
-        if state.repeats > 1:  # every repeat counts: a repeat still to run is work to do
-            for k in range(1, state.repeats):
-                more, _ = st.run_progress(self.project, state, wizard.model_used(), repeat=k)
-                done += more
-            total *= state.repeats
+        done, total = self.session.run_progress()  # a repeat still to run is work to do
         groups = len(wizard.editor.groups())
-        dims = ", ".join(d.name for d in state.dimensions)
-        text = (f"<b>{count(len(state.item_list), 'item')} × {count(groups, 'group')} = "
-                f"{count(total // max(1, state.repeats), 'debate')}</b>"
-                + (f" (each made {state.repeats} times: {total} in all)"
-                   if state.repeats > 1 else "")
-                + f", scoring {dims} on {state.scale.describe()}.")
+        dims = ", ".join(d.name for d in choices.dimensions)
+        text = (f"<b>{count(len(choices.item_list), 'item')} × {count(groups, 'group')} = "
+                f"{count(total // max(1, choices.repeats), 'debate')}</b>"
+                + (f" (each made {choices.repeats} times: {total} in all)"
+                   if choices.repeats > 1 else "")
+                + f", scoring {dims} on {choices.scale.describe()}.")
         if done and done < total:
             text += (f"<br>{done} of these debates are already finished with these choices and "
                      "will not be repeated.")
@@ -220,30 +224,23 @@ class RunPage(MajEvalPage):
     def update_estimate(self) -> Any:
         """Work out the calls, cost and time of the debates still to run (in a worker thread:
         the token counter takes a moment) and show them; returns the task (tests await it)."""
-        import asyncio
-
-        from desktop.errors import spawn
-
         profile = self.wizard.chosen_profile()
         self._estimate_generation += 1
         generation = self._estimate_generation
         self.estimate = None
-        if profile is None or not self.wizard.editor.personas or not self.state.item_list:
+        if profile is None or not self.wizard.editor.personas or not self.choices.item_list:
             self.estimate_label.setText("")
             return None
         self.estimate_label.setText("Estimating the calls, cost and time…")
-        project, state = self.project, self.state.model_copy(deep=True)
+        project, snapshot = self.project, self.session.snapshot()
 
         async def work() -> None:
-            from desktop.calibration import MEASURING, calibrate
-
             await calibrate(project, profile, lambda: self.estimate_label.setText(MEASURING))
             if generation != self._estimate_generation:
                 return
             loop = asyncio.get_running_loop()
             try:
-                est = await loop.run_in_executor(None, partial(
-                    st.estimate_run, project, state, profile, repeats=state.repeats))
+                est: Estimate | None = await loop.run_in_executor(None, snapshot.estimate)
             except ValueError as exc:
                 est, problem = None, str(exc)
             except ProjectError:
@@ -262,8 +259,7 @@ class RunPage(MajEvalPage):
 
     @Slot()
     def _fill_units(self) -> None:
-        self.units_model.set_rows(st.unit_statuses(self.project, self.state,
-                                                   self.wizard.model_used(), live=self.live))
+        self.units_model.set_rows(self.session.unit_statuses(live=self.live))
 
     @Slot()
     def start_run(self) -> Any:
@@ -276,46 +272,26 @@ class RunPage(MajEvalPage):
     def _start_run(self) -> Any:
         wizard = self.wizard
         wizard.editor.flush()
-        model = wizard.model_used()
-
-        profile = wizard.chosen_profile()
         self._estimate_of_run = self.estimate
-        self._gateways = []
 
-        def llm_for_run(run_id: int) -> Any:
-            self._gateways.append(wizard.llm(run_id))
-            return self._gateways[-1]
-
-        async def step(progress, cancel):
-            if self._estimate_of_run is None and profile is not None:  # not shown yet
-                import asyncio
-
+        async def step(progress: Progress, cancel: CancelToken) -> EvaluationRun:
+            if self._estimate_of_run is None:  # not shown yet
                 self._estimate_of_run = await asyncio.get_running_loop().run_in_executor(
-                    None, partial(st.estimate_run, self.project,
-                                  self.state.model_copy(deep=True), profile,
-                                  repeats=self.state.repeats))
+                    None, self.session.snapshot().estimate)
             self.live.clear()
-            run = await st.run_debates(self.project, self.state, llm_for_run, model=model,
-                                       progress=progress, cancel=cancel, live=self.live)
-            if self.state.repeats > 1:
-                from core.majeval.repeats import plain_result, run_repeats
-
-                await run_repeats(self.project, self.state, llm_for_run, None,
-                                  self.state.repeats, model=model, progress=progress,
-                                  cancel=cancel, first=plain_result(self.state, run))
-            return run
+            return await self.session.run(progress=progress, cancel=cancel,
+                                          estimate=self._estimate_of_run, live=self.live)
 
         self._units_timer.start()
-        total = st.run_progress(self.project, self.state)[1]
-        return wizard.start_step("run", self.run_panel, step, f"Debating {total} times",
+        _done, total = self.session.run_progress()
+        return wizard.start_step("run", self.run_panel, step,
+                                 f"Debating {total // max(1, self.choices.repeats)} times",
                                  self._run_done, usage_label=self.run_usage)
 
     def _run_done(self, outcome: RunOutcome) -> None:
         self._units_timer.stop()
         self.live.clear()  # a stopped run has no debate running
-        est, usage = self._estimate_of_run, usage_of(self._gateways)
-        if outcome.finished and est is not None and outcome.result.run_id is not None:
-            st.keep_estimate(self.project, outcome.result.run_id, est)
+        est, usage = self._estimate_of_run, self.session.usage
         self.fill()
         if est is not None and usage is not None:
             self.actual_label.setText(actual_text(est, usage))
@@ -324,12 +300,10 @@ class RunPage(MajEvalPage):
             self.wizard.show_run(outcome.result)
 
 
-def estimate_text(est: Any) -> str:
+def estimate_text(est: Estimate) -> str:
     """The estimate in plain words for the run page (why the run will be refused, when an
     item is too long for the model)."""
     if getattr(est, "too_long", None):
-        from core.llm.context import refusal
-
         return refusal(est.too_long)
     text = est.summary() + "."
     if est.calls_max:
@@ -339,17 +313,15 @@ def estimate_text(est: Any) -> str:
     return text
 
 
-def actual_text(est: Any, usage: Any) -> str:
+def actual_text(est: Estimate, usage: Usage) -> str:
     """The estimate beside what the run used, in plain words."""
-    from core.llm.estimate import compare_lines
-
     return "This run, estimated beside actual: " + "; ".join(compare_lines(est, usage)) + "."
 
 
 class ResultsPage(MajEvalPage):
     KEY, TITLE = "results", "Results"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: MajEvalWizard) -> None:
         super().__init__(wizard)
         self.results = ResultsView()
         self.results.profiles = lambda: wizard.main_window.settings.profiles
@@ -368,21 +340,14 @@ class ResultsPage(MajEvalPage):
         layout.addWidget(self.stability_label)
         layout.addWidget(self.results, 1)
 
-    def fill_stability(self) -> list[Any]:
+    def fill_stability(self) -> None:
         """Show how alike the repeats of the current debates are (when each call was made
-        more than once); returns the repeats read from the project."""
-        from core.majeval.repeats import load_repeats, stability, stability_lines
-
-        wizard, state = self.wizard, self.state
-        repeats = []
-        if wizard.run is not None and state.repeats > 1:
-            repeats = load_repeats(self.project, state, None, state.repeats, wizard.model_used())
-        dimensions = [d.name for d in state.dimensions]
-        return show_repeats(self.stability_label,
-                            state.repeats if wizard.run is not None else 0, repeats,
-                            lambda found: stability(found, state.item_list, dimensions),
-                            stability_lines,
-                            "run the debates again to finish the others.")
+        more than once)."""
+        wizard, choices = self.wizard, self.choices
+        repeats = self.session.load_repeats() if wizard.run is not None else []
+        show_repeats(self.stability_label, choices.repeats if wizard.run is not None else 0,
+                     repeats, self.session.stability, stability_lines,
+                     "run the debates again to finish the others.")
 
     def refresh(self) -> None:
         self.fill_stability()
@@ -414,8 +379,9 @@ class ResultsPage(MajEvalPage):
             self.results.export_message.show()
             return None
         target = xlsx_path(path)
-        repeats = self.fill_stability()
+        self.fill_stability()
         self.results.export_panel.show()
+        run, snapshot, who = wizard.run, self.session.snapshot(), wizard.who
 
         def done(outcome: RunOutcome) -> None:
             if outcome.finished:
@@ -423,8 +389,8 @@ class ResultsPage(MajEvalPage):
                 self.results.show_export(str(target))
                 wizard.main_window.status(f"Saved {target}")
 
-        return wizard.start_step("export", self.results.export_panel,
-                                 partial(st.export_results, self.project, wizard.run, target,
-                                         state=wizard.state.model_copy(deep=True),
-                                         repeats=repeats),
+        def step(progress: Progress, cancel: CancelToken) -> Path:
+            return snapshot.export(target, who=who, run=run, progress=progress, cancel=cancel)
+
+        return wizard.start_step("export", self.results.export_panel, step,
                                  f"Exporting to {target.name}", done)

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton
 
 from core.majeval.inputs import task_text
-from desktop.majeval.pages._base import MajEvalPage, st
+from core.majeval.session import EXAMPLE_TASKS, sample_folder
+from desktop.majeval.pages._base import MajEvalPage
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import alert_box, intro_label, page_layout
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.majeval.inputs import OpenedItems
+    from core.runs import CancelToken, Progress
+    from desktop.majeval.wizard import MajEvalWizard
 
 __all__ = ["TaskPage"]
 
@@ -20,7 +26,7 @@ __all__ = ["TaskPage"]
 class TaskPage(MajEvalPage):
     KEY, TITLE = "task", "Task"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: MajEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self._timer = QTimer(self)
@@ -35,7 +41,7 @@ class TaskPage(MajEvalPage):
         templates = QHBoxLayout()
         templates.addWidget(QLabel("Start from an example:"))
         self.template_buttons: dict[str, QPushButton] = {}
-        for name, text in st.EXAMPLE_TASKS.items():
+        for name, text in EXAMPLE_TASKS.items():
             button = QPushButton(name)
             button.setToolTip(text)
             button.clicked.connect(partial(self.task_edit.setPlainText, text))
@@ -67,9 +73,9 @@ class TaskPage(MajEvalPage):
 
     def fill(self) -> None:
         self._filling = True
-        self.task_edit.setPlainText(self.state.task)
+        self.task_edit.setPlainText(self.choices.task)
         self._filling = False
-        problem = self.wizard.state_problem
+        problem = self.wizard.choices_problem
         self.recovered_notice.setText(problem)
         self.recovered_notice.setVisible(bool(problem))
 
@@ -91,8 +97,8 @@ class TaskPage(MajEvalPage):
     def save_task(self) -> None:
         self._timer.stop()
         text = task_text(self.task_edit.toPlainText())
-        if text != self.state.task:
-            self.state.task = text
+        if text != self.choices.task:
+            self.choices.task = text
             self.save()
             self.wizard.check_results_current()
 
@@ -100,17 +106,16 @@ class TaskPage(MajEvalPage):
     def load_sample(self) -> Any:
         """Load the sample set: task, both documents and the items file (in the executor)."""
         wizard = self.wizard
-        folder = st.sample_folder()
+        folder = sample_folder()
         self.task_edit.setPlainText((folder / "task.txt").read_text(encoding="utf-8").strip())
         self.save_task()
         paths = [folder / "parents_views.md", folder / "teachers_views.md"]
         documents, items = wizard.pages["documents"], wizard.pages["items"]
         self.sample_panel.show()
 
-        def step(progress, cancel):
+        def step(progress: Progress, cancel: CancelToken) -> tuple[list[str], OpenedItems]:
             errors = documents.read_documents(paths, progress, cancel)
-            setup = st.store_items_file(self.project, self.state.items, folder / "items.xlsx")
-            return errors, st.open_items(folder / "items.xlsx", setup)
+            return errors, self.session.store_items(folder / "items.xlsx")
 
         def done(outcome: RunOutcome) -> None:
             if outcome.finished:

@@ -37,11 +37,12 @@ def test_majeval_agreement_from_a_ratings_workbook(inputs, model, capsys):  # no
     # judge: q1 5, q2 2, q3 5; people's mean: q1 4.5, q2 2, q3 2
     mae = dims[dims.statistic == "Mean absolute error"].iloc[0]
     assert mae.value == pytest.approx((0.5 + 0 + 3) / 3, abs=1e-4) and mae.n == 3
-    from core.majeval import session
+    from core.majeval.session.choices import load_choices
+    from core.majeval.session.judge import judge_to_check
     from core.project import Project
 
     with Project.open(project) as p:
-        judge, _ = session.judge_to_check(p, session.load_state(p))
+        judge, _ = judge_to_check(p, load_choices(p))
     expected = judge_report(judge, ratings, n_boot=1000).dimensions[0]
     kendall = dims[dims.statistic == "Kendall tau-b"].iloc[0]
     assert kendall.value == pytest.approx(expected.kendall.value, abs=1e-4)
@@ -72,7 +73,8 @@ def test_majeval_agreement_without_results_says_so(inputs, capsys):  # noqa: F81
 def test_two_models_in_one_project_are_ranked_against_the_ratings(inputs, model, capsys):  # noqa: F811
     from core.judge_check import rank_judges
     from core.llm import ScriptedLLM
-    from core.majeval import session
+    from core.majeval.session.choices import load_choices
+    from core.majeval.session.judge import judges_to_compare
     from core.project import Project
     from tests.core.cli.majeval_cli_support import reply
 
@@ -90,7 +92,7 @@ def test_two_models_in_one_project_are_ranked_against_the_ratings(inputs, model,
     finally:
         other.close()
     with Project.open(project) as p:
-        candidates = session.judges_to_compare(p, session.load_state(p))
+        candidates = judges_to_compare(p, load_choices(p))
     # each model's debates give two conditions: after and before the debate
     assert [key for _, key, _ in candidates] == [
         f"full:{model.model}", f"pre:{model.model}", f"full:{other.model}",

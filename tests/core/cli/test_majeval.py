@@ -160,11 +160,11 @@ def test_a_run_with_a_project_resumes_and_asks_nothing_again(inputs, model, caps
     calls = model.calls
     assert main(command) == 0, capsys.readouterr().err
     assert model.calls == calls
-    from core.majeval.session import load_state
+    from core.majeval.session.choices import load_choices
     from core.project import Project
 
     with Project.open(inputs / "study.evaldesk") as project:
-        state = load_state(project)
+        state = load_choices(project)
         assert [i.id for i in state.item_list] == ["q1", "q2", "q3"]
         assert state.items.columns == {"content": "qa pair", "context": "story", "id": "id"}
 

@@ -86,15 +86,18 @@ def test_results_per_condition_survive_reopening(files, model, capsys):  # noqa:
 
     assert main(_args(files, model)) == 0
     with Project.open(files / "p.evaldesk") as project:
-        state = st.load_state(project)
+        state = st.choices.load_choices(project)
         assert not state.settings.simple_roles  # the conditions left the choices alone
-        kept = cd.load_conditions(project, state, list(cd.CONDITIONS), _profile(model))
+        kept = st.conditions.load_conditions(project, state, list(cd.CONDITIONS),
+                                             _profile(model))
         assert list(kept) == list(cd.CONDITIONS)
         assert kept["single-judge"].scores[cd.ALL_GROUPS]["i3"] == {
             "Overall quality": float(1 + (3 * 7) % 5)}
         assert kept["full"].scores["Parents"]["i3"] == {"Overall quality": HUMAN["i3"]}
-        assert cd.missing_conditions(project, state, list(cd.CONDITIONS), _profile(model)) == []
-        assert cd.missing_conditions(project, state, ["full"], "scripted/other") == ["full"]
+        assert st.conditions.missing_conditions(project, state, list(cd.CONDITIONS),
+                                                _profile(model)) == []
+        assert st.conditions.missing_conditions(project, state, ["full"],
+                                                "scripted/other") == ["full"]
 
 
 def test_an_unknown_condition_is_named(files, model, capsys):  # noqa: F811
@@ -120,7 +123,7 @@ def _readme(path):
 
 
 def test_the_wizards_export_writes_the_same_comparison_sheet_as_the_cli(files, model):  # noqa: F811
-    """The wizard's results export (``session.export_results`` with the wizard's choices) on
+    """The wizard's results export (``session.export.export_results`` with the choices) on
     the project the CLI ran the conditions in: the same Comparison and Condition scores sheets
     as the CLI's workbook, labelled in the Read me."""
     from core.majeval import conditions as cd
@@ -130,10 +133,10 @@ def test_the_wizards_export_writes_the_same_comparison_sheet_as_the_cli(files, m
     assert main(_args(files, model)) == 0
     calls = model.calls
     with Project.open(files / "p.evaldesk") as project:
-        state = st.load_state(project)
-        run = st.load_run(project, state, _profile(model))
+        state = st.choices.load_choices(project)
+        run = st.debates.load_run(project, state, _profile(model))
         assert run is not None
-        target = st.export_results(project, run, files / "wizard.xlsx", state=state)
+        target = st.export.export_results(project, run, files / "wizard.xlsx", choices=state)
     assert model.calls == calls  # exporting asks the model nothing
     cli, wizard = _sheet(files / "c.xlsx", "Comparison"), _sheet(target, "Comparison")
     assert len(cli) == len(wizard) > 1
@@ -165,9 +168,9 @@ def test_the_wizards_export_names_the_conditions_not_run(files, model):  # noqa:
     args[args.index("--conditions") + 1] = "full,pre"
     assert main(args) == 0
     with Project.open(files / "p.evaldesk") as project:
-        state = st.load_state(project)
-        run = st.load_run(project, state, _profile(model))
-        target = st.export_results(project, run, files / "wizard.xlsx", state=state)
+        state = st.choices.load_choices(project)
+        run = st.debates.load_run(project, state, _profile(model))
+        target = st.export.export_results(project, run, files / "wizard.xlsx", choices=state)
     rows = _sheet(target, "Comparison")
     conditions = {dict(zip(rows[0], r))["condition"] for r in rows[1:]}
     assert conditions == {"Full personas, after debate", "Full personas, before debate",

@@ -1,5 +1,5 @@
 """One route: the same documents and items workbook through ``evaldesk majeval personas`` +
-``evaldesk majeval run`` and through the session functions the wizard calls give the same
+``evaldesk majeval run`` and through the session calls the wizard's pages make give the same
 results workbook, cell by cell.
 
 The only cells left out of the comparison are the two that say when the workbook was made:
@@ -95,28 +95,31 @@ def through_the_command_line(folder, model: str) -> None:
 
 
 def through_the_wizards_session(folder, model: str) -> None:
-    """What the wizard's pages call, in order (desktop/majeval/pages)."""
+    """The session calls the wizard's pages make, in the order a person goes through them
+    (desktop/majeval/pages)."""
     from core.cli._common import adhoc_profile
-    from core.majeval import session as st
     from core.majeval.inputs import task_text
+    from core.majeval.session import MajEvalSession
     from core.project import Project
+    from core.settings import Settings
 
     profile = adhoc_profile(model)
+    settings = Settings(profiles=[profile], default_profile=profile.name)
     with Project.create(folder / "wizard.evaldesk", method="majeval") as project:
-        state = st.load_state(project)
-        state.task = task_text((folder / "task.txt").read_text(encoding="utf-8"))
-        st.save_state(project, state)
-        st.add_document(project, state, folder / "study.txt")
-        asyncio.run(st.create_personas_stored(
-            project, state, st.default_llm_factory(profile, project, None)))
-        setup = st.store_items_file(project, state.items, folder / "items.xlsx")
-        opened = st.open_items(st.items_file(project, setup), setup)
-        state.items, state.item_list = opened.setup, list(opened.read.items)
-        st.save_state(project, state)
-        run = asyncio.run(st.run_debates(
-            project, state, lambda run_id: st.default_llm_factory(profile, project, run_id),
-            model=profile))
-        st.export_results(project, run, folder / "wizard.xlsx")
+        session = MajEvalSession.open(project, settings=settings)
+        # Task: the paragraph as typed
+        session.choices.task = task_text((folder / "task.txt").read_text(encoding="utf-8"))
+        session.save_choices(session.choices)
+        # Documents, then Find stakeholders
+        session.add_document(folder / "study.txt")
+        asyncio.run(session.find_stakeholders())
+        # Items: the file kept and read with the app's column guesses
+        opened = session.store_items(folder / "items.xlsx")
+        session.use_items(opened.setup, opened.read.items)
+        # Run: the estimate shown, then the debates; Results: Export
+        estimate = session.snapshot().estimate()
+        run = asyncio.run(session.run(estimate=estimate))
+        session.snapshot().export(folder / "wizard.xlsx", who="Ana", run=run)
 
 
 def cells(path) -> dict[str, list[list]]:
@@ -141,6 +144,9 @@ def test_the_command_line_and_the_wizard_give_the_same_workbook(inputs):
         llm.close()
     cli, wizard = cells(inputs / "cli.xlsx"), cells(inputs / "wizard.xlsx")
     assert list(cli) == list(wizard)
+    # the conditions the debates give (after and before the debate) are compared in both, as
+    # the wizard's export always did (the command line's workbook once left them out)
+    assert {"Comparison", "Condition scores"} <= set(cli)
     for sheet in cli:
         assert len(cli[sheet]) == len(wizard[sheet]), sheet
         for n, (a, b) in enumerate(zip(cli[sheet], wizard[sheet], strict=True), 1):

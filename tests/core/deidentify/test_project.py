@@ -78,7 +78,7 @@ def test_known_names_come_from_what_the_methods_keep(tmp_path, project):
     from core.interacteval.model import Attribute
     from core.judge_check import Rating, save_rating
     from core.majeval import Persona
-    from core.majeval import session as mj
+    from core.majeval.session import personas as mj
 
     answers = tmp_path / "answers.xlsx"
     pd.DataFrame({"Question": ["q1", "q1", "q2"], "Student": ["Maria Lopez", "Tom Berg", "Maria Lopez"],
@@ -152,11 +152,11 @@ def test_the_table_is_kept_and_shared_and_a_damaged_one_stops_everything(tmp_pat
 
 
 def test_the_projects_texts_for_the_review_sample(tmp_path, project):
-    from core.majeval import session as mj
+    from core.majeval.session import choices as mj
 
-    state = mj.load_state(project)
+    state = mj.load_choices(project)
     state.task = "Judge answers for year 9 about foxes and mice."
-    mj.save_state(project, state)
+    mj.save_choices(project, state)
     table = tmp_path / "items.csv"
     pd.DataFrame({"id": ["1", "2"], "answer": ["Maria Lopez wrote that foxes eat mice.",
                                               "Tom said so"]}).to_csv(table, index=False)

@@ -52,7 +52,9 @@ async def test_edited_components_are_kept_unless_replacing_is_asked_for(tmp_path
         assert llm.calls == calls, "the edited components were made again"
         kept = session.get_stage(project, DIM, "components")
         assert kept.value == edited and kept.edited and kept.edited_by == "unnamed person"
-        assert kept.input == session.stage_input(project, state, DIM, "components")  # current
+        # current: made from today's notes by this model (the hash counts the builder)
+        assert kept.input == session.stage_input(project, state, DIM, "components",
+                                                 gateway.profile)
 
         _new_note(state, "The ending ties back to the start.")
         await session.run_build_steps(project, state, DIM, ["components"], gateway,

@@ -46,7 +46,7 @@ def units_in(project: Any, *, task: str = "Judge QA pairs.", settings: Any = Non
     project run of these choices): what ``evaluate(store=...)`` resumes from."""
     from core.majeval import DEFAULT_DIMENSION, DebateSettings, Scale
     from core.majeval.pipeline import RESULT_KIND
-    from core.majeval.session import open_evaluation_run
+    from core.majeval.session.debates import open_evaluation_run
     from core.project.units import RunUnits
 
     run_id = open_evaluation_run(project, task, [DEFAULT_DIMENSION], Scale(),

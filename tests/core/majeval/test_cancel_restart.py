@@ -38,9 +38,9 @@ def _project(tmp_path, items):
     from core.project import Project
 
     project = Project.create(tmp_path / "p.evaldesk")
-    st.save_personas(project, PERSONAS)
-    state = st.WizardState(task="Judge QA pairs.", item_list=items)
-    st.save_state(project, state)
+    st.personas.save_personas(project, PERSONAS)
+    state = st.MajEvalChoices(task="Judge QA pairs.", item_list=items)
+    st.choices.save_choices(project, state)
     return project, state
 
 
@@ -65,7 +65,7 @@ async def test_cancel_and_start_again_at_random_moments_always_finishes(
 
         for attempt in range(STARTS):
             cancel = CancelToken()
-            task = asyncio.ensure_future(st.run_debates(
+            task = asyncio.ensure_future(st.debates.run_debates(
                 project, state, llm_for_run, model=llm.model, cancel=cancel))
             # the first start is cancelled while the model's first answer is on its way (the
             # app: Cancel in the first seconds), the others anywhere
@@ -84,9 +84,9 @@ async def test_cancel_and_start_again_at_random_moments_always_finishes(
         calls = llm.calls
         try:
             run = await asyncio.wait_for(
-                st.run_debates(project, state, llm_for_run, model=llm.model), timeout=30)
+                st.debates.run_debates(project, state, llm_for_run, model=llm.model), timeout=30)
         except TimeoutError:
             pytest.fail(f"the last start stalled: {llm.calls - calls} calls in 30 s after "
-                        f"{STARTS} cancelled starts ({st.run_progress(project, state, llm.model)})")
+                        f"{STARTS} cancelled starts ({st.debates.run_progress(project, state, llm.model)})")
         assert all(r.status == "ok" for r in run.items)
-        assert st.run_progress(project, state, llm.model) == (18, 18)
+        assert st.debates.run_progress(project, state, llm.model) == (18, 18)

@@ -123,21 +123,21 @@ async def test_the_step_refuses_a_letter_for_a_stakeholder_and_says_it_found_too
 
     with Project.create(tmp_path / "p.evaldesk") as project:
         project.put_artefact(DOCUMENT_ARTEFACT, STUDY.name, STUDY.to_dict(), origin="imported")
-        state = st.WizardState(task="Judge glaucoma leaflets for patients.",
+        state = st.MajEvalChoices(task="Judge glaucoma leaflets for patients.",
                                documents=[STUDY.name])
         llm, gateway = scripted(demo, cache=project, context_window=4000, max_tokens=300)
         with pytest.raises(StageError) as refused:
-            await st.create_personas_stored(project, state, gateway)
+            await st.personas.create_personas_stored(project, state, gateway)
         assert "“A” is a single letter" in refused.value.message
         # asked again once, then that part failed; it is not read a third time (a failed part
         # was read again for the other parts' stakeholders: the built-in model's 59 s doubled)
         assert sum(1 for r in llm.requests if kind(r.messages) == "extract") == 2
 
         found["names"] = ["patient"]
-        made = await st.create_personas_stored(project, state, gateway)
+        made = await st.personas.create_personas_stored(project, state, gateway)
         assert [p.name for p in made.personas] == ["John Mills"]
         assert "found too little to go on" in made.too_little
-        assert st.load_state(project).too_little == made.too_little  # shown after reopening
+        assert st.choices.load_choices(project).too_little == made.too_little  # shown after reopening
 
 
 async def test_the_demo_models_personas_and_results_say_so(tmp_path):
@@ -148,7 +148,7 @@ async def test_the_demo_models_personas_and_results_say_so(tmp_path):
     from core.project import Project
 
     with Project.create(tmp_path / "p.evaldesk") as project:
-        state = st.WizardState(task="Judge leaflets.",
+        state = st.MajEvalChoices(task="Judge leaflets.",
                                personas_model={"model": "evaldesk-local/gemma-3-270m",
                                                "model_settings": {"gguf_path": ""}})
         persona = Persona(id="a1", group="Patients", name="John Mills", demographics="x y",
@@ -156,7 +156,7 @@ async def test_the_demo_models_personas_and_results_say_so(tmp_path):
                           social_relationships="r")
         project.put_artefact(PERSONA_ARTEFACT, persona.id, persona.model_dump(mode="json"),
                              origin="generated")
-        target = st.export_personas(project, state, tmp_path / "personas.xlsx")
+        target = st.personas.export_personas(project, state, tmp_path / "personas.xlsx")
         readme = {r[0].value: r[1].value for r in load_workbook(target)["Read me"].iter_rows()
                   if r[0].value}
         assert "built-in demo model" in readme["Demo model"]

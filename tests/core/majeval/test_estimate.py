@@ -40,9 +40,9 @@ def _project(tmp_path, items, settings):
     from core.project import Project
 
     project = Project.create(tmp_path / "p.evaldesk")
-    state = st.WizardState(task="Judge QA pairs.", item_list=items, settings=settings)
-    st.save_state(project, state)
-    st.replace_personas(project, PANEL, "test")
+    state = st.MajEvalChoices(task="Judge QA pairs.", item_list=items, settings=settings)
+    st.choices.save_choices(project, state)
+    st.personas.replace_personas(project, PANEL, "test")
     return project, state
 
 
@@ -54,17 +54,17 @@ async def test_the_estimated_calls_are_the_calls_the_run_makes(scripted, tmp_pat
     with project:
         llm, _ = scripted(replies)
         profile = llm.profile(max_retries=0)
-        est = st.estimate_run(project, state, profile)
+        est = st.debates.estimate_run(project, state, profile)
         # 2 items x 2 groups: 5 first evaluations, 5 to 10 turns, 0 to 5 finals, 2 summaries
         assert (est.calls, est.calls_max) == (2 * (5 + 5 + 2), 2 * (5 + 10 + 5 + 2))
         assert est.prompt_tokens > 0 and est.completion_tokens > 0
         assert est.cost == 0 and "no cost" in est.summary()
 
-        await st.run_debates(project, state, lambda run_id: _gateway(llm, project, run_id),
+        await st.debates.run_debates(project, state, lambda run_id: _gateway(llm, project, run_id),
                              model=profile)
         assert llm.calls == getattr(est, bound)
 
-        again = st.estimate_run(project, state, profile)
+        again = st.debates.estimate_run(project, state, profile)
         assert (again.calls, again.calls_max, again.done_already) == (0, 0, 4)
         assert again.summary().startswith("No model calls")
 
@@ -80,12 +80,12 @@ async def test_the_time_uses_the_latency_the_project_recorded(scripted, tmp_path
     with project:
         llm, _ = scripted(agreeing)
         profile = llm.profile(max_retries=0, max_concurrency=2)
-        first = st.estimate_run(project, state, profile)
+        first = st.debates.estimate_run(project, state, profile)
         assert "a guess" in first.latency_source
         for i in range(3):
             project.llm_cache_put(f"k{i}", model=profile.model, api_base=None, request={},
                                   response={"content": "{}"}, latency_s=[1.0, 2.0, 9.0][i])
-        est = st.estimate_run(project, state, profile)
+        est = st.debates.estimate_run(project, state, profile)
         assert est.latency_s == 2.0 and "median of the last 3 calls" in est.latency_source
         # 10 first evaluations + 4 summaries, 2 at a time, 2 s each
         assert est.calls == 14 and est.seconds == 7 * 2.0

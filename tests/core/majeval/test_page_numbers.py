@@ -28,8 +28,8 @@ def test_evidence_and_corrections_carry_the_number_the_screen_shows(tmp_path, pa
     from core.project import Project
 
     with Project.create(tmp_path / "p.evaldesk") as project:
-        state = st.WizardState(task="Judge answers about generative AI.")
-        doc = st.add_document(project, state, path)
+        state = st.MajEvalChoices(task="Judge answers about generative AI.")
+        doc = st.documents.add_document(project, state, path)
         assert doc.unit == unit
         shown = doc.pages[4]  # the Documents page lists it as f"{Unit} {number}"
         assert shown.number == 5
@@ -49,8 +49,8 @@ def test_evidence_and_corrections_carry_the_number_the_screen_shows(tmp_path, pa
         readme = pd.read_excel(workbook, sheet_name="Read me", header=None).to_string()
         assert "section of a .txt or .md file" in readme  # the Page column says what it counts
 
-        st.edit_page(project, doc.name, shown.number, shown.text + " (checked)", "Ann")
-        assert st.corrected_pages(project) == [f"{doc.name} {unit} {shown.number} by Ann"]
+        st.documents.edit_page(project, doc.name, shown.number, shown.text + " (checked)", "Ann")
+        assert st.documents.corrected_pages(project) == [f"{doc.name} {unit} {shown.number} by Ann"]
 
 
 CHAN = DOCS / "Chan2023_AI_policy_education_framework_IJETHE.pdf"
@@ -85,8 +85,8 @@ async def test_a_table_cell_is_placed_on_the_page_the_model_read_it_from(scripte
     (perspective,) = found.perspectives
     assert perspective.page == 15 and 15 in perspective.chunk_pages
 
-    span = st.evidence_span(doc.page(15).text, CELL)
+    span = st.documents.evidence_span(doc.page(15).text, CELL)
     assert doc.page(15).text[span[0]:span[1]] == CELL
-    on_13 = st.evidence_span(doc.page(13).text, CELL)  # a person looks at page 13 anyway
+    on_13 = st.documents.evidence_span(doc.page(13).text, CELL)  # a person looks at page 13 anyway
     shown = doc.page(13).text[on_13[0]:on_13[1]]
     assert shown == "5. Attributing AI technologies"  # not the 151 characters of its row

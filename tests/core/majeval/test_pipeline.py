@@ -308,10 +308,10 @@ async def test_each_running_debate_says_where_it_is(scripted, items, tmp_path):
         return panel(messages)
 
     with Project.create(tmp_path / "p.evaldesk") as project:
-        st.save_personas(project, PERSONAS)
-        state = st.WizardState(task="Judge QA pairs.", item_list=items)
+        st.personas.save_personas(project, PERSONAS)
+        state = st.MajEvalChoices(task="Judge QA pairs.", item_list=items)
         llm, gateway = scripted(watching, cache=project, max_concurrency=1)
-        run = await st.run_debates(project, state, lambda _run_id: gateway, model=llm.model,
+        run = await st.debates.run_debates(project, state, lambda _run_id: gateway, model=llm.model,
                                    max_units=1, live=live)
         assert all(r.status == "ok" for r in run.items) and live == {}
         notes = [note for snapshot in seen for note in snapshot.values()]
@@ -323,7 +323,7 @@ async def test_each_running_debate_says_where_it_is(scripted, items, tmp_path):
     running = next(snapshot for snapshot in seen if snapshot)
     ((key, note),) = running.items()
     with Project.create(tmp_path / "q.evaldesk") as fresh:
-        st.save_personas(fresh, PERSONAS)
-        rows = st.unit_statuses(fresh, state, llm.model, live={key: note})
+        st.personas.save_personas(fresh, PERSONAS)
+        rows = st.debates.unit_statuses(fresh, state, llm.model, live={key: note})
         assert [(r["status"], r["note"]) for r in rows].count(("running", note)) == 1
         assert {r["status"] for r in rows} == {"running", "waiting"}

@@ -1,4 +1,4 @@
-"""MAJ-Eval's repeat runs (``core.majeval.repeats``): repeat k is made of real calls with repeat
+"""MAJ-Eval's repeat runs (``core.majeval.session.repeats``, ``core.majeval.repeats``): repeat k is made of real calls with repeat
 index k, kept per repeat in the project (reopening reads them, a finished repeat re-runs with
 zero calls), repeat 0 is the ordinary run; the stability is Krippendorff's alpha (interval)
 across the repeats, checked against a direct computation."""
@@ -48,13 +48,13 @@ def project(tmp_path):
     from core.project import Project
 
     with Project.create(tmp_path / "p.evaldesk") as project:
-        st.save_personas(project, [persona("Parents", "Dana Ray"), persona("Parents", "Eli Stone"),
+        st.personas.save_personas(project, [persona("Parents", "Dana Ray"), persona("Parents", "Eli Stone"),
                                    persona("Teachers", "Amy Lee")], origin="generated")
-        state = st.load_state(project)
+        state = st.choices.load_choices(project)
         state.task = "Judge QA pairs for children."
         state.item_list = [Item(id=k, content=f"{k}: Q: Why? A: Because.", context="A story.",
                                 human={"Overall quality": v}) for k, v in HUMAN.items()]
-        st.save_state(project, state)
+        st.choices.save_choices(project, state)
         yield project
 
 
@@ -67,10 +67,11 @@ def _factory(project, llm, seen):
 async def test_repeats_are_real_calls_kept_per_repeat_and_free_to_run_again(
         project, scripted_llm):
     from core.majeval import session as st
-    from core.majeval.repeats import load_repeats, run_repeats, stability
+    from core.majeval.repeats import stability
+    from core.majeval.session.repeats import load_repeats, run_repeats
     from core.stats import krippendorff_alpha
 
-    state = st.load_state(project)
+    state = st.choices.load_choices(project)
     llm = scripted_llm(_Judge(lambda item, n: 1 + (int(item[1:]) + 2 * n) % 5))
     seen: list[int] = []
     by_repeat = await run_repeats(project, state, _factory(project, llm, seen),
@@ -99,23 +100,24 @@ async def test_repeats_are_real_calls_kept_per_repeat_and_free_to_run_again(
 
 async def test_repeat_0_is_the_ordinary_run(project, scripted_llm):
     from core.majeval import session as st
-    from core.majeval.repeats import load_repeats, run_repeats, stability
+    from core.majeval.repeats import stability
+    from core.majeval.session.repeats import load_repeats, run_repeats
 
-    state = st.load_state(project)
+    state = st.choices.load_choices(project)
     llm = scripted_llm(_debate_reply)
     seen: list[int] = []
-    first = await st.run_debates(project, state, _factory(project, llm, seen), model=llm.model)
+    first = await st.debates.run_debates(project, state, _factory(project, llm, seen), model=llm.model)
     one_run = llm.calls
     assert set(seen) == {0} and one_run > 0
     by_repeat = await run_repeats(project, state, _factory(project, llm, seen), None, 2,
                                   model=llm.model)
     assert llm.calls == 2 * one_run  # repeat 0 was kept; repeat 1 made its own calls
     assert seen.count(1) == one_run
-    assert st.load_state(project).run_id == first.run_id  # the choices keep repeat 0's run
+    assert st.choices.load_choices(project).run_id == first.run_id  # the choices keep repeat 0's run
     overall = {r.item_id: r.overall for r in first.items}
     assert by_repeat[0]["full"].scores["All groups (overall score)"] == overall
-    assert st.load_run(project, state, llm.model).run_id == first.run_id
-    assert st.load_run(project, state, llm.model, repeat=1).run_id != first.run_id
+    assert st.debates.load_run(project, state, llm.model).run_id == first.run_id
+    assert st.debates.load_run(project, state, llm.model, repeat=1).run_id != first.run_id
     (label, _, result), = stability(load_repeats(project, state, None, 2, llm.model),
                                     state.item_list, ["Overall quality"])
     assert label == "Full personas, after debate"
@@ -123,11 +125,11 @@ async def test_repeat_0_is_the_ordinary_run(project, scripted_llm):
 
 
 async def test_the_estimate_counts_every_repeat_still_to_run(project, scripted_llm):
-    from core.majeval import conditions as cd
     from core.majeval import session as st
-    from core.majeval.repeats import run_repeats
+    from core.majeval.session import conditions as cd
+    from core.majeval.session.repeats import run_repeats
 
-    state = st.load_state(project)
+    state = st.choices.load_choices(project)
     llm = scripted_llm(_Judge(lambda item, n: 3))
     profile = llm.profile()
     one = cd.estimate_conditions(project, state, ["single-judge"], profile)
@@ -137,16 +139,16 @@ async def test_the_estimate_counts_every_repeat_still_to_run(project, scripted_l
                       model=profile)
     left = cd.estimate_conditions(project, state, ["single-judge"], profile, repeats=3)
     assert left.calls == N_ITEMS
-    debates = st.estimate_run(project, state.model_copy(
+    debates = st.debates.estimate_run(project, state.model_copy(
         update={"settings": DebateSettings()}), profile, repeats=2)
-    assert debates.calls == 2 * st.estimate_run(project, state, profile).calls
+    assert debates.calls == 2 * st.debates.estimate_run(project, state, profile).calls
 
 
 def test_too_many_repeats_are_refused(project):
     import asyncio
 
     from core.majeval import session as st
-    from core.majeval.repeats import run_repeats
+    from core.majeval.session.repeats import run_repeats
 
     with pytest.raises(ValueError, match="1 to 10 times"):
-        asyncio.run(run_repeats(project, st.load_state(project), lambda _: None, None, 11))
+        asyncio.run(run_repeats(project, st.choices.load_choices(project), lambda _: None, None, 11))

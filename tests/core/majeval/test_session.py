@@ -47,8 +47,8 @@ def _project_with_doc(tmp_path):
 
     project = Project.create(tmp_path / "p.evaldesk")
     project.put_artefact(DOCUMENT_ARTEFACT, DOC.name, DOC.to_dict(), origin="imported")
-    state = st.WizardState(task="Judge QA pairs.", documents=[DOC.name])
-    st.save_state(project, state)
+    state = st.MajEvalChoices(task="Judge QA pairs.", documents=[DOC.name])
+    st.choices.save_choices(project, state)
     return project, state
 
 
@@ -67,13 +67,13 @@ async def test_an_older_project_with_perspectives_in_either_old_shape_still_open
         project.put_artefact(PERSPECTIVES_ARTEFACT, DOC.name, old, origin="generated")
         # read by this model (a fingerprint without the model is read again: who read it is
         # not known, and the project's cache answers a re-read by the same model)
-        state.extracted[DOC.name] = st.extraction_fingerprint(state.task, DOC, gateway.profile)
-        st.save_state(project, state)
+        state.extracted[DOC.name] = st.documents.extraction_fingerprint(state.task, DOC, gateway.profile)
+        st.choices.save_choices(project, state)
 
-        kept = st.stored_perspectives(project, DOC.name)
+        kept = st.documents.stored_perspectives(project, DOC.name)
         assert kept is not None and [s.name for s in kept.stakeholders] == ["Parents",
                                                                              "Teachers"]
-        made = await st.create_personas_stored(project, st.load_state(project), gateway)
+        made = await st.personas.create_personas_stored(project, st.choices.load_choices(project), gateway)
         assert made.reused == [DOC.name] and [p.group for p in made.personas] == [
             "Parents", "Teachers"]
         assert not any(kind(r.messages) == "extract" for r in llm.requests)
@@ -87,10 +87,10 @@ async def test_perspectives_are_kept_in_one_shape_with_their_fingerprint(scripte
                 building(messages)
 
         _llm, gateway = scripted(reply, cache=project, context_window=1500, max_tokens=200)
-        await st.create_personas_stored(project, state, gateway)
+        await st.personas.create_personas_stored(project, state, gateway)
         payload = project.get_artefact(PERSPECTIVES_ARTEFACT, DOC.name).payload
         assert payload[VERSION_FIELD] == 2
-        assert payload["fingerprint"] == st.extraction_fingerprint(state.task, DOC,
+        assert payload["fingerprint"] == st.documents.extraction_fingerprint(state.task, DOC,
                                                                    gateway.profile)
         assert [s["name"] for s in payload["stakeholders"]] == ["Parents", "teachers"]
 
@@ -100,18 +100,18 @@ def test_choices_that_cannot_be_read_are_kept_aside_and_said_so(tmp_path):
 
     with Project.create(tmp_path / "p.evaldesk") as project:
         broken = {"task": "Judge QA pairs.", "max_pages": "many", "documents": ["a.pdf"]}
-        project.put_artefact(st.STATE_KIND, "state", broken, origin="human")
-        state, problem = st.open_state(project)
-        assert state == st.WizardState()
+        project.put_artefact(st.CHOICES_KIND, "state", broken, origin="human")
+        state, problem = st.choices.open_choices(project)
+        assert state == st.MajEvalChoices()
         assert problem.startswith("The MAJ-Eval choices (task, documents, items, dimensions "
                                   "and debate options) could not be read: it does not fit "
                                   "(max_pages:")
         assert "is kept in the project" in problem
-        kept = project.list_artefacts(st.STATE_KIND + ".unreadable")
+        kept = project.list_artefacts(st.CHOICES_KIND + ".unreadable")
         assert len(kept) == 1 and kept[0].payload == broken  # the original, as it was
-        st.save_state(project, state)  # saving the fresh choices does not touch it
-        assert project.list_artefacts(st.STATE_KIND + ".unreadable")[0].payload == broken
-        assert st.open_state(project) == (state, "")
+        st.choices.save_choices(project, state)  # saving the fresh choices does not touch it
+        assert project.list_artefacts(st.CHOICES_KIND + ".unreadable")[0].payload == broken
+        assert st.choices.open_choices(project) == (state, "")
 
 
 def test_choices_saved_by_a_newer_evaldesk_are_not_replaced(tmp_path):
@@ -119,10 +119,10 @@ def test_choices_saved_by_a_newer_evaldesk_are_not_replaced(tmp_path):
 
     with Project.create(tmp_path / "p.evaldesk") as project:
         newer = {VERSION_FIELD: 9, "task": "Judge QA pairs."}
-        project.put_artefact(st.STATE_KIND, "state", newer, origin="human")
-        _state, problem = st.open_state(project)
+        project.put_artefact(st.CHOICES_KIND, "state", newer, origin="human")
+        _state, problem = st.choices.open_choices(project)
         assert "saved by a newer EvalDesk" in problem
-        assert project.list_artefacts(st.STATE_KIND + ".unreadable")[0].payload == newer
+        assert project.list_artefacts(st.CHOICES_KIND + ".unreadable")[0].payload == newer
 
 
 def test_debate_keys_are_those_older_projects_kept():
@@ -157,21 +157,21 @@ async def test_created_personas_are_kept_and_a_persons_edits_survive_a_new_creat
     project, state = _project_with_doc(tmp_path)
     with project:
         llm, gateway = scripted(reply, cache=project, context_window=1500, max_tokens=200)
-        made = await st.create_personas_stored(project, state, gateway)
+        made = await st.personas.create_personas_stored(project, state, gateway)
         assert [p.group for p in made.personas] == ["Parents", "Parents", "Teachers"]
-        stored = st.load_personas(project)
+        stored = st.personas.load_personas(project)
         assert [p.id for p in stored] == [p.id for p in made.personas]
         assert stored[0].evidence == "Parents told us that questions should be fun and short."
-        changed = st.edit_persona(project, stored[0], "specialty", "Speech therapy.", "Anna")
+        changed = st.personas.edit_persona(project, stored[0], "specialty", "Speech therapy.", "Anna")
         assert changed.specialty == "Speech therapy." and changed.edited
-        again = st.load_personas(project)[0]
+        again = st.personas.load_personas(project)[0]
         assert again.edited and again.specialty == "Speech therapy."
         assert project.list_edits(kind="majeval.persona")[0].who == "Anna"
         calls = llm.calls
         state.extracted.clear()  # read the document again: every answer is in the project
-        await st.create_personas_stored(project, state, gateway)
+        await st.personas.create_personas_stored(project, state, gateway)
         assert llm.calls == calls
-        assert st.load_personas(project)[0].specialty == "Speech therapy."  # edit kept
+        assert st.personas.load_personas(project)[0].specialty == "Speech therapy."  # edit kept
 
 
 def test_one_persona_rule_for_the_editor_the_import_and_the_debate(tmp_path):
@@ -184,26 +184,26 @@ def test_one_persona_rule_for_the_editor_the_import_and_the_debate(tmp_path):
     from core.project import Project
 
     project = Project.create(tmp_path / "p.evaldesk")
-    st.save_personas(project, [persona("Parents", "Sam Ortiz")], origin="generated")
-    sam = st.load_personas(project)[0]
+    st.personas.save_personas(project, [persona("Parents", "Sam Ortiz")], origin="generated")
+    sam = st.personas.load_personas(project)[0]
     with pytest.raises(ValueError, match="needs a perspective"):
-        st.edit_persona(project, sam, "perspective", "   ", "Ana")
-    assert st.load_personas(project)[0].perspective == sam.perspective  # nothing stored
+        st.personas.edit_persona(project, sam, "perspective", "   ", "Ana")
+    assert st.personas.load_personas(project)[0].perspective == sam.perspective  # nothing stored
 
-    added = st.add_persona(project, "Parents", "New persona 1", "Ana")
+    added = st.personas.add_persona(project, "Parents", "New persona 1", "Ana")
     assert "perspective" in persona_problem(added)
-    state = st.WizardState(task="Judge QA pairs.", item_list=[Item(id="1", content="Q?")])
+    state = st.MajEvalChoices(task="Judge QA pairs.", item_list=[Item(id="1", content="Q?")])
     with pytest.raises(ValueError, match=r"New persona 1 \(Parents\).*needs a perspective"):
-        st._check_ready(project, state)
+        st.debates.check_ready(project, state)
 
     export = tmp_path / "personas.xlsx"
-    write_personas(export, st.load_personas(project))
+    write_personas(export, st.personas.load_personas(project))
     read = read_personas(export)
     assert any("perspective is empty" in i.message for i in read.errors)
-    st.edit_persona(project, added, "perspective", "Reading together matters.", "Ana")
-    write_personas(export, st.load_personas(project))
+    st.personas.edit_persona(project, added, "perspective", "Reading together matters.", "Ana")
+    write_personas(export, st.personas.load_personas(project))
     assert read_personas(export).ok
-    assert len(st._check_ready(project, state)) == 2
+    assert len(st.debates.check_ready(project, state)) == 2
 
 
 async def test_another_model_reads_the_documents_again(scripted, tmp_path):
@@ -247,22 +247,22 @@ async def test_another_model_reads_the_documents_again(scripted, tmp_path):
     project, state = _project_with_doc(tmp_path)
     with project:
         _, first = scripted(weak, cache=project, context_window=1500, max_tokens=200)
-        await st.create_personas_stored(project, state, first)
-        assert st.personas_made_by(project, state) == model_fields(first.profile)
+        await st.personas.create_personas_stored(project, state, first)
+        assert st.personas.personas_made_by(project, state) == model_fields(first.profile)
         _, second = scripted(capable, cache=project, context_window=1500, max_tokens=200)
-        estimate = st.estimate_personas(project, state, second.profile)
+        estimate = st.personas.estimate_personas(project, state, second.profile)
         assert estimate.done_already == 0  # the document is to be read again
-        made = await st.create_personas_stored(project, state, second)
+        made = await st.personas.create_personas_stored(project, state, second)
         assert read_by_capable, "the capable model never read the document"
         assert made.read == [DOC.name] and made.reused == []
-        stored = st.stored_perspectives(project, DOC.name)
+        stored = st.documents.stored_perspectives(project, DOC.name)
         assert [s.name for s in stored.stakeholders] == ["Preschool teachers"]
-        assert [p.name for p in st.load_personas(project)] == ["Kim Lee"]
-        assert st.personas_made_by(project, state) == model_fields(second.profile)
-        assert st.personas_out_of_date(project, state) == ""
+        assert [p.name for p in st.personas.load_personas(project)] == ["Kim Lee"]
+        assert st.personas.personas_made_by(project, state) == model_fields(second.profile)
+        assert st.personas.personas_out_of_date(project, state) == ""
 
         # the same model with another seed is another reader too
         seeded = second.profile.model_copy(update={"seed": 5})
-        assert st.estimate_personas(project, state, seeded).done_already == 0
+        assert st.personas.estimate_personas(project, state, seeded).done_already == 0
         # and the same profile again reads nothing
-        assert st.estimate_personas(project, state, second.profile).done_already == 1
+        assert st.personas.estimate_personas(project, state, second.profile).done_already == 1
