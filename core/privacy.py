@@ -337,12 +337,14 @@ def deidentification_notice(project: Project | None, profile: ModelProfile) -> s
         if choices.enabled is None and not switch_on(project, choices):
             return ("De-identification is off for this project: it already sent texts before "
                     "EvalDesk could replace names, so its finished steps keep their answers. "
-                    "Turn it on under Privacy to replace names and other identifiers from now "
-                    "on.")
+                    "To replace names and other identifiers from now on, tick “Replace names "
+                    "before sending” above the wizard's steps.")
         return ("De-identification is off for this project: names and other identifiers are "
-                "sent as they are written.")
+                "sent as they are written. To replace them, tick “Replace names before "
+                "sending” above the wizard's steps.")
     return ("De-identification is on: names you gave, names after a title or greeting, "
             "e-mail addresses, phone numbers, dates, record numbers and other identifiers are "
             "replaced by placeholders such as [STUDENT 3] before the texts are sent, and put "
             "back in the results. It cannot find every name (for example a name you did not "
-            "list, written on its own): look at the sample under Privacy.")
+            "list, written on its own): look at the sample with “Review names and a "
+            "sample”, above the wizard's steps.")

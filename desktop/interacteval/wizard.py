@@ -44,6 +44,7 @@ class InteractEvalWizard(WizardShell):
     """The InteractEval wizard page shown in the main window."""
 
     METHOD, OBJECT_NAME = "interacteval", "interactevalWizard"
+    SENDS_TEXTS = True
     HOME_TIP = ("Back to the home screen. Everything is kept in the project; open InteractEval "
                 "again to carry on.")
     PAGE_CLASSES = (DimensionsPage, SamplesPage, ThinkAloudPage, BuildPage, ChecklistPage,
@@ -86,6 +87,11 @@ class InteractEvalWizard(WizardShell):
         if profile is None:
             raise RuntimeError("There is no model profile. Add one in Settings → Models.")
         return self.llm_factory(profile, self.project, run_id)
+
+    def privacy_profiles(self) -> list[Any]:
+        names = [*self.state.assessors, self.builder_name(), self.state.scorer]
+        return [p for n in dict.fromkeys(n for n in names if n)
+                if (p := self.profile(n)) is not None]
 
     def builder_name(self) -> str:
         return self.state.builder or (self.state.assessors[0] if self.state.assessors else "")
