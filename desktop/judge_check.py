@@ -909,7 +909,7 @@ class CheckJudgePageMixin:
         else:
             judge, problem = session.judge_to_check()
             candidates = session.judges_to_compare()
-        self.panel.set_judge(self.project, judge, problem)
+        self.panel.set_judge(self.wizard.project, judge, problem)
         self.panel.set_candidates(candidates, self.make_judge)
 
     def _run_in_background(self, panel: Any, step: Any, *, title: str, on_done: Any) -> Any:

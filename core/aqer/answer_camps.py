@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -256,6 +257,16 @@ def _distinct_camps(vectors_of: Callable[[np.ndarray], np.ndarray], counts: np.n
     return found
 
 
+def _vectors_at(vectors: np.ndarray, rows: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The vectors of the distinct answers at positions ``at`` (their rows ``rows[at]``)."""
+    return vectors[rows[at]]
+
+
+def _text_at(texts: list[str], answer: np.ndarray, position: int) -> str:
+    """The words of the distinct answer at ``position`` (answer ``answer[position]``)."""
+    return texts[int(answer[position])]
+
+
 def split_questions(vectors: np.ndarray, rows: np.ndarray, question: np.ndarray,
                     texts: list[str], n_questions: int) -> dict[int, list[Camp]]:
     """Question number -> its camps, for each question whose answers split (the module's
@@ -272,8 +283,8 @@ def split_questions(vectors: np.ndarray, rows: np.ndarray, question: np.ndarray,
             continue
         table_rows, first, counts = np.unique(rows[idx], return_index=True, return_counts=True)
         answer = idx[first]
-        camps = _distinct_camps(lambda at, r=table_rows: vectors[r[at]], counts,
-                                lambda i, a=answer: texts[int(a[i])], len(idx))
+        camps = _distinct_camps(partial(_vectors_at, vectors, table_rows), counts,
+                                partial(_text_at, texts, answer), len(idx))
         if camps:
             out[j] = camps
     return out

@@ -1,12 +1,15 @@
 """Every reader of AQER's files into its model types, used by the wizard and the CLI alike.
 
     sheets, read = read_answers("answers.xlsx", "Long")       # the sheet as text (core.tables)
-    setup = guess_columns(AqerSetup(), read.frame.columns)    # roles from :data:`SYNONYMS`
-    check = check_answers(read, setup)                        # row-numbered issues; errors block
-    prepared = read_responses("answers.xlsx", question_col="Question ID", ...)  # in one go
+    guessed = guess_roles(read, sheets)                       # ColumnRoles, and why (notes)
+    choices = AqerChoices(columns=guessed.roles)
+    check = check_answers(read, choices)                      # row-numbered issues; errors block
+    prepared = read_responses("answers.xlsx", ColumnRoles(question_col="Question ID", ...))
 
-The column synonyms are one list per role (:data:`SYNONYMS`): the wizard's suggestions and the
-CLI's defaults both come from :func:`guess_columns`. An AQER sheet is read with
+The column roles are one value (:class:`core.aqer.model.ColumnRoles`), guessed here and only
+here: :func:`guess_roles` for a sheet just chosen (the wizard), :func:`roles_from_options` around
+what the command line's options name, :func:`guess_columns` to fill in roles a sheet read again
+lacks. The column synonyms are one list per role (:data:`SYNONYMS`). An AQER sheet is read with
 ``core.tables.read_table`` and ``map_columns`` rather than ``read_mapped_rows``: its rows are not
 one item each (a wide sheet holds a question or a worker per row, a long sheet one answer), and
 ``core.aqer.responses`` turns either layout into the long answers with row-numbered notices.
@@ -21,9 +24,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import tables
-from core.aqer.model import DEFAULT_BLANK_TOKENS, AqerNotice, AqerSetup
+from core.aqer.blanks import BlankRule, blank_rule
+from core.aqer.model import (
+    DEFAULT_BLANK_TOKENS,
+    AqerChoices,
+    AqerNotice,
+    ColumnRoles,
+    Layout,
+    WideRows,
+)
+from core.aqer.pipeline import absent_notices
 from core.aqer.responses import (
     AqerInputError,
+    Duplicates,
     PreparedResponses,
     closest_column,
     prepare_responses,
@@ -32,8 +45,6 @@ from core.aqer.responses import (
 from core.tables import HasIssues, TableIssue, TableRead
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.aqer.blanks import BlankRule
-    from core.aqer.responses import Duplicates, Format
     from core.runs import CancelToken, Progress
 
 __all__ = [
@@ -42,17 +53,19 @@ __all__ = [
     "ROLE_NAMES",
     "SYNONYMS",
     "AnswersCheck",
-    "GuessedSetup",
+    "ColumnOptions",
+    "GuessedRoles",
     "LayoutGuess",
     "attach_grades_sheet",
     "check_answers",
     "guess_columns",
     "guess_layout",
-    "guess_setup",
+    "guess_roles",
     "note_columns",
     "numeric_columns",
     "read_answers",
     "read_responses",
+    "roles_from_options",
 ]
 
 #: Answers read as blank by default (the user sees and edits the list; compared ignoring case).
@@ -73,11 +86,12 @@ SYNONYMS: dict[str, list[str]] = {
 AI_MARKS = {"is_llm", "model"}
 
 
-def guess_columns(setup: AqerSetup, columns: Iterable[Any]) -> AqerSetup:
-    """``setup`` with a column suggested for every role that has none (or one the sheet lacks),
-    and AI-answer columns the sheet lacks dropped. Chosen columns that exist are kept."""
+def guess_columns(roles: ColumnRoles, columns: Iterable[Any]) -> ColumnRoles:
+    """``roles`` with a column suggested for every role that has none (or one the sheet
+    lacks), and AI-answer columns the sheet lacks dropped. Chosen columns that exist are kept
+    (the wizard reopening a project: the sheet read again)."""
     columns = [str(c) for c in columns]
-    s = setup
+    s = roles
     guess = tables.guess_mapping(columns, SYNONYMS)
     update: dict[str, Any] = {}
     for role, key in (("question", "question_col"), ("worker", "worker_col"),
@@ -92,7 +106,7 @@ def guess_columns(setup: AqerSetup, columns: Iterable[Any]) -> AqerSetup:
         update["wide_rows"] = "worker" if (w and not q) else "question"
         update["question_col"], update["worker_col"] = q, w
     update["llm_cols"] = [c for c in s.llm_cols if c in columns]
-    return setup.model_copy(update=update)
+    return roles.model_copy(update=update)
 
 
 #: A column is "mostly numbers" when at least this share of its filled cells are numbers.
@@ -237,41 +251,128 @@ def guess_layout(read: TableRead) -> LayoutGuess:
 
 
 @dataclass
-class GuessedSetup:
-    """:func:`guess_setup`'s choices and what was guessed, in plain sentences."""
+class GuessedRoles:
+    """A guess of the column roles (:func:`guess_roles`, :func:`roles_from_options`) and what
+    was guessed, in plain sentences."""
 
-    setup: AqerSetup
+    roles: ColumnRoles
     layout: LayoutGuess | None = None
     notes: list[str] = field(default_factory=list)
     numeric: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-_RESET = {"question_col": None, "worker_col": None, "response_col": None, "grade_col": None,
-          "llm_cols": [], "llm_workers": [], "ignore_cols": [], "grades_sheet": None,
-          "grades_file": None,
-          "grades_name_col": None, "grades_value_col": None, "wide_rows": "question"}
+def guess_roles(read: TableRead, sheets: Sequence[str] = (), *,
+                format: Layout | None = None, wide_rows: WideRows | None = None,
+                current: ColumnRoles | None = None) -> GuessedRoles:
+    """The column roles for a sheet just chosen (a new file or sheet, or another layout
+    chosen): every column choice made for the previous one is dropped, the layout is guessed
+    unless ``format`` is given (then a wide sheet's row holds ``wide_rows``; not given: what
+    the sheet's own layout says when it looks wide, else what ``current`` says), columns are
+    suggested from :data:`SYNONYMS` and close names ("Qestion"), columns of numbers are used
+    as grades or left out, notes are left out, and a sheet of grades among ``sheets`` is
+    proposed. The notes say what was guessed and why. (The wizard's guess; the command
+    line's is :func:`roles_from_options`.)"""
+    current = current or ColumnRoles()
+    if format is None:
+        return _guess(current, read, sheets)
+    if wide_rows is None and format == "wide":  # the sheet's own orientation when it looks wide
+        looks = _guess(current, read, sheets).roles
+        wide_rows = looks.wide_rows if looks.format == "wide" else current.wide_rows
+    start = ColumnRoles(format=format, wide_rows=wide_rows or current.wide_rows)
+    return _guess(start, read, sheets, layout=False, keep_rows=True)
 
 
-def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *,
-                layout: bool = True, fuzzy: bool = True,
-                keep_rows: bool = False, chosen: Mapping[str, Any] | None = None
-                ) -> GuessedSetup:
-    """The choices for a sheet just chosen (a new file or sheet): every column choice of the
-    previous one is dropped, the layout is guessed (``layout=False`` keeps ``setup.format`` and
-    ``setup.wide_rows``),
-    columns are suggested from :data:`SYNONYMS` (then, with ``fuzzy``, from close names such
-    as "Qestion"), columns of numbers are used as grades or left out, and a sheet of grades
-    among ``sheets`` is proposed. ``keep_rows`` (with ``layout=False``): the user chose what a
-    wide sheet's row holds, so its key column is guessed for that. ``chosen``: what the user
-    named already (the command line's ``question_col``, ``worker_col``, ``response_col``,
-    ``grade_col``, and ``keep_cols``, columns never proposed for leaving out): kept, and the
-    guesses and notes are made around it. The notes say what was guessed and why."""
+@dataclass
+class ColumnOptions:
+    """The columns a user named on the command line (``evaldesk aqer``'s options), for
+    :func:`roles_from_options`: None = not named (guessed); "" for ``grade_col`` and
+    ``grades_sheet``: none."""
+
+    format: Layout | None = None
+    question_col: str | None = None
+    worker_col: str | None = None
+    response_col: str | None = None
+    grade_col: str | None = None
+    grades_sheet: str | None = None
+    grades_file: bool = False
+    """A file of grades is given (its grades are used, not a sheet of the answers file)."""
+    ignore_cols: Sequence[str] = ()
+    keep_cols: Sequence[str] = ()
+    llm_cols: Sequence[str] = ()
+    llm_workers: Sequence[str] = ()
+
+
+def roles_from_options(read: TableRead, sheets: Sequence[str],
+                       options: ColumnOptions) -> GuessedRoles:
+    """The column roles for the command line: what ``options`` names always wins, the rest is
+    guessed from the headers and the cells as the wizard guesses it (the layout when
+    ``--format`` is not given; no close names: a role nothing is found for is asked for by
+    name instead). The notes say what was guessed."""
+    o = options
+    given = {k: v for k, v in (("question_col", o.question_col), ("worker_col", o.worker_col),
+                                ("response_col", o.response_col), ("grade_col", o.grade_col))
+             if v}
+    fmt = o.format or ("long" if o.response_col else None)
+    wide_rows: WideRows = "worker" if o.worker_col and not o.question_col else "question"
+    guessed = _guess(ColumnRoles(format=fmt or "long", wide_rows=wide_rows), read, sheets,
+                     layout=fmt is None, fuzzy=False,
+                     chosen={**given, "keep_cols": list(o.keep_cols)})
+    r = guessed.roles.model_copy(update=given)
+    if r.format == "wide":
+        if o.question_col or o.worker_col:
+            r = r.model_copy(update={"wide_rows": wide_rows})
+        elif o.format:  # a column called "worker" wins over one called "question"
+            r = r.model_copy(update={"wide_rows": "worker" if r.worker_col else "question"})
+        r = r.model_copy(update={"response_col": None})
+        if r.wide_rows == "question" and not o.grade_col:
+            r = r.model_copy(update={"grade_col": None})
+    guessed.roles = _options_win(r, o, guessed.numeric)
+    return guessed
+
+
+def _options_win(r: ColumnRoles, o: ColumnOptions,
+                 numeric: Mapping[str, Any]) -> ColumnRoles:
+    """The grades and the columns left out as the options say, over the guess ``r``: a column
+    named to leave out or to keep wins, a grades file or sheet named wins over a column."""
+    grade = None if o.grade_col == "" else r.grade_col  # --grade-col "": not used
+    ignored = [*r.ignore_cols, *[c for c in o.ignore_cols if c not in r.ignore_cols]]
+    ignore = [c for c in ignored if c != grade or c in o.ignore_cols]
+    if grade in o.ignore_cols:
+        grade = None
+    grades_sheet = r.grades_sheet
+    if o.grades_file:  # the grades come from that file (unless a grade column is named)
+        grades_sheet, grade = None, o.grade_col or None
+    if r.format == "wide":  # a column of numbers not used as the grades is never an answer
+        ignore += [c for c in numeric if c != grade and c not in ignore]
+    ignore = [c for c in ignore if c not in o.keep_cols]
+    if o.grades_sheet is not None:
+        grades_sheet = o.grades_sheet or None
+    elif grade:
+        grades_sheet = None
+    if o.grades_file and o.grades_sheet is not None:
+        grades_sheet = None  # a sheet of the grades file, set with it
+    return r.model_copy(update={"grade_col": grade, "ignore_cols": ignore,
+                                "grades_sheet": grades_sheet, "llm_cols": list(o.llm_cols),
+                                "llm_workers": list(o.llm_workers)})
+
+
+def _guess(start: ColumnRoles, read: TableRead, sheets: Sequence[str] = (), *,
+           layout: bool = True, fuzzy: bool = True,
+           keep_rows: bool = False, chosen: Mapping[str, Any] | None = None
+           ) -> GuessedRoles:
+    """Roles guessed afresh (nothing of a previous sheet is kept): the layout is guessed
+    (``layout=False`` keeps ``start.format`` and ``start.wide_rows``), columns are suggested
+    from :data:`SYNONYMS` (then, with ``fuzzy``, from close names such as "Qestion"), columns
+    of numbers are used as grades or left out, and a sheet of grades among ``sheets`` is
+    proposed. ``keep_rows`` (with ``layout=False``): the user chose what a wide sheet's row
+    holds, so its key column is guessed for that. ``chosen``: what the user named already
+    (the command line's ``question_col``, ``worker_col``, ``response_col``, ``grade_col``, and
+    ``keep_cols``, columns never proposed for leaving out): kept, and the guesses and notes
+    are made around it."""
     chosen = dict(chosen or {})
     keep = {str(c) for c in chosen.pop("keep_cols", ()) or ()}
-    reset = dict(_RESET)
-    if not layout:
-        reset.pop("wide_rows")
-    out = GuessedSetup(setup.model_copy(update=reset))
+    out = GuessedRoles(ColumnRoles(format=start.format, wide_rows=(
+        "question" if layout else start.wide_rows)))
     if layout:
         out.layout = guess_layout(read)
         out.notes.append(out.layout.reason)
@@ -279,23 +380,23 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
         if out.layout.format == "wide":
             update["question_col" if out.layout.wide_rows == "question" else "worker_col"] = (
                 out.layout.key_col)
-        out.setup = out.setup.model_copy(update=update)
+        out.roles = out.roles.model_copy(update=update)
     columns = [str(c) for c in read.frame.columns]
-    if keep_rows and not layout and out.setup.format == "wide" and columns:
+    if keep_rows and not layout and out.roles.format == "wide" and columns:
         # the user chose what a row holds: its key is named like it, else column A
-        role = "question" if out.setup.wide_rows == "question" else "worker"
+        role = "question" if out.roles.wide_rows == "question" else "worker"
         key = tables.guess_mapping(columns, {role: SYNONYMS[role]})[role] or columns[0]
-        out.setup = out.setup.model_copy(update={f"{role}_col": key})
+        out.roles = out.roles.model_copy(update={f"{role}_col": key})
     named = {k: v for k, v in chosen.items()
              if k in ("question_col", "worker_col", "response_col", "grade_col") and v}
     if named:
-        out.setup = out.setup.model_copy(update=named)
-    s = guess_columns(out.setup, columns)
+        out.roles = out.roles.model_copy(update=named)
+    s = guess_columns(out.roles, columns)
     if fuzzy:
         s = _close_columns(s, read, out.notes)
     if s.format == "wide":
-        key = s.question_col if s.wide_rows == "question" else s.worker_col
-        out.numeric = numeric_columns(read, skip=[key])
+        row_key = s.question_col if s.wide_rows == "question" else s.worker_col
+        out.numeric = numeric_columns(read, skip=[row_key])
         ignore: list[str] = []
         grade = named.get("grade_col") if s.wide_rows == "worker" else None
         for column, (numbers, filled) in out.numeric.items():
@@ -313,7 +414,7 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
                     " (choose it as the expert grades if it holds one grade per person)."
                     if s.wide_rows == "worker" else "."))
         for column, why in note_columns(
-                read, skip=[key, grade, *ignore, *s.llm_cols, *keep],
+                read, skip=[row_key, grade, *ignore, *s.llm_cols, *keep],
                 by_person=s.wide_rows == "worker").items():
             ignore.append(column)
             out.notes.append(
@@ -327,24 +428,24 @@ def guess_setup(setup: AqerSetup, read: TableRead, sheets: Sequence[str] = (), *
                 s = s.model_copy(update={"grades_sheet": sheet})
                 out.notes.append(f"The sheet '{sheet}' looks like a list of grades: its grades "
                                  "are joined to the people by name.")
-    out.setup = s
+    out.roles = s
     return out
 
 
-def _close_columns(setup: AqerSetup, read: TableRead, notes: list[str]) -> AqerSetup:
+def _close_columns(roles: ColumnRoles, read: TableRead, notes: list[str]) -> ColumnRoles:
     """Roles still without a column get the column whose name is close to the role's (a typo
     such as "Qestion" or "Studnet"), said in ``notes``."""
     columns = [str(c) for c in read.frame.columns]
-    if setup.format == "long":
+    if roles.format == "long":
         needed = [("question_col", "question"), ("worker_col", "worker"),
                   ("response_col", "response")]
     else:
-        needed = [("question_col", "question") if setup.wide_rows == "question"
+        needed = [("question_col", "question") if roles.wide_rows == "question"
                   else ("worker_col", "worker")]
-    taken = {setup.question_col, setup.worker_col, setup.response_col, setup.grade_col}
+    taken = {roles.question_col, roles.worker_col, roles.response_col, roles.grade_col}
     update: dict[str, Any] = {}
     for key, role in needed:
-        if getattr(setup, key):
+        if getattr(roles, key):
             continue
         for name in [role, *SYNONYMS[role]]:
             match = closest_column(name, [c for c in columns if c not in taken])
@@ -355,7 +456,7 @@ def _close_columns(setup: AqerSetup, read: TableRead, notes: list[str]) -> AqerS
                              f"{read.letters.get(match, '?')})? It is chosen for the "
                              f"{ROLE_NAMES[key]}: change it below if not.")
                 break
-    return setup.model_copy(update=update)
+    return roles.model_copy(update=update)
 
 
 def _grades_sheet(read: TableRead, sheets: Sequence[str]) -> str | None:
@@ -494,39 +595,19 @@ ROLE_NAMES = {
 }
 
 
-def _required_roles(setup: AqerSetup) -> dict[str, str | None]:
-    """Role (as the user reads it) -> chosen column, for :func:`core.tables.map_columns`."""
-    if setup.format == "long":
-        roles = {
-            "questions": setup.question_col,
-            "worker names": setup.worker_col,
-            "answers": setup.response_col,
-        }
-        if setup.grade_col:
-            roles["expert grades"] = setup.grade_col
-        return roles
-    if setup.wide_rows == "question":
-        return {"questions": setup.question_col}
-    roles = {"worker names": setup.worker_col}
-    if setup.grade_col:
-        roles["expert grades"] = setup.grade_col
-    return roles
-
-
-def check_answers(read: TableRead, setup: AqerSetup,
+def check_answers(read: TableRead, choices: AqerChoices,
                   grades_path: str | Path | None = None) -> AnswersCheck:
     """Check the chosen columns on the whole sheet; plain messages naming sheet, row, column.
-    ``grades_path``: where to read ``setup.grades_file`` (``core.aqer.session.grades_path``;
-    default: where the user chose it)."""
-    from core.aqer.blanks import blank_rule
-
-    roles = _required_roles(setup)
+    ``grades_path``: where to read the grades file of ``choices`` (the session's
+    ``grades_path()``; default: where the user chose it)."""
+    c = choices.columns
+    roles = c.needed()
     optional = {"expert grades"}
     mapped = tables.map_columns(
         read, roles, required=[r for r in roles if r not in optional]
     )
     issues = list(mapped.issues)
-    for column in setup.llm_cols:
+    for column in c.llm_cols:
         if column not in read.frame.columns:
             issues.append(
                 tables.TableIssue(
@@ -537,9 +618,9 @@ def check_answers(read: TableRead, setup: AqerSetup,
                 )
             )
     by_column: dict[str, list[str]] = {}
-    for role, column in roles.items():
-        if column:
-            by_column.setdefault(column, []).append(role)
+    for role, role_col in roles.items():
+        if role_col:
+            by_column.setdefault(role_col, []).append(role)
     for column, chosen in by_column.items():
         if len(chosen) > 1 and column in read.frame.columns:
             issues = [i for i in issues if not (i.severity == "warning"
@@ -562,58 +643,56 @@ def check_answers(read: TableRead, setup: AqerSetup,
         return check
     letters = dict(read.letters)
     unnamed = {name for name, letter in letters.items() if name == f"Column {letter}"}
-    duplicates = setup.duplicates if setup.duplicates != "error" else "first"
+    duplicates = choices.duplicates if choices.duplicates != "error" else "first"
     try:
         prepared = prepare_responses(
             read.frame,
-            format=setup.format,
+            format=c.format,
             duplicates=duplicates,
             source=read.where(),
             first_row=(read.header_row or 1) + 1,
             letters=letters,
             unnamed=unnamed,
-            **setup.engine_columns(),
+            **choices.engine_columns(),
         )
     except AqerInputError as exc:
         check.issues.append(tables.TableIssue("error", str(exc), read.sheet))
         return check
     prepared.header_note = read.header_note
     check.prepared = prepared
-    if setup.grades_sheet or setup.grades_file:
-        path = read.path if not setup.grades_file else (grades_path or setup.grades_file.path)
-        check.issues.extend(attach_grades_sheet(prepared, path, setup.grades_sheet,
-                                                setup.grades_name_col, setup.grades_value_col))
+    if c.grades_sheet or c.grades_file:
+        path = read.path if not c.grades_file else (grades_path or c.grades_file.path)
+        check.issues.extend(attach_grades_sheet(prepared, path, c.grades_sheet,
+                                                c.grades_name_col, c.grades_value_col))
         if not check.ok:
             return check
-    if setup.format == "wide":
-        key = setup.question_col if setup.wide_rows == "question" else setup.worker_col
+    if c.format == "wide":
+        key = c.question_col if c.wide_rows == "question" else c.worker_col
         used = set(prepared.frame["cell"].str.extract(r"^([A-Z]+)", expand=False).dropna())
         for column, (numbers, filled) in numeric_columns(
-                read, skip=[key, setup.grade_col, *setup.ignore_cols]).items():
+                read, skip=[key, c.grade_col, *c.ignore_cols]).items():
             if read.letters.get(column) in used:
                 check.issues.append(read.issue("warning", (
                     f"this column is mostly numbers ({numbers} of {filled} filled cells) but is "
                     "scored as answers. If it holds grades or totals, leave it out (or use it "
                     "as the expert grades)."), column=column))
         for column, why in note_columns(
-                read, skip=[key, setup.grade_col, *setup.ignore_cols, *setup.llm_cols],
-                by_person=setup.wide_rows == "worker").items():
+                read, skip=[key, c.grade_col, *c.ignore_cols, *c.llm_cols],
+                by_person=c.wide_rows == "worker").items():
             if read.letters.get(column) in used and column not in numeric_columns(read):
                 check.issues.append(read.issue("warning", (
                     f"this column looks like notes, not answers ({why}), but is scored as a "
                     "question: a few filled cells would beat every blank. Leave it out unless "
                     "it holds answers."), column=column))
     check.blank_rule = blank_rule(
-        prepared, setup.settings.blank_answers, setup.settings.llm_as_workers
+        prepared, choices.settings.blank_answers, choices.settings.llm_as_workers
     )
-    from core.aqer.pipeline import absent_notices
-
     worst = check.blank_rule.rule == "worst"
-    absent = set() if worst and setup.settings.keep_absent else set(prepared.absent)
+    absent = set() if worst and choices.settings.keep_absent else set(prepared.absent)
     for notice in prepared.notices:
         if notice.topic == "Duplicate answer":
             check.duplicates += 1
-            if setup.duplicates == "error":
+            if choices.duplicates == "error":
                 continue  # asked for separately
         if notice.topic == "Empty answer" and notice.worker in absent:
             continue  # said once per person below, as the results say it
@@ -623,16 +702,16 @@ def check_answers(read: TableRead, setup: AqerSetup,
     for notice in absent_notices([n for n in prepared.absent if n in absent], worst,
                                  prepared.frame["question"].nunique()):
         check.issues.append(tables.TableIssue("warning", notice.message, read.sheet))
-    check.needs_duplicate_choice = setup.duplicates == "error" and check.duplicates > 0
+    check.needs_duplicate_choice = choices.duplicates == "error" and check.duplicates > 0
     if check.needs_duplicate_choice:
         try:  # the engine's own words for what repeats where (only when there are repeats)
-            prepare_responses(read.frame, format=setup.format, duplicates="error",
+            prepare_responses(read.frame, format=c.format, duplicates="error",
                               source=read.where(), first_row=(read.header_row or 1) + 1,
-                              letters=letters, unnamed=unnamed, **setup.engine_columns())
+                              letters=letters, unnamed=unnamed, **choices.engine_columns())
         except AqerInputError as exc:
             check.duplicate_message = str(exc)
     humans = prepared.frame[~prepared.frame["is_llm"]]
-    if setup.settings.llm_as_workers:
+    if choices.settings.llm_as_workers:
         humans = prepared.frame
     n_workers, n_questions = humans["worker"].nunique(), humans["question"].nunique()
     shared = humans.groupby("question")["worker"].nunique()
@@ -671,28 +750,20 @@ def check_answers(read: TableRead, setup: AqerSetup,
 
 def read_responses(
     path: str | Path,
+    roles: ColumnRoles | None = None,
     *,
     sheet: str | None = None,
     header_row: int | None = None,
-    format: Format = "long",
-    question_col: str | None = None,
-    worker_col: str | None = None,
-    response_col: str | None = None,
-    grade_col: str | None = None,
-    llm_cols: Sequence[str] = (),
-    llm_workers: Sequence[str] = (),
-    ignore_cols: Sequence[str] = (),
     blank_tokens: Sequence[str] = (),
     duplicates: Duplicates = "error",
-    grades_sheet: str | None = None,
-    grades_name_col: str | None = None,
-    grades_value_col: str | None = None,
     grades_path: str | Path | None = None,
 ) -> PreparedResponses:
-    """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them; with
-    ``grades_sheet`` (of ``grades_path`` when given, else of this file), join one grade per
-    person from that sheet (:func:`attach_grades_sheet`). ``header_row``: the sheet's header
-    row (None: the row that reads like one)."""
+    """Read answers from an .xlsx / .xls / .csv file (cells as text) and check them, the
+    columns as ``roles`` say (default: a long sheet with columns named "question", "worker"
+    and "response"); with a grades sheet (of ``grades_path`` when given, else of this file),
+    join one grade per person from it (:func:`attach_grades_sheet`). ``header_row``: the
+    sheet's header row (None: the row that reads like one)."""
+    roles = roles or ColumnRoles()
     path = Path(path)
     if not path.exists():
         raise AqerInputError(f"The file {path} does not exist. Check the name and folder.")
@@ -711,14 +782,8 @@ def read_responses(
     unnamed = {name for name, letter in letters.items() if name == f"Column {letter}"}
     prepared = prepare_responses(
         table.frame,
-        format=format,
-        question_col=question_col,
-        worker_col=worker_col,
-        response_col=response_col,
-        grade_col=grade_col,
-        llm_cols=llm_cols,
-        llm_workers=llm_workers,
-        ignore_cols=ignore_cols,
+        format=roles.format,
+        **roles.engine_columns(),
         blank_tokens=blank_tokens,
         duplicates=duplicates,
         source=source,
@@ -726,13 +791,13 @@ def read_responses(
         letters=letters,
         unnamed=unnamed,
     )
-    if grades_sheet or grades_path:
-        issues = attach_grades_sheet(prepared, grades_path or path, grades_sheet,
-                                     grades_name_col, grades_value_col)
-        errors = [i.message for i in issues if i.severity == "error"]
-        if errors:
+    if roles.grades_sheet or grades_path:
+        issues = attach_grades_sheet(prepared, grades_path or path, roles.grades_sheet,
+                                     roles.grades_name_col, roles.grades_value_col)
+        grade_errors = [i.message for i in issues if i.severity == "error"]
+        if grade_errors:
             raise AqerInputError("The grades cannot be used as they are:\n"
-                                 + "\n".join(f"- {m}" for m in errors))
+                                 + "\n".join(f"- {m}" for m in grade_errors))
         prepared.notices.extend(AqerNotice(topic="Grades", message=i.message) for i in issues)
     prepared.header_note = table.header_note
     reading = [

@@ -47,14 +47,14 @@ class ReweightingOutcome:
     sea: np.ndarray
     simplified_score: np.ndarray
     simplified_raw_score: np.ndarray
+    final_sea: np.ndarray
+    blank_value: np.ndarray
     trace: list[tuple[int, float]] = field(default_factory=list)
     iterations: int = 0
     converged: bool = False
     discriminates: bool = True
     fallback_questions: np.ndarray | None = None
     """Questions whose SEA fell back to the plain mean (all their workers had weight 0)."""
-    final_sea: np.ndarray | None = None
-    blank_value: np.ndarray | None = None
 
 
 def min_max(values: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -143,6 +143,10 @@ def iterative_reweighting(
         if rmse < tolerance:
             converged = True
             break
+    if (score is None or raw is None or similarity is None or sea is None
+            or simplified_score is None or simplified_raw is None
+            or blank_value is None):  # no round ran
+        raise ValueError("AQER needs at least one round (max_iterations >= 1)")
     final_sea, final_fallback = synthetic_exemplary_answers(responses, weights)
     fallback_any |= final_fallback
     return ReweightingOutcome(

@@ -10,25 +10,29 @@ answers the two rank furthest apart. AI answers are never part of the consensus 
 compared with (unless scored as extra workers: then there are no AI answers to check), so none
 is held out.
 
-    judge = judge_data(stored)                     # stored: session.load_result(project, setup)
-    save_rating(project, Rating(...)); ratings = load_ratings(project)
-    report = judge_report(judge, ratings)
+    judge = judge_data(result, finished_at)        # an AqerResult and when it was scored
+    ratings, notes = file_ratings(prepared, result, judge, rater)   # grades in the answers file
+    report = judge_report(judge, ratings)          # core.judge_check
+
+Pure: the project (the stored result, the ratings kept) is ``core.aqer.session``'s.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from core import judge_check
 from core.judge_check import JudgeData, JudgeItem, Rating
+from core.tables import cell_number
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.aqer.session import StoredResult
-    from core.project import Project
+    from core.aqer.model import AqerResult
+    from core.aqer.responses import PreparedResponses
 
-__all__ = ["DIMENSION", "JUDGE_SCALE", "METHOD", "item_id", "judge_data", "load_ratings",
-           "rating_scale", "save_rating"]
+__all__ = ["DIMENSION", "JUDGE_SCALE", "METHOD", "file_ratings", "item_id", "judge_data",
+           "rating_scale"]
 
 METHOD = "aqer"
 #: The one dimension a person grades an AI answer on.
@@ -49,8 +53,6 @@ def _number(value: Any) -> float | None:
 
 def _when(iso: str) -> str:
     """A stored time (ISO, UTC) as local time to the minute; as it is when unreadable."""
-    from datetime import datetime
-
     try:
         return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
     except ValueError:
@@ -62,16 +64,14 @@ def item_id(model: str, number: int, question: str, response: str) -> str:
     results' order of questions), ending in a short mark of the question and answer texts: a
     grade kept in the project stays with the answer it was given to, and an answer file
     changed since (another question at that number, another answer) does not inherit it."""
-    import hashlib
-
     mark = hashlib.sha256(f"{question}\n{response}".encode()).hexdigest()[:6]
     return f"{model}, question {number} ({mark})"
 
 
-def rating_scale(stored: StoredResult) -> tuple[int, int]:
+def rating_scale(result: AqerResult) -> tuple[int, int]:
     """The scale a person grades on: the range of the grades in the answers file when it has
     whole-number grades over at most 11 steps (the teacher's own scale), else 1 to 5."""
-    responses = stored.result.responses
+    responses = result.responses
     if "grade" not in responses:
         return DEFAULT_SCALE
     grades = [g for g in (_number(v) for v in responses["grade"]) if g is not None]
@@ -81,11 +81,11 @@ def rating_scale(stored: StoredResult) -> tuple[int, int]:
     return (low, high) if 1 <= high - low <= 10 else DEFAULT_SCALE
 
 
-def judge_data(stored: StoredResult) -> JudgeData:
-    """One :class:`JudgeItem` per AI answer of ``stored`` (blank answers are not offered:
+def judge_data(result: AqerResult, finished_at: str = "") -> JudgeData:
+    """One :class:`JudgeItem` per AI answer of ``result`` (blank answers are not offered:
     there is nothing to read), with AQER's score (None where it could not score the answer,
-    e.g. too few workers answered the question) and what it was compared with."""
-    result = stored.result
+    e.g. too few workers answered the question) and what it was compared with; scored at
+    ``finished_at`` (ISO, UTC; "" when not known)."""
     numbers = {str(q): k for k, q in enumerate(result.questions.get("question", []), start=1)}
     items = []
     for _, row in result.llm_answers.iterrows():
@@ -111,17 +111,41 @@ def judge_data(stored: StoredResult) -> JudgeData:
             context=f"Question {number}: {question}\nAnswered by the AI model {model}.",
             scores={DIMENSION: score}, explanation={DIMENSION: said}))
     # in words, never the project's internal run number
-    source = (f"the AQER results scored {_when(stored.finished_at)}" if stored.finished_at
+    source = (f"the AQER results scored {_when(finished_at)}" if finished_at
               else "the AQER results")
     return JudgeData(method="AQER", items=items, dimensions=[DIMENSION], step=1.0,
-                     scale=rating_scale(stored),
+                     scale=rating_scale(result),
                      model=result.embedding_model,
                      source=source, judge_scale=JUDGE_SCALE)
 
 
-def save_rating(project: Project, rating: Rating, *, who: str | None = None) -> Rating:
-    return judge_check.save_rating(project, METHOD, rating, who=who)
-
-
-def load_ratings(project: Project) -> list[Rating]:
-    return judge_check.load_ratings(project, METHOD)
+def file_ratings(prepared: PreparedResponses, result: AqerResult, judge: JudgeData,
+                 rater: str) -> tuple[list[Rating], list[str]]:
+    """The grades the answers file (read as ``prepared``) gives the AI answers of ``judge``
+    (:func:`judge_data` of ``result``), as the ratings of one ``rater``, so that the report
+    compares AQER with them without grading again; and what was left out, in words (a grade
+    that is not a number, or outside the grading scale)."""
+    frame = prepared.frame
+    ai = frame[frame["is_llm"]] if "grade" in frame else frame.iloc[0:0]
+    order = list(result.questions.get("question", []))
+    numbers = {str(q): k for k, q in enumerate(order, start=1)}
+    low, high = judge.scale
+    ratings, notes = [], []
+    for _, row in ai.iterrows():
+        raw = row.get("grade")
+        if raw is None or not str(raw).strip():
+            continue
+        number = numbers.get(str(row["question"]))
+        wanted = item_id(str(row["model"]), number, str(row["question"]),
+                         str(row["response"])) if number is not None else ""
+        if judge.item(wanted) is None:
+            continue
+        value = cell_number(raw)
+        where = f"the grade of {wanted}"
+        if value is None:
+            notes.append(f"{where} (“{raw}”) is not a number; left out.")
+        elif not low <= value <= high:
+            notes.append(f"{where} ({value:g}) is outside the scale {low} to {high}; left out.")
+        else:
+            ratings.append(Rating(wanted, rater, {DIMENSION: float(value)}))
+    return ratings, notes

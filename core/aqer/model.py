@@ -6,14 +6,26 @@ The result's tables are pandas DataFrames whose column names are part of the Exc
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from core.embeddings import model_key
 from core.project.inputs import InputRef
 from core.stats import ROW_COLUMNS
+
+if TYPE_CHECKING:  # pragma: no cover (core.aqer.responses imports this module)
+    from core.aqer.responses import PreparedResponses
 
 __all__ = [
     "AGREEMENT_COLUMNS",
@@ -26,12 +38,16 @@ __all__ = [
     "RESPONSE_COLUMNS",
     "WARNING_COLUMNS",
     "WORKER_COLUMNS",
+    "AqerChoices",
     "AqerCondition",
     "AqerNotice",
     "AqerResult",
     "AqerSettings",
-    "AqerSetup",
     "BlankAnswers",
+    "ColumnRoles",
+    "Layout",
+    "WideRows",
+    "scored_when",
 ]
 
 #: Columns of the ``Workers`` sheet; ``blank`` (when blank answers count as the weakest answer),
@@ -156,6 +172,18 @@ class AqerResult(BaseModel):
         return pd.DataFrame(rows, columns=WARNING_COLUMNS)
 
 
+def scored_when(stamp: str) -> str:
+    """When a result was scored (its ``computed_at``, ISO) as "2026-05-04 14:03 UTC"
+    ("(not recorded)" for results of older versions)."""
+    if not stamp:
+        return "(not recorded)"
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
 #: The embedding backends in words.
 BACKEND_NAMES = {"onnx": "ONNX Runtime", "torch": "PyTorch",
                  "auto": "ONNX Runtime where it can, else PyTorch"}
@@ -168,29 +196,29 @@ def embedding_model_name(path: str) -> str:
 
 
 class AqerCondition(BaseModel):
-    """Another condition to compare with AQER as the setup runs it: the same answers scored
-    with another embedding model and/or another blank-answer rule (None = as in the setup).
+    """Another condition to compare with AQER as the choices run it: the same answers scored
+    with another embedding model and/or another blank-answer rule (None = as in the choices).
     The scorers AQER, simplified AQER, RASA, F1 and BLEU-1 are conditions of every run and
     need no entry here (``core.aqer.comparison``)."""
 
     embedding_model: str | None = None
-    """A sentence-transformers folder ("" = the built-in all-MiniLM-L6-v2; None = the setup's)."""
+    """A sentence-transformers folder ("" = the built-in all-MiniLM-L6-v2; None = the choices')."""
     embedding_backend: Literal["onnx", "torch", "auto"] | None = None
     """Run the model through ONNX Runtime or PyTorch ("auto": as EvalDesk chooses, the
-    setup's default; None = as in the setup)."""
+    choices' default; None = as in the choices)."""
     blank_answers: BlankAnswers | None = None
 
-    def apply(self, setup: AqerSetup) -> AqerSetup:
-        """``setup`` with this condition's settings."""
+    def apply(self, choices: AqerChoices) -> AqerChoices:
+        """``choices`` with this condition's settings."""
         update: dict[str, Any] = {}
         if self.embedding_model is not None:
             update["embedding_model"] = self.embedding_model
         if self.embedding_backend is not None:
             update["embedding_backend"] = self.embedding_backend
         if self.blank_answers is not None:
-            update["settings"] = setup.settings.model_copy(
+            update["settings"] = choices.settings.model_copy(
                 update={"blank_answers": self.blank_answers})
-        return setup.model_copy(update=update)
+        return choices.model_copy(update=update)
 
     def label(self) -> str:
         """Its name in the comparison, e.g. "AQER (blank answers left out)"."""
@@ -206,8 +234,137 @@ class AqerCondition(BaseModel):
         return f"AQER ({', '.join(parts) or 'as set up'})"
 
 
-class AqerSetup(BaseModel):
-    """Everything the user chose in the AQER wizard (stored as the ``aqer_setup`` artefact)."""
+#: How the answers sheet is laid out: a row per answer ("long") or a row per question or per
+#: person ("wide").
+Layout = Literal["long", "wide"]
+#: What a row of a wide sheet holds: a question (a column per person) or a person (a column
+#: per question).
+WideRows = Literal["question", "worker"]
+
+
+class _Checked(BaseModel):
+    """A model whose :meth:`model_copy` refuses a name that is not one of its fields (pydantic
+    would keep it as a stray attribute, and the change would be lost without a word)."""
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None,
+                   deep: bool = False) -> Self:
+        unknown = sorted(set(update or ()) - set(type(self).model_fields))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(unknown)}"
+                            + (" (the column roles are changed with with_columns)"
+                               if set(unknown) & set(ColumnRoles.model_fields) else ""))
+        return super().model_copy(update=update, deep=deep)
+
+
+class ColumnRoles(_Checked):
+    """Which column of the answers sheet holds what, and the layout that decides how they are
+    read: one value, guessed in one place (:func:`core.aqer.inputs.guess_roles`, and
+    :func:`core.aqer.inputs.roles_from_options` for the command line's options), changed on the
+    wizard's Columns page, and read by every reader of the answers
+    (:meth:`engine_columns`, :meth:`grades_columns`)."""
+
+    format: Layout = "long"
+    question_col: str | None = None
+    worker_col: str | None = None
+    response_col: str | None = None
+    grade_col: str | None = None
+    wide_rows: WideRows = "question"
+    """In the wide layout: a row per question (a column per worker) or a row per worker."""
+    llm_cols: list[str] = Field(default_factory=list)
+    llm_workers: list[str] = Field(default_factory=list)
+    ignore_cols: list[str] = Field(default_factory=list)
+    """Wide layout: columns that are not answers (left out; e.g. a column of numbers)."""
+    grades_sheet: str | None = None
+    """Another sheet of the same workbook with one grade per person, joined by name (with
+    ``grades_file``: the sheet of that file; None = its first sheet)."""
+    grades_file: InputRef | None = None
+    """A file of its own with one grade per person (``AqerSession.store_input("grades", ...)``)."""
+    grades_name_col: str | None = None
+    """Its column of names (None = guessed); ``grades_value_col`` its grades (None = guessed)."""
+    grades_value_col: str | None = None
+
+    @property
+    def key_col(self) -> str | None:
+        """The wide layout's key column (the questions, or the people's names); None when
+        long."""
+        if self.format == "long":
+            return None
+        return self.question_col if self.wide_rows == "question" else self.worker_col
+
+    @property
+    def person_grade_col(self) -> str | None:
+        """The column of one grade per person (a wide sheet with a row per person)."""
+        return self.grade_col if self.format == "wide" and self.wide_rows == "worker" else None
+
+    @property
+    def has_mapping(self) -> bool:
+        """Every column the layout needs is chosen."""
+        if self.format == "long":
+            return bool(self.question_col and self.worker_col and self.response_col)
+        return bool(self.key_col)
+
+    def needed(self) -> dict[str, str | None]:
+        """Role (as the user reads it) -> chosen column, of the columns the layout reads
+        (for :func:`core.tables.map_columns`; the expert grades only when chosen)."""
+        if self.format == "long":
+            roles = {"questions": self.question_col, "worker names": self.worker_col,
+                     "answers": self.response_col}
+            if self.grade_col:
+                roles["expert grades"] = self.grade_col
+            return roles
+        if self.wide_rows == "question":
+            return {"questions": self.question_col}
+        roles = {"worker names": self.worker_col}
+        if self.grade_col:
+            roles["expert grades"] = self.grade_col
+        return roles
+
+    def engine_columns(self) -> dict[str, Any]:
+        """The column options of :func:`core.aqer.responses.prepare_responses` for these
+        roles (only those the layout reads)."""
+        if self.format == "long":
+            return {
+                "question_col": self.question_col or None,
+                "worker_col": self.worker_col or None,
+                "response_col": self.response_col or None,
+                "grade_col": self.grade_col or None,
+                "llm_cols": list(self.llm_cols),
+                "llm_workers": list(self.llm_workers),
+            }
+        by_question = self.wide_rows == "question"
+        key = self.key_col
+        return {
+            "question_col": (self.question_col or None) if by_question else None,
+            "worker_col": None if by_question else (self.worker_col or None),
+            "response_col": None,
+            "grade_col": None if by_question else (self.grade_col or None),
+            "llm_cols": list(self.llm_cols) if by_question else [],
+            "llm_workers": [] if by_question else list(self.llm_workers),
+            "ignore_cols": [c for c in self.ignore_cols
+                            if c not in (key, None if by_question else self.grade_col)],
+        }
+
+    def grades_columns(self) -> dict[str, Any]:
+        """Where the per-person grades of another sheet are (``core.aqer.inputs``), or {}."""
+        if not (self.grades_sheet or self.grades_file):
+            return {}
+        return {"grades_sheet": self.grades_sheet, "grades_name_col": self.grades_name_col,
+                "grades_value_col": self.grades_value_col}
+
+
+_ROLE_FIELDS = tuple(ColumnRoles.model_fields)
+
+
+class AqerChoices(_Checked):
+    """The AQER choices in a project: the answers file, its sheet, :class:`ColumnRoles`, how
+    blank and repeated answers count, the embedding model and AQER's settings, and the
+    conditions to compare with (kept in the project by ``core.aqer.session``; the wizard and
+    the command line make the same choices).
+
+    Kept flat, as before the column roles were one value: the stored payload (kind
+    ``aqer_setup``, version 1) names each role beside the other choices, so projects written
+    before or after read the same (:meth:`_lift_roles`, :meth:`_flat`).
+    """
 
     path: str = ""
     """Where the answers file was when it was chosen ("" = none yet)."""
@@ -219,27 +376,9 @@ class AqerSetup(BaseModel):
     header_row: int | None = Field(default=None, ge=1)
     """The sheet's header row (spreadsheet row number); None: the row that reads like the
     header above the rows of data (``core.tables.find_header_row``)."""
-    format: Literal["long", "wide"] = "long"
-    question_col: str | None = None
-    worker_col: str | None = None
-    response_col: str | None = None
-    grade_col: str | None = None
-    wide_rows: Literal["question", "worker"] = "question"
-    """In the wide layout: a row per question (a column per worker) or a row per worker."""
-    llm_cols: list[str] = Field(default_factory=list)
-    llm_workers: list[str] = Field(default_factory=list)
-    ignore_cols: list[str] = Field(default_factory=list)
-    """Wide layout: columns that are not answers (left out; e.g. a column of numbers)."""
+    columns: ColumnRoles = Field(default_factory=ColumnRoles)
     blank_tokens: list[str] = Field(default_factory=lambda: list(DEFAULT_BLANK_TOKENS))
     """Answers that mean "no answer" ("n/a", "-", ...): read as blank, not as answers."""
-    grades_sheet: str | None = None
-    """Another sheet of the same workbook with one grade per person, joined by name (with
-    ``grades_file``: the sheet of that file; None = its first sheet)."""
-    grades_file: InputRef | None = None
-    """A file of its own with one grade per person (``core.aqer.session.store_grades_file``)."""
-    grades_name_col: str | None = None
-    """Its column of names (None = guessed); ``grades_value_col`` its grades (None = guessed)."""
-    grades_value_col: str | None = None
     duplicates: Literal["error", "first", "last"] = "error"
     embedding_model: str = ""
     """A sentence-transformers folder; "" = the built-in all-MiniLM-L6-v2."""
@@ -250,7 +389,35 @@ class AqerSetup(BaseModel):
     settings: AqerSettings = Field(default_factory=AqerSettings)
     conditions: list[AqerCondition] = Field(default_factory=list)
     """Other conditions to compare with (another embedding model or blank-answer rule); not
-    part of :meth:`fingerprint`: each is a setup of its own (:meth:`AqerCondition.apply`)."""
+    part of :meth:`fingerprint`: each is a choice of its own (:meth:`AqerCondition.apply`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_roles(cls, data: Any) -> Any:
+        """The stored (flat) shape: each role's key beside the other choices, gathered into
+        ``columns``."""
+        if not isinstance(data, dict) or not any(k in data for k in _ROLE_FIELDS):
+            return data
+        if "columns" in data:
+            raise ValueError("give the column roles either as columns or one by one, not both")
+        data = dict(data)
+        data["columns"] = {k: data.pop(k) for k in _ROLE_FIELDS if k in data}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Dumped flat, as the project has always kept the choices."""
+        out: dict[str, Any] = {}
+        for key, value in handler(self).items():
+            if key == "columns" and isinstance(value, dict):
+                out.update(value)  # where the roles always were: after the header row
+            else:
+                out[key] = value
+        return out
+
+    def with_columns(self, **update: Any) -> AqerChoices:
+        """These choices with the column roles ``update`` changed."""
+        return self.model_copy(update={"columns": self.columns.model_copy(update=update)})
 
     @property
     def has_file(self) -> bool:
@@ -263,95 +430,72 @@ class AqerSetup(BaseModel):
                         content_hash=self.content_hash, input_id=self.input_id)
 
     def engine_columns(self) -> dict[str, Any]:
-        """The column options of :func:`core.aqer.prepare_responses` for this setup."""
-        if self.format == "long":
-            return {
-                "question_col": self.question_col or None,
-                "worker_col": self.worker_col or None,
-                "response_col": self.response_col or None,
-                "grade_col": self.grade_col or None,
-                "llm_cols": list(self.llm_cols),
-                "llm_workers": list(self.llm_workers),
-                "blank_tokens": list(self.blank_tokens),
-            }
-        by_question = self.wide_rows == "question"
-        key = self.question_col if by_question else self.worker_col
-        return {
-            "question_col": (self.question_col or None) if by_question else None,
-            "worker_col": None if by_question else (self.worker_col or None),
-            "response_col": None,
-            "grade_col": None if by_question else (self.grade_col or None),
-            "llm_cols": list(self.llm_cols) if by_question else [],
-            "llm_workers": [] if by_question else list(self.llm_workers),
-            "ignore_cols": [c for c in self.ignore_cols
-                            if c not in (key, None if by_question else self.grade_col)],
-            "blank_tokens": list(self.blank_tokens),
-        }
-
-    def grades_columns(self) -> dict[str, Any]:
-        """Where the per-person grades of another sheet are (``core.aqer.inputs``), or {}."""
-        if not (self.grades_sheet or self.grades_file):
-            return {}
-        return {"grades_sheet": self.grades_sheet, "grades_name_col": self.grades_name_col,
-                "grades_value_col": self.grades_value_col}
+        """The options of :func:`core.aqer.responses.prepare_responses` for these choices:
+        the roles' columns (:meth:`ColumnRoles.engine_columns`) and the blank tokens."""
+        return {**self.columns.engine_columns(), "blank_tokens": list(self.blank_tokens)}
 
     def embedding_key(self) -> str:
-        """How the project's vector cache names this setup's model (and its backend when one
-        is forced: its vectors are kept apart)."""
+        """How the project's vector cache names this model (and its backend when one is
+        forced: its vectors are kept apart)."""
         key = model_key(self.embedding_model)
         return key if self.embedding_backend == "auto" else f"{key} [{self.embedding_backend}]"
 
     def fingerprint(self) -> dict[str, Any]:
         """What an AQER result depends on (not where the file is, nor the device)."""
+        columns = self.columns
+        grades = columns.grades_columns()
         return {
             "answers": self.content_hash,
             "sheet": self.sheet,
             **({"header_row": self.header_row} if self.header_row is not None else {}),
-            "format": self.format,
+            "format": columns.format,
             "columns": self.engine_columns(),
-            **({"grades": self.grades_columns()} if self.grades_columns() else {}),
-            **({"grades_file": self.grades_file.content_hash} if self.grades_file else {}),
+            **({"grades": grades} if grades else {}),
+            **({"grades_file": columns.grades_file.content_hash} if columns.grades_file
+               else {}),
             "duplicates": self.duplicates,
             "embedding": self.embedding_key(),
             "settings": self.settings.model_dump(mode="json"),
         }
 
-    def describe_inputs(self, prepared: Any = None, absent_scored: bool = False
+    def describe_inputs(self, prepared: PreparedResponses | None = None,
+                        absent_scored: bool = False
                         ) -> dict[str, str]:
         """The inputs as the workbook's Read me sheet lists them (``absent_scored``: people
         who answered nothing were scored as the weakest)."""
+        c = self.columns
         rows = {
             "Input file": self.path or self.file_name,
             "Sheet": self.sheet or "(the first sheet)",
             "Layout": (
                 "long (a row per answer)"
-                if self.format == "long"
-                else f"wide (a row per {self.wide_rows})"
+                if c.format == "long"
+                else f"wide (a row per {c.wide_rows})"
             ),
         }
         if self.content_hash:
             rows["File checksum (SHA-256)"] = self.content_hash
         if self.header_row is not None:
             rows["Header row"] = f"row {self.header_row} (chosen)"
-        elif prepared is not None and getattr(prepared, "header_note", ""):
+        elif prepared is not None and prepared.header_note:
             rows["Header row"] = prepared.header_note
         if prepared is not None:
             rows["Read from"] = prepared.source
             rows["Answers"] = prepared.describe(absent_scored)
-        if self.format == "wide" and self.wide_rows == "worker" and self.grade_col:
-            rows["Expert grades"] = f"column '{self.grade_col}' (one grade per person)"
-        if self.grades_file:
-            sheet = f", sheet '{self.grades_sheet}'" if self.grades_sheet else ""
-            name = self.grades_file.path or self.grades_file.file_name
+        if c.person_grade_col:
+            rows["Expert grades"] = f"column '{c.grade_col}' (one grade per person)"
+        if c.grades_file:
+            sheet = f", sheet '{c.grades_sheet}'" if c.grades_sheet else ""
+            name = c.grades_file.path or c.grades_file.file_name
             rows["Expert grades"] = (f"the file {name}{sheet} (one grade per person, "
                                      "joined by name)")
-            if self.grades_file.content_hash:
-                rows["Grades file checksum (SHA-256)"] = self.grades_file.content_hash
-        elif self.grades_sheet:
-            rows["Expert grades"] = (f"sheet '{self.grades_sheet}' (one grade per person, "
+            if c.grades_file.content_hash:
+                rows["Grades file checksum (SHA-256)"] = c.grades_file.content_hash
+        elif c.grades_sheet:
+            rows["Expert grades"] = (f"sheet '{c.grades_sheet}' (one grade per person, "
                                      "joined by name)")
-        if self.ignore_cols and self.format == "wide":
-            rows["Columns left out"] = ", ".join(f"'{c}'" for c in self.ignore_cols)
+        if c.ignore_cols and c.format == "wide":
+            rows["Columns left out"] = ", ".join(f"'{col}'" for col in c.ignore_cols)
         rows["Read as blank"] = (", ".join(f"'{t}'" for t in self.blank_tokens)
                                  + " (and empty cells)") if self.blank_tokens else "empty cells"
         if self.duplicates != "error":

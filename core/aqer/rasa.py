@@ -114,4 +114,6 @@ def rasa_skills(
                 converged = True
                 break
         previous = aggregate.astype(np.float64)
+    if aggregate is None:  # no round ran
+        raise ValueError("RASA needs at least one iteration (max_iterations >= 1)")
     return RasaOutcome(skill=skill, aggregate=aggregate, iterations=iteration, converged=converged)

@@ -31,6 +31,7 @@ from core.aqer.model import (
     WARNING_COLUMNS,
     WORKER_COLUMNS,
     AqerResult,
+    scored_when,
 )
 from core.words import plain_number
 
@@ -43,7 +44,6 @@ __all__ = [
     "read_report",
     "readme_rows",
     "report_sheets",
-    "scored_when",
     "write_report",
 ]
 
@@ -219,8 +219,8 @@ def readme_rows(
         ("Method", "AQER: scoring crowd workers and LLM answers without ground truth"),
         (
             "Source",
-            "Information Systems Research, doi 10.1287/isre.2023.0426 (Algorithm 1, sections "
-            "4.1-4.5)",
+            ("Information Systems Research, doi 10.1287/isre.2023.0426 (Algorithm 1, sections "
+            "4.1-4.5)"),
         ),
         ("Date", datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")),
         ("Scored on", scored_when(result.computed_at)),
@@ -248,16 +248,16 @@ def readme_rows(
         ("Baselines", "RASA, F1, BLEU-1" if s.baselines else "not computed"),
         (
             "How it works",
-            "Each answer is turned into a vector by the embedding model. The synthetic "
+            ("Each answer is turned into a vector by the embedding model. The synthetic "
             "exemplary answer (SEA) of a question is the weighted mean of the workers' vectors. "
             "Each worker's raw score is the mean cosine similarity of their answers with the "
             "SEAs; scores are min-max scaled across workers and become the new weights; this "
-            "repeats until the weights stop changing.",
+            "repeats until the weights stop changing."),
         ),
         (
             "Weight 0",
-            "The lowest-scoring worker gets score 0 and therefore weight 0 in the final round: "
-            "this is by design in the paper (min-max scaling), not an error.",
+            ("The lowest-scoring worker gets score 0 and therefore weight 0 in the final round: "
+            "this is by design in the paper (min-max scaling), not an error."),
         ),
         (
             "Blank answers",
@@ -283,16 +283,16 @@ def readme_rows(
         ),
         (
             "Answer closest to the class's consensus",
-            "AQER cannot know the truth: the answer closest to the consensus is what most "
+            ("AQER cannot know the truth: the answer closest to the consensus is what most "
             "answers say. A question whose answers split into camps of similar size (found from "
             "the embeddings) is marked on the Questions sheet and under Warnings: check it by "
-            "hand.",
+            "hand."),
         ),
         (
             "Numbers",
-            "Shown rounded (3 decimals for scores and similarities, 2 for grades); each cell "
+            ("Shown rounded (3 decimals for scores and similarities, 2 for grades); each cell "
             "keeps its full value, and the Raw numbers sheet lists every number at full "
-            "precision under its name in AQER's file format.",
+            "precision under its name in AQER's file format."),
         ),
         ("Warnings", f"{len(result.warnings)} (all of them are on the Warnings sheet)"),
     ]
@@ -302,17 +302,6 @@ def readme_rows(
     if len(result.warnings) > shown:
         rows.append(("More warnings", f"{len(result.warnings) - shown} more on the Warnings sheet"))
     return rows
-
-
-def scored_when(stamp: str) -> str:
-    """An ISO time as "2026-05-04 14:03 UTC" ("(not recorded)" for results of older versions)."""
-    if not stamp:
-        return "(not recorded)"
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return stamp
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _ai_comparison(result: AqerResult) -> str:

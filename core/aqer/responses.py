@@ -523,11 +523,11 @@ def wide_responses(
                 "(--worker-col or --question-col)."
             )
     by_worker = worker_col is not None
-    key_col = (
-        _find_column(frame, worker_col, "worker names", source, "--worker-col")
-        if by_worker
-        else _find_column(frame, question_col, "questions", source, "--question-col")
-    )
+    if worker_col is not None:
+        key_col = _find_column(frame, worker_col, "worker names", source, "--worker-col")
+    else:
+        assert question_col is not None  # named, or found just above
+        key_col = _find_column(frame, question_col, "questions", source, "--question-col")
     if by_worker and llm_cols:
         raise AqerInputError(
             "In a sheet with a row per worker, an LLM's answers form a row, not a column. Name "
@@ -923,7 +923,7 @@ def prepare_responses(
     prepared = clean_responses(long, duplicates=duplicates, source=source,
                                blank_tokens=blank_tokens)
     prepared.notices[:0] = notices
-    if person:
+    if person and grade_col:  # grades are only gathered from a grade column
         found = _find_column(frame, grade_col, "", source, "", required=False) or grade_col
         where = f"column {_letters(frame, letters).get(found, '?')} '{found}'"
         set_person_grades(prepared, person, where, source)

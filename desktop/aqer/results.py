@@ -23,8 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.aqer.llm_answers import STYLE_WORDS, where_ai_answers_go
+from core.aqer.model import scored_when
 from core.aqer.session import CACHED_DEVICE
 from core.stats import plain_agreement
+from core.tables import is_missing
 from core.words import count, plain_number
 from desktop.aqer.charts import (
     Chart,
@@ -389,7 +391,7 @@ class ResultsView(QWidget):
 
         def num(key: str) -> float | None:
             value = row.get(key)
-            return None if value is None or value != value else float(value)
+            return None if is_missing(value) else float(value)
 
         headline = plain_agreement(
             num("value"), n=int(row["n"]) if row.get("n") == row.get("n") else 0,
@@ -796,8 +798,6 @@ def _number(value: Any) -> float | None:
 
 def describe_run(stored: Any) -> str:
     """Which run a result is, in plain words: inputs, options, embedding model and date."""
-    from core.aqer.report import scored_when
-
     result, inputs, s = stored.result, stored.inputs, stored.result.settings
     source = inputs.get("Input file") or inputs.get("Read from") or "the answers"
     where = []

@@ -56,6 +56,7 @@ class Importer:
 
 def _aqer_answers(path: Path) -> Outcome:
     from core.aqer.inputs import read_answers, read_responses
+    from core.aqer.model import ColumnRoles
     from core.aqer.responses import AqerInputError
     from core.tables import TableError
 
@@ -66,8 +67,9 @@ def _aqer_answers(path: Path) -> Outcome:
     if read.errors:
         return Outcome(errors=[i.message for i in read.errors])
     try:
-        prepared = read_responses(path, format="long", question_col="question",
-                                  worker_col="worker", response_col="answer")
+        prepared = read_responses(path, ColumnRoles(format="long", question_col="question",
+                                                    worker_col="worker",
+                                                    response_col="answer"))
     except AqerInputError as exc:
         return Outcome(errors=[str(exc)], warnings=[i.message for i in read.warnings])
     frame = prepared.frame

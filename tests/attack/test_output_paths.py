@@ -170,7 +170,7 @@ def test_aqer_checks_a_read_only_output_folder_before_embedding(tmp_path, capsys
     def never(*a, **k):
         raise AssertionError("the answers were scored before the output was checked")
 
-    monkeypatch.setattr("core.aqer.session.run_setup", never)
+    monkeypatch.setattr("core.aqer.session.AqerSession.run", never)
     headers, rows = sheet_for("aqer_answers", ["yes", "no"])
     source = write_xlsx(tmp_path / "answers.xlsx", headers, rows)
     folder = tmp_path / "locked"

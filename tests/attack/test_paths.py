@@ -194,7 +194,7 @@ def test_aqer_cli_refuses_the_output_before_scoring(tmp_path, capsys, monkeypatc
     def never(*a, **k):
         raise AssertionError("the answers were scored before the output was checked")
 
-    monkeypatch.setattr("core.aqer.session.run_setup", never)
+    monkeypatch.setattr("core.aqer.session.AqerSession.run", never)
     headers, rows = sheet_for("aqer_answers", ["yes", "no"])
     source = write_xlsx(tmp_path / "answers.xlsx", headers, rows)
     before = source.read_bytes()

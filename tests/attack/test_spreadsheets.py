@@ -513,6 +513,7 @@ def test_answers_200000_rows(tmp_path):
     child = run_limited(f"""
         from pathlib import Path
         from core.aqer.inputs import read_answers, read_responses
+        from core.aqer.model import ColumnRoles
         from core.runs import Progress
         seen = []
         class Watch(Progress):
@@ -520,8 +521,8 @@ def test_answers_200000_rows(tmp_path):
                 seen.append(label)
                 return super().start(label, *a, **k)
         sheets, read = read_answers(Path({str(path)!r}), progress=Watch())
-        prepared = read_responses(Path({str(path)!r}), format="long", question_col="question",
-                                  worker_col="worker", response_col="answer")
+        prepared = read_responses(Path({str(path)!r}), ColumnRoles(format="long",
+            question_col="question", worker_col="worker", response_col="answer"))
         result["rows"] = len(read.frame)
         result["answers"] = len(prepared.frame)
         result["progress"] = seen

@@ -30,3 +30,14 @@ def to_results(qtbot, wiz):
     assert wiz.page == "run"
     click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
+
+
+def evaldesk(argv: list[str]) -> int:
+    """``evaldesk ARGV`` as the program a user starts beside the app: in a thread of its own,
+    so its run has its own event loop (not this window's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from core import cli
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(cli.main, argv).result()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.aqer.judge_check import DIMENSION
-from core.aqer.session import load_setup
+from core.aqer.session import load_choices
 from core.judge_check import grading_order, judge_report, load_ratings, rank_judges
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder
@@ -65,18 +65,18 @@ def test_grade_ai_answers_see_the_report_and_choose_a_condition(qtbot, window, q
     qtbot.waitUntil(lambda: not panel.computing and len(panel.ranks) == 2, timeout=60_000)
     expected = rank_judges(page.panel.candidates, ratings)
     assert [panel.rank_model.value(r, "judge") for r in range(2)] == [r.name for r in expected]
-    before = wiz.setup.settings.blank_answers
+    before = wiz.choices.settings.blank_answers
     other = next(name for name, key, _ in panel.candidates if key)
     done = page.make_judge(other)
     assert "The project now scores with" in done and "earlier choices stay" in done
-    saved = load_setup(window.project)
+    saved = load_choices(window.project)
     assert saved.settings.blank_answers != before
     assert [c.blank_answers for c in saved.conditions] == [before]
     # the chosen condition's stored results are shown at once, and checked on this page
     assert wiz.stored.result.blank_rule == saved.settings.blank_answers
     from core.aqer.judge_check import judge_data
 
-    assert panel.judge.source == judge_data(wiz.stored).source  # those results, in words
+    assert panel.judge.source == judge_data(wiz.stored.result, wiz.stored.finished_at).source  # those results, in words
     assert panel.judge.source.startswith("the AQER results scored ")
     assert "run" not in panel.judge.source.removeprefix("the AQER results")
     assert panel.candidates[0][0].startswith("AQER as set up")

@@ -8,12 +8,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from core import cli
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.class_workbook import ABSENT, SPLIT_QUESTION, class_workbook
 from tests.core.cli.aqer_routes_support import TinyEncoder
 from tests.core.cli.test_aqer_routes import cells, same_cells
-from tests.desktop.aqer_support import click, wait_check, wait_read
+from tests.desktop.aqer_support import click, evaldesk, wait_check, wait_read
 
 BOTS = ("ChatGPT", "Gemini")
 
@@ -52,7 +51,7 @@ def test_the_class_workbook_through_the_wizard_gives_the_cli_s_workbook(qtbot, w
     columns = wiz.pages["columns"]
     assert wiz.check.ok, [i.message for i in wiz.check.errors]
     # 3. the Comments column is left out before the run, with the reason
-    assert "Comments" in wiz.setup.ignore_cols
+    assert "Comments" in wiz.choices.columns.ignore_cols
     comments = next(columns.ignore_list.item(i) for i in range(columns.ignore_list.count())
                     if "Comments" in columns.ignore_list.item(i).text())
     assert comments.checkState() == Qt.CheckState.Checked
@@ -62,19 +61,19 @@ def test_the_class_workbook_through_the_wizard_gives_the_cli_s_workbook(qtbot, w
     # 1. tick the chatbot rows, then choose "Total" as the grades: the ticks stay
     tick(columns.llm_list, BOTS)
     wait_check(qtbot, wiz)
-    assert wiz.setup.llm_workers == list(BOTS)
+    assert wiz.choices.columns.llm_workers == list(BOTS)
     columns.wide_grade_combo.setCurrentIndex(columns.wide_grade_combo.findData("Total"))
     wait_check(qtbot, wiz)
-    assert wiz.setup.grade_col == "Total"
-    assert wiz.setup.llm_workers == list(BOTS)
+    assert wiz.choices.columns.grade_col == "Total"
+    assert wiz.choices.columns.llm_workers == list(BOTS)
     assert ticked(columns.llm_list) == set(BOTS)
-    assert "Total" not in wiz.setup.ignore_cols and "Comments" in wiz.setup.ignore_cols
+    assert "Total" not in wiz.choices.columns.ignore_cols and "Comments" in wiz.choices.columns.ignore_cols
     # changing the blank words or the blank rule keeps them too
     columns.blank_combo.setCurrentIndex(columns.blank_combo.findData("worst"))
     wait_check(qtbot, wiz)
     columns.blank_combo.setCurrentIndex(columns.blank_combo.findData("auto"))
     wait_check(qtbot, wiz)
-    assert wiz.setup.llm_workers == list(BOTS) and wiz.setup.grade_col == "Total"
+    assert wiz.choices.columns.llm_workers == list(BOTS) and wiz.choices.columns.grade_col == "Total"
 
     # 4. the absent student: a box to score them, unticked; the page counts 29 people
     assert not columns.absent_box.isHidden() and not columns.absent_box.isChecked()
@@ -105,7 +104,7 @@ def test_the_class_workbook_through_the_wizard_gives_the_cli_s_workbook(qtbot, w
     qtbot.waitUntil(lambda: res.comparison is not None, timeout=30_000)
     task = wiz.pages["results"].export(tmp_path / "wizard.xlsx")
     qtbot.waitUntil(task.done, timeout=30_000)
-    assert cli.main(["aqer", str(source), "-o", str(tmp_path / "cli.xlsx"),
+    assert evaldesk(["aqer", str(source), "-o", str(tmp_path / "cli.xlsx"),
                      "--llm-worker", "ChatGPT", "--llm-worker", "Gemini",
                      "--grade-col", "Total"]) == 0
     a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
@@ -121,7 +120,7 @@ def test_the_header_row_can_be_chosen_in_the_wizard(qtbot, window, tmp_path):
     wait_read(qtbot, wiz)
     file_page.header_spin.setValue(1)  # the title, on purpose
     qtbot.waitUntil(lambda: wiz.read is not None and wiz.read.header_row == 1, timeout=15_000)
-    assert wiz.setup.header_row == 1
+    assert wiz.choices.header_row == 1
     assert "Row 1" not in file_page.header_note.text()
     file_page.header_spin.setValue(2)  # an empty row: said, and nothing goes on
     qtbot.waitUntil(lambda: wiz.read is not None and wiz.read.header_row == 2, timeout=15_000)
@@ -132,7 +131,7 @@ def test_the_header_row_can_be_chosen_in_the_wizard(qtbot, window, tmp_path):
     wiz.show_page("file")
     file_page.header_spin.setValue(0)  # found again
     qtbot.waitUntil(lambda: wiz.read is not None and wiz.read.header_row == 3, timeout=15_000)
-    assert wiz.setup.header_row is None
+    assert wiz.choices.header_row is None
     wait_check(qtbot, wiz)
     assert wiz.check.ok
 
@@ -151,13 +150,13 @@ def test_choosing_the_grade_column_keeps_the_ai_rows_ticked(qtbot, window, tmp_p
     wait_check(qtbot, wiz)
     columns.wide_grade_combo.setCurrentIndex(columns.wide_grade_combo.findData("Total"))
     wait_check(qtbot, wiz)
-    assert wiz.setup.grade_col == "Total"
-    assert wiz.setup.llm_workers == list(BOTS)
+    assert wiz.choices.columns.grade_col == "Total"
+    assert wiz.choices.columns.llm_workers == list(BOTS)
     assert ticked(columns.llm_list) == set(BOTS)
     # another name column drops only the names it does not hold
     columns.key_combo.setCurrentIndex(columns.key_combo.findData("Comments"))
     wait_check(qtbot, wiz)
-    assert wiz.setup.llm_workers == []
+    assert wiz.choices.columns.llm_workers == []
     columns.key_combo.setCurrentIndex(columns.key_combo.findData("Student"))
     wait_check(qtbot, wiz)
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from functools import partial
 
 import openpyxl
 import pandas as pd
 import pytest
 
 from core.aqer.comparison import comparison_table
-from core.aqer.session import load_setup, run_workers_curve
+from core.aqer.session import AqerSession, load_choices
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder, graded_answers
 from tests.desktop.aqer_support import click, to_results, wait_read
@@ -26,8 +25,9 @@ def graded_results(qtbot, window, graded_file, monkeypatch):
     """The wizard on its Results page after the graded class, and its tiny encoder (the workers
     curve with 3 repetitions per panel)."""
     tiny = TinyEncoder()
-    monkeypatch.setattr("desktop.aqer.pages.run.run_workers_curve",
-                        partial(run_workers_curve, repetitions=3))
+    real = AqerSession.run_workers_curve
+    monkeypatch.setattr(AqerSession, "run_workers_curve",
+                        lambda self, **kwargs: real(self, **{**kwargs, "repetitions": 3}))
     wiz = open_aqer_wizard(window, encoder_factory=tiny.factory)
     wiz.pages["file"].choose_file(graded_file)
     wait_read(qtbot, wiz)
@@ -61,7 +61,7 @@ def test_comparison_tab_shows_the_cores_table_and_the_curve_is_computed_on_reque
     qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=30_000)
     assert model.value(5, "condition") == "AQER (blank answers left out)"  # the sheet is dense
     assert len(tiny.calls) == calls
-    assert wiz.setup.conditions and load_setup(window.project).conditions == wiz.setup.conditions
+    assert wiz.choices.conditions and load_choices(window.project).conditions == wiz.choices.conditions
 
     # how many workers: nothing until asked, then computed, shown and exported
     res.tabs.setCurrentWidget(res.curve_tab)
@@ -104,7 +104,7 @@ def test_the_workers_curve_runs_in_the_background_with_progress_and_cancel(
     import threading
 
     from core.aqer import pipeline
-    from core.aqer.session import load_workers_curve
+    from core.aqer.session.workers_curve import load_workers_curve
 
     wiz, _ = graded_results(qtbot, window, graded_file, monkeypatch)
     res = wiz.pages["results"].results
@@ -135,7 +135,7 @@ def test_the_workers_curve_runs_in_the_background_with_progress_and_cancel(
     assert panel.status == "stopped"
     assert len(calls) == 3  # stopped before the fourth panel
     assert res.curve_model.rowCount() == 0 and res.curve is None
-    assert load_workers_curve(window.project, wiz.setup, repetitions=3) is None
+    assert load_workers_curve(window.project, wiz.choices, repetitions=3) is None
 
 
 def test_another_embedding_model_is_a_condition_row_with_its_paired_test(
@@ -172,7 +172,7 @@ def test_another_embedding_model_is_a_condition_row_with_its_paired_test(
     assert TORCH in res.comparison_words.text()
     assert two.made == ["auto", "torch"] and two.torch.calls
     seen = len(two.torch.calls)
-    assert load_setup(window.project).conditions == wiz.setup.conditions
+    assert load_choices(window.project).conditions == wiz.choices.conditions
 
     actions[0].trigger()  # the same condition again: read back, nothing embedded
     qtbot.waitUntil(lambda: model.rowCount() == 6 and res.model_button.isEnabled(),
@@ -190,4 +190,4 @@ def test_another_embedding_model_is_a_condition_row_with_its_paired_test(
     actions[1].trigger()
     assert res.model_problem.isVisibleTo(res)
     assert "not-a-model was not added" in res.model_problem.text()
-    assert len(wiz.setup.conditions) == 1
+    assert len(wiz.choices.conditions) == 1

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from core.aqer.session import load_setup, sample_path
+from core.aqer.session import load_choices, sample_path
 from desktop.aqer import open_aqer_wizard
 from tests.core.aqer.aqer_support import TinyEncoder
-from tests.desktop.aqer_support import click, to_results, wait_check, wait_read
+from tests.desktop.aqer_support import click, evaldesk, to_results, wait_check, wait_read
 
 SHEETS = ["Workers", "Answers", "Questions", "AI answers", "AI summary", "Convergence",
           "Agreement", "Comparison", "Warnings", "Raw numbers", "Read me"]
@@ -48,8 +48,8 @@ def test_sample_end_to_end_results_and_export(qtbot, window, tiny, tmp_path):
     to_results(qtbot, wiz)
 
     # the mapping was guessed and saved in the project as soon as it was chosen
-    saved = load_setup(window.project)
-    assert (saved.question_col, saved.worker_col, saved.response_col, saved.grade_col) == (
+    saved = load_choices(window.project)
+    assert (saved.columns.question_col, saved.columns.worker_col, saved.columns.response_col, saved.columns.grade_col) == (
         "question", "worker", "response", "grade")
     assert saved.path == str(sample_path())
 
@@ -119,7 +119,7 @@ def test_bad_mapping_blocks_next_with_a_message(qtbot, window, tiny):
     assert wiz.pages["columns"].issues_model.index(0, 0).data() == "Must fix"
     wiz.go_next()
     assert wiz.page == "columns"
-    assert load_setup(window.project).response_col is None  # the choice was saved
+    assert load_choices(window.project).columns.response_col is None  # the choice was saved
 
     # the same column for questions and workers
     wiz.pages["columns"].response_combo.setCurrentIndex(wiz.pages["columns"].response_combo.findData("response"))
@@ -162,7 +162,7 @@ def test_duplicate_rows_ask_which_to_keep(qtbot, window, tiny, tmp_path):
     wait_read(qtbot, wiz)
     click(qtbot, wiz.next_button)
     wait_check(qtbot, wiz)
-    assert (wiz.setup.question_col, wiz.setup.worker_col, wiz.setup.response_col) == (
+    assert (wiz.choices.columns.question_col, wiz.choices.columns.worker_col, wiz.choices.columns.response_col) == (
         "Question", "Student", "Answer")
     assert wiz.check.needs_duplicate_choice and wiz.check.duplicates == 1
     assert "repeat" in wiz.pages["columns"].summary_label.text()
@@ -174,13 +174,13 @@ def test_duplicate_rows_ask_which_to_keep(qtbot, window, tiny, tmp_path):
     assert "Cy" in box.informativeText()
     box.button(box.StandardButton.Cancel).click()
     qtbot.waitUntil(lambda: not box.isVisible(), timeout=5_000)
-    assert wiz.page == "columns" and wiz.setup.duplicates == "error"
+    assert wiz.page == "columns" and wiz.choices.duplicates == "error"
 
     # Keep the last answer: saved, checked again, and on to the next page
     click(qtbot, wiz.next_button)
     wiz.pages["columns"].keep_last_button.click()
     qtbot.waitUntil(lambda: wiz.page == "model", timeout=10_000)
-    assert load_setup(window.project).duplicates == "last"
+    assert load_choices(window.project).duplicates == "last"
     click(qtbot, wiz.next_button)
     click(qtbot, wiz.pages["run"].run_button)
     qtbot.waitUntil(lambda: wiz.page == "results", timeout=30_000)
@@ -266,7 +266,7 @@ def test_changing_a_setting_recomputes_without_embedding_again(qtbot, window, ti
     wiz.go_back()
     assert wiz.page == "model"
     wiz.pages["model"].rounds_spin.setValue(3)
-    assert load_setup(window.project).settings.max_iterations == 3  # saved at once
+    assert load_choices(window.project).settings.max_iterations == 3  # saved at once
     click(qtbot, wiz.next_button)
     assert not wiz.next_button.isEnabled()  # no result for these settings yet
     click(qtbot, wiz.pages["run"].run_button)
@@ -293,10 +293,10 @@ def test_wide_sheet_with_ai_columns(qtbot, window, tiny):
     wiz.pages["file"].sheet_combo.setCurrentIndex(wiz.pages["file"].sheet_combo.findText("Wide"))
     wait_read(qtbot, wiz)
     wiz.pages["file"].wide_radio.setChecked(True)
-    assert wiz.setup.format == "wide" and wiz.setup.sheet == "Wide"
+    assert wiz.choices.columns.format == "wide" and wiz.choices.sheet == "Wide"
     click(qtbot, wiz.next_button)
     wait_check(qtbot, wiz)
-    assert wiz.setup.wide_rows == "question" and wiz.setup.question_col == "question"
+    assert wiz.choices.columns.wide_rows == "question" and wiz.choices.columns.question_col == "question"
     # without ticking the AI columns, "LLM A" and "LLM B" count as people
     assert "10 workers" in wiz.check.prepared.describe()
     for i in range(wiz.pages["columns"].llm_list.count()):
@@ -304,7 +304,7 @@ def test_wide_sheet_with_ai_columns(qtbot, window, tiny):
         if item.text().startswith("LLM"):
             item.setCheckState(Qt.CheckState.Checked)
     wait_check(qtbot, wiz)
-    assert wiz.setup.llm_cols == ["LLM A", "LLM B"]
+    assert wiz.choices.columns.llm_cols == ["LLM A", "LLM B"]
     assert "8 workers" in wiz.check.prepared.describe()
     assert wiz.pages["columns"].preview_model.role_of(9) == "AI answers"
     click(qtbot, wiz.next_button)
@@ -404,7 +404,7 @@ def test_blank_answers_rule_shown_chosen_and_stated_with_the_results(qtbot, wind
     wiz.go_back()
     assert wiz.page == "columns"
     wiz.pages["columns"].blank_combo.setCurrentIndex(wiz.pages["columns"].blank_combo.findData("missing"))
-    assert load_setup(window.project).settings.blank_answers == "missing"
+    assert load_choices(window.project).settings.blank_answers == "missing"
     wait_check(qtbot, wiz)
     assert wiz.pages["columns"].blank_label.text().startswith("Your choice")
     assert wiz.pages["columns"].blank_label.toolTip().startswith("Chosen by you")
@@ -480,14 +480,14 @@ def test_choices_that_cannot_be_read_are_named_and_kept_in_the_project(qtbot, wi
     banner = wiz.problem_banner
     assert banner.isVisible()
     assert "AQER choices" in banner.text() and "kept in the project" in banner.text()
-    assert wiz.page == "file" and wiz.setup.format == "long"  # this step starts afresh
+    assert wiz.page == "file" and wiz.choices.columns.format == "long"  # this step starts afresh
     kept = project.list_artefacts("aqer_setup.unreadable")
     assert [a.payload for a in kept] == [{"format": "diagonal", "sheet": "Mine"}]
     # the user goes on: the new choices are saved, the original stays aside
     wiz.load_sample()
     wait_read(qtbot, wiz)
     wait_check(qtbot, wiz)
-    assert load_setup(project).has_file
+    assert load_choices(project).has_file
     assert len(project.list_artefacts("aqer_setup.unreadable")) == 1
 
 
@@ -558,13 +558,13 @@ def test_a_gradebook_is_guessed_explained_and_its_columns_can_be_left_out(qtbot,
     assert len(wiz.check.prepared.blanks) == 6
     page.blank_tokens_edit.setText("n/a")
     page.blank_tokens_edit.editingFinished.emit()
-    assert load_setup(window.project).blank_tokens == ["n/a"]
+    assert load_choices(window.project).blank_tokens == ["n/a"]
     wait_check(qtbot, wiz)
     assert len(wiz.check.prepared.blanks) == 3  # "n/a", "N/A" and the empty cell
     # any column can be left out
     assert page.ignore_box.isVisible() and page.ignore_list.count() == 10
     page.ignore_list.item(9).setCheckState(Qt.CheckState.Checked)
-    assert load_setup(window.project).ignore_cols == ["Q10. What melts ice?"]
+    assert load_choices(window.project).columns.ignore_cols == ["Q10. What melts ice?"]
     wait_check(qtbot, wiz)
     assert wiz.check.prepared.frame["question"].nunique() == 9
     # no grades: the column of numbers is left out, not scored
@@ -576,8 +576,8 @@ def test_a_gradebook_is_guessed_explained_and_its_columns_can_be_left_out(qtbot,
 
     # a new file: nothing of the previous layout carries over
     choose(qtbot, wiz, _write_duplicates(tmp_path / "long.xlsx"))
-    assert wiz.setup.format == "long" and file_page.long_radio.isChecked()
-    assert wiz.setup.ignore_cols == [] and wiz.setup.grade_col is None
+    assert wiz.choices.columns.format == "long" and file_page.long_radio.isChecked()
+    assert wiz.choices.columns.ignore_cols == [] and wiz.choices.columns.grade_col is None
     assert "long layout" in file_page.layout_guess.text()
     wait_check(qtbot, wiz)  # the new file's check ends before the test does
 
@@ -600,8 +600,6 @@ def test_a_typo_in_a_header_is_matched_on_the_columns_page(qtbot, window, tiny, 
 
 def test_a_gradebook_with_a_grades_sheet_gives_the_clis_agreement(qtbot, window, tiny, tmp_path,
                                                                   monkeypatch, capsys):
-
-    from core import cli
     from tests.core.aqer.gradebook import gradebook
 
     source = gradebook(tmp_path / "exam.xlsx", grades="sheet")
@@ -659,7 +657,7 @@ def test_a_gradebook_with_a_grades_sheet_gives_the_clis_agreement(qtbot, window,
 
     monkeypatch.setattr("core.embeddings.Encoder", SameEncoder)
     out = tmp_path / "cli.xlsx"
-    assert cli.main(["aqer", str(source), "-o", str(out)]) == 0
+    assert evaldesk(["aqer", str(source), "-o", str(out)]) == 0
     from core.aqer.report import read_report
 
     agreement = read_report(out)["Agreement"]
@@ -682,12 +680,12 @@ def test_a_grades_file_of_its_own_is_joined_by_name(qtbot, window, tiny, tmp_pat
     click(qtbot, page.grades_file_button)
     wait_check(qtbot, wiz)
     assert page.grades_sheet_combo.currentText() == "file “exam grades.csv”"
-    saved = load_setup(window.project)
-    assert saved.grades_file is not None and saved.grades_file.input_id is not None
+    saved = load_choices(window.project)
+    assert saved.columns.grades_file is not None and saved.columns.grades_file.input_id is not None
     assert len(wiz.check.prepared.person_grades) == 28
     assert any("'Emma Rosi' (row 6)" in i.message for i in wiz.check.warnings)
     # "(none)": no grades any more
     page.grades_sheet_combo.setCurrentIndex(0)
     wait_check(qtbot, wiz)
-    assert load_setup(window.project).grades_file is None
+    assert load_choices(window.project).columns.grades_file is None
     assert wiz.check.prepared.person_grades == {}

@@ -131,9 +131,9 @@ def test_the_real_aqer_sample_loads_in_the_wizard(qtbot, window):
     from desktop.aqer import open_aqer_sample
 
     wizard = open_aqer_sample(window, encoder_factory=lambda *a, **k: None)
-    qtbot.waitUntil(lambda: wizard.setup.has_file, timeout=20000)
+    qtbot.waitUntil(lambda: wizard.choices.has_file, timeout=20000)
     assert window.project is not None
-    assert wizard.setup.sheet == "Long"
+    assert wizard.choices.sheet == "Long"
     # the answers are checked a moment after the sheet is read: let that finish before the
     # test's event loop goes
     qtbot.waitUntil(lambda: not wizard.checking, timeout=60000)

@@ -1,26 +1,30 @@
 """Check the judge: grade some of the AI answers yourself and see how well AQER's scores of
 them agree with your grades (:class:`desktop.judge_check.JudgeCheckPanel`). The "judges" to
 pick from are AQER as set up and each condition computed so far (another embedding model or
-blank-answer rule)."""
+blank-answer rule): the shared page (:class:`desktop.judge_check.CheckJudgePageMixin`) asks the
+wizard's session for them (``judge_to_check``, ``judges_to_compare``); making one the judge
+makes its condition the project's choices."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QHBoxLayout, QPushButton
 
 from core import judge_check as jc
-from core.aqer import session as st
 from core.words import count
+from desktop.aqer.pages._base import AqerPage
 from desktop.judge_check import CheckJudgePageMixin
 from desktop.widgets import hint_label
-from desktop.wizard import WizardPage
+
+if TYPE_CHECKING:  # pragma: no cover (the wizard imports the pages)
+    from desktop.aqer.wizard import AqerWizard
 
 __all__ = ["CheckJudgePage"]
 
 
-class CheckJudgePage(CheckJudgePageMixin, WizardPage):
+class CheckJudgePage(CheckJudgePageMixin, AqerPage):
     KEY, TITLE = "check", "Check the judge"
     METHOD = "aqer"
     HEADING = "Does AQER agree with you on the AI answers?"
@@ -30,7 +34,7 @@ class CheckJudgePage(CheckJudgePageMixin, WizardPage):
         "is a similarity, not a grade, so the <b>Report</b> tab compares the order of its "
         "scores with the order of your grades. Aim for 25 answers or more.")
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: AqerWizard) -> None:
         super().__init__(wizard)
         self.build_check()
         self.panel.one_judge_text = (
@@ -50,12 +54,9 @@ class CheckJudgePage(CheckJudgePageMixin, WizardPage):
         self.layout().insertLayout(2, row)
 
     def refresh(self) -> None:
-        wizard = self.wizard
-        judge, problem = st.judge_to_check(wizard.project, wizard.setup)
-        self.panel.set_judge(wizard.project, judge, problem)
-        self.panel.set_candidates(st.judges_to_compare(wizard.project, wizard.setup),
-                                  self.make_judge)
-        self.grades_button.setEnabled(judge is not None and bool(wizard.setup.grade_col))
+        super().refresh()
+        grades = self.wizard.choices.columns.grade_col
+        self.grades_button.setEnabled(self.panel.judge is not None and bool(grades))
 
     @Slot()
     def use_file_grades(self) -> int:
@@ -65,7 +66,7 @@ class CheckJudgePage(CheckJudgePageMixin, WizardPage):
         if panel.judge is None:
             return 0
         try:
-            ratings, notes = st.file_grades(wizard.project, wizard.setup, panel.judge)
+            ratings, notes = wizard.session.file_grades(panel.judge)
         except Exception as exc:  # noqa: BLE001 - a file that cannot be read says why
             panel.message.setText(f"The grades could not be read: {getattr(exc, 'message', exc)}")
             return 0
@@ -85,14 +86,13 @@ class CheckJudgePage(CheckJudgePageMixin, WizardPage):
         return len(ratings)
 
     def make_judge(self, key: str) -> str:
-        """Make the condition named ``key`` the project's choices (its results are stored,
-        so they are shown at once)."""
+        """Make the condition named ``key`` (a key of ``judges_to_compare``) the project's
+        choices; its results are stored, so they are shown at once."""
         wizard = self.wizard
-        chosen, done = st.choose_condition(wizard.setup, key)
-        if chosen is wizard.setup:
+        before = wizard.choices
+        done = wizard.session.choose_condition(key)
+        if wizard.choices is before:
             return done
-        wizard.setup = chosen
-        st.save_setup(wizard.project, chosen)
         stored = wizard.current_result()
         if stored is not None:
             wizard.pages["results"].set_result(stored)

@@ -8,7 +8,7 @@ import logging
 import re
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
@@ -33,13 +33,12 @@ from core.aqer.inputs import (
     AI_MARKS,
     BLANK_TOKENS,
     AnswersCheck,
-    check_answers,
     note_columns,
     numeric_columns,
 )
-from core.aqer.session import grades_path, store_grades_file
 from core.tables import TableIssue
 from desktop.aqer.models import ROLE_COLOURS, IssuesModel, PreviewModel
+from desktop.aqer.pages._base import AqerPage
 from desktop.errors import spawn
 from desktop.file_dialogs import ask_then
 from desktop.views import table_view
@@ -55,7 +54,9 @@ from desktop.widgets import (
     tipped,
     wrapped_label,
 )
-from desktop.wizard import WizardPage
+
+if TYPE_CHECKING:  # pragma: no cover (the wizard imports the pages)
+    from desktop.aqer.wizard import AqerWizard
 
 __all__ = ["BLANK_CHOICES", "ColumnsPage"]
 
@@ -85,12 +86,12 @@ def _short_rule(rule: Any) -> str:
     return f"The answers look {rule.design} ({rule.evidence.split(';')[0]}): {what}."
 
 
-class ColumnsPage(WizardPage):
+class ColumnsPage(AqerPage):
     """The roles of the columns, with a coloured preview and the issues of the whole sheet."""
 
     KEY, TITLE = "columns", "Columns"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: AqerWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self._numeric: dict[str, tuple[int, int]] = {}
@@ -259,10 +260,11 @@ class ColumnsPage(WizardPage):
         """Put the saved choices into the widgets (without saving them again)."""
         self._filling = True
         try:
-            s = self.wizard.setup
+            s = self.wizard.choices
             self.blank_combo.setCurrentIndex(
                 max(0, self.blank_combo.findData(s.settings.blank_answers)))
-            self.rows_combo.setCurrentIndex(max(0, self.rows_combo.findData(s.wide_rows)))
+            self.rows_combo.setCurrentIndex(
+                max(0, self.rows_combo.findData(s.columns.wide_rows)))
             self.blank_tokens_edit.setText(", ".join(s.blank_tokens))
             self.absent_box.setChecked(s.settings.keep_absent)
         finally:
@@ -270,7 +272,7 @@ class ColumnsPage(WizardPage):
 
     def refresh(self) -> None:
         wizard = self.wizard
-        if wizard.read is None and wizard.setup.has_file and not wizard.reading:
+        if wizard.read is None and wizard.choices.has_file and not wizard.reading:
             wizard.pages["file"].reload_file()
         self.schedule_check()
 
@@ -287,7 +289,7 @@ class ColumnsPage(WizardPage):
         return True, ""
 
     def reachable(self) -> bool:
-        return self.wizard.setup.has_file
+        return self.wizard.choices.has_file
 
     def go_next(self) -> bool:
         check = self.wizard.check
@@ -298,7 +300,7 @@ class ColumnsPage(WizardPage):
 
     # ------------------------------------------------------------------ filling
     def fill(self) -> None:
-        """Fill the page from the sheet just read and the setup."""
+        """Fill the page from the sheet just read and the choices."""
         read = self.wizard.read
         if read is None:
             return
@@ -306,7 +308,8 @@ class ColumnsPage(WizardPage):
         try:
             columns = [str(c) for c in read.frame.columns]
             letters = read.letters
-            s = self.wizard.setup
+            choices = self.wizard.choices
+            s = choices.columns
             for combo, value in ((self.question_combo, s.question_col),
                                  (self.worker_combo, s.worker_col),
                                  (self.response_combo, s.response_col),
@@ -347,7 +350,7 @@ class ColumnsPage(WizardPage):
                     else 0)
             self.grades_row.setVisible(wide)
             self.grades_sheet_label.setVisible(wide)
-            self.blank_tokens_edit.setText(", ".join(s.blank_tokens))
+            self.blank_tokens_edit.setText(", ".join(choices.blank_tokens))
             self._show_guess_notes()
             self._numeric = numeric_columns(read)
             self._notes = note_columns(read, by_person=s.wide_rows == "worker")
@@ -369,7 +372,7 @@ class ColumnsPage(WizardPage):
     def _show_guess_notes(self) -> None:
         """What EvalDesk guessed and why, without the notes the user's choices since made
         untrue (a column it left out that is now the grades, or scored after all)."""
-        s = self.wizard.setup
+        s = self.wizard.choices.columns
         notes = []
         for note in self.wizard.guess_notes:
             found = re.match(r"Column [A-Z]+ '(.+?)' ", note)
@@ -384,7 +387,7 @@ class ColumnsPage(WizardPage):
         self.guess_note.setVisible(bool(notes))
 
     def _fill_ignore_list(self) -> None:
-        s, read = self.wizard.setup, self.wizard.read
+        s, read = self.wizard.choices.columns, self.wizard.read
         self.ignore_list.clear()
         wide = s.format == "wide"
         self.ignore_box.setVisible(wide)
@@ -411,7 +414,7 @@ class ColumnsPage(WizardPage):
             self.ignore_list.addItem(item)
 
     def _fill_llm_list(self) -> None:
-        s, read = self.wizard.setup, self.wizard.read
+        s, read = self.wizard.choices.columns, self.wizard.read
         self.llm_list.clear()
         if s.format == "long":
             used = {s.question_col, s.worker_col, s.response_col, s.grade_col}
@@ -447,7 +450,7 @@ class ColumnsPage(WizardPage):
             self.llm_list.addItem(item)
 
     def _update_preview_roles(self) -> None:
-        s, read = self.wizard.setup, self.wizard.read
+        s, read = self.wizard.choices.columns, self.wizard.read
         roles: dict[str, str] = {}
         if s.format == "long":
             for col, role in ((s.question_col, "questions"), (s.worker_col, "worker names"),
@@ -479,8 +482,8 @@ class ColumnsPage(WizardPage):
         wizard = self.wizard
         if self._filling or wizard.read is None:
             return
-        if wizard.setup.format == "long":
-            wizard.save(
+        if wizard.choices.columns.format == "long":
+            wizard.save_columns(
                 question_col=self.question_combo.currentData(),
                 worker_col=self.worker_combo.currentData(),
                 response_col=self.response_combo.currentData(),
@@ -489,17 +492,17 @@ class ColumnsPage(WizardPage):
         else:
             rows = self.rows_combo.currentData()
             key = self.key_combo.currentData()
-            if rows != wizard.setup.wide_rows:
+            if rows != wizard.choices.columns.wide_rows:
                 wizard.guess_anew(format="wide", wide_rows=rows)
                 self.fill()
                 return
-            s = wizard.setup
+            s = wizard.choices.columns
             grade = self.wide_grade_combo.currentData() if rows == "worker" else None
             ignore = [c for c in s.ignore_cols if c not in (key, grade)]
             if s.grade_col and s.grade_col != grade and s.grade_col in self._numeric:
                 ignore.append(s.grade_col)  # no longer the grades: still never an answer
             if rows == "question":
-                wizard.save(question_col=key, ignore_cols=ignore,
+                wizard.save_columns(question_col=key, ignore_cols=ignore,
                             llm_cols=[c for c in s.llm_cols if c != key])
             else:
                 # the AI rows ticked stay ticked while they are still rows of the sheet (the
@@ -507,8 +510,8 @@ class ColumnsPage(WizardPage):
                 names = set()
                 if key in self.wizard.read.frame.columns:
                     names = {v.strip() for v in self.wizard.read.frame[key] if v.strip()}
-                wizard.save(worker_col=key, grade_col=grade, ignore_cols=ignore,
-                            llm_workers=[w for w in s.llm_workers if w in names])
+                wizard.save_columns(worker_col=key, grade_col=grade, ignore_cols=ignore,
+                                    llm_workers=[w for w in s.llm_workers if w in names])
             self._filling = True
             self._fill_llm_list()
             self._fill_ignore_list()
@@ -521,7 +524,7 @@ class ColumnsPage(WizardPage):
     def _blank_chosen(self, *_args: Any) -> None:
         if self._filling:
             return
-        settings = self.wizard.setup.settings.model_copy(
+        settings = self.wizard.choices.settings.model_copy(
             update={"blank_answers": self.blank_combo.currentData()})
         self.wizard.save(settings=settings)
         self.schedule_check()
@@ -530,7 +533,7 @@ class ColumnsPage(WizardPage):
     def _absent_chosen(self, on: bool) -> None:
         if self._filling:
             return
-        settings = self.wizard.setup.settings.model_copy(update={"keep_absent": bool(on)})
+        settings = self.wizard.choices.settings.model_copy(update={"keep_absent": bool(on)})
         self.wizard.save(settings=settings)
         self.schedule_check()
 
@@ -541,13 +544,13 @@ class ColumnsPage(WizardPage):
         chosen = self.grades_sheet_combo.currentData()
         if chosen == FILE:
             return
-        self.wizard.save(grades_sheet=chosen, grades_file=None,
-                         grades_name_col=None, grades_value_col=None)
+        self.wizard.save_columns(grades_sheet=chosen, grades_file=None,
+                                 grades_name_col=None, grades_value_col=None)
         self.fill()
 
     def ask_grades_path(self) -> str | None:
         """Ask for a file of grades (tests replace this)."""
-        answers = self.wizard.setup.path
+        answers = self.wizard.choices.path
         path, _ = QFileDialog.getOpenFileName(
             self, "Choose the grades (one per person)",
             str(Path(answers).parent) if answers else str(Path.home()),
@@ -561,17 +564,16 @@ class ColumnsPage(WizardPage):
     def choose_grades_file(self, path: str) -> None:
         """Use ``path`` for one grade per person (copied into the project)."""
         wizard = self.wizard
-        try:
-            setup = store_grades_file(wizard.project, wizard.setup, path)
-        except OSError as exc:
-            QMessageBox.warning(self, "Grades file", f"EvalDesk cannot read {path}: {exc}")
-            return
-        s = wizard.setup
+        s = wizard.choices.columns
         ignore = list(s.ignore_cols)
         if s.grade_col and s.grade_col in self._numeric and s.grade_col not in ignore:
             ignore.append(s.grade_col)  # no longer the grades: still never an answer
-        wizard.save(grades_file=setup.grades_file, grades_sheet=None, grades_name_col=None,
-                    grades_value_col=None, grade_col=None, ignore_cols=ignore)
+        try:
+            wizard.session.store_input("grades", path)
+        except OSError as exc:
+            QMessageBox.warning(self, "Grades file", f"EvalDesk cannot read {path}: {exc}")
+            return
+        wizard.save_columns(ignore_cols=ignore)
         self.fill()
 
     @Slot(QListWidgetItem)
@@ -579,8 +581,9 @@ class ColumnsPage(WizardPage):
         if self._filling:
             return
         ticked = [item.data(Qt.ItemDataRole.UserRole) for item in _ticked(self.ignore_list)]
-        s = self.wizard.setup
-        self.wizard.save(ignore_cols=ticked, llm_cols=[c for c in s.llm_cols if c not in ticked])
+        s = self.wizard.choices.columns
+        self.wizard.save_columns(ignore_cols=ticked,
+                                 llm_cols=[c for c in s.llm_cols if c not in ticked])
         self._filling = True
         self._fill_llm_list()
         self._filling = False
@@ -593,7 +596,7 @@ class ColumnsPage(WizardPage):
         if self._filling:
             return
         tokens = [t.strip() for t in self.blank_tokens_edit.text().split(",") if t.strip()]
-        if tokens != self.wizard.setup.blank_tokens:
+        if tokens != self.wizard.choices.blank_tokens:
             self.wizard.save(blank_tokens=tokens)
             self.schedule_check()
 
@@ -602,11 +605,11 @@ class ColumnsPage(WizardPage):
         if self._filling:
             return
         ticked = [item.text() for item in _ticked(self.llm_list)]
-        s = self.wizard.setup
+        s = self.wizard.choices.columns
         if s.format == "wide" and s.wide_rows == "worker":
-            self.wizard.save(llm_workers=ticked)
+            self.wizard.save_columns(llm_workers=ticked)
         else:
-            self.wizard.save(llm_cols=ticked)
+            self.wizard.save_columns(llm_cols=ticked)
         self._update_preview_roles()
         self.schedule_check()
 
@@ -626,22 +629,13 @@ class ColumnsPage(WizardPage):
 
     async def _check(self, generation: int) -> None:
         wizard = self.wizard
-        read, setup = wizard.read, wizard.setup
+        read = wizard.read
         if read is None:
             return
         loop = asyncio.get_running_loop()
         try:
-            grades = grades_path(wizard.project, setup)
-        except (OSError, ValueError) as exc:  # gone, or changed since it was chosen
-            grades = None
-            setup = setup.model_copy(update={"grades_file": None, "grades_sheet": None})
-            problem = TableIssue("error", str(exc))
-        else:
-            problem = None
-        try:
-            check = await loop.run_in_executor(None, check_answers, read, setup, grades)
-            if problem is not None:
-                check.issues.insert(0, problem)
+            check = await loop.run_in_executor(None, wizard.session.check_answers, read,
+                                               wizard.choices)
         except Exception as exc:  # a bug, not the user's data: say so and keep going
             log.exception("Checking the answers failed")
             check = AnswersCheck(issues=[TableIssue(
@@ -679,10 +673,10 @@ class ColumnsPage(WizardPage):
             self.absent_box.setText(
                 f"Score {'the person' if len(absent) == 1 else f'the {len(absent)} people'} "
                 f"who answered nothing ({names}) as the weakest")
-            self.absent_box.setChecked(self.wizard.setup.settings.keep_absent)
+            self.absent_box.setChecked(self.wizard.choices.settings.keep_absent)
             self._filling = False
         if check.prepared is not None:
-            scored = worst and self.wizard.setup.settings.keep_absent
+            scored = worst and self.wizard.choices.settings.keep_absent
             parts.append(f"EvalDesk will read <b>{escape(check.prepared.describe(scored))}</b>.")
         if check.errors:
             parts.append(f"<span style='color:#b42318'><b>{len(check.errors)} problem(s) must "

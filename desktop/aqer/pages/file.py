@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.aqer.session import OpenedAnswers, copy_template, open_answers, sample_path
+from core.aqer.session import OpenedAnswers, copy_template, sample_path
+from desktop.aqer.pages._base import AqerPage
 from desktop.file_dialogs import ask_then, save_file
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
@@ -33,17 +34,19 @@ from desktop.widgets import (
     page_layout,
     xlsx_path,
 )
-from desktop.wizard import WizardPage
+
+if TYPE_CHECKING:  # pragma: no cover (the wizard imports the pages)
+    from desktop.aqer.wizard import AqerWizard
 
 __all__ = ["FilePage"]
 
 
-class FilePage(WizardPage):
+class FilePage(AqerPage):
     """Choose the answers (or the sample, or save the template), the sheet and the layout."""
 
     KEY, TITLE = "file", "Answers file"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: AqerWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self.choose_button = QPushButton("Choose a file…")
@@ -144,8 +147,8 @@ class FilePage(WizardPage):
         """Put the saved layout choice into the widgets (without saving it again)."""
         self._filling = True
         try:
-            s = self.wizard.setup
-            (self.long_radio if s.format == "long" else self.wide_radio).setChecked(True)
+            s = self.wizard.choices
+            (self.long_radio if s.columns.format == "long" else self.wide_radio).setChecked(True)
             self.header_spin.setValue(s.header_row or 0)
             self.show_file_label()
         finally:
@@ -161,9 +164,9 @@ class FilePage(WizardPage):
     # ------------------------------------------------------------------ asking (tests replace)
     def ask_file_path(self) -> str | None:
         """Ask for the answers file (tests replace this)."""
-        setup = self.wizard.setup
+        choices = self.wizard.choices
         path, _ = QFileDialog.getOpenFileName(
-            self, "Choose the answers", str(Path(setup.path).parent) if setup.path
+            self, "Choose the answers", str(Path(choices.path).parent) if choices.path
             else str(Path.home()),
             "Spreadsheets (*.xlsx *.xlsm *.xls *.csv *.tsv *.txt);;All files (*)")
         return path or None
@@ -199,12 +202,12 @@ class FilePage(WizardPage):
 
     def _read(self, path: Path | None, then: str | None, new: bool = False) -> None:
         wizard = self.wizard
-        name = path.name if path is not None else (wizard.setup.file_name or "the answers")
+        name = path.name if path is not None else (wizard.choices.file_name or "the answers")
         wizard.reading = True
         self.file_panel.show()
         wizard.run_step(
             self.file_panel,
-            partial(open_answers, wizard.project, wizard.setup, path),
+            partial(wizard.session.open_answers, path),
             title=f"Reading {name}",
             on_done=partial(self._read_done, then=then, new=new),
         )
@@ -218,23 +221,22 @@ class FilePage(WizardPage):
             wizard.update_nav()
             return
         opened: OpenedAnswers = outcome.result
-        wizard.setup = opened.setup
         wizard.sheets = opened.sheets
         wizard.hidden_sheets = opened.hidden
         wizard.read = opened.read
         self.file_panel.hide()
         if new:  # nothing chosen for another file or sheet carries over to this one
-            wizard.guess_anew()
+            wizard.guess_anew(choices=opened.choices)
         else:
-            wizard.guess_columns()
+            wizard.guess_columns(opened.choices)
         self._filling = True
         try:
-            (self.long_radio if wizard.setup.format == "long" else self.wide_radio).setChecked(
-                True)
+            (self.long_radio if wizard.choices.columns.format == "long"
+             else self.wide_radio).setChecked(True)
             fill_sheets(self.sheet_combo, wizard.sheets, wizard.hidden_sheets,
                         wizard.read.sheet)
             self.sheet_combo.setEnabled(len(wizard.sheets) > 1)
-            self.header_spin.setValue(wizard.setup.header_row or 0)
+            self.header_spin.setValue(wizard.choices.header_row or 0)
         finally:
             self._filling = False
         self.show_header(wizard.read)
@@ -267,12 +269,12 @@ class FilePage(WizardPage):
         if self._filling:
             return
         chosen = value or None
-        if chosen != self.wizard.setup.header_row:
+        if chosen != self.wizard.choices.header_row:
             self.wizard.save(header_row=chosen)
             self.reload_file(new=True)  # other headers: the columns are guessed anew
 
     def show_file_label(self) -> None:
-        s, read = self.wizard.setup, self.wizard.read
+        s, read = self.wizard.choices, self.wizard.read
         if not s.has_file:
             self.file_label.setText("No file chosen yet.")
             return
@@ -288,7 +290,7 @@ class FilePage(WizardPage):
         if self._filling or index < 0:
             return
         sheet = chosen_sheet(self.sheet_combo, index)
-        if sheet and sheet != self.wizard.setup.sheet:
+        if sheet and sheet != self.wizard.choices.sheet:
             self.wizard.save(sheet=sheet, header_row=None)
             self.reload_file(new=True)
 
@@ -297,7 +299,7 @@ class FilePage(WizardPage):
         if self._filling:
             return
         fmt = "long" if self.long_radio.isChecked() else "wide"
-        if fmt != self.wizard.setup.format:
+        if fmt != self.wizard.choices.columns.format:
             self.wizard.guess_anew(format=fmt)
             self.layout_guess.setText(f"You chose the {fmt} layout.")
             self.wizard.pages["columns"].fill()

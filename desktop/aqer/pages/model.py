@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
@@ -17,9 +17,12 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from desktop.aqer.pages._base import AqerPage
 from desktop.glossary import explain
 from desktop.widgets import error_label, exclusive, group_box, hbox, hint_label, page_layout
-from desktop.wizard import WizardPage
+
+if TYPE_CHECKING:  # pragma: no cover (the wizard imports the pages)
+    from desktop.aqer.wizard import AqerWizard
 
 __all__ = ["DEVICES", "TOLERANCES", "ModelPage"]
 
@@ -33,12 +36,12 @@ DEVICES = [("auto", "Automatic (a graphics card when there is one)"),
            ("mps", "Apple graphics (MPS)")]
 
 
-class ModelPage(WizardPage):
+class ModelPage(AqerPage):
     """The embedding model (built-in or a folder), the device, and AQER's settings."""
 
     KEY, TITLE = "model", "Embedding model"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: AqerWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self.bundled_radio = QRadioButton(
@@ -106,7 +109,7 @@ class ModelPage(WizardPage):
         """Put the saved choices into the widgets (without saving them again)."""
         self._filling = True
         try:
-            s = self.wizard.setup
+            s = self.wizard.choices
             (self.folder_radio if s.embedding_model else self.bundled_radio).setChecked(True)
             self.folder_edit.setText(s.embedding_model)
             self.device_combo.setCurrentIndex(max(0, self.device_combo.findData(s.device)))
@@ -173,7 +176,7 @@ class ModelPage(WizardPage):
     def _settings_chosen(self, *_args: Any) -> None:
         if self._filling:
             return
-        settings = self.wizard.setup.settings.model_copy(update={
+        settings = self.wizard.choices.settings.model_copy(update={
             "max_iterations": self.rounds_spin.value(),
             "tolerance": float(self.tolerance_combo.currentData()),
             "baselines": self.baselines_check.isChecked(),

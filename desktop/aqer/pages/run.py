@@ -5,51 +5,48 @@ from __future__ import annotations
 from functools import partial
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
-
-from core.aqer.session import (
-    StoredResult,
-    comparison,
-    embedding_choices,
-    export_result,
-    load_conditions,
-    load_workers_curve,
-    run_conditions,
-    run_setup,
-    run_workers_curve,
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
 )
+
+from core.aqer.model import AqerCondition
+from core.aqer.session import StoredResult
+from core.embeddings import EmbeddingError, check_model_folder
 from core.words import plain_number
+from desktop.aqer.pages._base import AqerPage, session_step
 from desktop.aqer.results import ResultsView
 from desktop.file_dialogs import ask_then, save_file
 from desktop.glossary import explain
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import page_layout, xlsx_path
-from desktop.wizard import WizardPage
+
+if TYPE_CHECKING:  # pragma: no cover (the wizard imports the pages)
+    from core.runs import CancelToken, Progress
+    from desktop.aqer.wizard import AqerWizard
 
 __all__ = ["ResultsPage", "RunPage"]
 
-
-def _comparison_step(project: Any, setup: Any, stored: StoredResult, progress: Any = None,
-                     cancel: Any = None) -> Any:
-    if progress is not None:
-        progress.start("Comparing the conditions")
-    return comparison(project, setup, stored)
 
 _DEVICE_WORDS = {"auto": "automatic choice", "cpu": "the processor (CPU)",
                  "cuda": "the NVIDIA graphics card", "mps": "the Apple graphics"}
 
 
-class RunPage(WizardPage):
+class RunPage(AqerPage):
     """What will be scored, the Score button and the progress of the run."""
 
     KEY, TITLE = "run", "Run"
     NEXT_TEXT = "Show results"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: AqerWizard) -> None:
         super().__init__(wizard)
         self.run_summary = QLabel()
         self.run_summary.setWordWrap(True)
@@ -87,7 +84,8 @@ class RunPage(WizardPage):
     # ------------------------------------------------------------------ the page's protocol
     def refresh(self) -> None:
         wizard = self.wizard
-        s, check = wizard.setup, wizard.check
+        choices, check = wizard.choices, wizard.check
+        s, c = choices, choices.columns
         rule = check.blank_rule if check is not None else None
         # the people it will score, counted as the results will count them
         absent_scored = (rule is not None and rule.rule == "worst"
@@ -95,7 +93,7 @@ class RunPage(WizardPage):
         answers = (escape(check.prepared.describe(absent_scored)) if check is not None
                    and check.prepared is not None else "the answers")
         model = s.embedding_model or "the built-in all-MiniLM-L6-v2"
-        layout = "a row per answer" if s.format == "long" else f"a row per {s.wide_rows}"
+        layout = "a row per answer" if c.format == "long" else f"a row per {c.wide_rows}"
         dup = {"first": "; repeated answers: the first counts",
                "last": "; repeated answers: the last counts"}.get(s.duplicates, "")
         if rule is None:
@@ -161,8 +159,8 @@ class RunPage(WizardPage):
             return None
         self.run_button.setText("Scoring…")
         self.existing_label.hide()
-        step = partial(run_setup, wizard.project, wizard.setup, wizard.encoder_factory)
-        return wizard.run_step(self.run_panel, step, title="Scoring the answers with AQER",
+        return wizard.run_step(self.run_panel, session_step(wizard.session.run),
+                               title="Scoring the answers with AQER",
                                on_done=self._run_done)
 
     def _run_done(self, outcome: RunOutcome) -> None:
@@ -176,12 +174,12 @@ class RunPage(WizardPage):
         wizard.run_ended.emit(outcome.status)
 
 
-class ResultsPage(WizardPage):
+class ResultsPage(AqerPage):
     """The result tables and charts, and Export."""
 
     KEY, TITLE = "results", "Results"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: AqerWizard) -> None:
         super().__init__(wizard)
         self.results = ResultsView()
         self.results.export_requested.connect(self._ask_and_export)
@@ -202,9 +200,9 @@ class ResultsPage(WizardPage):
         return self.wizard.current_result(load=False) is not None
 
     def set_result(self, stored: StoredResult) -> None:
-        project, setup = self.wizard.project, self.wizard.setup
-        self.results.set_result(stored, None, load_workers_curve(project, setup))
-        self.results.set_model_choices(embedding_choices(setup))
+        session = self.wizard.session
+        self.results.set_result(stored, None, session.load_workers_curve())
+        self.results.set_model_choices(session.embedding_choices())
         self.start_comparison()
 
     def start_comparison(self) -> Any:
@@ -215,7 +213,7 @@ class ResultsPage(WizardPage):
             return None
         self.results.set_comparison(None)
         return wizard.run_step(self.results.condition_panel,
-                               partial(_comparison_step, wizard.project, wizard.setup, stored),
+                               partial(wizard.session.comparison, stored),
                                title="Comparing the conditions", background=True,
                                on_done=partial(self._comparison_done, stored))
 
@@ -233,8 +231,6 @@ class ResultsPage(WizardPage):
     @Slot()
     def add_blank_condition(self) -> Any:
         """Add the other blank-answer rule as a condition and score it (in the executor)."""
-        from core.aqer.model import AqerCondition
-
         wizard, stored = self.wizard, self.wizard.stored
         if wizard.busy or stored is None:
             return None
@@ -243,8 +239,6 @@ class ResultsPage(WizardPage):
 
     def ask_model_folder(self) -> str | None:
         """Ask for a sentence-transformers model folder (tests replace this)."""
-        from PySide6.QtWidgets import QFileDialog
-
         return QFileDialog.getExistingDirectory(
             self, "Choose a sentence-transformers model folder to compare") or None
 
@@ -252,9 +246,6 @@ class ResultsPage(WizardPage):
     def add_model_condition(self, condition: Any) -> Any:
         """Add another embedding model as a condition (None: ask for a folder) and score it
         (in the executor): each text is embedded once by that model, kept in the project."""
-        from core.aqer.model import AqerCondition
-        from core.embeddings import EmbeddingError, check_model_folder
-
         wizard = self.wizard
         if wizard.busy or wizard.stored is None:
             return None
@@ -274,12 +265,12 @@ class ResultsPage(WizardPage):
     def _add_condition(self, condition: Any) -> Any:
         wizard = self.wizard
         self.results.model_problem.hide()
-        if condition not in wizard.setup.conditions:
-            wizard.save(conditions=[*wizard.setup.conditions, condition])
+        session = wizard.session
+        session.add_condition(condition)
         self.results.condition_button.setEnabled(False)
         self.results.model_button.setEnabled(False)
         self.results.condition_panel.show()
-        step = partial(run_conditions, wizard.project, wizard.setup, wizard.encoder_factory)
+        step = session_step(partial(session.run_conditions, session.condition_names()))
         return wizard.run_step(self.results.condition_panel, step,
                                title=f"Scoring the condition {condition.label()}",
                                on_done=self._condition_done)
@@ -299,8 +290,8 @@ class ResultsPage(WizardPage):
             return None
         self.results.curve_button.setEnabled(False)
         self.results.curve_panel.show()
-        step = partial(run_workers_curve, wizard.project, wizard.setup, wizard.encoder_factory)
-        return wizard.run_step(self.results.curve_panel, step,
+        return wizard.run_step(self.results.curve_panel,
+                               session_step(wizard.session.run_workers_curve),
                                title="Scoring random panels of workers",
                                on_done=self._curve_done)
 
@@ -313,8 +304,8 @@ class ResultsPage(WizardPage):
     # ------------------------------------------------------------------ export
     def ask_export_path(self) -> str | None:
         """Ask where to save the results workbook (tests replace this)."""
-        setup = self.wizard.setup
-        base = (Path(setup.path).stem if setup.path else "answers") + "-aqer.xlsx"
+        choices = self.wizard.choices
+        base = (Path(choices.path).stem if choices.path else "answers") + "-aqer.xlsx"
         return save_file(self, "Export the AQER results", base)
 
     @Slot()
@@ -330,9 +321,13 @@ class ResultsPage(WizardPage):
         self.results.export_panel.show()
         self.results.export_message.hide()
         self.results.export_button.setEnabled(False)
-        project, setup = self.wizard.project, self.wizard.setup
-        step = partial(export_result, stored, target, others=load_conditions(project, setup),
-                       curve=self.results.curve, table=self.results.comparison)
+        session, who = self.wizard.session, self.wizard.who
+        curve, table = self.results.curve, self.results.comparison
+
+        def step(progress: Progress, cancel: CancelToken) -> Path:
+            return session.export(target, who=who, stored=stored, curve=curve, table=table,
+                                  progress=progress, cancel=cancel)
+
         return self.wizard.run_step(
             self.results.export_panel, step,
             title=f"Exporting to {target.name}",

@@ -5,6 +5,7 @@ the session code the wizard runs (tiny encoder; the real model in the last test)
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -14,8 +15,8 @@ import pytest
 from openpyxl import load_workbook
 
 from core import cli
-from core.aqer.inputs import check_answers, guess_setup, read_answers, read_responses
-from core.aqer.model import AqerSettings, AqerSetup
+from core.aqer.inputs import check_answers, guess_roles, read_answers, read_responses
+from core.aqer.model import AqerChoices, AqerSettings, ColumnRoles
 from core.aqer.pipeline import aqer
 from core.aqer.report import read_report
 from core.embeddings import Encoder as RealEncoder
@@ -62,9 +63,10 @@ def scores(path: Path) -> dict[str, float]:
 
 
 def prepared(path: Path, **options):
-    columns = {"format": "wide", "worker_col": "Student", "grade_col": "Total",
-               "ignore_cols": ["Comments"], "llm_workers": ["ChatGPT", "Gemini"], **options}
-    return read_responses(path, **columns)
+    columns = {"format": "wide", "wide_rows": "worker", "worker_col": "Student",
+               "grade_col": "Total", "ignore_cols": ["Comments"],
+               "llm_workers": ["ChatGPT", "Gemini"], **options}
+    return read_responses(path, ColumnRoles(**columns))
 
 
 # ------------------------------------------------------------------ 2. the title row
@@ -76,10 +78,10 @@ def test_the_title_row_is_not_the_header_and_the_row_used_is_said(titled, tmp_pa
     assert read.header_row == 3 and read.rows[0] == 4
     assert list(read.frame.columns)[:2] == ["Student", QUESTIONS[1]]
     assert "Row 3 is read as the header" in read.header_note
-    guessed = guess_setup(AqerSetup(), read, sheets)
-    assert guessed.setup.format == "wide" and guessed.setup.worker_col == "Student"
+    guessed = guess_roles(read, sheets)
+    assert guessed.roles.format == "wide" and guessed.roles.worker_col == "Student"
     # nothing tells the teacher to type a name into cell B1
-    check = check_answers(read, guessed.setup)
+    check = check_answers(read, AqerChoices(columns=guessed.roles))
     assert check.ok, [i.message for i in check.errors]
     assert not any("B1" in i.message for i in check.issues)
 
@@ -104,8 +106,8 @@ def test_the_title_row_is_not_the_header_and_the_row_used_is_said(titled, tmp_pa
 def test_a_comments_column_is_left_out_before_the_run_with_the_reason(workbook, tmp_path,
                                                                      capsys):
     sheets, read = read_answers(workbook)
-    guessed = guess_setup(AqerSetup(), read, sheets)
-    assert "Comments" in guessed.setup.ignore_cols
+    guessed = guess_roles(read, sheets)
+    assert "Comments" in guessed.roles.ignore_cols
     note = next(n for n in guessed.notes if "'Comments'" in n)
     assert "looks like notes" in note and "its header names a note" in note
     assert "only 3 of 32 rows have something in it" in note
@@ -121,7 +123,7 @@ def test_a_comments_column_is_left_out_before_the_run_with_the_reason(workbook, 
                "--keep-col", "Comments") == 0
     kept = scores(tmp_path / "kept.xlsx")
     assert kept[IEP] > scores(tmp_path / "o.xlsx")[IEP]  # three filled cells beat every blank
-    setup = guessed.setup.model_copy(update={"ignore_cols": []})
+    setup = AqerChoices(columns=guessed.roles.model_copy(update={"ignore_cols": []}))
     warning = next(i for i in check_answers(read, setup).warnings if "looks like notes" in
                    i.message)
     assert "Comments" in warning.message
@@ -138,8 +140,8 @@ def test_a_mostly_empty_or_dated_column_is_proposed_too(tmp_path):
                       "see me" if k == 3 else None])
     book.save(tmp_path / "dated.xlsx")
     sheets, read = read_answers(tmp_path / "dated.xlsx")
-    setup = guess_setup(AqerSetup(), read, sheets).setup
-    assert setup.ignore_cols == ["Handed in", "Extra"]
+    roles = guess_roles(read, sheets).roles
+    assert roles.ignore_cols == ["Handed in", "Extra"]
 
 
 # ------------------------------------------------------------------ 4. the absent student
@@ -163,9 +165,9 @@ def test_an_absent_student_does_not_reset_everyone_s_score(workbook, tmp_path):
     k = kept.workers.set_index("worker")["score"]
     assert k[ABSENT] == 0 and k.drop(ABSENT).min() > 0
     # the Run page and the results count the same people, either way
-    check = check_answers(read_answers(workbook)[1], AqerSetup(
+    check = check_answers(read_answers(workbook)[1], AqerChoices(columns=ColumnRoles(
         format="wide", wide_rows="worker", worker_col="Student", grade_col="Total",
-        ignore_cols=["Comments"], llm_workers=["ChatGPT", "Gemini"]))
+        ignore_cols=["Comments"], llm_workers=["ChatGPT", "Gemini"])))
     assert "from 29 workers" in check.prepared.describe(False)
     assert "answered nothing (absent?), not scored: 'Jonas Weber'" in check.prepared.describe()
     assert result.workers["score"].notna().sum() == 29
@@ -260,15 +262,18 @@ def test_one_interval_per_number_and_no_exponents(workbook, tmp_path, capsys):
 
 
 def test_the_device_is_named_alike_when_every_vector_is_cached(workbook):
-    from core.aqer.session import CACHED_DEVICE, open_answers, run_setup
+    from core.aqer.session import CACHED_DEVICE
+    from core.aqer.session.choices import open_answers
+    from core.aqer.session.results import run_choices
     from core.project import Project
 
     with Project.create_untitled(method="aqer") as project:
-        opened = open_answers(project, AqerSetup(), workbook)
-        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
-        first = run_setup(project, setup)
+        opened = open_answers(project, AqerChoices(), workbook)
+        setup = opened.choices.model_copy(
+            update={"columns": guess_roles(opened.read, opened.sheets).roles})
+        first = run_choices(project, setup)
         assert first.result.device == "cpu"
-        again = run_setup(project, setup.model_copy(update={
+        again = run_choices(project, setup.model_copy(update={
             "settings": setup.settings.model_copy(update={"max_iterations": 50})}))
         # the model did not run: said so, never the setting "auto"
         assert again.result.device == CACHED_DEVICE
@@ -293,14 +298,16 @@ def test_the_split_question_with_the_real_embedding_model(workbook):
 def test_instructions_name_a_row_where_the_layout_has_rows(workbook):
     """Issue 27: "add the AI's answers with a model column" said to a teacher whose sheet has a
     row per student."""
-    from core.aqer.session import judge_to_check, open_answers, run_setup
+    from core.aqer.session import AqerSession
     from core.project import Project
 
     with Project.create_untitled(method="aqer") as project:
-        opened = open_answers(project, AqerSetup(), workbook)
-        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
-        run_setup(project, setup)  # the chatbot rows not ticked: no AI answers
-        judge, why = judge_to_check(project, setup)
+        session = AqerSession.open(project)
+        opened = session.open_answers(workbook)
+        session.save_choices(opened.choices.model_copy(
+            update={"columns": guess_roles(opened.read, opened.sheets).roles}))
+        asyncio.run(session.run())  # the chatbot rows not ticked: no AI answers
+        judge, why = session.judge_to_check()
     assert judge is None
     assert "add a row for each AI" in why and "--llm-worker" in why
     assert "model column" not in why and "column beside" not in why
@@ -311,19 +318,21 @@ def test_the_page_and_the_export_count_the_people_without_a_grade_alike(tmp_path
     """Issue 27: "No grade for 2 people" on the page but 1 in the export. With a Grades sheet,
     the Columns page's check and the exported Warnings say the same, whether the chatbot rows
     are ticked as AI answers (then no one lacks a grade) or not (then both are people)."""
-    from core.aqer.session import open_answers, run_setup
+    from core.aqer.session.choices import open_answers
+    from core.aqer.session.results import run_choices
     from core.project import Project
 
     path = class_workbook(tmp_path / "graded.xlsx", grades="sheet", title=False)
     with Project.create_untitled(method="aqer") as project:
-        opened = open_answers(project, AqerSetup(), path)
-        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
-        assert setup.grades_sheet == "Grades"
+        opened = open_answers(project, AqerChoices(), path)
+        setup = opened.choices.model_copy(
+            update={"columns": guess_roles(opened.read, opened.sheets).roles})
+        assert setup.columns.grades_sheet == "Grades"
         if ticked:
-            setup = setup.model_copy(update={"llm_workers": ["ChatGPT", "Gemini"]})
+            setup = setup.with_columns(llm_workers=["ChatGPT", "Gemini"])
         page = [i.message for i in check_answers(opened.read, setup).warnings
                 if "No grade for" in i.message]
-        export = [n.message for n in run_setup(project, setup).result.warnings
+        export = [n.message for n in run_choices(project, setup).result.warnings
                   if "No grade for" in n.message]
     assert page == export
     assert len(page) == (0 if ticked else 1)

@@ -20,19 +20,11 @@ from core.aqer.model import AqerCondition
 from core.aqer.pipeline import aqer
 from core.aqer.report import write_report
 from core.aqer.responses import clean_responses
-from core.aqer.session import (
-    AqerSetup,
-    comparison,
-    export_result,
-    load_conditions,
-    load_result,
-    load_workers_curve,
-    open_answers,
-    run_conditions,
-    run_setup,
-    run_workers_curve,
-    save_setup,
-)
+from core.aqer.model import AqerChoices
+from core.aqer.session.choices import open_answers, save_choices
+from core.aqer.session.conditions import comparison, load_conditions, run_conditions
+from core.aqer.session.results import export_result, load_result, run_choices
+from core.aqer.session.workers_curve import load_workers_curve, run_workers_curve
 from core.project import Project
 from tests.core.aqer.aqer_support import (
     TORCH,
@@ -171,10 +163,10 @@ def ready(tmp_path):
     graded_answers(blanks=True).to_excel(path, index=False)
     project_path = tmp_path / "p.evaldesk"
     with Project.create(project_path, method="aqer") as project:
-        setup = open_answers(project, AqerSetup(), path).setup.model_copy(update={
-            "question_col": "question", "worker_col": "worker", "response_col": "response",
-            "grade_col": "grade"})
-        save_setup(project, setup)
+        setup = open_answers(project, AqerChoices(), path).choices.with_columns(
+            question_col="question", worker_col="worker", response_col="response",
+            grade_col="grade")
+        save_choices(project, setup)
     return project_path, setup
 
 
@@ -184,7 +176,7 @@ def test_conditions_survive_reopening_and_an_unchanged_condition_does_no_work(re
         AqerCondition(blank_answers="missing"), AqerCondition(blank_answers="worst")]})
     tiny = TinyEncoder()
     with Project.open(project_path) as project:
-        main = run_setup(project, setup, tiny.factory)
+        main = run_choices(project, setup, tiny.factory)
         assert main.result.blank_rule == "worst"  # decided from the data: a dense design
         embedded_first = sum(tiny.calls)
         assert embedded_first > 0
@@ -227,7 +219,7 @@ def test_a_condition_with_another_model_embeds_only_with_that_model(ready):
 
     setup = setup.model_copy(update={"conditions": [AqerCondition(embedding_model="/m/other")]})
     with Project.open(project_path) as project:
-        run_setup(project, setup, factory)
+        run_choices(project, setup, factory)
         first = sum(tiny.calls)
         others = run_conditions(project, setup, factory)
         assert made == ["", "/m/other"]
@@ -322,7 +314,7 @@ def test_an_embedding_model_condition_is_kept_per_model_and_tested_against_aqer(
     setup = setup.model_copy(update={"conditions": [
         AqerCondition(embedding_model="", embedding_backend="torch")]})
     with Project.open(project_path) as project:
-        main = run_setup(project, setup, two.factory)
+        main = run_choices(project, setup, two.factory)
         others = run_conditions(project, setup, two.factory)
         assert two.made == ["auto", "torch"]
         # its vectors are its own: every text embedded again by the other model
@@ -354,17 +346,17 @@ def test_an_embedding_model_condition_is_kept_per_model_and_tested_against_aqer(
 
 
 def test_the_embedding_choices_are_the_bundled_model_through_the_other_backend():
-    from core.aqer.session import embedding_choices
+    from core.aqer.session.encoders import embedding_choices
 
-    cpu = AqerSetup(device="cpu")
+    cpu = AqerChoices(device="cpu")
     assert [c.label() for c in embedding_choices(cpu)] == [TORCH]  # auto on the CPU = ONNX
-    forced = AqerSetup(device="cpu", embedding_backend="torch")
+    forced = AqerChoices(device="cpu", embedding_backend="torch")
     assert [c.embedding_backend for c in embedding_choices(forced)] == ["onnx"]
-    folder = AqerSetup(device="cpu", embedding_model="/models/mpnet")
+    folder = AqerChoices(device="cpu", embedding_model="/models/mpnet")
     assert [(c.embedding_model, c.embedding_backend) for c in embedding_choices(folder)] == [
         ("", "torch"), ("", "onnx")]
     # the default setup's fingerprint is unchanged (results kept before stay found)
-    assert AqerSetup().fingerprint()["embedding"] == "built-in all-MiniLM-L6-v2"
+    assert AqerChoices().fingerprint()["embedding"] == "built-in all-MiniLM-L6-v2"
     assert forced.fingerprint()["embedding"] == "built-in all-MiniLM-L6-v2 [torch]"
 
 

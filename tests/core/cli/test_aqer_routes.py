@@ -1,5 +1,6 @@
 """The issue's "done means" for AQER: the same workbook through ``evaldesk aqer`` and through the
-session functions the wizard calls gives the same exported workbook, cell by cell.
+session calls the wizard's pages make (``TheWizardsCalls``) gives the same exported workbook,
+cell by cell.
 
 Only the two cells that say when the workbook was written and when it was scored (Read me rows
 "Date" and "Scored on") may differ; every other cell of every sheet must be equal.
@@ -13,9 +14,8 @@ import pytest
 from openpyxl import Workbook, load_workbook
 
 from core import cli
-from core.aqer.model import AqerSetup
 from tests.core.aqer.aqer_support import FACTS
-from tests.core.cli.aqer_routes_support import TinyEncoder, answers_workbook
+from tests.core.cli.aqer_routes_support import TheWizardsCalls, TinyEncoder, answers_workbook
 
 #: Read me rows whose value is a time (when the workbook was written / scored).
 TIMES = {"Date", "Scored on"}
@@ -50,33 +50,21 @@ def through_the_wizards_session(source: Path, out: Path, wide: bool = False) -> 
     """What the wizard does when the user picks the file (choosing the wide layout for a wide
     sheet), keeps the guessed columns, ticks "Bot" as AI answers, keeps the last of repeated
     answers (when asked) and presses Score, then Export."""
-    from core.aqer.inputs import check_answers, guess_columns
-    from core.aqer.session import (
-        export_result,
-        load_result,
-        open_answers,
-        restore_setup,
-        run_setup,
-        save_setup,
-    )
     from core.project import Project
 
     with Project.create_untitled(method="aqer") as project:
-        setup, problem = restore_setup(project)
-        assert problem == ""
-        opened = open_answers(project, setup, source)
-        setup = opened.setup.model_copy(update={"format": "wide" if wide else "long"})
-        setup = guess_columns(setup, opened.read.frame.columns)
-        save_setup(project, setup)
-        check = check_answers(opened.read, setup)
+        wizard = TheWizardsCalls(project)
+        assert wizard.session.problem == ""
+        wizard.choose_file(source)
+        if wide != (wizard.session.choices.columns.format == "wide"):
+            wizard.choose_layout("wide" if wide else "long")
+        check = wizard.check()
         assert check.ok and check.needs_duplicate_choice != wide
-        setup = setup.model_copy(update={"llm_cols": ["Bot"]})
+        wizard.save_columns(llm_cols=["Bot"])
         if check.needs_duplicate_choice:
-            setup = setup.model_copy(update={"duplicates": "last"})
-        save_setup(project, setup)
-        assert check_answers(opened.read, setup).ok
-        run_setup(project, setup)
-        export_result(load_result(project, setup), out)
+            wizard.save(duplicates="last")
+        assert wizard.check().ok
+        wizard.score_and_export(out)
 
 
 def cells(path: Path) -> dict[str, list[tuple]]:
@@ -136,28 +124,16 @@ def test_a_wide_sheet_gives_the_same_workbook_through_both_routes(tmp_path):
 def through_the_wizard_with_its_guess(source: Path, out: Path, grades: Path | None = None) -> dict:
     """What the wizard does with a new file: its guess (layout, columns, the grade column or
     the grades sheet, the answers read as blank) kept as it is, then Score and Export."""
-    from core.aqer.inputs import check_answers, guess_setup
-    from core.aqer.session import (
-        export_result,
-        grades_path,
-        load_result,
-        open_answers,
-        run_setup,
-        save_setup,
-        store_grades_file,
-    )
     from core.project import Project
 
     with Project.create_untitled(method="aqer") as project:
-        opened = open_answers(project, AqerSetup(), source)
-        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
+        wizard = TheWizardsCalls(project)
+        wizard.choose_file(source)
         if grades is not None:  # "Choose a grades file…" on the Columns page
-            setup = store_grades_file(project, setup, grades)
-        save_setup(project, setup)
-        assert check_answers(opened.read, setup, grades_path(project, setup)).ok
-        run_setup(project, setup)
-        export_result(load_result(project, setup), out)
-        return setup.model_dump()
+            wizard.choose_grades_file(grades)
+        assert wizard.check().ok
+        wizard.score_and_export(out)
+        return wizard.session.choices.model_dump()
 
 
 @pytest.mark.parametrize("shape", ["column", "sheet", "file"])
@@ -196,8 +172,6 @@ def test_the_class_workbook_gives_the_same_workbook_through_both_routes(tmp_path
     """Issue 27's class workbook (title row, header in row 3, Comments, an absent student, two
     chatbot rows, a split question): the wizard's guess plus the user's choices, and the same
     choices on the command line."""
-    from core.aqer.inputs import check_answers, guess_setup
-    from core.aqer.session import export_result, load_result, open_answers, run_setup
     from core.project import Project
     from tests.core.aqer.class_workbook import ABSENT, class_workbook
 
@@ -209,25 +183,25 @@ def test_the_class_workbook_gives_the_same_workbook_through_both_routes(tmp_path
         options += ["--grade-col", "Total"]
         choices["grade_col"] = "Total"
     with Project.create_untitled(method="aqer") as project:
-        opened = open_answers(project, AqerSetup(), source)
+        wizard = TheWizardsCalls(project)
+        wizard.choose_file(source)
         if shape == "header chosen":  # the Header row box on the first page: read again
-            opened = open_answers(project, opened.setup.model_copy(update={"header_row": 3}))
-            assert opened.setup.header_row == 3 and opened.read.header_note.startswith(
-                "Row 3 is the header (as chosen)")
+            wizard.choose_header_row(3)
+            assert wizard.session.choices.header_row == 3
+            assert wizard.read.header_note.startswith("Row 3 is the header (as chosen)")
             options += ["--header-row", "3"]
-        setup = guess_setup(opened.setup, opened.read, opened.sheets).setup
-        ignore = [c for c in setup.ignore_cols if c != "Total"]
+        roles = wizard.session.choices.columns
+        ignore = [c for c in roles.ignore_cols if c != "Total"]
         if shape == "comments kept":  # unticked under "Leave out"
             ignore.remove("Comments")
             options += ["--keep-col", "Comments"]
-        setup = setup.model_copy(update={**choices, "ignore_cols": ignore})
+        wizard.save_columns(**choices, ignore_cols=ignore)
         if shape == "keep absent":  # the box on the Columns page
-            setup = setup.model_copy(update={"settings": setup.settings.model_copy(
-                update={"keep_absent": True})})
+            settings = wizard.session.choices.settings
+            wizard.save(settings=settings.model_copy(update={"keep_absent": True}))
             options += ["--keep-absent"]
-        assert check_answers(opened.read, setup).ok
-        run_setup(project, setup)
-        export_result(load_result(project, setup), tmp_path / "wizard.xlsx")
+        assert wizard.check().ok
+        wizard.score_and_export(tmp_path / "wizard.xlsx")
     assert cli.main(["aqer", str(source), "-o", str(tmp_path / "cli.xlsx"), *options]) == 0
     a, b = cells(tmp_path / "cli.xlsx"), cells(tmp_path / "wizard.xlsx")
     assert same_cells(a, b) > 1000

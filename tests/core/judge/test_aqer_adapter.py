@@ -8,10 +8,14 @@ import pandas as pd
 import pytest
 
 from core import stats
-from core.aqer import session as st
 from core.aqer.inputs import guess_columns
 from core.aqer.judge_check import DIMENSION, item_id
-from core.aqer.model import AqerCondition
+from core.aqer.model import AqerChoices, AqerCondition
+from core.aqer.session import sample_path
+from core.aqer.session import choices as ch
+from core.aqer.session import conditions as cd
+from core.aqer.session import judge as jd
+from core.aqer.session import results as rs
 from core.judge_check import Rating, judge_report, rank_judges, report_frames
 from core.project import Project
 from tests.core.aqer.aqer_support import TinyEncoder
@@ -20,19 +24,20 @@ from tests.core.aqer.aqer_support import TinyEncoder
 @pytest.fixture
 def scored():
     with Project.create_untitled(method="aqer") as project:
-        opened = st.open_answers(project, st.AqerSetup(), st.sample_path())
-        setup = guess_columns(opened.setup, opened.read.frame.columns)
+        opened = ch.open_answers(project, AqerChoices(), sample_path())
+        setup = opened.choices.model_copy(update={
+            "columns": guess_columns(opened.choices.columns, opened.read.frame.columns)})
         setup = setup.model_copy(update={"conditions": [AqerCondition(blank_answers="worst")]})
-        st.save_setup(project, setup)
+        ch.save_choices(project, setup)
         tiny = TinyEncoder()
-        st.run_setup(project, setup, tiny.factory)
-        st.run_conditions(project, setup, tiny.factory)
+        rs.run_choices(project, setup, tiny.factory)
+        cd.run_conditions(project, setup, tiny.factory)
         yield project, setup
 
 
 def _sheet_grades() -> list[Rating]:
     """The teacher's grades of the AI answers in the sample file, as one person's ratings."""
-    sheet = pd.read_excel(st.sample_path(), sheet_name="Long")
+    sheet = pd.read_excel(sample_path(), sheet_name="Long")
     questions = list(dict.fromkeys(sheet["question"]))
     ai = sheet[sheet["is_llm"] == "yes"]
     return [Rating(item_id(r.worker, questions.index(r.question) + 1, r.question, r.response),
@@ -41,9 +46,9 @@ def _sheet_grades() -> list[Rating]:
 
 def test_ai_answers_are_the_items_with_aqers_scores_and_the_files_scale(scored):
     project, setup = scored
-    judge, why = st.judge_to_check(project, setup)
+    judge, why = jd.judge_to_check(project, setup)
     assert why == "" and judge.method == "AQER" and judge.dimensions == [DIMENSION]
-    stored = st.load_result(project, setup)
+    stored = rs.load_result(project, setup)
     answers = stored.result.llm_answers
     assert len(judge.items) == len(answers) == 12
     first = judge.items[0]
@@ -58,12 +63,12 @@ def test_ai_answers_are_the_items_with_aqers_scores_and_the_files_scale(scored):
 
 def test_report_compares_by_order_and_matches_the_results_agreement_table(scored):
     project, setup = scored
-    judge, _ = st.judge_to_check(project, setup)
+    judge, _ = jd.judge_to_check(project, setup)
     ratings = _sheet_grades()
     report = judge_report(judge, ratings)
     dim = report.dimensions[0]
     # the same pairs as the results' "AI answers, all models" row of the Agreement sheet
-    table = st.load_result(project, setup).result.agreement
+    table = rs.load_result(project, setup).result.agreement
     row = table[table["comparison"].str.startswith("AI answers, all models")
                 & (table["statistic"].str.startswith("Kendall"))]
     assert dim.n == 12
@@ -91,36 +96,36 @@ def test_report_compares_by_order_and_matches_the_results_agreement_table(scored
 
 def test_conditions_are_the_judges_to_pick_and_one_becomes_the_projects_choice(scored):
     project, setup = scored
-    candidates = st.judges_to_compare(project, setup)
+    candidates = jd.judges_to_compare(project, setup)
     names = [name for name, _, _ in candidates]
     assert names == ["AQER as set up (model all-MiniLM-L6-v2)",
                      "AQER (blank answers count as the weakest)"]
     assert [key for _, key, _ in candidates] == ["", names[1]]
     ranks = rank_judges(candidates, _sheet_grades())
     assert {r.name for r in ranks} == set(names) and all(r.n == 12 for r in ranks)
-    chosen, done = st.choose_condition(setup, names[1])
+    chosen, done = cd.choose_condition(setup, names[1])
     assert chosen.settings.blank_answers == "worst"
     assert chosen.conditions == [AqerCondition(blank_answers=setup.settings.blank_answers)]
     assert done.startswith("The project now scores with the choices of AQER (blank answers "
                            "count as the weakest). The earlier choices stay")
-    assert st.load_result(project, chosen) is not None  # its results are already stored
+    assert rs.load_result(project, chosen) is not None  # its results are already stored
     # the earlier choices are now the condition compared with
-    assert [n for n, _, _ in st.judges_to_compare(project, chosen)][1] == \
+    assert [n for n, _, _ in jd.judges_to_compare(project, chosen)][1] == \
         "AQER (blank answers decided from the data)"
-    same, said = st.choose_condition(setup, "")
+    same, said = cd.choose_condition(setup, "")
     assert same is setup and "nothing changed" in said
 
 
 def test_no_ai_answers_says_what_to_do():
     with Project.create_untitled(method="aqer") as project:
-        judge, why = st.judge_to_check(project, st.AqerSetup())
+        judge, why = jd.judge_to_check(project, AqerChoices())
         assert judge is None and "run AQER first" in why
 
 
 def test_the_files_grades_of_the_ai_answers_become_one_raters_ratings(scored):
     project, setup = scored
-    judge, _ = st.judge_to_check(project, setup)
-    ratings, notes = st.file_grades(project, setup, judge)
+    judge, _ = jd.judge_to_check(project, setup)
+    ratings, notes = jd.file_grades(project, setup, judge)
     assert notes == [] and len(ratings) == 12
     assert {r.rater for r in ratings} == {"Grades in aqer_sample.xlsx"}
     expected = {(r.item_id, r.scores[DIMENSION]) for r in _sheet_grades()}
@@ -138,12 +143,10 @@ def test_a_grade_stays_with_the_answer_it_was_given_to():
 
 
 def test_choosing_a_condition_says_which_choices_the_project_now_scores_with():
-    from core.aqer.model import AqerSetup
-
-    setup = AqerSetup(conditions=[AqerCondition(embedding_backend="torch"),
+    setup = AqerChoices(conditions=[AqerCondition(embedding_backend="torch"),
                                   AqerCondition(embedding_model="/models/e5-small/")])
     for key in ("AQER (through PyTorch)", "AQER (model e5-small)"):
-        _chosen, done = st.choose_condition(setup, key)
+        _chosen, done = cd.choose_condition(setup, key)
         assert done.startswith(f"The project now scores with the choices of {key}. ")
 
 
@@ -151,10 +154,8 @@ def test_choosing_a_backend_condition_keeps_the_earlier_backend_to_compare_with(
     """A condition that only runs the model another way (PyTorch) made the project's choice
     keeps the earlier way as a condition whose choices are the old setup's (so its stored
     results are found again)."""
-    from core.aqer.model import AqerSetup
-
-    setup = AqerSetup(conditions=[AqerCondition(embedding_backend="torch")])
-    chosen, _done = st.choose_condition(setup, "AQER (through PyTorch)")
+    setup = AqerChoices(conditions=[AqerCondition(embedding_backend="torch")])
+    chosen, _done = cd.choose_condition(setup, "AQER (through PyTorch)")
     assert chosen.embedding_backend == "torch"
     assert len(chosen.conditions) == 1
     before = chosen.conditions[0]
