@@ -72,8 +72,8 @@ def test_known_names_come_from_what_the_methods_keep(tmp_path, project):
     """The AQER worker column, MAJ-Eval persona names that read as names, the authors of
     InteractEval think-aloud notes and the raters of Check the judge, after the user's lists;
     read without the methods' code."""
-    from core.aqer import session as aqer
-    from core.aqer.model import AqerSetup
+    from core.aqer.model import AqerChoices
+    from core.aqer.session import choices as aqer
     from core.interacteval import session as ie
     from core.interacteval.model import Attribute
     from core.judge_check import Rating, save_rating
@@ -83,9 +83,9 @@ def test_known_names_come_from_what_the_methods_keep(tmp_path, project):
     answers = tmp_path / "answers.xlsx"
     pd.DataFrame({"Question": ["q1", "q1", "q2"], "Student": ["Maria Lopez", "Tom Berg", "Maria Lopez"],
                   "Answer": ["Foxes eat mice.", "Mice.", "Red."]}).to_excel(answers, index=False)
-    setup = aqer.store_answers_file(project, AqerSetup(), answers)
-    aqer.save_setup(project, setup.model_copy(update={
-        "question_col": "Question", "worker_col": "Student", "response_col": "Answer"}))
+    setup = aqer.store_answers_file(project, AqerChoices(), answers)
+    aqer.save_choices(project, setup.model_copy(update={"columns": setup.columns.model_copy(
+        update={"question_col": "Question", "worker_col": "Student", "response_col": "Answer"})}))
     mj.replace_personas(project, [
         Persona(id="Parents/Dana Ray", group="Parents", name="Dana Ray, a mother of two"),
         Persona(id="Parents/Parent", group="Parents", name="Anxious parent"),
