@@ -227,3 +227,65 @@ def test_the_settings_menu_opens_the_projects_choices(qtbot, window):
     assert dp.load_choices(window.project).enabled is False
     assert not wiz.privacy_line.switch.isChecked()
     assert "De-identification is off" in wiz.privacy_line.label.text()
+
+
+@pytest.mark.parametrize("tick", [True, False])
+def test_the_wizard_sends_no_listed_name_once_the_review_page_says_so(qtbot, window, tmp_path,
+                                                                      tick):
+    """The MAJ-Eval wizard's Find stakeholders against a fake server on 127.0.0.1 that records
+    every request: with the names pasted on the review page and "Also for models on this
+    computer" ticked there, no listed name and no pattern identifier is sent and the personas
+    show the real names; without the tick (a model on this computer) they are sent as written,
+    so the test can fail."""
+    from core.majeval.session.personas import load_personas
+    from desktop.majeval import open_majeval_wizard
+    from tests.core.cli.deidentify_routes_support import (
+        NAMES,
+        PATTERNS,
+        STUDY,
+        found_in,
+        majeval_reply,
+    )
+    from tests.core.deidentify.recording_server import recording_server
+    from tests.desktop.majeval_support import click, wait_step
+
+    study = tmp_path / "study.md"
+    study.write_text(STUDY, encoding="utf-8")
+    with recording_server(majeval_reply) as server:
+        profile = ModelProfile(name="Fake server", model="openai/fake-model",
+                               api_bases=[server.api_base], max_retries=0, max_concurrency=2)
+        window.settings.user_name = "Ana"
+        window.settings.upsert_profile(profile)
+        window.settings.default_profile = profile.name
+        wiz = open_majeval_wizard(window)
+        wiz.pages["task"].task_edit.setPlainText(
+            "Judge QA pairs for reading stories with children aged 3 to 6.")
+        wiz.pages["task"].save_task()
+        wiz.show_page("documents")
+        wiz.pages["documents"].add_documents([study])
+        assert wait_step(qtbot, wiz, "documents") == "finished"
+        assert "runs on this computer" in wiz.privacy_line.label.text()
+        dialog = wiz.privacy_line.open_review()
+        dialog.students.setPlainText("Maria Lopez\nJake Miller")
+        dialog.people.setPlainText("Tom Berg")
+        dialog.local_too.setChecked(tick)
+        dialog.save()
+        assert ("also for models on this computer" in wiz.privacy_line.label.text()) == tick
+        wiz.show_page("extraction")
+        click(qtbot, wiz.pages["extraction"].extract_button)
+        assert wait_step(qtbot, wiz, "extraction") == "finished", \
+            wiz.pages["extraction"].extract_panel.message_label.text()
+        sent = server.sent_text()
+        calls = len(server.requests)
+    assert calls >= 3
+    if tick:
+        assert found_in(sent, NAMES) == [] and found_in(sent, PATTERNS) == []
+        assert "[STUDENT 1]" in sent and "[PERSON 1]" in sent
+    else:
+        assert {"Maria Lopez", "Sarah Chen", "Tom Berg"} <= set(found_in(sent, NAMES))
+        assert "sarah.chen@lincoln.example.org" in found_in(sent, PATTERNS)
+    written = "\n".join(p.model_dump_json() for p in load_personas(window.project))
+    assert "[STUDENT" not in written and "[PERSON" not in written and "[EMAIL" not in written
+    if tick:  # the model spoke of [STUDENT 1]; the persona shows her name
+        assert "Knows Maria Lopez's family." in written
+        assert "Maria Lopez's mother said" in written  # the evidence as the document has it
