@@ -104,8 +104,9 @@ def interacteval_reply(messages: list[dict[str, Any]]) -> Any:
     for key, value in BUILD_REPLIES.items():
         if key in prompt:
             if key == "What would you keep in mind" and shown:
-                return {"considerations": [f"Check that ideas follow logically, as {shown[0]} "
-                                           "does.", "Check that the text is organised."]}
+                return {"considerations": [(f"Check that ideas follow logically, as "
+                                            f"{shown[0]} does."),
+                                           "Check that the text is organised."]}
             return value
     if "The questions:" in prompt:
         good = "good summary" in prompt

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     """``python -m core.cli ARGS`` from this checkout, with this test's EvalDesk home."""
-    return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=ROOT, check=False,
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 

@@ -146,9 +146,9 @@ def test_the_table_is_kept_and_shared_and_a_damaged_one_stops_everything(tmp_pat
             ("EMAIL", 1, "maria@example.org"), ("OTHER", 1, "Lincoln High")]
         reopened.put_artefact(dp.KIND, dp.MAPPING_KEY, {"format": "evaldesk.deidentify.mapping",
                                                         "version": 99, "entries": []})
-    with Project.open(tmp_path / "p.evaldesk") as damaged:
-        with pytest.raises(dp.DeidentifyUnavailable, match="newer EvalDesk"):
-            dp.deidentifier_for(damaged)
+    with Project.open(tmp_path / "p.evaldesk") as damaged, \
+            pytest.raises(dp.DeidentifyUnavailable, match="newer EvalDesk"):
+        dp.deidentifier_for(damaged)
 
 
 def test_the_projects_texts_for_the_review_sample(tmp_path, project):
