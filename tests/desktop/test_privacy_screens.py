@@ -289,3 +289,44 @@ def test_the_wizard_sends_no_listed_name_once_the_review_page_says_so(qtbot, win
     if tick:  # the model spoke of [STUDENT 1]; the persona shows her name
         assert "Knows Maria Lopez's family." in written
         assert "Maria Lopez's mother said" in written  # the evidence as the document has it
+
+
+@pytest.mark.parametrize("tick", [True, False])
+def test_the_interacteval_think_aloud_follows_the_review_page(qtbot, window, tick):
+    """InteractEval's think-aloud, from its wizard: words added on the review page (with "also
+    for models on this computer", the scripted model being here) are never in a prompt; left
+    unticked, they are (so the test can fail)."""
+    from core.llm import ScriptedLLM
+    from desktop.interacteval import open_interacteval_wizard
+    from tests.desktop.interacteval_support import USER, click, scripted_reply, wait_step
+    from tests.desktop.interacteval_wizard_support import load_sample
+
+    llm = ScriptedLLM(scripted_reply, name="ie-privacy")
+    try:
+        window.settings.user_name = USER
+        window.settings.upsert_profile(llm.profile(name="Scripted A"))
+        window.settings.default_profile = "Scripted A"
+        wiz = open_interacteval_wizard(window)
+        load_sample(qtbot, wiz)
+        click(qtbot, wiz.next_button)
+        click(qtbot, wiz.next_button)
+        assert wiz.page == "think_aloud" and wiz.privacy_line.isVisible()
+        dimension = wiz.dim_combo.currentText()
+        texts = [s.text for s in wiz.state.chosen_samples(dimension)]
+        words = [" ".join(t.split()[:3]) for t in texts]  # the first words of each sample
+        dialog = wiz.privacy_line.open_review()
+        for value in words:
+            dialog.new_word.setText(value)
+            dialog.add_typed()
+        dialog.local_too.setChecked(tick)
+        dialog.save()
+        click(qtbot, wiz.pages["think_aloud"].think_button)
+        assert wait_step(qtbot, wiz, "think_aloud") == "finished"
+        prompts = "\n".join(llm.prompts)
+    finally:
+        llm.close()
+    assert prompts
+    if tick:
+        assert [w for w in words if w in prompts] == [] and "[OTHER 1]" in prompts
+    else:
+        assert words[0] in prompts and "[OTHER" not in prompts
