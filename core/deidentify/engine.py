@@ -210,8 +210,8 @@ class Deidentifier:
         for start, end, cue in cue_names(text):
             surface = text[start:end]
             phrase = phrase_of(surface)
-            if not phrase:
-                continue
+            if not phrase or fold(surface) in self._keep:
+                continue  # a false hit: not a name to learn (nor its surname alone)
             target = self._names.phrases.get(phrase)
             if target is not None and target.strength in (LISTED_FULL, FOUND_FULL):
                 continue
