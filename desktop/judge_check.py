@@ -897,20 +897,11 @@ class CheckJudgePageMixin:
         layout = page_layout(self, self.HEADING, self.INTRO)
         layout.addWidget(self.panel, 1)
 
-    #: Until every method's wizard holds a session: the method's session module (the page's
-    #: project and state are passed to it). Removed when the last wizard has ``session``.
-    SESSION: Any = None
-
     def refresh(self) -> None:
         session = self.wizard.session
-        if session is None:  # a wizard not yet on the session shape
-            judge, problem = self.SESSION.judge_to_check(self.project, self.state)
-            candidates = self.SESSION.judges_to_compare(self.project, self.state)
-        else:
-            judge, problem = session.judge_to_check()
-            candidates = session.judges_to_compare()
+        judge, problem = session.judge_to_check()
         self.panel.set_judge(self.wizard.project, judge, problem)
-        self.panel.set_candidates(candidates, self.make_judge)
+        self.panel.set_candidates(session.judges_to_compare(), self.make_judge)
 
     def _run_in_background(self, panel: Any, step: Any, *, title: str, on_done: Any) -> Any:
         """The report's step, through the wizard (stopped with it), without making it busy."""
@@ -924,11 +915,7 @@ class CheckJudgePageMixin:
             return (f"No model profile uses {model}: add one in Settings → Models, then choose "
                     f"it on the {self.PAGE_NAME} page.")
         session = self.wizard.session
-        if session is None:  # a wizard not yet on the session shape
-            setattr(self.state, self.PROFILE_FIELD, profile.name)
-        else:
-            session.save_choices(session.choices.model_copy(
-                update={self.PROFILE_FIELD: profile.name}))
+        session.save_choices(session.choices.model_copy(update={self.PROFILE_FIELD: profile.name}))
         self.judge_chosen()
         return (f"“{profile.name}” ({model}) is now the project's judge: the next run uses "
                 "it.")

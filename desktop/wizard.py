@@ -330,8 +330,9 @@ class WizardShell(QWidget):
                     return on_done(outcome)
             finally:
                 # what the step made may open the way on (documents added: Next), and the
-                # page's own handler ran after the busy state ended
-                if not self._retired:
+                # page's own handler ran after the busy state ended (not once the project
+                # was closed: the pages would read it)
+                if not self._retired and not getattr(self.project, "closed", False):
                     self.update_nav()
                 self.step_ended.emit(what, outcome.status)
             return None

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from core.cli import UserError
-from core.cli._common import add_bootstrap_option, output_path, say
+from core.cli._common import add_bootstrap_option, load_settings, output_path, say
 
 __all__ = ["add_agreement_parser", "run_agreement"]
 
@@ -68,10 +68,10 @@ def run_agreement(args: argparse.Namespace, method: str) -> int:
 
             judge, why = MajEvalSession.open(project, settings=Settings()).judge_to_check()
         else:
-            from core.interacteval import session
+            from core.interacteval.session import InteractEvalSession
 
-            state = session.load_state(project)
-            judge, why = session.judge_to_check(project, state)
+            opened = InteractEvalSession.open(project, settings=load_settings())
+            judge, why = opened.judge_to_check()
         if judge is None:
             raise UserError(why)
         ratings: list[judge_check.Rating] = []

@@ -1,16 +1,18 @@
-"""``evaldesk checklist build`` and ``evaldesk checklist score`` (InteractEval, headless).
+"""``evaldesk checklist build``, ``score`` and ``compare`` (InteractEval, headless).
 
-A thin adapter over :mod:`core.interacteval.inputs` (the same readers and column synonyms as the
-wizard) and :mod:`core.interacteval.session` (the same project run, unit keys, cache and
-export), in the ``--project`` file or a temporary project. Heavy libraries (pandas, litellm) are
-imported inside the handlers, so ``evaldesk --version`` stays fast.
+Argument checks, then the calls the wizard makes on one
+:class:`core.interacteval.session.InteractEvalSession` (the same steps, project runs, unit
+keys, cache and export), in the ``--project`` file or a temporary project, then the summary
+lines. The files are read with :mod:`core.interacteval.inputs` (the same readers and column
+synonyms as the wizard). The method and the heavy libraries (pandas, litellm) are imported
+inside the handlers, so ``evaldesk --version`` stays fast.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.cli import EXIT_SOME_FAILED, UserError
 from core.cli._agreement import add_agreement_parser
@@ -28,12 +30,25 @@ from core.cli._common import (
     output_path,
     probe_latency,
     profile_names,
-    project_gateway,
     read_text_file,
     say,
     say_estimate,
 )
 from core.words import count
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.interacteval.inputs import TextsSetup
+    from core.interacteval.model import Attribute, Checklist, ScoredSample, TextItem
+    from core.interacteval.pipeline import ChecklistBuild, ScoringRun
+    from core.interacteval.session import (
+        ConditionRun,
+        InteractEvalChoices,
+        InteractEvalSession,
+    )
+    from core.llm import Usage
+    from core.llm.estimate import Estimate
+    from core.project import Project
+    from core.settings import ModelProfile, Settings
 
 _EPILOG_SCORE = (
     "Exit codes: 0 every text was scored; 1 a problem you can fix (the message says what); "
@@ -52,7 +67,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and models into a Yes/No checklist per dimension, then score texts with it.",
     )
     actions = parser.add_subparsers(dest="checklist_action", metavar="ACTION", required=True)
+    _add_build(actions)
+    _add_compare(actions)
+    _add_score(actions)
+    add_agreement_parser(actions, what="checklist scores", method="interacteval")
 
+
+def _add_build(actions: argparse._SubParsersAction) -> None:
     build = actions.add_parser(
         "build",
         help="build the checklist of one dimension",
@@ -96,6 +117,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("-o", "--output", required=True, metavar="checklist.xlsx")
     build.set_defaults(func=run_build)
 
+
+def _add_compare(actions: argparse._SubParsersAction) -> None:
     compare = actions.add_parser(
         "compare",
         help="compare checklists built from people's notes, models' think-aloud, or both",
@@ -130,6 +153,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("-o", "--output", required=True, metavar="comparison.xlsx")
     compare.set_defaults(func=run_compare)
 
+
+def _add_score(actions: argparse._SubParsersAction) -> None:
     score = actions.add_parser(
         "score",
         help="score texts with a checklist file",
@@ -165,7 +190,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_estimate_options(score)
     score.add_argument("-o", "--output", required=True, metavar="results.xlsx")
     score.set_defaults(func=run_score)
-    add_agreement_parser(actions, what="checklist scores", method="interacteval")
 
 
 def _texts_options(parser: argparse.ArgumentParser) -> None:
@@ -195,9 +219,8 @@ def _texts_options(parser: argparse.ArgumentParser) -> None:
 
 
 # ----------------------------------------------------------------------------- shared parts
-def _profiles(names: list[str], models: list[str]) -> list[Any]:
+def _profiles(settings: Settings, names: list[str], models: list[str]) -> list[ModelProfile]:
     """Profiles from Settings by name, ad-hoc ones from model strings, or the default one."""
-    settings = load_settings()
     out = []
     for name in names:
         try:
@@ -218,11 +241,38 @@ def _profiles(names: list[str], models: list[str]) -> list[Any]:
     return out
 
 
-def _build_inputs(args: argparse.Namespace) -> tuple[str, str, list[Any], list[Any]]:
+def _with_profiles(settings: Settings, profiles: list[ModelProfile]) -> Settings:
+    """``settings`` with the ad-hoc profiles of ``--model`` added (the session finds every
+    model of its choices there by name)."""
+    given = {p.name: p for p in profiles}
+    return settings.model_copy(update={"profiles": [
+        *[p for p in settings.profiles if p.name not in given], *given.values()]})
+
+
+def _session(project: Project, choices: InteractEvalChoices, settings: Settings,
+             profiles: list[ModelProfile],
+             checklists: list[Checklist] | None = None) -> InteractEvalSession:
+    """The command's session over its own choices (a ``--project`` file keeps the wizard's)."""
+    from core.interacteval.session import InteractEvalSession
+
+    return InteractEvalSession.for_command(project, choices,
+                                           settings=_with_profiles(settings, profiles),
+                                           checklists=checklists)
+
+
+def _check_repeats(args: argparse.Namespace) -> None:
+    from core.interacteval.session import MAX_REPEATS
+
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
+
+
+def _build_inputs(args: argparse.Namespace) -> tuple[str, str, list[ScoredSample],
+                                                     list[Attribute]]:
     """The dimension's name and definition, the think-aloud samples (suggested to span the
     score range) and the people's notes of ``checklist build`` / ``checklist compare``."""
-    from core.interacteval import suggest_samples
-    from core.interacteval.inputs import read_notes, read_samples
+    from core.interacteval.inputs import read_samples
+    from core.interacteval.samples import suggest_samples
 
     name = args.dimension.strip()
     if not name:
@@ -241,9 +291,15 @@ def _build_inputs(args: argparse.Namespace) -> tuple[str, str, list[Any], list[A
         raise UserError(f"{Path(args.samples).name} has no sample for {name}.")
     say(f"Samples shown in the think-aloud ({len(samples)} of {len(samples_read.samples)}): "
         + ", ".join(f"row {s.row} (score {s.score:g})" for s in samples))
+    return name, definition, samples, _notes(args.notes)
+
+
+def _notes(paths: list[str]) -> list[Attribute]:
+    """The people's think-aloud notes of every ``--notes`` file."""
+    from core.interacteval.inputs import read_notes
 
     notes = []
-    for notes_path in args.notes:
+    for notes_path in paths:
         got = read_notes(notes_path)
         for problem in got.problems:
             say(f"evaldesk: note: {problem}")
@@ -253,68 +309,51 @@ def _build_inputs(args: argparse.Namespace) -> tuple[str, str, list[Any], list[A
         say(f"{count(len(got.attributes), 'note')} from {', '.join(authors)} "
             f"({Path(notes_path).name})")
         notes.extend(got.attributes)
+    return notes
 
-    return name, definition, samples, notes
+
+def _dimension_choices(args: argparse.Namespace, name: str, definition: str,
+                       samples: list[ScoredSample], notes: list[Attribute],
+                       assessors: list[ModelProfile], builder: ModelProfile
+                       ) -> InteractEvalChoices:
+    """The choices of ``checklist build`` / ``compare``: one dimension, its samples (all
+    shown), the people's notes, the models that think aloud and the one that builds."""
+    from core.interacteval.model import Dimension
+    from core.interacteval.session import InteractEvalChoices
+
+    return InteractEvalChoices(
+        dimensions=[Dimension(name=name, definition=definition)], current=name,
+        samples=list(samples), chosen={name: list(range(len(samples)))},
+        assessors=list(dict.fromkeys(p.name for p in assessors)), builder=builder.name,
+        notes={name: list(notes)}, validate_questions=not args.no_validation)
 
 
 # ---------------------------------------------------------------------------------- build
 def run_build(args: argparse.Namespace) -> int:
     import asyncio
 
-    from core.interacteval import (
-        Dimension,
-        StageError,
-        session,
-        write_checklists,
-    )
-    from core.interacteval.inputs import read_checklists
-    from core.interacteval.pipeline import COPIED, copy_warning
-    from core.tables import TableError
+    from core.interacteval.model import StageError
+    from core.interacteval.pipeline import COPIED
 
     name, definition, samples, notes = _build_inputs(args)
-    dimension = Dimension(name=name, definition=definition)
     if args.no_think_aloud and not notes:
         raise UserError("--no-think-aloud needs people's notes: add --notes FILE.")
-    profiles = _profiles(args.profile, args.model)
-    builder_profile = profiles[0]
-    if args.builder_profile:
-        builder_profile = _profiles([args.builder_profile], [])[0]
-
-    existing = []
-    merging = bool(args.merge and Path(args.output).exists())
-    output = output_path(args, args.samples, args.notes, args.definition_file,
-                         replace_existing=merging)
-    if merging:
-        old = read_checklists(output)
-        if old.errors:
-            raise UserError("--merge: the output file cannot be read:\n" + "\n".join(old.errors))
-        existing = [c for c in old.checklists if c.dimension.casefold() != name.casefold()]
-
+    settings = load_settings()
+    profiles = _profiles(settings, args.profile, args.model)
+    builder = _profiles(settings, [args.builder_profile], [])[0] if args.builder_profile \
+        else profiles[0]
+    output, existing, merging = _merge_target(args, name)
+    assessors = [] if args.no_think_aloud else profiles
+    choices = _dimension_choices(args, name, definition, samples, notes, assessors, builder)
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
-        apply_privacy_options(args, project, *profiles, builder_profile)
-        assessors = {} if args.no_think_aloud else {
-            p.name: project_gateway(p, project) for p in profiles
-        }
-        builder = assessors.get(builder_profile.name) or project_gateway(builder_profile, project)
-        # the wizard's choices for this one dimension (not stored: a --project file keeps its
-        # own wizard choices); the steps run and are kept as the wizard runs them
-        state = session.WizardState(
-            dimensions=[dimension], current=name, samples=list(samples),
-            chosen={name: list(range(len(samples)))}, assessors=list(assessors),
-            builder=builder_profile.name, notes={name: notes},
-            validate_questions=not args.no_validation)
-        edited = session.edited_steps(project, name, session.BUILD_KEYS)
+        # the steps run and are kept as the wizard runs them; the project's own choices stay
+        apply_privacy_options(args, project, *profiles, builder)
+        session = _session(project, choices, settings, [*profiles, builder])
         edits = "replace" if args.replace_edits else "keep"
-        for key, who in edited:
-            by = f" by {who}" if who else ""
-            say(f"evaldesk: note: the step “{key.replace('_', ' ')}” of {name} was edited{by} "
-                + ("in this project: it is made again (the edited version is kept in the "
-                   "project)." if edits == "replace" else
-                   "in this project: kept as edited (use --replace-edits to make it again)."))
+        _say_edited(session, name, edits)
         try:
-            build = asyncio.run(session.build_dimension(
-                project, state, name, assessors, builder, progress=cli_progress(),
-                keep_state=False, edits=edits, who=session.person(load_settings().user_name)))
+            build = asyncio.run(session.build_dimension(name, edits=edits,
+                                                        progress=cli_progress()))
         except StageError as exc:
             if exc.kind == COPIED:
                 say(f"evaldesk: {exc.message}")
@@ -324,27 +363,69 @@ def run_build(args: argparse.Namespace) -> int:
             raise UserError(exc.message) from None
         for failure in build.think_aloud.failures:
             say(f"evaldesk: note: think-aloud by {failure.who} failed: {failure.message}")
-
     readme = [
         ("Dimension", f"{name}: {definition}"),
-        ("Think-aloud models", ", ".join(assessors) or "(none: people's notes only)"),
-        ("Checklist built by", builder_profile.model),
+        ("Think-aloud models", ", ".join(choices.assessors) or "(none: people's notes only)"),
+        ("Checklist built by", builder.model),
         ("Samples", f"{Path(args.samples).name}, rows "
          + ", ".join(str(s.row) for s in samples)),
     ]
+    _write_checklists(output, [*existing, build.checklist], build, readme, merging)
+    return _say_build(build, output, len(choices.assessors))
+
+
+def _merge_target(args: argparse.Namespace, name: str) -> tuple[Path, list[Checklist], bool]:
+    """The output file, the other dimensions' checklists kept from it (``--merge``) and
+    whether it is being merged into."""
+    from core.interacteval.inputs import read_checklists
+
+    merging = bool(args.merge and Path(args.output).exists())
+    output = output_path(args, args.samples, args.notes, args.definition_file,
+                         replace_existing=merging)
+    if not merging:
+        return output, [], False
+    old = read_checklists(output)
+    if old.errors:
+        raise UserError("--merge: the output file cannot be read:\n" + "\n".join(old.errors))
+    return output, [c for c in old.checklists if c.dimension.casefold() != name.casefold()], True
+
+
+def _say_edited(session: InteractEvalSession, name: str, edits: str) -> None:
+    """A note per step of ``name`` a person edited in the project: kept, or made again."""
+    from core.interacteval.session import BUILD_KEYS
+
+    for key, who in session.edited_steps(name, BUILD_KEYS):
+        by = f" by {who}" if who else ""
+        say(f"evaldesk: note: the step “{key.replace('_', ' ')}” of {name} was edited{by} "
+            + ("in this project: it is made again (the edited version is kept in the "
+               "project)." if edits == "replace" else
+               "in this project: kept as edited (use --replace-edits to make it again)."))
+
+
+def _write_checklists(output: Path, checklists: list[Checklist], build: ChecklistBuild,
+                      readme: list[tuple[str, str]], merging: bool) -> None:
+    from core.interacteval.report import write_checklists
+    from core.tables import TableError
+
     try:
-        write_checklists(output, [*existing, build.checklist], builds=[build], readme=readme,
+        write_checklists(output, checklists, builds=[build], readme=readme,
                          replace_existing=merging)
     except TableError as exc:
         raise UserError(exc.message) from None
+
+
+def _say_build(build: ChecklistBuild, output: Path, assessors: int) -> int:
+    """The summary lines of ``checklist build``; its exit code."""
+    from core.interacteval.pipeline import copy_warning
+
     checklist = build.checklist
-    say(f"{name}: {count(len(checklist.items), 'question')} under "
+    say(f"{build.dimension.name}: {count(len(checklist.items), 'question')} under "
         f"{count(len(checklist.components), 'component')}, from "
         f"{count(len(build.attributes), 'attribute')}. Written to {output}.")
     for remark in [*build.clusters.remarks, *checklist.remarks]:
         say(f"evaldesk: note: {remark}")
     failures = build.think_aloud.failures
-    worked = len(assessors) - len(failures)  # one unit per think-aloud model
+    worked = assessors - len(failures)  # one unit per think-aloud model
     warning = copy_warning([""] * worked + [f.kind for f in failures],
                            what="think-aloud models")
     if warning:
@@ -354,7 +435,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------- score
-def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> Any:
+def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> TextsSetup:
     """The texts sheet and its columns: the options given, else the wizard's guesses
     (:func:`core.interacteval.inputs.guess_text_columns`, one list of synonyms per role)."""
     from core.interacteval.inputs import TextsSetup, guess_text_columns
@@ -401,7 +482,7 @@ def _texts_setup(args: argparse.Namespace, dimensions: list[str]) -> Any:
     return TextsSetup(sheet=sheet, columns=mapping, human=human, header_row=args.header_row)
 
 
-def _items(args: argparse.Namespace, setup: Any) -> list[Any]:
+def _items(args: argparse.Namespace, setup: TextsSetup) -> list[TextItem]:
     """Read the texts to score (with human scores) from the items sheet."""
     from core.interacteval.inputs import read_texts
 
@@ -416,17 +497,10 @@ def _items(args: argparse.Namespace, setup: Any) -> list[Any]:
     return got.items
 
 
-def run_score(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from core.interacteval import ScoringSettings, session
+def _checklists(args: argparse.Namespace) -> list[Checklist]:
+    """The checklists of ``--checklist`` (only the ``--dimension`` ones, when given)."""
     from core.interacteval.inputs import read_checklists
-    from core.interacteval.repeats import MAX_REPEATS
-    from core.tables import TableError
 
-    if not 1 <= args.repeats <= MAX_REPEATS:
-        raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
-    output_path(args, args.checklist, args.items)
     got = read_checklists(args.checklist)
     for problem in got.problems:
         say(f"evaldesk: note: {problem}")
@@ -441,93 +515,64 @@ def run_score(args: argparse.Namespace) -> int:
             raise UserError(f"The checklist file has no dimension {', '.join(sorted(unknown))} "
                             f"(it has {', '.join(c.dimension for c in checklists)}).")
         checklists = [c for c in checklists if c.dimension.casefold() in wanted]
+    return checklists
+
+
+def _score_choices(args: argparse.Namespace, checklists: list[Checklist],
+                   profile: ModelProfile) -> InteractEvalChoices:
+    """The choices of ``checklist score``: the checklists' dimensions, the scoring options,
+    the model and the repeats."""
+    from core.interacteval.model import Dimension, ScoringSettings
+    from core.interacteval.session import InteractEvalChoices
+
+    return InteractEvalChoices(
+        dimensions=[Dimension(name=c.dimension, definition=c.definition) for c in checklists],
+        scorer=profile.name, repeats=args.repeats, include_samples=args.include_samples,
+        scoring=ScoringSettings(mode="per_question" if args.per_question else "checklist",
+                                counting="legacy" if args.legacy_count else "answers"))
+
+
+def run_score(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from core.interacteval.repeats import stability, stability_lines
+    from core.interacteval.session import texts_line
+    from core.tables import TableError
+
+    _check_repeats(args)
+    output_path(args, args.checklist, args.items)
+    checklists = _checklists(args)
     if args.max_unanswered is not None:
         say("evaldesk: note: --max-unanswered is no longer used: a text with a question still "
             "unanswered after asking again has no score (it is marked incomplete).")
     setup = _texts_setup(args, [c.dimension for c in checklists])
     items = _items(args, setup)
-    settings = ScoringSettings(
-        mode="per_question" if args.per_question else "checklist",
-        counting="legacy" if args.legacy_count else "answers",
-    )
-    profile = _profiles([args.profile] if args.profile else [],
+    settings = load_settings()
+    profile = _profiles(settings, [args.profile] if args.profile else [],
                         [args.model] if args.model else [])[0]
-    who = session.person(load_settings().user_name)
+    choices = _score_choices(args, checklists, profile)
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         apply_privacy_options(args, project, profile)
-        setup = session.store_texts_file(project, setup, args.items)
-        est = estimate_or_stop(lambda: session.estimate_scoring(
-            project, checklists, items, settings, profile, latency=probe_latency(args, profile),
-            repeats=args.repeats), args.dry_run)
+        session = _session(project, choices, settings, [profile], checklists)
+        session.store_input("texts", args.items)
+        session.use_texts(items, setup)
+        est = estimate_or_stop(lambda: session.estimate(latency=probe_latency(args, profile)),
+                               args.dry_run)
         if est is None:
             return 0
-        run_id = session.open_scoring_run(project, checklists, settings, profile)
-        gateway = project_gateway(profile, project, run_id)
-        say(f"Scoring {count(len(items), 'text')} ({session.texts_line(setup, 0)}) on "
-            f"{', '.join(c.dimension for c in checklists)} "
-            f"with {profile.model}.")
-        run = asyncio.run(session.score_texts(
-            checklists, items, gateway, project=project, settings=settings,
-            model=profile, run_id=run_id, progress=cli_progress(),
-        ))
-        repeats, more = _more_repeats(args, project, checklists, items, profile, settings, run)
-        usage = _usage_of([gateway, *more])
-        say(f"Model calls: {usage.calls} calls, {usage.cache_hits} answers from the cache, "
-            f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out.")
-        from core.llm.estimate import compare_lines
-
-        for line in compare_lines(est, usage):
-            say(line)
+        say(f"Scoring {count(len(items), 'text')} ({texts_line(session.choices.texts, 0)}) "
+            f"on {', '.join(c.dimension for c in checklists)} with {profile.model}.")
+        if args.repeats > 1:
+            say(f"Repeating every call: {args.repeats} repeats in all.")
+        run = asyncio.run(session.run(progress=cli_progress()))
+        _say_usage(est, session.usage)
         try:
-            session.export_results(project, run, args.output,
-                                   texts=session.texts_line(setup, len(items)),
-                                   include_samples=args.include_samples, who=who,
-                                   repeats=repeats)
+            session.export(args.output, who=session.who)
         except TableError as exc:
             raise UserError(exc.message) from None
-    for checklist in checklists:
-        mine = [s for s in run.scores if s.dimension == checklist.dimension]
-        ok = [s.score for s in mine if s.status == "ok" and s.score is not None]
-        line = f"{checklist.dimension}: {len(ok)} of {count(len(mine), 'text')} scored"
-        if ok:
-            line += f", mean {sum(ok) / len(ok):.2f}"
-        say(line)
-    from core import stats
-    from core.interacteval.agreement import human_agreement, judge_spreads
-
-    for result in human_agreement(run.scores, include_samples=args.include_samples):
-        grouped = result.per_document is not None and result.per_document.spearman.defined
-        if grouped:
-            report = result.per_document
-            say(f"{result.dimension}: Spearman rho with human scores, per source document "
-                f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
-                f"{count(len(report.groups), 'document')} used)")
-        else:
-            report = result.pooled
-            if report.spearman.defined:
-                say(f"{result.dimension}: Spearman rho with human scores, pooled over all "
-                    f"texts = {report.spearman.value:.3f} ({count(report.n, 'text')})")
-        label = stats.GROUPED_LABEL if grouped else stats.POOLED_LABEL
-        length = result.length.get(label)
-        line = stats.length_sentence(report.spearman.value,
-                                     length.spearman.value if length is not None else None,
-                                     who="the checklist", symbol="Spearman rho")
-        if line:
-            say(f"{result.dimension}: {line}")
-    for _dimension, spread in judge_spreads(run.scores, n_boot=0):
-        if spread.flagged:
-            say(f"evaldesk: WARNING: {spread.sentence}")
-        if spread.question_sentence:
-            say(f"evaldesk: note: {_dimension}: {spread.question_sentence}")
-    from core.interacteval.report import samples_summary
-
-    flagged = [sc for sc in run.scores if sc.think_aloud_sample]
-    if flagged:
-        say("evaldesk: note: " + samples_summary(run, include_samples=args.include_samples)
-            + ("" if args.include_samples else " (--include-samples keeps them)") + ".")
+        repeats = session.repeats_of(run)
+    _say_scores(run, include_samples=args.include_samples)
     if len(repeats) >= 2:
-        from core.interacteval.repeats import stability, stability_lines
-
         for line in stability_lines(stability(repeats)):
             say(line)
     say(f"Results written to {args.output}.")
@@ -541,135 +586,143 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _more_repeats(args: argparse.Namespace, project: Any, checklists: Any, items: Any,
-                  profile: Any, settings: Any, first: Any) -> tuple[list[Any], list[Any]]:
-    """``--repeats N`` > 1: repeats 1..N-1 after the run just made (repeat 0), and their
-    gateways (their calls count in the usage); ([], []) for N = 1."""
-    import asyncio
+def _say_usage(est: Estimate, usage: Usage | None) -> None:
+    """The run's model calls, and the estimate beside them."""
+    from core.llm.estimate import compare_lines
 
-    from core.interacteval.repeats import score_repeats
-
-    gateways: list[Any] = []
-    if args.repeats < 2:
-        return [], gateways
-
-    def llm_for_run(run_id: int) -> Any:
-        gateways.append(project_gateway(profile, project, run_id))
-        return gateways[-1]
-
-    say(f"Repeating every call: {args.repeats} repeats in all.")
-    return asyncio.run(score_repeats(project, checklists, items, llm_for_run, args.repeats,
-                                     settings=settings, model=profile,
-                                     progress=cli_progress(), first=first)), gateways
+    if usage is None:
+        return
+    say(f"Model calls: {usage.calls} calls, {usage.cache_hits} answers from the cache, "
+        f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out.")
+    for line in compare_lines(est, usage):
+        say(line)
 
 
-def _usage_of(gateways: list[Any]) -> Any:
-    """The usage of several gateways together."""
-    from core.llm import Usage
+def _say_scores(run: ScoringRun, *, include_samples: bool) -> None:
+    """Per dimension: how many texts were scored, the mean, the agreement with the human
+    scores (and with the texts' length), a judge that does not tell texts apart, and the
+    think-aloud samples among the texts."""
+    from core import stats
+    from core.interacteval.agreement import human_agreement, judge_spreads
+    from core.interacteval.report import samples_summary
 
-    return Usage.total(g.usage for g in gateways)
+    for checklist in run.checklists:
+        mine = [s for s in run.scores if s.dimension == checklist.dimension]
+        ok = [s.score for s in mine if s.status == "ok" and s.score is not None]
+        line = f"{checklist.dimension}: {len(ok)} of {count(len(mine), 'text')} scored"
+        say(line + (f", mean {sum(ok) / len(ok):.2f}" if ok else ""))
+    for result in human_agreement(run.scores, include_samples=include_samples):
+        grouped = result.per_document is not None and result.per_document.spearman.defined
+        report: Any = result.per_document if grouped else result.pooled
+        if grouped:
+            say(f"{result.dimension}: Spearman rho with human scores, per source document "
+                f"averaged = {report.spearman.value:.3f} ({report.groups_used} of "
+                f"{count(len(report.groups), 'document')} used)")
+        elif report.spearman.defined:
+            say(f"{result.dimension}: Spearman rho with human scores, pooled over all "
+                f"texts = {report.spearman.value:.3f} ({count(report.n, 'text')})")
+        length = result.length.get(stats.GROUPED_LABEL if grouped else stats.POOLED_LABEL)
+        line = stats.length_sentence(report.spearman.value,
+                                     length.spearman.value if length is not None else None,
+                                     who="the checklist", symbol="Spearman rho")
+        if line:
+            say(f"{result.dimension}: {line}")
+    for dimension, spread in judge_spreads(run.scores, n_boot=0):
+        if spread.flagged:
+            say(f"evaldesk: WARNING: {spread.sentence}")
+        if spread.question_sentence:
+            say(f"evaldesk: note: {dimension}: {spread.question_sentence}")
+    if any(sc.think_aloud_sample for sc in run.scores):
+        say("evaldesk: note: " + samples_summary(run, include_samples=include_samples)
+            + ("" if include_samples else " (--include-samples keeps them)") + ".")
 
 
 # -------------------------------------------------------------------------------- compare
-
-
 def run_compare(args: argparse.Namespace) -> int:
     import asyncio
 
-    from core.interacteval import Dimension, ScoringSettings, session
-    from core.interacteval import conditions as cd
-    from core.interacteval.repeats import MAX_REPEATS
-    from core.tables import TableError
+    from core.llm.estimate import compare_lines
 
-    if not 1 <= args.repeats <= MAX_REPEATS:
-        raise UserError(f"--repeats must be a whole number from 1 to {MAX_REPEATS}.")
-    try:
-        names = cd.parse_conditions(args.conditions)
-    except ValueError as exc:
-        raise UserError(f"--conditions: {exc}") from None
+    names = _conditions(args)
     output_path(args, args.samples, args.notes, args.definition_file, args.items)
     name, definition, samples, notes = _build_inputs(args)
-    dimension = Dimension(name=name, definition=definition)
-    profiles = _profiles(args.profile, args.model)
+    settings = load_settings()
+    profiles = _profiles(settings, args.profile, args.model)
     scorer = profiles[0]
     setup = _texts_setup(args, [name])
     items = _items(args, setup)
-    settings = ScoringSettings()
-    state = session.WizardState(
-        dimensions=[dimension], current=name, samples=list(samples),
-        chosen={name: list(range(len(samples)))}, assessors=[p.name for p in profiles],
-        builder=scorer.name, notes={name: list(notes)},
-        validate_questions=not args.no_validation, scoring=settings)
-    models = session.ConditionModels(
-        assessors={p.name: p.model for p in profiles}, builder=scorer.model, scorer=scorer.model,
-        profiles={"scorer": scorer, "builder": scorer,
-                  **{f"assessor:{p.name}": p for p in profiles}})
+    choices = _dimension_choices(args, name, definition, samples, notes, profiles, scorer)
+    choices.condition_repeats = args.repeats
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         apply_privacy_options(args, project, *profiles)
-        setup = session.store_texts_file(project, setup, args.items)
-        est = session.estimate_conditions(project, state, names, items, models,
-                                          {p.name: p for p in profiles},
-                                          latency=probe_latency(args, scorer),
-                                          repeats=args.repeats)
-        repeated = (f"Repeats: each condition's scoring calls are made {args.repeats} times "
-                    "(counted in the estimate); the checklists are built once.")
-        if est.too_long:  # inputs the model cannot read at once: before any call
-            from core.llm.context import refusal
-
-            raise UserError(refusal(est.too_long))
-        if say_estimate(est, args.dry_run):
-            if args.repeats > 1:
-                print(repeated)
+        session = _session(project, choices, settings, profiles)
+        session.store_input("texts", args.items)
+        session.use_texts(items, setup)
+        est = session.estimate_conditions(names, latency=probe_latency(args, scorer))
+        if _stop_at_estimate(args, est):
             return 0
+        runs = asyncio.run(session.run_conditions(names, progress=cli_progress()))
+        usage = session.usage
+        rows, entries = _write_comparison(session, args, runs)
+    if usage is not None:
+        for line in compare_lines(est, usage):
+            say(line)
+    return _say_comparison(args, runs, rows, entries)
+
+
+def _conditions(args: argparse.Namespace) -> list[str]:
+    """The names of ``--conditions`` (and ``--repeats`` checked)."""
+    from core.interacteval.conditions import parse_conditions
+
+    _check_repeats(args)
+    try:
+        return parse_conditions(args.conditions)
+    except ValueError as exc:
+        raise UserError(f"--conditions: {exc}") from None
+
+
+def _stop_at_estimate(args: argparse.Namespace, est: Estimate) -> bool:
+    """Say the estimate (refusing inputs too long for the model, before any call); True when
+    ``--dry-run`` stops there."""
+    repeated = (f"Repeats: each condition's scoring calls are made {args.repeats} times "
+                "(counted in the estimate); the checklists are built once.")
+    if est.too_long:  # inputs the model cannot read at once: before any call
+        from core.llm.context import refusal
+
+        raise UserError(refusal(est.too_long))
+    if say_estimate(est, args.dry_run):
         if args.repeats > 1:
-            say(repeated)
-        assessors = {p.name: project_gateway(p, project) for p in profiles}
-        gateways = list(assessors.values())
+            print(repeated)
+        return True
+    if args.repeats > 1:
+        say(repeated)
+    return False
 
-        def scorer_for_run(run_id: int) -> Any:
-            gateways.append(project_gateway(scorer, project, run_id))
-            return gateways[-1]
 
-        runs = asyncio.run(session.run_conditions(
-            project, state, names, items, models, assessors=assessors,
-            builder=assessors[scorer.name], scorer_for_run=scorer_for_run,
-            progress=cli_progress(), repeats=args.repeats))
-        kept = session.load_condition_repeats(project, state, names, items, models,
-                                              args.repeats) if args.repeats > 1 else {}
-    from types import SimpleNamespace
+def _write_comparison(session: InteractEvalSession, args: argparse.Namespace,
+                      runs: dict[str, ConditionRun]
+                      ) -> tuple[list[dict[str, Any]], list[tuple[str, str, Any]]]:
+    from core.tables import TableError
 
-    from core.llm.estimate import compare_lines
+    try:
+        return session.export_conditions(args.output, runs, who=session.who,
+                                         n_boot=0 if args.no_bootstrap else 2000)
+    except TableError as exc:
+        raise UserError(exc.message) from None
 
-    used = SimpleNamespace(**{k: sum(getattr(g.usage, k, 0) or 0 for g in gateways)
-                              for k in ("calls", "prompt_tokens", "completion_tokens", "cost")})
-    for line in compare_lines(est, used):
-        say(line)
+
+def _say_comparison(args: argparse.Namespace, runs: dict[str, ConditionRun],
+                    rows: list[dict[str, Any]], entries: list[tuple[str, str, Any]]) -> int:
+    """The summary lines of ``checklist compare``; its exit code."""
+    from core.interacteval.conditions import CONDITIONS, how_compared
+    from core.interacteval.session import condition_stability_lines
+
     problems = 0
     for cond, run in runs.items():
         for problem in run.problems:
             problems += 1
-            say(f"evaldesk: {cd.CONDITIONS[cond]} could not be built: {problem}")
-    rows = cd.comparison_rows({c: r.scores for c, r in runs.items() if r.scores}, items,
-                              n_boot=0 if args.no_bootstrap else 2000)
-    readme = [("Dimension", f"{name}: {definition}"),
-              ("Think-aloud models", ", ".join(p.model for p in profiles)),
-              ("Checklists built and texts scored by", scorer.model),
-              ("Texts", session.texts_line(setup, len(items)))]
-    entries = session.condition_stability(kept)
-    extra = []
-    if entries:
-        from core.interacteval.repeats import stability_sheet
-
-        extra.append(stability_sheet(entries))
-        readme.append(("Repeats", (
-            f"each condition's scoring calls made {args.repeats} times (repeats 0 to "
-            f"{args.repeats - 1}); the checklists were built once; the scores compared are "
-            "repeat 0's, the Stability sheet compares the repeats")))
-    try:
-        cd.write_comparison(args.output, runs, rows, readme=readme, extra_sheets=extra)
-    except TableError as exc:
-        raise UserError(exc.message) from None
-    for dim, line in cd.how_compared(rows):
+            say(f"evaldesk: {CONDITIONS[cond]} could not be built: {problem}")
+    for dim, line in how_compared(rows):
         say(f"{dim}: {line}.")
     for row in rows:
         say(row["summary"] or (f"{row['condition']}: Spearman {row['compared']} "
@@ -677,7 +730,7 @@ def run_compare(args: argparse.Namespace) -> int:
                                   else f"{row['value']:.2f}")))
         if row["warning"]:
             say(f"evaldesk: WARNING: {row['dimension']}: {row['warning']}")
-    for line in session.condition_stability_lines(entries):
+    for line in condition_stability_lines(entries):
         say(line)
     say(f"Comparison written to {args.output}.")
     failed = sum(len(r.failed) for r in runs.values())

@@ -1,6 +1,7 @@
 """InteractEval (Chu, Kim & Yi, CHI '25): checklists from human and LLM think-aloud, then
 checklist scoring. See ``model.py`` for the types, ``inputs.py`` for every file reader and
-``session.py`` for what the wizard and the ``evaldesk checklist`` command keep in a project.
+``session/`` for what the wizard and the ``evaldesk checklist`` command keep in a project (the
+only code of the method that touches it).
 
 The wizard drives the stages one at a time; each takes the previous (possibly edited) result:
 
@@ -43,7 +44,6 @@ from core.interacteval.pipeline import (
 )
 from core.interacteval.report import write_checklists, write_results
 from core.interacteval.samples import suggest_samples
-from core.interacteval.session import load_checklists, open_scoring_run, save_checklist
 from core.interacteval.sub_questions import generate_sub_questions
 from core.interacteval.think_aloud import think_aloud
 from core.interacteval.validation import checklist_from_sub_questions, validate_questions
@@ -66,14 +66,11 @@ __all__ = [
     "generate_sub_questions",
     "human_agreement",
     "legacy_count",
-    "load_checklists",
-    "open_scoring_run",
     "parse_answer",
     "parse_notes",
     "read_checklists",
     "read_notes",
     "read_samples",
-    "save_checklist",
     "score_text",
     "score_texts",
     "suggest_samples",

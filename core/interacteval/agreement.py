@@ -265,21 +265,22 @@ def scatter_points(scores: Sequence[TextScore], dimension: str, *,
     other texts of the same document, so the dots do too (``per_document`` True): x and y are
     each text's score minus the mean of its document's texts (0 = the document's average), and
     a document with a single usable text is left out. Without sources, the scores themselves."""
-    usable = _usable(scores, dimension, include_samples)
-    if not any(s.source_id for s in usable):
-        return [(s.text_id, float(s.score), float(s.human)) for s in usable], False  # type: ignore[arg-type]
-    documents: dict[str, list[TextScore]] = {}
-    for s in usable:
+    # every usable text has a score and a human score (see _usable)
+    usable = [(s, float(s.score or 0), float(s.human or 0))
+              for s in _usable(scores, dimension, include_samples)]
+    if not any(s.source_id for s, _x, _y in usable):
+        return [(s.text_id, x, y) for s, x, y in usable], False
+    documents: dict[str, list[tuple[TextScore, float, float]]] = {}
+    for s, x, y in usable:
         if s.source_id:
-            documents.setdefault(s.source_id, []).append(s)
-    out = []
+            documents.setdefault(s.source_id, []).append((s, x, y))
+    out: list[tuple[str, float, float]] = []
     for texts in documents.values():
         if len(texts) < 2:
             continue
-        mean_x = sum(float(t.score) for t in texts) / len(texts)  # type: ignore[arg-type]
-        mean_y = sum(float(t.human) for t in texts) / len(texts)  # type: ignore[arg-type]
-        out.extend((t.text_id, float(t.score) - mean_x, float(t.human) - mean_y)  # type: ignore[arg-type]
-                   for t in texts)
+        mean_x = sum(x for _s, x, _y in texts) / len(texts)
+        mean_y = sum(y for _s, _x, y in texts) / len(texts)
+        out.extend((s.text_id, x - mean_x, y - mean_y) for s, x, y in texts)
     return out, True
 
 

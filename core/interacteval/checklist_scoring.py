@@ -94,7 +94,7 @@ LEGACY_RULE = ("legacy count, reproducing the authors' code: a question counts a
                "its answer holds “Yes” with a capital Y (a lowercase “yes” counts as no); "
                "1 + 4 × (such answers / questions), from 1 to 5; for replication only")
 
-_ANSWER_SCHEMA = {"type": "string", "enum": ["yes", "no"]}
+_ANSWER_SCHEMA: dict[str, Any] = {"type": "string", "enum": ["yes", "no"]}
 _LEADING = re.compile(r"^(yes|no)(?![a-z])")
 _WORD = {"yes": re.compile(r"\byes\b"), "no": re.compile(r"\bno\b")}
 _QUESTION_ID = re.compile(r"^q\d+$")
@@ -155,7 +155,7 @@ def _schema_for(keys: tuple[str, ...]) -> type[BaseModel]:
     fields: dict[str, Any] = {
         key: (Any, Field(default=None, json_schema_extra=dict(_ANSWER_SCHEMA))) for key in keys
     }
-    return create_model(  # type: ignore[call-overload]
+    return create_model(
         "ChecklistAnswers",
         __config__=ConfigDict(extra="allow", json_schema_extra=extra),
         **fields,

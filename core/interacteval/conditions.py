@@ -3,7 +3,7 @@ checklists built from the people's think-aloud notes only, from the models' thin
 and from both (the method), each scoring the same texts; optionally a single judge that gives
 each text a 1-5 score with the dimension's definition and no checklist
 (:mod:`core.interacteval.single_judge`). Running and keeping them in a project is
-``core.interacteval.session.run_conditions`` / ``load_conditions`` (the wizard and the CLI).
+``InteractEvalSession.run_conditions`` / ``load_conditions`` (the wizard and the CLI).
 
 :func:`build_conditions` builds one checklist per condition (``core.interacteval.pipeline.
 build_checklist``; the models' think-aloud is the same call for "ai" and "combined", so it is
@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.interacteval.model import Attribute, Dimension, ScoredSample, TextItem, TextScore
 from core.runs import CancelToken, Progress
 from core.words import choose_from
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.stats import CorrelationReport, GroupedCorrelationReport
 
 __all__ = ["CHECKLIST_CONDITIONS", "COMPARISON_COLUMNS", "CONDITIONS", "DEFAULT", "LENGTH",
            "STATISTIC", "build_conditions", "comparison_level", "comparison_rows",
@@ -192,6 +195,7 @@ def comparison_rows(scores: Mapping[str, Sequence[TextScore]], items: Sequence[T
         for name, x in [*vectors.items(), (LENGTH, length_x)]:
             label = labels.get(name, name)
             named = "the texts' lengths" if name == LENGTH else f"the scores of {label}"
+            report: GroupedCorrelationReport | CorrelationReport
             if level == PER_DOCUMENT:
                 report = grouped_correlations(x, human, docs, n_boot=n_boot, seed=seed,
                                               x_name=named, y_name=f"the human scores of {dim}")

@@ -86,6 +86,8 @@ def plan_scoring(checklists: Sequence[Checklist], items: Sequence[TextItem],
 BUILD_TEMPLATES = (("components", "component_extraction"), ("clusters", "attribute_clustering"),
                    ("key_questions", "key_questions"), ("sub_questions", "sub_questions"),
                    ("checklist", "validation"))
+#: Every construction step, in order.
+BUILD_STEPS = tuple(key for key, _template in BUILD_TEMPLATES)
 #: Completion tokens assumed for a construction step's reply (a list of components, groups or
 #: questions; its size is not known before the step runs).
 BUILD_REPLY_TOKENS = 350
@@ -95,7 +97,7 @@ GUESSED_QUESTIONS = 10
 
 
 def plan_build(dimension: Any, samples: Sequence[Any], notes: Sequence[Any], *,
-               think_aloud: int, steps: Sequence[str] = tuple(k for k, _ in BUILD_TEMPLATES),
+               think_aloud: int, steps: Sequence[str] = BUILD_STEPS,
                validate: bool = True, label: str = "", limits: Any = None,
                grounded: bool = False) -> list[StagePlan]:
     """The calls of building one checklist: ``think_aloud`` calls (one per model thinking
@@ -152,10 +154,10 @@ def plan_build(dimension: Any, samples: Sequence[Any], notes: Sequence[Any], *,
                         f"{i}. {a.text}" for i, a in enumerate(part, 1)), n_notes=len(part))
                     for part in grounded_parts(dimension, attributes, limits)]
             elif key == "components":
-                parts = note_parts(dimension, attributes, limits)
+                note_groups = note_parts(dimension, attributes, limits)
                 prompts = [template.messages(**{**values, "attributes": "\n".join(
-                    f"- {a.text}" for a in part)}) for part in parts]
-                if len(parts) > 1:  # the parts' components chosen among by one more call
+                    f"- {a.text}" for a in part)}) for part in note_groups]
+                if len(note_groups) > 1:  # the parts' components chosen among by one more call
                     maybe = [prompts[0]]
             elif key == "clusters":
                 prompts = clusters_part_prompts(dimension, attributes, limits,
@@ -248,8 +250,8 @@ def combine(parts: Sequence[Any]) -> Any:
         prompt_tokens_max=sum(p.prompt_tokens_max for p in parts),
         completion_tokens=sum(p.completion_tokens for p in parts),
         completion_tokens_max=sum(p.completion_tokens_max for p in parts),
-        cost=None if None in costs else sum(costs),  # type: ignore[arg-type]
-        cost_max=None if None in costs_max else sum(costs_max),  # type: ignore[arg-type]
+        cost=None if None in costs else sum(costs),
+        cost_max=None if None in costs_max else sum(costs_max),
         seconds=sum(p.seconds for p in parts), seconds_max=sum(p.seconds_max for p in parts),
         done_already=sum(p.done_already for p in parts),
         done_what=next((p.done_what for p in parts if p.done_already), first.done_what))

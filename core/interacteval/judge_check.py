@@ -3,7 +3,7 @@ text's checklist score per dimension, and its Yes/No answer to every question (c
 the person's optional answers). A text that is one of its dimension's think-aloud samples was
 shown to the models while the checklist was built, so it is held out of the agreement.
 
-    judge = judge_data(run, texts)      # run: session.load_run(...); texts: the TextItems
+    judge = judge_data(run, texts)      # run: session.load_results(); texts: its TextItems
     report = judge_report(judge, load_ratings(project))
 """
 

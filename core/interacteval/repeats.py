@@ -6,30 +6,27 @@ k > 0 is the scoring run with ``ScoringSettings.repeat`` k, kept as its own proj
 every call uses repeat index k (part of the cache key): repeats are real calls, and running a
 finished repeat again makes none.
 
-    runs = await score_repeats(project, checklists, items, llm_for_run, 3, settings=s, model=m)
-    runs = load_repeats(project, checklists, s, m, 3)                # reopening: no call
-    entries = stability(runs)                                        # per dimension
-    sheet = stability_sheet(entries)                                 # the Stability sheet
+    entries = stability(runs)           # per dimension; runs: repeats 0..N-1 of a scoring
+    sheet = stability_sheet(entries)    # the Stability sheet
+
+Running the repeats and reading them back from a project is the session's
+(``core.interacteval.session.scoring``: ``score_repeats``, ``load_repeats``); this module is
+pure.
 
 A text that failed or stayed incomplete in a repeat is missing there, never a score.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.interacteval.model import Checklist, ScoringSettings, TextItem
-from core.interacteval.pipeline import METHOD, STEP_SCORE, SampleTexts, ScoringRun, run_settings
-from core.llm.identity import model_name
-from core.runs import CancelToken, Progress
+from core.interacteval.model import ScoringSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.project import Project
     from core.stats import RepeatStability
 
-__all__ = ["MAX_REPEATS", "load_repeats", "repeat_settings", "score_repeats", "stability",
-           "stability_lines", "stability_sheet"]
+__all__ = ["MAX_REPEATS", "repeat_settings", "stability", "stability_lines", "stability_sheet"]
 
 #: The most repeats the app and the command line offer.
 MAX_REPEATS = 10
@@ -38,63 +35,6 @@ MAX_REPEATS = 10
 def repeat_settings(settings: ScoringSettings, k: int) -> ScoringSettings:
     """The scoring options of repeat ``k`` (repeat 0: ``settings`` themselves)."""
     return settings.model_copy(update={"repeat": settings.repeat + k}) if k else settings
-
-
-async def score_repeats(
-    project: Project,
-    checklists: Sequence[Checklist],
-    items: Sequence[TextItem],
-    llm_for_run: Callable[[int], Any],
-    repeats: int,
-    *,
-    settings: ScoringSettings,
-    model: Any,
-    samples: SampleTexts | None = None,
-    progress: Progress | None = None,
-    cancel: CancelToken | None = None,
-    first: ScoringRun | None = None,
-) -> list[ScoringRun]:
-    """Repeats 0..``repeats``-1 of the scoring (``session.score_texts``); ``first``: repeat 0
-    when it was just run. ``llm_for_run(run_id)`` makes the model that logs under the run."""
-    from core.interacteval import session
-
-    if not 1 <= repeats <= MAX_REPEATS:
-        raise ValueError(f"Repeat each call 1 to {MAX_REPEATS} times, not {repeats}.")
-    runs = [first] if first is not None else []
-    for k in range(len(runs), repeats):
-        mine = repeat_settings(settings, k)
-        run_id = session.open_scoring_run(project, checklists, mine, model, samples)
-        runs.append(await session.score_texts(
-            checklists, items, llm_for_run(run_id), project=project, settings=mine,
-            model=model, run_id=run_id, samples=samples, progress=progress, cancel=cancel))
-    return runs
-
-
-def load_repeats(project: Project, checklists: Sequence[Checklist], settings: ScoringSettings,
-                 model: Any, repeats: int, *, samples: SampleTexts | None = None,
-                 order: Sequence[str] = ()) -> list[ScoringRun]:
-    """The finished repeats kept in the project (no model call), as far as they go: the list
-    stops at the first repeat that is missing (then fewer than ``repeats`` come back).
-    ``order``: the texts' order (default: as kept)."""
-    from core.interacteval.session import _kept_scores
-
-    out = []
-    for k in range(repeats):
-        mine = repeat_settings(settings, k)
-        run = project.find_run(METHOD, STEP_SCORE, run_settings(checklists, mine, model,
-                                                                samples))
-        if run is None or run.status != "finished":
-            break
-        scores = _kept_scores(project, run.id)
-        if order:
-            place = {t: i for i, t in enumerate(order)}
-            scores.sort(key=lambda s: place.get(s.text_id, len(place)))
-        if not scores:
-            break
-        out.append(ScoringRun(scores=scores, settings=mine, model=model_name(model),
-                              run_id=run.id, checklists=list(checklists),
-                              model_settings=(run.settings or {}).get("model_settings")))
-    return out
 
 
 def stability(runs: Sequence[Any], *, condition: str = "Checklist",

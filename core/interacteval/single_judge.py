@@ -12,6 +12,7 @@ given a default score. Results are :class:`core.interacteval.model.TextScore` (`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -70,7 +71,7 @@ async def judge_text(dimension: Dimension, item: TextItem, llm: JsonLLM, *,
                      cancel: CancelToken | None = None) -> TextScore:
     """One call: the judge's 1-5 score of ``item`` on ``dimension`` (a failure comes back as a
     failed score with the reason, never a default)."""
-    base = {"text_id": item.id, "dimension": dimension.name, "source_id": item.source_id,
+    base: dict[str, Any] = {"text_id": item.id, "dimension": dimension.name, "source_id": item.source_id,
             "system": item.system, "human": item.human.get(dimension.name),
             "think_aloud_sample": _fold_text(item.text) in samples, "text": item.text}
     if not item.text.strip():

@@ -144,9 +144,9 @@ async def generate_sub_questions(
     parts = key_question_parts(dimension, key_questions, await context.limits_for(llm))
     if len(parts) > 1:  # each part as a step of its own, the groups in the components' order
         progress.start(f"Writing sub-questions for {dimension.name}", total=len(parts))
-        found = await each_part([generate_sub_questions(
+        per_part = await each_part([generate_sub_questions(
             dimension, part, llm, cancel=cancel, grounded=False) for part in parts])
-        built = [group for groups in found for group in groups]
+        built = [group for groups in per_part for group in groups]
         progress.advance(len(parts), f"{sum(len(g.sub_questions) for g in built)} sub-questions")
         return built
     components = [k.component for k in key_questions]

@@ -245,10 +245,10 @@ async def validate_questions(
         return reviewed
     parts = group_parts(dimension, groups, await context.limits_for(llm))
     if len(parts) > 1:  # each part reviewed on its own; the checklists put together in order
-        reviewed = await each_part([validate_questions(dimension, part, llm, cancel=cancel,
-                                                       grounded=False) for part in parts])
+        pieces = await each_part([validate_questions(dimension, part, llm, cancel=cancel,
+                                                     grounded=False) for part in parts])
         checklist = Checklist(dimension=dimension.name, definition=dimension.definition)
-        for part in reviewed:
+        for part in pieces:
             checklist.items += part.items
             checklist.remarks += [r for r in part.remarks if r not in checklist.remarks]
         checklist.remarks += without_notes

@@ -42,7 +42,7 @@ async def _shoot(session, folder: Path) -> None:
 
     wiz = open_interacteval_wizard(window)
     wiz.pages["dimensions"].load_sample_set()
-    await grab_when(grab, "dimensions", lambda: bool(wiz.state.samples) and not wiz.busy, pause=0.2)
+    await grab_when(grab, "dimensions", lambda: bool(wiz.choices.samples) and not wiz.busy, pause=0.2)
     wiz.go_next()
     await grab_when(grab, "samples", pause=0.3)
     wiz.go_next()

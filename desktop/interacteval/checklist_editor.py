@@ -1,9 +1,10 @@
 """The checklist editor: components as headings, questions editable, reordered by drag and drop,
 added, deleted, moved between components, with the attributes (and whose) behind each question.
 
-Every change is stored in the project at once through :func:`core.interacteval.session.
-edit_checklist` (``project.record_edit``, with the user's name); Undo restores the checklist as
-it was before the last change (also stored, as an edit by the same person).
+Every change is stored in the project at once through the wizard's session
+(:meth:`core.interacteval.session.InteractEvalSession.edit_checklist`: ``project.record_edit``,
+with the user's name); Undo restores the checklist as it was before the last change (also
+stored, as an edit by the same person).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.interacteval.model import Checklist
-from core.interacteval.session import edit_checklist
+from core.interacteval.session import InteractEvalSession
 from desktop.file_dialogs import open_file
 from desktop.interacteval.models import ChecklistModel
 from desktop.widgets import hint_label, note_box, pane, splitter
@@ -46,7 +47,7 @@ class ChecklistEditor(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.project: Any = None
+        self.session: InteractEvalSession | None = None
         self.who = ""
         self.undo_stack: list[Checklist] = []
         #: dimension -> (its undo history, the checklist as this editor last stored it)
@@ -150,11 +151,13 @@ class ChecklistEditor(QWidget):
         self._update_buttons()
 
     # -- filling --------------------------------------------------------------------------------
-    def set_checklist(self, project: Any, checklist: Checklist | None, who: str) -> None:
-        """Show ``checklist`` (None: nothing to edit yet); changes are stored in ``project``."""
-        if project is not self.project:
+    def set_checklist(self, session: InteractEvalSession, checklist: Checklist | None,
+                      who: str) -> None:
+        """Show ``checklist`` (None: nothing to edit yet); changes are stored through
+        ``session`` (in its project)."""
+        if session is not self.session:
             self._undo_stacks = {}
-        self.project = project
+        self.session = session
         self.who = who
         self.model.who = who
         # Each dimension keeps its undo history while the user visits other pages; it starts
@@ -200,13 +203,13 @@ class ChecklistEditor(QWidget):
 
     @Slot(str)
     def _changed(self, description: str) -> None:
-        if self.project is None:
+        if self.session is None:
             return
         checklist = self.model.checklist()
         before = self._stored()
         if before is not None:
             self.undo_stack.append(before)
-        edit_checklist(self.project, checklist, who=self.who or "unnamed person")
+        self.session.edit_checklist(checklist, who=self.who or "unnamed person")
         self._remember(checklist)
         self._fill_move_combo()
         self._show_shared()
@@ -221,17 +224,15 @@ class ChecklistEditor(QWidget):
         self._undo_stacks[stored.dimension] = (self.undo_stack, stored)
 
     def _stored(self) -> Checklist | None:
-        from core.interacteval.session import load_checklist
-
-        return load_checklist(self.project, self.model.dimension) if self.project else None
+        return self.session.checklist(self.model.dimension) if self.session else None
 
     @Slot()
     def undo(self) -> bool:
         """Restore the checklist as it was before the last change."""
-        if not self.undo_stack or self.project is None:
+        if not self.undo_stack or self.session is None:
             return False
         previous = self.undo_stack.pop()
-        edit_checklist(self.project, previous, who=self.who or "unnamed person")
+        self.session.edit_checklist(previous, who=self.who or "unnamed person")
         stack = self.undo_stack
         self.model.set_checklist(previous)
         self.undo_stack = stack
@@ -342,7 +343,7 @@ class ChecklistEditor(QWidget):
         self._update_buttons()
 
     def _update_buttons(self) -> None:
-        has = self.project is not None and bool(self.model.dimension)
+        has = self.session is not None and bool(self.model.dimension)
         where = self._selected() if has else None
         question = where is not None and where[1] is not None
         for button in (self.add_question_button, self.add_component_button, self.export_button,

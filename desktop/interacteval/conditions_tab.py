@@ -3,21 +3,28 @@ the people's notes only, the models' think-aloud only, both; optionally a single
 no checklist), how well each agrees with the human scores (Spearman per source document,
 averaged, as the paper reports it) and each against "both" with a paired test. One button
 runs the conditions still missing, after the estimate of what that costs; an export writes
-the "Comparison" workbook. Everything runs through :mod:`core.interacteval.session` (the same
-``run_conditions`` as ``evaldesk checklist compare``); this widget only collects the choice and
-shows the table."""
+the "Comparison" workbook. Everything runs through the wizard's session (the same
+``run_conditions`` and ``export_conditions`` as ``evaldesk checklist compare``); this widget only
+collects the choice and shows the table."""
 
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
-from core.interacteval import conditions as cd
-from core.interacteval import session as st
+from core.interacteval.session import (
+    CONDITIONS,
+    PER_DOCUMENT,
+    ConditionRun,
+    ConditionsView,
+    comparison_summary,
+    condition_stability_lines,
+    how_compared,
+)
 from core.words import count
 from desktop.file_dialogs import ask_then, save_file
 from desktop.glossary import explain
@@ -40,10 +47,14 @@ from desktop.widgets import (
     xlsx_path,
 )
 
-__all__ = ["COLUMNS", "ConditionsTab", "screen_rows"]
+if TYPE_CHECKING:  # pragma: no cover
+    from core.interacteval.model import TextItem
+    from core.llm import Usage
+    from core.llm.estimate import Estimate
+    from core.runs import CancelToken, Progress
+    from desktop.interacteval.wizard import InteractEvalWizard
 
-#: Bootstrap resamples on screen (the exported workbook uses 2000).
-SCREEN_BOOT = 1000
+__all__ = ["COLUMNS", "ConditionsTab", "screen_rows"]
 NO_HUMANS = ("The texts have no human scores, so there is nothing to compare with. Choose the "
              "human score columns on the Score page.")
 TIPS = {
@@ -105,7 +116,7 @@ def screen_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 def _compared(level: str) -> str:
-    return "per source document" if level == cd.PER_DOCUMENT else "pooled over texts"
+    return "per source document" if level == PER_DOCUMENT else "pooled over texts"
 
 
 def short_summary(lines: list[str]) -> list[str]:
@@ -120,34 +131,28 @@ def short_summary(lines: list[str]) -> list[str]:
     return lines
 
 
-def actual_text(estimate: Any, gateways: list[Any]) -> str:
+def actual_text(estimate: Estimate | None, usage: Usage | None) -> str:
     """The estimate of a run beside the calls and tokens its models used, in plain words
-    ("" without an estimate)."""
-    from types import SimpleNamespace
-
+    ("" without an estimate or usage)."""
     from core.llm.estimate import compare_lines
 
-    if estimate is None:
+    if estimate is None or usage is None:
         return ""
-    used = SimpleNamespace(**{k: sum(getattr(getattr(g, "usage", None), k, 0) or 0
-                                     for g in gateways)
-                              for k in ("calls", "prompt_tokens", "completion_tokens", "cost")})
     return "The last run, estimated beside actual: " + "; ".join(
-        compare_lines(estimate, used)) + "."
+        compare_lines(estimate, usage)) + "."
 
 
 class ConditionsTab(QWidget):
     """Shown as a tab of the InteractEval results."""
 
-    def __init__(self, wizard: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, wizard: InteractEvalWizard, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.wizard = wizard
         # the baseline (a single judge) is optional
-        self.checks, choose = check_row("Compare:", cd.CONDITIONS, TIPS, self.refresh,
+        self.checks, choose = check_row("Compare:", CONDITIONS, TIPS, self.refresh,
                                         unchecked=("single-judge",))
         self.repeats_spin = repeats_spin()
-        state = getattr(wizard, "state", None)  # none yet while the wizard is being built
-        self.repeats_spin.setValue(state.condition_repeats if state is not None else 1)
+        self.repeats_spin.setValue(wizard.choices.condition_repeats)
         set_times_suffix(self.repeats_spin)
         self.repeats_spin.valueChanged.connect(self._repeats_chosen)
         self.status = rich_label()
@@ -190,51 +195,43 @@ class ConditionsTab(QWidget):
         layout.addWidget(self.stability)
         self._latest = Latest()
         self.rows: list[dict[str, Any]] = []
-        self.runs: dict[str, Any] = {}
-        self.items: list[Any] = []
+        self.runs: dict[str, ConditionRun] = {}
+        self.items: list[TextItem] = []
         self.missing: list[str] = []
-        self.estimate: Any = None
+        self.estimate: Estimate | None = None
+        #: How alike each condition's repeats are (``ConditionsView.stability``).
+        self.stability_entries: list[Any] = []
         self.actual = ""
         """The last run's estimate beside what it used (kept until the next run)."""
-        self.stability_entries: list[Any] = []
-        """How alike each condition's repeats are (``session.condition_stability``)."""
         self.export_button.setEnabled(False)
         self.run_button.setEnabled(False)
 
     def names(self) -> list[str]:
         return [n for n, box in self.checks.items() if box.isChecked()]
 
-    def _models(self) -> Any:
-        return st.condition_models(self.wizard.state, self.wizard.profile)
-
     @Slot(int)
     def _repeats_chosen(self, value: int) -> None:
-        if getattr(self.wizard, "state", None) is None:  # no project open yet
-            return
-        if value != self.wizard.state.condition_repeats:
-            self.wizard.state.condition_repeats = value
-            self.wizard.save_state()
+        if value != self.wizard.choices.condition_repeats:
+            self.wizard.choices.condition_repeats = value
+            self.wizard.save_choices()
         self.refresh()
 
     @Slot()
     def refresh(self, *_args: Any) -> Any:
-        """Read the kept conditions, then (worker thread) the comparison and the estimate of
-        the missing ones; returns the task (tests await it)."""
+        """Read the kept conditions, the comparison and the estimate of the missing ones
+        (worker thread); returns the task (tests await it)."""
         wizard = self.wizard
+        session, choices = wizard.session, wizard.choices
         self._latest.start()
         names = self.names()
-        found = self._models()
-        project, state = wizard.project, wizard.state.model_copy(deep=True)
-        opened = getattr(wizard, "opened_texts", None)
-        given = list(opened.read.items) if opened is not None and not opened.read.errors \
-            else None
-        if not names or found is None or not state.dimensions:
+        found = session.condition_models()
+        if not names or found is None or not choices.dimensions:
             self.status.setText("Choose at least one condition." if not names else
                                 "Choose the dimensions and a model first.")
             self.run_button.setEnabled(False)
             return None
-        models, profiles = found
-        repeats = state.condition_repeats
+        models = found[0]
+        repeats = choices.condition_repeats
         if self.repeats_spin.value() != repeats:  # another project's choice
             self.repeats_spin.blockSignals(True)
             self.repeats_spin.setValue(repeats)
@@ -243,35 +240,18 @@ class ConditionsTab(QWidget):
         self.status.setText("Reading the conditions kept in the project…")
         self.run_button.setEnabled(False)
 
-        def work() -> tuple[Any, ...]:
-            items = given if given is not None else st.condition_texts(project, state)
-            have = st.load_conditions(project, state, names, items, models) if items else {}
-            blocked = st.condition_blockers(state, names, models)
-            missing = [n for n in names if n not in blocked
-                       and (n not in have or not have[n].complete)]
-            kept = (st.load_condition_repeats(project, state, names, items, models, repeats)
-                    if repeats > 1 and items else {})
-            missing += [n for n in names if repeats > 1 and n not in blocked
-                        and n not in missing and (len(kept.get(n, [])) < repeats
-                                                  or not all(r.complete for r in kept[n]))]
-            missing = [n for n in names if n in missing]
-            entries = st.condition_stability(kept)
-            rows = cd.comparison_rows({n: r.scores for n, r in have.items() if r.scores},
-                                      items, n_boot=SCREEN_BOOT) if have else []
-            est = (st.estimate_conditions(project, state, missing, items, models, profiles,
-                                          repeats=repeats)
-                   if missing and items else None)
-            return items, have, missing, rows, est, blocked, entries
+        def work() -> ConditionsView | None:
+            return session.conditions_view(names)
 
-        def show(result: tuple[Any, ...]) -> None:
-            items, have, missing, rows, est, blocked, entries = result
-            self.items, self.runs, self.rows = items, have, rows
-            self.missing, self.estimate = missing, est
-            self.stability_entries = entries
-            self.model.set_rows(screen_rows(rows))
-            self.show_documents(rows)
+        def show(view: ConditionsView | None) -> None:
+            if view is None:
+                return
+            self.items, self.runs, self.rows = view.items, view.runs, view.rows
+            self.missing, self.estimate = view.missing, view.estimate
+            self.model.set_rows(screen_rows(view.rows))
+            self.show_documents(view.rows)
             fit_columns(self.view, stretch=len(COLUMNS) - 1, max_width=300)
-            text = self._status_text(models, items, have, missing, est, blocked)
+            text = self._status_text(models.scorer, view)
             if repeats > 1:
                 text += (f"<br>Each condition's scoring is asked {repeats} times (the "
                          "checklists are built once); the table shows the first time's "
@@ -279,21 +259,23 @@ class ConditionsTab(QWidget):
             if self.actual:
                 text += "<br>" + escape(self.actual)
             self.status.setText(text)
-            lines = short_summary(cd.comparison_summary(rows))
-            if rows and not any(r["value"] is not None for r in rows):
-                lines = [NO_HUMANS]
-            else:
-                lines = [*(f"{dim}: {line}." for dim, line in cd.how_compared(rows)),
-                         *lines,
-                         *(f"⚠ {r['dimension']}: {r['warning']}" for r in rows
-                           if r["warning"])]
-            self.summary.setText("\n".join(lines))
-            show_stability(self.stability, "\n".join(st.condition_stability_lines(entries)),
+            self.summary.setText("\n".join(self._summary_lines(view.rows)))
+            entries = self.stability_entries = view.stability
+            show_stability(self.stability, "\n".join(condition_stability_lines(entries)),
                            any(s.flagged for _c, _d, s in entries))
-            self.run_button.setEnabled(bool(missing) and bool(items) and not wizard.busy)
-            self.export_button.setEnabled(bool(rows))
+            self.run_button.setEnabled(bool(view.missing) and bool(view.items)
+                                       and not wizard.busy)
+            self.export_button.setEnabled(bool(view.rows))
 
-        return self._latest.run(project, work, show, "comparing the conditions")
+        return self._latest.run(wizard.project, work, show, "comparing the conditions")
+
+    @staticmethod
+    def _summary_lines(rows: list[dict[str, Any]]) -> list[str]:
+        lines = short_summary(comparison_summary(rows))
+        if rows and not any(r["value"] is not None for r in rows):
+            return [NO_HUMANS]
+        return [*(f"{dim}: {line}." for dim, line in how_compared(rows)), *lines,
+                *(f"⚠ {r['dimension']}: {r['warning']}" for r in rows if r["warning"])]
 
     def show_documents(self, rows: list[dict[str, Any]]) -> None:
         """The Documents column only when some dimension is compared per source document."""
@@ -301,13 +283,12 @@ class ConditionsTab(QWidget):
         self.view.setColumnHidden(column, all(r["documents"] is None for r in rows))
 
     @staticmethod
-    def _status_text(models: Any, items: list[Any], have: dict[str, Any], missing: list[str],
-                     est: Any, blocked: dict[str, str]) -> str:
-        if not items:
+    def _status_text(scorer: str, view: ConditionsView) -> str:
+        if not view.items:
             return ("There are no texts to score: choose the texts file on the Score page "
                     "first.")
 
-        def kept(run: Any) -> str:
+        def kept(run: ConditionRun) -> str:
             text = run.label
             if run.problems:
                 text += " (could not be built: " + "; ".join(run.problems) + ")"
@@ -315,11 +296,12 @@ class ConditionsTab(QWidget):
                 text += f" ({count(len(run.failed), 'score')} missing)"
             return escape(text)
 
-        text = (f"<b>Kept in the project</b> (scored by {escape(models.scorer)}, "
-                f"{count(len(items), 'text')}): "
-                + (", ".join(kept(r) for r in have.values()) or "none yet") + ".")
-        if missing:
-            text += (" <b>Still to run:</b> " + ", ".join(cd.CONDITIONS[n] for n in missing)
+        est = view.estimate
+        text = (f"<b>Kept in the project</b> (scored by {escape(scorer)}, "
+                f"{count(len(view.items), 'text')}): "
+                + (", ".join(kept(r) for r in view.runs.values()) or "none yet") + ".")
+        if view.missing:
+            text += (" <b>Still to run:</b> " + ", ".join(CONDITIONS[n] for n in view.missing)
                      + ".")
             if est is not None:
                 text += (f"<br>Running them: {escape(est.summary())} (at most: answers "
@@ -328,8 +310,8 @@ class ConditionsTab(QWidget):
                     from core.llm.context import refusal
 
                     text += "<br>" + escape(refusal(est.too_long)).replace("\n", "<br>")
-        for name, why in blocked.items():
-            text += f"<br><b>{escape(cd.CONDITIONS[name])}</b> cannot run: {escape(why)}."
+        for name, why in view.blocked.items():
+            text += f"<br><b>{escape(CONDITIONS[name])}</b> cannot run: {escape(why)}."
         return text
 
     @Slot()
@@ -337,48 +319,27 @@ class ConditionsTab(QWidget):
         wizard = self.wizard
         if wizard.busy or not self.missing or not self.items:
             return None
-        found = self._models()
+        found = wizard.session.condition_models()
         if found is None:
             return None
-        scorer = next(p for p in found[1].values() if p.model == found[0].scorer)
-        return wizard.after_cloud_notice(scorer, self._start_run)
+        return wizard.after_cloud_notice(found[0].profiles["scorer"], self._start_run)
 
     def _start_run(self) -> Any:
         wizard = self.wizard
-        found = self._models()
-        if found is None:
+        session = wizard.session
+        if session.condition_models() is None:
             return None
-        models, profiles = found
-        names, items, state = list(self.missing), list(self.items), wizard.state
-        repeats = state.condition_repeats
-        project = wizard.project
-        # the very profiles chosen (another profile of the same model may have other settings)
-        scorer = models.profiles.get("scorer") or next(
-            p for p in profiles.values() if p.model == models.scorer)
-        builder = models.profiles.get("builder") or next(
-            p for p in profiles.values() if p.model == models.builder)
-        assessors = {n: wizard.llm_factory(profiles[n], project, None) for n in models.assessors}
-        build_llm = wizard.llm_factory(builder, project, None)
-        gateways = [*assessors.values(), build_llm]
-        estimate = self.estimate
-
-        def scorer_for_run(run_id: int) -> Any:
-            gateways.append(wizard.llm_factory(scorer, project, run_id))
-            return gateways[-1]
-
+        names, estimate = list(self.missing), self.estimate
         self.run_panel.show()
         self.actual = ""
 
-        async def step(progress: Any, cancel: Any) -> Any:
-            return await st.run_conditions(
-                project, state, names, items, models, assessors=assessors, builder=build_llm,
-                scorer_for_run=scorer_for_run, progress=progress, cancel=cancel,
-                repeats=repeats)
+        async def step(progress: Progress, cancel: CancelToken) -> dict[str, ConditionRun]:
+            return await session.run_conditions(names, progress=progress, cancel=cancel)
 
         def done(outcome: RunOutcome) -> None:
             if outcome.finished:
                 self.run_panel.hide()
-            self.actual = actual_text(estimate, gateways)
+            self.actual = actual_text(estimate, session.usage)
             self.refresh()
 
         return wizard.run_step(self.run_panel, step, title="Running the missing conditions",
@@ -402,33 +363,7 @@ class ConditionsTab(QWidget):
             return None
         wizard = self.wizard
         target = xlsx_path(path)
-        runs, items = dict(self.runs), list(self.items)
-        entries = list(self.stability_entries)
-        found = self._models()
-        state = wizard.state
-        readme = [("Dimensions", "; ".join(f"{d.name}: {d.definition}"
-                                            for d in state.dimensions)),
-                  ("Think-aloud models", ", ".join(
-                      f"{n} ({m})" for n, m in (found[0].assessors.items() if found else []))
-                   or "(none)"),
-                  ("Checklists built by", found[0].builder if found else ""),
-                  ("Texts scored by", found[0].scorer if found else ""),
-                  ("Texts", st.texts_line(state.texts, len(items))),
-                  ("Exported by", st.person(wizard.who))]
-        if entries:
-            readme.append(("Repeats", (
-                "each condition's scoring calls made more than once (the checklists built "
-                "once); the scores compared are the first time's, the Stability sheet "
-                "compares the repeats")))
-
-        def write() -> Any:
-            from core.interacteval.repeats import stability_sheet
-
-            rows = cd.comparison_rows({n: r.scores for n, r in runs.items() if r.scores},
-                                      items)
-            extra = [stability_sheet(entries)] if entries else []
-            return cd.write_comparison(target, runs, rows, readme=readme, extra_sheets=extra)
-
+        runs = dict(self.runs)
         self.run_panel.show()
 
         def done(outcome: RunOutcome) -> None:
@@ -437,6 +372,7 @@ class ConditionsTab(QWidget):
                 self.summary.setText(self.summary.text() + f"\nSaved {target}")
                 wizard.main_window.status(f"Saved {target}")
 
-        return wizard.run_background(self.run_panel, plain_step(write),
-                                     title=f"Exporting the comparison to {target.name}",
-                                     what="export", on_done=done)
+        return wizard.run_background(
+            self.run_panel, plain_step(wizard.session.export_conditions, target, runs,
+                                       who=wizard.who),
+            title=f"Exporting the comparison to {target.name}", what="export", on_done=done)

@@ -132,7 +132,7 @@ class SamplesModel(HeaderedTableModel):
         self._chosen: set[int] = set()
 
     def set_samples(self, samples: Sequence[tuple[int, ScoredSample]], chosen: Sequence[int]):
-        """``samples``: (index in the wizard state, sample) pairs."""
+        """``samples``: (index in the choices' samples, sample) pairs."""
         self.beginResetModel()
         self._samples = list(samples)
         self._chosen = set(chosen)

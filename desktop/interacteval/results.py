@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.interacteval.session import judge_spreads, scatter_points
 from core.llm.identity import DEMO_NOTE, is_demo_model
 from desktop.charts import ScatterPoint, scatter_panel
 from desktop.glossary import explain
@@ -327,8 +328,6 @@ class ResultsView(QWidget):
                if flagged == 1 else
                "agreement (they helped build the checklist, so they are left out by default)"))
         self.samples_check.setVisible(bool(flagged))
-        from core.interacteval.agreement import judge_spreads
-
         self.spreads = judge_spreads(run.scores, n_boot=0)
         self.spread_lines = spread_html(self.spreads)
         self.set_out_of_date(out_of_date)
@@ -414,8 +413,6 @@ class ResultsView(QWidget):
     @Slot()
     def _draw_scatter(self, *_args: Any) -> None:
         """The chosen dimension's texts as dots, with the texts the agreement uses."""
-        from core.interacteval.agreement import scatter_points
-
         dimension = self.scatter_combo.currentText()
         if self.run is None or not dimension:
             return

@@ -2,7 +2,8 @@
 results, one page class per step in :mod:`desktop.interacteval.pages`.
 
 The pages only collect choices and show outcomes; everything kept in the project and every run
-goes through :mod:`core.interacteval.session` (the same functions ``evaldesk checklist`` calls).
+goes through the wizard's one :class:`core.interacteval.session.InteractEvalSession`
+(``wizard.session``, the same calls ``evaldesk checklist`` makes).
 Every model call runs as a step of the :class:`desktop.wizard.WizardShell` with progress and
 Cancel; every choice and every edit is stored in the project as soon as it is made, so reopening
 the project restores the wizard where it was.
@@ -12,13 +13,13 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QComboBox, QLabel
 
-from core.interacteval import session as st
 from core.interacteval.model import Dimension
+from core.interacteval.session import InteractEvalChoices, InteractEvalSession, ScoringRun
 from desktop.interacteval.pages.build import BUILD_STEPS, BuildPage
 from desktop.interacteval.pages.check import CheckJudgePage
 from desktop.interacteval.pages.checklist import ChecklistPage
@@ -31,6 +32,12 @@ from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.widgets import alert_box, xlsx_path
 from desktop.wizard import WizardShell, open_method_wizard
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.interacteval.inputs import OpenedTexts
+    from core.interacteval.session import DimensionAgreement
+    from core.llm import LLMFactory
+    from core.project import Project
 
 __all__ = ["BUILD_STEPS", "PAGES", "InteractEvalWizard", "open_wizard"]
 
@@ -50,16 +57,22 @@ class InteractEvalWizard(WizardShell):
     PAGE_CLASSES = (DimensionsPage, SamplesPage, ThinkAloudPage, BuildPage, ChecklistPage,
                     ScorePage, ResultsPage, CheckJudgePage)
 
-    def __init__(self, main_window: Any, project: Any,
-                 llm_factory: st.LLMFactory | None = None) -> None:
+    session: InteractEvalSession
+
+    def __init__(self, main_window: Any, project: Project,
+                 llm_factory: LLMFactory | None = None) -> None:
         self._filling = False
-        super().__init__(main_window, project)
-        self.llm_factory = llm_factory or st.default_llm_factory
+        #: The texts file as last read (its sheets, columns and texts), for the Score page.
+        self.opened_texts: OpenedTexts | None = None
+        #: The scoring run shown on the Results page.
+        self.run: ScoringRun | None = None
+        self.agreement: list[DimensionAgreement] = []
+        session = InteractEvalSession.open(project, settings=main_window.settings)
+        if llm_factory is not None:
+            session.models = llm_factory
+        super().__init__(main_window, project, session)
         #: Said when the stored choices could not be read (the original is kept aside).
-        self.state, self.state_problem = st.open_state(project)
-        self.opened_texts: Any = None
-        self.run: Any = None
-        self.agreement: list[Any] = []
+        self.choices_problem = session.problem
 
         self.dim_label = QLabel("Dimension:")
         self.dim_combo = QComboBox()
@@ -69,69 +82,71 @@ class InteractEvalWizard(WizardShell):
         self.dim_combo.currentIndexChanged.connect(self._dimension_chosen)
         self.steps_row.addWidget(self.dim_label)
         self.steps_row.addWidget(self.dim_combo)
-        self.state_alert = alert_box(self.state_problem)
-        self.state_alert.setVisible(bool(self.state_problem))
-        self.layout().insertWidget(1, self.state_alert)
+        self.choices_alert = alert_box(self.choices_problem)
+        self.choices_alert.setVisible(bool(self.choices_problem))
+        self.layout().insertWidget(1, self.choices_alert)
 
     # ================================================================== shared by the pages
     @property
+    def choices(self) -> InteractEvalChoices:
+        """The method's choices in this project (the session's; pages change them in place
+        and keep them with :meth:`save_choices`)."""
+        return self.session.choices
+
+    @property
+    def llm_factory(self) -> LLMFactory:
+        """What makes the models (``core.llm.gateway_for``; tests give a fake)."""
+        return self.session.models
+
+    @llm_factory.setter
+    def llm_factory(self, factory: LLMFactory) -> None:
+        self.session.models = factory
+
+    @property
     def dimension(self) -> Dimension | None:
-        return self.state.dimension(self.state.current)
+        return self.choices.dimension(self.choices.current)
 
-    def save_state(self) -> None:
-        st.save_state(self.project, self.state)
-
-    def llm(self, name: str, run_id: int | None = None) -> Any:
-        """The model of the profile called ``name`` (the default one when it is gone)."""
-        profile = self.profile(name)
-        if profile is None:
-            raise RuntimeError("There is no model profile. Add one in Settings → Models.")
-        return self.llm_factory(profile, self.project, run_id)
+    def save_choices(self) -> None:
+        self.session.save_choices()
 
     def privacy_profiles(self) -> list[Any]:
-        names = [*self.state.assessors, self.builder_name(), self.state.scorer]
+        names = [*self.choices.assessors, self.builder_name(), self.choices.scorer]
         return [p for n in dict.fromkeys(n for n in names if n)
                 if (p := self.profile(n)) is not None]
 
     def builder_name(self) -> str:
-        return self.state.builder or (self.state.assessors[0] if self.state.assessors else "")
+        return self.choices.builder_name()
 
-    def current_model(self) -> Any:
-        """The profile that scores (its model and every setting that changes an answer are
-        what results are current for); "" when there is none."""
-        profile = self.profile(self.state.scorer or self.builder_name())
-        return profile if profile is not None else ""
-
-    def out_of_date(self, run: Any) -> list[str]:
+    def out_of_date(self, run: ScoringRun | None) -> list[str]:
         """Why ``run`` no longer matches the current choices (empty: it is current)."""
-        if run is None:
-            return []
-        checklists = st.all_checklists(self.project, self.state)
-        return st.results_out_of_date(self.project, self.state, run, checklists,
-                                      self.current_model())
+        return self.session.results_out_of_date(run)
 
-    def stored_run(self) -> Any:
+    def stored_run(self) -> ScoringRun | None:
         """The results of the last scoring run: the ones on screen, else those stored in the
         project (None when there are none, or their checklists are gone or changed)."""
-        if self.run is not None and self.run.run_id == self.state.run_id:
+        if self.run is not None and self.run.run_id == self.choices.run_id:
             return self.run
-        checklists = st.all_checklists(self.project, self.state)
-        return st.load_run(self.project, self.state, checklists) if checklists else None
+        return self.session.load_results()
 
-    def show_run(self, run: Any) -> None:
+    def show_run(self, run: ScoringRun) -> None:
         self.pages["results"].show_run(run)
+
+    def settings_changed(self) -> None:
+        """The session reads the profiles (and who works) from the settings shown."""
+        self.session.settings = self.main_window.settings
+        super().settings_changed()
 
     def fill_dimension_combo(self) -> None:
         """The dimension chooser at the top right, after the dimensions changed."""
         self._filling = True
         try:
-            current = self.state.current
+            current = self.choices.current
             self.dim_combo.clear()
-            names = [d.name for d in self.state.dimensions]
+            names = [d.name for d in self.choices.dimensions]
             self.dim_combo.addItems(names)
             if current not in names:
                 current = names[0] if names else ""
-                self.state.current = current
+                self.choices.current = current
             self.dim_combo.setCurrentIndex(names.index(current) if current else -1)
         finally:
             self._filling = False
@@ -140,8 +155,8 @@ class InteractEvalWizard(WizardShell):
     def _dimension_chosen(self, index: int) -> None:
         if self._filling or index < 0:
             return
-        self.state.current = self.dim_combo.itemText(index)
-        self.save_state()
+        self.choices.current = self.dim_combo.itemText(index)
+        self.save_choices()
         if self.page:
             self.current.refresh()
             self.update_nav()
@@ -162,8 +177,7 @@ class InteractEvalWizard(WizardShell):
                  else self.pages["build"].build_panel)
         panel.show()
         return self.run_background(
-            panel, plain_step(st.export_checklists, self.project, self.state, target,
-                              who=self.who),
+            panel, plain_step(self.session.export_checklists, target, who=self.who),
             title=f"Exporting the checklists to {target.name}", what="export",
             on_done=partial(self.exported, target, panel))
 
@@ -181,14 +195,14 @@ class InteractEvalWizard(WizardShell):
         show_dim = key in PER_DIMENSION
         self.dim_label.setVisible(show_dim)
         self.dim_combo.setVisible(show_dim)
-        if self.state.page != key:
-            self.state.page = key
-            self.save_state()
+        if self.choices.page != key:
+            self.choices.page = key
+            self.save_choices()
 
     def start(self) -> None:
         """Show the page the user was on; stored results open without recomputing."""
         self.pages["dimensions"].refresh()
-        page = self.state.page if self.state.page in PAGES else "dimensions"
+        page = self.choices.page if self.choices.page in PAGES else "dimensions"
         if page in ("results", "check"):
             run = self.stored_run()
             if run is not None and not self.out_of_date(run):
@@ -198,7 +212,8 @@ class InteractEvalWizard(WizardShell):
         self.show_page(page)
 
 
-def open_wizard(main_window: Any, llm_factory: st.LLMFactory | None = None) -> InteractEvalWizard:
+def open_wizard(main_window: Any,
+                llm_factory: LLMFactory | None = None) -> InteractEvalWizard:
     """Show the InteractEval wizard for the open project (an untitled one if none is open)."""
     return open_method_wizard(  # type: ignore[return-value]
         main_window, InteractEvalWizard, "llm_factory", llm_factory)

@@ -150,8 +150,9 @@ class LoopPauses:
 
 
 async def bench(args: argparse.Namespace) -> list[tuple[str, str]]:
-    from core.interacteval import open_scoring_run, score_texts
-    from core.interacteval.session import score_texts as score_in_project
+    from core.interacteval import score_texts
+    from core.interacteval.session.scoring import open_scoring_run
+    from core.interacteval.session.scoring import score_texts as score_in_project
     from core.llm import Gateway
     from core.project import Project
     from core.runs import Progress

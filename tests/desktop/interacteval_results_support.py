@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from core.interacteval import Checklist, ChecklistItem, save_checklist
+from core.interacteval import Checklist, ChecklistItem
+from core.interacteval.session.stages import save_checklist
 from desktop.interacteval import open_interacteval_wizard
 from tests.desktop.interacteval_support import USER, click, scripted_reply
 
@@ -38,7 +39,7 @@ def ready(qtbot, window):
     """The sample set with two small checklists, on the Score page with the texts read."""
     wiz = open_interacteval_wizard(window)
     click(qtbot, wiz.pages["dimensions"].sample_button)
-    qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: bool(wiz.choices.samples) and not wiz.busy, timeout=20_000)
     for name in ("Clarity", "Accuracy"):
         save_checklist(window.project, Checklist(dimension=name, definition=f"{name}.", items=[
             ChecklistItem(component="A", question=f"Is the {name.lower()} fine?"),

@@ -23,4 +23,4 @@ def scripted(window):
 
 def load_sample(qtbot, wiz):
     click(qtbot, wiz.pages["dimensions"].sample_button)
-    qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: bool(wiz.choices.samples) and not wiz.busy, timeout=20_000)

@@ -181,8 +181,8 @@ def test_interacteval_sample_opens_the_wizard_with_the_sample_set(qtbot, window)
     import desktop.interacteval
 
     wizard = desktop.interacteval.open_interacteval_sample(window)
-    assert [d.name for d in wizard.state.dimensions] == ["Clarity", "Accuracy"]
-    qtbot.waitUntil(lambda: bool(wizard.state.samples), timeout=10_000)  # imported in the background
+    assert [d.name for d in wizard.choices.dimensions] == ["Clarity", "Accuracy"]
+    qtbot.waitUntil(lambda: bool(wizard.choices.samples), timeout=10_000)  # imported in the background
 
 
 def test_majeval_sample_opens_the_wizard_with_the_sample_task_and_documents(qtbot, window):

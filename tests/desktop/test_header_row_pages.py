@@ -66,10 +66,10 @@ def test_interacteval_texts_under_a_title_are_read_and_the_header_row_can_be_cho
     read = wiz.opened_texts.read
     assert [i.text for i in read.items] == ["The sky is blue because air scatters blue light.",
                                             "Rain falls."]
-    assert wiz.state.texts.human == {"Clarity": "Clarity"}
+    assert wiz.choices.texts.human == {"Clarity": "Clarity"}
     assert any("Row 3 is read as the header" in p for p in read.problems)
     assert score.header_spin.value() == 0
     score.header_spin.setValue(3)
     assert wait_texts(qtbot, wiz, "texts") == "finished"
-    assert wiz.state.texts.header_row == 3
+    assert wiz.choices.texts.header_row == 3
     assert len(wiz.opened_texts.read.items) == 2

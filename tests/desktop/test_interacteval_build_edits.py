@@ -5,7 +5,7 @@ the edited version and offers to restore it."""
 
 from __future__ import annotations
 
-from core.interacteval.session import get_stage, replaced_version
+from core.interacteval.session.stages import get_stage, replaced_version
 from desktop.interacteval import open_interacteval_wizard
 from tests.desktop.interacteval_support import USER, click, wait_step
 from tests.desktop.interacteval_wizard_support import load_sample, scripted  # noqa: F401

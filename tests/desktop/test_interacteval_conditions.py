@@ -26,11 +26,11 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
     wiz.show_page("score")
     qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
     tab = wiz.pages["results"].conditions
-    wiz.state.assessors = []
+    wiz.choices.assessors = []
     _wait_refreshed(qtbot, tab)  # no model thinks aloud yet: said, not counted as missing
     assert "cannot run: no model thinks aloud" in tab.status.text()
     assert tab.missing == ["human", "combined"]
-    wiz.state.assessors = ["Scripted B"]
+    wiz.choices.assessors = ["Scripted B"]
     assert [n for n, b in tab.checks.items() if b.isChecked()] == ["human", "ai", "combined"]
     tab.checks["single-judge"].setChecked(True)
     _wait_refreshed(qtbot, tab)
@@ -88,7 +88,7 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
     assert len(names) == len(set(names))
     sources = [c[2].source.split(",")[0] for c in check.panel.candidates
                if not c[0].startswith("Condition")]
-    assert sources == [f"project run {wiz.state.run_id}"] or not sources
+    assert sources == [f"project run {wiz.choices.run_id}"] or not sources
     assert "condition" in check.make_judge("condition:human").lower()
 
 
@@ -109,7 +109,7 @@ def test_repeated_conditions_run_show_one_stability_line_each_and_survive_reopen
         qtbot, window, scripted, tmp_path):  # noqa: F811
     from openpyxl import load_workbook
 
-    from core.interacteval import session as st
+    from core.interacteval.session.choices import open_choices
     from desktop.interacteval.conditions_tab import ConditionsTab
 
     wiz = open_interacteval_wizard(window)
@@ -124,12 +124,12 @@ def test_repeated_conditions_run_show_one_stability_line_each_and_survive_reopen
     once = tab.estimate.calls
     tab.repeats_spin.setValue(2)
     assert tab.repeats_spin.suffix() == " times"
-    assert wiz.state.condition_repeats == 2
-    assert st.load_state(wiz.project).condition_repeats == 2  # kept in the project
-    assert wiz.state.repeats == 1  # the Score page's own choice is not changed
+    assert wiz.choices.condition_repeats == 2
+    assert open_choices(wiz.project)[0].condition_repeats == 2  # kept in the project
+    assert wiz.choices.repeats == 1  # the Score page's own choice is not changed
     _wait_refreshed(qtbot, tab)
     texts = len(wiz.opened_texts.read.items)
-    dims = len(wiz.state.dimensions)
+    dims = len(wiz.choices.dimensions)
     # the scoring and single-judge calls twice over, the checklists built once
     assert tab.estimate.calls > once
     assert "(repeat 1)" in " ".join(s.name for s in tab.estimate.stages)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
-from core.interacteval import Attribute, Checklist, ChecklistItem, ScoredSample, save_checklist
+from core.interacteval import Attribute, Checklist, ChecklistItem, ScoredSample
 from core.interacteval.pipeline import CHECKLIST_ARTEFACT
-from core.interacteval.session import load_checklist
+from core.interacteval.session import InteractEvalSession
+from core.interacteval.session.stages import load_checklist, save_checklist
 from core.project import Project
+from core.settings import Settings
 from desktop.interacteval.checklist_editor import ChecklistEditor
 from desktop.interacteval.models import ChecklistModel, RowColumn, RowsModel, SamplesModel
 from tests.desktop.interacteval_support import click
@@ -46,8 +48,13 @@ def editor(qtbot, project):
     qtbot.addWidget(widget)
     widget.resize(1000, 600)
     widget.show()
-    widget.set_checklist(project, load_checklist(project, "Coherence"), "Bea")
+    widget.set_checklist(_session(project), load_checklist(project, "Coherence"), "Bea")
     return widget
+
+
+def _session(project) -> InteractEvalSession:
+    """The session the wizard gives the editor (its changes are kept through it)."""
+    return InteractEvalSession.open(project, settings=Settings())
 
 
 def questions(project) -> list[tuple[str, str, str]]:
@@ -162,7 +169,7 @@ def test_import_and_export_excel_from_the_wizard(qtbot, window, tmp_path):
     write_checklists(source, [checklist()])
     problems = wiz.pages["checklist"].import_checklists(source)
     assert problems == []
-    assert [d.name for d in wiz.state.dimensions] == ["Coherence"]
+    assert [d.name for d in wiz.choices.dimensions] == ["Coherence"]
     wiz.show_page("checklist")
     assert wiz.pages["checklist"].editor.model.question_count() == 4
     assert window.project.get_artefact(CHECKLIST_ARTEFACT, "Coherence").origin == "imported"
@@ -254,7 +261,7 @@ def test_an_empty_component_survives_reopening(qtbot, editor, project, tmp_path)
     project.close()
     again = Project.open(path)
     try:
-        editor.set_checklist(again, load_checklist(again, "Coherence"), "Bea")
+        editor.set_checklist(_session(again), load_checklist(again, "Coherence"), "Bea")
         assert [g.name for g in editor.model.groups] == ["Flow", "Structure", "Tone"]
     finally:
         again.close()
@@ -280,7 +287,8 @@ def test_questions_that_share_a_long_start_show_what_distinguishes_them_first(qt
         qtbot.addWidget(widget)
         widget.resize(1280, 700)
         widget.show()
-        widget.set_checklist(project, load_checklist(project, "Word choice"), "Bea")
+        widget.set_checklist(_session(project), load_checklist(project, "Word choice"),
+                            "Bea")
         model = widget.model
         shown = [model.data(model.question_index(0, r)) for r in range(18)]
         assert len({s[:40] for s in shown}) == 18  # distinct at a glance
@@ -294,6 +302,6 @@ def test_questions_that_share_a_long_start_show_what_distinguishes_them_first(qt
             widget.shared_label.text()
         widget.grab().save("/tmp/i28b-editor-shared.png")
 
-        widget.set_checklist(project, checklist(), "Bea")  # ordinary questions: as written
+        widget.set_checklist(_session(project), checklist(), "Bea")  # ordinary questions: as written
         assert model.data(model.question_index(0, 0)) == "Does each sentence follow from the last?"
         assert not widget.shared_label.isVisible()

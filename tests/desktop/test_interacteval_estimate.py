@@ -10,7 +10,8 @@ from tests.desktop.interacteval_wizard_support import load_sample, scripted  # n
 
 def test_the_score_page_shows_the_estimate_and_then_the_actual_figures(
         qtbot, window, scripted):  # noqa: F811
-    from core.interacteval import Checklist, ChecklistItem, save_checklist
+    from core.interacteval import Checklist, ChecklistItem
+    from core.interacteval.session.stages import save_checklist
 
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
@@ -43,12 +44,12 @@ def test_the_think_aloud_and_build_pages_show_the_calls_before_they_run(
     load_sample(qtbot, wiz)
     wiz.show_page("think_aloud")
     think = wiz.pages["think_aloud"]
-    wiz.state.assessors = ["Scripted A", "Scripted B"]
+    wiz.choices.assessors = ["Scripted A", "Scripted B"]
     task = think.update_estimate()
     qtbot.waitUntil(task.done, timeout=60_000)
     assert think.think_estimate.text().startswith(
         "Before you run the think-aloud: about 2 calls to scripted/ie-wizard, no cost")
-    wiz.state.assessors = ["Scripted A"]
+    wiz.choices.assessors = ["Scripted A"]
     click(qtbot, think.think_button)
     assert wait(qtbot, wiz, "think_aloud") == "finished"
 

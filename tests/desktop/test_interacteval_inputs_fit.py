@@ -43,7 +43,7 @@ def _notes_typed(qtbot, wiz) -> None:
 
 
 def test_62_notes_build_a_checklist_with_a_model_of_a_small_window(qtbot, window):
-    from core.interacteval import load_checklists
+    from core.interacteval.session.stages import load_checklists
     from core.llm import ScriptedLLM
 
     server = ScriptedLLM(_reply, name="ie-wiz-small", context_window=2048)
@@ -54,7 +54,7 @@ def test_62_notes_build_a_checklist_with_a_model_of_a_small_window(qtbot, window
     try:
         wiz = open_interacteval_wizard(window)
         load_sample(qtbot, wiz)
-        wiz.state.assessors, wiz.state.builder = [], "Small window"
+        wiz.choices.assessors, wiz.choices.builder = [], "Small window"
         _notes_typed(qtbot, wiz)
         wiz.show_page("build")
         build = wiz.pages["build"]
@@ -80,7 +80,8 @@ def test_62_notes_build_a_checklist_with_a_model_of_a_small_window(qtbot, window
 
 def test_a_32_kb_text_is_refused_on_the_score_page_before_any_call(qtbot, window,
                                                                    scripted):  # noqa: F811
-    from core.interacteval import Checklist, ChecklistItem, save_checklist
+    from core.interacteval import Checklist, ChecklistItem
+    from core.interacteval.session.stages import save_checklist
 
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
@@ -112,7 +113,7 @@ def test_62_notes_build_with_the_bundled_model_at_4k_in_the_wizard(qtbot, window
     """The issue's case in the wizard: the built-in model with its window limited to 4,096
     tokens builds a checklist from the authors' 62 notes (it stopped at component extraction:
     "Requested tokens (9053) exceed context window of 8192")."""
-    from core.interacteval import load_checklists
+    from core.interacteval.session.stages import load_checklists
     from core.settings import bundled_profile
 
     window.settings.user_name = USER
@@ -121,7 +122,7 @@ def test_62_notes_build_with_the_bundled_model_at_4k_in_the_wizard(qtbot, window
     window.settings.default_profile = small.name
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
-    wiz.state.assessors, wiz.state.builder = [], small.name
+    wiz.choices.assessors, wiz.choices.builder = [], small.name
     _notes_typed(qtbot, wiz)
     wiz.show_page("build")
     build = wiz.pages["build"]

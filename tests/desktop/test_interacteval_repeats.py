@@ -31,7 +31,7 @@ def test_repeats_multiply_the_estimate_and_are_shown_and_exported(
     qtbot.waitUntil(lambda: page.estimate is not None, timeout=60_000)
     once = page.estimate.calls
     page.repeats_spin.setValue(3)
-    assert wiz.state.repeats == 3 and page.repeats_spin.suffix() == " times"
+    assert wiz.choices.repeats == 3 and page.repeats_spin.suffix() == " times"
     assert "(each made 3 times)" in page.texts_summary.text()
     qtbot.waitUntil(lambda: page.estimate is not None, timeout=60_000)
     assert page.estimate.calls == 3 * once == 3 * 24  # 12 texts x 2 dimensions, 3 times

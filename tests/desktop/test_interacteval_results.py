@@ -9,8 +9,9 @@ import csv
 
 import pandas as pd
 
-from core.interacteval import save_checklist
-from core.interacteval.session import load_state, sample_folder
+from core.interacteval.session import sample_folder
+from core.interacteval.session.choices import open_choices
+from core.interacteval.session.stages import save_checklist
 from tests.desktop.interacteval_results_support import ready, scripted, settle  # noqa: F401 (fixtures)
 from tests.desktop.interacteval_support import click, wait_step
 
@@ -53,7 +54,7 @@ def test_results_say_which_run_and_go_out_of_date_when_choices_change(
     # back to the choices of the run: current again
     wiz.show_page("score")
     wiz.pages["score"].legacy_check.setChecked(False)
-    assert wiz.next_button.isEnabled(), (wiz.nav_message.text(), wiz.state.scorer)
+    assert wiz.next_button.isEnabled(), (wiz.nav_message.text(), wiz.choices.scorer)
     wiz.show_page("results")
     assert res.banner.isHidden() and res.export_button.isEnabled()
 
@@ -67,7 +68,7 @@ def test_results_say_which_run_and_go_out_of_date_when_choices_change(
 
 
 def wiz_checklists(window):
-    from core.interacteval import load_checklists
+    from core.interacteval.session.stages import load_checklists
 
     return load_checklists(window.project)
 
@@ -85,15 +86,15 @@ def test_show_results_is_off_for_a_new_unscored_texts_file(qtbot, window, script
         writer.writeheader()
         writer.writerows(rows)
     wiz.pages["score"].choose_texts(other)
-    qtbot.waitUntil(lambda: not wiz.busy and wiz.state.texts.file_name == "other_texts.csv",
+    qtbot.waitUntil(lambda: not wiz.busy and wiz.choices.texts.file_name == "other_texts.csv",
                     timeout=20_000)
     qtbot.waitUntil(lambda: wiz.opened_texts.setup.file_name == "other_texts.csv",
                     timeout=20_000)
     assert not wiz.next_button.isEnabled()
     assert "another texts file" in wiz.nav_message.text()
     # reopening the wizard on the results page does not show them as current either
-    wiz.state.page = "results"
-    load_state(window.project)
+    wiz.choices.page = "results"
+    open_choices(window.project)[0]
     wiz.start()
     assert wiz.page == "score"
     settle(qtbot, wiz)
@@ -103,7 +104,7 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
     qtbot, window, scripted, tmp_path  # noqa: F811
 ):
     wiz = ready(qtbot, window)
-    sample = wiz.state.chosen_samples("Clarity")[-1]
+    sample = wiz.choices.chosen_samples("Clarity")[-1]
     with open(sample_folder() / "texts.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     rows.append({**rows[0], "id": "t99", "answer": " " + sample.text.upper() + " ",
@@ -145,7 +146,7 @@ def test_think_aloud_samples_are_flagged_and_left_out_of_the_agreement(
     clarity = next(a for a in wiz.agreement if a.dimension == "Clarity")
     assert (clarity.samples_included, clarity.used) == (1, 13)
     qtbot.waitUntil(lambda: "t99" in {p.name for p in res.scatter.points}, timeout=10_000)
-    assert load_state(window.project).include_samples is True
+    assert open_choices(window.project)[0].include_samples is True
     out = tmp_path / "results.xlsx"
     wiz.pages["results"].export_results(out)
     assert wait_step(qtbot, wiz, "export") == "finished"

@@ -20,13 +20,13 @@ def test_only_the_built_in_model_means_notes_only(qtbot, window):
     assert [p.name for p in window.settings.profiles] == [BUNDLED_PROFILE_NAME]
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
-    wiz.state.assessors = [BUNDLED_PROFILE_NAME]  # as an older project chose it
+    wiz.choices.assessors = [BUNDLED_PROFILE_NAME]  # as an older project chose it
     wiz.show_page("think_aloud")
     page = wiz.pages["think_aloud"]
     item = _items(page)[BUNDLED_PROFILE_NAME]
     assert not item.flags() & Qt.ItemFlag.ItemIsEnabled
     assert "cannot think aloud" in item.text() and "larger model" in item.toolTip()
-    assert wiz.state.assessors == [] and not page.think_button.isEnabled()
+    assert wiz.choices.assessors == [] and not page.think_button.isEnabled()
     assert page.no_assessor_note.isVisible()
     assert "write the notes yourself" in page.no_assessor_note.text()
     wiz.resize(1280, 800)
@@ -40,7 +40,7 @@ def test_another_model_is_ticked_instead_of_the_built_in_one(qtbot, window, scri
     wiz.show_page("think_aloud")
     page = wiz.pages["think_aloud"]
     items = _items(page)
-    assert wiz.state.assessors == ["Scripted A"]
+    assert wiz.choices.assessors == ["Scripted A"]
     assert items["Scripted A"].checkState() == Qt.CheckState.Checked
     assert not items[BUNDLED_PROFILE_NAME].flags() & Qt.ItemFlag.ItemIsEnabled
     assert not page.no_assessor_note.isVisible() and page.think_button.isEnabled()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from core.interacteval import load_checklists
-from core.interacteval.session import STAGE_KIND, get_stage, load_state
+from core.interacteval.session.choices import STAGE_KIND, open_choices
+from core.interacteval.session.stages import get_stage, load_checklists
 from desktop.interacteval import open_interacteval_wizard
 from tests.desktop.interacteval_support import USER, click, wait_step
 from tests.desktop.interacteval_wizard_support import load_sample, scripted  # noqa: F401 (fixtures)
@@ -27,13 +27,13 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     assert not wiz.next_button.isEnabled()  # no dimension yet
     load_sample(qtbot, wiz)
     project = window.project
-    assert [d.name for d in wiz.state.dimensions] == ["Clarity", "Accuracy"]
+    assert [d.name for d in wiz.choices.dimensions] == ["Clarity", "Accuracy"]
     assert wiz.pages["dimensions"].dimensions_model.rowCount() == 2
 
     # -- samples: 4 suggested per dimension, spread over the score range; the user changes one
     click(qtbot, wiz.next_button)
     assert wiz.page == "samples" and wiz.dim_combo.currentText() == "Clarity"
-    chosen = wiz.state.chosen_samples("Clarity")
+    chosen = wiz.choices.chosen_samples("Clarity")
     assert len(chosen) == 4
     assert min(s.score for s in chosen) == 1 and max(s.score for s in chosen) == 5
     model = wiz.pages["samples"].samples_model
@@ -42,7 +42,7 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
                     == Qt.CheckState.Unchecked)
     model.setData(model.index(unticked, 0), Qt.CheckState.Checked.value,
                   Qt.ItemDataRole.CheckStateRole)
-    assert len(load_state(project).chosen["Clarity"]) == 5  # stored at once
+    assert len(open_choices(project)[0].chosen["Clarity"]) == 5  # stored at once
 
     # -- think-aloud: two model profiles and typed notes; every attribute shows its source
     click(qtbot, wiz.next_button)
@@ -50,7 +50,7 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     items = [wiz.pages["think_aloud"].assessor_list.item(i) for i in range(wiz.pages["think_aloud"].assessor_list.count())]
     next(i for i in items if i.data(Qt.ItemDataRole.UserRole) == "Scripted B").setCheckState(
         Qt.CheckState.Checked)
-    assert load_state(project).assessors == ["Scripted A", "Scripted B"]
+    assert open_choices(project)[0].assessors == ["Scripted A", "Scripted B"]
     click(qtbot, wiz.pages["think_aloud"].think_button)
     assert wait_step(qtbot, wiz, "think_aloud") == "finished"
     wiz.pages["think_aloud"].author_edit.setText("Anna")
@@ -120,10 +120,10 @@ def test_wizard_end_to_end_on_the_sample_set(qtbot, window, scripted, tmp_path):
     # -- score: the sample texts were chosen with the sample set; columns are guessed
     wiz.show_page("score")
     qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
-    columns = wiz.state.texts.columns
+    columns = wiz.choices.texts.columns
     assert (columns["text"], columns["id"], columns["system"], columns["source"],
             columns["source_id"]) == ("answer", "id", "system", "question", "question_id")
-    assert wiz.state.texts.human == {"Clarity": "Clarity", "Accuracy": "Accuracy"}
+    assert wiz.choices.texts.human == {"Clarity": "Clarity", "Accuracy": "Accuracy"}
     assert len(wiz.opened_texts.read.items) == 12
     calls_before = scripted.calls
     click(qtbot, wiz.pages["score"].score_button)
@@ -218,7 +218,7 @@ def test_a_failed_step_is_shown_and_nothing_is_stored(qtbot, window, scripted): 
         window.settings.upsert_profile(broken.profile(name="Broken", max_retries=0))
         wiz = open_interacteval_wizard(window)
         load_sample(qtbot, wiz)
-        wiz.state.builder = "Broken"
+        wiz.choices.builder = "Broken"
         wiz.show_page("build")
         click(qtbot, wiz.pages["build"].build_run_buttons["components"])
         assert wait_step(qtbot, wiz, "build") == "failed"
@@ -252,7 +252,8 @@ class GatedLLM:
 
 
 def test_cancel_mid_scoring_then_resume_without_repeating(qtbot, window, scripted):  # noqa: F811
-    from core.interacteval import Checklist, ChecklistItem, save_checklist
+    from core.interacteval import Checklist, ChecklistItem
+    from core.interacteval.session.stages import save_checklist
 
     fake = GatedLLM(open_calls=5)
     wiz = open_interacteval_wizard(window, llm_factory=lambda profile, project, run_id: fake)
@@ -289,12 +290,12 @@ def test_renaming_a_dimension_takes_its_work_along(qtbot, window, scripted):  # 
     wiz.show_page("checklist")
     tree = wiz.pages["checklist"].editor.model
     tree.setData(tree.question_index(0, 0), "Does the answer use only everyday words?")
-    notes = wiz.state.notes.get("Clarity")
-    chosen = wiz.state.chosen.get("Clarity")
+    notes = wiz.choices.notes.get("Clarity")
+    chosen = wiz.choices.chosen.get("Clarity")
 
     wiz.show_page("dimensions")
     wiz.pages["dimensions"].dimensions_model.setData(wiz.pages["dimensions"].dimensions_model.index(0, 0), "Readability")
-    state = load_state(project)
+    state = open_choices(project)[0]
     assert [d.name for d in state.dimensions] == ["Readability", "Accuracy"]
     assert state.notes.get("Readability") == notes and "Clarity" not in state.notes
     assert state.chosen.get("Readability") == chosen
@@ -315,24 +316,24 @@ def test_renaming_a_dimension_takes_its_work_along(qtbot, window, scripted):  # 
 
 
 def test_choices_that_cannot_be_read_are_named_and_kept(qtbot, window, tmp_path):
-    from core.interacteval.session import STATE_KIND
+    from core.interacteval.session import CHOICES_KIND
     from core.project import Project
     from core.project.payloads import UNREADABLE_SUFFIX
 
     path = tmp_path / "newer.evaldesk"
     newer = {"dimensions": [{"name": "Clarity", "definition": ""}], "_payload_version": 99}
     with Project.create(path, method="interacteval") as project:
-        project.put_artefact(STATE_KIND, "state", newer, origin="human")
+        project.put_artefact(CHOICES_KIND, "state", newer, origin="human")
     assert window.open_project(path)
     wiz = open_interacteval_wizard(window)
-    assert wiz.state_alert.isVisibleTo(wiz)
-    text = wiz.state_alert.text()
+    assert wiz.choices_alert.isVisibleTo(wiz)
+    text = wiz.choices_alert.text()
     assert "InteractEval choices" in text and "newer EvalDesk" in text and "kept" in text
-    (kept,) = wiz.project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)
+    (kept,) = wiz.project.list_artefacts(CHOICES_KIND + UNREADABLE_SUFFIX)
     assert kept.payload == newer
     # working on saves a fresh state; the original stays aside
     wiz.pages["dimensions"].add_dimension("Accuracy")
-    assert wiz.project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)[0].payload == newer
+    assert wiz.project.list_artefacts(CHOICES_KIND + UNREADABLE_SUFFIX)[0].payload == newer
 
 
 def test_a_texts_file_that_is_gone_is_read_from_the_project_and_said(qtbot, window, tmp_path):
@@ -368,7 +369,8 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     """Think-aloud asks once per service the ticked models would send the samples to (two
     services: two notices, and declining the second starts nothing); building and scoring with
     a model on the internet ask first too, and run only once the user agrees."""
-    from core.interacteval import Checklist, ChecklistItem, save_checklist
+    from core.interacteval import Checklist, ChecklistItem
+    from core.interacteval.session.stages import save_checklist
     from core.settings import ModelProfile
 
     window.settings.upsert_profile(ModelProfile(name="Cloud A", model="openai/gpt-4o-mini"))
@@ -380,7 +382,7 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     load_sample(qtbot, wiz)
 
     # think-aloud: two OpenAI profiles and one Anthropic profile ticked: two notices
-    wiz.state.assessors = ["Scripted A", "Cloud A", "Cloud A2", "Cloud B"]
+    wiz.choices.assessors = ["Scripted A", "Cloud A", "Cloud A2", "Cloud B"]
     wiz.show_page("think_aloud")
     calls = scripted.calls
     assert wiz.pages["think_aloud"].run_think_aloud() is None
@@ -390,7 +392,7 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     assert not wiz.busy and scripted.calls == calls and not fake.asked
 
     # build: the builder is on the internet; declined, no step runs and nothing is kept
-    wiz.state.builder = "Cloud A"
+    wiz.choices.builder = "Cloud A"
     wiz.show_page("build")
     assert wiz.pages["build"].run_stage("components") is None
     assert "OpenAI" in _answer_notice(qtbot, wiz, accept=False)
@@ -401,7 +403,7 @@ def test_texts_leave_this_computer_only_after_the_notice(qtbot, window, scripted
     for name in ("Clarity", "Accuracy"):
         save_checklist(window.project, Checklist(dimension=name, items=[
             ChecklistItem(component="A", question=f"Is the {name.lower()} fine?")]))
-    wiz.state.scorer = "Cloud B"
+    wiz.choices.scorer = "Cloud B"
     wiz.show_page("score")
     qtbot.waitUntil(lambda: wiz.opened_texts is not None and not wiz.busy, timeout=20_000)
     assert wiz.pages["score"].start_scoring() is None and not fake.asked
@@ -418,12 +420,12 @@ def test_long_sample_texts_stay_readable(qtbot, window, scripted):  # noqa: F811
 
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
-    name = wiz.state.current
+    name = wiz.choices.current
     article = " ".join(f"Sentence {i} of a long source article about river floods." for i in
                        range(45))
-    wiz.state.samples = [ScoredSample(source=article, text=article + " The end.", score=s,
+    wiz.choices.samples = [ScoredSample(source=article, text=article + " The end.", score=s,
                                       dimension=name) for s in (1, 3, 5)]
-    wiz.state.chosen[name] = [0, 1, 2]
+    wiz.choices.chosen[name] = [0, 1, 2]
     wiz.show_page("samples")
     page = wiz.pages["samples"]
     model, view = page.samples_model, page.samples_view
@@ -462,7 +464,7 @@ def test_check_the_judge_page_offers_texts_and_questions(qtbot, window, scripted
     qtbot.waitUntil(lambda: not panel.computing, timeout=60_000)  # computed in the background
     assert panel.report.rated == 1 and panel.report.dimensions[0].n == 1
     # a checklist edited after scoring: its scores are not current, so there is nothing to check
-    from core.interacteval.session import edit_checklist
+    from core.interacteval.session.stages import edit_checklist
 
     edited = load_checklists(window.project)[0].model_copy(deep=True)
     edited.items[0].question = "Is every word one a child knows?"
@@ -530,11 +532,11 @@ def test_the_build_page_says_how_the_built_in_model_builds(qtbot, window, script
     window.settings.upsert_profile(bundled_profile())
     wiz = open_interacteval_wizard(window)
     load_sample(qtbot, wiz)
-    wiz.state.builder = bundled_profile().name
+    wiz.choices.builder = bundled_profile().name
     wiz.show_page("build")
     note = wiz.pages["build"].build_note.text()
     assert "Gemma 3 270M" in note and GROUNDED_NOTICE in note
-    wiz.state.builder = "Scripted B"
+    wiz.choices.builder = "Scripted B"
     wiz.show_page("dimensions")
     wiz.show_page("build")
     assert GROUNDED_NOTICE not in wiz.pages["build"].build_note.text()

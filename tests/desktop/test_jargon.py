@@ -43,7 +43,7 @@ def test_every_wizard_page_explains_its_terms(qtbot, window):
     found += _walk(qtbot, window, wiz)
     wiz = open_interacteval_wizard(window)
     wiz.pages["dimensions"].load_sample_set()
-    qtbot.waitUntil(lambda: bool(wiz.state.samples) and not wiz.busy, timeout=30_000)
+    qtbot.waitUntil(lambda: bool(wiz.choices.samples) and not wiz.busy, timeout=30_000)
     found += _walk(qtbot, window, wiz)
     assert found == []
 

@@ -181,7 +181,7 @@ def test_the_wizards_say_it_above_every_step_with_the_switch(qtbot, window, tmp_
         window.settings.upsert_profile(OPENAI)
         window.settings.default_profile = OPENAI.name
         wiz = opener(window)
-        wiz.state.builder = wiz.state.scorer = OPENAI.name
+        wiz.choices.builder = wiz.choices.scorer = OPENAI.name
         wiz.update_nav()
         line = wiz.privacy_line
     else:
@@ -312,7 +312,7 @@ def test_the_interacteval_think_aloud_follows_the_review_page(qtbot, window, tic
         click(qtbot, wiz.next_button)
         assert wiz.page == "think_aloud" and wiz.privacy_line.isVisible()
         dimension = wiz.dim_combo.currentText()
-        texts = [s.text for s in wiz.state.chosen_samples(dimension)]
+        texts = [s.text for s in wiz.choices.chosen_samples(dimension)]
         words = [" ".join(t.split()[:3]) for t in texts]  # the first words of each sample
         dialog = wiz.privacy_line.open_review()
         for value in words:

@@ -1,13 +1,18 @@
-"""What every InteractEval page reads from its wizard: the state, the project, who is working,
-the model profiles, and how to start a long step."""
+"""What every InteractEval page reads from its wizard: the session (with the choices), the
+project, who is working, the model profiles, and how to start a long step."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.interacteval import session as st
 from core.interacteval.model import Dimension
+from core.interacteval.session import InteractEvalChoices, InteractEvalSession
 from desktop.wizard import WizardPage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.project import Project
+    from core.settings import ModelProfile
+    from desktop.interacteval.wizard import InteractEvalWizard
 
 __all__ = ["InteractEvalPage", "plain_step"]
 
@@ -16,12 +21,21 @@ class InteractEvalPage(WizardPage):
     """A page of the InteractEval wizard (``self.wizard`` is the
     :class:`desktop.interacteval.wizard.InteractEvalWizard`)."""
 
-    @property
-    def state(self) -> st.WizardState:
-        return self.wizard.state
+    wizard: InteractEvalWizard
+
+    def __init__(self, wizard: InteractEvalWizard) -> None:
+        super().__init__(wizard)
 
     @property
-    def project(self) -> Any:
+    def session(self) -> InteractEvalSession:
+        return self.wizard.session
+
+    @property
+    def choices(self) -> InteractEvalChoices:
+        return self.wizard.choices
+
+    @property
+    def project(self) -> Project:
         return self.wizard.project
 
     @property
@@ -37,16 +51,13 @@ class InteractEvalPage(WizardPage):
         return self.wizard.dimension
 
     def _save(self) -> None:
-        self.wizard.save_state()
+        self.wizard.save_choices()
 
-    def _profiles(self) -> list[Any]:
+    def _profiles(self) -> list[ModelProfile]:
         return self.wizard.profiles()
 
-    def _profile(self, name: str) -> Any:
+    def _profile(self, name: str) -> ModelProfile | None:
         return self.wizard.profile(name)
-
-    def _llm(self, name: str, run_id: int | None = None) -> Any:
-        return self.wizard.llm(name, run_id)
 
     def _builder_name(self) -> str:
         return self.wizard.builder_name()

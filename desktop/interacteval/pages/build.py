@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
@@ -24,11 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.interacteval import session as st
-from core.interacteval.grounded import GROUNDED_NOTICE, uses_grounded_path
-from core.interacteval.model import (
-    AttributeCluster,
-)
+from core.interacteval.model import AttributeCluster
+from core.interacteval.session import GROUNDED_NOTICE, uses_grounded_path
 from core.words import count
 from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
@@ -36,6 +33,11 @@ from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome
 from desktop.views import fit_rows
 from desktop.widgets import estimate_label, hint_label, page_layout, row_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.runs import CancelToken, Progress
+    from desktop.interacteval.wizard import InteractEvalWizard
+
 
 __all__ = ["BUILD_STEPS", "BuildPage"]
 
@@ -83,7 +85,7 @@ class ChoiceDelegate(QStyledItemDelegate):
 class BuildPage(InteractEvalPage):
     KEY, TITLE = "build", "Build"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self._components_timer = QTimer(self)
@@ -226,8 +228,8 @@ class BuildPage(InteractEvalPage):
     def _stage_status(self, key: str) -> tuple[str, bool]:
         """(plain status text, done and current)."""
         text, done = self._stage_status_alone(key)
-        aside = st.replaced_version(self.project, self.state.current, key) \
-            if self.state.current else None
+        aside = self.session.replaced_version(self.choices.current, key) \
+            if self.choices.current else None
         if aside is not None:
             who = aside.get("edited_by") or "a person"
             text += (f" <span style='color:#b45309'>The version edited by {escape(who)} was "
@@ -237,14 +239,14 @@ class BuildPage(InteractEvalPage):
         return text, done
 
     def _stage_status_alone(self, key: str) -> tuple[str, bool]:
-        name = self.state.current
+        name = self.choices.current
         if key == "checklist":
-            checklist = st.load_checklist(self.project, name)
+            checklist = self.session.checklist(name)
             if checklist is None:
                 return "Not run yet.", False
-            current = self.state.checklist_inputs.get(name) == st.stage_input(
-                self.project, self.state, name, "checklist", self._builder_profile())
-            origin, was_edited = st.checklist_origin(self.project, name)
+            current = self.choices.checklist_inputs.get(name) == self.session.stage_input(
+                name, "checklist")
+            origin, was_edited = self.session.checklist_origin(name)
             made = "imported" if origin == "imported" else "made"
             edited = " and edited in the checklist editor" if was_edited else ""
             text = f"{count(len(checklist.items), 'question')} ({made}{edited})."
@@ -253,11 +255,10 @@ class BuildPage(InteractEvalPage):
                         "since. Run again to use them (this replaces the checklist).</span> "
                         + text), False
             return text, True
-        stored = st.get_stage(self.project, name, key)
+        stored = self.session.stage(name, key)
         if stored is None:
             return "Not run yet.", False
-        current = stored.input == st.stage_input(self.project, self.state, name, key,
-                                                 self._builder_profile())
+        current = stored.input == self.session.stage_input(name, key)
         who = f"edited by {stored.edited_by}" if stored.edited else "as the model made it"
         if not current and not (stored.edited and not stored.input):
             return ("<span style='color:#b45309'>Out of date: the step before changed since "
@@ -265,21 +266,21 @@ class BuildPage(InteractEvalPage):
         return f"Done ({who}).", True
 
     def _fill_build(self) -> None:
-        name = self.state.current
+        name = self.choices.current
         self._filling = True
         try:
-            attributes = st.attributes_of(self.project, self.state, name) if name else []
+            attributes = self.session.attributes(name) if name else []
             note = (f"{len(attributes)} think-aloud attributes for {name}; the model that "
                     f"builds is “{self._builder_name() or 'the default profile'}”."
                     if name else "Add a dimension first.")
             if name and uses_grounded_path(self._profile(self._builder_name())):
                 note += " " + GROUNDED_NOTICE
             self.build_note.setText(note)
-            comps = st.get_stage(self.project, name, "components")
+            comps = self.session.stage(name, "components")
             text = "\n".join(comps.value) if comps else ""
             if self.components_edit.toPlainText() != text:
                 self.components_edit.setPlainText(text)
-            clusters = st.get_stage(self.project, name, "clusters")
+            clusters = self.session.stage(name, "clusters")
             rows = []
             if clusters is not None:
                 for cluster in clusters.value.clusters:
@@ -290,17 +291,17 @@ class BuildPage(InteractEvalPage):
                 self.clusters_model.set_choices(
                     "component", [c.component for c in clusters.value.clusters] + [LEFT_OUT])
             self.clusters_model.set_rows(rows)
-            keys = st.get_stage(self.project, name, "key_questions")
+            keys = self.session.stage(name, "key_questions")
             self.keys_model.set_rows([{"component": k.component, "question": k.question}
                                       for k in (keys.value if keys else [])])
-            subs = st.get_stage(self.project, name, "sub_questions")
+            subs = self.session.stage(name, "sub_questions")
             self.subs_model.set_rows([{"component": g.component, "question": q, "_group": gi}
                                       for gi, g in enumerate(subs.value if subs else [])
                                       for q in g.sub_questions])
             for view in (self.clusters_view, self.keys_view, self.subs_view):
                 fit_rows(view)
-            self.validate_check.setChecked(self.state.validate_questions)
-            checklist = st.load_checklist(self.project, name)
+            self.validate_check.setChecked(self.choices.validate_questions)
+            checklist = self.session.checklist(name)
             if checklist is not None:
                 remarks = "".join(f"<br>• {r}" for r in checklist.remarks)
                 self.checklist_summary.setText(
@@ -315,18 +316,14 @@ class BuildPage(InteractEvalPage):
         for i, (key, title, _what) in enumerate(BUILD_STEPS):
             status, done = self._stage_status(key)
             self.build_status[key].setText(status)
-            self.restore_buttons[key].setVisible(bool(name) and st.replaced_version(
-                self.project, name, key) is not None)
+            self.restore_buttons[key].setVisible(bool(name) and self.session.replaced_version(
+                name, key) is not None)
             item = self.build_list.item(i)
             item.setText(f"{title}  {'✓' if done else ('…' if 'Out of date' in status else '')}")
         if self.build_list.currentRow() < 0:
             self.build_list.setCurrentRow(0)
         self.busy_changed(self.busy)
         self.update_estimate()
-
-    def _builder_profile(self) -> Any:
-        """The profile that builds (its model and settings are part of a step's inputs)."""
-        return self._profile(self._builder_name())
 
     def remaining_steps(self) -> list[str]:
         """The steps "Run all remaining steps" runs: from the first missing or out-of-date
@@ -345,10 +342,9 @@ class BuildPage(InteractEvalPage):
         if dim is None or profile is None or not keys:
             self.build_estimate.setText("")
             return None
-        project, state = self.project, self.state.model_copy(deep=True)
-        return show_estimate(self, self.build_estimate, lambda: st.estimate_build_steps(
-            project, state, dim.name, keys, profile), lead="The remaining steps",
-            profiles=[profile])
+        return show_estimate(self, self.build_estimate,
+                             lambda: self.session.estimate_build(dim.name, keys),
+                             lead="The remaining steps", profiles=[profile])
 
     @Slot(int)
     def _build_step_chosen(self, row: int) -> None:
@@ -367,14 +363,14 @@ class BuildPage(InteractEvalPage):
 
     @Slot()
     def _save_components(self) -> None:
-        name = self.state.current
+        name = self.choices.current
         lines = [" ".join(line.split()) for line in self.components_edit.toPlainText()
                  .splitlines()]
         components = list(dict.fromkeys(line for line in lines if line))
-        stored = st.get_stage(self.project, name, "components")
+        stored = self.session.stage(name, "components")
         if stored is not None and stored.value == components:
             return
-        st.edit_stage(self.project, name, "components", components, who=self.who)
+        self.session.edit_stage(name, "components", components)
         self._refresh_build_status()
 
     def flush_edits(self) -> None:
@@ -392,8 +388,8 @@ class BuildPage(InteractEvalPage):
 
     @Slot(int, str)
     def _clusters_edited(self, _row: int, _key: str) -> None:
-        name = self.state.current
-        stored = st.get_stage(self.project, name, "clusters")
+        name = self.choices.current
+        stored = self.session.stage(name, "clusters")
         if stored is None or self._filling:
             return
         rows = self.clusters_model.rows()
@@ -403,39 +399,39 @@ class BuildPage(InteractEvalPage):
             target = next((c for c in clusters if c.component == r["component"]), None)
             (target.attributes if target is not None else left_out).append(r["_attribute"])
         value = stored.value.model_copy(update={"clusters": clusters, "left_out": left_out})
-        st.edit_stage(self.project, name, "clusters", value, who=self.who)
+        self.session.edit_stage(name, "clusters", value)
         self._refresh_build_status()
 
     @Slot(int, str)
     def _keys_edited(self, row: int, _key: str) -> None:
-        name = self.state.current
-        stored = st.get_stage(self.project, name, "key_questions")
+        name = self.choices.current
+        stored = self.session.stage(name, "key_questions")
         if stored is None or self._filling:
             return
         rows = self.keys_model.rows()
         value = [k.model_copy(update={"question": rows[i]["question"] or k.question})
                  for i, k in enumerate(stored.value)]
-        st.edit_stage(self.project, name, "key_questions", value, who=self.who)
+        self.session.edit_stage(name, "key_questions", value)
         self._refresh_build_status()
 
     @Slot(int, str)
     def _subs_edited(self, _row: int, _key: str) -> None:
-        name = self.state.current
-        stored = st.get_stage(self.project, name, "sub_questions")
+        name = self.choices.current
+        stored = self.session.stage(name, "sub_questions")
         if stored is None or self._filling:
             return
         groups = [g.model_copy(update={"sub_questions": []}) for g in stored.value]
         for r in self.subs_model.rows():
             if r["question"].strip():
                 groups[r["_group"]].sub_questions.append(r["question"])
-        st.edit_stage(self.project, name, "sub_questions", groups, who=self.who)
+        self.session.edit_stage(name, "sub_questions", groups)
         self._refresh_build_status()
 
     @Slot(bool)
     def _validate_toggled(self, checked: bool) -> None:
         if self._filling:
             return
-        self.state.validate_questions = checked
+        self.choices.validate_questions = checked
         self._save()
         self._refresh_build_status()
 
@@ -463,7 +459,7 @@ class BuildPage(InteractEvalPage):
         if self.dimension is None or self.busy:
             return None
         self.flush_edits()
-        edited = st.edited_steps(self.project, self.dimension.name, keys)
+        edited = self.session.edited_steps(self.dimension.name, keys)
         if edited:
             return self.ask_about_edits(keys, edited)
         return self._after_notice(keys, "keep")
@@ -508,23 +504,19 @@ class BuildPage(InteractEvalPage):
     @Slot()
     def restore_edited(self, key: str) -> None:
         """Put back the edited version of step ``key`` that a new run replaced."""
-        name = self.state.current
+        name = self.choices.current
         if not name or self.busy:
             return
-        st.restore_replaced(self.project, name, key, who=self.who)
+        self.session.restore_edited(name, key)
         self._fill_build()
 
     def _start_stages(self, keys: list[str], edits: str = "keep") -> Any:
         dim = self.dimension
         if dim is None or self.busy:
             return None
-        llm = self._llm(self._builder_name())
-        who = self.who
-
-        async def job(progress, cancel):
-            return await st.run_build_steps(self.project, self.state, dim.name, keys, llm,
-                                            progress=progress, cancel=cancel, edits=edits,
-                                            who=who)
+        async def job(progress: Progress, cancel: CancelToken) -> Any:
+            return await self.session.build_steps(dim.name, keys, edits=edits,
+                                                  progress=progress, cancel=cancel)
 
         titles = {k: t for k, t, _w in BUILD_STEPS}
         title = (f"{titles[keys[0]]} for {dim.name}" if len(keys) == 1 else

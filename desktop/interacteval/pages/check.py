@@ -4,11 +4,14 @@ yours (:class:`desktop.judge_check.JudgeCheckPanel`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from core.interacteval import session as st
+from core.interacteval.session import CONDITIONS
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.judge_check import CheckJudgePageMixin
+
+if TYPE_CHECKING:  # pragma: no cover
+    from desktop.interacteval.wizard import InteractEvalWizard
 
 
 class CheckJudgePage(CheckJudgePageMixin, InteractEvalPage):
@@ -22,38 +25,17 @@ class CheckJudgePage(CheckJudgePageMixin, InteractEvalPage):
         "compares the checklist with you, and marks questions that say No to texts you call good. "
         "Think-aloud samples are not offered: the models saw them while building the "
         "checklist.")
-    SESSION = st
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self.build_check()
 
-    def refresh(self) -> None:
-        """The judge and, to rank beside the models' runs, the conditions kept in the project
-        (checklists from people's notes, models' notes or both, the single judge)."""
-        super().refresh()
-        found = st.condition_models(self.state, self.wizard.profile)
-        if found is None:
-            return
-        conditions = st.condition_judges(self.project, self.state, found[0])
-        if conditions:
-            # a condition's own scoring run is listed once, as the condition (the wizard's
-            # last run stays listed by its model)
-            theirs = {judge.source.split(",")[0] for _n, _k, judge in conditions}
-            mine = f"project run {self.state.run_id}"
-            models = [c for c in self.panel.candidates
-                      if c[2].source.split(",")[0] not in theirs - {mine}]
-            self.panel.set_candidates([*models, *conditions], self.make_judge)
-
     def make_judge(self, model: str) -> str:
+        """A condition (ranked beside the models by the session's ``judges_to_compare``) is a
+        way of building the checklist, not a model: say so; a model is made the judge."""
         if model.startswith("condition:"):
-            from core.interacteval.conditions import CONDITIONS
-
             label = CONDITIONS.get(model.split(":", 1)[1], model)
             return (f"The condition “{label}” agrees best with your ratings. A condition is "
                     "a way of building the checklist, not a model: to score with it, build "
                     "the checklist that way on the Think-aloud and Build pages.")
         return super().make_judge(model)
-
-    def judge_chosen(self) -> None:
-        self._save()

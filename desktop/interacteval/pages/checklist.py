@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Slot
 
-from core.interacteval import session as st
 from core.words import count
 from desktop.file_dialogs import ask_then, save_file
 from desktop.interacteval.checklist_editor import ChecklistEditor
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.widgets import hint_label, page_layout
 
+if TYPE_CHECKING:  # pragma: no cover
+    from desktop.interacteval.wizard import InteractEvalWizard
+
+
 
 class ChecklistPage(InteractEvalPage):
     KEY, TITLE = "checklist", "Checklist"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self.editor = ChecklistEditor()
@@ -43,14 +46,14 @@ class ChecklistPage(InteractEvalPage):
         self._fill_checklist()
 
     def next_state(self) -> tuple[bool, str]:
-        if not st.all_checklists(self.project, self.state):
+        if not self.session.checklists():
             return False, "Build or import a checklist to go on."
         return True, ""
 
     def _fill_checklist(self) -> None:
-        name = self.state.current
-        checklist = st.load_checklist(self.project, name) if name else None
-        self.editor.set_checklist(self.project, checklist if checklist else None, self.who)
+        name = self.choices.current
+        checklist = self.session.checklist(name) if name else None
+        self.editor.set_checklist(self.session, checklist if checklist else None, self.who)
         if checklist is None:
             self.checklist_message.setText(
                 f"There is no checklist for {name} yet: build it on the Build page, or import "
@@ -63,7 +66,7 @@ class ChecklistPage(InteractEvalPage):
         that fail texts people call good)."""
         people = sum(1 for i in checklist.items if i.edited_by)
         components = len(checklist.components) + len(checklist.empty_components)
-        badges = st.questions_failing_good_texts(self.project, self.state, checklist.dimension)
+        badges = self.session.questions_failing_good_texts(checklist.dimension)
         self.editor.set_badges(badges)
         n = len(badges)
         flagged = (f" {count(n, 'question')} fail{'' if n != 1 else 's'} texts people call "
@@ -77,7 +80,7 @@ class ChecklistPage(InteractEvalPage):
         """Open the Check the judge report on the texts where the judge and the people
         answered ``question`` differently."""
         self.wizard.show_page("check")
-        self.wizard.pages["check"].panel.show_question_disagreements(self.state.current,
+        self.wizard.pages["check"].panel.show_question_disagreements(self.choices.current,
                                                                      question)
 
     def ask_checklist_import_path(self) -> str | None:
@@ -93,7 +96,7 @@ class ChecklistPage(InteractEvalPage):
     def import_checklists(self, path: str | Path) -> list[str]:
         """Read a checklist workbook; its checklists replace those of the same dimensions
         (new dimensions are added). Returns the problems (empty when all went well)."""
-        got = st.import_checklists(self.project, self.state, path)
+        got = self.session.import_checklists(path)
         if got.errors:
             self.checklist_message.setText("The file cannot be used: " + " ".join(got.errors))
             return got.errors

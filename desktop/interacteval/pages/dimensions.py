@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
@@ -11,20 +11,22 @@ from PySide6.QtWidgets import (
     QPushButton,
 )
 
-from core.interacteval import session as st
-from core.interacteval.model import (
-    Dimension,
-)
+from core.interacteval.inputs import read_notes
+from core.interacteval.model import Dimension
+from core.interacteval.session import SUMMEVAL_DIMENSIONS, sample_folder
 from desktop.interacteval.models import RowColumn, RowsModel
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.views import fit_rows
 from desktop.widgets import hint_label, page_layout, row_table
 
+if TYPE_CHECKING:  # pragma: no cover
+    from desktop.interacteval.wizard import InteractEvalWizard
+
 
 class DimensionsPage(InteractEvalPage):
     KEY = "dimensions"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self.dimensions_model = RowsModel([
@@ -73,7 +75,7 @@ class DimensionsPage(InteractEvalPage):
         self._fill_dimensions()
 
     def next_state(self) -> tuple[bool, str]:
-        if not self.state.dimensions:
+        if not self.choices.dimensions:
             return False, "Add at least one dimension to go on."
         return True, ""
 
@@ -81,28 +83,28 @@ class DimensionsPage(InteractEvalPage):
         self._filling = True
         try:
             self.dimensions_model.set_rows(
-                [{"name": d.name, "definition": d.definition} for d in self.state.dimensions])
+                [{"name": d.name, "definition": d.definition} for d in self.choices.dimensions])
             fit_rows(self.dimensions_view)
         finally:
             self._filling = False
         self.wizard.fill_dimension_combo()
 
     def _set_dimensions(self, dimensions: list[Dimension]) -> None:
-        self.state.dimensions = dimensions
+        self.choices.dimensions = dimensions
         self._save()
         self._fill_dimensions()
         self.wizard.update_nav()
 
     @Slot()
     def add_dimension(self, name: str = "", definition: str = "") -> None:
-        names = {d.name for d in self.state.dimensions}
+        names = {d.name for d in self.choices.dimensions}
         name = name or "New dimension"
         base, n = name, 2
         while name in names:
             name, n = f"{base} {n}", n + 1
-        self._set_dimensions([*self.state.dimensions, Dimension(name=name,
+        self._set_dimensions([*self.choices.dimensions, Dimension(name=name,
                                                                 definition=definition)])
-        row = len(self.state.dimensions) - 1
+        row = len(self.choices.dimensions) - 1
         self.dimensions_view.setCurrentIndex(self.dimensions_model.index(row, 0))
 
     @Slot()
@@ -110,32 +112,32 @@ class DimensionsPage(InteractEvalPage):
         rows = {i.row() for i in self.dimensions_view.selectionModel().selectedIndexes()}
         if not rows and self.dimensions_view.currentIndex().isValid():
             rows = {self.dimensions_view.currentIndex().row()}
-        self._set_dimensions([d for i, d in enumerate(self.state.dimensions) if i not in rows])
+        self._set_dimensions([d for i, d in enumerate(self.choices.dimensions) if i not in rows])
 
     @Slot()
     def use_template(self) -> None:
-        have = {d.name.casefold() for d in self.state.dimensions}
-        extra = [d for d in st.SUMMEVAL_DIMENSIONS if d.name.casefold() not in have]
-        self._set_dimensions([*self.state.dimensions, *[d.model_copy() for d in extra]])
+        have = {d.name.casefold() for d in self.choices.dimensions}
+        extra = [d for d in SUMMEVAL_DIMENSIONS if d.name.casefold() not in have]
+        self._set_dimensions([*self.choices.dimensions, *[d.model_copy() for d in extra]])
 
     @Slot(int, str)
     def _dimension_edited(self, row: int, key: str) -> None:
         if self._filling:
             return
         rows = self.dimensions_model.rows()
-        old = self.state.dimensions[row]
+        old = self.choices.dimensions[row]
         value = rows[row][key]
         if key == "name":
-            names = [d.name for i, d in enumerate(self.state.dimensions) if i != row]
+            names = [d.name for i, d in enumerate(self.choices.dimensions) if i != row]
             if not value or value in names:
                 self.wizard.nav_message.setText("Each dimension needs its own name.")
                 self._fill_dimensions()
                 return
-            st.rename_dimension(self.project, self.state, old.name, value, self.who)  # saves
+            self.session.rename_dimension(old.name, value)  # saves
             self._fill_dimensions()
             self.wizard.update_nav()
             return
-        dims = list(self.state.dimensions)
+        dims = list(self.choices.dimensions)
         dims[row] = old.model_copy(update={"definition": value})
         self._set_dimensions(dims)
 
@@ -144,23 +146,19 @@ class DimensionsPage(InteractEvalPage):
         """Load the sample set: dimensions, rated samples, teachers' notes, texts to score."""
         import csv
 
-        folder = st.sample_folder()
+        folder = sample_folder()
         with open(folder / "dimensions.csv", encoding="utf-8", newline="") as handle:
             dims = [Dimension(name=r["dimension"], definition=r["definition"])
                     for r in csv.DictReader(handle)]
-        have = {d.name for d in self.state.dimensions}
-        self.state.dimensions = [*self.state.dimensions,
-                                 *[d for d in dims if d.name not in have]]
-        from core.interacteval import read_notes
-
+        have = {d.name for d in self.choices.dimensions}
+        self.choices.dimensions = [*self.choices.dimensions,
+                                   *[d for d in dims if d.name not in have]]
         for d in dims:
             notes_file = folder / f"notes_{d.name.lower()}.csv"
-            if notes_file.is_file() and not self.state.notes.get(d.name):
-                self.state.notes[d.name] = read_notes(notes_file).attributes
-        self.state.current = dims[0].name
-        self.state.texts = st.store_texts_file(self.project, st.TextsSetup(),
-                                               folder / "texts.csv")
-        self._save()
+            if notes_file.is_file() and not self.choices.notes.get(d.name):
+                self.choices.notes[d.name] = read_notes(notes_file).attributes
+        self.choices.current = dims[0].name
+        self.session.store_input("texts", folder / "texts.csv")  # saves the choices
         self._fill_dimensions()
         self.wizard.pages["samples"].import_samples(folder / "scored_samples.csv")
         self.wizard.main_window.status("Loaded the InteractEval sample set.")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Slot
 
-from core.interacteval import session as st
+from core.interacteval.session import ScoringRun, stability, stability_lines
 from desktop.file_dialogs import ask_then, save_file
 from desktop.interacteval.conditions_tab import ConditionsTab
 from desktop.interacteval.pages._base import InteractEvalPage, plain_step
@@ -23,11 +23,16 @@ from desktop.widgets import (
     xlsx_path,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from core.runs import CancelToken, Progress
+    from desktop.interacteval.wizard import InteractEvalWizard
+
+
 
 class ResultsPage(InteractEvalPage):
     KEY, TITLE = "results", "Results"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self.results = ResultsView()
@@ -48,17 +53,11 @@ class ResultsPage(InteractEvalPage):
         layout.addWidget(self.stability_label)
         layout.addWidget(self.results, 1)
 
-    def fill_stability(self) -> list[Any]:
+    def fill_stability(self) -> list[ScoringRun]:
         """Show how alike the repeats of the run shown are (when each call was made more than
         once); returns the repeats read from the project."""
-        from core.interacteval.repeats import load_repeats, stability, stability_lines
-
-        run, n = self.wizard.run, self.state.repeats
-        repeats = []
-        if run is not None and n > 1:
-            samples = st.run_samples(self.project, self.state, run.checklists)
-            repeats = load_repeats(self.project, run.checklists, run.settings, run.model_used, n,
-                                   samples=samples, order=self.state.text_order)
+        run, n = self.wizard.run, self.choices.repeats
+        repeats = self.session.repeats_of(run) if run is not None else []
         return show_repeats(self.stability_label, n if run is not None else 0, repeats,
                             stability, stability_lines,
                             "score the texts again to finish the others.")
@@ -74,14 +73,14 @@ class ResultsPage(InteractEvalPage):
     def shows_next(self) -> bool:
         return False
 
-    def show_run(self, run: Any) -> None:
+    def show_run(self, run: ScoringRun) -> None:
         """Show a scoring run (from a finished scoring or from the project), saying which run
         it is and whether it still matches the current choices, and compute the agreement in
         the executor."""
         self.wizard.run = run
         self.wizard.agreement = []
         self.results.set_run(run, lines=self._run_lines(run),
-                             include_samples=self.state.include_samples,
+                             include_samples=self.choices.include_samples,
                              out_of_date=self.wizard.out_of_date(run))
         self.fill_stability()
         self.wizard.show_page("results")
@@ -92,12 +91,10 @@ class ResultsPage(InteractEvalPage):
         if path:
             self.wizard.export_checklists(path)
 
-    def _run_lines(self, run: Any) -> list[tuple[str, str]]:
-        from core.interacteval.report import run_lines
+    def _run_lines(self, run: ScoringRun) -> list[tuple[str, str]]:
         from core.llm.identity import made_with
 
-        lines = run_lines(run, texts=st.run_texts_line(self.state),
-                          include_samples=self.state.include_samples)
+        lines = self.session.run_lines(run)
         # which profile made them (its settings), as the page says it
         profiles = self.wizard.main_window.settings.profiles
         return [(key, made_with(profiles, run.model_used) if key == "Model" and run.model
@@ -107,15 +104,11 @@ class ResultsPage(InteractEvalPage):
         run = self.wizard.run
         if run is None or not any(s.human is not None for s in run.scores):
             return
-        from core.interacteval import agreement_rows, human_agreement
-
-        include = self.state.include_samples
-
-        def compute(progress, cancel):
+        def compute(progress: Progress, cancel: CancelToken) -> Any:
             progress.start("Correlating with the human scores", total=1)
-            results = human_agreement(run.scores, include_samples=include)
+            results = self.session.agreement(run)
             progress.advance(1)
-            return results, agreement_rows(results)
+            return results
 
         self.results.agreement_panel.show()
         self.results.agreement_label.setText("Computing the agreement…")
@@ -126,15 +119,15 @@ class ResultsPage(InteractEvalPage):
     @Slot(bool)
     def set_include_samples(self, include: bool) -> None:
         """Keep (or leave out) the think-aloud samples in the agreement, and compute it again."""
-        if include == self.state.include_samples:
+        if include == self.choices.include_samples:
             return
-        self.state.include_samples = include
+        self.choices.include_samples = include
         self._save()
         if self.wizard.run is not None:
             self.results.set_run_lines(self._run_lines(self.wizard.run))
             self._compute_agreement()
 
-    def _agreement_done(self, run: Any, outcome: RunOutcome) -> None:
+    def _agreement_done(self, run: ScoringRun, outcome: RunOutcome) -> None:
         if outcome.finished and run is self.wizard.run:
             self.wizard.agreement, rows = outcome.result
             self.results.agreement_panel.hide()
@@ -158,14 +151,12 @@ class ResultsPage(InteractEvalPage):
             self.wizard.main_window.status("Not exported: the results are out of date.")
             return None
         target = xlsx_path(path)
-        repeats = self.fill_stability()
+        self.fill_stability()
         self.results.export_panel.show()
-        return self.wizard.run_background(self.results.export_panel,
-                          plain_step(st.export_results, self.project, self.wizard.run, target,
-                                      agreement=self.wizard.agreement or None, who=self.who,
-                                      texts=st.run_texts_line(self.state),
-                                      include_samples=self.state.include_samples,
-                                      repeats=repeats),
-                          title=f"Exporting to {target.name}",
-                          on_done=partial(self.wizard.exported, target, self.results.export_panel),
-                                         what="export")
+        return self.wizard.run_background(
+            self.results.export_panel,
+            plain_step(self.session.export, target, who=self.who, run=self.wizard.run,
+                       agreement=self.wizard.agreement or None),
+            title=f"Exporting to {target.name}",
+            on_done=partial(self.wizard.exported, target, self.results.export_panel),
+            what="export")

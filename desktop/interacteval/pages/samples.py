@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QSplitter,
 )
 
+from core.interacteval.inputs import read_samples
 from core.interacteval.model import ScoredSample
 from core.words import count
 from desktop.file_dialogs import ask_then, open_file
@@ -26,11 +27,15 @@ from desktop.runner import RunOutcome
 from desktop.views import fit_rows
 from desktop.widgets import hint_label, page_layout, row_table
 
+if TYPE_CHECKING:  # pragma: no cover
+    from desktop.interacteval.wizard import InteractEvalWizard
+
+
 
 class SamplesPage(InteractEvalPage):
     KEY, TITLE = "samples", "Samples"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self._samples_problems: list[str] = []
@@ -105,7 +110,7 @@ class SamplesPage(InteractEvalPage):
 
     def import_samples(self, path: str | Path) -> Any:
         """Read the scored sheet for every dimension and suggest 4 samples each."""
-        names = [d.name for d in self.state.dimensions]
+        names = [d.name for d in self.choices.dimensions]
         self.samples_panel.show()
         return self.wizard.run_step(self.samples_panel, partial(_read_samples_job, Path(path), names),
                           title=f"Reading {Path(path).name}",
@@ -118,53 +123,36 @@ class SamplesPage(InteractEvalPage):
         if not samples:
             self.samples_panel.fail("No samples could be read: " + " ".join(problems))
             return
-        from core.interacteval import suggest_samples
-
         self.samples_panel.hide()
-        self.state.samples = samples
-        self.state.samples_file = path.name
-        self.state.chosen = {}
-        for d in self.state.dimensions:
-            mine = [s for s in samples if s.dimension == d.name]
-            picked = suggest_samples(mine)
-            self.state.chosen[d.name] = [i for i, s in enumerate(samples)
-                                         if s.dimension == d.name and any(s is p for p in picked)]
-        self._save()
+        self.session.use_samples(path.name, samples)  # 4 suggested per dimension, saved
         self._samples_problems = problems
         self._fill_samples()
 
     @Slot()
     def suggest_again(self) -> None:
-        from core.interacteval import suggest_samples
-
-        name = self.state.current
-        mine = [s for s in self.state.samples if s.dimension == name]
-        picked = suggest_samples(mine)
-        self.state.chosen[name] = [i for i, s in enumerate(self.state.samples)
-                                   if s.dimension == name and any(s is p for p in picked)]
-        self._save()
+        self.session.suggest_samples(self.choices.current)
         self._fill_samples()
 
     def _fill_samples(self) -> None:
-        name = self.state.current
-        mine = [(i, s) for i, s in enumerate(self.state.samples) if s.dimension == name]
-        self.samples_model.set_samples(mine, self.state.chosen.get(name, []))
+        name = self.choices.current
+        mine = [(i, s) for i, s in enumerate(self.choices.samples) if s.dimension == name]
+        self.samples_model.set_samples(mine, self.choices.chosen.get(name, []))
         fit_rows(self.samples_view)
-        if self.state.samples_file:
+        if self.choices.samples_file:
             problems = self._samples_problems
             self.samples_label.setText(
-                f"{len(mine)} rated samples for {name} from {self.state.samples_file}"
+                f"{len(mine)} rated samples for {name} from {self.choices.samples_file}"
                 + (f" ({len(problems)} rows skipped: {problems[0]})" if problems else "."))
         self._count_samples()
 
     def _count_samples(self) -> None:
-        n = len(self.state.chosen.get(self.state.current, []))
+        n = len(self.choices.chosen.get(self.choices.current, []))
         note = "" if n == 4 else " (the paper used 4)"
-        self.samples_count.setText(f"{count(n, 'sample')} chosen for {self.state.current}{note}.")
+        self.samples_count.setText(f"{count(n, 'sample')} chosen for {self.choices.current}{note}.")
 
     @Slot()
     def _samples_ticked(self) -> None:
-        self.state.chosen[self.state.current] = self.samples_model.chosen()
+        self.choices.chosen[self.choices.current] = self.samples_model.chosen()
         self._save()
         self._count_samples()
 
@@ -172,8 +160,6 @@ class SamplesPage(InteractEvalPage):
 def _read_samples_job(path: Path, dimensions: list[str], progress: Any,
                       cancel: Any) -> tuple[list[ScoredSample], list[str]]:
     """Read the scored sheet once per dimension (each may have its own score column)."""
-    from core.interacteval import read_samples
-
     progress.start(f"Reading {path.name}", total=max(1, len(dimensions)))
     samples: list[ScoredSample] = []
     problems: list[str] = []

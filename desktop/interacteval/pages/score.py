@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.interacteval import session as st
+from core.interacteval.inputs import TEXT_ROLES, OpenedTexts
 from core.project import ProjectError
 from core.words import count
 from desktop.file_dialogs import open_file
@@ -34,15 +34,21 @@ from desktop.widgets import (
     page_layout,
     repeats_spin,
     set_times_suffix,
-    usage_of,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.interacteval.session import ScoringRun
+    from core.llm.estimate import Estimate
+    from core.runs import CancelToken, Progress
+    from desktop.interacteval.wizard import InteractEvalWizard
+
 
 
 class ScorePage(InteractEvalPage):
     KEY, TITLE = "score", "Score"
     NEXT_TEXT = "Show results"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self._file_note = ""
@@ -61,7 +67,7 @@ class ScorePage(InteractEvalPage):
         self.header_spin = header_row_spin()
         self.header_spin.valueChanged.connect(self._header_chosen)
         self.columns_form.addRow("Header row:", self.header_spin)
-        for role, label in st.TEXT_ROLES.items():
+        for role, label in TEXT_ROLES.items():
             combo = QComboBox()
             combo.setMinimumWidth(200)
             combo.currentIndexChanged.connect(self._texts_choice_changed)
@@ -97,11 +103,9 @@ class ScorePage(InteractEvalPage):
             "shipped with EvalDesk (no cost for a model on this computer). The upper figure "
             "counts one more call per text for questions left unanswered.")
         self.actual_label = actual_label()
-        self.estimate: Any = None
+        self.estimate: Estimate | None = None
         self._estimate_generation = 0
-        self._estimate_of_run: Any = None
-        self._run_llm: Any = None
-        self._gateways: list[Any] = []
+        self._estimate_of_run: Estimate | None = None
         self.score_button = QPushButton("Score the texts")
         self.score_button.setObjectName("primaryButton")
         self.score_button.clicked.connect(self.start_scoring)
@@ -178,32 +182,25 @@ class ScorePage(InteractEvalPage):
 
     def choose_texts(self, path: str | Path) -> Any:
         """Use ``path`` as the texts file (copied into the project) and read it."""
-        self.state.texts = st.store_texts_file(self.project, st.TextsSetup(), path)
-        self._save()
+        self.session.store_input("texts", path)
         return self.read_texts()
 
     def read_texts(self) -> Any:
-        path, setup, self._file_note = st.open_texts_file(self.project, self.state.texts)
-        if setup != self.state.texts:  # a new version of the file was read (and kept)
-            self.state.texts = setup
-            self._save()
+        path, self._file_note = self.session.locate_texts()
         if path is None:
             self.texts_label.setText(self._file_note or "No texts file chosen yet.")
             return None
-        names = [d.name for d in self.state.dimensions]
         self.score_panel.show()
-        return self.wizard.run_step(self.score_panel, plain_step(st.open_texts, path, setup,
-                                                    names),
-                          title=f"Reading {setup.file_name}", on_done=self._texts_read,
-                                    busy="texts")
+        return self.wizard.run_step(self.score_panel, plain_step(self.session.read_texts, path),
+                                    title=f"Reading {self.choices.texts.file_name}",
+                                    on_done=self._texts_read, busy="texts")
 
     def _texts_read(self, outcome: RunOutcome) -> None:
         if not outcome.finished:
             return
-        opened: st.OpenedTexts = outcome.result
+        opened: OpenedTexts = outcome.result
         self.wizard.opened_texts = opened
-        self.state.texts = opened.setup
-        self._save()
+        self.session.use_texts([] if opened.read.errors else opened.read.items, opened.setup)
         if not opened.read.errors:
             self.score_panel.hide()
         self._fill_texts_widgets()
@@ -212,7 +209,7 @@ class ScorePage(InteractEvalPage):
 
     def _fill_texts_widgets(self) -> None:
         opened = self.wizard.opened_texts
-        setup = self.state.texts
+        setup = self.choices.texts
         self._filling = True
         try:
             note = f" ({self._file_note})" if self._file_note else ""
@@ -228,7 +225,7 @@ class ScorePage(InteractEvalPage):
             while self.human_form.rowCount():
                 self.human_form.removeRow(0)
             self.human_combos = {}
-            for d in self.state.dimensions:
+            for d in self.choices.dimensions:
                 combo = QComboBox()
                 fill_choices(combo, "(no human scores)", columns, setup.human.get(d.name))
                 combo.currentIndexChanged.connect(self._texts_choice_changed)
@@ -245,17 +242,17 @@ class ScorePage(InteractEvalPage):
             for name in names:
                 self.scorer_combo.addItem(name)
             # the profile scoring will use (the default one when none was chosen)
-            used = self._profile(self.state.scorer or self._builder_name())
+            used = self.session.scorer_profile()
             chosen = used.name if used is not None else ""
             if chosen in names:
                 self.scorer_combo.setCurrentIndex(names.index(chosen))
-            self.per_question_check.setChecked(self.state.scoring.mode == "per_question")
-            self.legacy_check.setChecked(self.state.scoring.counting == "legacy")
-            self.repeats_spin.setValue(self.state.repeats)
+            self.per_question_check.setChecked(self.choices.scoring.mode == "per_question")
+            self.legacy_check.setChecked(self.choices.scoring.counting == "legacy")
+            self.repeats_spin.setValue(self.choices.repeats)
             set_times_suffix(self.repeats_spin)
         finally:
             self._filling = False
-        if self.wizard.opened_texts is None and self.state.texts.file_name and not self.busy:
+        if self.wizard.opened_texts is None and self.choices.texts.file_name and not self.busy:
             self.read_texts()
         else:
             self._fill_texts_widgets()
@@ -266,16 +263,16 @@ class ScorePage(InteractEvalPage):
         if self._filling or self.wizard.opened_texts is None:
             return
         sheet = chosen_sheet(self.sheet_combo) or None
-        setup = self.state.texts
+        setup = self.choices.texts
         if sheet != setup.sheet:
-            self.state.texts = setup.model_copy(update={"sheet": sheet, "columns": {},
+            self.choices.texts = setup.model_copy(update={"sheet": sheet, "columns": {},
                                                         "human": {}, "header_row": None})
             self._save()
             self.read_texts()
             return
         columns = {role: combo.currentData() for role, combo in self.role_combos.items()}
         human = {d: combo.currentData() for d, combo in self.human_combos.items()}
-        self.state.texts = setup.model_copy(update={"columns": columns, "human": human})
+        self.choices.texts = setup.model_copy(update={"columns": columns, "human": human})
         self._save()
         self.read_texts()
 
@@ -284,8 +281,8 @@ class ScorePage(InteractEvalPage):
         """Another header row: the columns are read, and guessed, anew."""
         if self._filling or self.wizard.opened_texts is None:
             return
-        if (value or None) != self.state.texts.header_row:
-            self.state.texts = self.state.texts.model_copy(update={
+        if (value or None) != self.choices.texts.header_row:
+            self.choices.texts = self.choices.texts.model_copy(update={
                 "header_row": value or None, "columns": {}, "human": {}})
             self._save()
             self.read_texts()
@@ -294,19 +291,19 @@ class ScorePage(InteractEvalPage):
     def _scoring_chosen(self, *_args: Any) -> None:
         if self._filling:
             return
-        self.state.scorer = self.scorer_combo.currentText()
-        self.state.scoring = self.state.scoring.model_copy(update={
+        self.choices.scorer = self.scorer_combo.currentText()
+        self.choices.scoring = self.choices.scoring.model_copy(update={
             "mode": "per_question" if self.per_question_check.isChecked() else "checklist",
             "counting": "legacy" if self.legacy_check.isChecked() else "answers",
         })
-        self.state.repeats = self.repeats_spin.value()
+        self.choices.repeats = self.repeats_spin.value()
         self._save()
         self._show_texts_summary()
         self.wizard.update_nav()
 
     def _show_texts_summary(self) -> None:
-        checklists = st.all_checklists(self.project, self.state)
-        missing = [d.name for d in self.state.dimensions
+        checklists = self.session.checklists()
+        missing = [d.name for d in self.choices.dimensions
                    if d.name not in {c.dimension for c in checklists}]
         parts = []
         if self.wizard.opened_texts is not None:
@@ -315,7 +312,7 @@ class ScorePage(InteractEvalPage):
                 parts.append("<span style='color:#b42318'><b>Cannot score yet:</b> "
                              + " ".join(read.errors) + "</span>")
             else:
-                humans = [d for d, c in self.state.texts.human.items() if c]
+                humans = [d for d, c in self.choices.texts.human.items() if c]
                 parts.append(f"<b>{count(len(read.items), 'text')}</b> from {read.describe}"
                              + (f", with human scores for {', '.join(humans)}" if humans else
                                 "") + ".")
@@ -324,10 +321,10 @@ class ScorePage(InteractEvalPage):
         if checklists:
             n_q = sum(len(c.items) for c in checklists)
             calls = (len(self.wizard.opened_texts.read.items) if self.wizard.opened_texts else 0) * (
-                len(checklists) if self.state.scoring.mode == "checklist" else n_q)
+                len(checklists) if self.choices.scoring.mode == "checklist" else n_q)
             listed = ", ".join(f"{c.dimension} ({count(len(c.items), 'question')})"
                                for c in checklists)
-            repeats = self.state.repeats
+            repeats = self.choices.repeats
             parts.append(f"Checklists: {listed}; about {count(calls * repeats, 'model call')}"
                          + (f" (each made {repeats} times)" if repeats > 1 else "") + ".")
         else:
@@ -350,21 +347,10 @@ class ScorePage(InteractEvalPage):
         self._estimate_generation += 1
         generation = self._estimate_generation
         self.estimate = None
-        opened = self.wizard.opened_texts
-        checklists = st.all_checklists(self.project, self.state)
-        profiles = self._profiles()
-        if opened is None or opened.read.errors or not opened.read.items or not checklists \
-                or not profiles:
+        profile = self.session.scorer_profile()
+        if not self._ready() or profile is None:
             self.estimate_label.setText("")
             return None
-        profile = self._profile(self.state.scorer or self._builder_name())
-        if profile is None:
-            self.estimate_label.setText("")
-            return None
-        items = list(opened.read.items)
-        samples = st.run_samples(self.project, self.state, checklists)
-        settings = self.state.scoring.model_copy()
-        repeats = self.state.repeats
         project = self.project
         self.estimate_label.setText("Estimating the calls, cost and time…")
 
@@ -376,11 +362,13 @@ class ScorePage(InteractEvalPage):
                 return
             try:
                 est = await asyncio.get_running_loop().run_in_executor(
-                    None, lambda: st.estimate_scoring(project, checklists, items, settings,
-                                                      profile, samples=samples,
-                                                      repeats=repeats))
+                    None, self.session.estimate)
             except ProjectError:
                 return  # the project was closed meanwhile (another one was opened)
+            except ValueError as exc:  # another texts file was chosen meanwhile (being read)
+                if generation == self._estimate_generation:
+                    self.estimate_label.setText(str(exc))
+                return
             if generation != self._estimate_generation or getattr(project, "closed", False):
                 return
             self.estimate = est
@@ -398,11 +386,14 @@ class ScorePage(InteractEvalPage):
 
         return spawn(work(), "estimating the scoring")
 
+    def _ready(self) -> bool:
+        """The texts are read, there is a checklist and a model profile."""
+        opened = self.wizard.opened_texts
+        return (opened is not None and not opened.read.errors and bool(opened.read.items)
+                and bool(self.session.checklists()) and bool(self._profiles()))
+
     def _can_score(self) -> bool:
-        return (not self.busy and self.wizard.opened_texts is not None
-                and not self.wizard.opened_texts.read.errors and bool(self.wizard.opened_texts.read.items)
-                and bool(st.all_checklists(self.project, self.state))
-                and bool(self._profiles()))
+        return not self.busy and self._ready()
 
     @Slot()
     def start_scoring(self) -> Any:
@@ -410,50 +401,31 @@ class ScorePage(InteractEvalPage):
         the notice when the texts would leave this computer)."""
         if not self._can_score():
             return None
-        profile = self._profile(self.state.scorer or self._builder_name())
-        return self.wizard.after_cloud_notice(profile, self._start_scoring)
+        return self.wizard.after_cloud_notice(self.session.scorer_profile(),
+                                              self._start_scoring)
 
     def _start_scoring(self) -> Any:
         if not self._can_score():
             return None
-        items = list(self.wizard.opened_texts.read.items)
-        profile = self._profile(self.state.scorer or self._builder_name())
         self._estimate_of_run = self.estimate
-        plan = st.plan_scoring(self.project, self.state, items, profile)
         self.wizard.run = None  # the earlier results are not this run's
-        llm = self.wizard.llm_factory(profile, self.project, plan.run_id)
-        self._run_llm = llm
-        self._gateways = [llm]
-        repeats = self.state.repeats
         self.actual_label.hide()
 
-        def llm_for_run(run_id: int) -> Any:
-            self._gateways.append(self.wizard.llm_factory(profile, self.project, run_id))
-            return self._gateways[-1]
-
-        async def job(progress, cancel):
-            run = await st.score_texts(plan.checklists, plan.items, llm,
-                                       project=self.project, settings=plan.settings,
-                                       model=plan.model, run_id=plan.run_id,
-                                       samples=plan.samples, progress=progress, cancel=cancel)
-            if repeats > 1:
-                from core.interacteval.repeats import score_repeats
-
-                await score_repeats(self.project, plan.checklists, plan.items, llm_for_run,
-                                    repeats, settings=plan.settings, model=plan.model,
-                                    samples=plan.samples, progress=progress, cancel=cancel,
-                                    first=run)
-            return run
+        async def job(progress: Progress, cancel: CancelToken) -> ScoringRun:
+            return await self.session.run(progress=progress, cancel=cancel)
 
         self.score_panel.show()
         self.score_button.setText("Scoring…")
-        return self.wizard.run_step(self.score_panel, job,
-                          title=f"Scoring {count(len(items), 'text')} with {profile.name}",
-                          on_done=self._scoring_done, busy="score")
+        profile = self.session.scorer_profile()
+        items = len(self.session.texts)
+        return self.wizard.run_step(
+            self.score_panel, job,
+            title=f"Scoring {count(items, 'text')} with {profile.name if profile else ''}",
+            on_done=self._scoring_done, busy="score")
 
     def _scoring_done(self, outcome: RunOutcome) -> None:
         self.score_button.setText("Score the texts")
-        usage = usage_of(self._gateways)
+        usage = self.session.usage
         if self._estimate_of_run is not None and usage is not None:
             from core.llm.estimate import compare_lines
 

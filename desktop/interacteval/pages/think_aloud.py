@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -25,11 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.interacteval import session as st
-from core.interacteval.model import (
-    Attribute,
-)
-from core.interacteval.think_aloud import CANNOT_THINK_ALOUD, can_think_aloud
+from core.interacteval.inputs import parse_notes, read_notes
+from core.interacteval.model import Attribute
+from core.interacteval.session import CANNOT_THINK_ALOUD, can_think_aloud
 from core.words import count
 from desktop.file_dialogs import ask_then, open_file
 from desktop.interacteval.models import RowColumn, RowsModel
@@ -39,11 +37,17 @@ from desktop.runner import RunOutcome
 from desktop.views import fit_rows
 from desktop.widgets import estimate_label, hint_label, page_layout, row_table
 
+if TYPE_CHECKING:  # pragma: no cover
+    from core.interacteval.model import ThinkAloudResult
+    from core.runs import CancelToken, Progress
+    from desktop.interacteval.wizard import InteractEvalWizard
+
+
 
 class ThinkAloudPage(InteractEvalPage):
     KEY, TITLE = "think_aloud", "Think-aloud"
 
-    def __init__(self, wizard: Any) -> None:
+    def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self._filling = False
         self.assessor_list = QListWidget()
@@ -164,7 +168,7 @@ class ThinkAloudPage(InteractEvalPage):
 
     def busy_changed(self, busy: str) -> None:
         self.think_button.setEnabled(not busy and self.dimension is not None
-                                     and bool(self.state.assessors))
+                                     and bool(self.choices.assessors))
 
     def _fill_think_aloud(self) -> None:
         self._filling = True
@@ -173,13 +177,13 @@ class ThinkAloudPage(InteractEvalPage):
             names = [p.name for p in profiles]
             able = [p.name for p in profiles if can_think_aloud(p)]
             # the built-in demo model is never offered (it cannot think aloud)
-            chosen = [n for n in self.state.assessors if n in able or n not in names]
-            if chosen != self.state.assessors:
-                self.state.assessors = chosen
+            chosen = [n for n in self.choices.assessors if n in able or n not in names]
+            if chosen != self.choices.assessors:
+                self.choices.assessors = chosen
                 self._save()
-            if not self.state.assessors and able:
+            if not self.choices.assessors and able:
                 default = self.wizard.main_window.settings.default_profile
-                self.state.assessors = [default if default in able else able[0]]
+                self.choices.assessors = [default if default in able else able[0]]
             self.assessor_list.clear()
             for p in profiles:
                 item = QListWidgetItem(p.name)
@@ -187,7 +191,7 @@ class ThinkAloudPage(InteractEvalPage):
                 if can_think_aloud(p):
                     item.setToolTip(f"Model: {p.model}")
                     item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-                    item.setCheckState(Qt.CheckState.Checked if p.name in self.state.assessors
+                    item.setCheckState(Qt.CheckState.Checked if p.name in self.choices.assessors
                                        else Qt.CheckState.Unchecked)
                 else:
                     item.setText(f"{p.name} (cannot think aloud)")
@@ -220,20 +224,19 @@ class ThinkAloudPage(InteractEvalPage):
         from desktop.interacteval.pages._base import show_estimate
 
         dim = self.dimension
-        profiles = [p for n in self.state.assessors if (p := self._profile(n)) is not None]
+        profiles = [p for n in self.choices.assessors if (p := self._profile(n)) is not None]
         if dim is None or not profiles:
             self.think_estimate.setText("")
             return None
-        project, state = self.project, self.state.model_copy(deep=True)
-        return show_estimate(self, self.think_estimate, lambda: st.estimate_think_aloud(
-            project, state, dim.name, profiles), lead="Before you run the think-aloud",
-            profiles=profiles)
+        return show_estimate(self, self.think_estimate,
+                             lambda: self.session.estimate_think_aloud(dim.name),
+                             lead="Before you run the think-aloud", profiles=profiles)
 
     def _fill_attributes(self) -> None:
-        name = self.state.current
-        stored = st.get_stage(self.project, name, "think_aloud") if name else None
+        name = self.choices.current
+        stored = self.session.stage(name, "think_aloud") if name else None
         models = stored.value.attributes if stored is not None else []
-        notes = self.state.notes.get(name, [])
+        notes = self.choices.notes.get(name, [])
         rows = [{"text": a.text, "who": a.source or "unknown",
                  "kind": "model" if a.source_kind == "model" else "person",
                  "_origin": ("model", i)} for i, a in enumerate(models)]
@@ -252,7 +255,7 @@ class ThinkAloudPage(InteractEvalPage):
     def _assessors_ticked(self, *_args: Any) -> None:
         if self._filling:
             return
-        self.state.assessors = [
+        self.choices.assessors = [
             self.assessor_list.item(i).data(Qt.ItemDataRole.UserRole)
             for i in range(self.assessor_list.count())
             if self.assessor_list.item(i).checkState() == Qt.CheckState.Checked]
@@ -264,27 +267,24 @@ class ThinkAloudPage(InteractEvalPage):
     def _builder_chosen(self, index: int) -> None:
         if self._filling or index < 0:
             return
-        self.state.builder = self.builder_combo.itemText(index)
+        self.choices.builder = self.builder_combo.itemText(index)
         self._save()
 
     @Slot()
     def run_think_aloud(self) -> Any:
         """Ask every ticked model to think aloud about the current dimension (after the notice
         when a ticked model would take the sample texts off this computer)."""
-        if self.dimension is None or not self.state.assessors or self.busy:
+        if self.dimension is None or not self.choices.assessors or self.busy:
             return None
-        profiles = [self._profile(name) for name in self.state.assessors]
+        profiles = [self._profile(name) for name in self.choices.assessors]
         return self.wizard.after_cloud_notice(profiles, self._run_think_aloud)
 
     def _run_think_aloud(self) -> Any:
         dim = self.dimension
-        if dim is None or not self.state.assessors or self.busy:
+        if dim is None or not self.choices.assessors or self.busy:
             return None
-        assessors = {name: self._llm(name) for name in self.state.assessors}
-
-        async def job(progress, cancel):
-            return await st.run_think_aloud(self.project, self.state, dim.name, assessors,
-                                            progress=progress, cancel=cancel)
+        async def job(progress: Progress, cancel: CancelToken) -> ThinkAloudResult:
+            return await self.session.think_aloud(dim.name, progress=progress, cancel=cancel)
 
         self.think_panel.show()
         return self.wizard.run_step(self.think_panel, job, title=f"Think-aloud on {dim.name}",
@@ -294,17 +294,15 @@ class ThinkAloudPage(InteractEvalPage):
         self._fill_attributes()
 
     def add_notes(self, attributes: list[Attribute]) -> None:
-        name = self.state.current
+        name = self.choices.current
         if not name or not attributes:
             return
-        self.state.notes[name] = [*self.state.notes.get(name, []), *attributes]
+        self.choices.notes[name] = [*self.choices.notes.get(name, []), *attributes]
         self._save()
         self._fill_attributes()
 
     @Slot()
     def add_typed_notes(self) -> None:
-        from core.interacteval import parse_notes
-
         notes = parse_notes(self.notes_edit.toPlainText(), self.author_edit.text() or self.who)
         if not notes:
             self.notes_message.setText("Type at least one note (one per line) first.")
@@ -323,8 +321,6 @@ class ThinkAloudPage(InteractEvalPage):
         ask_then(self.ask_notes_path, self.import_notes)
 
     def import_notes(self, path: str | Path) -> None:
-        from core.interacteval import read_notes
-
         got = read_notes(path)
         if got.errors:
             self.notes_message.setText(" ".join(got.errors))
@@ -337,7 +333,7 @@ class ThinkAloudPage(InteractEvalPage):
 
     @Slot()
     def remove_selected_attributes(self) -> None:
-        name = self.state.current
+        name = self.choices.current
         rows = self.attributes_model.rows()
         picked = {i.row() for i in self.attributes_view.selectionModel().selectedRows()}
         if not picked:
@@ -345,12 +341,12 @@ class ThinkAloudPage(InteractEvalPage):
         drop_models = {rows[r]["_origin"][1] for r in picked if rows[r]["_origin"][0] == "model"}
         drop_notes = {rows[r]["_origin"][1] for r in picked if rows[r]["_origin"][0] == "note"}
         if drop_notes:
-            self.state.notes[name] = [a for i, a in enumerate(self.state.notes.get(name, []))
+            self.choices.notes[name] = [a for i, a in enumerate(self.choices.notes.get(name, []))
                                       if i not in drop_notes]
             self._save()
-        stored = st.get_stage(self.project, name, "think_aloud")
+        stored = self.session.stage(name, "think_aloud")
         if drop_models and stored is not None:
             kept = [a for i, a in enumerate(stored.value.attributes) if i not in drop_models]
-            st.edit_stage(self.project, name, "think_aloud",
-                          stored.value.model_copy(update={"attributes": kept}), who=self.who)
+            self.session.edit_stage(name, "think_aloud",
+                                    stored.value.model_copy(update={"attributes": kept}))
         self._fill_attributes()

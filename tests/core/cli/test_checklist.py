@@ -198,7 +198,7 @@ def test_compare_and_score_take_the_same_text_columns_explained_alike(capsys):
 def test_build_in_a_project_keeps_a_persons_edited_step(inputs, scripted_model, capsys):  # noqa: F811
     """Issue 28, point 6 on the command line: ``checklist build --project`` over a project where
     a person renamed the components keeps them (and says so), unless --replace-edits."""
-    from core.interacteval import session
+    from core.interacteval.session import stages
     from core.project import Project
 
     project_path = inputs / "p.evaldesk"
@@ -209,19 +209,19 @@ def test_build_in_a_project_keeps_a_persons_edited_step(inputs, scripted_model, 
     assert main(args) == 0
     with Project.open(project_path) as project:
         # Anna put Structure first (the scripted model answers for these two names only)
-        session.edit_stage(project, "Coherence", "components", ["Structure", "Logical flow"],
+        stages.edit_stage(project, "Coherence", "components", ["Structure", "Logical flow"],
                            who="Anna")
     capsys.readouterr()
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "“components” of Coherence was edited by Anna" in err and "--replace-edits" in err
     with Project.open(project_path) as project:
-        assert session.get_stage(project, "Coherence", "components").value == [
+        assert stages.get_stage(project, "Coherence", "components").value == [
             "Structure", "Logical flow"]
 
     assert main([*args[:-2], "--replace-edits", *args[-2:]]) == 0
     with Project.open(project_path) as project:
-        assert session.get_stage(project, "Coherence", "components").value == [
+        assert stages.get_stage(project, "Coherence", "components").value == [
             "Logical flow", "Structure"]
-        aside = session.replaced_version(project, "Coherence", "components")
+        aside = stages.replaced_version(project, "Coherence", "components")
         assert aside["value"] == ["Structure", "Logical flow"] and aside["edited_by"] == "Anna"

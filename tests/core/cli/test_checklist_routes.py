@@ -1,4 +1,4 @@
-"""One route: ``evaldesk checklist score`` and the session functions the wizard calls give the
+"""One route: ``evaldesk checklist score`` and the session calls the wizard's pages make give the
 same results workbook for the same texts sheet and checklist, cell by cell.
 
 The texts sheet has the headers a chatbot evaluation has ("Question ID", "Bot", "Prompt",
@@ -17,10 +17,9 @@ import pytest
 from openpyxl import load_workbook
 
 from core.cli import main
-from core.interacteval import Checklist, ChecklistItem, session
-from core.interacteval.agreement import human_agreement
-from core.interacteval.inputs import TextsSetup, open_texts
+from core.interacteval import Checklist, ChecklistItem
 from core.interacteval.report import write_checklists
+from core.interacteval.session import InteractEvalSession
 from core.llm import ScriptedLLM, gateway_for
 from core.project import Project
 from core.settings import ModelProfile, SettingsStore
@@ -64,29 +63,27 @@ def files(tmp_path):
 
 
 def _wizard_route(folder, out):
-    """What the wizard does, through the same session functions: import the checklist file,
-    choose the texts file (columns guessed), score with the default model factory, export."""
+    """The calls the wizard's pages make on its session (``wizard.session``), in their order:
+    the Checklist page imports the checklist file; the Score page stores the texts file,
+    locates and reads it (columns guessed), keeps the texts and the chosen profile and runs
+    the scoring; the Results page computes the agreement and exports."""
+    settings = SettingsStore().load()
+    settings.upsert_profile(ModelProfile(name=MODEL, model=MODEL))  # chosen in Settings
     with Project.create(folder / "wizard.evaldesk", method="interacteval") as project:
-        state, problem = session.open_state(project)
-        assert problem == ""
-        assert not session.import_checklists(project, state, folder / "checklist.xlsx").errors
-        state.texts = session.store_texts_file(project, TextsSetup(), folder / "texts.xlsx")
-        path, state.texts, _note = session.open_texts_file(project, state.texts)
-        opened = open_texts(path, state.texts, [d.name for d in state.dimensions])
-        state.texts = opened.setup
+        session = InteractEvalSession.open(project, settings=settings)
+        assert session.problem == ""
+        assert not session.import_checklists(folder / "checklist.xlsx").errors
+        session.store_input("texts", folder / "texts.xlsx")
+        path, _note = session.locate_texts()
+        opened = session.read_texts(path)
         assert not opened.read.errors
-        profile = ModelProfile(name=MODEL, model=MODEL)  # the wizard scores with a profile
-        plan = session.plan_scoring(project, state, opened.read.items, profile)
-        llm = session.default_llm_factory(profile, project, plan.run_id)
-        run = asyncio.run(session.score_texts(
-            plan.checklists, plan.items, llm, project=project, settings=plan.settings,
-            model=plan.model, run_id=plan.run_id, samples=plan.samples))
-        agreement = human_agreement(run.scores, include_samples=state.include_samples)
-        who = SettingsStore().load().user_name  # the wizard's person: Settings -> your name
-        session.export_results(project, run, out, agreement=agreement, who=who,
-                               texts=session.run_texts_line(state),
-                               include_samples=state.include_samples)
-    assert gateway_for is session.default_llm_factory  # the wizard's default model factory
+        session.use_texts(opened.read.items, opened.setup)
+        session.choices.scorer = MODEL
+        session.save_choices()
+        run = asyncio.run(session.run())
+        agreement, _rows = session.agreement(run)
+        session.export(out, who=session.who, run=run, agreement=agreement)
+    assert session.models is gateway_for  # the wizard's default model factory
 
 
 def _cells(path):

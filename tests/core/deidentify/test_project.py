@@ -74,7 +74,7 @@ def test_known_names_come_from_what_the_methods_keep(tmp_path, project):
     read without the methods' code."""
     from core.aqer.model import AqerChoices
     from core.aqer.session import choices as aqer
-    from core.interacteval import session as ie
+    from core.interacteval.session import choices as ie
     from core.interacteval.model import Attribute
     from core.judge_check import Rating, save_rating
     from core.majeval import Persona
@@ -90,10 +90,10 @@ def test_known_names_come_from_what_the_methods_keep(tmp_path, project):
         Persona(id="Parents/Dana Ray", group="Parents", name="Dana Ray, a mother of two"),
         Persona(id="Parents/Parent", group="Parents", name="Anxious parent"),
         Persona(id="Teachers/Ms Amy Lee", group="Teachers", name="Ms Amy Lee")], "Ana")
-    state = ie.WizardState(notes={"Coherence": [
+    state = ie.InteractEvalChoices(notes={"Coherence": [
         Attribute(text="Check the flow", source="Anna Berg", source_kind="person"),
         Attribute(text="Check pronouns", source="GPT-4o", source_kind="model")]})
-    ie.save_state(project, state)
+    ie.save_choices(project, state)
     save_rating(project, "majeval", Rating("item 1", "Jo Park", {"Overall quality": 4}))
     dp.set_names(project, "Ana", students=["Sam Hill"], people=["Dr Sarah Chen"])
 

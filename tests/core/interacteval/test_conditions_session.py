@@ -1,4 +1,4 @@
-"""InteractEval's conditions in a project (``session.run_conditions`` / ``load_conditions``,
+"""InteractEval's conditions in a project (``session.conditions.run_conditions`` / ``load_conditions``,
 the one route of the wizard and ``evaldesk checklist compare``): each condition is built and
 scored, kept per condition, read back after reopening without a call, and an unchanged
 condition re-runs with zero calls. The single-judge baseline's replies are validated."""
@@ -9,8 +9,10 @@ import asyncio
 
 import pytest
 
-from core.interacteval import Attribute, Dimension, ScoredSample, TextItem, session
+from core.interacteval import Attribute, Dimension, ScoredSample, TextItem
 from core.interacteval import conditions as cd
+from core.interacteval.session import conditions as ie_conditions
+from core.interacteval.session.choices import InteractEvalChoices
 from core.llm import gateway_for
 from core.project import Project
 from tests.core.interacteval_support import BUILD_REPLIES
@@ -33,10 +35,10 @@ def _reply(messages):
     raise AssertionError(prompt[:200])
 
 
-def _state() -> session.WizardState:
+def _state() -> InteractEvalChoices:
     samples = [ScoredSample(source=f"Article {i}", text=f"Sample {i}.", score=s)
                for i, s in enumerate([1.0, 2.0, 4.0, 5.0])]
-    return session.WizardState(
+    return InteractEvalChoices(
         dimensions=[DIM], current=DIM.name, samples=samples, chosen={DIM.name: [0, 1, 2, 3]},
         assessors=["Thinker"], builder="Thinker",
         notes={DIM.name: [Attribute(text="Pronouns point somewhere clear.", source="Anna",
@@ -51,10 +53,10 @@ def _items() -> list[TextItem]:
 
 def _run(project, llm, names, items):
     profile = llm.profile()
-    models = session.ConditionModels(assessors={"Thinker": profile.model},
+    models = ie_conditions.ConditionModels(assessors={"Thinker": profile.model},
                                      builder=profile.model, scorer=profile.model)
     gateway = gateway_for(profile, project)
-    return models, asyncio.run(session.run_conditions(
+    return models, asyncio.run(ie_conditions.run_conditions(
         project, _state(), names, items, models, assessors={"Thinker": gateway},
         builder=gateway, scorer_for_run=lambda run_id: gateway_for(profile, project, run_id)))
 
@@ -83,14 +85,14 @@ def test_conditions_are_kept_reopened_without_calls_and_rerun_for_free(
 
     with Project.open(path) as project:
         state = _state()
-        kept = session.load_conditions(project, state, names, items, models)
+        kept = ie_conditions.load_conditions(project, state, names, items, models)
         assert {n: [s.score for s in r.scores] for n, r in kept.items()} == {
             n: [s.score for s in r.scores] for n, r in runs.items()}
         assert len(llm.requests) == calls  # reading them back asks nothing
         _models, again = _run(project, llm, names, items)
         assert len(llm.requests) == calls  # an unchanged condition makes no call
         assert all(r.complete for r in again.values())
-        est = session.estimate_conditions(project, state, names, items, models,
+        est = ie_conditions.estimate_conditions(project, state, names, items, models,
                                           {"Thinker": llm.profile()})
         assert est.calls_max == 0
         rows = cd.comparison_rows({n: r.scores for n, r in kept.items()}, items, n_boot=0)
@@ -107,7 +109,7 @@ def test_a_changed_note_makes_only_the_conditions_that_use_notes_missing(
         state = _state()
         state.notes[DIM.name].append(Attribute(text="No jumps.", source="Ben",
                                                source_kind="person"))
-        kept = session.load_conditions(project, state, ["human", "ai", "combined"], items,
+        kept = ie_conditions.load_conditions(project, state, ["human", "ai", "combined"], items,
                                        models)
         assert list(kept) == ["ai"]
 
@@ -116,10 +118,10 @@ def test_the_estimate_counts_build_and_scoring_calls_before_a_run(tmp_path, scri
     llm = scripted_llm(_reply)
     items = _items()
     profile = llm.profile()
-    models = session.ConditionModels(assessors={"Thinker": profile.model},
+    models = ie_conditions.ConditionModels(assessors={"Thinker": profile.model},
                                      builder=profile.model, scorer=profile.model)
     with Project.create(tmp_path / "e.evaldesk") as project:
-        est = session.estimate_conditions(project, _state(), ["human", "ai", "single-judge"],
+        est = ie_conditions.estimate_conditions(project, _state(), ["human", "ai", "single-judge"],
                                           items, models, {"Thinker": profile})
     # think-aloud once, 5 construction calls per checklist, one scoring call per text (at
     # most 2) per checklist, one single-judge call per text
@@ -185,28 +187,28 @@ def test_a_condition_that_could_not_be_built_says_why_after_reopening(tmp_path, 
     items = _items()
     path = tmp_path / "p.evaldesk"
     profile = llm.profile()
-    models = session.ConditionModels(assessors={"Thinker": profile.model},
+    models = ie_conditions.ConditionModels(assessors={"Thinker": profile.model},
                                      builder=profile.model, scorer=profile.model)
     state = _state()
     state.notes = {}
     with Project.create(path) as project:
         gateway = gateway_for(profile, project)
-        runs = asyncio.run(session.run_conditions(
+        runs = asyncio.run(ie_conditions.run_conditions(
             project, state, ["human"], items, models, assessors={"Thinker": gateway},
             builder=gateway, scorer_for_run=lambda run_id: gateway))
         assert runs["human"].scores == [] and not runs["human"].complete
         assert "no people's notes" in runs["human"].problems[0]
     with Project.open(path) as project:
-        kept = session.load_conditions(project, state, ["human"], items, models)
+        kept = ie_conditions.load_conditions(project, state, ["human"], items, models)
         assert "no people's notes" in kept["human"].problems[0]
 
 
 def _run_repeats(project, llm, names, items, repeats, seen):
     profile = llm.profile()
-    models = session.ConditionModels(assessors={"Thinker": profile.model},
+    models = ie_conditions.ConditionModels(assessors={"Thinker": profile.model},
                                      builder=profile.model, scorer=profile.model)
     gateway = gateway_for(profile, project)
-    return models, asyncio.run(session.run_conditions(
+    return models, asyncio.run(ie_conditions.run_conditions(
         project, _state(), names, items, models, assessors={"Thinker": gateway},
         builder=gateway, repeats=repeats,
         scorer_for_run=lambda run_id: RepeatSpy(gateway_for(profile, project, run_id), seen)))
@@ -225,11 +227,11 @@ def test_conditions_repeated_are_real_calls_kept_reopened_and_free_to_run_again(
     seen: list[int] = []
     profile = llm.profile()
     with Project.create(path) as project:
-        models = session.ConditionModels(assessors={"Thinker": profile.model},
+        models = ie_conditions.ConditionModels(assessors={"Thinker": profile.model},
                                          builder=profile.model, scorer=profile.model)
-        once = session.estimate_conditions(project, _state(), names, items, models,
+        once = ie_conditions.estimate_conditions(project, _state(), names, items, models,
                                            {"Thinker": profile})
-        thrice = session.estimate_conditions(project, _state(), names, items, models,
+        thrice = ie_conditions.estimate_conditions(project, _state(), names, items, models,
                                              {"Thinker": profile}, repeats=3)
         # the scoring and single-judge calls x 3, the checklists built once
         scoring = 2 * len(items) + len(items)
@@ -249,27 +251,27 @@ def test_conditions_repeated_are_real_calls_kept_reopened_and_free_to_run_again(
         calls = len(llm.requests)
         _models, _again = _run_repeats(project, llm, names, items, 3, seen)
         assert len(llm.requests) == calls  # finished repeats make no call
-        assert session.estimate_conditions(project, _state(), names, items, models,
+        assert ie_conditions.estimate_conditions(project, _state(), names, items, models,
                                            {"Thinker": profile}, repeats=3).calls_max == 0
 
     with Project.open(path) as project:
-        kept = session.load_condition_repeats(project, _state(), names, items, models, 3)
+        kept = ie_conditions.load_condition_repeats(project, _state(), names, items, models, 3)
         assert len(llm.requests) == calls  # reopening asks nothing
         assert {n: len(r) for n, r in kept.items()} == {n: 3 for n in names}
         assert [s.score for s in kept["human"][0].scores] == [
             s.score for s in runs["human"].scores]
         assert len({r.run_id for r in kept["single-judge"]}) == 3
-        entries = session.condition_stability(kept)
+        entries = ie_conditions.condition_stability(kept)
         assert [(c, d) for c, d, _ in entries] == [(cd.CONDITIONS[n], DIM.name) for n in names]
         assert all(s.n_repeats == 3 and s.alpha.value == pytest.approx(1.0)
                    for _, _, s in entries)
-        lines = session.condition_stability_lines(entries)
+        lines = ie_conditions.condition_stability_lines(entries)
         assert lines[-1].startswith("The single judge gives much the same scores")
         assert cd.CONDITIONS["human"] in lines[0]
         # asking for more repeats than were run: as far as they go
-        assert {n: len(r) for n, r in session.load_condition_repeats(
+        assert {n: len(r) for n, r in ie_conditions.load_condition_repeats(
             project, _state(), names, items, models, 5).items()} == {n: 3 for n in names}
-        assert session.estimate_conditions(project, _state(), names, items, models,
+        assert ie_conditions.estimate_conditions(project, _state(), names, items, models,
                                            {"Thinker": profile}, repeats=4).calls == scoring
 
 
@@ -281,15 +283,15 @@ def test_one_stability_line_per_condition_names_the_flagged_dimensions():
     shaky = repeat_stability({"a": [1, 5], "b": [5, 1], "c": [3, 2]}, who="the single judge",
                              unit_name="text")
     label = cd.CONDITIONS["single-judge"]
-    lines = session.condition_stability_lines([(label, "Clarity", steady),
+    lines = ie_conditions.condition_stability_lines([(label, "Clarity", steady),
                                                (label, "Accuracy", shaky)])
     assert len(lines) == 1
     assert lines[0].startswith("The single judge gives different scores when asked again on "
                                "Accuracy (agreement between repeats: Clarity 1.00; Accuracy ")
     assert lines[0].endswith("treat single scores with care.")
-    assert session.condition_stability_lines([(label, "Clarity", steady)]) == [steady.sentence]
+    assert ie_conditions.condition_stability_lines([(label, "Clarity", steady)]) == [steady.sentence]
     # too few texts scored in every repeat: said, naming whose repeats
     lonely = repeat_stability({"a": [2, 2, 2], "b": [None, None, 4]}, who="the single judge",
                               unit_name="text")
-    line, = session.condition_stability_lines([(label, "Clarity", lonely)])
+    line, = ie_conditions.condition_stability_lines([(label, "Clarity", lonely)])
     assert line.startswith("How alike the 3 repeats of the single judge are cannot be said: ")

@@ -6,7 +6,9 @@ can be put back."""
 
 from __future__ import annotations
 
-from core.interacteval import Attribute, Dimension, SubQuestionGroup, session
+from core.interacteval import Attribute, Dimension, SubQuestionGroup
+from core.interacteval.session import building, stages
+from core.interacteval.session import choices as ie_choices
 from core.llm import Gateway, MemoryCache, ScriptedLLM
 from core.project import Project
 from tests.core.interacteval_support import BUILD_REPLIES
@@ -19,11 +21,11 @@ NOTES = [Attribute(text="Sentences follow each other logically.", source="Anna",
 
 
 def _state(project):
-    state, _ = session.open_state(project)
+    state, _ = ie_choices.open_choices(project)
     state.dimensions = [Dimension(name=DIM, definition="How well the text hangs together.")]
     state.current = DIM
     state.notes = {DIM: list(NOTES)}
-    session.save_state(project, state)
+    ie_choices.save_choices(project, state)
     return state
 
 
@@ -36,40 +38,40 @@ async def test_edited_components_are_kept_unless_replacing_is_asked_for(tmp_path
             ScriptedLLM(BUILD_REPLIES, name="edits-kept") as llm:
         gateway = Gateway(llm.profile(max_retries=0), cache=MemoryCache())
         state = _state(project)
-        await session.run_build_steps(project, state, DIM, ["components"], gateway)
-        assert session.get_stage(project, DIM, "components").value == ["Logical flow",
+        await building.run_build_steps(project, state, DIM, ["components"], gateway)
+        assert stages.get_stage(project, DIM, "components").value == ["Logical flow",
                                                                        "Structure"]
         edited = ["Flow of ideas", "Structure"]
-        session.edit_stage(project, DIM, "components", edited, who="Anna")
+        stages.edit_stage(project, DIM, "components", edited, who="Anna")
         _new_note(state, "Paragraphs link up.")  # the step is out of date now
-        assert session.get_stage(project, DIM, "components").input != \
-            session.stage_input(project, state, DIM, "components")
-        assert session.edited_steps(project, DIM, session.BUILD_KEYS) == [("components",
+        assert stages.get_stage(project, DIM, "components").input != \
+            stages.stage_input(project, state, DIM, "components", gateway.profile)
+        assert stages.edited_steps(project, DIM, building.BUILD_KEYS) == [("components",
                                                                             "Anna")]
 
         calls = llm.calls
-        await session.run_build_steps(project, state, DIM, ["components"], gateway)
+        await building.run_build_steps(project, state, DIM, ["components"], gateway)
         assert llm.calls == calls, "the edited components were made again"
-        kept = session.get_stage(project, DIM, "components")
+        kept = stages.get_stage(project, DIM, "components")
         assert kept.value == edited and kept.edited and kept.edited_by == "unnamed person"
         # current: made from today's notes by this model (the hash counts the builder)
-        assert kept.input == session.stage_input(project, state, DIM, "components",
-                                                 gateway.profile)
+        assert kept.input == stages.stage_input(project, state, DIM, "components",
+                                                gateway.profile)
 
         _new_note(state, "The ending ties back to the start.")
-        await session.run_build_steps(project, state, DIM, ["components"], gateway,
+        await building.run_build_steps(project, state, DIM, ["components"], gateway,
                                       edits="replace", who="Ben")
         assert llm.calls == calls + 1
-        now = session.get_stage(project, DIM, "components")
+        now = stages.get_stage(project, DIM, "components")
         assert now.value == ["Logical flow", "Structure"] and not now.edited
-        aside = session.replaced_version(project, DIM, "components")
+        aside = stages.replaced_version(project, DIM, "components")
         assert aside["value"] == edited and aside["edited_by"] == "unnamed person"
         assert aside["replaced_by"] == "Ben" and aside["replaced_at"]
 
-        assert session.restore_replaced(project, DIM, "components", who="Ben") == edited
-        back = session.get_stage(project, DIM, "components")
+        assert stages.restore_replaced(project, DIM, "components", who="Ben") == edited
+        back = stages.get_stage(project, DIM, "components")
         assert back.value == edited and back.edited and back.edited_by == "Ben"
-        assert session.replaced_version(project, DIM, "components") is None
+        assert stages.replaced_version(project, DIM, "components") is None
 
 
 async def test_a_checklist_edited_in_the_editor_is_not_made_again_silently(tmp_path):
@@ -81,23 +83,23 @@ async def test_a_checklist_edited_in_the_editor_is_not_made_again_silently(tmp_p
         groups = [SubQuestionGroup(component="Structure", key_question="Is it organised?",
                                    sub_questions=["Is there a clear beginning and end?",
                                                   "Are the paragraphs in order?"])]
-        session.put_stage(project, DIM, "sub_questions", groups, input_hash="x")
-        made = await session.run_build_steps(project, state, DIM, ["checklist"], gateway)
+        stages.put_stage(project, DIM, "sub_questions", groups, input_hash="x")
+        made = await building.run_build_steps(project, state, DIM, ["checklist"], gateway)
         edited = made.model_copy(update={"items": made.items[:1]})
-        session.edit_checklist(project, edited, who="Anna")
-        session.edit_stage(project, DIM, "sub_questions", groups + [SubQuestionGroup(
+        stages.edit_checklist(project, edited, who="Anna")
+        stages.edit_stage(project, DIM, "sub_questions", groups + [SubQuestionGroup(
             component="Flow", key_question="Does it flow?",
             sub_questions=["Do the sentences follow on?"])], who="Anna")
-        assert session.edited_steps(project, DIM, ["checklist"]) == [("checklist", "Anna")]
+        assert stages.edited_steps(project, DIM, ["checklist"]) == [("checklist", "Anna")]
 
-        await session.run_build_steps(project, state, DIM, ["checklist"], gateway)
-        assert len(session.load_checklist(project, DIM).items) == 1  # Anna's checklist
+        await building.run_build_steps(project, state, DIM, ["checklist"], gateway)
+        assert len(stages.load_checklist(project, DIM).items) == 1  # Anna's checklist
 
-        await session.run_build_steps(project, state, DIM, ["checklist"], gateway,
+        await building.run_build_steps(project, state, DIM, ["checklist"], gateway,
                                       edits="replace", who="Ben")
-        assert len(session.load_checklist(project, DIM).items) == 3
-        aside = session.replaced_version(project, DIM, "checklist")
+        assert len(stages.load_checklist(project, DIM).items) == 3
+        aside = stages.replaced_version(project, DIM, "checklist")
         assert len(aside["value"]["items"]) == 1 and aside["edited_by"] == "Anna"
-        session.restore_replaced(project, DIM, "checklist", who="Ben")
-        assert len(session.load_checklist(project, DIM).items) == 1
+        stages.restore_replaced(project, DIM, "checklist", who="Ben")
+        assert len(stages.load_checklist(project, DIM).items) == 1
         assert llm.calls == 0

@@ -15,8 +15,10 @@ import pandas as pd
 import pytest
 from aiohttp import web
 
-from core.interacteval import Checklist, ChecklistItem, session
+from core.interacteval import Checklist, ChecklistItem
 from core.interacteval.inputs import TextsSetup, open_texts
+from core.interacteval.session import building, scoring, stages
+from core.interacteval.session import choices as ie_choices
 from core.llm import gateway_for
 from core.project import Project
 from core.settings import ModelProfile
@@ -76,25 +78,25 @@ def _setup(tmp_path):
     pd.DataFrame({"text": [f"An essay about topic {i}." for i in range(4)],
                   "Word choice": [2, 3, 4, 5]}).to_excel(tmp_path / "texts.xlsx", index=False)
     project = Project.create(tmp_path / "p.evaldesk", method="interacteval")
-    state, _ = session.open_state(project)
+    state, _ = ie_choices.open_choices(project)
     checklist = Checklist(dimension="Word choice", definition="Precise, varied words.",
                           items=[ChecklistItem(question="Are the words precise?"),
                                  ChecklistItem(question="Is the vocabulary varied?")])
-    session.save_checklist(project, checklist, origin="imported")
+    stages.save_checklist(project, checklist, origin="imported")
     from core.interacteval import Dimension
 
     state.dimensions = [Dimension(name="Word choice", definition="Precise, varied words.")]
-    state.texts = session.store_texts_file(project, TextsSetup(), tmp_path / "texts.xlsx")
-    path, state.texts, _ = session.open_texts_file(project, state.texts)
+    state.texts = ie_choices.store_texts_file(project, TextsSetup(), tmp_path / "texts.xlsx")
+    path, state.texts, _ = ie_choices.open_texts_file(project, state.texts)
     opened = open_texts(path, state.texts, ["Word choice"])
     state.texts = opened.setup
     return project, state, list(opened.read.items)
 
 
 async def _score(project, state, items, profile):
-    plan = session.plan_scoring(project, state, items, profile)
+    plan = scoring.plan_scoring(project, state, items, profile)
     llm = gateway_for(profile, project, plan.run_id)
-    run = await session.score_texts(plan.checklists, plan.items, llm, project=project,
+    run = await scoring.score_texts(plan.checklists, plan.items, llm, project=project,
                                     settings=plan.settings, model=plan.model,
                                     run_id=plan.run_id, samples=plan.samples)
     return run, llm
@@ -115,11 +117,11 @@ async def test_the_same_model_with_other_settings_is_asked_and_old_scores_are_no
     with project:
         run, llm = await _score(project, state, items, first)
         assert llm.usage.calls == 4 and all(s.status == "ok" for s in run.scores)
-        checklists = session.all_checklists(project, state)
-        shown = session.load_run(project, session.load_state(project), checklists)
-        assert session.results_out_of_date(project, state, shown, checklists, first) == []
+        checklists = stages.all_checklists(project, state)
+        shown = scoring.load_run(project, ie_choices.open_choices(project)[0], checklists)
+        assert scoring.results_out_of_date(project, state, shown, checklists, first) == []
 
-        stale = session.results_out_of_date(project, state, shown, checklists, second)
+        stale = scoring.results_out_of_date(project, state, shown, checklists, second)
         assert stale and words in " ".join(stale), stale
 
         calls_before = first_server.calls + second_server.calls
@@ -129,10 +131,10 @@ async def test_the_same_model_with_other_settings_is_asked_and_old_scores_are_no
         assert again.run_id != run.run_id
         assert again.model_settings[{"server": "api_bases"}.get(change, change)] != \
             run.model_settings[{"server": "api_bases"}.get(change, change)]
-        reopened = session.load_run(project, session.load_state(project), checklists)
+        reopened = scoring.load_run(project, ie_choices.open_choices(project)[0], checklists)
         assert reopened.run_id == again.run_id
-        assert session.results_out_of_date(project, state, reopened, checklists, second) == []
-        assert session.results_out_of_date(project, state, reopened, checklists, first) != []
+        assert scoring.results_out_of_date(project, state, reopened, checklists, second) == []
+        assert scoring.results_out_of_date(project, state, reopened, checklists, first) != []
 
         # the first profile again: its scores are still in the project, no call is made
         back, llm3 = await _score(project, state, items, first)
@@ -148,8 +150,8 @@ async def test_an_unchanged_profile_makes_no_call_and_a_renamed_one_neither(tmp_
         renamed = profile.model_copy(update={"name": "My judge", "max_concurrency": 2})
         again, llm = await _score(project, state, items, renamed)
         assert llm.usage.calls == 0 and again.run_id == run.run_id
-        checklists = session.all_checklists(project, state)
-        assert session.results_out_of_date(project, state, again, checklists, renamed) == []
+        checklists = stages.all_checklists(project, state)
+        assert scoring.results_out_of_date(project, state, again, checklists, renamed) == []
 
 
 def test_the_results_say_the_model_and_its_settings():
@@ -175,26 +177,26 @@ async def test_a_build_step_made_by_another_builder_setting_is_not_current(tmp_p
 
     with Project.create(tmp_path / "p.evaldesk") as project, \
             ScriptedLLM(BUILD_REPLIES, name="builder-switch") as llm:
-        state, _ = session.open_state(project)
+        state, _ = ie_choices.open_choices(project)
         state.dimensions = [Dimension(name="Coherence", definition="Hangs together.")]
         state.notes = {"Coherence": [Attribute(text=t, source="Anna", source_kind="person")
                                      for t in ("Ideas follow on.", "Clear order.", "No jumps.")]}
         first = llm.profile(name="A", max_retries=0)
         second = first.model_copy(update={"name": "B", "seed": 7})
         cache = MemoryCache()
-        await session.run_build_steps(project, state, "Coherence", ["components"],
+        await building.run_build_steps(project, state, "Coherence", ["components"],
                                       Gateway(first, cache=cache))
-        stored = session.get_stage(project, "Coherence", "components")
-        assert stored.input == session.stage_input(project, state, "Coherence", "components",
+        stored = stages.get_stage(project, "Coherence", "components")
+        assert stored.input == stages.stage_input(project, state, "Coherence", "components",
                                                    first)
-        assert stored.input != session.stage_input(project, state, "Coherence", "components",
+        assert stored.input != stages.stage_input(project, state, "Coherence", "components",
                                                    second)
         calls = llm.calls
-        await session.run_build_steps(project, state, "Coherence", ["components"],
+        await building.run_build_steps(project, state, "Coherence", ["components"],
                                       Gateway(second, cache=cache))
         assert llm.calls == calls + 1  # another seed: asked, not taken from the first's answer
-        assert session.get_stage(project, "Coherence", "components").input == \
-            session.stage_input(project, state, "Coherence", "components", second)
+        assert stages.get_stage(project, "Coherence", "components").input == \
+            stages.stage_input(project, state, "Coherence", "components", second)
 
 
 def test_a_key_inside_a_server_address_is_never_recorded():

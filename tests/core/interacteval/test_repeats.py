@@ -9,7 +9,10 @@ import threading
 
 import pytest
 
-from core.interacteval import ScoringSettings, TextItem, session
+from core.interacteval import ScoringSettings, TextItem
+from core.interacteval.session import export as ie_export
+from core.interacteval.session import judge as ie_judge
+from core.interacteval.session import scoring
 from tests.core.repeat_support import RepeatSpy
 
 N = 12
@@ -46,7 +49,8 @@ def _factory(project, llm, seen):
 async def test_repeats_are_real_calls_kept_and_free_to_run_again(tmp_path, scripted, checklist):
     from openpyxl import load_workbook
 
-    from core.interacteval.repeats import load_repeats, score_repeats, stability
+    from core.interacteval.repeats import stability
+    from core.interacteval.session.scoring import load_repeats, score_repeats
     from core.project import Project
     from core.stats import krippendorff_alpha
 
@@ -77,12 +81,12 @@ async def test_repeats_are_real_calls_kept_and_free_to_run_again(tmp_path, scrip
         assert len(load_repeats(project, [checklist], settings, llm.model, 5)) == 3
 
         # repeat 0 is the ordinary run: scoring once more as before makes no call
-        plain = await session.score_texts([checklist], items, _factory(project, llm, [])(
-            session.open_scoring_run(project, [checklist], settings, llm.model)),
+        plain = await scoring.score_texts([checklist], items, _factory(project, llm, [])(
+            scoring.open_scoring_run(project, [checklist], settings, llm.model)),
             project=project, settings=settings, model=llm.model)
         assert plain.run_id == runs[0].run_id and llm.calls == 3 * N
 
-        path = session.export_results(project, runs[0], tmp_path / "r.xlsx", repeats=runs).path
+        path = ie_export.export_results(project, runs[0], tmp_path / "r.xlsx", repeats=runs).path
     book = load_workbook(path, read_only=True)
     assert "Stability" in book.sheetnames
     rows = list(book["Stability"].iter_rows(values_only=True))
@@ -98,7 +102,8 @@ async def test_repeats_are_real_calls_kept_and_free_to_run_again(tmp_path, scrip
 
 
 async def test_a_steady_judge_is_not_flagged(tmp_path, scripted, checklist):
-    from core.interacteval.repeats import score_repeats, stability
+    from core.interacteval.repeats import stability
+    from core.interacteval.session.scoring import score_repeats
     from core.project import Project
 
     llm = scripted(_Judge(steady=True))
@@ -111,14 +116,14 @@ async def test_a_steady_judge_is_not_flagged(tmp_path, scripted, checklist):
 
 
 async def test_repeats_are_not_judges_of_their_own(tmp_path, scripted, checklist):
-    from core.interacteval.repeats import score_repeats
+    from core.interacteval.session.scoring import score_repeats
     from core.project import Project
 
     llm = scripted(_Judge(steady=False))
     with Project.create(tmp_path / "p.evaldesk") as project:
         runs = await score_repeats(project, [checklist], _items(), _factory(project, llm, []), 2,
                                    settings=ScoringSettings(), model=llm.model)
-        judges = session.judges_to_compare(project, session.load_state(project))
+        judges = ie_judge.scoring_judges(project)
         assert [j[0] for j in judges] == [f"{llm.model} (run {runs[0].run_id}, {runs[0].date})"]
 
 

@@ -15,9 +15,9 @@ from core.interacteval import (
     legacy_count,
     parse_answer,
     score_text,
-    session,
 )
 from core.interacteval.checklist_scoring import answers_schema
+from core.interacteval.session import scoring
 
 from .conftest import FakeLLM, failure
 
@@ -307,7 +307,6 @@ async def test_per_question_mode_asks_an_unusable_answer_again(scripted, checkli
 async def test_an_incomplete_text_is_retried_on_resume(tmp_path, scripted, item):
     """Through the gateway with the project as cache: the questions still unanswered are asked
     again when scoring resumes (an unusable answer is never taken from the cache)."""
-    from core.interacteval import open_scoring_run
     from core.llm import Gateway
     from core.project import Project
 
@@ -326,16 +325,16 @@ async def test_an_incomplete_text_is_retried_on_resume(tmp_path, scripted, item)
     checklist = _fifteen()
     settings = ScoringSettings()
     with Project.create(tmp_path / "p.evaldesk") as project:
-        run_id = open_scoring_run(project, [checklist], settings, llm.model)
+        run_id = scoring.open_scoring_run(project, [checklist], settings, llm.model)
         gateway = Gateway(llm.profile(), cache=project, run_id=run_id)
-        first = await session.score_texts([checklist], [item], gateway, settings=settings,
+        first = await scoring.score_texts([checklist], [item], gateway, settings=settings,
                                   model=llm.model, project=project, run_id=run_id)
         assert first.scores[0].status == "incomplete" and first.scores[0].score is None
         state["resumed"] = True
         before = llm.calls
-        run_id = open_scoring_run(project, [checklist], settings, llm.model)
+        run_id = scoring.open_scoring_run(project, [checklist], settings, llm.model)
         gateway = Gateway(llm.profile(), cache=project, run_id=run_id)
-        second = await session.score_texts([checklist], [item], gateway, settings=settings,
+        second = await scoring.score_texts([checklist], [item], gateway, settings=settings,
                                    model=llm.model, project=project, run_id=run_id)
     assert llm.calls - before == 1  # only the three missing questions, once
     assert second.scores[0].status == "ok"

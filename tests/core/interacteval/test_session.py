@@ -13,21 +13,21 @@ from core.interacteval import (
     ChecklistItem,
     ScoringSettings,
     TextItem,
-    load_checklists,
-    save_checklist,
-    session,
 )
 from core.interacteval.inputs import TextsSetup
 from core.interacteval.model import Dimension
 from core.interacteval.pipeline import RESULT_KIND
-from core.interacteval.session import (
-    STATE_KIND,
-    WizardState,
-    open_state,
+from core.interacteval.session import export as ie_export
+from core.interacteval.session import scoring, stages
+from core.interacteval.session.choices import (
+    CHOICES_KIND,
+    InteractEvalChoices,
+    open_choices,
     open_texts_file,
-    save_state,
+    save_choices,
     store_texts_file,
 )
+from core.interacteval.session.stages import load_checklists, save_checklist
 from core.project import Project
 from core.project.payloads import UNREADABLE_SUFFIX
 from core.runs import Cancelled, CancelToken, Progress
@@ -38,34 +38,34 @@ from .conftest import FakeLLM, failure
 def test_a_state_that_cannot_be_read_is_kept_aside_and_named(tmp_path):
     with Project.create(tmp_path / "s.evaldesk") as project:
         bad = {"dimensions": "not a list", "page": "build"}
-        project.put_artefact(STATE_KIND, "state", bad, origin="human")
+        project.put_artefact(CHOICES_KIND, "state", bad, origin="human")
 
-        state, problem = open_state(project)
+        state, problem = open_choices(project)
 
-        assert state == WizardState()
+        assert state == InteractEvalChoices()
         assert "InteractEval choices" in problem and "kept in the project" in problem
-        (kept,) = project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)
+        (kept,) = project.list_artefacts(CHOICES_KIND + UNREADABLE_SUFFIX)
         assert kept.payload == bad  # the original is not saved over
-        save_state(project, state)
-        assert project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)[0].payload == bad
+        save_choices(project, state)
+        assert project.list_artefacts(CHOICES_KIND + UNREADABLE_SUFFIX)[0].payload == bad
 
 
 def test_a_state_saved_by_a_newer_evaldesk_is_not_replaced(tmp_path):
     with Project.create(tmp_path / "n.evaldesk") as project:
-        newer = {**WizardState(dimensions=[Dimension(name="Clarity")]).model_dump(mode="json"),
+        newer = {**InteractEvalChoices(dimensions=[Dimension(name="Clarity")]).model_dump(mode="json"),
                  "_payload_version": 99}
-        project.put_artefact(STATE_KIND, "state", newer, origin="human")
-        state, problem = open_state(project)
+        project.put_artefact(CHOICES_KIND, "state", newer, origin="human")
+        state, problem = open_choices(project)
         assert state.dimensions == [] and "newer EvalDesk" in problem
-        (kept,) = project.list_artefacts(STATE_KIND + UNREADABLE_SUFFIX)
+        (kept,) = project.list_artefacts(CHOICES_KIND + UNREADABLE_SUFFIX)
         assert kept.payload == newer
 
 
 def test_a_state_saved_before_versions_still_opens(tmp_path):
     with Project.create(tmp_path / "o.evaldesk") as project:
-        old = WizardState(dimensions=[Dimension(name="Clarity")], current="Clarity")
-        project.put_artefact(STATE_KIND, "state", old.model_dump(mode="json"), origin="human")
-        state, problem = open_state(project)
+        old = InteractEvalChoices(dimensions=[Dimension(name="Clarity")], current="Clarity")
+        project.put_artefact(CHOICES_KIND, "state", old.model_dump(mode="json"), origin="human")
+        state, problem = open_choices(project)
         assert problem == "" and state == old
 
 
@@ -113,7 +113,7 @@ async def test_scoring_commits_each_text_and_resume_after_cancel_repeats_nothing
     items = _items()
     with Project.create(tmp_path / "p.evaldesk", method="interacteval") as project:
         with pytest.raises(Cancelled):
-            await session.score_texts([checklist], items, llm, model="fake", project=project,
+            await scoring.score_texts([checklist], items, llm, model="fake", project=project,
                               cancel=cancel)
         (run,) = project.list_runs("interacteval", "score")
         assert run.status == "cancelled"
@@ -121,7 +121,7 @@ async def test_scoring_commits_each_text_and_resume_after_cancel_repeats_nothing
         assert len(committed) == 3 and len(asked) == 3
 
         states = []
-        result = await session.score_texts([checklist], items, llm, model="fake", project=project,
+        result = await scoring.score_texts([checklist], items, llm, model="fake", project=project,
                                    progress=Progress(states.append))
     assert len(asked) == 6
     assert sorted(asked) == sorted(i.text for i in items)  # every text asked exactly once
@@ -139,15 +139,15 @@ async def test_changed_settings_or_checklist_start_a_new_run(tmp_path, checklist
     llm = FakeLLM(_reply_by_text)
     items = _items(2)
     with Project.create(tmp_path / "p.evaldesk") as project:
-        first = await session.score_texts([checklist], items, llm, model="fake", project=project)
-        same = await session.score_texts([checklist], items, llm, model="fake", project=project)
+        first = await scoring.score_texts([checklist], items, llm, model="fake", project=project)
+        same = await scoring.score_texts([checklist], items, llm, model="fake", project=project)
         assert len(llm.calls) == 2 and same.reused == 2 and same.run_id == first.run_id
-        legacy = await session.score_texts([checklist], items, llm, model="fake", project=project,
+        legacy = await scoring.score_texts([checklist], items, llm, model="fake", project=project,
                                    settings=ScoringSettings(counting="legacy"))
         assert legacy.run_id != first.run_id and len(llm.calls) == 4
         edited = checklist.model_copy(deep=True)
         edited.items[0].question = "Does it flow well?"
-        again = await session.score_texts([edited], items, llm, model="fake", project=project)
+        again = await scoring.score_texts([edited], items, llm, model="fake", project=project)
         assert again.run_id not in (first.run_id, legacy.run_id) and len(llm.calls) == 6
 
 
@@ -158,11 +158,11 @@ async def test_failed_texts_are_retried_on_resume(tmp_path, checklist):
     llm = FakeLLM({"ChecklistAnswers": replies})
     items = _items(1)
     with Project.create(tmp_path / "p.evaldesk") as project:
-        first = await session.score_texts([checklist], items, llm, project=project)
+        first = await scoring.score_texts([checklist], items, llm, project=project)
         assert first.scores[0].status == "failed"
         (stored,) = project.get_results(first.run_id, RESULT_KIND)
         assert stored.status == "failed" and "server" in stored.error
-        second = await session.score_texts([checklist], items, llm, project=project)
+        second = await scoring.score_texts([checklist], items, llm, project=project)
     assert second.scores[0].status == "ok" and second.scores[0].score == 5.0
 
 
@@ -181,7 +181,6 @@ async def test_checklist_artefact_round_trip(tmp_path, checklist):
 async def test_cancel_and_resume_through_the_gateway(tmp_path, scripted, checklist):
     """The real path: gateway with the project as cache, one call at a time, Cancel pressed
     after two texts are scored. The resumed run asks only for the texts not yet scored."""
-    from core.interacteval import open_scoring_run
     from core.llm import Gateway
     from core.project import Project
 
@@ -196,19 +195,19 @@ async def test_cancel_and_resume_through_the_gateway(tmp_path, scripted, checkli
             cancel.cancel()
 
     with Project.create(tmp_path / "p.evaldesk") as project:
-        run_id = open_scoring_run(project, [checklist], settings, profile.model)
+        run_id = scoring.open_scoring_run(project, [checklist], settings, profile.model)
         gateway = Gateway(profile, cache=project, run_id=run_id)
         with pytest.raises(Cancelled):
-            await session.score_texts([checklist], items, gateway, settings=settings,
+            await scoring.score_texts([checklist], items, gateway, settings=settings,
                               model=profile.model, project=project, run_id=run_id,
                               progress=Progress(listener), cancel=cancel)
         finished = {r.payload["text_id"] for r in project.get_results(run_id, RESULT_KIND)}
         assert len(finished) == 2
         before = llm.calls
 
-        run_id = open_scoring_run(project, [checklist], settings, profile.model)
+        run_id = scoring.open_scoring_run(project, [checklist], settings, profile.model)
         gateway = Gateway(profile, cache=project, run_id=run_id)
-        result = await session.score_texts([checklist], items, gateway, settings=settings,
+        result = await scoring.score_texts([checklist], items, gateway, settings=settings,
                                    model=profile.model, project=project, run_id=run_id)
     assert result.reused == 2
     assert all(s.status == "ok" for s in result.scores)
@@ -232,7 +231,7 @@ async def test_a_text_that_is_a_think_aloud_sample_is_flagged(tmp_path, checklis
     other = Checklist(dimension="Fluency", items=[ChecklistItem(question="Fluent?")])
     llm = FakeLLM(lambda messages, schema: {"q1": "yes", "q2": "yes"})
     with Project.create(tmp_path / "p.evaldesk") as project:
-        run = await session.score_texts([with_samples, other], items, llm, project=project)
+        run = await scoring.score_texts([with_samples, other], items, llm, project=project)
         flags = {(s.dimension, s.text_id): s.think_aloud_sample for s in run.scores}
         assert flags[("Coherence", "t1")] is True
         assert sum(flags.values()) == 1  # not t0/t2, and not t1 on Fluency (not its sample)
@@ -241,7 +240,7 @@ async def test_a_text_that_is_a_think_aloud_sample_is_flagged(tmp_path, checklis
                   if r.payload["dimension"] == "Coherence"}
         assert stored == {"t0": False, "t1": True, "t2": False}
         # samples given for the run (the wizard's choice) take the place of the checklist's
-        again = await session.score_texts([with_samples, other], items, llm, project=project,
+        again = await scoring.score_texts([with_samples, other], items, llm, project=project,
                                   samples={"Coherence": ["Text number 2."]})
         assert [s.text_id for s in again.scores if s.think_aloud_sample] == ["t2"]
         assert again.run_id != run.run_id  # other samples: another run
@@ -260,11 +259,11 @@ async def test_scores_kept_under_the_keys_of_earlier_versions_are_reused(tmp_pat
     old_key = json.dumps([checklist.dimension, item.id, digest], ensure_ascii=False)
     llm = FakeLLM(_reply_by_text)
     with Project.create(tmp_path / "k.evaldesk") as project:
-        run_id = session.open_scoring_run(project, [checklist], ScoringSettings(), "fake")
+        run_id = scoring.open_scoring_run(project, [checklist], ScoringSettings(), "fake")
         kept = {"text_id": item.id, "dimension": checklist.dimension, "status": "ok",
                 "score": 4.0, "answered": 2, "questions": 2}
         project.put_result(run_id, RESULT_KIND, old_key, kept)
-        run = await session.score_texts([checklist], [item], llm, project=project,
+        run = await scoring.score_texts([checklist], [item], llm, project=project,
                                         model="fake", run_id=run_id)
     assert llm.calls == [] and run.reused == 1 and run.scores[0].score == 4.0
 
@@ -284,17 +283,17 @@ def test_a_deleted_question_is_named_in_the_exports(tmp_path):
             ChecklistItem(question="Are the words precise?"),
             ChecklistItem(question="Is the vocabulary varied?"),
             ChecklistItem(question="Does it avoid slang?")])
-        session.save_checklist(project, made)
+        stages.save_checklist(project, made)
         reworded = made.model_copy(deep=True)
         reworded.items[0].question = "Are the words exact?"
-        session.edit_checklist(project, reworded, who="Anna")
+        stages.edit_checklist(project, reworded, who="Anna")
         fewer = reworded.model_copy(update={"items": reworded.items[:2]}, deep=True)
-        session.edit_checklist(project, fewer, who="Anna")
-        gone = session.deleted_questions(project, "Word choice")
+        stages.edit_checklist(project, fewer, who="Anna")
+        gone = stages.deleted_questions(project, "Word choice")
         assert [(q, who) for q, who, _ in gone] == [("Does it avoid slang?", "Anna")]
 
-        state = session.WizardState(dimensions=[session.Dimension(name="Word choice")])
-        session.export_checklists(project, state, tmp_path / "lists.xlsx")
+        state = InteractEvalChoices(dimensions=[Dimension(name="Word choice")])
+        ie_export.export_checklists(project, state, tmp_path / "lists.xlsx")
         text = pd.read_excel(tmp_path / "lists.xlsx", sheet_name="Read me",
                              header=None).to_string()
         assert "questions deleted" in text and "Does it avoid slang?" in text
@@ -302,7 +301,7 @@ def test_a_deleted_question_is_named_in_the_exports(tmp_path):
         run = ScoringRun(scores=[TextScore(text_id="e1", dimension="Word choice", status="ok",
                                            score=3.0)],
                          settings=ScoringSettings(), model="m", checklists=[fewer])
-        session.export_results(project, run, tmp_path / "results.xlsx")
+        ie_export.export_results(project, run, tmp_path / "results.xlsx")
         results = pd.read_excel(tmp_path / "results.xlsx", sheet_name="Read me",
                                 header=None).to_string()
         assert "Does it avoid slang?" in results and "by Anna" in results
