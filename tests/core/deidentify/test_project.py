@@ -74,8 +74,8 @@ def test_known_names_come_from_what_the_methods_keep(tmp_path, project):
     read without the methods' code."""
     from core.aqer.model import AqerChoices
     from core.aqer.session import choices as aqer
-    from core.interacteval.session import choices as ie
     from core.interacteval.model import Attribute
+    from core.interacteval.session import choices as ie
     from core.judge_check import Rating, save_rating
     from core.majeval import Persona
     from core.majeval.session import personas as mj
