@@ -17,6 +17,7 @@ same order, so the two routes cannot drift apart::
     conditions = session.load_conditions(names)
     judge, problem = session.judge_to_check()           # the judge's scores to grade
     candidates = session.judges_to_compare()            # other models' scores of the same items
+    said = session.choose_judge(candidates[0][1])       # the best one becomes the judge
     written = session.export(path, who=who)             # the results workbook
 
 The models a session talks to are injected (:data:`ModelFactory`: the app and the command line
@@ -58,7 +59,8 @@ JudgeCandidate = tuple[str, str, "JudgeData"]
 #: The verbs every session has (the protocol below, in the order a run uses them).
 VERBS = (
     "open", "choices", "save_choices", "store_input", "estimate", "run", "load_results",
-    "run_conditions", "load_conditions", "judge_to_check", "judges_to_compare", "export",
+    "run_conditions", "load_conditions", "judge_to_check", "judges_to_compare", "choose_judge",
+    "export",
 )
 
 
@@ -124,6 +126,12 @@ class MethodSession(Protocol[ChoicesT, ResultsT_co]):
 
     def judges_to_compare(self) -> list[JudgeCandidate]:
         """Other models' scores of the same items, for "Pick the judge"."""
+        ...
+
+    def choose_judge(self, key: str) -> str:
+        """Make the candidate ``key`` (the second field of one of :meth:`judges_to_compare`)
+        the project's judge: the choices that go with it are saved (its model's profile, its
+        condition's options); returns what was done, or why it cannot be, in plain words."""
         ...
 
     def export(self, path: str | Path, *, who: str) -> Path:

@@ -16,19 +16,27 @@ OpenAI once does not silence the notice for another provider.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 
+from core.deidentify.kinds import KIND_LABELS, KINDS
 from core.settings import BUNDLED_PROFILE_NAME, ModelProfile
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.project import Project
 
 __all__ = [
+    "DEIDENTIFICATION_SHEET",
     "NOTICE_KIND",
+    "DeidentificationSummary",
     "Destination",
+    "deidentification_notice",
+    "deidentification_readme",
+    "deidentification_sheets",
+    "deidentification_summary",
     "destination",
     "needs_cloud_notice",
     "remember_cloud_notice",
@@ -165,3 +173,180 @@ def remember_cloud_notice(project: Project | None, profile: ModelProfile, who: s
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }, origin="human")
     return True
+
+
+# -------------------------------------------------------------------- de-identification, said
+#: The export sheet that lists what de-identification replaced (kinds and counts, never values).
+DEIDENTIFICATION_SHEET = "De-identification"
+
+
+@dataclass
+class DeidentificationSummary:
+    """What the calls logged in a project say about de-identification: how many were sent
+    with placeholders and how many as written (and why), the replacements of each kind in the
+    texts sent, the different values of each kind in the project's table, and the placeholders
+    models made up (left as they were). Kinds and numbers only, never a value."""
+
+    calls: int = 0
+    deidentified: int = 0
+    switch_off: int = 0
+    this_computer: int = 0
+    older: int = 0  #: not known: logged before calls were flagged, or outside gateway_for
+    other: int = 0  #: sent as written without a project
+    replaced: dict[str, int] = field(default_factory=dict)
+    values: dict[str, int] = field(default_factory=dict)
+    invented: int = 0
+
+    @property
+    def left_computer(self) -> bool:
+        """Whether any call is known to have sent texts off this computer (with placeholders
+        or as written)."""
+        return bool(self.deidentified or self.switch_off or self.other)
+
+    def sentence(self) -> str:
+        """One plain sentence for a Read me sheet or the command line."""
+        if not self.calls:
+            return "no model calls were made"
+        parts = [(f"{self.deidentified} of {self.calls} model calls sent with placeholders "
+                  "instead of names and other identifiers")]
+        if self.switch_off:
+            parts.append(f"{self.switch_off} sent as written (de-identification off)")
+        if self.this_computer:
+            parts.append(f"{self.this_computer} to a model on this computer, as written")
+        if self.older:
+            parts.append(f"{self.older} not known (made before EvalDesk de-identified texts)")
+        if self.other:
+            parts.append(f"{self.other} sent as written")
+        if self.replaced:
+            parts.append("replaced: " + ", ".join(
+                f"{n:,} × {KIND_LABELS.get(kind, kind)}" for kind, n in self.replaced.items()))
+        if self.invented:
+            parts.append(f"{self.invented} placeholders made up by a model, left as they were")
+        return "; ".join(parts)
+
+
+def deidentification_summary(project: Project, run_ids: Iterable[int] | None = None
+                             ) -> DeidentificationSummary:
+    """What the project's logged calls (of ``run_ids``; all when None) say about
+    de-identification (see :class:`DeidentificationSummary`)."""
+    from core.deidentify.project import CALL_FIELD, KIND, MAPPING_KEY
+
+    notes: list[Any] = []
+    if run_ids is None:
+        notes = [note for _run, note in project.llm_call_notes(CALL_FIELD)]
+    else:
+        for run_id in dict.fromkeys(run_ids):
+            notes += [note for _run, note in project.llm_call_notes(CALL_FIELD, run_id)]
+    summary = DeidentificationSummary(calls=len(notes))
+    replaced: dict[str, int] = {}
+    for note in notes:
+        if not isinstance(note, dict):
+            summary.older += 1
+            continue
+        if note.get("on"):
+            summary.deidentified += 1
+            for kind, n in (note.get("counts") or {}).items():
+                replaced[str(kind)] = replaced.get(str(kind), 0) + int(n)
+            summary.invented += len(note.get("invented") or [])
+        elif note.get("why") == "off":
+            summary.switch_off += 1
+        elif note.get("why") == "this_computer":
+            summary.this_computer += 1
+        elif note.get("why") == "no_project":
+            summary.other += 1
+        else:  # made outside ``core.llm.gateway_for``: where it went is not known
+            summary.older += 1
+    summary.replaced = {k: replaced[k] for k in KINDS if replaced.get(k)}
+    table = project.get_artefact(KIND, MAPPING_KEY)
+    entries = table.payload.get("entries", []) if table and isinstance(table.payload, dict) \
+        else []
+    for entry in entries:
+        kind = str(entry.get("kind", "")) if isinstance(entry, dict) else ""
+        if kind:
+            summary.values[kind] = summary.values.get(kind, 0) + 1
+    summary.values = {k: summary.values[k] for k in KINDS if summary.values.get(k)}
+    return summary
+
+
+def deidentification_sheets(project: Project, run_ids: Iterable[int] | None = None
+                            ) -> list[Any]:
+    """The export's "De-identification" sheet (a ``core.tables.Sheet``; none when no call of
+    the project is known to have sent texts off this computer): per kind of identifier, the replacements in the texts sent and the
+    different values in the project's table; then the calls sent with placeholders, sent as
+    written (and why) and the placeholders a model made up. Never a value. Every method's
+    workbook adds it with one line (``sheets += deidentification_sheets(project)``)."""
+    import pandas as pd
+
+    from core.tables import Sheet
+
+    summary = deidentification_summary(project, run_ids)
+    if not summary.left_computer:
+        return []
+    rows: list[dict[str, Any]] = []
+    for kind in dict.fromkeys([*summary.replaced, *summary.values]):
+        rows.append({"What": f"Replaced: {KIND_LABELS.get(kind, kind)}",
+                     "Placeholder": f"[{kind} n]",
+                     "Replacements in the texts sent": summary.replaced.get(kind, 0),
+                     "Different values": summary.values.get(kind, 0)})
+    for what, n in (("Model calls sent with placeholders", summary.deidentified),
+                    ("Model calls sent as written: de-identification off", summary.switch_off),
+                    ("Model calls sent as written: the model runs on this computer",
+                     summary.this_computer),
+                    ("Model calls not known (made before EvalDesk de-identified texts)",
+                     summary.older),
+                    ("Model calls sent as written: no project", summary.other),
+                    ("Placeholders a model made up (left as they were, never guessed)",
+                     summary.invented)):
+        if n or what.startswith("Model calls sent with"):
+            rows.append({"What": what, "Placeholder": "",
+                         "Replacements in the texts sent": n, "Different values": ""})
+    frame = pd.DataFrame(rows, columns=["What", "Placeholder", "Replacements in the texts sent",
+                                        "Different values"])
+    return [Sheet(DEIDENTIFICATION_SHEET, frame, description=(
+        "what was replaced by placeholders before texts left this computer, in every model "
+        "call this project made: kinds and counts only, never the values (they stay in the "
+        "project, on this computer); the last rows count the calls"),
+        widths={"What": 62, "Placeholder": 14, "Replacements in the texts sent": 16,
+                "Different values": 12})]
+
+
+def deidentification_readme(project: Project, run_ids: Iterable[int] | None = None
+                            ) -> list[tuple[str, str]]:
+    """The Read me line about de-identification (none when no call is known to have sent
+    texts off this computer),
+    for a workbook without room for the sheet (``readme += deidentification_readme(project)``)."""
+    summary = deidentification_summary(project, run_ids)
+    return [("De-identification", summary.sentence())] if summary.left_computer else []
+
+
+def deidentification_notice(project: Project | None, profile: ModelProfile) -> str:
+    """What the cloud notice says about de-identification for a run with ``profile`` (plain
+    words; "" when the texts stay on this computer)."""
+    from core.deidentify.project import DeidentifyUnavailable, load_choices, switch_on, why
+
+    try:
+        reason = why(project, profile)
+    except DeidentifyUnavailable as exc:
+        return f"De-identification cannot be used in this project: {exc}"
+    if reason == "this_computer":
+        return ""
+    if reason == "no_project":
+        return ("De-identification is off: without a project there is no table to put the "
+                "real names back from.")
+    if reason == "off":
+        assert project is not None
+        choices = load_choices(project)
+        if choices.enabled is None and not switch_on(project, choices):
+            return ("De-identification is off for this project: it already sent texts before "
+                    "EvalDesk could replace names, so its finished steps keep their answers. "
+                    "To replace names and other identifiers from now on, tick “Replace names "
+                    "before sending” above the wizard's steps.")
+        return ("De-identification is off for this project: names and other identifiers are "
+                "sent as they are written. To replace them, tick “Replace names before "
+                "sending” above the wizard's steps.")
+    return ("De-identification is on: names you gave, names after a title or greeting, "
+            "e-mail addresses, phone numbers, dates, record numbers and other identifiers are "
+            "replaced by placeholders such as [STUDENT 3] before the texts are sent, and put "
+            "back in the results. It cannot find every name (for example a name you did not "
+            "list, written on its own): look at the sample with “Review names and a "
+            "sample”, above the wizard's steps.")

@@ -12,6 +12,7 @@ only if the user chooses to send. "Don't ask again for this project" is stored i
 
 from __future__ import annotations
 
+import html
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,12 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QMessageBox, QWidget
 
-from core.privacy import destination, needs_cloud_notice, remember_cloud_notice
+from core.privacy import (
+    deidentification_notice,
+    destination,
+    needs_cloud_notice,
+    remember_cloud_notice,
+)
 from core.settings import ModelProfile
 
 __all__ = ["SEND_BUTTON", "cloud_notice_text", "confirm_cloud_use"]
@@ -29,7 +35,9 @@ log = logging.getLogger("evaldesk.cloud_notice")
 SEND_BUTTON = "Send and run"
 
 
-def cloud_notice_text(profile: ModelProfile) -> str:
+def cloud_notice_text(profile: ModelProfile, project: Any = None) -> str:
+    """The notice's words for a run of ``project`` with ``profile``: where the texts go, the
+    rules to check, and whether names and other identifiers are replaced first."""
     where = destination(profile)
     if where.kind == "network":
         whom = f"{where.name}, a computer on your organisation's network"
@@ -39,9 +47,13 @@ def cloud_notice_text(profile: ModelProfile) -> str:
         rules = ("Check that your organisation's rules, and the consent of the people who "
                  "wrote them, allow sending them to this service. The service's own terms say "
                  "how long it keeps them.")
+    deid = deidentification_notice(project, profile)
+    head, colon, rest = deid.partition(":")
+    deid_html = f"<b>{html.escape(head)}</b>:{html.escape(rest)}" if colon else html.escape(deid)
     return (
         f"This run sends the texts you evaluate (and the documents of this project) to "
         f"<b>{whom}</b>, through the model profile “{profile.name}”.<br><br>{rules}<br><br>"
+        + (f"{deid_html}<br><br>" if deid else "") +
         "To keep them on this computer, choose a model that runs here instead (Settings → "
         "Language models → Look for models on this computer, or Download a model file)."
     )
@@ -65,7 +77,7 @@ def confirm_cloud_use(
     box.setIcon(QMessageBox.Icon.Information)
     box.setWindowTitle("Your texts will leave this computer")
     box.setTextFormat(Qt.TextFormat.RichText)
-    box.setText(cloud_notice_text(profile))
+    box.setText(cloud_notice_text(profile, project))
     send = box.addButton(SEND_BUTTON, QMessageBox.ButtonRole.AcceptRole)
     box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
     box.setDefaultButton(send)

@@ -299,6 +299,10 @@ class JudgeCheckPanel(QWidget):
         buttons.addWidget(self.skip_button)
         buttons.addWidget(self.save_button)
         right_layout.addLayout(buttons)
+        #: After each grade: how wide the judge-vs-people interval is now (widths only, so the
+        #: rater stays blind); follows the report, computed in the background.
+        self.precision_label = hint_label()
+        right_layout.addWidget(self.precision_label)
         split = splitter(self.text_view, right, stretch=[3, 2])
         add_parts(QVBoxLayout(tab), [top, self.item_label, (split, 1)])
         return tab
@@ -814,12 +818,22 @@ class JudgeCheckPanel(QWidget):
         return data or None
 
     def _ratings_changed(self) -> None:
-        """Recompute the report now if it is on screen, else when it is next shown (the
-        bootstrap takes a moment, and grading should not wait for it)."""
-        if self.tabs.currentIndex() not in (1, self.pick_tab):
-            self._stale = True
-        else:
+        """Recompute the report in the background: it is on screen, or a person is grading
+        and enough items are graded for an interval (the Grade tab then shows how wide it is
+        now, widths only); else when it is next shown. Grading never waits for it (a request made while one
+        runs starts when it ends, with the ratings of then)."""
+        from desktop.judge_raters import MIN_FOR_WIDTH
+
+        graded = len({r.item_id for r in self.ratings if not r.empty})
+        if self.tabs.currentIndex() in (1, self.pick_tab) or (
+                self.tabs.currentIndex() == 0 and graded >= MIN_FOR_WIDTH):
             self.refresh_report()
+        else:
+            self._stale = True
+            if graded < MIN_FOR_WIDTH:
+                self.precision_label.setText(
+                    f"{count(graded, 'item')} graded: how precise the agreement with the judge "
+                    f"is shows here from {MIN_FOR_WIDTH} graded items on.")
 
     #: What each tab after "Grade" shows, for the question asked before leaving blind grading.
     def _what_tab(self, index: int) -> str:
@@ -828,6 +842,8 @@ class JudgeCheckPanel(QWidget):
 
     @Slot(int)
     def _tab_changed(self, index: int) -> None:
+        if self.computing:  # the step's progress and Cancel, except under the grade form
+            self.run_panel.setVisible(index != 0)
         what = self._what_tab(index)
         if index == self.raters_tab:  # counts only: nothing that unblinds
             self.raters.refresh()
@@ -901,7 +917,7 @@ class JudgeCheckPanel(QWidget):
             return
         self.computing, self._queued, self._report_pending = True, None, report
         self.again_button.hide()
-        self.run_panel.show()
+        self.run_panel.setVisible(self.tabs.currentIndex() != 0)  # grading: nothing moves
         if report:
             self.about_label.setText("Comparing the judge with the ratings…")
         method = STATISTICS[self.statistic_combo.currentText()]
@@ -930,6 +946,7 @@ class JudgeCheckPanel(QWidget):
             self.sampling = result.sampling
             self._show_ranks(result.ranks)
             self.run_panel.hide()
+            self.precision_label.setText(self.raters.show_widths())
             self.report_changed.emit()
         else:
             if report:
@@ -1114,17 +1131,16 @@ def _check_step(judge: jc.JudgeData, ratings: list[jc.Rating], rater: str | None
 
 
 class CheckJudgePageMixin:
-    """What both methods' "Check the judge" pages share (mix in before the method's page class):
-    the panel under the page's title and intro, filled from the method's session, and making the
-    best-matching model the project's judge. The page sets ``METHOD``, ``HEADING``, ``INTRO``,
-    ``PROFILE_FIELD`` (the field of ``wizard.session.choices`` naming the judge's profile) and ``PAGE_NAME``
-    (where that choice is made), and may extend :meth:`judge_chosen`."""
+    """What the three methods' "Check the judge" pages share (mix in before the method's page
+    class): the panel under the page's title and intro, filled from the wizard's session
+    (``judge_to_check``, ``judges_to_compare``), and making the best-matching candidate the
+    project's judge (``choose_judge``): the same calls for every method. The page sets
+    ``METHOD``, ``HEADING`` and ``INTRO``, and may extend :meth:`judge_chosen` to show the new
+    choice on its other pages."""
 
     METHOD = ""
     HEADING = ""
     INTRO = ""
-    PROFILE_FIELD = "profile"
-    PAGE_NAME = "Run"
 
     def build_check(self) -> None:
         self.panel = JudgeCheckPanel(self.METHOD, lambda: self.wizard.who)
@@ -1142,21 +1158,15 @@ class CheckJudgePageMixin:
         """The report's step, through the wizard (stopped with it), without making it busy."""
         return self.wizard.run_step(panel, step, title=title, on_done=on_done, background=True)
 
-    def make_judge(self, model: str) -> str:
-        """Make the profile that uses ``model`` the one this project scores with."""
-        settings = self.wizard.main_window.settings
-        profile = next((p for p in settings.profiles if p.model == model), None)
-        if profile is None:
-            return (f"No model profile uses {model}: add one in Settings → Models, then choose "
-                    f"it on the {self.PAGE_NAME} page.")
-        session = self.wizard.session
-        session.save_choices(session.choices.model_copy(update={self.PROFILE_FIELD: profile.name}))
+    def make_judge(self, key: str) -> str:
+        """Make the candidate ``key`` the project's judge (the session decides what that
+        means for its method and saves it), then let the page show the new choice."""
+        done = self.wizard.session.choose_judge(key)
         self.judge_chosen()
-        return (f"“{profile.name}” ({model}) is now the project's judge: the next run uses "
-                "it.")
+        return done
 
     def judge_chosen(self) -> None:
-        """Keep the choice (the page's own way of saving the wizard state)."""
+        """The session saved a new judge: show it on the wizard's other pages."""
 
     def reachable(self) -> bool:
         return self.wizard.run is not None

@@ -242,6 +242,11 @@ class AdjudicationTab(QWidget):
         return saved
 
 
+#: Fewer graded texts than this give no interval width on screen: with two or three texts the
+#: bootstrap's interval is often 0 wide, which would read as perfectly precise.
+MIN_FOR_WIDTH = 10
+
+
 class RatersTab(QWidget):
     """The grading order, a recorded random sample, items handed out to raters with their
     progress, and the rating sheets."""
@@ -372,6 +377,10 @@ class RatersTab(QWidget):
             first = block.first
             if block.between != JUDGE or first is None \
                     or first.ci_low is None or first.ci_high is None or not first.defined:
+                continue
+            if first.n < MIN_FOR_WIDTH:  # 2 texts agree perfectly: a width of 0 says nothing
+                parts.append(f"{block.what}: {count(first.n, 'text')} graded, too few for an "
+                             f"interval (it shows from {MIN_FOR_WIDTH})")
                 continue
             half = (first.ci_high - first.ci_low) / 2
             parts.append(f"{block.what}: ±{half:.2f} ({first.n} texts)")

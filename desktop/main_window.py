@@ -157,6 +157,12 @@ class MainWindow(QMainWindow):
         )
         self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
         settings_menu.addAction(self.settings_action)
+        self.privacy_action = self._action(
+            "&Names and identifiers in this project…", self.open_privacy, None,
+            "Whether names and other identifiers are replaced before texts leave this computer; "
+            "the names lists and a sample of this project's texts.",
+        )
+        settings_menu.addAction(self.privacy_action)
 
         help_menu = bar.addMenu("&Help")
         self.home_action = self._action(
@@ -180,6 +186,21 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self.about_action)
 
     @Slot()
+    def open_privacy(self) -> Any:
+        """The project's de-identification: the switch, names lists and review sample."""
+        from desktop.privacy import open_privacy
+
+        if self.project is None:
+            self.statusBar().showMessage("Open or start a project first: the choices are kept "
+                                         "in the project.", 8000)
+            return None
+        dialog = open_privacy(self, self.project, self.settings.user_name)
+        wizard = self.stack.currentWidget()
+        line = getattr(wizard, "privacy_line", None)
+        if line is not None:
+            dialog.finished.connect(lambda _r: line.refresh())
+        return dialog
+
     def _fill_recent_menu(self) -> None:
         self.recent.refresh()
         self.recent_menu.clear()

@@ -99,6 +99,9 @@ class WizardShell(QWidget):
         "carry on."
     )
     PAGE_CLASSES: ClassVar[tuple[type[WizardPage], ...]] = ()
+    #: The method's steps send texts to language models: a line above every step says whether
+    #: they are de-identified, with the switch and the review page (:mod:`desktop.privacy`).
+    SENDS_TEXTS: ClassVar[bool] = False
 
     #: The current page changed (its key).
     page_changed = Signal(str)
@@ -135,6 +138,12 @@ class WizardShell(QWidget):
         self.interrupted_note = note_box()
         self.layout().insertWidget(1, self.interrupted_note)
         self.show_interrupted()
+        self.privacy_line: Any = None
+        if self.SENDS_TEXTS:
+            from desktop.privacy import PrivacyLine
+
+            self.privacy_line = PrivacyLine(self, self.privacy_profiles)
+            self.layout().insertWidget(1, self.privacy_line)
 
     def show_interrupted(self) -> None:
         """Show or hide :attr:`interrupted_note` from the project's runs of this method."""
@@ -164,6 +173,10 @@ class WizardShell(QWidget):
             return settings.profile(name or None)
         except KeyError:
             return settings.profile() if settings.profiles else None
+
+    def privacy_profiles(self) -> list[Any]:
+        """The model profiles the method's next steps send texts to (for the privacy line)."""
+        return []
 
     def after_cloud_notice(self, profile: Any, start: Callable[[], Any]) -> Any:
         """Start a run whose texts go to ``profile``'s model (or to each of a list of profiles,
@@ -246,6 +259,8 @@ class WizardShell(QWidget):
         for name, button in self.step_buttons.items():
             button.setStyleSheet(_CURRENT_STEP if name == key else _OTHER_STEP)
             button.setEnabled(not self.busy and (name == key or self.pages[name].reachable()))
+        if self.privacy_line is not None:
+            self.privacy_line.refresh()
 
     @Slot()
     def go_next(self) -> None:

@@ -30,9 +30,11 @@ __all__ = [
     "add_bootstrap_option",
     "add_estimate_options",
     "add_open_anyway_option",
+    "add_privacy_options",
     "add_project_option",
     "add_repeats_option",
     "adhoc_profile",
+    "apply_privacy_options",
     "cli_progress",
     "cli_project",
     "estimate_or_stop",
@@ -243,6 +245,72 @@ def add_project_option(parser: argparse.ArgumentParser, keeps: str) -> None:
                         help=f"keep {keeps} in this project file (created if missing); a re-run "
                         "with the same settings asks the model nothing it answered already")
     add_open_anyway_option(parser)
+    add_privacy_options(parser)
+
+
+def add_privacy_options(parser: argparse.ArgumentParser) -> None:
+    """``--deidentify`` / ``--no-deidentify`` and ``--names-file``: whether names and other
+    identifiers are replaced by placeholders before texts are sent (every command that calls a
+    model has them: :func:`add_project_option` adds them; the command then calls
+    :func:`apply_privacy_options` once its project is open)."""
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--deidentify", dest="deidentify", action="store_const", const=True,
+                       default=None,
+                       help="replace names, e-mail addresses, phone numbers, dates, record "
+                       "numbers and other identifiers by placeholders such as [STUDENT 3] "
+                       "before any text is sent, also to a model on this computer, and put the "
+                       "real values back in the results (default: on for a new project whose "
+                       "model is off this computer); kept in the project for later runs")
+    which.add_argument("--no-deidentify", dest="deidentify", action="store_const", const=False,
+                       help="send the texts as they are written; kept in the project for later "
+                       "runs")
+    parser.add_argument("--names-file", metavar="NAMES.txt",
+                        help="the names to replace, one a line (students; after a line "
+                        "'People:' other people such as parents or staff): kept in the project "
+                        "as its names list, beside the names it already holds (workers, "
+                        "personas, raters)")
+
+
+def apply_privacy_options(args: argparse.Namespace, project: Project,
+                          *profiles: ModelProfile) -> None:
+    """Keep ``--deidentify`` / ``--no-deidentify`` and ``--names-file`` in ``project`` (as the
+    app's Privacy window does, by "evaldesk command line") and say on stderr whether the texts
+    sent to each of ``profiles`` are de-identified. The gateways of ``project`` follow it
+    (:func:`core.llm.gateway_for`)."""
+    from core.deidentify import project as dp
+    from core.privacy import destination
+
+    who = _WHO
+    try:
+        if args.names_file:
+            students, people = dp.names_of_file(read_text_file(args.names_file, "names file"))
+            if not students and not people:
+                raise UserError(f'The names file "{args.names_file}" holds no names. Write '
+                                "one name a line.")
+            dp.set_names(project, who, students=students, people=people)
+        if args.deidentify is not None:
+            local = any(not destination(p).leaves_computer for p in profiles)
+            dp.set_switch(project, args.deidentify, who,
+                          local_too=True if args.deidentify and local else None)
+        for where in dict.fromkeys(destination(p).name for p in profiles):
+            profile = next(p for p in profiles if destination(p).name == where)
+            reason = dp.why(project, profile)
+            names = dp.known_names(project)
+            listed = len(names.students) + len(names.people)
+            if reason == "on":
+                say(f"De-identification: on: names ({listed} listed) and other identifiers "
+                    "are replaced by placeholders before texts are sent"
+                    + (f" to {where}" if where else "") + "; the results show the real values.")
+            elif reason == "off":
+                say("De-identification: off for this project: texts are sent"
+                    + (f" to {where}" if where else "") + " as written (--deidentify turns it "
+                    "on).")
+    except dp.DeidentifyUnavailable as exc:
+        raise UserError(str(exc)) from None
+
+
+#: Who the command line's choices are kept as in a project.
+_WHO = "evaldesk command line"
 
 
 def add_open_anyway_option(parser: argparse.ArgumentParser) -> None:

@@ -22,6 +22,7 @@ from core.cli._common import (
     add_project_option,
     add_repeats_option,
     adhoc_profile,
+    apply_privacy_options,
     cli_progress,
     cli_project,
     estimate_or_stop,
@@ -346,6 +347,7 @@ def run_build(args: argparse.Namespace) -> int:
     choices = _dimension_choices(args, name, definition, samples, notes, assessors, builder)
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
         # the steps run and are kept as the wizard runs them; the project's own choices stay
+        apply_privacy_options(args, project, *profiles, builder)
         session = _session(project, choices, settings, [*profiles, builder])
         edits = "replace" if args.replace_edits else "keep"
         _say_edited(session, name, edits)
@@ -550,6 +552,7 @@ def run_score(args: argparse.Namespace) -> int:
                         [args.model] if args.model else [])[0]
     choices = _score_choices(args, checklists, profile)
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, profile)
         session = _session(project, choices, settings, [profile], checklists)
         session.store_input("texts", args.items)
         session.use_texts(items, setup)
@@ -651,6 +654,7 @@ def run_compare(args: argparse.Namespace) -> int:
     choices = _dimension_choices(args, name, definition, samples, notes, profiles, scorer)
     choices.condition_repeats = args.repeats
     with cli_project(args.project, "interacteval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, *profiles)
         session = _session(project, choices, settings, profiles)
         session.store_input("texts", args.items)
         session.use_texts(items, setup)

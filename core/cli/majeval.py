@@ -24,6 +24,7 @@ from core.cli._common import (
     add_project_option,
     add_repeats_option,
     adhoc_profile,
+    apply_privacy_options,
     cli_progress,
     cli_project,
     estimate_or_stop,
@@ -215,6 +216,7 @@ def run_personas(args: argparse.Namespace) -> int:
     task = _task(args.task_file)
     profile = _profile(args)
     with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, profile)
         session = _open(project, profile)
         session.save_choices(session.choices.model_copy(update={
             "task": task, "profile": profile.name,
@@ -310,6 +312,7 @@ def run_debates(args: argparse.Namespace) -> int:
     dims = _dimensions_file(args.dimensions)
     profile = _profile(args)
     with cli_project(args.project, "majeval", open_anyway=args.open_anyway) as project:
+        apply_privacy_options(args, project, profile)
         session = _open(project, profile)
         _choose(session, args, task, profile, dims)
         personas = session.replace_personas(got.personas, _WHO, got.descriptions)

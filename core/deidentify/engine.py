@@ -22,7 +22,7 @@ import bisect
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,8 +210,8 @@ class Deidentifier:
         for start, end, cue in cue_names(text):
             surface = text[start:end]
             phrase = phrase_of(surface)
-            if not phrase:
-                continue
+            if not phrase or fold(surface) in self._keep:
+                continue  # a false hit: not a name to learn (nor its surname alone)
             target = self._names.phrases.get(phrase)
             if target is not None and target.strength in (LISTED_FULL, FOUND_FULL):
                 continue
@@ -300,13 +300,22 @@ class Deidentifier:
         return Deidentified("".join(out), tuple(replacements))
 
     # -- putting back --------------------------------------------------------------------------
-    def restore(self, text: str | Deidentified) -> Restored:
+    def restore(self, text: str | Deidentified, *,
+                sent: Sequence[Deidentified] | None = None) -> Restored:
         """The real values in place of the placeholders.
 
         For a model's reply (a string), each placeholder gets the value its table entry shows
         (a listed name as listed: "Maria" and "MARIA LOPEZ" both come back as "Maria Lopez");
         a placeholder the table does not have is left as it is and listed in ``invented``.
         For a :class:`Deidentified` made here, the text exactly as it was.
+
+        ``sent``: the de-identified texts the reply answers (what the model was shown). Then
+        only the placeholders made in them are put back, each as it was written there when it
+        stood for one spelling only ("Maria" comes back as "Maria" when the texts said
+        "Maria"); a reply that is a piece of one of them word for word (a quoted sentence)
+        comes back exactly as that piece was written; a placeholder that was already in the
+        texts as written stays as it is; any other placeholder, even one the table has, was
+        not shown to the model: it is left as it is and listed in ``invented``, never guessed.
         """
         if isinstance(text, Deidentified):
             parts: list[str] = []
@@ -317,6 +326,11 @@ class Deidentifier:
                 pos = r.out_end
             parts.append(text.text[pos:])
             return Restored("".join(parts), (), len(text.replacements))
+        shown = _Shown(self, sent) if sent is not None else None
+        if shown is not None:
+            quoted = shown.quote(text)
+            if quoted is not None:
+                return quoted
         strings = _json_strings(text)
         starts = [s for s, _ in strings] if strings else []
         invented: list[str] = []
@@ -326,8 +340,15 @@ class Deidentifier:
             nonlocal count
             value = None
             if m.group(2) is not None:
-                value = self.mapping.value_of(m.group(1).upper(), int(m.group(2)))
+                key = (m.group(1).upper(), int(m.group(2)))
+                if shown is None:
+                    value = self.mapping.value_of(*key)
+                elif key in shown.forms:
+                    forms = shown.forms[key]
+                    value = forms[0] if len(forms) == 1 else self.mapping.value_of(*key)
             if value is None:
+                if shown is not None and m.group() in shown.literal:
+                    return m.group()        # the user's own text held it: not the model's
                 if m.group() not in invented:
                     invented.append(m.group())
                 return m.group()
@@ -341,15 +362,17 @@ class Deidentifier:
         restored = _PLACEHOLDER.sub(put_back, text)
         return Restored(restored, tuple(invented), count)
 
-    def restore_data(self, data: Any) -> RestoredData:
+    def restore_data(self, data: Any, *,
+                     sent: Sequence[Deidentified] | None = None) -> RestoredData:
         """:meth:`restore` on every string inside parsed JSON (dicts, lists, keys too)."""
         invented: list[str] = []
         count = 0
+        shown = list(sent) if sent is not None else None
 
         def walk(value: Any) -> Any:
             nonlocal count
             if isinstance(value, str):
-                result = self.restore(value)
+                result = self.restore(value, sent=shown)
                 count += result.restored
                 invented.extend(p for p in result.invented if p not in invented)
                 return result.text
@@ -360,6 +383,59 @@ class Deidentifier:
             return value
 
         return RestoredData(walk(data), tuple(invented), count)
+
+
+class _Shown:
+    """What a model was shown: the placeholders made in the texts sent, with the spellings
+    each replaced there, and the placeholders the texts held as written."""
+
+    def __init__(self, deid: Deidentifier, sent: Sequence[Deidentified]) -> None:
+        self._deid = deid
+        self.sent = list(sent)
+        self.forms: dict[tuple[str, int], list[str]] = {}
+        self.literal: set[str] = set()
+        self._originals: dict[int, str] = {}
+        for i, d in enumerate(self.sent):
+            for r in d.replacements:
+                m = _PLACEHOLDER.fullmatch(r.placeholder)
+                if m is None or m.group(2) is None:
+                    continue
+                forms = self.forms.setdefault((m.group(1).upper(), int(m.group(2))), [])
+                if r.value not in forms:
+                    forms.append(r.value)
+            original = self._original(i)
+            self.literal.update(m.group() for m in _PLACEHOLDER.finditer(original))
+
+    def _original(self, i: int) -> str:
+        if i not in self._originals:
+            self._originals[i] = self._deid.restore(self.sent[i]).text
+        return self._originals[i]
+
+    def quote(self, text: str) -> Restored | None:
+        """``text`` put back as written when it is a piece of a text sent, word for word, that
+        holds a placeholder made there (and cuts through none)."""
+        if len(text) < 3 or _PLACEHOLDER.search(text) is None:
+            return None
+        for i, d in enumerate(self.sent):
+            at = d.text.find(text)
+            while at >= 0:
+                end = at + len(text)
+                inside = [r for r in d.replacements if r.out_start >= at and r.out_end <= end]
+                cut = any(r.out_start < end and r.out_end > at and r not in inside
+                          for r in d.replacements)
+                if inside and not cut:
+                    start_in = at + _shift(d.replacements, at)
+                    end_in = end + _shift(d.replacements, end)
+                    return Restored(self._original(i)[start_in:end_in], (), len(inside))
+                at = d.text.find(text, at + 1)
+        return None
+
+
+def _shift(replacements: Sequence[Replacement], out_pos: int) -> int:
+    """How far ``out_pos`` in a de-identified text lies from the same place in the original:
+    the length each replacement before it changed."""
+    return sum((r.end - r.start) - (r.out_end - r.out_start) for r in replacements
+               if r.out_end <= out_pos)
 
 
 def kind_counts(results: Iterable[Deidentified]) -> dict[str, int]:

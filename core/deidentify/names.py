@@ -27,8 +27,8 @@ from core.deidentify._text import (
     words,
 )
 
-__all__ = ["NameIndex", "Target", "cue_names", "names_from_text", "ordinary_use", "phrase_of",
-           "strip_titles"]
+__all__ = ["NameIndex", "Target", "cue_names", "names_from_text", "ordinary_use", "person_name",
+           "phrase_of", "strip_titles"]
 
 # How strongly a phrase stands for its person (a stronger source wins the same phrase).
 EXTRA, LISTED_FULL, FOUND_FULL, LISTED_PART, FOUND_PART = 5, 4, 3, 2, 1
@@ -273,12 +273,23 @@ def _name_after(text: str, pos: int, max_words: int, *, comma: bool = False
     return words[0][0], words[-1][1]
 
 
+#: Titles that are also ordinary words, often at a sentence's start ("Judge QA pairs", "Nurse
+#: GP letters"): an acronym after them is not a name (after "Mr", "Dr", "Ms" it may be one).
+_WORD_TITLES = frozenset({"doctor", "father", "sister", "nurse", "matron", "lady", "lord",
+                          "captain", "coach", "rabbi", "imam", "pastor", "judge", "officer"})
+_ACRONYM = re.compile(r"[A-Z]{2,3}\b")
+
+
+def _acronym_after_word_title(cue: str, name: str) -> bool:
+    return cue.strip(" \t.").casefold() in _WORD_TITLES and bool(_ACRONYM.match(name))
+
+
 def cue_names(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, cue) for each name a title, greeting, sign-off, label, degree or "my name
     is" points to; cue is "title" or "other"."""
     for m in _TITLE_CUE.finditer(text):
         span = _name_after(text, m.end(), 3)
-        if span:
+        if span and not _acronym_after_word_title(m.group(), text[span[0]:span[1]]):
             yield (*span, "title")
     for m in _GREETING_CUE.finditer(text):
         span = _name_after(text, m.end(), 3)
@@ -356,3 +367,35 @@ def ordinary_use(text: str, start: int, end: int) -> bool:
     if word in _MONTH_NAMES and _BEFORE_MONTH.search(text, max(0, start - 12), start):
         return True
     return word in _AUXILIARIES and bool(_PRONOUN_AFTER.match(text, end))
+
+
+_ROLE_AFTER = re.compile(r"\s*(?:,|\s[-–—]\s|\().*$", re.DOTALL)
+
+
+def person_name(value: str) -> str | None:
+    """``value`` as a person's name to hide, or None when it names no one: for names made by
+    a model or typed for a role (a persona's, an assessor's), where "Parents of young
+    children" or "Teacher" is a role and "Ms Amy Lee" or "Dana Ray, a mother of two" a person.
+
+    A person's name is one to four capitalised words (small particles such as "van" inside)
+    that are not ordinary role words, after a title or with at least two words; what follows
+    a comma, a dash or a bracket is dropped. The title is kept in the name given back (the
+    de-identifier leaves it out of what it replaces)."""
+    raw = " ".join(str(value).split())
+    head = _ROLE_AFTER.sub("", raw).strip()
+    bare = strip_titles(head)
+    if not bare:
+        return None
+    titled = bare != head
+    parts = bare.split()
+    if not 1 <= len(parts) <= 4 or (len(parts) == 1 and not titled):
+        return None
+    real = 0
+    for word in parts:
+        if fold(word) in PARTICLES and real:
+            continue
+        letters = word.replace("-", "").replace("'", "").replace("’", "").rstrip(".")
+        if not letters.isalpha() or not word[0].isupper() or not _is_name_word(word):
+            return None
+        real += 1
+    return head if real else None

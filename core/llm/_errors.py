@@ -27,6 +27,7 @@ FailureKind = Literal[
     "rejected_output",  # the answer had the right form but failed the stage's own check
     "empty_reply",  # the model answered nothing
     "local_model",  # the GGUF file is missing or cannot be loaded
+    "deidentify",  # the texts could not be de-identified: nothing was sent
     "other",
 ]
 

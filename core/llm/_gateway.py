@@ -34,7 +34,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -51,6 +51,9 @@ T = TypeVar("T", bound=BaseModel)
 Messages = Sequence[dict[str, Any]] | str
 #: A stage's test of a well-formed answer: None or "" = usable; else why not.
 Check = Callable[[Any], "Rejection | str | None"]
+#: Fields kept with a call in the log beside its messages (a dict, or made from the answer's
+#: text): how the call was de-identified (``core.deidentify.gateway``).
+Audit: TypeAlias = dict[str, Any] | Callable[[str], dict[str, Any]]
 
 _ROUTER_ALIAS = "evaldesk"
 _FREE_PROVIDERS = (LOCAL_MODEL_PREFIX, "scripted/")
@@ -287,6 +290,9 @@ class Gateway:
         self._writer = _GroupCommit(self.cache) if hasattr(self.cache, "put_many") else None
         #: Calls on their way, by cache key: an identical call waits for the one already sent.
         self._in_flight: dict[str, asyncio.Future] = {}
+        #: Kept in the log with every call that brings no audit of its own: the texts were sent
+        #: as written (``core.deidentify.gateway`` says why, or de-identifies and says how).
+        self.audit: dict[str, Any] = {"deidentification": {"on": False}}
 
     def _keyless_placeholder(self) -> str | None:
         """A self-hosted server (vLLM, llama.cpp, LM Studio...) often needs no key, but the
@@ -311,16 +317,19 @@ class Gateway:
         repeat: int = 0,
         template_version: str = "",
         cancel: CancelToken | None = None,
+        audit: Audit | None = None,
     ) -> str:
         """The model's text answer to ``messages`` (cached). Raises :class:`LLMFailure` or
-        :class:`core.runs.Cancelled`."""
+        :class:`core.runs.Cancelled`. ``audit``: fields kept with the call in the log (a dict,
+        or made from the answer's text), instead of :attr:`audit`."""
 
         def parse(reply: _Reply) -> tuple[str | None, str]:
             if reply.content.strip():
                 return reply.content, ""
             return None, "the answer was empty"
 
-        return await self._answer(messages, None, parse, repeat, template_version, cancel)
+        return await self._answer(messages, None, parse, repeat, template_version, cancel,
+                                  audit)
 
     async def complete_json(
         self,
@@ -331,6 +340,7 @@ class Gateway:
         template_version: str = "",
         cancel: CancelToken | None = None,
         check: Check | None = None,
+        audit: Audit | None = None,
     ) -> T:
         """The model's answer as a validated ``schema`` instance (cached). The model is asked for
         JSON matching ``schema`` (constrained decoding where the provider supports it); an answer
@@ -352,7 +362,8 @@ class Gateway:
                 rejection = Rejection(rejection) if rejection else None
             return (None, rejection) if rejection is not None else (value, "")
 
-        return await self._answer(messages, schema, parse, repeat, template_version, cancel)
+        return await self._answer(messages, schema, parse, repeat, template_version, cancel,
+                                  audit)
 
     # ---------------------------------------------------------------------------- internals
     async def _answer(
@@ -363,6 +374,7 @@ class Gateway:
         repeat: int,
         template_version: str,
         cancel: CancelToken | None,
+        audit: Audit | None = None,
     ) -> Any:
         if cancel is not None:
             cancel.raise_if_cancelled()
@@ -396,7 +408,7 @@ class Gateway:
         failure = None
         try:
             return await self._call(key, conversation, params, schema_json, parse, repeat,
-                                    template_version, cancel)
+                                    template_version, cancel, audit)
         except LLMFailure as exc:
             # what went wrong with the request is the twins' outcome too; an unusable answer
             # is not (a twin's own check may take it, or a new sample may do better)
@@ -416,9 +428,10 @@ class Gateway:
         repeat: int,
         template_version: str,
         cancel: CancelToken | None,
+        audit: Audit | None = None,
     ) -> Any:
         """Ask the model (not answered from the cache), ask again once if the answer does not
-        fit, and store the answer."""
+        fit, and store the answer (with ``audit``'s fields, else :attr:`audit`'s)."""
         try:
             await self._get_ready(cancel)
         except LLMFailure:
@@ -457,6 +470,7 @@ class Gateway:
             except LLMFailure:
                 record(self.usage, failure=True)
                 raise
+            noted = audit(reply.content) if callable(audit) else audit
             await self._store(
                 key,
                 CallRecord(
@@ -467,6 +481,7 @@ class Gateway:
                         "params": params,
                         "repeat": repeat,
                         "template_version": template_version,
+                        **(self.audit if noted is None else noted),
                     },
                     response={
                         "content": reply.content,
@@ -1131,10 +1146,18 @@ class ConnectionCheck:
 LLMFactory = Callable[[ModelProfile, Any, "int | None"], Any]
 
 
-def gateway_for(profile: ModelProfile, project: Any = None, run_id: int | None = None) -> Gateway:
-    """The gateway of a method run: every call cached and logged in ``project`` (a
-    ``core.project.Project``; None = the per-user cache), under ``run_id``."""
-    return Gateway(profile, cache=project, run_id=run_id)
+def gateway_for(profile: ModelProfile, project: Any = None, run_id: int | None = None) -> Any:
+    """The model of a method run: a :class:`Gateway` whose every call is cached and logged in
+    ``project`` (a ``core.project.Project``; None = the per-user cache), under ``run_id``; and,
+    when the project's texts are de-identified before they leave this computer, wrapped so
+    that they are (``core.deidentify.gateway``: the one hook every step's calls pass)."""
+    gateway = Gateway(profile, cache=project, run_id=run_id)
+    if project is None:
+        gateway.audit = {"deidentification": {"on": False, "why": "no_project"}}
+        return gateway
+    from core.deidentify.gateway import protect
+
+    return protect(gateway, project)
 
 
 async def check_connection(profile: ModelProfile, api_key: str | None = None) -> ConnectionCheck:

@@ -58,6 +58,7 @@ import getpass
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -1260,6 +1261,24 @@ class Project:
                         completion_tokens=int(row[2]), cost=float(row[3]),
                         calls_without_cost=int(row[4] or 0),
                         cached_prompt_tokens=int(row[5] or 0))
+
+    def llm_call_notes(self, field: str, run_id: int | None = None
+                       ) -> list[tuple[int | None, Any]]:
+        """``request[field]`` of every stored call, oldest first (of one run, or all when
+        None): (run_id, value), value None when the call has no such field (stored before the
+        field was kept). ``field`` is a top-level name of the request (letters, digits, _)."""
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
+            raise ValueError(f"not a field name of a request: {field!r}")
+        self._flush_before_reading()
+        sql = ("SELECT run_id, CASE WHEN json_valid(request) THEN "
+               f"json_quote(json_extract(request, '$.{field}')) END FROM llm_calls")
+        with self._reading() as conn:
+            if run_id is None:
+                rows = conn.execute(sql + " ORDER BY rowid").fetchall()
+            else:
+                rows = conn.execute(sql + " WHERE run_id = ? ORDER BY rowid",
+                                    (run_id,)).fetchall()
+        return [(row[0], json.loads(row[1]) if row[1] else None) for row in rows]
 
     def llm_latencies(self, model: str, *, limit: int = 50) -> list[float]:
         """Seconds per call of the latest ``limit`` stored calls to ``model`` (newest first;

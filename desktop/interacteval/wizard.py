@@ -51,6 +51,7 @@ class InteractEvalWizard(WizardShell):
     """The InteractEval wizard page shown in the main window."""
 
     METHOD, OBJECT_NAME = "interacteval", "interactevalWizard"
+    SENDS_TEXTS = True
     HOME_TIP = ("Back to the home screen. Everything is kept in the project; open InteractEval "
                 "again to carry on.")
     PAGE_CLASSES = (DimensionsPage, SamplesPage, ThinkAloudPage, BuildPage, ChecklistPage,
@@ -107,6 +108,11 @@ class InteractEvalWizard(WizardShell):
 
     def save_choices(self) -> None:
         self.session.save_choices()
+
+    def privacy_profiles(self) -> list[Any]:
+        names = [*self.choices.assessors, self.builder_name(), self.choices.scorer]
+        return [p for n in dict.fromkeys(n for n in names if n)
+                if (p := self.profile(n)) is not None]
 
     def builder_name(self) -> str:
         return self.choices.builder_name()

@@ -50,6 +50,7 @@ class MajEvalWizard(WizardShell):
     """The MAJ-Eval wizard page shown in the main window."""
 
     METHOD, OBJECT_NAME = "majeval", "majevalWizard"
+    SENDS_TEXTS = True
     HOME_TIP = ("Back to the home screen. Everything is kept in the project; open MAJ-Eval "
                 "again to carry on.")
     PAGE_CLASSES = IN_ORDER
@@ -113,6 +114,10 @@ class MajEvalWizard(WizardShell):
     def chosen_profile(self) -> ModelProfile | None:
         """The model profile chosen for this project (the default one when it is gone)."""
         return self.session.profile()
+
+    def privacy_profiles(self) -> list[ModelProfile]:
+        profile = self.chosen_profile()
+        return [profile] if profile is not None else []
 
     def settings_changed(self) -> None:
         self.session.settings = self.main_window.settings

@@ -407,3 +407,28 @@ def test_three_raters_grade_the_same_30_items_blind_in_the_app_adjudicate_and_ex
     assert (people.n == N).all() and (people.n_raters == 3).all()
     assert "Fleiss' kappa" in set(people.statistic) or any(
         "ICC(2,1)" in s for s in people.statistic)
+
+
+def test_each_grade_shows_how_wide_the_interval_is_now_on_the_grade_tab(qtbot, panel):
+    """Issue 32, point 4: after each grade, how wide the judge-vs-people interval is now,
+    on the Grade tab itself (widths only: no statistic, no judge score, so grading stays
+    blind), narrowing as grades come in; the grade form never moves for the computation."""
+    assert panel.tabs.currentIndex() == 0
+    widths = []
+    for _ in range(12):
+        item = panel.current
+        _grade(panel, _truth(panel.judge, item))
+        assert panel.run_panel.isHidden()
+        _wait(qtbot, panel)
+        text = panel.precision_label.text()
+        widths.append(text)
+    assert "How precise the agreement" in widths[-1] and "±" in widths[-1], widths[-1]
+    assert "12 texts" in widths[-1], widths[-1]
+    judge_scores = {f"{s:.2f}" for item in panel.judge.items for s in item.scores.values()}
+    shown = widths[-1].split(":", 1)[1]
+    assert not any(f" {v} " in shown for v in judge_scores if v not in {"0.10"})
+    import re
+
+    assert sum(bool(re.search(r"±\d\.\d\d \(", w)) for w in widths) == 3  # from the 10th on
+
+    assert widths[2].startswith("3 items graded: how precise") and "±" not in widths[2]

@@ -242,6 +242,11 @@ class AqerSession:
         ratings, and what was left out, in words."""
         return jd.file_grades(self.project, self.choices, judge)
 
+    def choose_judge(self, key: str) -> str:
+        """Make the condition ``key`` (from :meth:`judges_to_compare`) the project's choices
+        (AQER's judges are its conditions: another embedding model or blank-answer rule)."""
+        return self.choose_condition(key)
+
     def choose_condition(self, key: str) -> str:
         """Make the condition named ``key`` the choices (saved; the earlier choices stay as a
         condition) and say what was done."""

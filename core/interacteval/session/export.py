@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core import privacy
 from core.interacteval.agreement import DimensionAgreement, human_agreement
 from core.interacteval.pipeline import ScoringRun
 from core.interacteval.repeats import stability, stability_sheet
@@ -47,6 +48,7 @@ def export_results(project: Project, run: ScoringRun, path: str | Path, *, texts
                                   f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
                                   "Stability sheet compares the repeats")))
         lines += [(f"Stability: {dim}", s.sentence) for _, dim, s in entries]
+    extra += privacy.deidentification_sheets(project)  # what was replaced, never values
     return write_results(path, run, agreement=agreement, readme=lines,
                          texts=texts, include_samples=include_samples, extra_sheets=extra)
 
@@ -58,6 +60,7 @@ def export_checklists(project: Project, choices: InteractEvalChoices, path: str 
     readme = [("Made by", who)] if who else []
     checklists = all_checklists(project, choices)
     readme += deleted_lines(project, [c.dimension for c in checklists])
+    readme += privacy.deidentification_readme(project)
     return write_checklists(path, checklists, readme=readme)
 
 

@@ -223,6 +223,22 @@ class InteractEvalSession:
         """The last scoring run's scores for "Check the judge", or (None, why)."""
         return judge.judge_to_check(self.project, self._choices)
 
+    def choose_judge(self, key: str) -> str:
+        """Make the model ``key`` (from :meth:`judges_to_compare`) the one the project scores
+        with (its profile: the first that uses that model). A condition ("condition:<key>")
+        is a way of building the checklist, not a model: said, nothing changed."""
+        if key.startswith("condition:"):
+            label = conditions.CONDITIONS.get(key.split(":", 1)[1], key)
+            return (f"The condition “{label}” agrees best with your ratings. A condition is "
+                    "a way of building the checklist, not a model: to score with it, build "
+                    "the checklist that way on the Think-aloud and Build pages.")
+        profile = next((p for p in self.settings.profiles if p.model == key), None)
+        if profile is None:
+            return (f"No model profile uses {key}: add one in Settings → Models, then choose "
+                    "it on the Score page.")
+        self.save_choices(self._choices.model_copy(update={"scorer": profile.name}))
+        return f"“{profile.name}” ({key}) is now the project's judge: the next run uses it."
+
     def judges_to_compare(self) -> list[JudgeCandidate]:
         """Every finished scoring run and every condition kept, for "Pick the judge" (a
         condition's own scoring run is listed once, as the condition; the last run scored

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core import privacy
 from core.majeval import conditions as cd
 from core.majeval.agreement import GroupAlpha, HumanAgreement, human_agreement, within_group_alpha
 from core.majeval.pipeline import PERSONA_ARTEFACT, EvaluationRun
@@ -74,6 +75,7 @@ def export_results(project: Project, run: EvaluationRun, path: str | Path,
                                    f"{len(repeats) - 1}); the scores shown are repeat 0's, the "
                                    "Stability sheet compares the repeats")))
         readme += [(f"Stability: {label}, {dim}", s.sentence) for label, dim, s in entries]
+    sheets += privacy.deidentification_sheets(project)  # what was replaced, never values
     target = Path(path)
     write_results(target, run, alphas=alphas, humans=humans, readme=[*readme, *notes],
                   extra_sheets=sheets)

@@ -30,6 +30,7 @@ from core.documents import Document
 from core.judge_check import JudgeData
 from core.llm import LLMFactory, Usage, gateway_for
 from core.llm.estimate import Estimate, Latency
+from core.llm.identity import model_name, profiles_of
 from core.majeval.agreement import GroupAlpha, HumanAgreement
 from core.majeval.conditions import COMPARISON_BOOT, ConditionResult
 from core.majeval.inputs import ItemsSetup, OpenedItems
@@ -402,6 +403,29 @@ class MajEvalSession:
 
     def judges_to_compare(self) -> list[JudgeCandidate]:
         return judge.judges_to_compare(self.project, self._choices)
+
+    def choose_judge(self, key: str) -> str:
+        """Make the condition ``key`` ("<condition>:<model>", from :meth:`judges_to_compare`)
+        the project's judge: its debate options and its model's profile (the profile with the
+        model and the settings it ran with, else one with the same model) become the choices.
+        Nothing is saved when no profile uses its model."""
+        chosen, used, done = self.condition_choice(key)
+        if chosen is None:
+            return done
+        model = model_name(used)
+        profiles = self.settings.profiles
+        same = profiles_of(profiles, used)  # the model and the settings it ran with
+        profile = next((p for p in profiles if p.name in same), None) or next(
+            (p for p in profiles if model and p.model == model), None)
+        current = self.profile()
+        if profile is None and model and model != (current.model if current else ""):
+            return (f"No model profile uses {model}: add one in Settings → Models, then "
+                    "choose it on the Run page.")
+        if profile is not None:
+            chosen.profile = profile.name
+            done += f" Model profile: “{profile.name}” ({model})."
+        self.save_choices(chosen)
+        return done
 
     def condition_choice(self, key: str) -> tuple[MajEvalChoices | None, RunModel, str]:
         """What making the condition ``key`` (from :meth:`judges_to_compare`) the project's

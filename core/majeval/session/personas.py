@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core import privacy
 from core.documents import Document
 from core.llm.context import limits_of
 from core.llm.estimate import Estimate, estimate, measured_latency
@@ -347,7 +348,8 @@ def export_personas(project: Project, choices: MajEvalChoices, path: str | Path,
     demo = [("Demo model", DEMO_NOTE)] if made_by and is_demo_model(made_by) else []
     notes = [*demo, *readme, ("Documents", ", ".join(d.name for d in docs)),
              ("Task", choices.personas_task or choices.task),
-             *([("Personas written by", describe_model(made_by))] if made_by else [])]
+             *([("Personas written by", describe_model(made_by))] if made_by else []),
+             *privacy.deidentification_readme(project)]
     target = Path(path)
     write_personas(target, load_personas(project), readme=notes,
                    descriptions=group_descriptions(project))

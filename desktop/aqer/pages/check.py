@@ -85,19 +85,12 @@ class CheckJudgePage(CheckJudgePageMixin, AqerPage):
         panel.refresh_report()
         return len(ratings)
 
-    def make_judge(self, key: str) -> str:
-        """Make the condition named ``key`` (a key of ``judges_to_compare``) the project's
-        choices; its results are stored, so they are shown at once."""
-        wizard = self.wizard
-        before = wizard.choices
-        done = wizard.session.choose_condition(key)
-        if wizard.choices is before:
-            return done
-        stored = wizard.current_result()
+    def judge_chosen(self) -> None:
+        """The condition is the choices now: its stored results are shown at once."""
+        stored = self.wizard.current_result()
         if stored is not None:
-            wizard.pages["results"].set_result(stored)
+            self.wizard.pages["results"].set_result(stored)
         self.refresh()
-        return done
 
     def reachable(self) -> bool:
         return self.wizard.current_result(load=False) is not None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.interacteval.session import CONDITIONS
 from desktop.interacteval.pages._base import InteractEvalPage
 from desktop.judge_check import CheckJudgePageMixin
 
@@ -16,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class CheckJudgePage(CheckJudgePageMixin, InteractEvalPage):
     KEY, TITLE = "check", "Check the judge"
-    METHOD, PROFILE_FIELD, PAGE_NAME = "interacteval", "scorer", "Score"
+    METHOD = "interacteval"
     HEADING = "Does the checklist agree with you?"
     INTRO = (
         "Grade some of the texts yourself: a rating from 1 to 5 per dimension and, if you "
@@ -29,13 +28,3 @@ class CheckJudgePage(CheckJudgePageMixin, InteractEvalPage):
     def __init__(self, wizard: InteractEvalWizard) -> None:
         super().__init__(wizard)
         self.build_check()
-
-    def make_judge(self, model: str) -> str:
-        """A condition (ranked beside the models by the session's ``judges_to_compare``) is a
-        way of building the checklist, not a model: say so; a model is made the judge."""
-        if model.startswith("condition:"):
-            label = CONDITIONS.get(model.split(":", 1)[1], model)
-            return (f"The condition “{label}” agrees best with your ratings. A condition is "
-                    "a way of building the checklist, not a model: to score with it, build "
-                    "the checklist that way on the Think-aloud and Build pages.")
-        return super().make_judge(model)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.llm.identity import model_name, profiles_of
 from desktop.judge_check import CheckJudgePageMixin
 from desktop.majeval.pages._base import MajEvalPage
 
@@ -15,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
     KEY, TITLE = "check", "Check the judge"
-    METHOD, PROFILE_FIELD, PAGE_NAME = "majeval", "profile", "Run"
+    METHOD = "majeval"
     HEADING = "Does the judge agree with you?"
     INTRO = (
         "Grade some of the items yourself, on the same dimensions and scale as the "
@@ -33,34 +32,12 @@ class CheckJudgePage(CheckJudgePageMixin, MajEvalPage):
             "your ratings, and the best one can become the project's judge in one click.")
 
     def judge_chosen(self) -> None:
-        self.save()
-        self.wizard.fill_profiles()
-        self.wizard.pages["run"].fill()
-
-    def make_judge(self, key: str) -> str:
-        """Make the condition ``key`` ("<condition>:<model>", see
-        :meth:`core.majeval.session.MajEvalSession.condition_choice`) the project's judge: its
-        debate options and its model's profile become the project's choices, and its stored
-        results are shown when there are some."""
+        """The condition's debate options and model profile are the choices now: shown on the
+        Run page, with its stored results when there are some."""
         wizard = self.wizard
-        chosen, used, done = self.session.condition_choice(key)
-        if chosen is None:
-            return done
-        model = model_name(used)
-        profiles = wizard.main_window.settings.profiles
-        same = profiles_of(profiles, used)  # the model and the settings it ran with
-        profile = next((p for p in profiles if p.name in same), None) or next(
-            (p for p in profiles if model and p.model == model), None)
-        if profile is None and model and model != wizard.model():
-            return (f"No model profile uses {model}: add one in Settings → Models, then "
-                    f"choose it on the {self.PAGE_NAME} page.")
-        if profile is not None:
-            chosen.profile = profile.name
-            done += f" Model profile: “{profile.name}” ({model})."
-        self.session.save_choices(chosen)
-        self.judge_chosen()
+        wizard.fill_profiles()
+        wizard.pages["run"].fill()
         run = self.session.load_results()
         if run is not None:
             wizard.show_run(run, show=False)
         self.refresh()
-        return done

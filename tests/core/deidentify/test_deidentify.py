@@ -455,3 +455,17 @@ def test_the_docs_list_the_same_limits():
     flat = " ".join(docs.split())
     for limit in CANNOT_FIND:
         assert " ".join(limit.what.split()) in flat, limit.what
+
+
+def test_a_name_marked_as_a_false_hit_is_kept_whole_and_its_parts_too():
+    """A titled name the user marked as not an identifier (an author, a book character) is
+    sent as written, and its surname alone is not learnt from it ("Dr. Sarah [PERSON 2]" was
+    sent before)."""
+    from core.deidentify import Deidentifier
+
+    text = "We read Dr. Sarah Chen's book. Chen writes well. Dr. Amir Patel agreed."
+    deid = Deidentifier(keep=["Sarah Chen"])
+    deid.learn([text])
+    sent = deid.deidentify(text).text
+    assert sent.startswith("We read Dr. Sarah Chen's book. Chen writes well.")
+    assert "Patel" not in sent
