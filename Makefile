@@ -44,9 +44,9 @@ run: $(STAMP) $(ENGINE)
 RUFF_NOT_YET := desktop/aqer/models.py desktop/interacteval/models.py desktop/majeval/models.py
 MYPY_NOT_YET := desktop/_agreement_shots.py desktop/_screenshots.py desktop/about.py \
                 desktop/app.py desktop/first_run.py desktop/judge_check.py \
-                desktop/main_window.py desktop/profile_dialog.py desktop/run_panel.py \
-                desktop/runner.py desktop/settings_dialog.py desktop/views.py desktop/widgets.py \
-                desktop/wizard.py
+                desktop/main_window.py desktop/privacy.py desktop/profile_dialog.py \
+                desktop/run_panel.py desktop/runner.py desktop/settings_dialog.py \
+                desktop/views.py desktop/widgets.py desktop/wizard.py
 # desktop/__init__.pyi stands for desktop/__init__.py (its names are imported lazily)
 MYPY_CLEAN   := core desktop/__init__.pyi \
                 $(filter-out desktop/__init__.py $(MYPY_NOT_YET),$(wildcard desktop/*.py))
