@@ -93,10 +93,10 @@ CHARS_PER_TOKEN = 3.0
 #: Default time budget of one :func:`load_document` call, checked between pages.
 DEFAULT_TIME_BUDGET_S = 120.0
 
-SUPPORTED_EXTENSIONS = {".pdf": "pdf", ".txt": "text", ".text": "text", ".md": "markdown",
-                        ".markdown": "markdown"}
-
 DocumentKind = Literal["pdf", "text", "markdown"]
+
+SUPPORTED_EXTENSIONS: dict[str, DocumentKind] = {
+    ".pdf": "pdf", ".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -426,7 +426,7 @@ def _pages_phrase(numbers: Sequence[int]) -> str:
     numbers = sorted(set(numbers))
     parts: list[str] = []
     start = prev = numbers[0]
-    for n in numbers[1:] + [None]:  # type: ignore[list-item]
+    for n in [*numbers[1:], None]:
         if n is not None and n == prev + 1:
             prev = n
             continue
@@ -520,7 +520,7 @@ def _split_text_pages(text: str) -> list[str]:
     pieces: list[str] = []
     for paragraph in paragraphs:
         pieces.extend(_split_long(paragraph.strip("\n"), TEXT_PAGE_CHARS))
-    pages: list[str] = []
+    pages = []
     current: list[str] = []
     size = 0
     for piece in pieces:
@@ -611,7 +611,7 @@ _APPENDIX_HEADING = re.compile(
 
 
 def _drop_references(
-    pages: list[list[str]], numbers: list[int], kind: str
+    pages: list[list[str]], numbers: list[int], kind: DocumentKind
 ) -> tuple[list[list[str]], list[int], int | None, list[str]]:
     """Cut the reference list (see the module docstring for the rule)."""
     sizes = [sum(len(line) + 1 for line in lines) for lines in pages]
@@ -929,8 +929,8 @@ def find_evidence(document: Document, quote: str, *, min_score: float = 0.75,
             return number, 1.0
         if k + 1 < len(page_words):
             joined = text + " ".join(page_words[k + 1][1]) + " "
-            found = joined.find(needle)
-            if found != -1 and found < len(text) - 1:  # starts on this page
+            at = joined.find(needle)
+            if at != -1 and at < len(text) - 1:  # starts on this page
                 return number, 1.0
 
     if len(target) < 4:

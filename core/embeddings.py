@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core import paths
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
@@ -78,7 +80,7 @@ def _quiet_loading() -> None:
 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
-    except Exception:  # an older or newer transformers without these helpers
+    except Exception:  # noqa: BLE001, S110 - an older or newer transformers without these helpers
         pass
 
 
@@ -177,18 +179,18 @@ def available_devices() -> list[str]:
         return devices
     try:
         import torch
-    except Exception:  # torch missing or broken: the CPU is all we can promise
+    except Exception:  # noqa: BLE001 - torch missing or broken: the CPU is all we can promise
         return devices
     try:
         if torch.cuda.is_available():
             devices.append("cuda")
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - a broken CUDA set-up: the other devices still count
         pass
     try:
         mps = getattr(torch.backends, "mps", None)
         if mps is not None and mps.is_available():
             devices.append("mps")
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - a broken Metal set-up: the other devices still count
         pass
     return devices
 
@@ -297,8 +299,6 @@ def _onnx_plan(folder: Path) -> dict[str, Any]:
 def export_onnx(folder: str | Path, target: str | Path) -> Path:
     """Export the model's transformer (token vectors) to ``target`` with ``torch.onnx.export``;
     the file appears complete or not at all. Pooling is done in numpy (see _OnnxModel)."""
-    from core.paths import temp_file_beside
-
     _offline()
     import torch
     from transformers import AutoModel
@@ -325,7 +325,7 @@ def export_onnx(folder: str | Path, target: str | Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     # readable as a plainly created file would be (0666 minus the umask), not 0600: an
     # installed copy must be readable by every user of the computer
-    name = str(temp_file_beside(target, prefix=".export-", suffix=".onnx"))
+    name = str(paths.temp_file_beside(target, prefix=".export-", suffix=".onnx"))
     try:
         import warnings
 
@@ -353,13 +353,11 @@ def quantize_onnx(source: str | Path, target: str | Path) -> Path:
     scale per output channel); the file appears complete or not at all."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from core.paths import temp_file_beside
-
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     # readable as a plainly created file would be (0666 minus the umask), not 0600: an
     # installed copy must be readable by every user of the computer
-    name = str(temp_file_beside(target, prefix=".quantize-", suffix=".onnx"))
+    name = str(paths.temp_file_beside(target, prefix=".quantize-", suffix=".onnx"))
     try:
         quantize_dynamic(
             str(source),
@@ -379,13 +377,11 @@ def quantize_onnx(source: str | Path, target: str | Path) -> Path:
 def onnx_model_file(folder: str | Path, int8: bool = False) -> Path:
     """The ONNX file of the model in ``folder``: one shipped in the bundle
     (``resources/onnx/<name>``), else the per-user cache, exported there on first use."""
-    from core.paths import resources_dir, user_cache_dir
-
     name = onnx_file_name(folder, int8)
-    shipped = resources_dir() / ONNX_FOLDER / name
+    shipped = paths.resources_dir() / ONNX_FOLDER / name
     if shipped.is_file():
         return shipped
-    cached = user_cache_dir() / ONNX_FOLDER / name
+    cached = paths.user_cache_dir() / ONNX_FOLDER / name
     if cached.is_file():
         return cached
     if int8:
@@ -803,10 +799,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("command", choices=["export-onnx"])
     parser.add_argument("folder", nargs="?", default="")
     args = parser.parse_args(argv)
-    from core.paths import resources_dir
-
     model = bundled_model_path()
-    folder = Path(args.folder) if args.folder else resources_dir() / ONNX_FOLDER
+    folder = Path(args.folder) if args.folder else paths.resources_dir() / ONNX_FOLDER
     target = export_onnx(model, folder / onnx_file_name(model))
     print(target)
     return 0

@@ -38,12 +38,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import stats
+from core.tables import (
+    ExportReport,
+    Sheet,
+    TableError,
+    cell_number,
+    list_sheets,
+    read_table,
+    write_workbook,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.grading.statistics import AgreementBlock, CorrectedRow
     from core.project import Project
     from core.runs import CancelToken, Progress
-    from core.tables import ExportReport
 
 __all__ = [
     "ADJUDICATED",
@@ -444,14 +452,15 @@ def _extremes(judge: JudgeData, ids: Sequence[str], k: int) -> set[str]:
     offer first (what EvalDesk offered before the random order): the ceil(k/2) highest and
     floor(k/2) lowest mean scores, ties in the items' order."""
     scores = {i.item_id: i.summary_score for i in judge.items}
+    scored = {i: score for i in ids if (score := scores.get(i)) is not None}
     place = {item_id: n for n, item_id in enumerate(ids)}
-    ranked = [i for i in ids if scores.get(i) is not None]
-    ranked.sort(key=lambda i: -scores[i])  # type: ignore[operator]
+    ranked = [i for i in ids if i in scored]
+    ranked.sort(key=lambda i: -scored[i])
     top, bottom = (k + 1) // 2, k // 2
     chosen = set(ranked[:top])
     rest = [i for i in ranked if i not in chosen]
     # the lowest: among equal scores the earlier item first, as the old order's min() did
-    lowest = sorted(rest, key=lambda i: (scores[i], place[i]))[:bottom]  # type: ignore[index]
+    lowest = sorted(rest, key=lambda i: (scored[i], place[i]))[:bottom]
     return chosen | set(lowest)
 
 
@@ -912,6 +921,10 @@ def judge_report(judge: JudgeData, ratings: Iterable[Rating], *, rater: str | No
     )
 
 
+#: An answer in a pattern of answers ("YYN?"): "?" when there is none.
+_LETTER: dict[bool | None, str] = {True: "Y", False: "N"}
+
+
 def _random_start(judge: JudgeData, graded: Sequence[str], seed: int | None
                   ) -> tuple[set[str], str]:
     """The graded items that were drawn at random when nothing else is recorded: the first
@@ -942,7 +955,7 @@ def judge_spreads(judge: JudgeData) -> list[tuple[str, stats.JudgeSpread]]:
         patterns = None
         asked: dict[str, list[Any]] = {}
         if questions:
-            patterns = ["".join({True: "Y", False: "N"}.get(i.answers.get(dim, {}).get(q), "?")
+            patterns = ["".join(_LETTER.get(i.answers.get(dim, {}).get(q), "?")
                                 for q in questions) for i in scored]
             asked = {f"question {k} ({q})": [i.answers.get(dim, {}).get(q) for i in scored]
                      for k, q in enumerate(questions, start=1)}
@@ -1008,7 +1021,8 @@ def question_disagreements(judge: JudgeData, ratings: Iterable[Rating], dimensio
     by_item: dict[str, list[Rating]] = {}
     for r in chosen:
         by_item.setdefault(r.item_id, []).append(r)
-    fails, passes = [], []
+    fails: list[Disagreement] = []
+    passes: list[Disagreement] = []
     for item in judge.items:
         if item.item_id not in by_item or item.held_out:
             continue
@@ -1163,8 +1177,6 @@ def write_report(path: str | Path, report: JudgeReport,
     ``ranks`` (two judges or more), a "Judges" sheet ranks them."""
     import pandas as pd
 
-    from core.tables import Sheet, write_workbook
-
     sheets = [Sheet(name, frame, description=_SHEET_ABOUT[name])
               for name, frame in report_frames(report).items()]
     if len(ranks) >= 2:
@@ -1207,8 +1219,6 @@ def export_ratings(path: str | Path, ratings: Sequence[Rating], *,
     adjudicated for the ``adjudicated`` grades, whose ``rater`` is who decided), whether a
     person's grade was given blind, and what an agreed grade was decided from."""
     import pandas as pd
-
-    from core.tables import Sheet, write_workbook
 
     rows = []
     for r in [*ratings, *adjudicated]:
@@ -1270,8 +1280,6 @@ def read_ratings(path: str | Path, *, scale: tuple[int, int] | None = None,
     for), and a second row rating the same thing (both rows named; the first is kept).
     Rows whose ``origin`` column says "adjudicated" are agreed grades: they go to
     ``adjudicated``, not among the people's own ratings."""
-    from core.tables import TableError, cell_number, list_sheets, read_table
-
     path = Path(path)
     out = RatingsRead()
     try:

@@ -16,7 +16,8 @@ GB = 1024**3
 def cpu_cores() -> int:
     """Cores this process may use (at least 1)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined]
+        # Linux only: on Windows and macOS the attribute is missing (caught below)
+        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined,unused-ignore]
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
 

@@ -43,10 +43,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.runs import CancelToken, Progress
     from core.settings import ModelProfile, Settings
 
-__all__ = ["JudgeCandidate", "MethodSession", "ModelFactory", "VERBS"]
+__all__ = ["VERBS", "JudgeCandidate", "MethodSession", "ModelFactory"]
 
 ChoicesT = TypeVar("ChoicesT")
-ResultsT = TypeVar("ResultsT", covariant=True)
+ResultsT_co = TypeVar("ResultsT_co", covariant=True)
 
 #: Makes the model one run talks to: ``(profile, project, run_id) -> model`` whose calls are
 #: cached and logged in ``project`` under ``run_id`` (``core.llm.gateway_for`` in the app and on
@@ -65,7 +65,7 @@ VERBS = (
 
 
 @runtime_checkable
-class MethodSession(Protocol[ChoicesT, ResultsT]):
+class MethodSession(Protocol[ChoicesT, ResultsT_co]):
     """A method's work in one project (see the module's docstring for the order of calls)."""
 
     #: "aqer", "majeval" or "interacteval": the project's method.
@@ -74,7 +74,7 @@ class MethodSession(Protocol[ChoicesT, ResultsT]):
     project: Project
 
     @classmethod
-    def open(cls, project: Project, *, settings: Settings) -> MethodSession[ChoicesT, ResultsT]:
+    def open(cls, project: Project, *, settings: Settings) -> MethodSession[ChoicesT, ResultsT_co]:
         """The session of this method in ``project`` (its choices read, or new ones)."""
         ...
 
@@ -101,13 +101,13 @@ class MethodSession(Protocol[ChoicesT, ResultsT]):
         ...
 
     async def run(self, *, progress: Progress | None = None,
-                  cancel: CancelToken | None = None) -> ResultsT:
+                  cancel: CancelToken | None = None) -> ResultsT_co:
         """The method's run on its choices (every repeat the choices ask for; usage recorded),
         each finished unit kept in the project as it finishes, so a cancelled or crashed run
         resumes where it stopped."""
         ...
 
-    def load_results(self) -> ResultsT | None:
+    def load_results(self) -> ResultsT_co | None:
         """The results of the last run of today's choices, or None."""
         ...
 

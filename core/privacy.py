@@ -121,7 +121,7 @@ def destination(profile: ModelProfile) -> Destination:
                                "On this computer: your texts do not leave it.", "",
                                "this_computer")
         # the furthest place any text may go decides
-        worst = "cloud" if "cloud" in kinds else "network"
+        worst: DestinationKind = "cloud" if "cloud" in kinds else "network"
         host = next(h for h, k in zip(hosts, kinds, strict=True) if k == worst)
         if worst == "network":
             name = f"the server at {host}"
@@ -145,7 +145,9 @@ _OFFICIAL = {"openai": "openai.com", "anthropic": "anthropic.com",
 
 def _official_host(provider: str, host: str) -> bool:
     domain = _OFFICIAL.get(provider)
-    return bool(domain) and (host == domain or host.endswith("." + domain))
+    if not domain:
+        return False
+    return host == domain or host.endswith("." + domain)
 
 
 def needs_cloud_notice(project: Project | None, profile: ModelProfile) -> bool:

@@ -45,9 +45,9 @@ from core import paths
 __all__ = [
     "MATERIAL_RULE",
     "PLACEHOLDER_WORDS",
-    "WholeNumber",
     "MethodPrompts",
     "PromptTemplate",
+    "WholeNumber",
     "ask",
     "copied_text",
     "fence",
@@ -123,7 +123,8 @@ def fence(text: Any, name: str = "text") -> str:
 
 def _not_true_or_false(value: Any) -> Any:
     if isinstance(value, bool):
-        raise ValueError("a number is needed here, not true or false")
+        # pydantic turns a ValueError (not a TypeError) into the reply's validation error
+        raise ValueError("a number is needed here, not true or false")  # noqa: TRY004
     return value
 
 
@@ -370,6 +371,8 @@ def _copy_check(
     refuse_loops: bool = False,
 ) -> Callable[[Any], Any]:
     """A gateway ``check`` that rejects replies repeating our template's wording."""
+    # here, not at the top: core.llm's gateway imports this module (repeats_itself), so one
+    # of the two imports has to wait until it is called
     from core.llm import Rejection, copied_instructions
 
     own = set(own_words)
@@ -430,7 +433,7 @@ def _schema_words_of(schema: type) -> tuple[str, ...]:
 
     try:
         walk(schema_json())
-    except Exception:  # noqa: BLE001 - a schema pydantic cannot describe: no words to compare
+    except Exception:  # noqa: BLE001, S110 - a schema pydantic cannot describe: no words to compare
         pass
     return tuple(out)
 

@@ -91,24 +91,23 @@ _NAMED_SECRET = re.compile(
 )
 #: Text shaped like a key, whoever it belongs to (a provider may echo a key of its own
 #: configuration): our own list, from the providers' documented key formats.
-_KEY_SHAPES = re.compile(
-    "|".join([
-        # by their prefix: OpenAI, Anthropic, DeepSeek, OpenRouter (sk-...), Groq (gsk_), Hugging
-        # Face, Replicate, Fireworks, GitHub, GitLab, Databricks, xAI, Perplexity, NVIDIA
-        r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}",
-        (r"\b(?:gsk|hf|r8|fw|ghp|gho|ghu|ghs|github_pat|glpat|dapi|xai|pplx|nvapi)[-_]"
-         r"[A-Za-z0-9_-]{10,}"),
-        r"\bAIza[A-Za-z0-9_-]{20,}",  # Google
-        r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",  # AWS access key ids
-        r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
-        r"\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*",  # a JSON web token
-        # a long run of letters and digits with capitals, small letters and digits mixed (how
-        # random keys look; model names and words have separators or no such mix), or 32 hex
-        # digits and more (Azure's keys)
-        r"\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{24,}\b",
-        r"\b[0-9a-fA-F]{32,}\b",
-    ]),
+_KEY_PATTERNS = (
+    # by their prefix: OpenAI, Anthropic, DeepSeek, OpenRouter (sk-...), Groq (gsk_), Hugging
+    # Face, Replicate, Fireworks, GitHub, GitLab, Databricks, xAI, Perplexity, NVIDIA
+    r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}",
+    (r"\b(?:gsk|hf|r8|fw|ghp|gho|ghu|ghs|github_pat|glpat|dapi|xai|pplx|nvapi)[-_]"
+     r"[A-Za-z0-9_-]{10,}"),
+    r"\bAIza[A-Za-z0-9_-]{20,}",  # Google
+    r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",  # AWS access key ids
+    r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
+    r"\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*",  # a JSON web token
+    # a long run of letters and digits with capitals, small letters and digits mixed (how
+    # random keys look; model names and words have separators or no such mix), or 32 hex
+    # digits and more (Azure's keys)
+    r"\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{24,}\b",
+    r"\b[0-9a-fA-F]{32,}\b",
 )
+_KEY_SHAPES = re.compile("|".join(_KEY_PATTERNS))
 
 
 def remember_secret(value: str | None) -> None:

@@ -131,7 +131,7 @@ class Settings(BaseModel):
 def _login_name() -> str:
     try:
         return getpass.getuser()
-    except Exception:  # no login name on some systems
+    except Exception:  # noqa: BLE001 - no login name on some systems (each raises its own)
         return "me"
 
 
@@ -179,7 +179,8 @@ class SettingsStore:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
+                # one route for every unreadable file: the ValueError handled below
+                raise ValueError("not a JSON object")  # noqa: TRY004
             return Settings.model_validate(migrate(data))
         except SettingsProblem as exc:
             self.problem, self.read_only = str(exc), True

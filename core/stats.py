@@ -40,7 +40,7 @@ import math
 import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, TypeGuard, get_args
 
 import numpy as np
 from scipy import sparse
@@ -67,12 +67,14 @@ __all__ = [
     "Level",
     "PairedDifference",
     "RepeatStability",
+    "Resampling",
     "UnitSpread",
     "agreement_rows",
     "binary_agreement",
     "correlations",
     "format_p",
     "grouped_correlations",
+    "is_level",
     "judge_spread",
     "krippendorff_alpha",
     "length_sentence",
@@ -115,7 +117,13 @@ ROW_COLUMNS: tuple[str, ...] = (
 )
 
 Level = Literal["nominal", "ordinal", "interval"]
-_LEVELS = ("nominal", "ordinal", "interval")
+_LEVELS: tuple[Level, ...] = get_args(Level)
+
+
+def is_level(value: object) -> TypeGuard[Level]:
+    """True for a level of measurement :func:`krippendorff_alpha` knows (see :data:`Level`)."""
+    return value in _LEVELS
+
 
 #: Fewest pairs for a pooled correlation, fewest pairs inside a group, fewest groups for a CI.
 _MIN_PAIRS = 3
@@ -595,7 +603,9 @@ def grouped_correlations(
         undefined = {
             m: Correlation(m, None, None, None, None, 0, reason=reason) for m in STATISTIC_NAMES
         }
-        return GroupedCorrelationReport(**undefined, **common)
+        return GroupedCorrelationReport(pearson=undefined["pearson"],
+                                        spearman=undefined["spearman"],
+                                        kendall=undefined["kendall"], **common)
 
     rng = np.random.default_rng(seed)
     n_used_groups = len(used)
@@ -624,7 +634,8 @@ def grouped_correlations(
         out[method] = Correlation(
             method, _clip(float(values.mean())), None, low, high, n_used, note=base_note
         )
-    return GroupedCorrelationReport(**out, **common)
+    return GroupedCorrelationReport(pearson=out["pearson"], spearman=out["spearman"],
+                                    kendall=out["kendall"], **common)
 
 
 # --------------------------------------------------------------------------------------------
@@ -649,7 +660,7 @@ def krippendorff_alpha(data: Any, level: Level = "nominal") -> AlphaResult:
     Undefined (``value is None`` with a reason) when fewer than 2 raters, fewer than 2 pairable
     units, or when all pairable ratings are the same (no variation: expected disagreement 0).
     """
-    if level not in _LEVELS:
+    if not is_level(level):
         raise ValueError(f"level must be one of {', '.join(_LEVELS)}, not {level!r}")
     codes, categories = _code_ratings(data, level)
     n_raters, n_units_all = codes.shape
@@ -1032,6 +1043,16 @@ SMALL_DIFFERENCE = 0.05
 _ROW_FUNCTIONS = {"pearson": _pearson_rows, "spearman": _spearman_rows, "kendall": _kendall_rows}
 
 
+class Resampling(TypedDict):
+    """How a :class:`PairedDifference` was resampled, the same whether it is defined or not
+    (given to it as keywords)."""
+
+    n_dropped: int
+    ci: float
+    n_boot: int
+    seed: int
+
+
 @dataclass(frozen=True)
 class PairedDifference:
     """How much better condition A agrees with the human ratings than condition B.
@@ -1090,12 +1111,13 @@ class PairedDifference:
           well" when the gap itself is not small).
 
         Numbers are rounded to 2 decimals the same way everywhere (never "-0.00")."""
-        if not self.defined:
+        difference = self.difference
+        if difference is None:  # not defined
             against = "" if ratings == "your ratings" else f" against {ratings}"
             return (f"{_sentence(a_name)} and {b_name} cannot be compared{against}: "
                     f"{self.reason}.")
         numbers_ = f"{self.statistic} {_r2(self.a_value)} vs {_r2(self.b_value)}"
-        diff = f"difference {_r2(self.difference)}"
+        diff = f"difference {_r2(difference)}"
         if self.ci_low is None or self.ci_high is None:
             return (f"{_sentence(a_name)} and {b_name} cannot be told apart against {ratings} "
                     f"without an interval ({numbers_}; {diff}, no interval: {self.note}).")
@@ -1103,8 +1125,8 @@ class PairedDifference:
             f"({numbers_}; {diff}, {_percent(self.ci)} CI {_r2(self.ci_low)} to "
             f"{_r2(self.ci_high)}, {self.n} {self.unit})"
         )
-        gap = abs(self.difference)
-        higher = self.difference > 0
+        gap = abs(difference)
+        higher = difference > 0
         if self.ci_excludes_zero:
             if gap >= SMALL_DIFFERENCE:
                 better = "better" if higher else "less well"
@@ -1219,7 +1241,7 @@ def paired_correlation_difference(
         keep &= np.array([not _is_missing(g) for g in group_list], dtype=bool)
     n_dropped = int(np.count_nonzero(~keep))
     av, bv, hv = av[keep], bv[keep], hv[keep]
-    common = {"n_dropped": n_dropped, "ci": ci, "n_boot": n_boot, "seed": seed}
+    common: Resampling = {"n_dropped": n_dropped, "ci": ci, "n_boot": n_boot, "seed": seed}
     rng = np.random.default_rng(seed)
 
     if group_list is None:

@@ -54,6 +54,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from core import paths
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -412,7 +414,8 @@ def _col_index0(letters: str) -> int:
 def _ranges_text(numbers_: Sequence[int]) -> str:
     """[5, 9, 10, 11] -> '5, 9–11'."""
     parts: list[str] = []
-    start = prev = None
+    start: int | None = None
+    prev = 0
     for n in sorted(numbers_):
         if start is None:
             start = prev = n
@@ -727,7 +730,7 @@ def _open_xlsx(path: Path):
         )
     except (zipfile.BadZipFile, EOFError) as exc:
         raise _damaged_error(path, str(exc)) from None
-    except Exception as exc:  # openpyxl raises many kinds for broken parts
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds for broken parts
         raise _damaged_error(path, f"{type(exc).__name__}: {exc}") from None
 
 
@@ -837,7 +840,7 @@ def _xlsx_checks(path: Path, sheet: str, grid: _Grid) -> None:
                 return
             xml = zf.read(part)
             others = _external_workbooks(zf)
-    except Exception:  # the data were read; these checks are a bonus on top
+    except Exception:  # noqa: BLE001 - the data were read; these checks are a bonus on top
         return
     for m in _MERGE_RE.finditer(xml):
         c1, r1 = m.group(1).decode(), int(m.group(2))
@@ -861,8 +864,8 @@ def _xlsx_checks(path: Path, sheet: str, grid: _Grid) -> None:
                     el.clear()
                 continue
             ref = el.get("r")
-            m = _REF_RE.fullmatch(ref) if ref else None
-            col0 = _col_index0(m.group(1)) if m else col0 + 1
+            cell_ref = _REF_RE.fullmatch(ref) if ref else None
+            col0 = _col_index0(cell_ref.group(1)) if cell_ref else col0 + 1
             formula = value = None
             for child in el:
                 name = child.tag.rpartition("}")[2]
@@ -872,7 +875,7 @@ def _xlsx_checks(path: Path, sheet: str, grid: _Grid) -> None:
                     value = child
             if formula is not None:
                 kind = el.get("t", "n")
-                row = int(m.group(2)) if m else row_number
+                row = int(cell_ref.group(2)) if cell_ref else row_number
                 if value is None or (not value.text and kind not in ("str", "inlineStr", "s")):
                     grid.uncached.append((row, col0))
                 elif (link := _EXTERNAL_RE.search(formula.text or "")) is not None:
@@ -904,7 +907,7 @@ def _xlsx_grid(path: Path, sheet: str | None, limit: int | None) -> _Grid:
                         break
         except (zipfile.BadZipFile, EOFError, OSError) as exc:
             raise _damaged_error(path, str(exc)) from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds for broken parts
             raise _damaged_error(path, f"{type(exc).__name__}: {exc}") from None
     finally:
         wb.close()
@@ -931,7 +934,7 @@ def _open_xls(path: Path, *, formatting: bool):
         if "encrypt" in str(exc).lower():
             raise _password_error(path) from None
         raise _damaged_error(path, str(exc)) from None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - xlrd raises many kinds for broken parts
         raise _damaged_error(path, f"{type(exc).__name__}: {exc}") from None
 
 
@@ -983,7 +986,7 @@ def _xls_cell_text(book, cell) -> str:
                 moment = xlrd.xldate_as_datetime(value, book.datemode)
                 return _time_text(moment.time())
             return _datetime_text(xlrd.xldate_as_datetime(value, book.datemode))
-        except Exception:
+        except Exception:  # noqa: BLE001 - a date xlrd cannot convert: shown as its number
             return _float_text(value)
     return str(cell.value)
 
@@ -1283,7 +1286,7 @@ def _build(
         )
 
     found = header_row is None
-    if found:
+    if header_row is None:
         header_row = find_header_row(grid.rows)
     elif grid.rows and header_row not in {n for n, _ in grid.rows}:
         first = grid.rows[0][0]
@@ -1499,13 +1502,13 @@ def _build(
         "merged": "more merged cell ranges",
         "formula": "more formulas have no saved result; open the file in Excel and save it again",
     }
-    for kind, found in by_kind.items():
-        for severity, text, row, letter, name in found[:_ISSUES_PER_KIND]:
-            add(severity, text, row, letter, name, locate=not kind.startswith("merged"))
-        if len(found) > _ISSUES_PER_KIND:
-            extra = len(found) - _ISSUES_PER_KIND
+    for kind, of_kind in by_kind.items():
+        for issue in of_kind[:_ISSUES_PER_KIND]:  # (severity, text, row, letter, name)
+            add(*issue, locate=not kind.startswith("merged"))
+        if len(of_kind) > _ISSUES_PER_KIND:
+            extra = len(of_kind) - _ISSUES_PER_KIND
             add(
-                found[0][0],
+                of_kind[0][0],
                 f"… and {extra:,} " + summaries[kind].format(limit=max_cell_chars) + ".",
             )
     return read
@@ -2107,10 +2110,9 @@ def check_export_target(
             )
     _export_path(target, replace_existing=replace_existing)
     try:
-        from core.paths import claim_temp_file_beside, let_go
-
-        probe, held = claim_temp_file_beside(target, prefix="~evaldesk-", suffix=".xlsx.tmp")
-        let_go(held)
+        probe, held = paths.claim_temp_file_beside(target, prefix="~evaldesk-",
+                                                   suffix=".xlsx.tmp")
+        paths.let_go(held)
         probe.unlink(missing_ok=True)
     except OSError as exc:
         raise _write_error(exc, target, creating=True) from None
@@ -2120,12 +2122,10 @@ def check_export_target(
 def _export_path(path: Path, *, replace_existing: bool) -> Path:
     """``path`` with ``.xlsx`` added to a name without a suffix, after the checks that need no
     writing (name, suffix, folder, an existing file: a folder, read-only, not ours)."""
-    from core.paths import file_name_problem
-
-    problem = file_name_problem(path.name)
+    problem = paths.file_name_problem(path.name)
     if path.suffix == "" and problem is None and not path.is_dir():
         path = path.with_suffix(".xlsx")
-        problem = file_name_problem(path.name)
+        problem = paths.file_name_problem(path.name)
     if problem is not None:  # refused before anything is written
         raise TableError(problem, path)
     if path.is_dir():
@@ -2342,9 +2342,7 @@ def write_workbook(
             raise _write_error(exc, path) from None
         raise
     finally:
-        from core.paths import let_go
-
-        let_go(held)
+        paths.let_go(held)
     return report
 
 
@@ -2437,10 +2435,8 @@ def _make_temp(folder: Path, path: Path) -> tuple[str, int | None]:
     """The temporary workbook the export writes (held until :func:`core.paths.let_go`), after
     removing those an EvalDesk killed during an export left in this folder."""
     try:
-        from core.paths import claim_temp_file_beside
-
-        name, held = claim_temp_file_beside(folder / path.name, prefix="~evaldesk-",
-                                            suffix=".xlsx.tmp")
+        name, held = paths.claim_temp_file_beside(folder / path.name, prefix="~evaldesk-",
+                                                  suffix=".xlsx.tmp")
         return str(name), held
     except OSError as exc:
         raise _write_error(exc, path, creating=True) from None

@@ -21,6 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from core import paths
+from core.local_models import catalogue
+from core.local_models.catalogue import GB, Computer
+from core.local_models.discovery import Candidate
+from core.local_models.files import import_model_file
+from desktop._screenshots import _memory_keyring
+from desktop._wizard_shots import grabber, run_shots, wait_until
+from desktop.model_discovery import DiscoveryDialog
+from desktop.model_manager import ModelManagerDialog
+from desktop.settings_dialog import SettingsDialog
 
 _OLLAMA = {"models": [
     {"name": "qwen2.5:7b", "size": 4683087332,
@@ -66,8 +75,6 @@ def _small_gguf(path: Path) -> None:
 
 
 async def _shoot(session: Any, out: Path) -> None:
-    from desktop._wizard_shots import grabber, wait_until
-
     grab = grabber(session, out, "models")
     window = session.window
     window.resize(1280, 800)
@@ -94,16 +101,6 @@ async def _shoot(session: Any, out: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from core.local_models import catalogue
-    from core.local_models.catalogue import GB, Computer
-    from core.local_models.discovery import Candidate
-    from core.local_models.files import import_model_file
-    from desktop._screenshots import _memory_keyring
-    from desktop._wizard_shots import run_shots
-    from desktop.model_discovery import DiscoveryDialog
-    from desktop.model_manager import ModelManagerDialog
-    from desktop.settings_dialog import SettingsDialog
-
     SettingsDialog.detect_devices = staticmethod(lambda: ["cpu"])
     _memory_keyring()
     DiscoveryDialog.candidates = [

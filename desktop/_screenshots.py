@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from core import paths
+from core import paths, secrets
 from core.settings import ModelProfile
+from desktop.app import start
+from desktop.settings_dialog import SettingsDialog
 
 
 def _wait(ms: int) -> None:
@@ -35,7 +38,7 @@ def _memory_keyring() -> None:
 
     class _Memory(keyring.backend.KeyringBackend):
         priority = 1
-        store: dict[tuple[str, str], str] = {}
+        store: ClassVar[dict[tuple[str, str], str]] = {}
 
         def get_password(self, service, username):
             return self.store.get((service, username))
@@ -50,9 +53,6 @@ def _memory_keyring() -> None:
 
 
 def main(out: Path | None = None) -> int:
-    from desktop.app import start
-    from desktop.settings_dialog import SettingsDialog
-
     out = out or paths.resources_dir() / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     SettingsDialog.detect_devices = staticmethod(lambda: ["cpu"])  # no torch import for a picture
@@ -68,8 +68,6 @@ def main(out: Path | None = None) -> int:
     _wait(300)
     home = out / "home.png"
     window.grab().save(str(home))
-
-    from core import secrets
 
     secrets.set_api_key("GPT-4o mini", "sk-example-not-a-real-key")
     dialog = window.open_settings()

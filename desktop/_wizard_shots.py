@@ -9,6 +9,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from desktop.app import start
+
 __all__ = ["grab_when", "grabber", "grade_every_item", "run_shots", "wait_until"]
 
 
@@ -67,8 +69,6 @@ def run_shots(shoot: Callable[[Any, Path], Coroutine[Any, Any, None]], argv: lis
     """Start the app, run ``shoot(session, folder)`` on its loop and close the window. The
     folder is ``argv[0]`` (default ``resources/screenshots``); ``repo_on_path`` puts the
     repository on ``sys.path`` first (for scripts that use the test helpers)."""
-    from desktop.app import start
-
     if repo_on_path:
         root = Path(__file__).resolve().parents[1]
         if str(root) not in sys.path:

@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from core import __version__, paths
+from desktop.errors import spawn
+from desktop.settings_dialog import SettingsDialog
 from desktop.views import HeaderedTableModel
 
 __all__ = ["COMPONENTS", "AboutDialog", "Component", "LicencesModel", "device_text",
@@ -186,7 +188,7 @@ class LicencesModel(HeaderedTableModel):
         super().__init__(parent)
         self._rows = [(c, *found_licence(c)) for c in components]
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
 
@@ -279,15 +281,11 @@ class AboutDialog(QDialog):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._detect_task is None:
-            from desktop.errors import spawn
-
             self._detect_task = spawn(self._detect_device(), "detecting the embedding device")
 
     async def _detect_device(self) -> None:
         # The same detection as Settings → Embeddings (it imports torch: off the GUI thread).
         from shiboken6 import isValid
-
-        from desktop.settings_dialog import SettingsDialog
 
         try:
             devices = await asyncio.get_running_loop().run_in_executor(

@@ -26,6 +26,7 @@ from core import __version__, paths
 from core.settings import SettingsStore
 from desktop.collector import GuiThreadCollector
 from desktop.errors import ErrorReporter, setup_logging
+from desktop.first_run import show_first_run_if_needed
 from desktop.main_window import MainWindow
 from desktop.runner import cancel_all
 
@@ -95,8 +96,6 @@ def start(project_path: str | os.PathLike[str] | None = None,
         target = str(project_path)
         QTimer.singleShot(0, lambda: window.open_project(target))
     elif not store.problem:
-        from desktop.first_run import show_first_run_if_needed
-
         QTimer.singleShot(0, lambda: show_first_run_if_needed(window))
     return AppSession(app, loop, window, reporter, log_path, collector)
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from core.llm import estimate as llm_estimate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.project import Project
+    from core.settings import ModelProfile
 
 __all__ = ["ENABLED", "calibrate"]
 
@@ -29,25 +36,25 @@ MEASURING = ("Measuring how fast the model answers on this computer (one short c
              "time estimate…")
 
 
-async def calibrate(project: Any, profile: Any, before: Any = None) -> bool:
+async def calibrate(project: Project | None, profile: ModelProfile | None,
+                    before: Callable[[], object] | None = None) -> bool:
     """Time one call to ``profile``'s model when it runs on this computer and nothing tells its
     speed yet (``before()`` is called first, e.g. to say so); True when a measurement was made
     (the estimate should be worked out again)."""
-    from core.llm.estimate import needs_calibration, probe_latency
-
     if not ENABLED or profile is None or not getattr(profile, "is_local", False):
         return False
     key = f"{profile.model}#{profile.gguf_path}"
     if key in _tried:
         return False
     loop = asyncio.get_running_loop()
-    if not await loop.run_in_executor(None, needs_calibration, project, profile):
+    # through the module: tests put their own measurement in its place
+    if not await loop.run_in_executor(None, llm_estimate.needs_calibration, project, profile):
         return False
     _tried.add(key)
     if before is not None:
         before()
     try:
-        await probe_latency(profile)
+        await llm_estimate.probe_latency(profile)
     except Exception:
         log.warning("could not time the model %s", profile.model, exc_info=True)
         return False

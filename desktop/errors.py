@@ -125,8 +125,8 @@ def _details(
     lines = [
         f"When: {datetime.now():%Y-%m-%d %H:%M:%S}",
         f"Where: {where}",
-        f"EvalDesk {__version__}, Python {platform.python_version()}, "
-        f"PySide6 {pyside_version}, Qt {qVersion()}, {platform.platform()}",
+        (f"EvalDesk {__version__}, Python {platform.python_version()}, "
+         f"PySide6 {pyside_version}, Qt {qVersion()}, {platform.platform()}"),
         "",
     ]
     if exc is not None:

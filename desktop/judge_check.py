@@ -46,6 +46,7 @@ from desktop.widgets import (
     fit_columns,
     hint_label,
     note_box,
+    page_layout,
     splitter,
     xlsx_path,
 )
@@ -1142,8 +1143,6 @@ class CheckJudgePageMixin:
     INTRO = ""
 
     def build_check(self) -> None:
-        from desktop.widgets import page_layout
-
         self.panel = JudgeCheckPanel(self.METHOD, lambda: self.wizard.who)
         self.panel.runner = self._run_in_background
         layout = page_layout(self, self.HEADING, self.INTRO)

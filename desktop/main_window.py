@@ -34,10 +34,13 @@ from desktop import aqer as _aqer  # noqa: F401  (registers the AQER wizard; che
 from desktop import interacteval as _interacteval  # noqa: F401  (registers its wizard; cheap)
 from desktop import majeval as _majeval  # noqa: F401  (registers the MAJ-Eval wizard; cheap)
 from desktop.about import AboutDialog
+from desktop.file_dialogs import start_folder
+from desktop.first_run import FirstRunDialog
 from desktop.home import HomePage
 from desktop.methods import METHODS, wizard_for
 from desktop.recent import RecentProjectsModel
 from desktop.recovery import discard_unsaved, holds_work
+from desktop.runner import cancel_all, running_count
 from desktop.settings_dialog import SettingsDialog
 from desktop.usage import UsageIndicator
 
@@ -351,8 +354,6 @@ class MainWindow(QMainWindow):
     @Slot()
     def open_welcome(self):
         """Show the first-run welcome again (it keeps the current model choice preselected)."""
-        from desktop.first_run import FirstRunDialog
-
         dialog = FirstRunDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.first_run_dialog = dialog
@@ -507,8 +508,6 @@ class MainWindow(QMainWindow):
 
     def default_folder(self) -> str:
         """Where every file dialog opens (:func:`desktop.file_dialogs.start_folder`)."""
-        from desktop.file_dialogs import start_folder
-
         return start_folder(self.project, self.recent.paths())
 
     @Slot()
@@ -710,8 +709,6 @@ class MainWindow(QMainWindow):
     def ask_stop_running(self, proceed: Callable[[], object]) -> QMessageBox:
         """A step is running and the window is closing: ask before stopping it (finished work
         is kept either way); ``proceed`` runs after "Stop and close". Returns the question."""
-        from desktop.runner import running_count
-
         if self.stop_box is not None and isValid(self.stop_box) and self.stop_box.isVisible():
             self.stop_box.raise_()
             return self.stop_box
@@ -740,14 +737,10 @@ class MainWindow(QMainWindow):
         return box
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        from desktop.runner import running_count
-
         if not self._close_confirmed and not self._stop_confirmed and running_count():
             event.ignore()
 
             def stop() -> None:
-                from desktop.runner import cancel_all
-
                 self._stop_confirmed = True
                 cancel_all()  # each step stops after its current piece of work
                 QTimer.singleShot(0, self.close)

@@ -40,7 +40,7 @@ STALL_S = 15 * 60.0
 
 def stall_text(seconds: float) -> str:
     """What a step says when nothing has happened for ``seconds``."""
-    from core.llm.estimate import time_words
+    from core.llm.estimate import time_words  # not at start-up: core.llm takes ~0.3 s
 
     return (f"Nothing has happened for {time_words(seconds)}: no answer came from the model and "
             "no piece of work finished. The model may be stuck. Press Cancel and start the step "
@@ -222,7 +222,7 @@ class RunPanel(QFrame):
             self._remove_listener()
             self._remove_listener = None
         if on:
-            from core.llm import add_usage_listener
+            from core.llm import add_usage_listener  # not at start-up (~0.3 s)
 
             self._remove_listener = add_usage_listener(lambda _usage: self._active())
 
@@ -266,7 +266,7 @@ class RunPanel(QFrame):
     def _time_left(self, state: ProgressState) -> str:
         """"about 3 minutes left" from the pace of this stage so far ("" before the first unit
         of it is done, or when the amount of work is unknown)."""
-        from core.llm.estimate import time_words
+        from core.llm.estimate import time_words  # not at start-up (~0.3 s)
 
         start = self._rate_start
         if not state.total or start is None or state.done >= state.total:

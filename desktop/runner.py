@@ -32,7 +32,7 @@ from typing import Any, Generic, Literal, TypeVar
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from core.runs import Cancelled, CancelToken, Progress, ProgressState
-from desktop.errors import spawn
+from desktop.errors import log_file, spawn
 from desktop.run_panel import RunPanel
 
 __all__ = ["QtProgress", "RunOutcome", "cancel_all", "run_step", "running_count", "spawn",
@@ -119,7 +119,8 @@ def _is_coroutine_step(step: Callable[..., Any]) -> bool:
         target = target.func  # type: ignore[attr-defined]
     if inspect.iscoroutinefunction(target):
         return True
-    call = getattr(type(target), "__call__", None)  # an object with an async __call__
+    # an object with an async __call__: the method itself, to see whether it is a coroutine
+    call = getattr(type(target), "__call__", None)  # noqa: B004
     return call is not None and inspect.iscoroutinefunction(call)
 
 
@@ -142,8 +143,6 @@ def failure_message(exc: BaseException) -> str:
     text = str(exc).strip()
     if text and not isinstance(exc, _PROGRAMMING_ERRORS):
         return f"Failed: {text}"
-    from desktop.errors import log_file
-
     detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return (
         f"Failed because of an unexpected problem ({detail}). "

@@ -97,7 +97,7 @@ _Index = QModelIndex | QPersistentModelIndex
 
 def detect_devices() -> list[str]:
     """The devices the embedding model can use here (imports torch: call it off the GUI thread)."""
-    from core.embeddings import available_devices
+    from core.embeddings import available_devices  # not at start-up (~50 ms)
 
     devices = list(available_devices())
     return devices or ["cpu"]
@@ -477,13 +477,13 @@ class SettingsDialog(QDialog):
     @Slot()
     def open_discovery(self) -> QDialog:
         """“Look for models on this computer” (the search starts when it opens)."""
-        from desktop.model_discovery import DiscoveryDialog
+        from desktop.model_discovery import DiscoveryDialog  # not at start-up (~40 ms)
 
         return self._open_local_dialog(DiscoveryDialog(self.settings, self.save, self))
 
     @Slot()
     def open_model_manager(self) -> QDialog:
-        from desktop.model_manager import ModelManagerDialog
+        from desktop.model_manager import ModelManagerDialog  # not at start-up (~0.1 s)
 
         return self._open_local_dialog(ModelManagerDialog(self.settings, self.save, self))
 

@@ -124,7 +124,7 @@ class UsageIndicator(QLabel):
             current = getattr(llm, "session_usage", None)
             if current is not None:
                 self.show_usage(current())
-        except Exception as exc:  # not written yet, or broken: the app works without it
+        except Exception as exc:  # noqa: BLE001 - missing or broken: the app works without it
             log.info("LLM usage is not shown: %s", exc)
             return False
         self.attached = True

@@ -120,7 +120,7 @@ class GroupTreeMixin:
     def member_count(self, group_row: int) -> int:
         raise NotImplementedError
 
-    def index(self, row: int, column: int, parent: _Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+    def index(self, row: int, column: int, parent: _Index = QModelIndex()) -> QModelIndex:
         if not 0 <= column < self.columnCount() or row < 0:  # type: ignore[attr-defined]
             return QModelIndex()
         if not parent.isValid():
@@ -132,12 +132,12 @@ class GroupTreeMixin:
             return QModelIndex()
         return self.createIndex(row, column, parent.row() + 1)  # type: ignore[attr-defined]
 
-    def parent(self, index: _Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+    def parent(self, index: _Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
         if not index.isValid() or index.internalId() == 0:
             return QModelIndex()
         return self.createIndex(index.internalId() - 1, 0, 0)  # type: ignore[attr-defined]
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
         if not parent.isValid():
             return self.group_count()
         if (parent.internalId() == 0 and parent.column() == 0
@@ -161,7 +161,7 @@ class HeaderedTableModel(QAbstractTableModel):
 
     HEADERS: tuple[str, ...] = ()
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation,
@@ -189,10 +189,10 @@ class ColumnsModel(QAbstractTableModel):
         return next((i for i, c in enumerate(self.columns) if c.key == key), -1)
 
     # -- Qt -------------------------------------------------------------------------------------
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.columns)
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
@@ -344,7 +344,7 @@ class FrameModel(ColumnsModel):
         if column.kind == "percent":
             return f"{float(value):.0f}%"
         if column.kind == "p":
-            from core.stats import format_p
+            from core.stats import format_p  # not at start-up: it loads scipy (~1.5 s)
 
             return format_p(float(value)).removeprefix("p ").removeprefix("= ")
         if column.kind == "bool":

@@ -37,14 +37,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.words import count
+
 __all__ = [
     "MAX_REPEATS",
     "PRIMARY_DISABLED_STYLE",
+    "actual_label",
     "add_parts",
     "alert_box",
     "check_row",
     "chosen_sheet",
-    "actual_label",
     "error_label",
     "estimate_label",
     "exclusive",
@@ -485,7 +487,7 @@ def header_row_spin() -> QSpinBox:
 
 def repeats_spin() -> QSpinBox:
     """The "Repeat each call" spin box (1 to 10 times), with its tooltip in plain words."""
-    from core.stats import STABILITY_THRESHOLD
+    from core.stats import STABILITY_THRESHOLD  # not at start-up: it loads scipy (~1.5 s)
 
     spin = QSpinBox()
     spin.setObjectName("repeatsSpin")
@@ -512,7 +514,7 @@ def set_times_suffix(spin: QSpinBox) -> None:
 
 def usage_of(gateways: list[Any]) -> Any:
     """The usage of every gateway of a run together (a run with repeats has several)."""
-    from core.llm import Usage
+    from core.llm import Usage  # not at start-up (~0.3 s)
 
     if not gateways or any(getattr(g, "usage", None) is None for g in gateways):
         return None
@@ -521,7 +523,7 @@ def usage_of(gateways: list[Any]) -> Any:
 
 def stability_label() -> QLabel:
     """The line saying how alike the repeats are (hidden without repeats)."""
-    from core.stats import STABILITY_THRESHOLD
+    from core.stats import STABILITY_THRESHOLD  # not at start-up (scipy)
 
     label = QLabel()
     label.setObjectName("stabilityLabel")
@@ -552,8 +554,6 @@ def show_repeats(label: QLabel, wanted: int, repeats: list[Any],
     """The stability line of a run asked ``wanted`` times (0 or 1: no line): how alike the
     ``repeats`` found are (``entries_of(repeats)``, then ``lines_of(entries)``), or how many
     are finished and what to do (``again``). Returns the repeats when 2 or more are there."""
-    from core.words import count
-
     if len(repeats) < 2:
         text = (f"Only {count(len(repeats), 'repeat')} of {wanted} finished: {again}"
                 if wanted > 1 else "")

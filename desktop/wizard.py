@@ -30,6 +30,9 @@ from typing import Any, ClassVar
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QStackedWidget, QWidget
 
+from core.privacy import destination, needs_cloud_notice
+from core.project.interrupted import interrupted_runs
+from desktop.cloud_notice import confirm_cloud_use
 from desktop.run_panel import RunPanel
 from desktop.runner import RunOutcome, start_step
 from desktop.widgets import frame_layout, navigation, note_box, step_buttons
@@ -144,8 +147,6 @@ class WizardShell(QWidget):
 
     def show_interrupted(self) -> None:
         """Show or hide :attr:`interrupted_note` from the project's runs of this method."""
-        from core.project.interrupted import interrupted_runs
-
         found = []
         if self.METHOD and self.project is not None and not getattr(self.project, "closed", False):
             try:
@@ -184,9 +185,6 @@ class WizardShell(QWidget):
         agrees to the one plain notice (:func:`desktop.cloud_notice.confirm_cloud_use`), one
         notice per service. Returns what ``start`` returns, or None while a notice is open
         (``self.cloud_notice``) or when the user declined."""
-        from core.privacy import destination, needs_cloud_notice
-        from desktop.cloud_notice import confirm_cloud_use
-
         profiles = profile if isinstance(profile, (list, tuple)) else [profile]
         waiting, seen = [], set()
         for p in profiles:

@@ -23,6 +23,7 @@ from typing import Any
 
 from core import __version__
 from core.runs import ProgressState
+from core.secrets import redact_logs
 
 __all__ = [
     "COMMANDS",
@@ -105,8 +106,6 @@ def configure_logging(verbose: bool) -> None:
     (then everything from INFO up goes to stderr)."""
     import logging
     import os
-
-    from core.secrets import redact_logs
 
     if logging.lastResort is not None:  # what prints a warning when nothing else is set up
         redact_logs(logging.lastResort)

@@ -2,25 +2,29 @@
 model settings and ad-hoc ``--model`` profiles, the project a command works in (``--project`` or
 a temporary one) and the progress line.
 
-Every heavy or slow import is inside the function that needs it, so a command module can import
-this at its top and ``evaldesk --version`` stays fast.
+Nothing here imports a heavy library (litellm, pandas, torch are imported by the calls that
+need them), and ``evaldesk --version`` and ``evaldesk --help`` do not import this module at all.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from core.cli import UserError, stderr_progress
-
-if TYPE_CHECKING:  # pragma: no cover
-    from core.project import Project
-    from core.runs import Progress
-    from core.settings import ModelProfile, Settings
+from core.llm import Gateway, LLMFailure, gateway_for
+from core.llm import estimate as llm_estimate
+from core.llm.context import refusal
+from core.llm.estimate import Estimate, Latency
+from core.project import PROJECT_SUFFIX, Project, ProjectError, ProjectLocked
+from core.runs import Progress
+from core.settings import ModelProfile, Settings, SettingsStore
+from core.tables import TableError, check_export_target
 
 __all__ = [
     "add_bootstrap_option",
@@ -53,8 +57,6 @@ def say(text: str) -> None:
 
 def load_settings() -> Settings:
     """The user's settings; a problem reading them is printed as a note (defaults are used)."""
-    from core.settings import SettingsStore
-
     store = SettingsStore()
     settings = store.load()
     if store.problem:
@@ -69,8 +71,6 @@ def profile_names(settings: Settings) -> str:
 
 def adhoc_profile(model: str) -> ModelProfile:
     """A profile for a ``--model`` string, named after the model."""
-    from core.settings import ModelProfile
-
     model = model.strip()
     if not model:
         raise UserError("--model needs a model string, e.g. openai/gpt-4o-mini.")
@@ -90,8 +90,6 @@ def open_project(path: str | None, method: str, *, open_anyway: bool = False) ->
     has it open (``--open-anyway``). Results left in it by a deleted run are said as a note."""
     if not path:
         return None
-    from core.project import PROJECT_SUFFIX, Project, ProjectError, ProjectLocked
-
     try:
         # an empty file is a project whose creation was cut off (killed): it is made anew
         if Path(path).exists() and Path(path).stat().st_size > 0:
@@ -136,8 +134,6 @@ def cli_project(path: str | None, method: str, *, open_anyway: bool = False) -> 
     """The project a command works in: the ``--project`` file (opened, or created for ``method``
     when it does not exist yet), else a temporary project deleted when the command ends. Either
     way the command goes through the method's session, as the app does."""
-    from core.project import Project, ProjectError
-
     if path:
         project = open_project(path, method, open_anyway=open_anyway)
         assert project is not None
@@ -157,15 +153,14 @@ def cli_project(path: str | None, method: str, *, open_anyway: bool = False) -> 
             project.close()
 
 
-def output_path(args: Any, *inputs: Any, replace_existing: bool = False) -> Path:
+def output_path(args: argparse.Namespace, *inputs: str | list[str] | tuple[str, ...] | None,
+                replace_existing: bool = False) -> Path:
     """Check ``-o`` before any work (a run that fails only at its end loses what it did): the
     exact workbook it will write (``.xlsx`` added to a name without a suffix), refused when it
     is a folder, in a missing or read-only folder, of another kind, one of the command's
     ``inputs`` (paths or lists of paths) or a file EvalDesk did not write. Sets ``args.output``
     to that file, so every message names it."""
-    from core.tables import TableError, check_export_target
-
-    given: list[Any] = []
+    given: list[str] = []
     for item in inputs:
         if isinstance(item, (list, tuple)):
             given.extend(i for i in item if i)
@@ -196,19 +191,16 @@ def read_text_file(path: str, what: str) -> str:
 
 def cli_progress() -> Progress:
     """A ``Progress`` drawn as one line on stderr."""
-    from core.runs import Progress
-
     return Progress(stderr_progress)
 
 
-def project_gateway(profile: ModelProfile, project: Project | None, run_id: int | None = None) -> Any:
+def project_gateway(profile: ModelProfile, project: Project | None,
+                    run_id: int | None = None) -> Gateway:
     """A ``core.llm.Gateway`` for ``profile`` that caches every call in ``project`` (if any)."""
-    from core.llm import gateway_for
-
     return gateway_for(profile, project, run_id)
 
 
-def say_estimate(estimate: Any, dry_run: bool) -> bool:
+def say_estimate(estimate: Estimate, dry_run: bool) -> bool:
     """Print what a run will take: the whole estimate on stdout for ``--dry-run`` (then True:
     stop there), else one line on stderr before the run starts."""
     if dry_run:
@@ -218,7 +210,7 @@ def say_estimate(estimate: Any, dry_run: bool) -> bool:
     return False
 
 
-def estimate_or_stop(make: Callable[[], Any], dry_run: bool) -> Any | None:
+def estimate_or_stop(make: Callable[[], Estimate], dry_run: bool) -> Estimate | None:
     """The run's estimate from ``make()``, said as :func:`say_estimate` says it; None when
     ``--dry-run`` stops there. A ValueError from ``make`` (settings the run cannot start with)
     and inputs the model cannot read at once (``estimate.too_long``) are the user's to fix."""
@@ -226,29 +218,27 @@ def estimate_or_stop(make: Callable[[], Any], dry_run: bool) -> Any | None:
         estimate = make()
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    if getattr(estimate, "too_long", None):  # inputs the model cannot read: before any call
-        from core.llm.context import refusal
-
+    if estimate.too_long:  # inputs the model cannot read: before any call
         raise UserError(refusal(estimate.too_long))
     return None if say_estimate(estimate, dry_run) else estimate
 
 
 _ESTIMATE_OPTIONS = (
-    ("--dry-run", "print the estimate (calls, tokens, cost, time) and stop: no model is called "
-     "and no workbook is written"),
-    ("--probe", "with --dry-run: time one short call to the model for the time estimate "
-     "(otherwise the project's recorded calls, or a guess)"),
+    ("--dry-run", ("print the estimate (calls, tokens, cost, time) and stop: no model is "
+                   "called and no workbook is written")),
+    ("--probe", ("with --dry-run: time one short call to the model for the time estimate "
+                 "(otherwise the project's recorded calls, or a guess)")),
 )
 
 
-def add_estimate_options(parser: Any) -> None:
+def add_estimate_options(parser: argparse.ArgumentParser) -> None:
     """``--dry-run`` and ``--probe``: the estimate before a model run (every command that
     calls a model in a run has them, with the same words)."""
     for flag, words in _ESTIMATE_OPTIONS:
         parser.add_argument(flag, action="store_true", help=words)
 
 
-def add_project_option(parser: Any, keeps: str) -> None:
+def add_project_option(parser: argparse.ArgumentParser, keeps: str) -> None:
     """``--project``: the project file that keeps ``keeps`` (the same promise about re-runs in
     every command that calls a model)."""
     parser.add_argument("--project", metavar="FILE.evaldesk",
@@ -258,7 +248,7 @@ def add_project_option(parser: Any, keeps: str) -> None:
     add_privacy_options(parser)
 
 
-def add_privacy_options(parser: Any) -> None:
+def add_privacy_options(parser: argparse.ArgumentParser) -> None:
     """``--deidentify`` / ``--no-deidentify`` and ``--names-file``: whether names and other
     identifiers are replaced by placeholders before texts are sent (every command that calls a
     model has them: :func:`add_project_option` adds them; the command then calls
@@ -281,7 +271,8 @@ def add_privacy_options(parser: Any) -> None:
                         "personas, raters)")
 
 
-def apply_privacy_options(args: Any, project: Project, *profiles: ModelProfile) -> None:
+def apply_privacy_options(args: argparse.Namespace, project: Project,
+                          *profiles: ModelProfile) -> None:
     """Keep ``--deidentify`` / ``--no-deidentify`` and ``--names-file`` in ``project`` (as the
     app's Privacy window does, by "evaldesk command line") and say on stderr whether the texts
     sent to each of ``profiles`` are de-identified. The gateways of ``project`` follow it
@@ -322,7 +313,7 @@ def apply_privacy_options(args: Any, project: Project, *profiles: ModelProfile) 
 _WHO = "evaldesk command line"
 
 
-def add_open_anyway_option(parser: Any) -> None:
+def add_open_anyway_option(parser: argparse.ArgumentParser) -> None:
     """``--open-anyway``: use the ``--project`` file even while another EvalDesk has it open."""
     parser.add_argument("--open-anyway", action="store_true",
                         help="use the --project file even while another EvalDesk has it open "
@@ -330,14 +321,15 @@ def add_open_anyway_option(parser: Any) -> None:
                         "project can mix up their work)")
 
 
-def add_bootstrap_option(parser: Any, what: str = "confidence intervals") -> None:
+def add_bootstrap_option(parser: argparse.ArgumentParser,
+                         what: str = "confidence intervals") -> None:
     """``--no-bootstrap``: skip the bootstrap's ``what``, which take most of a report's time."""
     parser.add_argument("--no-bootstrap", action="store_true",
                         help=f"no bootstrap {what} (faster)")
 
 
-def add_repeats_option(parser: Any, calls: str = "every call", unit: str = "text",
-                       note: str = "") -> None:
+def add_repeats_option(parser: argparse.ArgumentParser, calls: str = "every call",
+                       unit: str = "text", note: str = "") -> None:
     """``--repeats N``: make ``calls`` N times to see whether the judge answers the same again
     (``unit`` names what the Stability sheet has a row for)."""
     parser.add_argument("--repeats", type=int, default=1, metavar="N",
@@ -348,17 +340,12 @@ def add_repeats_option(parser: Any, calls: str = "every call", unit: str = "text
                         "kept in --project make no call")
 
 
-def probe_latency(args: Any, profile: Any) -> Any:
+def probe_latency(args: argparse.Namespace, profile: ModelProfile) -> Latency | None:
     """The latency of one short call to the model for ``--dry-run --probe``; None otherwise
     (the estimate then uses the project's recorded calls, or a guess)."""
     if not (args.dry_run and args.probe):
         return None
-    import asyncio
-
-    from core.llm import LLMFailure
-    from core.llm import estimate as _estimate
-
-    try:
-        return asyncio.run(_estimate.probe_latency(profile))
+    try:  # through the module: tests put a measured latency in its place
+        return asyncio.run(llm_estimate.probe_latency(profile))
     except LLMFailure as exc:
         raise UserError(f"The probe call to {profile.model} failed: {exc.message}") from None

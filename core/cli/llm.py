@@ -12,10 +12,16 @@ the command runs.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+
+from pydantic import ValidationError
 
 from core.cli import UserError
 from core.cli._common import load_settings, profile_names
+from core.llm import check_connection
+from core.secrets import hide_url_secrets
+from core.settings import ModelProfile
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -52,13 +58,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_llm_test(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from pydantic import ValidationError
-
-    from core.llm import check_connection
-    from core.settings import ModelProfile
-
     try:
         if args.model:
             profile = ModelProfile(
@@ -80,8 +79,6 @@ def run_llm_test(args: argparse.Namespace) -> int:
             )
     except ValidationError as exc:
         raise UserError(f"These settings cannot be used: {exc.errors()[0]['msg']}.") from None
-
-    from core.secrets import hide_url_secrets
 
     where = f" at {hide_url_secrets(', '.join(profile.api_bases))}" if profile.api_bases else ""
     print(f"Testing '{profile.model}'{where} (profile '{profile.name}')...", file=sys.stderr)

@@ -15,12 +15,45 @@ to the network except ``download``; ``find`` asks only this computer (127.0.0.1)
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
 import sys
 import textwrap
-from typing import Any
+from collections.abc import Sequence
 
 from core.cli import UserError
 from core.cli._common import load_settings, say
+from core.local_models import catalogue
+from core.local_models.catalogue import (
+    BUNDLED_DEMO,
+    computer,
+    find_recommended,
+    fit,
+    format_size,
+    models_dir,
+)
+from core.local_models.discovery import (
+    DEFAULT_CANDIDATES,
+    Candidate,
+    ServerKind,
+    find_local_servers,
+    profile_for,
+)
+from core.local_models.download import (
+    DownloadError,
+    discard_partial,
+    download_model,
+    partial_state,
+)
+from core.local_models.files import (
+    ModelFile,
+    NotAModelFile,
+    import_model_file,
+    installed_models,
+    profile_for_file,
+)
+from core.runs import Cancelled, CancelToken, Progress, ProgressState
+from core.settings import Settings, SettingsProblem, SettingsStore
 from core.words import count
 
 
@@ -83,11 +116,9 @@ def _add_no_profile(parser: argparse.ArgumentParser) -> None:
                         help="do not add a model profile for it")
 
 
-def _byte_progress() -> Any:
+def _byte_progress() -> Progress:
     """A ``Progress`` printing sizes in MB on stderr, at most once per percent."""
-    from core.runs import Progress, ProgressState
-
-    last: dict[str, Any] = {"stage": None, "percent": -1}
+    last: dict[str, str | int | None] = {"stage": None, "percent": -1}
 
     def show(state: ProgressState) -> None:
         percent = int(100 * state.fraction) if state.fraction is not None else -1
@@ -109,24 +140,13 @@ def _byte_progress() -> Any:
 
 
 def run_list(_args: argparse.Namespace) -> int:
-    from core.local_models.catalogue import (
-        BUNDLED_DEMO,
-        RECOMMENDED,
-        computer,
-        fit,
-        format_size,
-        models_dir,
-    )
-    from core.local_models.download import partial_state
-    from core.local_models.files import installed_models
-
     here = computer()
     cores = f", {here.cores} processor cores" if here.cores else ""
     print(f"This computer: {format_size(here.total_ram)} of memory{cores}, "
           f"{format_size(here.free_disk)} free in {here.folder}.")
     print()
     print("Recommended model files (download with: evaldesk models download NAME)")
-    for model in RECOMMENDED:
+    for model in catalogue.RECOMMENDED:  # read when asked: tests add a model to the list
         have = partial_state(model)
         verdict = fit(model, here, already=have)
         mark = "DOES NOT FIT" if not verdict.ok else (
@@ -146,34 +166,33 @@ def run_list(_args: argparse.Namespace) -> int:
     files = installed_models()
     print(f"Model files you have ({models_dir()}):" if files else
           "You have no model files yet.")
-    for model in files:
-        where = "used where it is" if model.linked else "in EvalDesk's folder"
-        missing = "" if model.exists else "  (MISSING: the file is not there now)"
-        print(f"  {model.name}: {model.path} ({where}, {format_size(model.size_bytes)}){missing}")
-        print(f"      Licence: {model.licence}. Checked: {model.verified or 'not recorded'}.")
+    for file in files:
+        where = "used where it is" if file.linked else "in EvalDesk's folder"
+        missing = "" if file.exists else "  (MISSING: the file is not there now)"
+        print(f"  {file.name}: {file.path} ({where}, {format_size(file.size_bytes)}){missing}")
+        print(f"      Licence: {file.licence}. Checked: {file.verified or 'not recorded'}.")
     return 0
 
 
-def _candidates(ports: list[str]) -> Any:
-    from core.local_models.discovery import DEFAULT_CANDIDATES, Candidate
+#: What ``--port KIND:NUMBER`` may say, and the kind of server it means.
+_PORT_KINDS: dict[str, ServerKind] = {"ollama": "ollama", "openai": "openai"}
 
+
+def _candidates(ports: list[str]) -> Sequence[Candidate]:
     if not ports:
         return DEFAULT_CANDIDATES
     found = []
     for text in ports:
-        kind, _, number = text.partition(":")
-        if kind not in ("ollama", "openai") or not number.isdigit():
+        word, _, number = text.partition(":")
+        kind = _PORT_KINDS.get(word)
+        if kind is None or not number.isdigit():
             raise UserError(f"--port {text}: write it as ollama:11434 or openai:1234.")
         found.append(Candidate(kind, int(number), "Ollama" if kind == "ollama" else
-                               "an OpenAI-compatible server"))  # type: ignore[arg-type]
+                               "an OpenAI-compatible server"))
     return found
 
 
 def run_find(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from core.local_models.discovery import find_local_servers, profile_for
-
     candidates = _candidates(args.port)
     say("Looking on this computer (127.0.0.1) for: " + ", ".join(
         f"{c.usual} (port {c.port})" for c in candidates) + "…")
@@ -209,18 +228,14 @@ def run_find(args: argparse.Namespace) -> int:
     return 0
 
 
-def _save(settings: Any) -> None:
-    from core.settings import SettingsProblem, SettingsStore
-
+def _save(settings: Settings) -> None:
     try:
         SettingsStore().save(settings)
     except SettingsProblem as exc:
         raise UserError(str(exc)) from None
 
 
-def _add_profile(model_file: Any) -> None:
-    from core.local_models.files import profile_for_file
-
+def _add_profile(model_file: ModelFile) -> None:
     settings = load_settings()
     profile = profile_for_file(model_file)
     settings.upsert_profile(profile)
@@ -230,17 +245,6 @@ def _add_profile(model_file: Any) -> None:
 
 
 def run_download(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from core.local_models.catalogue import computer, find_recommended, fit, format_size
-    from core.local_models.download import (
-        DownloadError,
-        discard_partial,
-        download_model,
-        partial_state,
-    )
-    from core.runs import Cancelled, CancelToken
-
     try:
         model = find_recommended(args.model)
     except KeyError as exc:
@@ -277,9 +281,6 @@ def run_download(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from core.local_models.files import NotAModelFile, import_model_file
-    from core.runs import Cancelled
-
     try:
         model = import_model_file(args.path, copy=not args.in_place, progress=_byte_progress())
     except NotAModelFile as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli import UserError
+from core.project import SCHEMA_VERSION, Project, ProjectError, ProjectInfo
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -25,8 +26,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from core.project import SCHEMA_VERSION, Project, ProjectError
-
     try:
         info = Project.inspect(args.file)
     except ProjectError as exc:
@@ -36,7 +35,7 @@ def run_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_info(info, reads_up_to: int) -> list[tuple[str, str]]:
+def format_info(info: ProjectInfo, reads_up_to: int) -> list[tuple[str, str]]:
     """(label, value) lines for a :class:`core.project.ProjectInfo`."""
     runs = f"{info.runs}"
     if info.runs_by_status:

@@ -194,6 +194,11 @@ class _Reply:
     cached_tokens: int = 0
 
 
+#: A stage's reading of a reply: (the value, "" when it can be used, else what is wrong with it:
+#: a problem in words or the stage's own :class:`Rejection`)
+_Parse = Callable[[_Reply], tuple[Any, str | Rejection]]
+
+
 #: How servers are asked for JSON: OpenAI's json_schema; llama-cpp-python's server style
 #: (json_object + schema); or not at all (the prompt and the validation must do). A server that
 #: rejects one style is asked in the next, and the working style is remembered per endpoint.
@@ -365,7 +370,7 @@ class Gateway:
         self,
         messages: Messages,
         schema: type[BaseModel] | None,
-        parse: Callable[[_Reply], tuple[Any, str]],
+        parse: _Parse,
         repeat: int,
         template_version: str,
         cancel: CancelToken | None,
@@ -419,7 +424,7 @@ class Gateway:
         conversation: list[dict[str, Any]],
         params: dict[str, Any],
         schema_json: dict[str, Any] | None,
-        parse: Callable[[_Reply], tuple[Any, str]],
+        parse: _Parse,
         repeat: int,
         template_version: str,
         cancel: CancelToken | None,
@@ -513,7 +518,7 @@ class Gateway:
         return await asyncio.get_running_loop().run_in_executor(None, function, *args)
 
     async def _from_cache(
-        self, key: str, parse: Callable[[_Reply], tuple[Any, str]]
+        self, key: str, parse: _Parse
     ) -> tuple | None:
         may_have = getattr(self.cache, "may_have", None)
         if may_have is not None and not may_have(key):
@@ -695,8 +700,11 @@ class Gateway:
         answering anything since its restart."""
         if not isinstance(exc, (_direct.APIConnectionError, TimeoutError, ConnectionError)):
             return False
+        engine = self._engine
+        if engine is None:  # not a model file run by our engine: nothing to restart
+            return False
         try:
-            return await self._engine.recover(generation, cancel)
+            return await engine.recover(generation, cancel)
         except _engine.EngineError as error:
             raise LLMFailure("local_model", error.message) from exc
 
@@ -712,8 +720,8 @@ class Gateway:
         a rejected style is replaced by the next one at once, without counting a retry."""
         lock = None
         if schema_json is not None and endpoint not in _schema_confirmed:
-            lock = _probe_lock(endpoint)
-            await until_cancelled(lock.acquire(), cancel, on_late=lambda _: lock.release())
+            lock = probe = _probe_lock(endpoint)
+            await until_cancelled(probe.acquire(), cancel, on_late=lambda _: probe.release())
             if endpoint in _schema_confirmed:  # found out while this call waited: go along
                 lock.release()
                 lock = None
@@ -780,7 +788,7 @@ class Gateway:
     async def _acompletion(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
         async with asyncio.timeout(self._safety_timeout()):
             if self._engine is not None:
-                return await self._engine_call(messages, request)
+                return await self._engine_call(self._engine, messages, request)
             pooled = self._pooled
             if pooled is not None and pooled.kind == "direct":
                 base = self.profile.api_bases[0]
@@ -790,13 +798,13 @@ class Gateway:
                                               messages, request)
             return await self._litellm_call(messages, request)
 
-    async def _engine_call(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> Any:
+    async def _engine_call(self, engine: _engine.Engine, messages: list[dict[str, Any]],
+                           request: dict[str, Any]) -> Any:
         """One request to the local engine process, over the OpenAI-compatible path. Its prompt
         cache is asked for explicitly: a request that starts like an earlier one (a debate
         agent's next turn) reuses the work done for that prefix. Streamed, so that Cancel or a
         timeout stops the generation (llama-server notices a closed connection only while it
         writes to it)."""
-        engine = self._engine
         client = _pool.client(_pool.Pooled("direct", None), engine.base_url, engine.slots,
                               self.profile.timeout_s)
         return await _direct.complete(client, engine.base_url, engine.api_key, _engine.ALIAS,

@@ -90,7 +90,7 @@ def _passed_through(litellm: Any, model: str) -> bool:
     return True
 
 
-def client(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float) -> Any:
+def client(pooled: Pooled, api_base: str | None, max_concurrency: int, timeout_s: float) -> Any:
     """The client for litellm's ``client=``, made once per running event loop."""
     per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
     cache_key = (pooled, api_base, max_concurrency, float(timeout_s))
@@ -137,7 +137,7 @@ def _answers_through_responses_api(litellm: Any, model: str) -> bool:
     return info.get("mode") == "responses"
 
 
-def _make(pooled: Pooled, api_base: str, max_concurrency: int, timeout_s: float) -> Any:
+def _make(pooled: Pooled, api_base: str | None, max_concurrency: int, timeout_s: float) -> Any:
     import httpx
 
     from core.llm._proxy import keep_loopback_direct

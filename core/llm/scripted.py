@@ -171,18 +171,18 @@ class ScriptedLLM:
         return -(-len(text) // 4)
 
 
-def _within_limits(script: ScriptedLLM, messages: list[dict[str, Any]], params: dict[str, Any],
+def _within_limits(window: int, messages: list[dict[str, Any]], params: dict[str, Any],
                    content: str) -> tuple[str, str]:
-    """As a server with ``script.context_window`` does: a prompt longer than the window is
+    """As a server with a context window of ``window`` tokens does: a prompt longer than it is
     refused (400, llama.cpp's words), and an answer longer than ``max_tokens`` is cut off there
     (finish reason "length")."""
     from litellm.llms.custom_llm import CustomLLMError
 
     prompt = sum(ScriptedLLM.server_tokens(str(m.get("content") or "")) + 4 for m in messages)
-    if prompt > script.context_window:
+    if prompt > window:
         raise CustomLLMError(
             status_code=400, message=f"Requested tokens ({prompt}) exceed context window of "
-                                     f"{script.context_window}")
+                                     f"{window}")
     limit = int(params.get("max_tokens") or 0)
     if limit and ScriptedLLM.server_tokens(content) > limit:
         return content[: limit * 4], "length"
@@ -242,7 +242,7 @@ def _make_provider() -> Any:
             exc = litellm.RateLimitError(
                 message=error.message, llm_provider=PROVIDER, model=model, response=response
             )
-            exc.litellm_response_headers = response.headers  # type: ignore[attr-defined]
+            exc.litellm_response_headers = response.headers
             raise exc
         raise CustomLLMError(status_code=error.status, message=error.message)
 
@@ -275,7 +275,7 @@ def _make_provider() -> Any:
             content = _content(reply)
             finish = "stop"
             if script.context_window is not None:
-                content, finish = _within_limits(script, copied, params, content)
+                content, finish = _within_limits(script.context_window, copied, params, content)
             model_response.choices[0].message.content = content
             model_response.choices[0].finish_reason = finish
             prompt_tokens = sum(script._tokens(str(m.get("content") or "")) for m in copied)

@@ -265,7 +265,7 @@ def _ollama_models(data: dict[str, Any]) -> list[FoundModel]:
         name = str(entry.get("name") or entry.get("model") or "").strip()
         if not name or "embed" in name.lower():  # embedding models cannot chat
             continue
-        details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+        details = found if isinstance(found := entry.get("details"), dict) else {}
         models.append(FoundModel(
             name=name,
             size_bytes=_int(entry.get("size")),
@@ -281,7 +281,7 @@ def _openai_model(entry: dict[str, Any], lmstudio: dict[str, Any] | None) -> Fou
         return None  # an embedding model
     if not lmstudio and "embed" in name.lower():
         return None
-    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    meta = found if isinstance(found := entry.get("meta"), dict) else {}
     params = _int(meta.get("n_params"))
     context = _int(entry.get("max_model_len")) or _int(meta.get("n_ctx_train"))
     loaded = None

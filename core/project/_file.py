@@ -75,6 +75,7 @@ from pathlib import Path
 from typing import Any, Literal, Self
 
 from core import __version__, paths
+from core.runs import Cancelled
 
 __all__ = [
     "APPLICATION_ID",
@@ -774,7 +775,8 @@ class Project:
                 "VALUES (?, ?, ?, ?, ?)",
                 (kind, name, digest, stored, _now()),
             )
-            return int(cursor.lastrowid)
+            assert cursor.lastrowid is not None  # an INSERT gives its row an id
+            return cursor.lastrowid
 
     def get_input(self, input_id: int) -> ProjectInput | None:
         with self._reading() as conn:
@@ -949,7 +951,8 @@ class Project:
     ) -> list[Edit]:
         """Human edits, oldest first: of one artefact, of one kind, or all."""
         sql = "SELECT id, artefact_id, kind, key, field, old, new, who, at FROM edits"
-        where, params = "", ()  # type: tuple[Any, ...]
+        where = ""
+        params: tuple[Any, ...] = ()
         if isinstance(artefact, Artefact):
             artefact = (artefact.kind, artefact.key)
         if isinstance(artefact, int):
@@ -1081,7 +1084,8 @@ class Project:
     ) -> list[Result]:
         """Results of a run (optionally of one kind / status) in the order first stored."""
         self._flush_before_reading()
-        clauses, params = ["run_id = ?"], [run_id]
+        clauses: list[str] = ["run_id = ?"]
+        params: list[int | str] = [run_id]
         if kind is not None:
             clauses.append("kind = ?")
             params.append(kind)
@@ -1714,8 +1718,6 @@ def _interrupted(exc: BaseException) -> bool:
 def _interruption(cancelled: bool) -> BaseException:
     """What a stopped query means: Cancel in the app (:meth:`Project.interrupt`) or Ctrl+C."""
     if cancelled:
-        from core.runs import Cancelled
-
         return Cancelled()
     return KeyboardInterrupt()
 

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from core import paths
+
 if TYPE_CHECKING:  # pragma: no cover
     from core.project._file import Project
 
@@ -145,8 +147,6 @@ def open_input(project: Project, kind: str, ref: InputRef) -> OpenedInput:
 
 def _cached_copy(digest: str, name: str, data: bytes) -> Path:
     """The project's copy as a file in the user's cache folder (written once per content)."""
-    from core import paths
-
     folder = paths.user_cache_dir() / "inputs" / digest[:16]
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / Path(name).name

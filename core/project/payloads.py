@@ -106,9 +106,10 @@ class PayloadType(Generic[M]):
         try:
             return self.model.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0] if exc.errors() else {}
-            where = ".".join(str(p) for p in first.get("loc", ()))
-            detail = f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", ""))
+            errors = exc.errors()
+            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+            message = errors[0]["msg"] if errors else ""
+            detail = f"{where}: {message}" if where else message
             raise PayloadUnreadable(self, key, f"it does not fit ({detail})") from exc
 
 

@@ -11,7 +11,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -23,6 +23,16 @@ __all__ = [
     "Reliability",
     "StatisticGuide",
 ]
+
+
+class Counts(TypedDict):
+    """What a :class:`Reliability` rests on, the same whether it is defined or not (given to it
+    as keywords)."""
+
+    n: int
+    n_raters: int
+    n_units_dropped: int
+    ci: float
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,22 @@ import numpy as np
 from scipy import stats as sps
 
 from core.reliability._common import (
+    Counts,
     Reliability,
     agreement_weights,
     code_table,
     missing_note,
 )
-from core.stats import _LEVELS, _check_options, _fmt_value, _join, _percent, krippendorff_alpha
+from core.stats import (
+    _LEVELS,
+    Level,
+    _check_options,
+    _fmt_value,
+    _join,
+    _percent,
+    is_level,
+    krippendorff_alpha,
+)
 
 __all__ = [
     "bootstrap_indices",
@@ -103,7 +113,7 @@ def percent_agreement(ratings: Any, *, categories: Sequence[Any] | None = None,
     used = per_unit >= 2
     n = int(used.sum())
     dropped = int(per_unit.shape[0] - n)
-    common = {"n": n, "n_raters": coded.n_raters, "n_units_dropped": dropped, "ci": ci}
+    common: Counts = {"n": n, "n_raters": coded.n_raters, "n_units_dropped": dropped, "ci": ci}
     if coded.n_raters < 2:
         return Reliability("percent_agreement", None, None, None, None, reason=(
             f"agreement needs at least 2 raters (found {coded.n_raters})"), **common)
@@ -148,8 +158,8 @@ def cohen_kappa(ratings: Any, *, categories: Sequence[Any] | None = None,
                          "from the lowest to the highest answer.")
     both = (coded.codes >= 0).all(axis=0) if coded.n_raters == 2 else np.zeros(0, bool)
     n = int(both.sum())
-    common = {"n": n, "n_raters": coded.n_raters,
-              "n_units_dropped": int(coded.codes.shape[1] - n), "ci": ci}
+    common: Counts = {"n": n, "n_raters": coded.n_raters,
+                      "n_units_dropped": int(coded.codes.shape[1] - n), "ci": ci}
 
     def undefined(reason: str) -> Reliability:
         return Reliability(key, None, None, None, None, reason=reason, **common)
@@ -241,8 +251,8 @@ def _chance_corrected(key: str, kind: str, ratings: Any, categories: Sequence[An
     counts = coded.counts()
     per_unit = counts.sum(axis=1)
     n = int(np.count_nonzero(per_unit >= 2))
-    common = {"n": n, "n_raters": coded.n_raters,
-              "n_units_dropped": int(np.count_nonzero(per_unit < 2)), "ci": ci}
+    common: Counts = {"n": n, "n_raters": coded.n_raters,
+                      "n_units_dropped": int(np.count_nonzero(per_unit < 2)), "ci": ci}
 
     def undefined(reason: str) -> Reliability:
         return Reliability(key, None, None, None, None, reason=reason, **common)
@@ -319,10 +329,11 @@ def bootstrap_indices(n_units: int, n_boot: int, seed: int) -> Iterator[np.ndarr
         yield rng.integers(0, n_units, size=(size, n_units))
 
 
-def _alpha_rows(unit_counts: np.ndarray, values: np.ndarray | None, level: str,
+def _alpha_rows(unit_counts: np.ndarray, values: np.ndarray | None, level: Level,
                 multiplicity: np.ndarray) -> np.ndarray:
     """Alpha of each resample (rows of ``multiplicity``: how often each unit is drawn), from
-    the per-unit coincidences; NaN where a resample has no variation."""
+    the per-unit coincidences; NaN where a resample has no variation. ``values``: the
+    positions of the values on the interval level, None on the others."""
     m = unit_counts.sum(axis=1)
     q = unit_counts.shape[1]
     outer = unit_counts[:, :, None] * unit_counts[:, None, :]
@@ -335,7 +346,7 @@ def _alpha_rows(unit_counts: np.ndarray, values: np.ndarray | None, level: str,
         observed = n - np.trace(coincidence, axis1=1, axis2=2)
         expected = n * n - (n_c * n_c).sum(axis=1)
     else:
-        if level == "interval":
+        if values is not None:  # the interval level
             pos = np.broadcast_to(values, n_c.shape)
         else:
             pos = np.cumsum(n_c, axis=1) - n_c / 2.0
@@ -354,13 +365,13 @@ def krippendorff_alpha_ci(ratings: Any, level: str = "nominal", *, n_boot: int =
     percentile bootstrap interval: units rated by at least two raters are resampled with
     replacement (:func:`bootstrap_indices`) and alpha is recomputed on each resample; resamples
     with no variation are skipped and counted."""
-    if level not in _LEVELS:
+    if not is_level(level):
         raise ValueError(f"level must be one of {', '.join(_LEVELS)}, not {level!r}")
     _check_options(n_boot, ci)
     key = f"krippendorff_alpha_{level}"
-    alpha = krippendorff_alpha(ratings, level)  # type: ignore[arg-type]
-    common = {"n": alpha.n_units, "n_raters": alpha.n_raters,
-              "n_units_dropped": alpha.n_units_dropped, "ci": ci}
+    alpha = krippendorff_alpha(ratings, level)
+    common: Counts = {"n": alpha.n_units, "n_raters": alpha.n_raters,
+                      "n_units_dropped": alpha.n_units_dropped, "ci": ci}
     if not alpha.defined:
         return Reliability(key, None, None, None, None, reason=alpha.reason, **common)
     coded = code_table(ratings, numbers_only=level != "nominal")
@@ -387,7 +398,7 @@ def krippendorff_alpha_ci(ratings: Any, level: str = "nominal", *, n_boot: int =
     for idx in bootstrap_indices(n_units, n_boot, seed):
         if per_resample:
             estimates.append(np.array([
-                np.nan if (a := krippendorff_alpha(table[:, row], level)).value is None  # type: ignore[arg-type]
+                np.nan if (a := krippendorff_alpha(table[:, row], level)).value is None
                 else a.value for row in idx]))
             continue
         rows = idx.shape[0]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from scipy import stats as sps
@@ -36,6 +36,15 @@ __all__ = ["MIN_GRADED", "SMALL_SAMPLE", "CorrectedMean", "corrected_mean"]
 MIN_GRADED = 10
 #: Below this many randomly graded items the normal interval may be too narrow: said plainly.
 SMALL_SAMPLE = 30
+
+
+class _Counts(TypedDict):
+    """What a :class:`CorrectedMean` rests on, the same whether it is defined or not."""
+
+    n_items: int
+    n_graded: int
+    n_graded_not_random: int
+    ci: float
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class CorrectedMean:
 
     def sentence(self, what: str = "mean score") -> str:
         """Plain words for the screen: the corrected mean, its interval, the comparison."""
-        if not self.defined:
+        if self.corrected is None or self.corrected_ci is None:  # not defined
             return f"No corrected {what} yet: {self.reason}."
         low, high = self.corrected_ci
         text = (f"{what[:1].upper() + what[1:]} corrected by your grades: {self.corrected:.2f} ({_percent(self.ci)} CI {low:.2f} to "
@@ -141,9 +150,10 @@ def corrected_mean(judge: Sequence[Any] | np.ndarray, human: Sequence[Any] | np.
     z = float(sps.norm.ppf(1.0 - (1.0 - ci) / 2.0))
     judge_mean = float(f.mean()) if big_n else None
     judge_ci = (_interval(judge_mean, float(f.var(ddof=1)) / big_n, z)
-                if big_n >= 2 else None)
-    common = {"n_items": big_n, "n_graded": n, "n_graded_not_random": not_random, "ci": ci}
-    if n < MIN_GRADED:
+                if judge_mean is not None and big_n >= 2 else None)
+    common: _Counts = {"n_items": big_n, "n_graded": n, "n_graded_not_random": not_random,
+                       "ci": ci}
+    if judge_mean is None or n < MIN_GRADED:  # (no item scored: none graded either)
         left = (f"; {not_random} grades on items not drawn at random cannot be used"
                 if not_random else "")
         return CorrectedMean(judge_mean, judge_ci, None, None, None, None, reason=(

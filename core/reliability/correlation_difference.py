@@ -27,6 +27,7 @@ from scipy import stats as sps
 from core.stats import (
     MIN_PAIRED_UNITS,
     PairedDifference,
+    Resampling,
     _numeric_vector,
     _percent,
 )
@@ -93,7 +94,7 @@ def zou_difference(a: Sequence[Any] | np.ndarray, b: Sequence[Any] | np.ndarray,
     n_dropped = int(np.count_nonzero(~keep))
     av, bv, hv = av[keep], bv[keep], hv[keep]
     n = int(av.shape[0])
-    common = {"n_dropped": n_dropped, "ci": ci, "n_boot": 0, "seed": 0}
+    common: Resampling = {"n_dropped": n_dropped, "ci": ci, "n_boot": 0, "seed": 0}
 
     def undefined(reason: str) -> PairedDifference:
         return PairedDifference(method, None, None, None, None, None, None, n, "pairs",

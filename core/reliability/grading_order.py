@@ -98,13 +98,22 @@ def _item_scores(scores: Sequence[Any]) -> tuple[np.ndarray, np.ndarray | None]:
     return np.array([np.nan if v is None else float(v) for v in scores]), None
 
 
+def _checklist_answers(scores: Sequence[Any]) -> np.ndarray:
+    """The answers items x questions of a judge compared with one that answered a checklist."""
+    answers = _item_scores(scores)[1]
+    if answers is None:
+        raise ValueError("Every judge compared must answer the same checklist: one gave a "
+                         "single score per item.")
+    return answers
+
+
 def _disagreement(judge: Sequence[Any], others: Sequence[Sequence[Any]]) -> np.ndarray:
     """Per item: how much the judge and the other judges/conditions disagree (0 = not at all)."""
     summary, answers = _item_scores(judge)
     if not others:
         return np.zeros(summary.shape[0])
     if answers is not None:
-        stack = np.stack([answers] + [_item_scores(o)[1] for o in others])
+        stack = np.stack([answers] + [_checklist_answers(o) for o in others])
         return np.nanmean(np.nanmax(stack, axis=0) - np.nanmin(stack, axis=0), axis=1)
     stack = np.stack([summary] + [_item_scores(o)[0] for o in others])
     return np.nanmax(stack, axis=0) - np.nanmin(stack, axis=0)
@@ -122,7 +131,7 @@ def grading_order(judge: Sequence[Any], *, others: Sequence[Sequence[Any]] = (),
     if not 0.0 <= random_share <= 1.0:
         raise ValueError(f"random_share must be between 0 and 1 (got {random_share!r})")
     summary, _ = _item_scores(judge)
-    n = summary.shape[0]
+    n = int(summary.shape[0])
     rng = np.random.default_rng(seed)
     random_queue = [int(i) for i in rng.permutation(n)]
     dispute = _disagreement(judge, others)

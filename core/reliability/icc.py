@@ -18,7 +18,7 @@ from typing import Any
 
 from scipy import stats as sps
 
-from core.reliability._common import Reliability, code_table
+from core.reliability._common import Counts, Reliability, code_table
 from core.stats import _join, _percent
 
 __all__ = ["ICC_FORMS", "icc"]
@@ -43,7 +43,7 @@ def icc(ratings: Any, form: str = "icc_2_1", *, ci: float = 0.95) -> Reliability
     complete = (coded.codes >= 0).all(axis=0)
     n = int(complete.sum())
     dropped = int(coded.codes.shape[1] - n)
-    common = {"n": n, "n_raters": k, "n_units_dropped": dropped, "ci": ci}
+    common: Counts = {"n": n, "n_raters": k, "n_units_dropped": dropped, "ci": ci}
 
     def undefined(reason: str) -> Reliability:
         return Reliability(form, None, None, None, None, reason=reason, **common)

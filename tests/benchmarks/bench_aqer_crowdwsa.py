@@ -21,9 +21,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
+import numpy as np
+import pandas as pd
+from scipy import stats
 
 SHARED = Path(
     os.environ.get("EVALDESK_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")

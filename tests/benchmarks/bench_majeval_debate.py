@@ -427,8 +427,8 @@ async def bench(args: argparse.Namespace) -> None:
           "the debates' shape allows")),
         ("wall time, in-memory cache", f"{wall:.2f} s = {wall / ideal:.3f}x ideal"),
         ("wall time, project file as cache and log",
-         f"{p_wall:.2f} s = {p_wall / ideal:.3f}x ideal ({p_usage.calls} calls, "
-         f"{len(p_run.failed_units)} failed)"),
+         (f"{p_wall:.2f} s = {p_wall / ideal:.3f}x ideal ({p_usage.calls} calls, "
+          f"{len(p_run.failed_units)} failed)")),
         ("tokens per group per item", (f"{per_unit_prompt:,.0f} prompt + "
                                       f"{per_unit_completion:,.0f} completion = "
                                       f"{per_unit_prompt + per_unit_completion:,.0f}")),

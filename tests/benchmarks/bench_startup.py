@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "sentence_transformers", "litellm", "pandas", "transformers", "llama_cpp",
          "numpy", "scipy", "matplotlib")
 
-CHILD = """
+CHILD = f"HEAVY = {HEAVY!r}\n" + """
 import json, sys, time
 t0 = time.perf_counter()
 from desktop.app import start
@@ -33,10 +33,10 @@ session = start()
 session.window.repaint()
 session.app.processEvents()
 t_shown = time.perf_counter()
-heavy = sorted({n.split('.')[0] for n in sys.modules} & set(%r))
+heavy = sorted({n.split('.')[0] for n in sys.modules} & set(HEAVY))
 print(json.dumps({"visible": session.window.isVisible(), "import_s": t_import - t0,
                   "build_s": t_shown - t_import, "heavy": heavy}), flush=True)
-""" % (HEAVY,)
+"""
 
 
 def one_run() -> dict:

@@ -28,14 +28,14 @@ def _runner(project, run_id, calls, fail=()):
         await asyncio.sleep(0)
         return {"unit": unit, "ok": unit not in fail}
 
-    return dict(
-        work=work,
-        judge=lambda r: (r["ok"], "" if r["ok"] else f"unit {r['unit']} failed"),
-        dump=lambda r: r,
-        load=lambda payload, unit: payload,
-        store=RunUnits(project, run_id, "thing"),
-        what="things",
-    )
+    return {
+        "work": work,
+        "judge": lambda r: (r["ok"], "" if r["ok"] else f"unit {r['unit']} failed"),
+        "dump": lambda r: r,
+        "load": lambda payload, unit: payload,
+        "store": RunUnits(project, run_id, "thing"),
+        "what": "things",
+    }
 
 
 async def test_finished_units_are_skipped_failed_ones_tried_again(project):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import openpyxl
 import pandas as pd
 import pytest

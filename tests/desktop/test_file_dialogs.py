@@ -67,7 +67,7 @@ def test_majeval_dialogs_open_in_the_project_folder(window, saved, monkeypatch):
     assert len(asked.folders) == 5
     for title, folder in asked.folders:
         assert Path(folder) == saved or Path(folder).parent == saved, title
-    export = [f for t, f in asked.folders if t == "Export the results"][0]
+    export = next(f for t, f in asked.folders if t == "Export the results")
     assert Path(export) == saved / "majeval-results.xlsx"
 
 

@@ -95,10 +95,10 @@ def test_conditions_run_show_reopen_export_and_rank(qtbot, qtmodeltester, window
 def test_one_line_says_when_every_comparison_failed_for_the_same_reason():
     from desktop.interacteval.conditions_tab import short_summary
 
-    same = ["A and B cannot be compared against your ratings of Clarity: not enough units: 3 "
-            "groups.",
-            "C and B cannot be compared against your ratings of Accuracy: not enough units: 3 "
-            "groups."]
+    same = [("A and B cannot be compared against your ratings of Clarity: not enough units: 3 "
+             "groups."),
+            ("C and B cannot be compared against your ratings of Accuracy: not enough units: 3 "
+             "groups.")]
     assert short_summary(same) == [
         "No paired test against the checklist from both: not enough units: 3 groups."]
     mixed = [same[0], "C agrees better with your ratings of Accuracy than B (...)."]

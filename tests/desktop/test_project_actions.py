@@ -138,7 +138,7 @@ def test_locked_project_offers_to_open_anyway(qtbot, window, tmp_path, monkeypat
     assert window.open_project(path) is False
     box = visible_message_boxes(window)[0]
     assert "office-pc" in box.text()
-    anyway = [b for b in box.buttons() if b.text() == "Open anyway"][0]
+    anyway = next(b for b in box.buttons() if b.text() == "Open anyway")
     anyway.click()
     qtbot.waitUntil(lambda: window.project is not None)
     assert window.project.path == path.resolve()

@@ -354,11 +354,11 @@ def test_a_profile_added_in_settings_is_in_the_open_wizards_lists_at_once(
     if method == "majeval":
         wiz.show_page("run")
         combo = wiz.pages["run"].run_profile
-        names = lambda: [combo.itemText(i) for i in range(combo.count())]  # noqa: E731
+        names = lambda: [combo.itemText(i) for i in range(combo.count())]
     else:
         wiz.show_page("think_aloud")
         page = wiz.pages["think_aloud"]
-        names = lambda: [page.builder_combo.itemText(i)  # noqa: E731
+        names = lambda: [page.builder_combo.itemText(i)
                          for i in range(page.builder_combo.count())]
     assert "Department vLLM" not in names()
     settings_dialog = _open_settings(qtbot, window)

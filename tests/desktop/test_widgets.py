@@ -222,7 +222,7 @@ def test_the_stability_line_of_both_methods(qtbot):
     label = stability_label()
     qtbot.addWidget(label)
     label.show()
-    lines = lambda entries: [s.sentence for _c, _d, s in entries]  # noqa: E731
+    lines = lambda entries: [s.sentence for _c, _d, s in entries]
     assert show_repeats(label, 1, [], list, lines, "run it again.") == []
     assert label.isHidden()
     assert show_repeats(label, 3, ["r0"], list, lines, "run it again.") == []

@@ -179,7 +179,7 @@ def test_llm_answers_never_enter_the_sea(encoder):
 
 def test_llm_score_is_cosine_with_the_final_sea(encoder):
     base = crowd()
-    q = list(FACTS)[0]
+    q = next(iter(FACTS))
     result = aqer(pd.concat([base, llm_rows("M", {q: "Paris is the capital"})]), encoder)
     # The same text given by a worker has the same similarity to the SEA.
     r = result.responses
@@ -200,7 +200,7 @@ def test_llms_scored_jointly_as_workers(encoder):
 
 def test_llm_answer_to_a_question_without_consensus_is_not_scored(encoder):
     base = crowd()
-    extra = llm_rows("M", {"A question nobody answered": "something", list(FACTS)[0]: "Paris"})
+    extra = llm_rows("M", {"A question nobody answered": "something", next(iter(FACTS)): "Paris"})
     result = aqer(pd.concat([base, extra]), encoder, blank_answers="missing")
     scores = result.llm_answers.set_index("question")["score"]
     assert scores["A question nobody answered"] is None
@@ -210,7 +210,7 @@ def test_llm_answer_to_a_question_without_consensus_is_not_scored(encoder):
 
 def test_duplicates_error_by_default_and_first_or_last_on_request(encoder):
     frame = pd.concat(
-        [crowd(), pd.DataFrame([[list(FACTS)[0], "good0", "Lyon"]], columns=frame_cols())],
+        [crowd(), pd.DataFrame([[next(iter(FACTS)), "good0", "Lyon"]], columns=frame_cols())],
         ignore_index=True,
     )
     with pytest.raises(AqerInputError, match="more than once.*--duplicates"):
@@ -218,7 +218,7 @@ def test_duplicates_error_by_default_and_first_or_last_on_request(encoder):
     first = aqer(frame, encoder, duplicates="first")
     last = aqer(frame, encoder, duplicates="last")
     pick = lambda res: res.responses[
-        (res.responses["worker"] == "good0") & (res.responses["question"] == list(FACTS)[0])
+        (res.responses["worker"] == "good0") & (res.responses["question"] == next(iter(FACTS)))
     ]["response"].tolist()
     assert pick(first) != ["Lyon"] and pick(last) == ["Lyon"]
     assert any(n.topic == "Duplicate answer" for n in last.warnings)

@@ -16,11 +16,10 @@ from core.aqer.comparison import (
     curve_sizes,
     workers_curve,
 )
-from core.aqer.model import AqerCondition
+from core.aqer.model import AqerChoices, AqerCondition
 from core.aqer.pipeline import aqer
 from core.aqer.report import write_report
 from core.aqer.responses import clean_responses
-from core.aqer.model import AqerChoices
 from core.aqer.session.choices import open_answers, save_choices
 from core.aqer.session.conditions import comparison, load_conditions, run_conditions
 from core.aqer.session.results import export_result, load_result, run_choices

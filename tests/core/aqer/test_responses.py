@@ -239,9 +239,9 @@ def test_empty_and_duplicate_answers_are_listed_up_to_a_limit_then_counted(monke
                                                                    ("Q2", "ann", 3)]
     dropped = [n for n in prepared.notices if n.topic == "Duplicate answer"]
     assert [n.message for n in dropped] == [
-        "'bob' answered 'Q1' more than once; the first answer was kept and this one (cell C8) "
-        "left out.",
-        "'bob' answered 'Q2' more than once; the first answer was kept and this one (cell C9) "
-        "left out.",
+        ("'bob' answered 'Q1' more than once; the first answer was kept and this one (cell C8) "
+         "left out."),
+        ("'bob' answered 'Q2' more than once; the first answer was kept and this one (cell C9) "
+         "left out."),
         "... and 1 more duplicate answers."]
     assert (dropped[0].question, dropped[0].worker, dropped[0].row) == ("Q1", "bob", 8)

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import core.aqer.pipeline as pipeline
-import core.aqer.responses as responses
+from core.aqer import pipeline, responses
 from core.aqer.pipeline import aqer
 from core.aqer.responses import cell_text, prepare_responses
 
@@ -84,13 +83,13 @@ def test_every_message_still_names_its_row_and_cell():
     prepared = prepare_responses(frame, duplicates="first", blank_tokens=["n/a"])
     messages = {n.topic: (n.message, n.row) for n in prepared.notices}
     assert messages["Row without a question"] == (
-        "1 row(s) have no question in column A and were left out (rows 4). Fill in the "
-        "question to include them.",
+        ("1 row(s) have no question in column A and were left out (rows 4). Fill in the "
+         "question to include them."),
         4,
     )
     assert messages["Answer without a worker"] == (
-        "1 answer(s) have no worker name in column B and were left out (rows 5). Fill in who "
-        "wrote them to include them.",
+        ("1 answer(s) have no worker name in column B and were left out (rows 5). Fill in who "
+         "wrote them to include them."),
         5,
     )
     assert messages["Read as blank"][0].startswith(
@@ -102,8 +101,8 @@ def test_every_message_still_names_its_row_and_cell():
         ("No answer from worker 'ann' to 'Q2' (cell C6): left blank.", 6, "ann"),
     ]
     assert messages["Duplicate answer"] == (
-        "'bob' answered 'Q2' more than once; the first answer was kept and this one (cell C8) "
-        "left out.",
+        ("'bob' answered 'Q2' more than once; the first answer was kept and this one (cell C8) "
+         "left out."),
         8,
     )
     assert prepared.frame["cell"].tolist() == ["C2", "C7", "C9", "C10"]

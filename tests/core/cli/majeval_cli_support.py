@@ -15,13 +15,13 @@ from tests.core.majeval.majeval_support import (
     speaker,
     turn,
 )
-from tests.core.majeval.prompt_kinds import unfenced
 from tests.core.majeval.majeval_support import (
     STUDY as DOC,
 )
 from tests.core.majeval.majeval_support import (
     STUDY_EXTRACT as EXTRACT,
 )
+from tests.core.majeval.prompt_kinds import unfenced
 
 
 def persona_reply(messages):

@@ -79,8 +79,9 @@ def test_three_raters_grade_blind_in_excel_and_the_agreement_takes_all_files(
     assert "Overall quality: Mean score corrected by your grades:" in err
     rel = pd.read_excel(out, sheet_name="Reliability")
     people = rel[rel.between == "between people"]
-    assert set(people.statistic) >= {"Percent agreement", "Gwet's AC2 (quadratic weights)", "ICC(2,1): two-way "
-                                     "random effects, absolute agreement, single rater"}
+    assert set(people.statistic) >= {
+        "Percent agreement", "Gwet's AC2 (quadratic weights)",
+        "ICC(2,1): two-way random effects, absolute agreement, single rater"}
     assert (people.n == N).all() and (people.n_raters == 3).all()
     labels = pd.read_excel(out, sheet_name="Labels")
     assert len(labels) == N * 4  # the judge and three people on every item

@@ -176,14 +176,14 @@ def test_one_worker_or_one_question(tmp_path, capsys):
     path = write_xlsx(tmp_path / "a.xlsx", ["question", "worker", "response"], one_worker)
     expect_error(capsys, path, "-o", tmp_path / "o.xlsx",
                  contains=["at least 2 workers", "finds 1 worker"])
-    first_q = list(FACTS)[0]
+    first_q = next(iter(FACTS))
     one_question = [r for r in good_rows() if r[0] == first_q]
     path = write_xlsx(tmp_path / "b.xlsx", ["question", "worker", "response"], one_question)
     expect_error(capsys, path, "-o", tmp_path / "o.xlsx", contains=["at least 2 questions"])
 
 
 def test_duplicate_rows(tmp_path, capsys):
-    rows = good_rows() + [[list(FACTS)[0], "w2", "Lyon"]]
+    rows = good_rows() + [[next(iter(FACTS)), "w2", "Lyon"]]
     path = write_xlsx(tmp_path / "a.xlsx", ["question", "worker", "response"], rows)
     out = tmp_path / "o.xlsx"
     expect_error(capsys, path, "-o", out, contains=["'w2'", "rows 14, 26", "--duplicates"])

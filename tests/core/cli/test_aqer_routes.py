@@ -77,9 +77,9 @@ def same_cells(a: dict[str, list[tuple]], b: dict[str, list[tuple]]) -> int:
     """Assert both workbooks hold the same cells (but the times); the number compared."""
     assert list(a) == list(b)
     compared = 0
-    for name in a:
-        assert len(a[name]) == len(b[name]), name
-        for r, (row_a, row_b) in enumerate(zip(a[name], b[name]), start=1):
+    for name, rows_a in a.items():
+        assert len(rows_a) == len(b[name]), name
+        for r, (row_a, row_b) in enumerate(zip(rows_a, b[name]), start=1):
             if name == "Read me" and row_a[:1] in {(t,) for t in TIMES}:
                 assert row_b[0] == row_a[0]
                 continue

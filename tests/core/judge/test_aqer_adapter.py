@@ -11,11 +11,11 @@ from core import stats
 from core.aqer.inputs import guess_columns
 from core.aqer.judge_check import DIMENSION, item_id
 from core.aqer.model import AqerChoices, AqerCondition
-from core.aqer.session import sample_path
 from core.aqer.session import choices as ch
 from core.aqer.session import conditions as cd
 from core.aqer.session import judge as jd
 from core.aqer.session import results as rs
+from core.aqer.session import sample_path
 from core.judge_check import Rating, judge_report, rank_judges, report_frames
 from core.project import Project
 from tests.core.aqer.aqer_support import TinyEncoder

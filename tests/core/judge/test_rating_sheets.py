@@ -122,8 +122,8 @@ def test_a_filled_sheet_is_read_back_with_every_bad_row_named(project, tmp_path)
     assert answers[ids[0]] == {"Correctness": {QUESTION: True}}
     # read as someone else's sheet: refused, naming both
     wrong = read_rating_sheet(path, judge, rater="Ben")
-    assert wrong.errors == [f"anna.xlsx was made for Anna, not for Ben: read it as Anna's "
-                            "ratings, or give Ben their own sheet."]
+    assert wrong.errors == [("anna.xlsx was made for Anna, not for Ben: read it as Anna's "
+                             "ratings, or give Ben their own sheet.")]
 
 
 def test_items_outside_the_plan_and_a_held_out_item_are_said(project, tmp_path):

@@ -11,8 +11,8 @@ from core.local_models.files import (
     profile_for_file,
     read_gguf,
 )
-from core.runs import Cancelled, CancelToken, Progress
 from core.machine import default_local_concurrency
+from core.runs import Cancelled, CancelToken, Progress
 from core.settings import LOCAL_MODEL_PREFIX
 from tests.core.local_models.fake_servers import gguf_bytes
 
