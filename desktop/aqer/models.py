@@ -59,10 +59,10 @@ class IssuesModel(QAbstractTableModel):
     def warnings(self) -> int:
         return sum(1 for i in self._issues if i.severity != "error")
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._issues)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.HEADERS)
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
@@ -144,10 +144,10 @@ class PreviewModel(QAbstractTableModel):
     def role_of(self, column: int) -> str | None:
         return self._roles.get(self._headers[column]) if 0 <= column < len(self._headers) else None
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._headers)
 
     def flags(self, index: _Index) -> Qt.ItemFlag:

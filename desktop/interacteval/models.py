@@ -144,7 +144,7 @@ class SamplesModel(HeaderedTableModel):
     def sample_at(self, row: int) -> ScoredSample | None:
         return self._samples[row][1] if 0 <= row < len(self._samples) else None
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._samples)
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
@@ -429,7 +429,7 @@ class ChecklistModel(MoveDragMixin, GroupTreeMixin, QAbstractItemModel):
     def member_count(self, group_row: int) -> int:
         return len(self.groups[group_row].items)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:
         return len(self.HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:

@@ -192,7 +192,7 @@ class PersonaTreeModel(MoveDragMixin, GroupTreeMixin, QAbstractItemModel):
     def member_count(self, group_row: int) -> int:
         return len(self.members[self.groups[group_row]])
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:
         return 1
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
