@@ -22,6 +22,7 @@ message, ``Retry-After``), so a failure says the same thing on either path.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from types import SimpleNamespace
 from typing import Any
@@ -131,39 +132,53 @@ async def _streamed(client: Any, api_base: str, name: str, body: dict[str, Any],
     finish_reason = None
     usage: dict[str, Any] = {}
     model = name
+    failure: ProviderError | None = None
     try:
         async with client.stream("POST", url(api_base), content=json.dumps(body),
                                  headers=headers) as response:
             if response.status_code >= 400:
                 await response.aread()
                 raise _http_error(response)
-            async for line in response.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    break
-                try:
-                    chunk = json.loads(data)
-                except ValueError as exc:
-                    raise ProviderError(f"the answer is not a chat completion: {data[:200]!r}",
-                                        500, response) from exc
-                if chunk.get("error"):
-                    error = chunk["error"]
-                    said = error.get("message") if isinstance(error, dict) else str(error)
-                    raise ProviderError(" ".join(str(said).split())[:1000], 500, response)
-                model = chunk.get("model") or model
-                if isinstance(chunk.get("usage"), dict):
-                    usage = chunk["usage"]
-                for choice in chunk.get("choices") or []:
-                    piece = (choice.get("delta") or {}).get("content")
-                    if piece:
-                        parts.append(piece)
-                    finish_reason = choice.get("finish_reason") or finish_reason
+            # Read to the end of the answer, also after [DONE] and after an error piece (kept
+            # and raised once the answer is read): a generator of the lines left before its
+            # end was closed later from another task under the window's event loop (qasync),
+            # failed ("cancel scope in a different task") and kept its connection, so after as
+            # many calls as the engine has slots the next one waited for a connection until
+            # its timeout.
+            async with contextlib.aclosing(response.aiter_lines()) as lines:
+                async for line in lines:
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        continue  # read on to the end of the answer (see above)
+                    if failure is not None:
+                        continue
+                    try:
+                        chunk = json.loads(data)
+                    except ValueError:
+                        failure = ProviderError(
+                            f"the answer is not a chat completion: {data[:200]!r}", 500, response)
+                        continue
+                    if chunk.get("error"):
+                        error = chunk["error"]
+                        said = error.get("message") if isinstance(error, dict) else str(error)
+                        failure = ProviderError(" ".join(str(said).split())[:1000], 500, response)
+                        continue
+                    model = chunk.get("model") or model
+                    if isinstance(chunk.get("usage"), dict):
+                        usage = chunk["usage"]
+                    for choice in chunk.get("choices") or []:
+                        piece = (choice.get("delta") or {}).get("content")
+                        if piece:
+                            parts.append(piece)
+                        finish_reason = choice.get("finish_reason") or finish_reason
     except httpx.TimeoutException as exc:
         raise TimeoutError(f"no answer in time ({type(exc).__name__})") from exc
     except httpx.TransportError as exc:
         raise APIConnectionError(f"Connection error: {exc or type(exc).__name__}") from exc
+    if failure is not None:
+        raise failure
     if finish_reason is None:  # the stream ended without its last piece: the server stopped
         raise APIConnectionError("Connection error: the answer stopped before it was complete")
     return _answer("".join(parts), finish_reason, usage, model, api_base)
