@@ -144,13 +144,15 @@ def gemma_tokens(bundled_gguf):
     from core.llm import _engine
 
     engine = _engine.engine_for(bundled_gguf, 2048, 1)
-    asyncio.run(engine.start())
-    client = httpx.Client(base_url=f"http://127.0.0.1:{engine.port}",
-                          headers={"Authorization": f"Bearer {engine.api_key}"}, timeout=60,
-                          trust_env=False)
+    client = httpx.Client(timeout=60, trust_env=False)
 
     def count(text: str) -> int:
-        reply = client.post("/tokenize", json={"content": text, "add_special": False})
+        # started again when a test in between stopped the engines (the crash and shutdown
+        # tests do): the address and key are read after it runs
+        asyncio.run(engine.ensure())
+        reply = client.post(f"http://127.0.0.1:{engine.port}/tokenize",
+                            json={"content": text, "add_special": False},
+                            headers={"Authorization": f"Bearer {engine.api_key}"})
         reply.raise_for_status()
         return len(reply.json()["tokens"])
 
