@@ -20,7 +20,7 @@ import pytest
 class _Streaming(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, chunked: as llama-server answers
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         asked = json.loads(self.rfile.read(length) or b"{}")
         failing = asked["messages"][-1]["content"] == "fail"
