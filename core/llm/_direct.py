@@ -128,6 +128,10 @@ async def _streamed(client: Any, api_base: str, name: str, body: dict[str, Any],
     import httpx
 
     body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+    # one connection per answer (a local server: it costs nothing): llama-server closes a
+    # kept-alive connection after a few idle seconds, and the next call that took it from the
+    # pool failed with "Server disconnected without sending a response"
+    headers = {**headers, "Connection": "close"}
     parts: list[str] = []
     finish_reason = None
     usage: dict[str, Any] = {}
