@@ -234,7 +234,7 @@ class AqerSession:
     def judges_to_compare(self) -> list[JudgeCandidate]:
         """The current result and each condition computed so far, as judges to rank; a
         candidate's key is "" for the choices, else the condition's name
-        (:meth:`choose_condition`)."""
+        (:meth:`choose_judge`)."""
         return jd.judges_to_compare(self.project, self.choices)
 
     def file_grades(self, judge: JudgeData) -> tuple[list[Rating], list[str]]:
@@ -243,13 +243,9 @@ class AqerSession:
         return jd.file_grades(self.project, self.choices, judge)
 
     def choose_judge(self, key: str) -> str:
-        """Make the condition ``key`` (from :meth:`judges_to_compare`) the project's choices
-        (AQER's judges are its conditions: another embedding model or blank-answer rule)."""
-        return self.choose_condition(key)
-
-    def choose_condition(self, key: str) -> str:
-        """Make the condition named ``key`` the choices (saved; the earlier choices stay as a
-        condition) and say what was done."""
+        """Make the condition ``key`` (from :meth:`judges_to_compare`; AQER's judges are its
+        conditions: another embedding model or blank-answer rule) the choices (saved; the
+        earlier choices stay as a condition) and say what was done."""
         chosen, done = cd.choose_condition(self.choices, key)
         if chosen is not self.choices:
             self.save_choices(chosen)

@@ -34,7 +34,7 @@ from core.llm.identity import model_name, profiles_of
 from core.majeval.agreement import GroupAlpha, HumanAgreement
 from core.majeval.conditions import COMPARISON_BOOT, ConditionResult
 from core.majeval.inputs import ItemsSetup, OpenedItems
-from core.majeval.model import Item, JsonLLM, Persona, RunModel, StakeholderGroup
+from core.majeval.model import Item, JsonLLM, Persona, StakeholderGroup
 from core.majeval.pipeline import METHOD, PERSONA_ARTEFACT, EvaluationRun
 from core.majeval.repeats import ByRepeat, RepeatEntry, plain_result, stability
 from core.majeval.session import conditions as cd
@@ -409,7 +409,7 @@ class MajEvalSession:
         the project's judge: its debate options and its model's profile (the profile with the
         model and the settings it ran with, else one with the same model) become the choices.
         Nothing is saved when no profile uses its model."""
-        chosen, used, done = self.condition_choice(key)
+        chosen, used, done = judge.condition_choice(self.project, self._choices, key)
         if chosen is None:
             return done
         model = model_name(used)
@@ -426,12 +426,6 @@ class MajEvalSession:
             done += f" Model profile: “{profile.name}” ({model})."
         self.save_choices(chosen)
         return done
-
-    def condition_choice(self, key: str) -> tuple[MajEvalChoices | None, RunModel, str]:
-        """What making the condition ``key`` (from :meth:`judges_to_compare`) the project's
-        judge means: the choices to keep (None when it cannot be), its model as its runs
-        recorded it, and what it does in words. Nothing is saved."""
-        return judge.condition_choice(self.project, self._choices, key)
 
     # =========================================================================== export
     def export(self, path: str | Path, *, who: str, run: EvaluationRun | None = None,
